@@ -1,0 +1,230 @@
+/**
+ * The node interface: the handful of atomic operations the Redlock algorithm
+ * needs from one independent Redis master, and the set of nodes a lock manager
+ * talks to.
+ *
+ * Two implementations exist: `effect-redlock/RedisNode/Ioredis` (real servers)
+ * and {@link layerMemory} (in-memory, driven by Effect's `Clock`, with fault
+ * knobs for tests).
+ *
+ * @since 1.0.0
+ */
+import * as Context from "effect/Context"
+import type * as Duration from "effect/Duration"
+import type * as Effect from "effect/Effect"
+import type * as Layer from "effect/Layer"
+import type * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
+import * as internal from "./internal/memoryNode.js"
+
+/**
+ * Why a node could not carry out an operation.
+ *
+ * - `WrongType`: a key holds a value that is not a string (Redis `WRONGTYPE`).
+ * - `ReadOnly`: the node is a replica (Redis `READONLY`).
+ * - `OutOfMemory`: the node refuses writes (Redis `OOM`, `maxmemory` reached).
+ * - `Auth`: authentication failed or is missing (`NOAUTH`, `WRONGPASS`, `NOPERM`).
+ * - `NoScript`: a script was missing and could not be loaded (`NOSCRIPT`).
+ * - `Busy`: the node is loading, busy running a script, or its master is down.
+ * - `Unavailable`: no connection to the node right now.
+ * - `Unknown`: any other error reply or driver failure.
+ *
+ * @since 1.0.0
+ * @category errors
+ */
+export const RedisNodeErrorReason = Schema.Literal(
+  "WrongType",
+  "ReadOnly",
+  "OutOfMemory",
+  "Auth",
+  "NoScript",
+  "Busy",
+  "Unavailable",
+  "Unknown"
+)
+
+/**
+ * @since 1.0.0
+ * @category errors
+ */
+export type RedisNodeErrorReason = typeof RedisNodeErrorReason.Type
+
+/**
+ * An operation on one node failed. It is recorded as that node's outcome; it
+ * never aborts a lock operation on its own, because the other nodes may still
+ * form a quorum.
+ *
+ * @since 1.0.0
+ * @category errors
+ */
+export class RedisNodeError extends Schema.TaggedError<RedisNodeError>("effect-redlock/RedisNodeError")(
+  "RedisNodeError",
+  {
+    node: Schema.String,
+    reason: RedisNodeErrorReason,
+    detail: Schema.String,
+    cause: Schema.optional(Schema.Defect)
+  }
+) {
+  /**
+   * @since 1.0.0
+   */
+  override get message(): string {
+    return `node ${this.node}: ${this.reason}: ${this.detail}`
+  }
+}
+
+/**
+ * @since 1.0.0
+ * @category guards
+ */
+export const isRedisNodeError = (u: unknown): u is RedisNodeError => Schema.is(RedisNodeError)(u)
+
+/**
+ * What one node answered to one operation of a lock.
+ *
+ * - `Ok`: the node did it (acquired, released, extended every key).
+ * - `Held`: another value holds a key (acquire), or a key is no longer ours
+ *   (release, extend).
+ * - `TimedOut`: no answer within the per-node timeout.
+ * - `Failed`: the node answered with an error.
+ * - `NotAwaited`: the operation was decided by the other nodes before this one
+ *   answered, so its answer was not waited for.
+ *
+ * `millis` is how long the node took to answer (or how long we waited).
+ *
+ * @since 1.0.0
+ * @category models
+ */
+export const NodeOutcome = Schema.Union(
+  Schema.TaggedStruct("Ok", { node: Schema.String, millis: Schema.Number }),
+  Schema.TaggedStruct("Held", { node: Schema.String, millis: Schema.Number }),
+  Schema.TaggedStruct("TimedOut", { node: Schema.String, millis: Schema.Number }),
+  Schema.TaggedStruct("Failed", { node: Schema.String, millis: Schema.Number, error: RedisNodeError }),
+  Schema.TaggedStruct("NotAwaited", { node: Schema.String, millis: Schema.Number })
+)
+
+/**
+ * @since 1.0.0
+ * @category models
+ */
+export type NodeOutcome = typeof NodeOutcome.Type
+
+/**
+ * The state of one key on one node, as `inspect` reads it.
+ *
+ * @since 1.0.0
+ * @category models
+ */
+export interface KeyState {
+  /** The value the key holds, if it exists. */
+  readonly value: Option.Option<string>
+  /** Remaining time to live; `None` when the key is missing or never expires. */
+  readonly ttl: Option.Option<Duration.Duration>
+}
+
+/**
+ * One independent Redis master. Every operation is atomic on the node and
+ * takes fully prefixed keys.
+ *
+ * Operations do not time out on their own: the lock manager applies the
+ * per-node timeout. An operation that was interrupted may still take effect on
+ * the node; implementations apply operations of one node in the order they
+ * were issued, so a later release always lands after an earlier acquire.
+ *
+ * @since 1.0.0
+ * @category models
+ */
+export interface RedisNode {
+  /** A name for messages and outcomes, such as `127.0.0.1:6379`. Never holds a password. */
+  readonly name: string
+  /**
+   * Set every key to `value` with a time to live of `ttlMillis`, only if none
+   * of them exists. `true` when set, `false` when any key exists.
+   */
+  readonly acquire: (
+    keys: ReadonlyArray<string>,
+    value: string,
+    ttlMillis: number
+  ) => Effect.Effect<boolean, RedisNodeError>
+  /** Delete each key that still holds `value`. Returns how many were deleted. */
+  readonly release: (keys: ReadonlyArray<string>, value: string) => Effect.Effect<number, RedisNodeError>
+  /**
+   * Set a new time to live on every key, only if all of them still hold
+   * `value`. `true` when extended, `false` when any key is not ours.
+   */
+  readonly extend: (
+    keys: ReadonlyArray<string>,
+    value: string,
+    ttlMillis: number
+  ) => Effect.Effect<boolean, RedisNodeError>
+  /** Read a key's value and remaining time to live. */
+  readonly inspect: (key: string) => Effect.Effect<KeyState, RedisNodeError>
+}
+
+/**
+ * The set of independent Redis masters a lock manager uses. A `Context.Tag`
+ * holds one value, so the N nodes are provided together, in a fixed order.
+ *
+ * @since 1.0.0
+ * @category tags
+ */
+export class RedisNodes extends Context.Tag("effect-redlock/RedisNodes")<RedisNodes, ReadonlyArray<RedisNode>>() {}
+
+/**
+ * Fault controls of the in-memory nodes, by node index.
+ *
+ * @since 1.0.0
+ * @category models
+ */
+export interface MemoryNodesControl {
+  /** The nodes, in the same order as provided in {@link RedisNodes}. */
+  readonly size: number
+  /** A down node drops every operation: it neither applies nor answers it. */
+  readonly setDown: (index: number, down: boolean) => Effect.Effect<void>
+  /** Added latency before each operation is applied and answered. */
+  readonly setLatency: (index: number, latency: Duration.DurationInput) => Effect.Effect<void>
+  /** Every following operation fails with this error reason, until set to `None`. */
+  readonly setFailure: (index: number, reason: Option.Option<RedisNodeErrorReason>) => Effect.Effect<void>
+  /** A restart without persistence: every key is lost. */
+  readonly restart: (index: number) => Effect.Effect<void>
+  /** Store a key of another type (as `LPUSH` would), to exercise `WrongType`. */
+  readonly putForeign: (index: number, key: string) => Effect.Effect<void>
+  /** Store a plain string key, with an optional time to live. */
+  readonly putString: (index: number, key: string, value: string, ttlMillis?: number) => Effect.Effect<void>
+  /** The live (unexpired) keys of a node. */
+  readonly keys: (index: number) => Effect.Effect<ReadonlyArray<string>>
+  /** How many operations the node has been asked to do, applied or not. */
+  readonly operations: (index: number) => Effect.Effect<number>
+}
+
+/**
+ * @since 1.0.0
+ * @category tags
+ */
+export class MemoryNodes extends Context.Tag("effect-redlock/MemoryNodes")<MemoryNodes, MemoryNodesControl>() {}
+
+/**
+ * `n` in-memory nodes with the same semantics as Redis: expiry runs on Effect's
+ * `Clock` (so `TestClock` drives it), operations of one node are applied in
+ * order, and an operation whose caller gave up (timeout, interruption) is still
+ * applied, as on a real server. {@link MemoryNodes} controls faults.
+ *
+ * @example
+ * ```ts
+ * import { Effect, Layer } from "effect"
+ * import { Redlock, RedisNode } from "effect-redlock"
+ *
+ * const TestLive = Redlock.layer().pipe(Layer.provideMerge(RedisNode.layerMemory(5)))
+ *
+ * const program = Effect.gen(function*() {
+ *   const control = yield* RedisNode.MemoryNodes
+ *   yield* control.setDown(0, true)
+ *   yield* Redlock.acquire("job", { ttl: "1 second" })
+ * }).pipe(Effect.scoped, Effect.provide(TestLive))
+ * ```
+ *
+ * @since 1.0.0
+ * @category layers
+ */
+export const layerMemory = (n: number): Layer.Layer<RedisNodes | MemoryNodes> => internal.layer(n)

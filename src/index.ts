@@ -1,0 +1,31 @@
+/**
+ * @since 1.0.0
+ */
+
+/**
+ * The value of a held lock.
+ *
+ * @since 1.0.0
+ */
+export * as Lock from "./Lock.js"
+
+/**
+ * The lock manager: acquire, withLock, release, layers and options.
+ *
+ * @since 1.0.0
+ */
+export * as Redlock from "./Redlock.js"
+
+/**
+ * The typed errors of the lock manager.
+ *
+ * @since 1.0.0
+ */
+export * as RedlockError from "./RedlockError.js"
+
+/**
+ * The node interface, the node set, and the in-memory nodes.
+ *
+ * @since 1.0.0
+ */
+export * as RedisNode from "./RedisNode.js"

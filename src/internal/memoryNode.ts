@@ -1,0 +1,180 @@
+/** @internal */
+import * as Clock from "effect/Clock"
+import * as Context from "effect/Context"
+import * as Deferred from "effect/Deferred"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Queue from "effect/Queue"
+import type * as RedisNode from "../RedisNode.js"
+import { MemoryNodes, RedisNodeError, RedisNodes } from "../RedisNode.js"
+
+type Entry =
+  | { readonly type: "string"; readonly value: string; expiresAt: number | undefined }
+  | { readonly type: "list"; expiresAt: undefined }
+
+interface Pending {
+  readonly dueMillis: number
+  readonly apply: Effect.Effect<void>
+}
+
+/**
+ * One in-memory node. Operations go through a FIFO queue served by one fiber,
+ * which sleeps until each operation's due time (issue time + latency). This is
+ * how a connection to a real server behaves: operations land in order, and an
+ * operation whose caller stopped waiting still lands.
+ */
+class MemoryNode {
+  readonly store = new Map<string, Entry>()
+  down = false
+  latencyMillis = 0
+  failure: Option.Option<RedisNode.RedisNodeErrorReason> = Option.none()
+  operations = 0
+  lastDueMillis = 0
+
+  constructor(readonly name: string, readonly queue: Queue.Queue<Pending>) {}
+
+  /** Serves the queue forever; forked into the layer's scope. */
+  serve(): Effect.Effect<never> {
+    return Effect.forever(
+    Effect.flatMap(Queue.take(this.queue), (pending) =>
+      Effect.flatMap(Clock.currentTimeMillis, (now) =>
+        pending.dueMillis > now
+          ? Effect.zipRight(Effect.sleep(Duration.millis(pending.dueMillis - now)), pending.apply)
+          : pending.apply))
+    )
+  }
+
+  /** Issue an operation: it is applied and answered after the node's latency, or never when down. */
+  submit<A>(operation: (now: number) => A): Effect.Effect<A, RedisNodeError> {
+    return Effect.suspend(() => {
+      this.operations++
+      if (this.down) return Effect.never
+      const failure = this.failure
+      return Effect.flatMap(Clock.currentTimeMillis, (now) => {
+        const dueMillis = Math.max(now + this.latencyMillis, this.lastDueMillis)
+        this.lastDueMillis = dueMillis
+        return Effect.flatMap(Deferred.make<A, RedisNodeError>(), (deferred) => {
+          const apply = Effect.flatMap(Clock.currentTimeMillis, (at) =>
+            Option.isSome(failure)
+              ? Deferred.fail(deferred, this.error(failure.value, "injected failure"))
+              : Effect.suspend(() => {
+                try {
+                  return Deferred.succeed(deferred, operation(at))
+                } catch (error) {
+                  if (error instanceof RedisNodeError) return Deferred.fail(deferred, error)
+                  throw error
+                }
+              }))
+          return Effect.zipRight(
+            Queue.offer(this.queue, { dueMillis, apply: Effect.asVoid(apply) }),
+            Deferred.await(deferred)
+          )
+        })
+      })
+    })
+  }
+
+  error(reason: RedisNode.RedisNodeErrorReason, detail: string): RedisNodeError {
+    return new RedisNodeError({ node: this.name, reason, detail })
+  }
+
+  /** A live entry, with lazy expiry as in Redis. */
+  live(key: string, now: number): Entry | undefined {
+    const entry = this.store.get(key)
+    if (entry !== undefined && entry.expiresAt !== undefined && entry.expiresAt <= now) {
+      this.store.delete(key)
+      return undefined
+    }
+    return entry
+  }
+
+  /** The string value of a key, throwing WRONGTYPE for other types as Redis GET does. */
+  getString(key: string, now: number): string | undefined {
+    const entry = this.live(key, now)
+    if (entry === undefined) return undefined
+    if (entry.type !== "string") {
+      throw this.error("WrongType", "WRONGTYPE Operation against a key holding the wrong kind of value")
+    }
+    return entry.value
+  }
+
+  toRedisNode(): RedisNode.RedisNode {
+    return {
+    name: this.name,
+    acquire: (keys, value, ttlMillis) =>
+      this.submit((now) => {
+        if (keys.some((key) => this.live(key, now) !== undefined)) return false
+        for (const key of keys) this.store.set(key, { type: "string", value, expiresAt: now + ttlMillis })
+        return true
+      }),
+    release: (keys, value) =>
+      this.submit((now) => {
+        let deleted = 0
+        for (const key of keys) {
+          const entry = this.live(key, now)
+          if (entry !== undefined && entry.type === "string" && entry.value === value) {
+            this.store.delete(key)
+            deleted++
+          }
+        }
+        return deleted
+      }),
+    extend: (keys, value, ttlMillis) =>
+      this.submit((now) => {
+        if (!keys.every((key) => this.getString(key, now) === value)) return false
+        for (const key of keys) this.live(key, now)!.expiresAt = now + ttlMillis
+        return true
+      }),
+    inspect: (key) =>
+      this.submit((now): RedisNode.KeyState => {
+        const value = this.getString(key, now)
+        const expiresAt = this.live(key, now)?.expiresAt
+        return {
+          value: Option.fromNullable(value),
+          ttl: expiresAt === undefined ? Option.none() : Option.some(Duration.millis(expiresAt - now))
+        }
+      })
+    }
+  }
+}
+
+/** @internal */
+export const layer = (n: number): Layer.Layer<RedisNodes | MemoryNodes> =>
+  Layer.scopedContext(Effect.gen(function*() {
+    if (!Number.isInteger(n) || n < 1) return yield* Effect.dieMessage(`layerMemory: n must be a positive integer, got ${n}`)
+    const nodes: Array<MemoryNode> = []
+    for (let i = 0; i < n; i++) {
+      const node = new MemoryNode(`memory-${i}`, yield* Queue.unbounded<Pending>())
+      yield* Effect.forkScoped(node.serve())
+      nodes.push(node)
+    }
+    const at = (index: number): MemoryNode => {
+      const node = nodes[index]
+      if (node === undefined) throw new RangeError(`memory node index ${index} is out of range 0..${n - 1}`)
+      return node
+    }
+    const control: RedisNode.MemoryNodesControl = {
+      size: n,
+      setDown: (index, down) => Effect.sync(() => void (at(index).down = down)),
+      setLatency: (index, latency) => Effect.sync(() => void (at(index).latencyMillis = Duration.toMillis(latency))),
+      setFailure: (index, reason) => Effect.sync(() => void (at(index).failure = reason)),
+      restart: (index) => Effect.sync(() => at(index).store.clear()),
+      putForeign: (index, key) => Effect.sync(() => void at(index).store.set(key, { type: "list", expiresAt: undefined })),
+      putString: (index, key, value, ttlMillis) =>
+        Effect.map(Clock.currentTimeMillis, (now) =>
+          void at(index).store.set(key, {
+            type: "string",
+            value,
+            expiresAt: ttlMillis === undefined ? undefined : now + ttlMillis
+          })),
+      keys: (index) =>
+        Effect.map(Clock.currentTimeMillis, (now) => {
+          const node = at(index)
+          return [...node.store.keys()].filter((key) => node.live(key, now) !== undefined)
+        }),
+      operations: (index) => Effect.sync(() => at(index).operations)
+    }
+    return Context.make(RedisNodes, nodes.map((node) => node.toRedisNode())).pipe(Context.add(MemoryNodes, control))
+  }))

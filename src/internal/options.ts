@@ -1,0 +1,92 @@
+/**
+ * Validation of user input at the boundary, before any I/O.
+ *
+ * @internal
+ */
+import type { NonEmptyReadonlyArray } from "effect/Array"
+import * as Duration from "effect/Duration"
+import * as Either from "effect/Either"
+import * as Option from "effect/Option"
+import { InvalidOptions } from "../RedlockError.js"
+import * as Algorithm from "./algorithm.js"
+
+/** Keys per lock at most: one Lua call carries them all, and a lock on more is almost surely a bug. */
+export const maxResources = 1024
+
+/** Longest ttl accepted: Redis keeps expiry in milliseconds; beyond a year the lock is not a lease any more. */
+export const maxTtlMillis = 365 * 24 * 60 * 60 * 1000
+
+const invalid = (option: string, detail: string) => Either.left(new InvalidOptions({ option, detail }))
+
+export const resources = (
+  input: unknown
+): Either.Either<NonEmptyReadonlyArray<string>, InvalidOptions> => {
+  const list: ReadonlyArray<unknown> = typeof input === "string" ? [input] : Array.isArray(input) ? input : []
+  if (typeof input !== "string" && !Array.isArray(input)) {
+    return invalid("resources", `expected a string or an array of strings, got ${describe(input)}`)
+  }
+  if (list.length === 0) return invalid("resources", "at least one resource is required")
+  if (list.length > maxResources) {
+    return invalid("resources", `at most ${maxResources} resources per lock, got ${list.length}`)
+  }
+  const seen = new Set<string>()
+  for (const resource of list) {
+    if (typeof resource !== "string") return invalid("resources", `every resource must be a string, got ${describe(resource)}`)
+    if (resource.length === 0) return invalid("resources", "a resource must not be the empty string")
+    if (seen.has(resource)) return invalid("resources", `resource "${resource}" is listed twice`)
+    seen.add(resource)
+  }
+  return Either.right(list as unknown as NonEmptyReadonlyArray<string>)
+}
+
+/** A duration in whole milliseconds (rounded up), finite and at least 1 ms. */
+export const millis = (option: string, input: unknown): Either.Either<number, InvalidOptions> => {
+  const decoded = Duration.decodeUnknown(input)
+  if (Option.isNone(decoded)) return invalid(option, `expected a Duration input such as "10 seconds", got ${describe(input)}`)
+  if (!Duration.isFinite(decoded.value)) return invalid(option, "must be finite")
+  const ms = Math.ceil(Duration.toMillis(decoded.value))
+  if (!(ms >= 1)) return invalid(option, `must be at least 1 millisecond, got ${Duration.format(decoded.value)}`)
+  return Either.right(ms)
+}
+
+export const driftFactor = (input: unknown): Either.Either<number, InvalidOptions> =>
+  typeof input === "number" && Number.isFinite(input) && input >= 0 && input < 1
+    ? Either.right(input)
+    : invalid("driftFactor", `must be a number in [0, 1), got ${describe(input)}`)
+
+export const keyPrefix = (input: unknown): Either.Either<string, InvalidOptions> =>
+  typeof input === "string" ? Either.right(input) : invalid("keyPrefix", `must be a string, got ${describe(input)}`)
+
+export const nodeCount = (count: number): Either.Either<number, InvalidOptions> =>
+  count >= 1 ? Either.right(count) : invalid("nodes", "at least one Redis node is required")
+
+/** The ttl and per-node timeout of one acquisition, checked against each other. */
+export const timing = (
+  ttlInput: unknown,
+  nodeTimeoutInput: unknown,
+  drift: number
+): Either.Either<{ readonly ttlMillis: number; readonly nodeTimeoutMillis: number }, InvalidOptions> =>
+  Either.gen(function*() {
+    if (ttlInput === undefined) return yield* invalid("ttl", "is required, e.g. { ttl: \"10 seconds\" }")
+    const ttlMillis = yield* millis("ttl", ttlInput)
+    if (ttlMillis > maxTtlMillis) return yield* invalid("ttl", `must be at most one year, got ${ttlMillis} ms`)
+    const driftMillis = Algorithm.drift(ttlMillis, drift)
+    if (ttlMillis <= driftMillis) {
+      return yield* invalid("ttl", `${ttlMillis} ms leaves no validity after the clock drift allowance of ${driftMillis} ms`)
+    }
+    const nodeTimeoutMillis = nodeTimeoutInput === undefined
+      ? Algorithm.defaultNodeTimeoutMillis(ttlMillis)
+      : yield* millis("nodeTimeout", nodeTimeoutInput)
+    if (nodeTimeoutMillis >= ttlMillis) {
+      return yield* invalid("nodeTimeout", `${nodeTimeoutMillis} ms must be well below the ttl of ${ttlMillis} ms`)
+    }
+    return { ttlMillis, nodeTimeoutMillis }
+  })
+
+const describe = (u: unknown): string => {
+  if (typeof u === "string") return JSON.stringify(u)
+  if (typeof u === "number" || typeof u === "boolean" || typeof u === "bigint" || u === null || u === undefined) {
+    return String(u)
+  }
+  return Array.isArray(u) ? "an array" : typeof u
+}
