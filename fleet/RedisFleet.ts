@@ -1,0 +1,219 @@
+/**
+ * A fleet of real Redis servers for tests, the demo and benchmarks: N
+ * independent masters on free 127.0.0.1 ports, each with fault controls
+ * (pause/resume with SIGSTOP/SIGCONT, kill, restart).
+ *
+ * Local path: `redis-server` binaries started as child processes and stopped
+ * by their PID (never by name: the machine may run other Redis servers).
+ * Container path: testcontainers, used only where a Docker engine answers.
+ */
+import * as Command from "@effect/platform/Command"
+import type * as CommandExecutor from "@effect/platform/CommandExecutor"
+import * as FileSystem from "@effect/platform/FileSystem"
+import * as NodeContext from "@effect/platform-node/NodeContext"
+import * as Context from "effect/Context"
+import * as Data from "effect/Data"
+import * as Effect from "effect/Effect"
+import * as ExecutionStrategy from "effect/ExecutionStrategy"
+import * as Exit from "effect/Exit"
+import * as Layer from "effect/Layer"
+import * as Redacted from "effect/Redacted"
+import * as Schedule from "effect/Schedule"
+import * as Scope from "effect/Scope"
+import type { ConnectionOptions } from "../src/RedisNode/Ioredis.js"
+import { Redis } from "ioredis"
+import * as Net from "node:net"
+
+export class FleetError extends Data.TaggedError("FleetError")<{ readonly message: string; readonly cause?: unknown }> {}
+
+/** One server of the fleet. Its port stays the same across restarts. */
+export interface RedisServer {
+  readonly index: number
+  readonly port: number
+  /** The PID of the running process (changes on restart). */
+  readonly pid: () => number | undefined
+  /** SIGSTOP: the server keeps its socket open and answers nothing, like a hung host. */
+  readonly pause: Effect.Effect<void>
+  /** SIGCONT: the server catches up with what it received while paused. */
+  readonly resume: Effect.Effect<void>
+  /** SIGKILL: all keys are lost (no persistence). */
+  readonly kill: Effect.Effect<void>
+  /** Start again on the same port after `kill`. */
+  readonly start: Effect.Effect<void, FleetError>
+  /** Run an admin command on a separate connection (waits while the server is down or paused). */
+  readonly call: (command: string, ...args: ReadonlyArray<string | number>) => Effect.Effect<unknown, FleetError>
+}
+
+export interface Fleet {
+  readonly servers: ReadonlyArray<RedisServer>
+  /** Connection options for `effect-redlock/RedisNode/Ioredis` */
+  readonly nodes: ReadonlyArray<ConnectionOptions>
+  /** DBSIZE of every server. */
+  readonly dbsizes: Effect.Effect<ReadonlyArray<number>, FleetError>
+  /** FLUSHALL on every server, and every server running and resumed. */
+  readonly reset: Effect.Effect<void, FleetError>
+}
+
+export class RedisFleet extends Context.Tag("effect-redlock/fleet/RedisFleet")<RedisFleet, Fleet>() {}
+
+export interface FleetOptions {
+  /** Servers require this password (`requirepass`). */
+  readonly password?: string | undefined
+}
+
+/** PIDs this process started, killed on exit even if finalizers never run (a crashed test worker). */
+const started = new Set<number>()
+let exitHookInstalled = false
+const installExitHook = () => {
+  if (exitHookInstalled) return
+  exitHookInstalled = true
+  process.once("exit", () => {
+    for (const pid of started) {
+      try {
+        process.kill(pid, "SIGKILL")
+      } catch {
+        // already gone
+      }
+    }
+  })
+}
+
+const signal = (pid: number | undefined, name: NodeJS.Signals) =>
+  Effect.sync(() => {
+    if (pid === undefined) return
+    try {
+      process.kill(pid, name)
+    } catch {
+      // the process already exited
+    }
+  })
+
+/** A port that was free a moment ago on 127.0.0.1. */
+const freePort = Effect.async<number, FleetError>((resume) => {
+  const server = Net.createServer()
+  server.once("error", (cause) => resume(Effect.fail(new FleetError({ message: "no free port", cause }))))
+  server.listen(0, "127.0.0.1", () => {
+    const address = server.address()
+    const port = typeof address === "object" && address !== null ? address.port : 0
+    server.close(() => resume(Effect.succeed(port)))
+  })
+})
+
+const startLocalServer = (
+  index: number,
+  dir: string,
+  options: FleetOptions,
+  fleetScope: Scope.Scope
+): Effect.Effect<RedisServer, FleetError, CommandExecutor.CommandExecutor> =>
+  Effect.gen(function*() {
+    const port = yield* freePort
+    const executor = yield* Effect.context<CommandExecutor.CommandExecutor>()
+    let running: { readonly pid: number; readonly scope: Scope.CloseableScope } | undefined
+
+    const admin = yield* Effect.acquireRelease(
+      Effect.sync(() =>
+        new Redis({
+          host: "127.0.0.1",
+          port,
+          password: options.password,
+          lazyConnect: true,
+          retryStrategy: () => 50,
+          maxRetriesPerRequest: null
+        })
+      ),
+      (client) => Effect.sync(() => client.disconnect())
+    ).pipe(Scope.extend(fleetScope))
+    admin.on("error", () => {}) // reconnects on its own; errors surface on the commands
+
+    const call = (command: string, ...args: ReadonlyArray<string | number>) =>
+      Effect.tryPromise({
+        try: () => admin.call(command, ...args),
+        catch: (cause) => new FleetError({ message: `server ${index} (port ${port}): ${command} failed`, cause })
+      })
+
+    const start = Effect.gen(function*() {
+      if (running !== undefined) return
+      const scope = yield* Scope.fork(fleetScope, ExecutionStrategy.sequential)
+      const args = [
+        "--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+        "--dir", dir, "--logfile", `${dir}/redis-${index}.log`, "--dbfilename", `dump-${index}.rdb`
+      ]
+      if (options.password !== undefined) args.push("--requirepass", options.password)
+      const proc = yield* Command.start(Command.make("redis-server", ...args)).pipe(
+        Scope.extend(scope),
+        Effect.provide(executor),
+        Effect.mapError((cause) => new FleetError({ message: `cannot start redis-server: ${cause.message}`, cause }))
+      )
+      started.add(proc.pid)
+      running = { pid: proc.pid, scope }
+      yield* Effect.promise(() => admin.connect().catch(() => undefined))
+      yield* call("PING").pipe(
+        Effect.timeout("200 millis"),
+        Effect.retry(Schedule.spaced("50 millis").pipe(Schedule.upTo("10 seconds"))),
+        Effect.mapError((cause) => new FleetError({ message: `redis-server ${index} did not start on port ${port}`, cause }))
+      )
+    })
+
+    const kill = Effect.suspend(() => {
+      const current = running
+      if (current === undefined) return Effect.void
+      running = undefined
+      started.delete(current.pid)
+      return signal(current.pid, "SIGKILL").pipe(Effect.zipRight(Scope.close(current.scope, Exit.void)))
+    })
+
+    // Resume before the process scope ends it: a stopped process does not act on SIGTERM.
+    yield* Scope.addFinalizer(fleetScope, Effect.suspend(() => signal(running?.pid, "SIGCONT")).pipe(Effect.zipRight(kill)))
+    yield* start
+
+    return {
+      index,
+      port,
+      pid: () => running?.pid,
+      pause: Effect.suspend(() => signal(running?.pid, "SIGSTOP")),
+      resume: Effect.suspend(() => signal(running?.pid, "SIGCONT")),
+      kill,
+      start,
+      call
+    }
+  })
+
+/**
+ * `n` local `redis-server` processes on free ports, stopped by PID when the
+ * layer's scope closes.
+ */
+export const layerLocal = (n: number, options: FleetOptions = {}): Layer.Layer<RedisFleet, FleetError> =>
+  Layer.scoped(
+    RedisFleet,
+    Effect.gen(function*() {
+      installExitHook()
+      const fs = yield* FileSystem.FileSystem
+      const dir = yield* fs.makeTempDirectoryScoped({ prefix: "effect-redlock-fleet-" }).pipe(
+        Effect.mapError((cause) => new FleetError({ message: "cannot make a temporary directory", cause }))
+      )
+      const scope = yield* Effect.scope
+      const servers = yield* Effect.forEach(
+        Array.from({ length: n }, (_, index) => index),
+        (index) => startLocalServer(index, dir, options, scope),
+        { concurrency: "unbounded" }
+      )
+      return makeFleet(servers, options)
+    })
+  ).pipe(Layer.provide(NodeContext.layer))
+
+const makeFleet = (servers: ReadonlyArray<RedisServer>, options: FleetOptions): Fleet => ({
+  servers,
+  nodes: servers.map((server) => ({
+    host: "127.0.0.1",
+    port: server.port,
+    password: options.password === undefined ? undefined : Redacted.make(options.password)
+  })),
+  dbsizes: Effect.forEach(servers, (server) => Effect.map(server.call("DBSIZE"), Number), {
+    concurrency: "unbounded"
+  }),
+  reset: Effect.forEach(servers, (server) =>
+    server.resume.pipe(
+      Effect.zipRight(server.start),
+      Effect.zipRight(server.call("FLUSHALL"))
+    ), { concurrency: "unbounded", discard: true })
+})

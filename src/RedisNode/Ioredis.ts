@@ -1,0 +1,291 @@
+/**
+ * Redis nodes over ioredis: one connection per node.
+ *
+ * Connections fail fast: no offline queue, no resending of unanswered
+ * commands after a reconnect, so a down node answers at once with an
+ * `Unavailable` error instead of holding acquire up. Reconnection goes on in
+ * the background.
+ *
+ * `ioredis` is an optional peer dependency, needed only by this module.
+ *
+ * @since 1.0.0
+ */
+import * as Config from "effect/Config"
+import * as ConfigError from "effect/ConfigError"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
+import type * as Scope from "effect/Scope"
+import { Redis } from "ioredis"
+import type * as Tls from "node:tls"
+import * as Scripts from "../internal/scripts.js"
+import { type RedisNode, RedisNodeError, type RedisNodeErrorReason, RedisNodes } from "../RedisNode.js"
+
+/**
+ * Where a node is and how to log in. The password is `Redacted` so that it
+ * never shows in logs or errors.
+ *
+ * @since 1.0.0
+ * @category models
+ */
+export interface ConnectionOptions {
+  readonly host?: string | undefined
+  readonly port?: number | undefined
+  readonly username?: string | undefined
+  readonly password?: Redacted.Redacted<string> | undefined
+  readonly db?: number | undefined
+  /** `true` for TLS with Node's defaults, or Node's TLS options. */
+  readonly tls?: boolean | Tls.ConnectionOptions | undefined
+  /** How long the layer waits for the first connection before going on without it. Default 1 second. */
+  readonly connectTimeout?: Duration.DurationInput | undefined
+  /** Name in outcomes and errors. Default `host:port`. */
+  readonly name?: string | undefined
+}
+
+/**
+ * A client the user owns: we use it as it is and never close it. Prefer
+ * {@link ConnectionOptions}: a client with an offline queue makes a down node
+ * cost the full per-node timeout instead of failing fast.
+ *
+ * @since 1.0.0
+ * @category models
+ */
+export interface ClientOptions {
+  readonly client: Redis
+  readonly name?: string | undefined
+}
+
+/**
+ * @since 1.0.0
+ * @category models
+ */
+export type NodeOptions = ConnectionOptions | ClientOptions
+
+/**
+ * Connection options from a `redis://` or `rediss://` URL
+ * (`redis://user:password@host:port/db`).
+ *
+ * @since 1.0.0
+ * @category constructors
+ */
+export const fromUrl = (url: string): Option.Option<ConnectionOptions> => {
+  let parsed: URL
+  try {
+    parsed = new URL(url)
+  } catch {
+    return Option.none()
+  }
+  if (parsed.protocol !== "redis:" && parsed.protocol !== "rediss:") return Option.none()
+  const db = parsed.pathname.length > 1 ? Number(parsed.pathname.slice(1)) : undefined
+  if (db !== undefined && !Number.isInteger(db)) return Option.none()
+  return Option.some({
+    host: parsed.hostname || "127.0.0.1",
+    port: parsed.port ? Number(parsed.port) : 6379,
+    username: parsed.username ? decodeURIComponent(parsed.username) : undefined,
+    password: parsed.password ? Redacted.make(decodeURIComponent(parsed.password)) : undefined,
+    db,
+    tls: parsed.protocol === "rediss:"
+  })
+}
+
+/** Map a driver failure to a node error; connection failures carry the last connection error's text. */
+const toNodeError = (node: string, cause: unknown, lastConnectionError: Error | undefined): RedisNodeError => {
+  const text = cause instanceof Error ? cause.message : String(cause)
+  const classify = (message: string): RedisNodeErrorReason | undefined => {
+    const code = message.split(" ", 1)[0]
+    switch (code) {
+      case "WRONGTYPE":
+        return "WrongType"
+      case "READONLY":
+        return "ReadOnly"
+      case "OOM":
+        return "OutOfMemory"
+      case "NOAUTH":
+      case "WRONGPASS":
+      case "NOPERM":
+        return "Auth"
+      case "NOSCRIPT":
+        return "NoScript"
+      case "BUSY":
+      case "LOADING":
+      case "MASTERDOWN":
+      case "TRYAGAIN":
+        return "Busy"
+    }
+    return undefined
+  }
+  const direct = classify(text)
+  if (direct !== undefined) return new RedisNodeError({ node, reason: direct, detail: text, cause })
+  const connectionLost = /Stream isn't writeable|Connection is closed|MaxRetriesPerRequest|ECONNREFUSED|ECONNRESET/
+    .test(text)
+  if (connectionLost) {
+    const last = lastConnectionError?.message
+    const reason = last === undefined ? "Unavailable" : classify(last) ?? "Unavailable"
+    return new RedisNodeError({
+      node,
+      reason,
+      detail: last === undefined ? `not connected (${text})` : `not connected: ${last}`,
+      cause
+    })
+  }
+  return new RedisNodeError({ node, reason: "Unknown", detail: text, cause })
+}
+
+const isNoScript = (error: unknown) => error instanceof Error && error.message.startsWith("NOSCRIPT")
+
+/** The node operations over one client. */
+const makeNode = (name: string, client: Redis, lastConnectionError: () => Error | undefined): RedisNode => {
+  const run = <A>(command: () => Promise<A>): Effect.Effect<A, RedisNodeError> =>
+    Effect.tryPromise({ try: command, catch: (cause) => toNodeError(name, cause, lastConnectionError()) })
+
+  // EVALSHA, and EVAL when the node does not have the script yet (first use,
+  // restart, SCRIPT FLUSH); EVAL caches it on the node for the next EVALSHA.
+  const evalScript = (script: Scripts.Script, keys: ReadonlyArray<string>, args: ReadonlyArray<string | number>) =>
+    run(() =>
+      client.evalsha(script.sha, keys.length, ...keys, ...args).catch((error: unknown) =>
+        isNoScript(error) ? client.eval(script.lua, keys.length, ...keys, ...args) : Promise.reject(error)
+      )
+    )
+
+  return {
+    name,
+    acquire: (keys, value, ttlMillis) =>
+      keys.length === 1
+        ? Effect.map(run(() => client.set(keys[0]!, value, "PX", ttlMillis, "NX")), (reply) => reply === "OK")
+        : Effect.map(evalScript(Scripts.acquireAll, keys, [value, ttlMillis]), (reply) => reply === 1),
+    release: (keys, value) => Effect.map(evalScript(Scripts.releaseOwned, keys, [value]), Number),
+    extend: (keys, value, ttlMillis) =>
+      Effect.map(evalScript(Scripts.extendOwned, keys, [value, ttlMillis]), (reply) => reply === 1),
+    inspect: (key) =>
+      Effect.map(evalScript(Scripts.inspectKey, [key], []), (reply) => {
+        const [pttl, value] = reply as [number, string | undefined]
+        return {
+          value: Option.fromNullable(value),
+          ttl: pttl >= 0 ? Option.some(Duration.millis(pttl)) : Option.none()
+        }
+      })
+  }
+}
+
+/** Keeps the last connection error, so "not connected" can say why (refused, WRONGPASS ...). */
+const watchErrors = (client: Redis) =>
+  Effect.acquireRelease(
+    Effect.sync(() => {
+      let last: Error | undefined
+      const onError = (error: Error) => void (last = error)
+      const onReady = () => void (last = undefined)
+      client.on("error", onError)
+      client.on("ready", onReady)
+      return { last: () => last, stop: () => void client.off("error", onError).off("ready", onReady) }
+    }),
+    (watcher) => Effect.sync(watcher.stop)
+  )
+
+/** Wait until the client is ready, at most `timeout`; a node that is down now is not an error. */
+const awaitReady = (client: Redis, timeout: Duration.Duration) =>
+  Effect.async<void>((resume) => {
+    if (client.status === "ready") return resume(Effect.void)
+    const done = () => resume(Effect.void)
+    client.once("ready", done)
+    return Effect.sync(() => void client.off("ready", done))
+  }).pipe(Effect.timeoutTo({ duration: timeout, onTimeout: () => void 0, onSuccess: () => void 0 }))
+
+/** Close a client we own: QUIT politely, bounded in time, then drop the socket. */
+const close = (client: Redis) =>
+  Effect.suspend(() =>
+    client.status === "ready"
+      ? Effect.tryPromise(() => client.quit()).pipe(Effect.timeout("1 second"), Effect.ignore)
+      : Effect.void
+  ).pipe(Effect.ensuring(Effect.sync(() => client.disconnect())))
+
+/**
+ * One node. The connection is opened now and closed when the scope closes
+ * (unless it is a client the user owns).
+ *
+ * @since 1.0.0
+ * @category constructors
+ */
+export const make = (options: NodeOptions): Effect.Effect<RedisNode, never, Scope.Scope> =>
+  Effect.gen(function*() {
+    if ("client" in options) {
+      const client = options.client
+      const watcher = yield* watchErrors(client)
+      const name = options.name ?? `${client.options.host ?? "127.0.0.1"}:${client.options.port ?? 6379}`
+      return makeNode(name, client, watcher.last)
+    }
+    const host = options.host ?? "127.0.0.1"
+    const port = options.port ?? 6379
+    const connectTimeout = Duration.decode(options.connectTimeout ?? "1 second")
+    const client = yield* Effect.acquireRelease(
+      Effect.sync(() =>
+        new Redis({
+          host,
+          port,
+          username: options.username,
+          password: options.password === undefined ? undefined : Redacted.value(options.password),
+          db: options.db ?? 0,
+          tls: options.tls === true ? {} : options.tls === false ? undefined : options.tls,
+          connectTimeout: Duration.toMillis(connectTimeout),
+          // Fail fast when not connected: a queued command would cost the full per-node timeout.
+          enableOfflineQueue: false,
+          // A command resent after a reconnect could set a key after we gave up on it.
+          autoResendUnfulfilledCommands: false,
+          maxRetriesPerRequest: 0,
+          retryStrategy: (times) => Math.min(50 * times, 1000)
+        })
+      ),
+      close
+    )
+    const watcher = yield* watchErrors(client)
+    yield* awaitReady(client, connectTimeout)
+    return makeNode(options.name ?? `${host}:${port}`, client, watcher.last)
+  })
+
+/**
+ * The nodes, connected concurrently.
+ *
+ * @example
+ * ```ts
+ * import * as Ioredis from "effect-redlock/RedisNode/Ioredis"
+ *
+ * const NodesLive = Ioredis.layer([{ host: "10.0.0.1" }, { host: "10.0.0.2" }, { host: "10.0.0.3" }])
+ * ```
+ *
+ * @since 1.0.0
+ * @category layers
+ */
+export const layer = (nodes: ReadonlyArray<NodeOptions>): Layer.Layer<RedisNodes> =>
+  Layer.scoped(RedisNodes, Effect.forEach(nodes, make, { concurrency: "unbounded" }))
+
+/**
+ * The node list from configuration: `REDLOCK_NODES` holds comma-separated
+ * `redis://` URLs; `REDLOCK_PASSWORD`, when set, is the password of nodes
+ * whose URL has none.
+ *
+ * @since 1.0.0
+ * @category layers
+ */
+export const layerConfig = (
+  config: Config.Config<{
+    readonly urls: ReadonlyArray<string>
+    readonly password: Option.Option<Redacted.Redacted<string>>
+  }> = Config.all({
+    urls: Config.map(Config.string("REDLOCK_NODES"), (list) => list.split(",").map((url) => url.trim())),
+    password: Config.option(Config.redacted("REDLOCK_PASSWORD"))
+  })
+): Layer.Layer<RedisNodes, ConfigError.ConfigError> =>
+  Layer.unwrapEffect(Effect.gen(function*() {
+    const { password, urls } = yield* config
+    const nodes: Array<ConnectionOptions> = []
+    for (const url of urls) {
+      const parsed = fromUrl(url)
+      if (Option.isNone(parsed)) {
+        const shown = url.replace(/\/\/[^@/]*@/, "//***@") // never print a password
+        return yield* Effect.fail(ConfigError.InvalidData(["REDLOCK_NODES"], `not a redis:// URL: "${shown}"`))
+      }
+      nodes.push({ ...parsed.value, password: parsed.value.password ?? Option.getOrUndefined(password) })
+    }
+    return layer(nodes)
+  }))

@@ -1,0 +1,58 @@
+/**
+ * The Lua scripts run on each node, and their SHA-1 digests for EVALSHA.
+ * Each script is atomic on its node: Redis runs it without interleaving.
+ *
+ * @internal
+ */
+import { createHash } from "node:crypto"
+
+export interface Script {
+  readonly lua: string
+  readonly sha: string
+}
+
+const script = (lua: string): Script => ({ lua, sha: createHash("sha1").update(lua).digest("hex") })
+
+/** Set every key, or none if any exists. ARGV: value, ttl in ms. Returns 1 or 0. */
+export const acquireAll = script(`
+for _, key in ipairs(KEYS) do
+  if redis.call("EXISTS", key) == 1 then return 0 end
+end
+for _, key in ipairs(KEYS) do
+  redis.call("SET", key, ARGV[1], "PX", ARGV[2])
+end
+return 1
+`)
+
+/**
+ * Delete each key that holds our value. A key of another type is not ours and
+ * is left alone (pcall turns GET's WRONGTYPE error into a value). ARGV: value.
+ * Returns the number of keys deleted.
+ */
+export const releaseOwned = script(`
+local deleted = 0
+for _, key in ipairs(KEYS) do
+  if redis.pcall("GET", key) == ARGV[1] then
+    redis.call("DEL", key)
+    deleted = deleted + 1
+  end
+end
+return deleted
+`)
+
+/** New ttl on every key, only if all hold our value. ARGV: value, ttl in ms. Returns 1 or 0. */
+export const extendOwned = script(`
+for _, key in ipairs(KEYS) do
+  if redis.call("GET", key) ~= ARGV[1] then return 0 end
+end
+for _, key in ipairs(KEYS) do
+  redis.call("PEXPIRE", key, ARGV[2])
+end
+return 1
+`)
+
+/** { pttl, value }: value is missing from the reply when the key is. */
+export const inspectKey = script(`
+local value = redis.call("GET", KEYS[1])
+return { redis.call("PTTL", KEYS[1]), value }
+`)
