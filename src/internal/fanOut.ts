@@ -27,7 +27,9 @@ const callNode = <A>(
 ): Effect.Effect<NodeOutcome> =>
   Effect.flatMap(Clock.currentTimeNanos, (start) => {
     const since = Effect.map(Clock.currentTimeNanos, (now) => Number(now - start) / 1e6)
-    return call(node).pipe(
+    // Interruptible even inside a finalizer or an uninterruptible region: the
+    // timeout must be able to give up on a node that never answers.
+    return Effect.interruptible(call(node)).pipe(
       Effect.timeoutTo({ duration: timeout, onTimeout: () => undefined, onSuccess: (answer) => ({ answer }) }),
       Effect.flatMap((answered) =>
         Effect.map(since, (millis): NodeOutcome =>

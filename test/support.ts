@@ -1,0 +1,44 @@
+/** Helpers shared by the test files. */
+import { Effect, Layer } from "effect"
+import * as Lock from "../src/Lock.js"
+import * as Redlock from "../src/Redlock.js"
+import * as RedisNode from "../src/RedisNode.js"
+import * as Ioredis from "../src/RedisNode/Ioredis.js"
+
+/** A lock manager over `n` fresh in-memory nodes, with the fault controls. */
+export const memory = (n: number, options?: Redlock.Options) =>
+  Redlock.layer(options).pipe(Layer.provideMerge(RedisNode.layerMemory(n)))
+
+/** A lock manager with its own connections to the given servers. */
+export const redis = (nodes: ReadonlyArray<Ioredis.NodeOptions>, options?: Redlock.Options) =>
+  Redlock.layer(options).pipe(Layer.provideMerge(Ioredis.layer(nodes)))
+
+/** A critical section as seen by the test: who held what, when (monotonic ms). */
+export interface Section {
+  readonly holder: string
+  readonly value: string
+  readonly start: number
+  readonly end: number
+  readonly validUntil: number
+}
+
+/** Pairs of sections that overlap in time. */
+export const overlaps = (sections: ReadonlyArray<Section>): Array<[Section, Section]> => {
+  const sorted = [...sections].sort((a, b) => a.start - b.start)
+  const found: Array<[Section, Section]> = []
+  for (let i = 0; i < sorted.length; i++) {
+    for (let j = i + 1; j < sorted.length && sorted[j].start < sorted[i].end; j++) {
+      found.push([sorted[i], sorted[j]])
+    }
+  }
+  return found
+}
+
+/** Run `body` as a critical section under a held lock, recording it on the lock's own timeline. */
+export const recordSection = (holder: string, lock: Lock.Lock, body: Effect.Effect<void>, into: Array<Section>) =>
+  Effect.gen(function*() {
+    const start = yield* Lock.monotonicMillis
+    yield* body
+    const end = yield* Lock.monotonicMillis
+    into.push({ holder, value: lock.value, start, end, validUntil: lock.validUntilMillis })
+  })
