@@ -1,0 +1,139 @@
+/**
+ * One contract for every RedisNode implementation: the in-memory node and a
+ * real redis-server through ioredis must answer every operation alike.
+ */
+import { assert, describe, it, layer } from "@effect/vitest"
+import { Cause, Context, Duration, Effect, Exit, Layer, Option } from "effect"
+import type * as Scope from "effect/Scope"
+import * as RedisFleet from "../fleet/RedisFleet.js"
+import * as RedisNode from "../src/RedisNode.js"
+import * as Ioredis from "../src/RedisNode/Ioredis.js"
+
+interface Harness {
+  readonly node: RedisNode.RedisNode
+  /** A key of another type (a list) holding data. */
+  readonly putForeign: (key: string) => Effect.Effect<void, unknown>
+  /** Whether a list key still holds its data. */
+  readonly foreignIntact: (key: string) => Effect.Effect<boolean, unknown>
+}
+
+const memoryHarness: Effect.Effect<Harness, never, Scope.Scope> = Effect.gen(function*() {
+  const context = yield* Layer.build(RedisNode.layerMemory(1))
+  const control = Context.get(context, RedisNode.MemoryNodes)
+  const node = Context.get(context, RedisNode.RedisNodes)[0]
+  return {
+    node,
+    putForeign: (key) => control.putForeign(0, key),
+    // The memory node keeps no list items; the list is intact if it is still there, of its type.
+    foreignIntact: (key) =>
+      Effect.map(Effect.exit(node.inspect(key)), (exit) =>
+        Exit.isFailure(exit) && (Cause.squash(exit.cause) as RedisNode.RedisNodeError).reason === "WrongType")
+  }
+})
+
+const redisHarness: Effect.Effect<Harness, unknown, Scope.Scope | RedisFleet.RedisFleet> = Effect.gen(function*() {
+  const fleet = yield* RedisFleet.RedisFleet
+  yield* fleet.reset
+  const server = fleet.servers[0]
+  const node = yield* Ioredis.make(fleet.nodes[0])
+  return {
+    node,
+    putForeign: (key) => Effect.asVoid(server.call("RPUSH", key, "important", "data")),
+    foreignIntact: (key) =>
+      Effect.map(server.call("LRANGE", key, 0, -1), (items) => JSON.stringify(items) === "[\"important\",\"data\"]")
+  }
+})
+
+const ttlOf = (state: RedisNode.KeyState) => Option.map(state.ttl, Duration.toMillis)
+
+type Tester<R> = (name: string, self: () => Effect.Effect<void, unknown, R>) => void
+
+const contract = <R>(tester: Tester<R>, harness: Effect.Effect<Harness, unknown, Scope.Scope | R>) => {
+  const test = (name: string, body: (h: Harness) => Effect.Effect<void, unknown>) =>
+    tester(name, () => Effect.scoped(Effect.flatMap(harness, body)))
+
+  test("acquire sets a free key with its ttl; a held key is refused and kept", ({ node }) =>
+    Effect.gen(function*() {
+      assert.isTrue(yield* node.acquire(["k"], "v1", 10_000))
+      const state = yield* node.inspect("k")
+      assert.deepStrictEqual(state.value, Option.some("v1"))
+      const ttl = Option.getOrThrow(ttlOf(state))
+      assert.isTrue(ttl > 9_000 && ttl <= 10_000, `ttl ${ttl}`)
+      assert.isFalse(yield* node.acquire(["k"], "v2", 10_000))
+      assert.deepStrictEqual((yield* node.inspect("k")).value, Option.some("v1"))
+    }))
+
+  test("several keys are set all or none", ({ node }) =>
+    Effect.gen(function*() {
+      assert.isTrue(yield* node.acquire(["b"], "other", 10_000))
+      assert.isFalse(yield* node.acquire(["a", "b", "c"], "v", 10_000))
+      assert.isTrue(Option.isNone((yield* node.inspect("a")).value))
+      assert.isTrue(Option.isNone((yield* node.inspect("c")).value))
+      assert.isTrue(yield* node.acquire(["x", "y", "z"], "v", 10_000))
+      for (const key of ["x", "y", "z"]) {
+        const state = yield* node.inspect(key)
+        assert.deepStrictEqual(state.value, Option.some("v"))
+        assert.isTrue(Option.getOrThrow(ttlOf(state)) > 9_000)
+      }
+    }))
+
+  test("release deletes only keys that hold our value", ({ node }) =>
+    Effect.gen(function*() {
+      assert.isTrue(yield* node.acquire(["a", "b"], "mine", 10_000))
+      assert.isTrue(yield* node.acquire(["c"], "theirs", 10_000))
+      assert.strictEqual(yield* node.release(["a", "b", "c"], "not-mine"), 0)
+      assert.strictEqual(yield* node.release(["a", "b", "c"], "mine"), 2)
+      assert.isTrue(Option.isNone((yield* node.inspect("a")).value))
+      assert.deepStrictEqual((yield* node.inspect("c")).value, Option.some("theirs"))
+      assert.strictEqual(yield* node.release(["a"], "mine"), 0)
+    }))
+
+  test("extend sets a new ttl on all keys only if all are ours", ({ node }) =>
+    Effect.gen(function*() {
+      assert.isTrue(yield* node.acquire(["a", "b"], "mine", 1_000))
+      assert.isTrue(yield* node.extend(["a", "b"], "mine", 60_000))
+      for (const key of ["a", "b"]) assert.isTrue(Option.getOrThrow(ttlOf(yield* node.inspect(key))) > 50_000)
+      assert.isFalse(yield* node.extend(["a", "b"], "not-mine", 120_000))
+      assert.isFalse(yield* node.extend(["a", "b", "missing"], "mine", 120_000))
+      for (const key of ["a", "b"]) assert.isTrue(Option.getOrThrow(ttlOf(yield* node.inspect(key))) <= 60_000)
+    }))
+
+  test("keys expire after their ttl and can be acquired again", ({ node }) =>
+    Effect.gen(function*() {
+      assert.isTrue(yield* node.acquire(["k"], "v1", 30))
+      yield* Effect.sleep("80 millis")
+      const state = yield* node.inspect("k")
+      assert.isTrue(Option.isNone(state.value))
+      assert.isTrue(Option.isNone(state.ttl))
+      assert.isFalse(yield* node.extend(["k"], "v1", 1_000))
+      assert.isTrue(yield* node.acquire(["k"], "v2", 1_000))
+    }))
+
+  test("a key of another type: acquire is refused, release leaves it, extend and inspect fail with WrongType", (h) =>
+    Effect.gen(function*() {
+      const { node } = h
+      yield* h.putForeign("list")
+      assert.isFalse(yield* node.acquire(["list"], "v", 1_000))
+      assert.isFalse(yield* node.acquire(["free", "list"], "v", 1_000))
+      assert.isTrue(Option.isNone((yield* node.inspect("free")).value))
+      assert.strictEqual(yield* node.release(["list"], "v"), 0)
+      for (const operation of [Effect.asVoid(node.extend(["list"], "v", 1_000)), Effect.asVoid(node.inspect("list"))]) {
+        const exit = yield* Effect.exit(operation)
+        assert.isTrue(Exit.isFailure(exit))
+        const error = Cause.squash((exit as Exit.Failure<unknown, RedisNode.RedisNodeError>).cause)
+        assert.instanceOf(error, RedisNode.RedisNodeError)
+        assert.strictEqual((error as RedisNode.RedisNodeError).reason, "WrongType")
+        assert.strictEqual((error as RedisNode.RedisNodeError).node, node.name)
+      }
+      assert.isTrue(yield* h.foreignIntact("list"))
+    }))
+}
+
+describe("contract: in-memory node", () => {
+  contract<never>((name, self) => it.live(name, self), memoryHarness)
+})
+
+layer(RedisFleet.layerLocal(1), { timeout: 30_000, excludeTestServices: true })(
+  "contract: redis-server via ioredis",
+  (it) => contract<RedisFleet.RedisFleet>((name, self) => it.effect(name, self), redisHarness)
+)
