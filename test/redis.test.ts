@@ -1,0 +1,280 @@
+/**
+ * The lock manager against 5 real redis-server processes on 127.0.0.1, with
+ * faults made by signals (SIGSTOP/SIGCONT, SIGKILL) and Redis commands.
+ */
+import { assert, layer } from "@effect/vitest"
+import { Cause, Context, Duration, Effect, Exit, Fiber, Layer, Option, Redacted, Schedule } from "effect"
+import * as RedisFleet from "../fleet/RedisFleet.js"
+import * as Redlock from "../src/Redlock.js"
+import * as RedisNode from "../src/RedisNode.js"
+import { LockNotAcquired } from "../src/RedlockError.js"
+import { overlaps, recordSection, redis, type Section } from "./support.js"
+
+/** A lock manager with its own connections, built in the current scope. */
+const manager = (nodes: ReadonlyArray<RedisFleet.Fleet["nodes"][number]>, options?: Redlock.Options) =>
+  Effect.map(Layer.build(redis(nodes, options)), (context) => Context.get(context, Redlock.Redlock))
+
+const failureOf = <A, E>(exit: Exit.Exit<A, E>): E => {
+  if (Exit.isSuccess(exit)) throw new Error("expected a failure")
+  const failure = Cause.failureOption(exit.cause)
+  if (Option.isNone(failure)) throw new Error(`expected a typed failure, got ${Cause.pretty(exit.cause)}`)
+  return failure.value
+}
+
+const tags = (outcomes: ReadonlyArray<RedisNode.NodeOutcome>) => outcomes.map((outcome) => outcome._tag)
+
+/** At least a quorum answered Held and none granted; the rest may not have been awaited. */
+const assertRefusedByHolder = (error: LockNotAcquired) => {
+  const answered = tags(error.outcomes)
+  assert.isAtLeast(answered.filter((tag) => tag === "Held").length, 3, answered.join())
+  assert.notInclude(answered, "Ok")
+}
+
+/** Wait until every server is empty; a paused server catches up with queued commands after SIGCONT. */
+const expectEmpty = (fleet: RedisFleet.Fleet) =>
+  fleet.dbsizes.pipe(
+    Effect.filterOrFail((sizes) => sizes.every((size) => size === 0), (sizes) => `DBSIZE ${sizes.join(",")}`),
+    Effect.retry(Schedule.spaced("20 millis").pipe(Schedule.upTo("2 seconds")))
+  )
+
+/** A small seeded generator, so that "random" interruption points replay exactly. */
+const seeded = (seed: number) => () => {
+  seed = (seed * 1103515245 + 12345) % 2147483648
+  return seed / 2147483648
+}
+
+layer(RedisFleet.layerLocal(5), { timeout: 60_000, excludeTestServices: true })("5 redis-servers", (it) => {
+  it.scoped("separate Redlock instances contending for one key never overlap", () =>
+    Effect.gen(function*() {
+      const fleet = yield* RedisFleet.RedisFleet
+      yield* fleet.reset
+      const sections: Array<Section> = []
+      const retry = Schedule.spaced("2 millis").pipe(Schedule.jittered, Schedule.intersect(Schedule.recurs(2000)))
+      const worker = (name: string) =>
+        Effect.gen(function*() {
+          const redlock = yield* manager(fleet.nodes)
+          for (let i = 0; i < 15; i++) {
+            yield* Effect.scoped(Effect.flatMap(
+              redlock.acquire("shared", { ttl: "2 seconds", retry }),
+              (lock) => recordSection(name, lock, Effect.sleep("2 millis"), sections)
+            ))
+          }
+        })
+      yield* Effect.forEach(["w1", "w2", "w3", "w4"], worker, { concurrency: "unbounded", discard: true })
+      assert.strictEqual(sections.length, 60)
+      assert.deepStrictEqual(overlaps(sections), [])
+      for (const section of sections) assert.isBelow(section.end, section.validUntil, "finished within validity")
+      yield* expectEmpty(fleet)
+    }))
+
+  it.scoped("2 of 5 nodes paused: acquired within the per-node timeout", () =>
+    Effect.gen(function*() {
+      const fleet = yield* RedisFleet.RedisFleet
+      yield* fleet.reset
+      const redlock = yield* manager(fleet.nodes)
+      yield* Effect.forEach([1, 3], (i) => fleet.servers[i].pause)
+      const started = performance.now()
+      const lock = yield* Effect.scoped(
+        redlock.acquire("r", { ttl: "10 seconds", nodeTimeout: "100 millis" }).pipe(
+          Effect.ensuring(Effect.forEach([1, 3], (i) => fleet.servers[i].resume))
+        )
+      )
+      const elapsed = performance.now() - started
+      assert.isBelow(elapsed, 100, `acquired in ${elapsed} ms`)
+      assert.deepStrictEqual(tags(lock.outcomes).filter((tag) => tag === "Ok").length, 3)
+      assert.notInclude(tags([lock.outcomes[1], lock.outcomes[3]]), "Ok")
+      yield* expectEmpty(fleet)
+    }))
+
+  it.scoped("3 of 5 nodes paused: not acquired, with each node's outcome, and no key left", () =>
+    Effect.gen(function*() {
+      const fleet = yield* RedisFleet.RedisFleet
+      yield* fleet.reset
+      const redlock = yield* manager(fleet.nodes)
+      yield* Effect.forEach([0, 2, 4], (i) => fleet.servers[i].pause)
+      const started = performance.now()
+      const exit = yield* Effect.exit(Effect.scoped(
+        redlock.acquire("r", { ttl: "10 seconds", nodeTimeout: "100 millis", retry: Redlock.noRetry })
+      ))
+      const elapsed = performance.now() - started
+      yield* Effect.forEach([0, 2, 4], (i) => fleet.servers[i].resume)
+      const error = failureOf(exit)
+      assert.instanceOf(error, LockNotAcquired)
+      const notAcquired = error as LockNotAcquired
+      assert.strictEqual(notAcquired.reason, "NoQuorum")
+      assert.deepStrictEqual(tags(notAcquired.outcomes), ["TimedOut", "Ok", "TimedOut", "Ok", "TimedOut"])
+      assert.include(notAcquired.message, `${fleet.nodes[0].host}:${fleet.nodes[0].port}=TimedOut`)
+      // one timeout for the attempt, one for the release on the paused nodes
+      assert.isBelow(elapsed, 400, `gave up in ${elapsed} ms`)
+      yield* expectEmpty(fleet)
+    }))
+
+  it.scoped("interruption at random points of acquire leaves no key on any node", () =>
+    Effect.gen(function*() {
+      const fleet = yield* RedisFleet.RedisFleet
+      yield* fleet.reset
+      const redlock = yield* manager(fleet.nodes)
+      const holder = yield* manager(fleet.nodes)
+      const random = seeded(42)
+      for (let i = 0; i < 60; i++) {
+        // Every third round contends with a holder (interrupted mid-retry); every fourth runs with a node paused.
+        const contended = i % 3 === 0
+        const paused = i % 4 === 1
+        yield* Effect.scoped(Effect.gen(function*() {
+          if (contended) yield* holder.acquire(`r${i}`, { ttl: "10 seconds" })
+          if (paused) yield* fleet.servers[i % 5].pause
+          const fiber = yield* Effect.fork(redlock.acquire(`r${i}`, { ttl: "10 seconds", nodeTimeout: "50 millis" }))
+          yield* Effect.sleep(Duration.micros(BigInt(Math.floor(random() * 4000))))
+          yield* Fiber.interrupt(fiber)
+          if (paused) yield* fleet.servers[i % 5].resume
+          if (contended) {
+            const sizes = yield* fleet.dbsizes
+            assert.deepStrictEqual(sizes, [1, 1, 1, 1, 1], "the holder's key survives the waiter's interruption")
+          }
+        }))
+        yield* expectEmpty(fleet)
+      }
+    }))
+
+  it.scoped("a release after the key expired and was taken by another client leaves the other's key", () =>
+    Effect.gen(function*() {
+      const fleet = yield* RedisFleet.RedisFleet
+      yield* fleet.reset
+      const first = yield* manager(fleet.nodes)
+      const second = yield* manager(fleet.nodes)
+      const stale = yield* first.acquire("r", { ttl: "150 millis" })
+      yield* Effect.sleep("250 millis")
+      const current = yield* second.acquire("r", { ttl: "10 seconds", retry: Redlock.noRetry })
+      const result = yield* first.release(stale)
+      assert.strictEqual(result.released, 0)
+      assert.deepStrictEqual(tags(result.outcomes), ["Held", "Held", "Held", "Held", "Held"])
+      for (const server of fleet.servers) assert.strictEqual(yield* server.call("GET", "redlock:r"), current.value)
+    }))
+
+  it.scoped("multi-resource locks are all or nothing", () =>
+    Effect.gen(function*() {
+      const fleet = yield* RedisFleet.RedisFleet
+      yield* fleet.reset
+      const redlock = yield* manager(fleet.nodes)
+      for (const server of fleet.servers) yield* server.call("SET", "redlock:b", "someone", "PX", 10_000)
+      const exit = yield* Effect.exit(Effect.scoped(
+        redlock.acquire(["a", "b", "c"], { ttl: "10 seconds", retry: Redlock.noRetry })
+      ))
+      assertRefusedByHolder(failureOf(exit as Exit.Exit<unknown, LockNotAcquired>))
+      assert.deepStrictEqual(yield* fleet.dbsizes, [1, 1, 1, 1, 1])
+      yield* Effect.scoped(Effect.gen(function*() {
+        const lock = yield* redlock.acquire(["a", "c"], { ttl: "10 seconds" })
+        for (const server of fleet.servers) {
+          assert.deepStrictEqual(yield* server.call("MGET", "redlock:a", "redlock:c"), [lock.value, lock.value])
+        }
+      }))
+      assert.deepStrictEqual(yield* fleet.dbsizes, [1, 1, 1, 1, 1])
+    }))
+
+  it.scoped("N = 1: one node is its own quorum", () =>
+    Effect.gen(function*() {
+      const fleet = yield* RedisFleet.RedisFleet
+      yield* fleet.reset
+      const redlock = yield* manager([fleet.nodes[0]])
+      assert.strictEqual(redlock.quorum, 1)
+      yield* Effect.scoped(Effect.gen(function*() {
+        const lock = yield* redlock.acquire("r", { ttl: "1 second" })
+        assert.strictEqual(yield* fleet.servers[0].call("GET", "redlock:r"), lock.value)
+        const refused = yield* Effect.exit(redlock.acquire("r", { ttl: "1 second", retry: Redlock.noRetry }))
+        assert.deepStrictEqual(tags(failureOf(refused as Exit.Exit<unknown, LockNotAcquired>).outcomes), ["Held"])
+      }))
+      assert.strictEqual(yield* fleet.servers[0].call("DBSIZE"), 0)
+    }))
+
+  it.scoped("a key holding a list: not acquired (Held), the list is intact", () =>
+    Effect.gen(function*() {
+      const fleet = yield* RedisFleet.RedisFleet
+      yield* fleet.reset
+      const redlock = yield* manager(fleet.nodes)
+      for (const server of fleet.servers) yield* server.call("RPUSH", "redlock:r", "precious")
+      const exit = yield* Effect.exit(Effect.scoped(redlock.acquire("r", { ttl: "1 second", retry: Redlock.noRetry })))
+      assertRefusedByHolder(failureOf(exit as Exit.Exit<unknown, LockNotAcquired>))
+      for (const server of fleet.servers) assert.deepStrictEqual(yield* server.call("LRANGE", "redlock:r", 0, -1), ["precious"])
+    }))
+
+  it.scoped("READONLY and OOM replies become typed per-node outcomes", () =>
+    Effect.gen(function*() {
+      const fleet = yield* RedisFleet.RedisFleet
+      yield* fleet.reset
+      const redlock = yield* manager(fleet.nodes)
+      const [s0, s1, s2] = fleet.servers
+      // A replica of a master that does not exist refuses writes with READONLY.
+      yield* s0.call("REPLICAOF", "127.0.0.1", "1")
+      yield* s1.call("REPLICAOF", "127.0.0.1", "1")
+      yield* s2.call("CONFIG", "SET", "maxmemory", "1")
+      const restore = Effect.all([
+        s0.call("REPLICAOF", "NO", "ONE"),
+        s1.call("REPLICAOF", "NO", "ONE"),
+        s2.call("CONFIG", "SET", "maxmemory", "0")
+      ]).pipe(Effect.orDie)
+      const exit = yield* Effect.exit(Effect.scoped(redlock.acquire("r", { ttl: "1 second", retry: Redlock.noRetry })))
+        .pipe(Effect.ensuring(restore))
+      const error = failureOf(exit as Exit.Exit<unknown, LockNotAcquired>)
+      const reasons = error.outcomes.map((o) => o._tag === "Failed" ? o.error.reason : o._tag)
+      assert.deepStrictEqual(reasons.slice(0, 3), ["ReadOnly", "ReadOnly", "OutOfMemory"])
+      assert.notInclude(reasons.slice(3), "Failed") // Ok, or not awaited once three failures decided the attempt
+      assert.include(error.message, "Failed(ReadOnly: READONLY")
+      yield* expectEmpty(fleet)
+    }))
+
+  it.scoped("scripts flushed from a node (NOSCRIPT) are loaded again", () =>
+    Effect.gen(function*() {
+      const fleet = yield* RedisFleet.RedisFleet
+      yield* fleet.reset
+      const redlock = yield* manager(fleet.nodes)
+      yield* Effect.scoped(redlock.acquire(["a", "b"], { ttl: "1 second" }))
+      yield* Effect.forEach(fleet.servers, (server) => server.call("SCRIPT", "FLUSH"))
+      const lock = yield* redlock.acquire(["a", "b"], { ttl: "1 second" })
+      const result = yield* redlock.release(lock)
+      assert.strictEqual(result.released, 5)
+      yield* expectEmpty(fleet)
+    }))
+
+  it.scoped("a killed node fails fast; after its restart it takes part again", () =>
+    Effect.gen(function*() {
+      const fleet = yield* RedisFleet.RedisFleet
+      yield* fleet.reset
+      const redlock = yield* manager(fleet.nodes)
+      yield* fleet.servers[0].kill
+      const started = performance.now()
+      const lock = yield* Effect.scoped(redlock.acquire("r", { ttl: "10 seconds", nodeTimeout: "200 millis" }))
+      assert.isBelow(performance.now() - started, 200)
+      assert.notStrictEqual(lock.outcomes[0]._tag, "Ok")
+      yield* fleet.servers[0].start
+      const rejoined = yield* Effect.scoped(redlock.acquire("r", { ttl: "10 seconds" })).pipe(
+        Effect.filterOrFail((lock) => lock.outcomes[0]._tag === "Ok", () => "node 0 not back yet"),
+        Effect.retry(Schedule.spaced("100 millis").pipe(Schedule.upTo("5 seconds")))
+      )
+      assert.strictEqual(rejoined.outcomes[0]._tag, "Ok")
+      yield* expectEmpty(fleet)
+    }))
+})
+
+layer(RedisFleet.layerLocal(1, { password: "s3cret" }), { timeout: 30_000, excludeTestServices: true })(
+  "a redis-server that requires a password",
+  (it) => {
+    it.scoped("a wrong or missing password is an Auth outcome; the right one works", () =>
+      Effect.gen(function*() {
+        const fleet = yield* RedisFleet.RedisFleet
+        const node = fleet.nodes[0]
+        for (const password of [undefined, "wrong"]) {
+          const redlock = yield* manager([{ ...node, password: password === undefined ? undefined : Redacted.make(password) }])
+          const exit = yield* Effect.exit(Effect.scoped(redlock.acquire("r", { ttl: "1 second", retry: Redlock.noRetry })))
+          const [outcome] = failureOf(exit as Exit.Exit<unknown, LockNotAcquired>).outcomes
+          assert.strictEqual(outcome._tag, "Failed")
+          if (outcome._tag === "Failed") {
+            assert.strictEqual(outcome.error.reason, "Auth", outcome.error.detail)
+            assert.notInclude(outcome.error.message, "s3cret")
+          }
+        }
+        const redlock = yield* manager([node])
+        const lock = yield* redlock.acquire("r", { ttl: "1 second" })
+        assert.deepStrictEqual(tags(lock.outcomes), ["Ok"])
+      }))
+  }
+)
