@@ -23,10 +23,11 @@ export const validity = (ttlMillis: number, elapsedMillis: number, driftFactor: 
 /**
  * The per-node timeout used when none is given: 1% of the ttl, within
  * [10 ms, 250 ms]. It must stay small next to the ttl (the reference uses
- * 5-50 ms for a 10 s ttl), and large enough for a loaded LAN.
+ * 5-50 ms for a 10 s ttl), and large enough for a loaded LAN. For very short
+ * ttls it is at most half the ttl, so that it stays below it.
  */
 export const defaultNodeTimeoutMillis = (ttlMillis: number): number =>
-  Math.min(250, Math.max(10, Math.floor(ttlMillis / 100)))
+  Math.max(1, Math.min(250, Math.max(10, Math.floor(ttlMillis / 100)), Math.floor(ttlMillis / 2)))
 
 /**
  * Where an attempt stands after some nodes answered.
