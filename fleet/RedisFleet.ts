@@ -99,18 +99,14 @@ const freePort = Effect.async<number, FleetError>((resume) => {
   })
 })
 
-const startLocalServer = (
-  index: number,
-  dir: string,
-  options: FleetOptions,
-  fleetScope: Scope.Scope
-): Effect.Effect<RedisServer, FleetError, CommandExecutor.CommandExecutor> =>
+/**
+ * A separate admin connection to one server, for test assertions and fault
+ * injection (FLUSHALL, CONFIG SET, REPLICAOF ...). It queues commands while
+ * the server is down or paused, unlike the lock manager's fail-fast nodes.
+ */
+const adminConnection = (index: number, port: number, options: FleetOptions, fleetScope: Scope.Scope) =>
   Effect.gen(function*() {
-    const port = yield* freePort
-    const executor = yield* Effect.context<CommandExecutor.CommandExecutor>()
-    let running: { readonly pid: number; readonly scope: Scope.CloseableScope } | undefined
-
-    const admin = yield* Effect.acquireRelease(
+    const client = yield* Effect.acquireRelease(
       Effect.sync(() =>
         new Redis({
           host: "127.0.0.1",
@@ -123,13 +119,36 @@ const startLocalServer = (
       ),
       (client) => Effect.sync(() => client.disconnect())
     ).pipe(Scope.extend(fleetScope))
-    admin.on("error", () => {}) // reconnects on its own; errors surface on the commands
+    client.on("error", () => {}) // it reconnects on its own; errors surface on the commands
 
     const call = (command: string, ...args: ReadonlyArray<string | number>) =>
       Effect.tryPromise({
-        try: () => admin.call(command, ...args),
+        try: () => client.call(command, ...args),
         catch: (cause) => new FleetError({ message: `server ${index} (port ${port}): ${command} failed`, cause })
       })
+
+    const awaitReady = Effect.promise(() => client.connect().catch(() => undefined)).pipe(
+      Effect.zipRight(call("PING").pipe(
+        Effect.timeout("200 millis"),
+        Effect.retry(Schedule.spaced("50 millis").pipe(Schedule.upTo("10 seconds")))
+      )),
+      Effect.mapError((cause) => new FleetError({ message: `redis server ${index} did not answer on port ${port}`, cause }))
+    )
+    return { call, awaitReady }
+  })
+
+const startLocalServer = (
+  index: number,
+  dir: string,
+  options: FleetOptions,
+  fleetScope: Scope.Scope
+): Effect.Effect<RedisServer, FleetError, CommandExecutor.CommandExecutor> =>
+  Effect.gen(function*() {
+    const port = yield* freePort
+    const executor = yield* Effect.context<CommandExecutor.CommandExecutor>()
+    let running: { readonly pid: number; readonly scope: Scope.CloseableScope } | undefined
+
+    const admin = yield* adminConnection(index, port, options, fleetScope)
 
     const start = Effect.gen(function*() {
       if (running !== undefined) return
@@ -146,24 +165,21 @@ const startLocalServer = (
       )
       started.add(proc.pid)
       running = { pid: proc.pid, scope }
-      yield* Effect.promise(() => admin.connect().catch(() => undefined))
-      yield* call("PING").pipe(
-        Effect.timeout("200 millis"),
-        Effect.retry(Schedule.spaced("50 millis").pipe(Schedule.upTo("10 seconds"))),
-        Effect.mapError((cause) => new FleetError({ message: `redis-server ${index} did not start on port ${port}`, cause }))
-      )
+      // Runs before the process's own finalizer (last in, first out): a stopped
+      // process would not act on the SIGTERM that ends it.
+      yield* Scope.addFinalizer(scope, Effect.sync(() => started.delete(proc.pid)).pipe(
+        Effect.zipRight(signal(proc.pid, "SIGCONT"))
+      ))
+      yield* admin.awaitReady
     })
 
     const kill = Effect.suspend(() => {
       const current = running
       if (current === undefined) return Effect.void
       running = undefined
-      started.delete(current.pid)
       return signal(current.pid, "SIGKILL").pipe(Effect.zipRight(Scope.close(current.scope, Exit.void)))
     })
 
-    // Resume before the process scope ends it: a stopped process does not act on SIGTERM.
-    yield* Scope.addFinalizer(fleetScope, Effect.suspend(() => signal(running?.pid, "SIGCONT")).pipe(Effect.zipRight(kill)))
     yield* start
 
     return {
@@ -174,7 +190,7 @@ const startLocalServer = (
       resume: Effect.suspend(() => signal(running?.pid, "SIGCONT")),
       kill,
       start,
-      call
+      call: admin.call
     }
   })
 
@@ -217,3 +233,66 @@ const makeFleet = (servers: ReadonlyArray<RedisServer>, options: FleetOptions): 
       Effect.zipRight(server.call("FLUSHALL"))
     ), { concurrency: "unbounded", discard: true })
 })
+
+/** Whether a Docker (or compatible) engine answers; testcontainers needs one. */
+export const containerEngineAvailable: Effect.Effect<boolean> = Effect.promise(() =>
+  import("testcontainers").then((tc) => tc.getContainerRuntimeClient()).then(() => true, () => false)
+)
+
+const startContainerServer = (index: number, options: FleetOptions, fleetScope: Scope.Scope) =>
+  Effect.gen(function*() {
+    const tc = yield* Effect.promise(() => import("testcontainers"))
+    const runtime = yield* Effect.tryPromise({
+      try: () => tc.getContainerRuntimeClient(),
+      catch: (cause) => new FleetError({ message: "no container engine", cause })
+    })
+    // A fixed host port on loopback, so that the port survives kill and start.
+    const port = yield* freePort
+    const command = ["redis-server", "--save", "", "--appendonly", "no"]
+    if (options.password !== undefined) command.push("--requirepass", options.password)
+    const container = yield* Effect.acquireRelease(
+      Effect.tryPromise({
+        try: () =>
+          new tc.GenericContainer("redis:7-alpine")
+            .withCommand(command)
+            .withExposedPorts({ container: 6379, host: port })
+            .start(),
+        catch: (cause) => new FleetError({ message: `cannot start a redis container`, cause })
+      }),
+      (started) => Effect.promise(() => started.stop({ timeout: 0 }).catch(() => undefined))
+    ).pipe(Scope.extend(fleetScope))
+    const handle = runtime.container.getById(container.getId())
+    const docker = (what: string, run: () => Promise<unknown>) =>
+      Effect.tryPromise({ try: run, catch: (cause) => new FleetError({ message: `container ${index}: ${what}`, cause }) })
+    const admin = yield* adminConnection(index, port, options, fleetScope)
+    yield* admin.awaitReady
+    const server: RedisServer = {
+      index,
+      port,
+      pid: () => undefined,
+      pause: Effect.ignore(docker("pause", () => handle.pause())),
+      resume: Effect.ignore(docker("unpause", () => handle.unpause())),
+      kill: Effect.ignore(docker("kill", () => handle.kill())),
+      start: docker("start", () => handle.start()).pipe(Effect.zipRight(admin.awaitReady)),
+      call: admin.call
+    }
+    return server
+  })
+
+/**
+ * `n` Redis containers through testcontainers. Fails with a `FleetError` when
+ * no container engine answers (check {@link containerEngineAvailable} first).
+ */
+export const layerContainers = (n: number, options: FleetOptions = {}): Layer.Layer<RedisFleet, FleetError> =>
+  Layer.scoped(
+    RedisFleet,
+    Effect.gen(function*() {
+      const scope = yield* Effect.scope
+      const servers = yield* Effect.forEach(
+        Array.from({ length: n }, (_, index) => index),
+        (index) => startContainerServer(index, options, scope),
+        { concurrency: "unbounded" }
+      )
+      return makeFleet(servers, options)
+    })
+  )
