@@ -61,21 +61,34 @@ export interface FleetOptions {
   readonly password?: string | undefined
 }
 
-/** PIDs this process started, killed on exit even if finalizers never run (a crashed test worker). */
+/**
+ * PIDs this process started, killed when it exits even if finalizers never run
+ * (a test worker ended by a signal or a timeout). Only these PIDs, never by name.
+ */
 const started = new Set<number>()
-let exitHookInstalled = false
-const installExitHook = () => {
-  if (exitHookInstalled) return
-  exitHookInstalled = true
-  process.once("exit", () => {
-    for (const pid of started) {
-      try {
-        process.kill(pid, "SIGKILL")
-      } catch {
-        // already gone
-      }
+let exitHooksInstalled = false
+const killStarted = () => {
+  for (const pid of started) {
+    try {
+      process.kill(pid, "SIGCONT")
+      process.kill(pid, "SIGKILL")
+    } catch {
+      // already gone
     }
-  })
+  }
+  started.clear()
+}
+const installExitHooks = () => {
+  if (exitHooksInstalled) return
+  exitHooksInstalled = true
+  process.once("exit", killStarted)
+  for (const name of ["SIGINT", "SIGTERM"] as const) {
+    // Once: after cleaning up, the same signal is raised again and ends the process as it would have.
+    process.once(name, () => {
+      killStarted()
+      process.kill(process.pid, name)
+    })
+  }
 }
 
 const signal = (pid: number | undefined, name: NodeJS.Signals) =>
@@ -202,7 +215,7 @@ export const layerLocal = (n: number, options: FleetOptions = {}): Layer.Layer<R
   Layer.scoped(
     RedisFleet,
     Effect.gen(function*() {
-      installExitHook()
+      installExitHooks()
       const fs = yield* FileSystem.FileSystem
       const dir = yield* fs.makeTempDirectoryScoped({ prefix: "effect-redlock-fleet-" }).pipe(
         Effect.mapError((cause) => new FleetError({ message: "cannot make a temporary directory", cause }))

@@ -163,12 +163,23 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
   // Per-lock state kept beside the public value, so a lock is released once.
   const states = new WeakMap<Lock.Lock, LockState>()
 
+  // Release returns once a majority of the nodes asked confirmed that our keys
+  // are gone (deleted, or not ours any more). The other nodes were sent the
+  // release too; it lands in order on each of them, so not waiting for their
+  // answer loses nothing, and a down node does not slow every release down.
   const releaseOn = (
     targets: ReadonlyArray<RedisNode>,
     keys: ReadonlyArray<string>,
     value: string,
     timeout: Duration.Duration
-  ) => FanOut.all(targets, (node) => node.release(keys, value), (deleted) => deleted > 0, timeout)
+  ) =>
+    FanOut.untilDecided(
+      targets,
+      (node) => node.release(keys, value),
+      (deleted) => deleted > 0,
+      timeout,
+      (outcome) => outcome._tag === "Ok" || outcome._tag === "Held"
+    )
 
   const release = (lock: Lock.Lock): Effect.Effect<ReleaseResult> =>
     Effect.suspend(() => {
@@ -182,13 +193,17 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
     }).pipe(Effect.uninterruptible)
 
   // Runs when the lock's scope closes. A release that does not reach a node is
-  // not fatal (the key expires), so it is reported as a warning, never as an
-  // error that could hide the result of the work done under the lock.
+  // not fatal (the key expires), so it is reported in the log, never as an
+  // error that could hide the result of the work done under the lock. It is a
+  // warning when a majority did not confirm: the resource may then stay
+  // blocked until the keys expire.
   const releaseFinalizer = (lock: Lock.Lock) =>
     Effect.flatMap(release(lock), (result) => {
       const unanswered = result.outcomes.filter((o) => o._tag === "TimedOut" || o._tag === "Failed")
       if (unanswered.length === 0) return Effect.void
-      return Effect.logWarning(
+      const confirmed = result.outcomes.filter((o) => o._tag === "Ok" || o._tag === "Held").length
+      const log = confirmed < quorum ? Effect.logWarning : Effect.logDebug
+      return log(
         `effect-redlock: release of ${lock.resources.join(", ")} did not reach ${unanswered.length} node(s); ` +
           `their keys expire within ${Duration.format(lock.ttl)}`
       ).pipe(Effect.annotateLogs({ outcomes: unanswered.map(describeOutcome) }))

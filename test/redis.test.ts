@@ -147,7 +147,9 @@ layer(RedisFleet.layerLocal(5), { timeout: 60_000, excludeTestServices: true })(
       const current = yield* second.acquire("r", { ttl: "10 seconds", retry: Redlock.noRetry })
       const result = yield* first.release(stale)
       assert.strictEqual(result.released, 0)
-      assert.deepStrictEqual(tags(result.outcomes), ["Held", "Held", "Held", "Held", "Held"])
+      // A majority confirmed the key is not ours; the rest may not have been awaited.
+      assert.isAtLeast(tags(result.outcomes).filter((tag) => tag === "Held").length, 3)
+      assert.notInclude(tags(result.outcomes), "Ok")
       for (const server of fleet.servers) assert.strictEqual(yield* server.call("GET", "redlock:r"), current.value)
     }))
 
@@ -231,7 +233,7 @@ layer(RedisFleet.layerLocal(5), { timeout: 60_000, excludeTestServices: true })(
       yield* Effect.forEach(fleet.servers, (server) => server.call("SCRIPT", "FLUSH"))
       const lock = yield* redlock.acquire(["a", "b"], { ttl: "1 second" })
       const result = yield* redlock.release(lock)
-      assert.strictEqual(result.released, 5)
+      assert.isAtLeast(result.released, 3)
       yield* expectEmpty(fleet)
     }))
 

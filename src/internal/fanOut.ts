@@ -44,52 +44,53 @@ const callNode = <A>(
   })
 
 /**
- * Every node, waiting for all of them (each bounded by `timeout`). Used for
- * release, where every node must be asked and answers are only reported.
- */
-export const all = <A>(
-  nodes: ReadonlyArray<RedisNode>,
-  call: (node: RedisNode) => Effect.Effect<A, RedisNodeError>,
-  isYes: (answer: A) => boolean,
-  timeout: Duration.Duration
-): Effect.Effect<FanOutResult> =>
-  Effect.map(
-    Effect.forEach(nodes, (node) => callNode(node, call, isYes, timeout), { concurrency: "unbounded" }),
-    (outcomes) => ({ outcomes, yes: outcomes.filter((outcome) => outcome._tag === "Ok").length })
-  )
-
-/**
- * Every node, returning as soon as the attempt is decided: a quorum said yes,
- * or a quorum can no longer be reached. Nodes still pending are then no longer
- * awaited (their outcome is `NotAwaited`); the caller releases on every node,
- * and nodes apply operations in order, so a late yes is undone by that release.
+ * Every node, returning as soon as the operation is decided: a quorum of nodes
+ * gave an answer that `counts`, or a quorum can no longer be reached. Nodes
+ * still pending are then no longer awaited (their outcome is `NotAwaited`).
+ * Their command was already sent and still lands on the node, in order with
+ * the commands that follow it on the same node, so giving up on the answer
+ * loses nothing: a late acquire is undone by the release that follows it.
  */
 export const untilDecided = <A>(
   nodes: ReadonlyArray<RedisNode>,
   call: (node: RedisNode) => Effect.Effect<A, RedisNodeError>,
   isYes: (answer: A) => boolean,
-  timeout: Duration.Duration
+  timeout: Duration.Duration,
+  counts: (outcome: NodeOutcome) => boolean = (outcome) => outcome._tag === "Ok"
 ): Effect.Effect<FanOutResult> =>
   Effect.suspend(() => {
+    if (nodes.length === 0) return Effect.succeed(resultOf([]))
     const outcomes: Array<NodeOutcome> = nodes.map((node) => ({ _tag: "NotAwaited", node: node.name, millis: 0 }))
-    let yes = 0
-    let no = 0
+    let counted = 0
+    let other = 0
     return Effect.flatMap(Deferred.make<void>(), (decided) => {
       const record = (index: number) => (outcome: NodeOutcome) =>
         Effect.suspend(() => {
           outcomes[index] = outcome
-          if (outcome._tag === "Ok") yes++
-          else no++
-          return Algorithm.tally(nodes.length, yes, no) === "open" ? Effect.void : Deferred.succeed(decided, undefined)
+          if (counts(outcome)) counted++
+          else other++
+          return Algorithm.tally(nodes.length, counted, other) === "open"
+            ? Effect.void
+            : Deferred.succeed(decided, undefined)
         })
+      // Daemons, not children: an interruption of the caller must not reach a
+      // call in flight (a fiber that is interrupted passes the signal on to its
+      // children, even while it runs uninterruptibly, which would cancel a
+      // release before it is sent). Each call is bounded by its timeout; the
+      // ones still pending once the outcome is decided are interrupted.
       return Effect.forEach(nodes, (node, index) =>
-        Effect.fork(Effect.flatMap(callNode(node, call, isYes, timeout), record(index)))).pipe(
+        Effect.forkDaemon(Effect.flatMap(callNode(node, call, isYes, timeout), record(index)))).pipe(
           Effect.flatMap((fibers) =>
-            Effect.zipRight(
-              Deferred.await(decided),
-              Effect.zipRight(Fiber.interruptAll(fibers), Effect.sync(() => ({ outcomes: [...outcomes], yes })))
+            Deferred.await(decided).pipe(
+              Effect.ensuring(Fiber.interruptAll(fibers)),
+              Effect.zipRight(Effect.sync(() => resultOf(outcomes)))
             )
           )
         )
     })
   })
+
+const resultOf = (outcomes: ReadonlyArray<NodeOutcome>): FanOutResult => ({
+  outcomes: [...outcomes],
+  yes: outcomes.filter((outcome) => outcome._tag === "Ok").length
+})
