@@ -3,12 +3,12 @@
  * the TestClock and jitter on a fixed Random.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { Cause, Duration, Effect, Exit, Fiber, Option, Random, TestClock } from "effect"
+import { Duration, Effect, Exit, Fiber, Option, Random, TestClock } from "effect"
 import * as Lock from "../src/Lock.js"
 import * as Redlock from "../src/Redlock.js"
 import * as RedisNode from "../src/RedisNode.js"
 import { InvalidOptions, LockNotAcquired } from "../src/RedlockError.js"
-import { memory } from "./support.js"
+import { failureOf, memory } from "./support.js"
 
 const allKeys = Effect.gen(function*() {
   const control = yield* RedisNode.MemoryNodes
@@ -18,13 +18,6 @@ const allKeys = Effect.gen(function*() {
 const assertNoKeys = Effect.gen(function*() {
   assert.deepStrictEqual((yield* allKeys).flat(), [])
 })
-
-const failureOf = <A, E>(exit: Exit.Exit<A, E>): E => {
-  if (Exit.isSuccess(exit)) throw new Error("expected a failure")
-  const failure = Cause.failureOption(exit.cause)
-  if (Option.isNone(failure)) throw new Error(`expected a typed failure, got ${Cause.pretty(exit.cause)}`)
-  return failure.value
-}
 
 /** Advance the TestClock 1 ms at a time, so that sleeps started along the way also fire in order. */
 const tick = (millis: number) =>

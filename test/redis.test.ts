@@ -3,23 +3,16 @@
  * faults made by signals (SIGSTOP/SIGCONT, SIGKILL) and Redis commands.
  */
 import { assert, layer } from "@effect/vitest"
-import { Cause, Context, Duration, Effect, Exit, Fiber, Layer, Option, Redacted, Schedule } from "effect"
+import { Context, Duration, Effect, Exit, Fiber, Layer, Redacted, Schedule } from "effect"
 import * as RedisFleet from "../fleet/RedisFleet.js"
 import * as Redlock from "../src/Redlock.js"
 import * as RedisNode from "../src/RedisNode.js"
 import { LockNotAcquired } from "../src/RedlockError.js"
-import { overlaps, recordSection, redis, type Section } from "./support.js"
+import { failureOf, overlaps, recordSection, redis, type Section } from "./support.js"
 
 /** A lock manager with its own connections, built in the current scope. */
 const manager = (nodes: ReadonlyArray<RedisFleet.Fleet["nodes"][number]>, options?: Redlock.Options) =>
   Effect.map(Layer.build(redis(nodes, options)), (context) => Context.get(context, Redlock.Redlock))
-
-const failureOf = <A, E>(exit: Exit.Exit<A, E>): E => {
-  if (Exit.isSuccess(exit)) throw new Error("expected a failure")
-  const failure = Cause.failureOption(exit.cause)
-  if (Option.isNone(failure)) throw new Error(`expected a typed failure, got ${Cause.pretty(exit.cause)}`)
-  return failure.value
-}
 
 const tags = (outcomes: ReadonlyArray<RedisNode.NodeOutcome>) => outcomes.map((outcome) => outcome._tag)
 

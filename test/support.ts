@@ -1,5 +1,5 @@
 /** Helpers shared by the test files. */
-import { Effect, Layer } from "effect"
+import { Cause, Effect, Exit, Layer, Option } from "effect"
 import * as Lock from "../src/Lock.js"
 import * as Redlock from "../src/Redlock.js"
 import * as RedisNode from "../src/RedisNode.js"
@@ -42,3 +42,11 @@ export const recordSection = (holder: string, lock: Lock.Lock, body: Effect.Effe
     const end = yield* Lock.monotonicMillis
     into.push({ holder, value: lock.value, start, end, validUntil: lock.validUntilMillis })
   })
+
+/** The typed failure of an exit; throws (failing the test) on success or on a defect. */
+export const failureOf = <A, E>(exit: Exit.Exit<A, E>): E => {
+  if (Exit.isSuccess(exit)) throw new Error("expected a failure")
+  const failure = Cause.failureOption(exit.cause)
+  if (Option.isNone(failure)) throw new Error(`expected a typed failure, got ${Cause.pretty(exit.cause)}`)
+  return failure.value
+}

@@ -22,6 +22,7 @@ import { Redis } from "ioredis"
 import type * as Tls from "node:tls"
 import * as Scripts from "../internal/scripts.js"
 import { type RedisNode, RedisNodeError, type RedisNodeErrorReason, RedisNodes } from "../RedisNode.js"
+import { InvalidOptions } from "../RedlockError.js"
 
 /**
  * Where a node is and how to log in. The password is `Redacted` so that it
@@ -31,6 +32,8 @@ import { type RedisNode, RedisNodeError, type RedisNodeErrorReason, RedisNodes }
  * @category models
  */
 export interface ConnectionOptions {
+  /** `redis://[user:password@]host[:port][/db]` or `rediss://...`; the other fields override its parts. */
+  readonly url?: string | undefined
   readonly host?: string | undefined
   readonly port?: number | undefined
   readonly username?: string | undefined
@@ -89,6 +92,12 @@ export const fromUrl = (url: string): Option.Option<ConnectionOptions> => {
     tls: parsed.protocol === "rediss:"
   })
 }
+
+/** A URL as it may be shown: any user and password replaced. */
+const hidePassword = (url: string) => url.replace(/\/\/[^@/]*@/, "//***@")
+
+const withoutUndefined = <A extends object>(a: A): Partial<A> =>
+  Object.fromEntries(Object.entries(a).filter(([, value]) => value !== undefined)) as Partial<A>
 
 /** Map a driver failure to a node error; connection failures carry the last connection error's text. */
 const toNodeError = (node: string, cause: unknown, lastConnectionError: Error | undefined): RedisNodeError => {
@@ -207,13 +216,21 @@ const close = (client: Redis) =>
  * @since 1.0.0
  * @category constructors
  */
-export const make = (options: NodeOptions): Effect.Effect<RedisNode, never, Scope.Scope> =>
+export const make = (nodeOptions: NodeOptions): Effect.Effect<RedisNode, InvalidOptions, Scope.Scope> =>
   Effect.gen(function*() {
-    if ("client" in options) {
-      const client = options.client
+    if ("client" in nodeOptions) {
+      const client = nodeOptions.client
       const watcher = yield* watchErrors(client)
-      const name = options.name ?? `${client.options.host ?? "127.0.0.1"}:${client.options.port ?? 6379}`
+      const name = nodeOptions.name ?? `${client.options.host ?? "127.0.0.1"}:${client.options.port ?? 6379}`
       return makeNode(name, client, watcher.last)
+    }
+    let options: ConnectionOptions = nodeOptions
+    if (nodeOptions.url !== undefined) {
+      const parsed = fromUrl(nodeOptions.url)
+      if (Option.isNone(parsed)) {
+        return yield* new InvalidOptions({ option: "url", detail: `not a redis:// URL: "${hidePassword(nodeOptions.url)}"` })
+      }
+      options = { ...parsed.value, ...withoutUndefined(nodeOptions) }
     }
     const host = options.host ?? "127.0.0.1"
     const port = options.port ?? 6379
@@ -256,7 +273,7 @@ export const make = (options: NodeOptions): Effect.Effect<RedisNode, never, Scop
  * @since 1.0.0
  * @category layers
  */
-export const layer = (nodes: ReadonlyArray<NodeOptions>): Layer.Layer<RedisNodes> =>
+export const layer = (nodes: ReadonlyArray<NodeOptions>): Layer.Layer<RedisNodes, InvalidOptions> =>
   Layer.scoped(RedisNodes, Effect.forEach(nodes, make, { concurrency: "unbounded" }))
 
 /**
@@ -275,15 +292,14 @@ export const layerConfig = (
     urls: Config.map(Config.string("REDLOCK_NODES"), (list) => list.split(",").map((url) => url.trim())),
     password: Config.option(Config.redacted("REDLOCK_PASSWORD"))
   })
-): Layer.Layer<RedisNodes, ConfigError.ConfigError> =>
+): Layer.Layer<RedisNodes, ConfigError.ConfigError | InvalidOptions> =>
   Layer.unwrapEffect(Effect.gen(function*() {
     const { password, urls } = yield* config
     const nodes: Array<ConnectionOptions> = []
     for (const url of urls) {
       const parsed = fromUrl(url)
       if (Option.isNone(parsed)) {
-        const shown = url.replace(/\/\/[^@/]*@/, "//***@") // never print a password
-        return yield* Effect.fail(ConfigError.InvalidData(["REDLOCK_NODES"], `not a redis:// URL: "${shown}"`))
+        return yield* Effect.fail(ConfigError.InvalidData(["REDLOCK_NODES"], `not a redis:// URL: "${hidePassword(url)}"`))
       }
       nodes.push({ ...parsed.value, password: parsed.value.password ?? Option.getOrUndefined(password) })
     }

@@ -1,0 +1,116 @@
+/**
+ * How ioredis nodes are configured: URLs, configuration, passwords, and
+ * clients owned by the user.
+ */
+import { assert, describe, it, layer } from "@effect/vitest"
+import { ConfigProvider, Context, Effect, Exit, Layer, Option, Redacted, Schedule, Scope } from "effect"
+import { Redis } from "ioredis"
+import * as RedisFleet from "../fleet/RedisFleet.js"
+import * as Redlock from "../src/Redlock.js"
+import * as RedisNode from "../src/RedisNode.js"
+import * as Ioredis from "../src/RedisNode/Ioredis.js"
+import { InvalidOptions } from "../src/RedlockError.js"
+import { failureOf } from "./support.js"
+
+describe("fromUrl", () => {
+  it("reads host, port, user, password (decoded, redacted), db and TLS", () => {
+    const parsed = Option.getOrThrow(Ioredis.fromUrl("rediss://app:p%40ss@cache.local:6380/2"))
+    assert.strictEqual(parsed.host, "cache.local")
+    assert.strictEqual(parsed.port, 6380)
+    assert.strictEqual(parsed.username, "app")
+    assert.strictEqual(Redacted.value(parsed.password!), "p@ss")
+    assert.notInclude(String(parsed.password), "p@ss")
+    assert.strictEqual(parsed.db, 2)
+    assert.strictEqual(parsed.tls, true)
+    const plain = Option.getOrThrow(Ioredis.fromUrl("redis://10.0.0.1"))
+    assert.deepStrictEqual([plain.port, plain.tls, plain.db, plain.password], [6379, false, undefined, undefined])
+  })
+
+  it("rejects what is not a redis URL", () => {
+    for (const url of ["", "http://host:6379", "redis://host/notanumber", "not a url"]) {
+      assert.isTrue(Option.isNone(Ioredis.fromUrl(url)), url)
+    }
+  })
+})
+
+const nodesOf = (nodesLayer: Layer.Layer<RedisNode.RedisNodes, unknown>) =>
+  Effect.map(Layer.build(nodesLayer), (context) => Context.get(context, RedisNode.RedisNodes))
+
+layer(RedisFleet.layerLocal(2, { password: "s3cret" }), { timeout: 30_000, excludeTestServices: true })(
+  "ioredis node options",
+  (it) => {
+    it.scoped("a node from a URL carrying the password; its name never shows the password", () =>
+      Effect.gen(function*() {
+        const fleet = yield* RedisFleet.RedisFleet
+        const port = fleet.servers[0].port
+        const [node] = yield* nodesOf(Ioredis.layer([{ url: `redis://:s3cret@127.0.0.1:${port}` }]))
+        assert.strictEqual(node.name, `127.0.0.1:${port}`)
+        assert.isTrue(yield* node.acquire(["k"], "v", 1_000))
+        assert.strictEqual(yield* node.release(["k"], "v"), 1)
+      }))
+
+    it.scoped("a malformed URL is InvalidOptions, without the password", () =>
+      Effect.gen(function*() {
+        const exit = yield* Effect.exit(nodesOf(Ioredis.layer([{ url: "http://user:s3cret@127.0.0.1:1" }])))
+        const error = failureOf(exit)
+        assert.instanceOf(error, InvalidOptions)
+        assert.notInclude((error as InvalidOptions).message, "s3cret")
+      }))
+
+    it.scoped("layerConfig reads REDLOCK_NODES and REDLOCK_PASSWORD", () =>
+      Effect.gen(function*() {
+        const fleet = yield* RedisFleet.RedisFleet
+        const urls = fleet.servers.map((server) => `redis://127.0.0.1:${server.port}`).join(", ")
+        const provider = ConfigProvider.fromMap(new Map([["REDLOCK_NODES", urls], ["REDLOCK_PASSWORD", "s3cret"]]))
+        const context = yield* Layer.build(Redlock.layer().pipe(Layer.provide(Ioredis.layerConfig()))).pipe(
+          Effect.withConfigProvider(provider)
+        )
+        const redlock = Context.get(context, Redlock.Redlock)
+        assert.strictEqual(redlock.nodes.length, 2)
+        const lock = yield* redlock.acquire("configured", { ttl: "1 second" })
+        assert.deepStrictEqual(lock.outcomes.map((o) => o._tag), ["Ok", "Ok"])
+      }))
+
+    it.scoped("layerConfig rejects a malformed node list without printing the password", () =>
+      Effect.gen(function*() {
+        const provider = ConfigProvider.fromMap(new Map([["REDLOCK_NODES", "redis://127.0.0.1:1,ftp://me:s3cret@x"]]))
+        const exit = yield* Effect.exit(
+          nodesOf(Ioredis.layerConfig()).pipe(Effect.withConfigProvider(provider))
+        )
+        assert.isTrue(Exit.isFailure(exit))
+        const text = String(failureOf(exit))
+        assert.include(text, "REDLOCK_NODES")
+        assert.notInclude(text, "s3cret")
+      }))
+
+    it.scoped("a client the user owns is used as it is and left open", () =>
+      Effect.gen(function*() {
+        const fleet = yield* RedisFleet.RedisFleet
+        const client = new Redis({ host: "127.0.0.1", port: fleet.servers[1].port, password: "s3cret" })
+        yield* Effect.addFinalizer(() => Effect.sync(() => client.disconnect()))
+        yield* Effect.promise(() => client.ping())
+        const scope = yield* Scope.make()
+        const [node] = yield* nodesOf(Ioredis.layer([{ client, name: "mine" }])).pipe(Scope.extend(scope))
+        assert.strictEqual(node.name, "mine")
+        assert.isTrue(yield* node.acquire(["k"], "v", 1_000))
+        yield* Scope.close(scope, Exit.void)
+        assert.strictEqual(client.status, "ready")
+        assert.strictEqual(yield* Effect.promise(() => client.get("k")), "v")
+      }))
+
+    it.scoped("a node that never answered at start-up is Unavailable at once, and joins when it comes up", () =>
+      Effect.gen(function*() {
+        const fleet = yield* RedisFleet.RedisFleet
+        const server = fleet.servers[0]
+        yield* server.kill
+        const [node] = yield* nodesOf(Ioredis.layer([{ ...fleet.nodes[0], connectTimeout: "100 millis" }]))
+        const exit = yield* Effect.exit(node.acquire(["k"], "v", 1_000))
+        assert.strictEqual((failureOf(exit) as RedisNode.RedisNodeError).reason, "Unavailable")
+        yield* server.start
+        const joined = yield* node.acquire(["k"], "v", 1_000).pipe(
+          Effect.retry(Schedule.spaced("50 millis").pipe(Schedule.upTo("5 seconds")))
+        )
+        assert.isTrue(joined)
+      }))
+  }
+)
