@@ -4,10 +4,11 @@
  * @since 1.0.0
  */
 import * as Clock from "effect/Clock"
-import * as Duration from "effect/Duration"
+import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import type * as Array from "effect/Array"
+import type { NonEmptyReadonlyArray } from "effect/Array"
 import type { NodeOutcome } from "./RedisNode.js"
+import type { LockLost, ValidityTooShort } from "./RedlockError.js"
 
 /**
  * @since 1.0.0
@@ -24,7 +25,8 @@ export type TypeId = typeof TypeId
 /**
  * A lock held on a quorum of nodes. It is only valid until its validity
  * deadline: work protected by it must finish before {@link Lock.remaining}
- * reaches zero, since the keys expire on the nodes on their own.
+ * reaches zero, since the keys expire on the nodes on their own. Extensions
+ * (by hand or automatic) move the deadline.
  *
  * @since 1.0.0
  * @category models
@@ -32,23 +34,40 @@ export type TypeId = typeof TypeId
 export interface Lock {
   readonly [TypeId]: TypeId
   /** The resources, as given to `acquire`. */
-  readonly resources: Array.NonEmptyReadonlyArray<string>
+  readonly resources: NonEmptyReadonlyArray<string>
   /** The Redis keys: the resources with the manager's key prefix. */
-  readonly keys: Array.NonEmptyReadonlyArray<string>
+  readonly keys: NonEmptyReadonlyArray<string>
   /** The random value that identifies this acquisition on every node. */
   readonly value: string
   /** The time to live set on the keys. */
   readonly ttl: Duration.Duration
   /** The validity at acquisition: ttl minus the attempt's duration and the clock drift allowance. */
   readonly validity: Duration.Duration
-  /** The validity deadline, in milliseconds on the monotonic timeline of `Clock.currentTimeNanos`. */
+  /** The current validity deadline, in milliseconds on the monotonic timeline of `Clock.currentTimeNanos`. */
   readonly validUntilMillis: number
   /** Attempts it took to acquire, including the successful one. */
   readonly attempts: number
+  /** Successful extensions so far. */
+  readonly extensions: number
   /** What each node answered on the successful attempt. */
   readonly outcomes: ReadonlyArray<NodeOutcome>
   /** The validity left now; zero once the deadline has passed. */
   readonly remaining: Effect.Effect<Duration.Duration>
+  /**
+   * Completes when the lock is lost: its deadline passed without an
+   * extension, nodes said it is no longer ours, or it was released. Loss is
+   * decided by the deadline on this process's clock, so it is detected even
+   * when every node hangs.
+   */
+  readonly lost: Effect.Effect<LockLost>
+  /**
+   * Run `self` only if at least `minRemaining` of validity is left (and the
+   * lock is not lost); otherwise fail without starting it. Use it in front of
+   * a side effect that must not start late.
+   */
+  readonly guard: (
+    minRemaining: Duration.DurationInput
+  ) => <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.Effect<A, E | LockLost | ValidityTooShort, R>
 }
 
 /**
@@ -58,16 +77,6 @@ export interface Lock {
  * @category utils
  */
 export const monotonicMillis: Effect.Effect<number> = Effect.map(Clock.currentTimeNanos, (nanos) => Number(nanos) / 1e6)
-
-/**
- * @since 1.0.0
- * @category constructors
- */
-export const make = (fields: Omit<Lock, TypeId | "remaining">): Lock => ({
-  [TypeId]: TypeId,
-  ...fields,
-  remaining: Effect.map(monotonicMillis, (now) => Duration.millis(Math.max(0, fields.validUntilMillis - now)))
-})
 
 /**
  * @since 1.0.0

@@ -27,15 +27,23 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import { dual, identity } from "effect/Function"
 import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 import * as Schedule from "effect/Schedule"
 import * as Scope from "effect/Scope"
 import * as Algorithm from "./internal/algorithm.js"
 import * as FanOut from "./internal/fanOut.js"
 import * as LockValue from "./internal/lockValue.js"
 import * as Validate from "./internal/options.js"
+import { HeldLock } from "./internal/lock.js"
 import * as Lock from "./Lock.js"
-import { type NodeOutcome, type RedisNode, RedisNodes } from "./RedisNode.js"
-import { type InvalidOptions, LockNotAcquired, type RedlockError } from "./RedlockError.js"
+import { type KeyState, type NodeOutcome, type RedisNode, RedisNodes } from "./RedisNode.js"
+import {
+  ExtensionLimitReached,
+  type InvalidOptions,
+  type LockLost,
+  LockNotAcquired,
+  LockNotExtended,
+} from "./RedlockError.js"
 
 /**
  * The retry policy of acquire: a `Schedule` fed with each failed attempt.
@@ -82,6 +90,26 @@ export interface Options {
   readonly nodeTimeout?: Duration.DurationInput | undefined
   /** Default retry policy. Default {@link defaultRetry}. */
   readonly retry?: RetrySchedule | undefined
+  /**
+   * How many times one lock may be extended (by hand or automatically).
+   * Bounded so that a stuck holder cannot keep a resource forever. Default 1000.
+   */
+  readonly maxExtensions?: number | undefined
+}
+
+/**
+ * Automatic extension of a held lock.
+ *
+ * @since 1.0.0
+ * @category models
+ */
+export interface AutoExtendOptions {
+  /**
+   * Stop extending once the lock has been held this long; it then expires at
+   * the end of its validity (and `withLock` interrupts its body). Default: no
+   * bound other than `maxExtensions`.
+   */
+  readonly maxHold?: Duration.DurationInput | undefined
 }
 
 /**
@@ -97,20 +125,64 @@ export interface AcquireOptions {
   readonly nodeTimeout?: Duration.DurationInput | undefined
   /** Retry policy for this acquisition. Default: the manager's. */
   readonly retry?: RetrySchedule | undefined
+  /**
+   * Extend the lock in the background while it is held: when half the ttl is
+   * left, by the full ttl. Extension stops when the lock's scope closes, at
+   * `maxHold`, at `maxExtensions`, or when the lock is lost. Default `false`.
+   */
+  readonly autoExtend?: boolean | AutoExtendOptions | undefined
 }
 
 /**
- * What each node answered to a release. Keys that were not ours any more
- * (expired, or taken by another holder after expiry) are left untouched and
- * show as `Held`; nodes that did not answer keep the key until it expires.
+ * What a release did.
+ * - `Released`: a majority of nodes deleted our keys.
+ * - `NotHeld`: a majority of nodes no longer held them for us: they expired,
+ *   or another client took them after they expired (whose keys are left alone).
+ * - `Incomplete`: fewer than a majority answered; the keys left behind expire
+ *   within the ttl.
+ * - `AlreadyReleased`: the lock was released before; nothing was sent.
+ *
+ * @since 1.0.0
+ * @category models
+ */
+export type ReleaseStatus = "Released" | "NotHeld" | "Incomplete" | "AlreadyReleased"
+
+/**
+ * What each node answered to a release.
  *
  * @since 1.0.0
  * @category models
  */
 export interface ReleaseResult {
+  readonly status: ReleaseStatus
   /** Nodes on which our keys were deleted. */
   readonly released: number
   readonly outcomes: ReadonlyArray<NodeOutcome>
+}
+
+/**
+ * One node's view of a resource, as `inspect` reads it.
+ *
+ * @since 1.0.0
+ * @category models
+ */
+export type NodeKeyState =
+  | { readonly _tag: "Read"; readonly node: string; readonly state: KeyState }
+  | { readonly _tag: "Unreadable"; readonly outcome: NodeOutcome }
+
+/**
+ * Who holds a resource, node by node, and whether a majority agrees.
+ *
+ * @since 1.0.0
+ * @category models
+ */
+export interface InspectResult {
+  readonly resource: string
+  readonly nodes: ReadonlyArray<NodeKeyState>
+  /** The lock value held on a majority of nodes, if any: then the resource is locked. */
+  readonly holder: Option.Option<string>
+  /** The shortest remaining time to live among the majority that holds it. */
+  readonly ttl: Option.Option<Duration.Duration>
 }
 
 /**
@@ -126,12 +198,22 @@ export interface RedlockService {
   readonly acquire: (
     resources: string | NonEmptyReadonlyArray<string>,
     options: AcquireOptions
-  ) => Effect.Effect<Lock.Lock, RedlockError, Scope.Scope>
+  ) => Effect.Effect<Lock.Lock, InvalidOptions | LockNotAcquired, Scope.Scope>
   /**
    * Release now, on every node, and report what each node answered. The scope
    * finalizer of the lock then has nothing left to do.
    */
   readonly release: (lock: Lock.Lock) => Effect.Effect<ReleaseResult>
+  /**
+   * Extend the lock's keys to `ttl` (default: the lock's ttl) on every node,
+   * and move its deadline as acquire would compute it.
+   */
+  readonly extend: (
+    lock: Lock.Lock,
+    ttl?: Duration.DurationInput
+  ) => Effect.Effect<Lock.Lock, InvalidOptions | LockLost | LockNotExtended | ExtensionLimitReached>
+  /** Read who holds a resource on each node. Needs no lock. */
+  readonly inspect: (resource: string) => Effect.Effect<InspectResult, InvalidOptions>
 }
 
 /**
@@ -139,11 +221,6 @@ export interface RedlockService {
  * @category tags
  */
 export class Redlock extends Context.Tag("effect-redlock/Redlock")<Redlock, RedlockService>() {}
-
-interface LockState {
-  readonly nodeTimeout: Duration.Duration
-  released: boolean
-}
 
 /**
  * Build a lock manager over the nodes in context.
@@ -155,41 +232,50 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
   const nodes = yield* RedisNodes
   const keyPrefix = yield* Validate.keyPrefix(options.keyPrefix ?? "redlock:")
   const driftFactor = yield* Validate.driftFactor(options.driftFactor ?? 0.01)
+  const maxExtensions = yield* Validate.count("maxExtensions", options.maxExtensions ?? 1000)
   yield* Validate.nodeCount(nodes.length)
   const defaultNodeTimeout = options.nodeTimeout
   if (defaultNodeTimeout !== undefined) yield* Validate.millis("nodeTimeout", defaultNodeTimeout)
   const defaultSchedule = options.retry ?? defaultRetry
   const quorum = Algorithm.quorum(nodes.length)
-  // Per-lock state kept beside the public value, so a lock is released once.
-  const states = new WeakMap<Lock.Lock, LockState>()
+  const ours = new WeakSet<HeldLock>()
+
+  /** The manager's own state of a lock; a lock of another manager is a programmer error. */
+  const held = (lock: Lock.Lock): HeldLock => {
+    if (lock instanceof HeldLock && ours.has(lock)) return lock
+    throw new TypeError("effect-redlock: this lock was not acquired by this lock manager")
+  }
 
   // Release returns once a majority of the nodes asked confirmed that our keys
   // are gone (deleted, or not ours any more). The other nodes were sent the
   // release too; it lands in order on each of them, so not waiting for their
   // answer loses nothing, and a down node does not slow every release down.
+  // Release returns once a majority of the nodes asked deleted our keys, or
+  // once that can no longer happen. The other nodes were sent the release too;
+  // it lands in order on each of them, so not waiting for their answer loses
+  // nothing, and a down node does not slow every release down.
   const releaseOn = (
     targets: ReadonlyArray<RedisNode>,
     keys: ReadonlyArray<string>,
     value: string,
     timeout: Duration.Duration
-  ) =>
-    FanOut.untilDecided(
-      targets,
-      (node) => node.release(keys, value),
-      (deleted) => deleted > 0,
-      timeout,
-      (outcome) => outcome._tag === "Ok" || outcome._tag === "Held"
-    )
+  ) => FanOut.untilDecided(targets, (node) => node.release(keys, value), (deleted) => deleted > 0, timeout)
 
   const release = (lock: Lock.Lock): Effect.Effect<ReleaseResult> =>
     Effect.suspend(() => {
-      const state = states.get(lock)
-      if (state === undefined || state.released) return Effect.succeed({ released: 0, outcomes: [] })
+      const state = held(lock)
+      if (state.released) return Effect.succeed<ReleaseResult>({ status: "AlreadyReleased", released: 0, outcomes: [] })
       state.released = true
-      return Effect.map(
-        releaseOn(nodes, lock.keys, lock.value, state.nodeTimeout),
-        ({ outcomes, yes }) => ({ released: yes, outcomes })
-      )
+      return Effect.map(releaseOn(nodes, state.keys, state.value, state.nodeTimeout), ({ outcomes, yes }) => {
+        state.markLost("Released", outcomes)
+        const notOurs = outcomes.filter((outcome) => outcome._tag === "Held").length
+        const status: ReleaseStatus = yes >= quorum
+          ? "Released"
+          : notOurs > nodes.length - quorum
+          ? "NotHeld"
+          : "Incomplete"
+        return { status, released: yes, outcomes }
+      })
     }).pipe(Effect.uninterruptible)
 
   // Runs when the lock's scope closes. A release that does not reach a node is
@@ -197,22 +283,86 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
   // error that could hide the result of the work done under the lock. It is a
   // warning when a majority did not confirm: the resource may then stay
   // blocked until the keys expire.
-  const releaseFinalizer = (lock: Lock.Lock) =>
+  const releaseFinalizer = (lock: HeldLock) =>
     Effect.flatMap(release(lock), (result) => {
       const unanswered = result.outcomes.filter((o) => o._tag === "TimedOut" || o._tag === "Failed")
       if (unanswered.length === 0) return Effect.void
-      const confirmed = result.outcomes.filter((o) => o._tag === "Ok" || o._tag === "Held").length
-      const log = confirmed < quorum ? Effect.logWarning : Effect.logDebug
+      const log = result.status === "Incomplete" ? Effect.logWarning : Effect.logDebug
       return log(
         `effect-redlock: release of ${lock.resources.join(", ")} did not reach ${unanswered.length} node(s); ` +
           `their keys expire within ${Duration.format(lock.ttl)}`
       ).pipe(Effect.annotateLogs({ outcomes: unanswered.map(describeOutcome) }))
     })
 
+  const extend = (
+    lock: Lock.Lock,
+    ttlInput?: Duration.DurationInput
+  ): Effect.Effect<Lock.Lock, InvalidOptions | LockLost | LockNotExtended | ExtensionLimitReached> =>
+    Effect.gen(function*() {
+      const state = held(lock)
+      const { ttlMillis } = yield* Validate.timing(ttlInput ?? state.ttl, state.nodeTimeout, driftFactor)
+      if (state.released) return yield* state.markLost("Released")
+      if (state.lostBecause !== undefined) return yield* state.lostBecause
+      if (state.extensionCount >= maxExtensions) {
+        return yield* new ExtensionLimitReached({ resources: state.resources, maxExtensions })
+      }
+      const start = yield* Lock.monotonicMillis
+      if (start >= state.deadline) return yield* state.markLost("Expired")
+      const { outcomes, yes } = yield* FanOut.untilDecided(
+        nodes,
+        (node) => node.extend(state.keys, state.value, ttlMillis),
+        identity,
+        state.nodeTimeout
+      )
+      const end = yield* Lock.monotonicMillis
+      // Counted only if a majority confirmed within the current validity: past
+      // the deadline, another client may already have taken the lock.
+      if (end >= state.deadline) return yield* state.markLost("Expired", outcomes)
+      if (yes >= quorum && Algorithm.validity(ttlMillis, end - start, driftFactor) > 0) {
+        state.deadline = start + ttlMillis - Algorithm.drift(ttlMillis, driftFactor)
+        state.extensionCount++
+        return lock
+      }
+      const notOurs = outcomes.filter((outcome) => outcome._tag === "Held").length
+      if (nodes.length - notOurs < quorum) return yield* state.markLost("NotHeld", outcomes)
+      return yield* new LockNotExtended({ resources: state.resources, outcomes })
+    })
+
+  // Extends when half the ttl is left. A failed extension is tried again after
+  // the per-node timeout, while the lock is valid. A wake-up past the deadline
+  // (the process was paused) is a loss: the lock may already belong to another.
+  const autoExtend = (lock: HeldLock, maxHoldMillis: number) => {
+    const ttlMillis = Duration.toMillis(lock.ttl)
+    const step: Effect.Effect<boolean> = Effect.gen(function*() {
+      const now = yield* Lock.monotonicMillis
+      const wakeAt = lock.deadline - ttlMillis / 2
+      if (wakeAt > now) yield* Effect.sleep(Duration.millis(wakeAt - now))
+      const woke = yield* Lock.monotonicMillis
+      if (woke >= lock.deadline) {
+        lock.markLost("Expired")
+        return false
+      }
+      if (lock.lostBecause !== undefined || woke - lock.acquiredAtMillis >= maxHoldMillis) return false
+      return yield* extend(lock).pipe(
+        Effect.as(true),
+        Effect.catchTags({
+          LockNotExtended: () => Effect.as(Effect.sleep(lock.nodeTimeout), true),
+          LockLost: () => Effect.succeed(false),
+          ExtensionLimitReached: () => Effect.succeed(false),
+          InvalidOptions: () => Effect.succeed(false)
+        })
+      )
+    })
+    return Effect.whileLoop({ while: () => true, body: () => step, step: () => {} }).pipe(
+      Effect.asVoid,
+      Effect.interruptible
+    )
+  }
+
   const acquire = (
     resourcesInput: string | NonEmptyReadonlyArray<string>,
     acquireOptions: AcquireOptions
-  ): Effect.Effect<Lock.Lock, RedlockError, Scope.Scope> =>
+  ): Effect.Effect<Lock.Lock, InvalidOptions | LockNotAcquired, Scope.Scope> =>
     Effect.gen(function*() {
       const resources = yield* Validate.resources(resourcesInput)
       const { nodeTimeoutMillis, ttlMillis } = yield* Validate.timing(
@@ -220,6 +370,7 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
         acquireOptions.nodeTimeout ?? defaultNodeTimeout,
         driftFactor
       )
+      const maxHoldMillis = yield* Validate.autoExtend(acquireOptions.autoExtend)
       const schedule = acquireOptions.retry ?? defaultSchedule
       const keys = resources.map((resource) => keyPrefix + resource) as unknown as NonEmptyReadonlyArray<string>
       const nodeTimeout = Duration.millis(nodeTimeoutMillis)
@@ -246,7 +397,7 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
           const { outcomes, yes } = result.value
           const validityMillis = Algorithm.validity(ttlMillis, end - start, driftFactor)
           if (yes >= quorum && validityMillis > 0) {
-            const lock = Lock.make({
+            const lock = new HeldLock({
               resources,
               keys,
               value,
@@ -254,11 +405,16 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
               validity: Duration.millis(validityMillis),
               validUntilMillis: end + validityMillis,
               attempts,
-              outcomes
+              outcomes,
+              nodeTimeout,
+              acquiredAtMillis: end
             })
-            states.set(lock, { nodeTimeout, released: false })
+            ours.add(lock)
             yield* Scope.addFinalizer(scope, releaseFinalizer(lock))
-            return lock
+            // Forked after the release is registered: finalizers run last in,
+            // first out, so extension stops before the release runs.
+            if (maxHoldMillis !== undefined) yield* Effect.forkIn(autoExtend(lock, maxHoldMillis), scope)
+            return lock as Lock.Lock
           }
           // A node that answered Held did not take the key in this attempt, and
           // earlier attempts were released in order on the same node: skip it.
@@ -277,7 +433,30 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
       return yield* Effect.retry(attempt, schedule)
     })
 
-  return Redlock.of({ nodes, quorum, acquire, release })
+  const inspect = (resource: string): Effect.Effect<InspectResult, InvalidOptions> =>
+    Effect.gen(function*() {
+      const [checked] = yield* Validate.resources(resource)
+      const key = keyPrefix + checked
+      const timeout = Duration.millis(defaultNodeTimeout === undefined ? 250 : Duration.toMillis(defaultNodeTimeout))
+      const { answers: states, outcomes } = yield* FanOut.all(nodes, (node) => node.inspect(key), timeout)
+      const read = outcomes.map((outcome, index): NodeKeyState => {
+        const state = states[index]
+        return state === undefined ? { _tag: "Unreadable", outcome } : { _tag: "Read", node: outcome.node, state }
+      })
+      const values = states.map((state) => state === undefined ? undefined : Option.getOrUndefined(state.value))
+      const holder = values.find((v) => v !== undefined && values.filter((w) => w === v).length >= quorum)
+      const ttls = states.flatMap((state, index) =>
+        state !== undefined && holder !== undefined && values[index] === holder ? Option.toArray(state.ttl) : []
+      )
+      return {
+        resource: checked,
+        nodes: read,
+        holder: Option.fromNullable(holder),
+        ttl: ttls.length === 0 ? Option.none() : Option.some(ttls.reduce((a, b) => Duration.min(a, b)))
+      }
+    })
+
+  return Redlock.of({ nodes, quorum, acquire, release, extend, inspect })
 })
 
 const describeOutcome = (outcome: NodeOutcome): string =>
@@ -318,12 +497,13 @@ export const layer = (options?: Options): Layer.Layer<Redlock, InvalidOptions, R
 export const acquire = (
   resources: string | NonEmptyReadonlyArray<string>,
   options: AcquireOptions
-): Effect.Effect<Lock.Lock, RedlockError, Redlock | Scope.Scope> =>
+): Effect.Effect<Lock.Lock, InvalidOptions | LockNotAcquired, Redlock | Scope.Scope> =>
   Effect.flatMap(Redlock, (redlock) => redlock.acquire(resources, options))
 
 /**
  * Release a lock now rather than at the end of its scope, and see what each
- * node answered.
+ * node answered. Releasing a lock that expired, or that another client took
+ * after it expired, answers `NotHeld` at once and leaves the other's keys.
  *
  * @since 1.0.0
  * @category combinators
@@ -332,7 +512,38 @@ export const release = (lock: Lock.Lock): Effect.Effect<ReleaseResult, never, Re
   Effect.flatMap(Redlock, (redlock) => redlock.release(lock))
 
 /**
- * Run an effect while holding a lock; the lock is released when it ends.
+ * Extend a held lock to `ttl` (default: its own ttl). It succeeds only if a
+ * majority of nodes extended it within its current validity; the new
+ * validity is computed as acquire does. Fails with `LockLost` at once when
+ * the lock expired or is held by another client, with `LockNotExtended` when
+ * too few nodes answered (the lock stays valid until its deadline), and with
+ * `ExtensionLimitReached` past `maxExtensions`.
+ *
+ * @since 1.0.0
+ * @category combinators
+ */
+export const extend = (
+  lock: Lock.Lock,
+  ttl?: Duration.DurationInput
+): Effect.Effect<Lock.Lock, InvalidOptions | LockLost | LockNotExtended | ExtensionLimitReached, Redlock> =>
+  Effect.flatMap(Redlock, (redlock) => redlock.extend(lock, ttl))
+
+/**
+ * Who holds a resource on each node and whether a majority agrees (as
+ * StackExchange.Redis's LockQuery). Needs no lock value.
+ *
+ * @since 1.0.0
+ * @category combinators
+ */
+export const inspect = (resource: string): Effect.Effect<InspectResult, InvalidOptions, Redlock> =>
+  Effect.flatMap(Redlock, (redlock) => redlock.inspect(resource))
+
+/**
+ * Run an effect while holding a lock; the lock is released when it ends. If
+ * the lock is lost while the effect runs (its validity runs out, or nodes say
+ * it is no longer ours), the effect is interrupted and `withLock` fails with
+ * `LockLost`: the critical section never runs past its validity. With
+ * `autoExtend`, the lock is extended for as long as the effect runs.
  *
  * @example
  * ```ts
@@ -340,7 +551,7 @@ export const release = (lock: Lock.Lock): Effect.Effect<ReleaseResult, never, Re
  * import { Redlock } from "effect-redlock"
  *
  * const rebuild = Effect.log("rebuilding the cache").pipe(
- *   Redlock.withLock("cache:rebuild", { ttl: "30 seconds" })
+ *   Redlock.withLock("cache:rebuild", { ttl: "30 seconds", autoExtend: true })
  * )
  * ```
  *
@@ -351,19 +562,31 @@ export const withLock: {
   (
     resources: string | NonEmptyReadonlyArray<string>,
     options: AcquireOptions
-  ): <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.Effect<A, E | RedlockError, R | Redlock>
+  ): <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.Effect<A, E | WithLockError, R | Redlock>
   <A, E, R>(
     self: Effect.Effect<A, E, R>,
     resources: string | NonEmptyReadonlyArray<string>,
     options: AcquireOptions
-  ): Effect.Effect<A, E | RedlockError, R | Redlock>
+  ): Effect.Effect<A, E | WithLockError, R | Redlock>
 } = dual(3, <A, E, R>(
   self: Effect.Effect<A, E, R>,
   resources: string | NonEmptyReadonlyArray<string>,
   options: AcquireOptions
-): Effect.Effect<A, E | RedlockError, R | Redlock> =>
+): Effect.Effect<A, E | WithLockError, R | Redlock> =>
   Effect.acquireUseRelease(
     Scope.make(),
-    (scope) => Effect.zipRight(Scope.extend(acquire(resources, options), scope), self),
+    (scope) =>
+      Effect.flatMap(
+        Scope.extend(acquire(resources, options), scope),
+        (lock) => Effect.raceFirst(self, Effect.flatMap(lock.lost, Effect.fail))
+      ),
     (scope, exit) => Scope.close(scope, exit)
   ))
+
+/**
+ * The errors `withLock` adds to those of its body.
+ *
+ * @since 1.0.0
+ * @category models
+ */
+export type WithLockError = InvalidOptions | LockNotAcquired | LockLost

@@ -92,16 +92,130 @@ export class LockNotAcquired extends Schema.TaggedError<LockNotAcquired>("effect
 }
 
 /**
+ * Why a held lock was lost.
+ * - `Expired`: its validity deadline passed without a successful extension
+ *   (including when a timer fired late, after a pause of the process).
+ * - `NotHeld`: a majority of nodes say its keys are no longer ours (they
+ *   expired, or another client took them after they expired).
+ * - `Released`: it was released.
+ *
+ * @since 1.0.0
+ * @category errors
+ */
+export const LockLostReason = Schema.Literal("Expired", "NotHeld", "Released")
+
+/**
+ * The lock is no longer held: work under it must stop. `withLock` interrupts
+ * its body and fails with this error when it happens.
+ *
+ * @since 1.0.0
+ * @category errors
+ */
+export class LockLost extends Schema.TaggedError<LockLost>("effect-redlock/LockLost")("LockLost", {
+  resources: Schema.Array(Schema.String),
+  reason: LockLostReason,
+  /** What each node answered, when nodes were asked. */
+  outcomes: Schema.Array(NodeOutcome)
+}) {
+  /**
+   * @since 1.0.0
+   */
+  override get message(): string {
+    const why = this.reason === "Expired"
+      ? "its validity ran out before it was extended"
+      : this.reason === "NotHeld"
+      ? "a majority of nodes no longer hold it for us (expired, or taken by another client after it expired)"
+      : "it was released"
+    return `lock on ${this.resources.join(", ")} lost: ${why}`
+  }
+}
+
+/**
+ * An extension did not reach a majority of nodes in time (nodes slow, down
+ * or failing). The lock is still valid until its deadline; extending again
+ * may succeed.
+ *
+ * @since 1.0.0
+ * @category errors
+ */
+export class LockNotExtended extends Schema.TaggedError<LockNotExtended>("effect-redlock/LockNotExtended")(
+  "LockNotExtended",
+  {
+    resources: Schema.Array(Schema.String),
+    outcomes: Schema.Array(NodeOutcome)
+  }
+) {
+  /**
+   * @since 1.0.0
+   */
+  override get message(): string {
+    return `lock on ${this.resources.join(", ")} not extended: fewer than a majority of nodes confirmed (` +
+      this.outcomes.map((outcome) => `${outcome.node}=${outcome._tag}`).join(", ") + ")"
+  }
+}
+
+/**
+ * The lock was extended as often as `maxExtensions` allows. The bound keeps
+ * a stuck holder from keeping a resource forever.
+ *
+ * @since 1.0.0
+ * @category errors
+ */
+export class ExtensionLimitReached
+  extends Schema.TaggedError<ExtensionLimitReached>("effect-redlock/ExtensionLimitReached")("ExtensionLimitReached", {
+    resources: Schema.Array(Schema.String),
+    maxExtensions: Schema.Number
+  })
+{
+  /**
+   * @since 1.0.0
+   */
+  override get message(): string {
+    return `lock on ${this.resources.join(", ")} already extended ${this.maxExtensions} times (maxExtensions)`
+  }
+}
+
+/**
+ * `Lock.guard` refused to start an effect: less validity is left than it needs.
+ *
+ * @since 1.0.0
+ * @category errors
+ */
+export class ValidityTooShort extends Schema.TaggedError<ValidityTooShort>("effect-redlock/ValidityTooShort")(
+  "ValidityTooShort",
+  {
+    resources: Schema.Array(Schema.String),
+    remainingMillis: Schema.Number,
+    requiredMillis: Schema.Number
+  }
+) {
+  /**
+   * @since 1.0.0
+   */
+  override get message(): string {
+    return `lock on ${this.resources.join(", ")} has ${Math.round(this.remainingMillis)} ms left, ` +
+      `${this.requiredMillis} ms needed`
+  }
+}
+
+/**
  * Every error the lock manager puts in the error channel.
  *
  * @since 1.0.0
  * @category errors
  */
-export type RedlockError = InvalidOptions | LockNotAcquired
+export type RedlockError =
+  | InvalidOptions
+  | LockNotAcquired
+  | LockLost
+  | LockNotExtended
+  | ExtensionLimitReached
+  | ValidityTooShort
 
 /**
  * @since 1.0.0
  * @category guards
  */
 export const isRedlockError = (u: unknown): u is RedlockError =>
-  Schema.is(InvalidOptions)(u) || Schema.is(LockNotAcquired)(u)
+  Schema.is(InvalidOptions)(u) || Schema.is(LockNotAcquired)(u) || Schema.is(LockLost)(u) ||
+  Schema.is(LockNotExtended)(u) || Schema.is(ExtensionLimitReached)(u) || Schema.is(ValidityTooShort)(u)

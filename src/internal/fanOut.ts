@@ -44,6 +44,27 @@ const callNode = <A>(
   })
 
 /**
+ * Every node, waiting for all of them (each bounded by `timeout`), with each
+ * node's answer. Used to read, where every answer is wanted.
+ */
+export const all = <A>(
+  nodes: ReadonlyArray<RedisNode>,
+  call: (node: RedisNode) => Effect.Effect<A, RedisNodeError>,
+  timeout: Duration.Duration
+): Effect.Effect<{ readonly outcomes: ReadonlyArray<NodeOutcome>; readonly answers: ReadonlyArray<A | undefined> }> =>
+  Effect.suspend(() => {
+    const answers: Array<A | undefined> = nodes.map(() => undefined)
+    return Effect.map(
+      Effect.forEach(
+        nodes,
+        (node, index) => callNode(node, (n) => Effect.tap(call(n), (answer) => void (answers[index] = answer)), () => true, timeout),
+        { concurrency: "unbounded" }
+      ),
+      (outcomes) => ({ outcomes, answers })
+    )
+  })
+
+/**
  * Every node, returning as soon as the operation is decided: a quorum of nodes
  * gave an answer that `counts`, or a quorum can no longer be reached. Nodes
  * still pending are then no longer awaited (their outcome is `NotAwaited`).

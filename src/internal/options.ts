@@ -90,3 +90,20 @@ const describe = (u: unknown): string => {
   }
   return Array.isArray(u) ? "an array" : typeof u
 }
+
+/** A whole number of at least zero. */
+export const count = (option: string, input: unknown): Either.Either<number, InvalidOptions> =>
+  typeof input === "number" && Number.isInteger(input) && input >= 0
+    ? Either.right(input)
+    : invalid(option, `must be a whole number >= 0, got ${describe(input)}`)
+
+/** `autoExtend`: `undefined` when off, else the longest hold in ms (Infinity when unbounded). */
+export const autoExtend = (input: unknown): Either.Either<number | undefined, InvalidOptions> => {
+  if (input === undefined || input === false) return Either.right(undefined)
+  if (input === true) return Either.right(Infinity)
+  if (typeof input !== "object" || input === null) {
+    return invalid("autoExtend", `expected a boolean or { maxHold }, got ${describe(input)}`)
+  }
+  const maxHold = (input as { readonly maxHold?: unknown }).maxHold
+  return maxHold === undefined ? Either.right(Infinity) : millis("autoExtend.maxHold", maxHold)
+}

@@ -1,0 +1,112 @@
+/**
+ * The held-lock value and the state the manager keeps on it.
+ *
+ * @internal
+ */
+import type { NonEmptyReadonlyArray } from "effect/Array"
+import * as Deferred from "effect/Deferred"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as FiberId from "effect/FiberId"
+import { type Lock, monotonicMillis, TypeId } from "../Lock.js"
+import type { NodeOutcome } from "../RedisNode.js"
+import { LockLost, ValidityTooShort } from "../RedlockError.js"
+
+export interface LockFields {
+  readonly resources: NonEmptyReadonlyArray<string>
+  readonly keys: NonEmptyReadonlyArray<string>
+  readonly value: string
+  readonly ttl: Duration.Duration
+  readonly validity: Duration.Duration
+  readonly validUntilMillis: number
+  readonly attempts: number
+  readonly outcomes: ReadonlyArray<NodeOutcome>
+  /** Per-node timeout chosen at acquisition, used by extend and release too. */
+  readonly nodeTimeout: Duration.Duration
+  /** When it was acquired, on the monotonic timeline. */
+  readonly acquiredAtMillis: number
+}
+
+export class HeldLock implements Lock {
+  readonly [TypeId]: TypeId = TypeId
+  readonly resources: NonEmptyReadonlyArray<string>
+  readonly keys: NonEmptyReadonlyArray<string>
+  readonly value: string
+  readonly ttl: Duration.Duration
+  readonly validity: Duration.Duration
+  readonly attempts: number
+  readonly outcomes: ReadonlyArray<NodeOutcome>
+  readonly nodeTimeout: Duration.Duration
+  readonly acquiredAtMillis: number
+
+  /** The validity deadline; moved by extensions. */
+  deadline: number
+  extensionCount = 0
+  released = false
+  /** Set once, when the lock is lost; the signal completes at the same time. */
+  lostBecause: LockLost | undefined
+  readonly lostSignal = Deferred.unsafeMake<LockLost>(FiberId.none)
+
+  constructor(fields: LockFields) {
+    this.resources = fields.resources
+    this.keys = fields.keys
+    this.value = fields.value
+    this.ttl = fields.ttl
+    this.validity = fields.validity
+    this.attempts = fields.attempts
+    this.outcomes = fields.outcomes
+    this.nodeTimeout = fields.nodeTimeout
+    this.acquiredAtMillis = fields.acquiredAtMillis
+    this.deadline = fields.validUntilMillis
+  }
+
+  get validUntilMillis(): number {
+    return this.deadline
+  }
+
+  get extensions(): number {
+    return this.extensionCount
+  }
+
+  get remaining(): Effect.Effect<Duration.Duration> {
+    return Effect.map(monotonicMillis, (now) => Duration.millis(Math.max(0, this.deadline - now)))
+  }
+
+  /** Record the loss (the first reason wins) and wake everything waiting on `lost`. */
+  markLost(reason: LockLost["reason"], outcomes: ReadonlyArray<NodeOutcome> = []): LockLost {
+    if (this.lostBecause === undefined) {
+      this.lostBecause = new LockLost({ resources: this.resources, reason, outcomes })
+      Deferred.unsafeDone(this.lostSignal, Effect.succeed(this.lostBecause))
+    }
+    return this.lostBecause
+  }
+
+  /**
+   * Sleeps until the deadline, again after each extension moved it, and
+   * declares the loss when it passes: a missing reply never keeps a lock alive.
+   */
+  private readonly watchDeadline: Effect.Effect<LockLost> = Effect.suspend(() => {
+    if (this.lostBecause !== undefined) return Effect.succeed(this.lostBecause)
+    return Effect.flatMap(monotonicMillis, (now) =>
+      now >= this.deadline
+        ? Effect.sync(() => this.markLost("Expired"))
+        : Effect.zipRight(Effect.sleep(Duration.millis(this.deadline - now)), this.watchDeadline))
+  })
+
+  get lost(): Effect.Effect<LockLost> {
+    return Effect.raceFirst(Deferred.await(this.lostSignal), this.watchDeadline)
+  }
+
+  readonly guard = (minRemaining: Duration.DurationInput) => {
+    const requiredMillis = Duration.toMillis(minRemaining)
+    return <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E | LockLost | ValidityTooShort, R> =>
+      Effect.flatMap(monotonicMillis, (now): Effect.Effect<A, E | LockLost | ValidityTooShort, R> => {
+        if (this.lostBecause !== undefined) return Effect.fail(this.lostBecause)
+        const remainingMillis = this.deadline - now
+        if (remainingMillis <= 0) return Effect.fail(this.markLost("Expired"))
+        return remainingMillis < requiredMillis
+          ? Effect.fail(new ValidityTooShort({ resources: this.resources, remainingMillis, requiredMillis }))
+          : self
+      })
+  }
+}
