@@ -353,10 +353,8 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
         })
       )
     })
-    return Effect.whileLoop({ while: () => true, body: () => step, step: () => {} }).pipe(
-      Effect.asVoid,
-      Effect.interruptible
-    )
+    const loop: Effect.Effect<void> = Effect.flatMap(step, (again) => again ? loop : Effect.void)
+    return Effect.interruptible(loop)
   }
 
   const acquire = (
