@@ -8,7 +8,7 @@ import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import type { NonEmptyReadonlyArray } from "effect/Array"
 import type { NodeOutcome } from "./RedisNode.js"
-import type { LockLost, ValidityTooShort } from "./RedlockError.js"
+import type { FencingTokenUnavailable, LockLost, ValidityTooShort } from "./RedlockError.js"
 
 /**
  * @since 1.0.0
@@ -60,6 +60,16 @@ export interface Lock {
    * when every node hangs.
    */
   readonly lost: Effect.Effect<LockLost>
+  /**
+   * The fencing token of the first resource: a number greater than the token
+   * of every earlier holder of that resource, as long as a majority of nodes
+   * keeps its data. Pass it to the storage the lock protects, which must
+   * reject a write with a token smaller than one it has seen. Issued on first
+   * use (two round trips to the nodes), then the same for this lock.
+   */
+  readonly fencingToken: Effect.Effect<bigint, LockLost | FencingTokenUnavailable>
+  /** One fencing token per resource, in the order of `resources`. */
+  readonly fencingTokens: Effect.Effect<ReadonlyArray<bigint>, LockLost | FencingTokenUnavailable>
   /**
    * Run `self` only if at least `minRemaining` of validity is left (and the
    * lock is not lost); otherwise fail without starting it. Use it in front of

@@ -160,6 +160,26 @@ export interface RedisNode {
   ) => Effect.Effect<boolean, RedisNodeError>
   /** Read a key's value and remaining time to live. */
   readonly inspect: (key: string) => Effect.Effect<KeyState, RedisNodeError>
+  /**
+   * If every key still holds `value`, increment each fence counter (one per
+   * key, kept without expiry) and return the new counts; `None` when any key
+   * is not ours.
+   */
+  readonly incrementFences: (
+    keys: ReadonlyArray<string>,
+    value: string,
+    fenceKeys: ReadonlyArray<string>
+  ) => Effect.Effect<Option.Option<ReadonlyArray<bigint>>, RedisNodeError>
+  /**
+   * If every key still holds `value`, raise each fence counter to at least its
+   * token. `false` when any key is not ours.
+   */
+  readonly commitFences: (
+    keys: ReadonlyArray<string>,
+    value: string,
+    fenceKeys: ReadonlyArray<string>,
+    tokens: ReadonlyArray<bigint>
+  ) => Effect.Effect<boolean, RedisNodeError>
 }
 
 /**

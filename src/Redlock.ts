@@ -39,6 +39,7 @@ import * as Lock from "./Lock.js"
 import { type KeyState, type NodeOutcome, type RedisNode, RedisNodes } from "./RedisNode.js"
 import {
   ExtensionLimitReached,
+  FencingTokenUnavailable,
   type InvalidOptions,
   type LockLost,
   LockNotAcquired,
@@ -95,6 +96,11 @@ export interface Options {
    * Bounded so that a stuck holder cannot keep a resource forever. Default 1000.
    */
   readonly maxExtensions?: number | undefined
+  /**
+   * Prefix of the fencing counters, one key per resource, kept without
+   * expiry. It must not overlap `keyPrefix`. Default `"redlock-fence:"`.
+   */
+  readonly fencePrefix?: string | undefined
 }
 
 /**
@@ -233,6 +239,7 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
   const keyPrefix = yield* Validate.keyPrefix(options.keyPrefix ?? "redlock:")
   const driftFactor = yield* Validate.driftFactor(options.driftFactor ?? 0.01)
   const maxExtensions = yield* Validate.count("maxExtensions", options.maxExtensions ?? 1000)
+  const fencePrefix = yield* Validate.fencePrefix(options.fencePrefix ?? "redlock-fence:", keyPrefix)
   yield* Validate.nodeCount(nodes.length)
   const defaultNodeTimeout = options.nodeTimeout
   if (defaultNodeTimeout !== undefined) yield* Validate.millis("nodeTimeout", defaultNodeTimeout)
@@ -328,6 +335,46 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
       return yield* new LockNotExtended({ resources: state.resources, outcomes })
     })
 
+  // Fencing tokens (see README, "Fencing tokens"). Round 1: on every node that
+  // still holds our keys, increment each resource's counter; the token is the
+  // largest count of a majority. Round 2: raise the counter to the token on a
+  // majority, still only where our keys are. Any later holder increments on a
+  // majority that overlaps ours, on a node where our round 2 ran before its
+  // key could be set, so its token is larger.
+  const issueFencingTokens = (lock: HeldLock) =>
+    Effect.gen(function*() {
+      const fenceKeys = lock.resources.map((resource) => fencePrefix + resource)
+      const fail = (outcomes: ReadonlyArray<NodeOutcome>) => {
+        const notOurs = outcomes.filter((outcome) => outcome._tag === "Held").length
+        return nodes.length - notOurs < quorum
+          ? lock.markLost("NotHeld", outcomes)
+          : new FencingTokenUnavailable({ resources: lock.resources, outcomes })
+      }
+      if (lock.lostBecause !== undefined) return yield* lock.lostBecause
+      const counted = yield* FanOut.untilDecided(
+        nodes,
+        (node) => node.incrementFences(lock.keys, lock.value, fenceKeys),
+        Option.isSome,
+        lock.nodeTimeout
+      )
+      if (counted.yes < quorum) return yield* fail(counted.outcomes)
+      const tokens = fenceKeys.map((_, index) =>
+        counted.answers.reduce(
+          (max, answer) => answer !== undefined && Option.isSome(answer) && answer.value[index] > max ? answer.value[index] : max,
+          0n
+        )
+      )
+      const committed = yield* FanOut.untilDecided(
+        nodes,
+        (node) => node.commitFences(lock.keys, lock.value, fenceKeys, tokens),
+        identity,
+        lock.nodeTimeout
+      )
+      if (committed.yes < quorum) return yield* fail(committed.outcomes)
+      if ((yield* Lock.monotonicMillis) >= lock.deadline) return yield* lock.markLost("Expired", committed.outcomes)
+      return tokens
+    })
+
   // Extends when half the ttl is left. A failed extension is tried again after
   // the per-node timeout, while the lock is valid. A wake-up past the deadline
   // (the process was paused) is a loss: the lock may already belong to another.
@@ -407,6 +454,7 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
               nodeTimeout,
               acquiredAtMillis: end
             })
+            lock.issueFencingTokens = issueFencingTokens(lock)
             ours.add(lock)
             yield* Scope.addFinalizer(scope, releaseFinalizer(lock))
             // Forked after the release is registered: finalizers run last in,

@@ -176,6 +176,31 @@ export class ExtensionLimitReached
 }
 
 /**
+ * No fencing token could be issued: fewer than a majority of nodes answered
+ * in time. The lock itself may still be valid; asking again may succeed.
+ *
+ * @since 1.0.0
+ * @category errors
+ */
+export class FencingTokenUnavailable
+  extends Schema.TaggedError<FencingTokenUnavailable>("effect-redlock/FencingTokenUnavailable")(
+    "FencingTokenUnavailable",
+    {
+      resources: Schema.Array(Schema.String),
+      outcomes: Schema.Array(NodeOutcome)
+    }
+  )
+{
+  /**
+   * @since 1.0.0
+   */
+  override get message(): string {
+    return `no fencing token for ${this.resources.join(", ")}: fewer than a majority of nodes answered (` +
+      this.outcomes.map((outcome) => `${outcome.node}=${outcome._tag}`).join(", ") + ")"
+  }
+}
+
+/**
  * `Lock.guard` refused to start an effect: less validity is left than it needs.
  *
  * @since 1.0.0
@@ -211,6 +236,7 @@ export type RedlockError =
   | LockNotExtended
   | ExtensionLimitReached
   | ValidityTooShort
+  | FencingTokenUnavailable
 
 /**
  * @since 1.0.0
@@ -218,4 +244,5 @@ export type RedlockError =
  */
 export const isRedlockError = (u: unknown): u is RedlockError =>
   Schema.is(InvalidOptions)(u) || Schema.is(LockNotAcquired)(u) || Schema.is(LockLost)(u) ||
-  Schema.is(LockNotExtended)(u) || Schema.is(ExtensionLimitReached)(u) || Schema.is(ValidityTooShort)(u)
+  Schema.is(LockNotExtended)(u) || Schema.is(ExtensionLimitReached)(u) || Schema.is(ValidityTooShort)(u) ||
+  Schema.is(FencingTokenUnavailable)(u)

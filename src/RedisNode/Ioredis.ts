@@ -167,6 +167,16 @@ const makeNode = (name: string, client: Redis, lastConnectionError: () => Error 
     release: (keys, value) => Effect.map(evalScript(Scripts.releaseOwned, keys, [value]), Number),
     extend: (keys, value, ttlMillis) =>
       Effect.map(evalScript(Scripts.extendOwned, keys, [value, ttlMillis]), (reply) => reply === 1),
+    incrementFences: (keys, value, fenceKeys) =>
+      Effect.map(
+        evalScript(Scripts.incrementFences, [...keys, ...fenceKeys], [value]),
+        (reply) => Array.isArray(reply) ? Option.some(reply.map((count) => BigInt(String(count)))) : Option.none()
+      ),
+    commitFences: (keys, value, fenceKeys, tokens) =>
+      Effect.map(
+        evalScript(Scripts.commitFences, [...keys, ...fenceKeys], [value, ...tokens.map(String)]),
+        (reply) => reply === 1
+      ),
     inspect: (key) =>
       Effect.map(evalScript(Scripts.inspectKey, [key], []), (reply) => {
         const [pttl, value] = reply as [number, string | undefined]

@@ -11,11 +11,13 @@ import * as Fiber from "effect/Fiber"
 import type { NodeOutcome, RedisNode, RedisNodeError } from "../RedisNode.js"
 import * as Algorithm from "./algorithm.js"
 
-export interface FanOutResult {
+export interface FanOutResult<A = unknown> {
   /** One outcome per node, in node order. */
   readonly outcomes: ReadonlyArray<NodeOutcome>
   /** How many nodes answered `Ok`. */
   readonly yes: number
+  /** Each node's answer, where it answered in time. */
+  readonly answers: ReadonlyArray<A | undefined>
 }
 
 /** The outcome of one node's call, with the per-node timeout applied. It never fails. */
@@ -51,18 +53,25 @@ export const all = <A>(
   nodes: ReadonlyArray<RedisNode>,
   call: (node: RedisNode) => Effect.Effect<A, RedisNodeError>,
   timeout: Duration.Duration
-): Effect.Effect<{ readonly outcomes: ReadonlyArray<NodeOutcome>; readonly answers: ReadonlyArray<A | undefined> }> =>
+): Effect.Effect<FanOutResult<A>> =>
   Effect.suspend(() => {
     const answers: Array<A | undefined> = nodes.map(() => undefined)
     return Effect.map(
       Effect.forEach(
         nodes,
-        (node, index) => callNode(node, (n) => Effect.tap(call(n), (answer) => void (answers[index] = answer)), () => true, timeout),
+        (node, index) => callNode(node, keepAnswer(call, answers, index), () => true, timeout),
         { concurrency: "unbounded" }
       ),
-      (outcomes) => ({ outcomes, answers })
+      (outcomes) => resultOf(outcomes, answers)
     )
   })
+
+const keepAnswer = <A>(
+  call: (node: RedisNode) => Effect.Effect<A, RedisNodeError>,
+  answers: Array<A | undefined>,
+  index: number
+) =>
+(node: RedisNode) => Effect.tap(call(node), (answer) => void (answers[index] = answer))
 
 /**
  * Every node, returning as soon as the operation is decided: a quorum of nodes
@@ -78,9 +87,10 @@ export const untilDecided = <A>(
   isYes: (answer: A) => boolean,
   timeout: Duration.Duration,
   counts: (outcome: NodeOutcome) => boolean = (outcome) => outcome._tag === "Ok"
-): Effect.Effect<FanOutResult> =>
+): Effect.Effect<FanOutResult<A>> =>
   Effect.suspend(() => {
-    if (nodes.length === 0) return Effect.succeed(resultOf([]))
+    if (nodes.length === 0) return Effect.succeed(resultOf<A>([], []))
+    const answers: Array<A | undefined> = nodes.map(() => undefined)
     const outcomes: Array<NodeOutcome> = nodes.map((node) => ({ _tag: "NotAwaited", node: node.name, millis: 0 }))
     let counted = 0
     let other = 0
@@ -100,18 +110,19 @@ export const untilDecided = <A>(
       // release before it is sent). Each call is bounded by its timeout; the
       // ones still pending once the outcome is decided are interrupted.
       return Effect.forEach(nodes, (node, index) =>
-        Effect.forkDaemon(Effect.flatMap(callNode(node, call, isYes, timeout), record(index)))).pipe(
+        Effect.forkDaemon(Effect.flatMap(callNode(node, keepAnswer(call, answers, index), isYes, timeout), record(index)))).pipe(
           Effect.flatMap((fibers) =>
             Deferred.await(decided).pipe(
               Effect.ensuring(Fiber.interruptAll(fibers)),
-              Effect.zipRight(Effect.sync(() => resultOf(outcomes)))
+              Effect.zipRight(Effect.sync(() => resultOf(outcomes, answers)))
             )
           )
         )
     })
   })
 
-const resultOf = (outcomes: ReadonlyArray<NodeOutcome>): FanOutResult => ({
+const resultOf = <A>(outcomes: ReadonlyArray<NodeOutcome>, answers: ReadonlyArray<A | undefined>): FanOutResult<A> => ({
   outcomes: [...outcomes],
-  yes: outcomes.filter((outcome) => outcome._tag === "Ok").length
+  yes: outcomes.filter((outcome) => outcome._tag === "Ok").length,
+  answers: [...answers]
 })

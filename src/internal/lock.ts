@@ -10,7 +10,7 @@ import * as Effect from "effect/Effect"
 import * as FiberId from "effect/FiberId"
 import { type Lock, monotonicMillis, TypeId } from "../Lock.js"
 import type { NodeOutcome } from "../RedisNode.js"
-import { LockLost, ValidityTooShort } from "../RedlockError.js"
+import { type FencingTokenUnavailable, LockLost, ValidityTooShort } from "../RedlockError.js"
 
 export interface LockFields {
   readonly resources: NonEmptyReadonlyArray<string>
@@ -46,6 +46,12 @@ export class HeldLock implements Lock {
   /** Set once, when the lock is lost; the signal completes at the same time. */
   lostBecause: LockLost | undefined
   readonly lostSignal = Deferred.unsafeMake<LockLost>(FiberId.none)
+  /** Issues the tokens on the nodes; set by the manager. */
+  issueFencingTokens: Effect.Effect<ReadonlyArray<bigint>, LockLost | FencingTokenUnavailable> = Effect.dieMessage(
+    "effect-redlock: no fencing for this lock"
+  )
+  private tokens: ReadonlyArray<bigint> | undefined
+  private readonly fencingPermit = Effect.unsafeMakeSemaphore(1)
 
   constructor(fields: LockFields) {
     this.resources = fields.resources
@@ -92,6 +98,19 @@ export class HeldLock implements Lock {
         ? Effect.sync(() => this.markLost("Expired"))
         : Effect.zipRight(Effect.sleep(Duration.millis(this.deadline - now)), this.watchDeadline))
   })
+
+  /** Issued once per lock; callers at the same time wait for the same tokens. */
+  get fencingTokens(): Effect.Effect<ReadonlyArray<bigint>, LockLost | FencingTokenUnavailable> {
+    return this.fencingPermit.withPermits(1)(Effect.suspend(() =>
+      this.tokens !== undefined
+        ? Effect.succeed(this.tokens)
+        : Effect.tap(this.issueFencingTokens, (tokens) => void (this.tokens = tokens))
+    ))
+  }
+
+  get fencingToken(): Effect.Effect<bigint, LockLost | FencingTokenUnavailable> {
+    return Effect.map(this.fencingTokens, (tokens) => tokens[0])
+  }
 
   get lost(): Effect.Effect<LockLost> {
     return Effect.raceFirst(Deferred.await(this.lostSignal), this.watchDeadline)

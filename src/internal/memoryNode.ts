@@ -90,6 +90,14 @@ class MemoryNode {
     return entry
   }
 
+  /** A counter's value (0 when missing), throwing as INCR does on a value that is not an integer. */
+  counter(key: string, now: number): bigint {
+    const text = this.getString(key, now)
+    if (text === undefined) return 0n
+    if (!/^-?\d+$/.test(text)) throw this.error("Unknown", "ERR value is not an integer or out of range")
+    return BigInt(text)
+  }
+
   /** The string value of a key, throwing WRONGTYPE for other types as Redis GET does. */
   getString(key: string, now: number): string | undefined {
     const entry = this.live(key, now)
@@ -125,6 +133,25 @@ class MemoryNode {
       this.submit((now) => {
         if (!keys.every((key) => this.getString(key, now) === value)) return false
         for (const key of keys) this.live(key, now)!.expiresAt = now + ttlMillis
+        return true
+      }),
+    incrementFences: (keys, value, fenceKeys) =>
+      this.submit((now) => {
+        if (!keys.every((key) => this.getString(key, now) === value)) return Option.none()
+        return Option.some(fenceKeys.map((fenceKey) => {
+          const next = this.counter(fenceKey, now) + 1n
+          this.store.set(fenceKey, { type: "string", value: next.toString(), expiresAt: undefined })
+          return next
+        }))
+      }),
+    commitFences: (keys, value, fenceKeys, tokens) =>
+      this.submit((now) => {
+        if (!keys.every((key) => this.getString(key, now) === value)) return false
+        fenceKeys.forEach((fenceKey, index) => {
+          if (tokens[index] > this.counter(fenceKey, now)) {
+            this.store.set(fenceKey, { type: "string", value: tokens[index].toString(), expiresAt: undefined })
+          }
+        })
         return true
       }),
     inspect: (key) =>

@@ -107,3 +107,14 @@ export const autoExtend = (input: unknown): Either.Either<number | undefined, In
   const maxHold = (input as { readonly maxHold?: unknown }).maxHold
   return maxHold === undefined ? Either.right(Infinity) : millis("autoExtend.maxHold", maxHold)
 }
+
+/** The fencing counters' prefix: a string whose keys can never be lock keys, and the reverse. */
+export const fencePrefix = (input: unknown, keyPrefix: string): Either.Either<string, InvalidOptions> => {
+  if (typeof input !== "string" || input.length === 0) {
+    return invalid("fencePrefix", `must be a non-empty string, got ${describe(input)}`)
+  }
+  // With an empty keyPrefix, resources must simply not start with the fence prefix (README).
+  return (keyPrefix !== "" && input.startsWith(keyPrefix)) || keyPrefix.startsWith(input)
+    ? invalid("fencePrefix", `"${input}" overlaps keyPrefix "${keyPrefix}": a resource's lock key could be a fence key`)
+    : Either.right(input)
+}

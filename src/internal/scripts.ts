@@ -56,3 +56,41 @@ export const inspectKey = script(`
 local value = redis.call("GET", KEYS[1])
 return { redis.call("PTTL", KEYS[1]), value }
 `)
+
+/**
+ * KEYS: the lock keys, then one fence counter per lock key. ARGV: value.
+ * If every lock key holds our value, INCR each counter and return the new
+ * counts as strings (exact beyond 2^53); otherwise nil.
+ */
+export const incrementFences = script(`
+local n = #KEYS / 2
+for i = 1, n do
+  if redis.call("GET", KEYS[i]) ~= ARGV[1] then return false end
+end
+local counts = {}
+for i = 1, n do
+  counts[i] = tostring(redis.call("INCR", KEYS[n + i]))
+end
+return counts
+`)
+
+/**
+ * KEYS as incrementFences. ARGV: value, then one token per counter (decimal).
+ * If every lock key holds our value, raise each counter to at least its
+ * token and return 1; otherwise 0. Tokens are compared as decimal strings of
+ * whole numbers (length first), so no precision is lost.
+ */
+export const commitFences = script(`
+local n = #KEYS / 2
+for i = 1, n do
+  if redis.call("GET", KEYS[i]) ~= ARGV[1] then return 0 end
+end
+for i = 1, n do
+  local current = redis.call("GET", KEYS[n + i]) or "0"
+  local token = ARGV[i + 1]
+  if #token > #current or (#token == #current and token > current) then
+    redis.call("SET", KEYS[n + i], token)
+  end
+end
+return 1
+`)
