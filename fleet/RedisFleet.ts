@@ -59,6 +59,11 @@ export class RedisFleet extends Context.Tag("effect-redlock/fleet/RedisFleet")<R
 export interface FleetOptions {
   /** Servers require this password (`requirepass`). */
   readonly password?: string | undefined
+  /**
+   * Append-only file with `appendfsync always`: a server killed with SIGKILL
+   * keeps every acknowledged write across a restart. Default: no persistence.
+   */
+  readonly persistence?: boolean | undefined
 }
 
 /**
@@ -167,9 +172,10 @@ const startLocalServer = (
       if (running !== undefined) return
       const scope = yield* Scope.fork(fleetScope, ExecutionStrategy.sequential)
       const args = [
-        "--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
-        "--dir", dir, "--logfile", `${dir}/redis-${index}.log`, "--dbfilename", `dump-${index}.rdb`
+        "--port", String(port), "--bind", "127.0.0.1", "--save", "",
+        "--dir", dir, "--logfile", `${dir}/redis.log`
       ]
+      args.push(...(options.persistence === true ? ["--appendonly", "yes", "--appendfsync", "always"] : ["--appendonly", "no"]))
       if (options.password !== undefined) args.push("--requirepass", options.password)
       const proc = yield* Command.start(Command.make("redis-server", ...args)).pipe(
         Scope.extend(scope),
@@ -223,7 +229,12 @@ export const layerLocal = (n: number, options: FleetOptions = {}): Layer.Layer<R
       const scope = yield* Effect.scope
       const servers = yield* Effect.forEach(
         Array.from({ length: n }, (_, index) => index),
-        (index) => startLocalServer(index, dir, options, scope),
+        (index) =>
+          // One directory per server: data files of different servers must not mix.
+          fs.makeDirectory(`${dir}/node-${index}`).pipe(
+            Effect.mapError((cause) => new FleetError({ message: "cannot make a server directory", cause })),
+            Effect.zipRight(startLocalServer(index, `${dir}/node-${index}`, options, scope))
+          ),
         { concurrency: "unbounded" }
       )
       return makeFleet(servers, options)

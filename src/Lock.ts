@@ -3,10 +3,10 @@
  *
  * @since 1.0.0
  */
-import * as Clock from "effect/Clock"
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import type { NonEmptyReadonlyArray } from "effect/Array"
+import * as Clock from "./internal/clock.js"
 import type { NodeOutcome } from "./RedisNode.js"
 import type { FencingTokenUnavailable, LockLost, ValidityTooShort } from "./RedlockError.js"
 
@@ -86,7 +86,7 @@ export interface Lock {
  * @since 1.0.0
  * @category utils
  */
-export const monotonicMillis: Effect.Effect<number> = Effect.map(Clock.currentTimeNanos, (nanos) => Number(nanos) / 1e6)
+export const monotonicMillis: Effect.Effect<number> = Clock.monotonicMillis
 
 /**
  * @since 1.0.0

@@ -65,6 +65,8 @@ export type RetrySchedule = Schedule.Schedule<unknown, LockNotAcquired>
  */
 export const defaultRetry: RetrySchedule = Schedule.spaced("200 millis").pipe(
   Schedule.jitteredWith({ min: 0.5, max: 1 }),
+  // Whole milliseconds: the TestClock cannot hold fractional ones.
+  Schedule.modifyDelay((_, delay) => Duration.millis(Math.round(Duration.toMillis(delay)))),
   Schedule.intersect(Schedule.recurs(3))
 )
 

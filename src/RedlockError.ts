@@ -201,6 +201,30 @@ export class FencingTokenUnavailable
 }
 
 /**
+ * A fenced write was refused: the storage has already seen a token at least
+ * as large, so a later holder of the lock has written since. The writer lost
+ * the lock (it was paused past its validity, say) and must not write.
+ *
+ * @since 1.0.0
+ * @category errors
+ */
+export class StaleFencingToken extends Schema.TaggedError<StaleFencingToken>("effect-redlock/StaleFencingToken")(
+  "StaleFencingToken",
+  {
+    key: Schema.String,
+    token: Schema.BigIntFromSelf,
+    highestSeen: Schema.BigIntFromSelf
+  }
+) {
+  /**
+   * @since 1.0.0
+   */
+  override get message(): string {
+    return `write to ${this.key} refused: fencing token ${this.token} is not above ${this.highestSeen}, already seen`
+  }
+}
+
+/**
  * `Lock.guard` refused to start an effect: less validity is left than it needs.
  *
  * @since 1.0.0

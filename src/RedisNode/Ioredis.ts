@@ -20,8 +20,9 @@ import * as Redacted from "effect/Redacted"
 import type * as Scope from "effect/Scope"
 import { Redis } from "ioredis"
 import type * as Tls from "node:tls"
+import * as IoredisCommands from "../internal/ioredisCommands.js"
 import * as Scripts from "../internal/scripts.js"
-import { type RedisNode, RedisNodeError, type RedisNodeErrorReason, RedisNodes } from "../RedisNode.js"
+import { type RedisNode, type RedisNodeError, RedisNodes } from "../RedisNode.js"
 import { InvalidOptions } from "../RedlockError.js"
 
 /**
@@ -99,64 +100,13 @@ const hidePassword = (url: string) => url.replace(/\/\/[^@/]*@/, "//***@")
 const withoutUndefined = <A extends object>(a: A): Partial<A> =>
   Object.fromEntries(Object.entries(a).filter(([, value]) => value !== undefined)) as Partial<A>
 
-/** Map a driver failure to a node error; connection failures carry the last connection error's text. */
-const toNodeError = (node: string, cause: unknown, lastConnectionError: Error | undefined): RedisNodeError => {
-  const text = cause instanceof Error ? cause.message : String(cause)
-  const classify = (message: string): RedisNodeErrorReason | undefined => {
-    const code = message.split(" ", 1)[0]
-    switch (code) {
-      case "WRONGTYPE":
-        return "WrongType"
-      case "READONLY":
-        return "ReadOnly"
-      case "OOM":
-        return "OutOfMemory"
-      case "NOAUTH":
-      case "WRONGPASS":
-      case "NOPERM":
-        return "Auth"
-      case "NOSCRIPT":
-        return "NoScript"
-      case "BUSY":
-      case "LOADING":
-      case "MASTERDOWN":
-      case "TRYAGAIN":
-        return "Busy"
-    }
-    return undefined
-  }
-  const direct = classify(text)
-  if (direct !== undefined) return new RedisNodeError({ node, reason: direct, detail: text, cause })
-  const connectionLost = /Stream isn't writeable|Connection is closed|MaxRetriesPerRequest|ECONNREFUSED|ECONNRESET/
-    .test(text)
-  if (connectionLost) {
-    const last = lastConnectionError?.message
-    const reason = last === undefined ? "Unavailable" : classify(last) ?? "Unavailable"
-    return new RedisNodeError({
-      node,
-      reason,
-      detail: last === undefined ? `not connected (${text})` : `not connected: ${last}`,
-      cause
-    })
-  }
-  return new RedisNodeError({ node, reason: "Unknown", detail: text, cause })
-}
-
-const isNoScript = (error: unknown) => error instanceof Error && error.message.startsWith("NOSCRIPT")
-
 /** The node operations over one client. */
 const makeNode = (name: string, client: Redis, lastConnectionError: () => Error | undefined): RedisNode => {
   const run = <A>(command: () => Promise<A>): Effect.Effect<A, RedisNodeError> =>
-    Effect.tryPromise({ try: command, catch: (cause) => toNodeError(name, cause, lastConnectionError()) })
+    Effect.tryPromise({ try: command, catch: (cause) => IoredisCommands.toNodeError(name, cause, lastConnectionError()) })
 
-  // EVALSHA, and EVAL when the node does not have the script yet (first use,
-  // restart, SCRIPT FLUSH); EVAL caches it on the node for the next EVALSHA.
   const evalScript = (script: Scripts.Script, keys: ReadonlyArray<string>, args: ReadonlyArray<string | number>) =>
-    run(() =>
-      client.evalsha(script.sha, keys.length, ...keys, ...args).catch((error: unknown) =>
-        isNoScript(error) ? client.eval(script.lua, keys.length, ...keys, ...args) : Promise.reject(error)
-      )
-    )
+    run(() => IoredisCommands.evalScript(client, script, keys, args))
 
   return {
     name,

@@ -3,13 +3,14 @@
  *
  * @internal
  */
-import * as Clock from "effect/Clock"
+import * as Cause from "effect/Cause"
 import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
-import type { NodeOutcome, RedisNode, RedisNodeError } from "../RedisNode.js"
+import { type NodeOutcome, type RedisNode, RedisNodeError } from "../RedisNode.js"
 import * as Algorithm from "./algorithm.js"
+import * as Clock from "./clock.js"
 
 export interface FanOutResult<A = unknown> {
   /** One outcome per node, in node order. */
@@ -20,15 +21,19 @@ export interface FanOutResult<A = unknown> {
   readonly answers: ReadonlyArray<A | undefined>
 }
 
-/** The outcome of one node's call, with the per-node timeout applied. It never fails. */
+/**
+ * The outcome of one node's call, with the per-node timeout applied. It never
+ * fails: an unexpected defect is that node's `Failed` outcome, so that a
+ * fan-out always comes to a decision.
+ */
 const callNode = <A>(
   node: RedisNode,
   call: (node: RedisNode) => Effect.Effect<A, RedisNodeError>,
   isYes: (answer: A) => boolean,
   timeout: Duration.Duration
 ): Effect.Effect<NodeOutcome> =>
-  Effect.flatMap(Clock.currentTimeNanos, (start) => {
-    const since = Effect.map(Clock.currentTimeNanos, (now) => Number(now - start) / 1e6)
+  Effect.flatMap(Clock.monotonicMillis, (start) => {
+    const since = Effect.map(Clock.monotonicMillis, (now) => now - start)
     // Interruptible even inside a finalizer or an uninterruptible region: the
     // timeout must be able to give up on a node that never answers.
     return Effect.interruptible(call(node)).pipe(
@@ -39,8 +44,18 @@ const callNode = <A>(
             ? { _tag: "TimedOut", node: node.name, millis }
             : { _tag: isYes(answered.answer) ? "Ok" : "Held", node: node.name, millis })
       ),
-      Effect.catchAll((error) =>
-        Effect.map(since, (millis): NodeOutcome => ({ _tag: "Failed", node: node.name, millis, error }))
+      Effect.catchAllCause((cause) =>
+        Effect.map(since, (millis): NodeOutcome => ({
+          _tag: "Failed",
+          node: node.name,
+          millis,
+          error: Cause.isFailType(cause) ? cause.error : new RedisNodeError({
+            node: node.name,
+            reason: "Unknown",
+            detail: Cause.pretty(cause),
+            cause: Cause.squash(cause)
+          })
+        }))
       )
     )
   })

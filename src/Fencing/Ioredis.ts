@@ -1,0 +1,74 @@
+/**
+ * Writes to Redis protected by a fencing token: the storage side of fencing.
+ *
+ * A lock holder that was paused past its validity does not know that it lost
+ * the lock. If every write carries the lock's fencing token and the storage
+ * refuses a token smaller than one it has already seen, that holder's late
+ * write is refused instead of overwriting the work of the next holder.
+ *
+ * @since 1.0.0
+ */
+import * as Effect from "effect/Effect"
+import type { Redis } from "ioredis"
+import * as IoredisCommands from "../internal/ioredisCommands.js"
+import * as Scripts from "../internal/scripts.js"
+import type { RedisNodeError } from "../RedisNode.js"
+import { StaleFencingToken } from "../RedlockError.js"
+
+/**
+ * Options of a fenced write.
+ *
+ * @since 1.0.0
+ * @category models
+ */
+export interface FencedSetOptions {
+  readonly key: string
+  readonly value: string
+  readonly token: bigint
+  /** Where the highest token seen for `key` is kept. Default `${key}:fencing-token`. */
+  readonly tokenKey?: string | undefined
+}
+
+/**
+ * `SET key value` in one atomic script, only if `token` is greater than every
+ * token seen for `key`; fails with `StaleFencingToken` otherwise.
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { Redlock } from "effect-redlock"
+ * import * as Fenced from "effect-redlock/Fencing/Ioredis"
+ * import { Redis } from "ioredis"
+ *
+ * const storage = new Redis()
+ * const save = Effect.gen(function*() {
+ *   const lock = yield* Redlock.acquire("report", { ttl: "10 seconds" })
+ *   const token = yield* lock.fencingToken
+ *   yield* Fenced.set(storage, { key: "report:latest", value: "...", token })
+ * }).pipe(Effect.scoped)
+ * ```
+ *
+ * @since 1.0.0
+ * @category combinators
+ */
+export const set = (
+  client: Redis,
+  options: FencedSetOptions
+): Effect.Effect<void, StaleFencingToken | RedisNodeError> => {
+  const tokenKey = options.tokenKey ?? `${options.key}:fencing-token`
+  const node = `${client.options.host ?? "127.0.0.1"}:${client.options.port ?? 6379}`
+  return Effect.tryPromise({
+    try: () =>
+      IoredisCommands.evalScript(client, Scripts.fencedSet, [options.key, tokenKey], [
+        options.value,
+        options.token.toString()
+      ]),
+    catch: (cause) => IoredisCommands.toNodeError(node, cause, undefined)
+  }).pipe(
+    Effect.flatMap((reply) =>
+      reply === 1
+        ? Effect.void
+        : Effect.fail(new StaleFencingToken({ key: options.key, token: options.token, highestSeen: BigInt(String(reply)) }))
+    )
+  )
+}

@@ -1,0 +1,20 @@
+/** @internal */
+import * as Effect from "effect/Effect"
+
+/**
+ * Milliseconds on the monotonic timeline of `Clock.currentTimeNanos` (the
+ * live clock uses `process.hrtime`, which no wall-clock change moves).
+ *
+ * The TestClock keeps milliseconds and cannot turn a fractional value (left by
+ * a jittered sleep) into nanoseconds; it is read in milliseconds then, which
+ * is the same timeline for it.
+ */
+export const monotonicMillis: Effect.Effect<number> = Effect.clockWith((clock) =>
+  Effect.sync(() => {
+    try {
+      return Number(clock.unsafeCurrentTimeNanos()) / 1e6
+    } catch {
+      return clock.unsafeCurrentTimeMillis()
+    }
+  })
+)

@@ -1,0 +1,68 @@
+/**
+ * Running commands and scripts on an ioredis client, and turning its failures
+ * into node errors.
+ *
+ * @internal
+ */
+import type { Redis } from "ioredis"
+import { RedisNodeError, type RedisNodeErrorReason } from "../RedisNode.js"
+import type { Script } from "./scripts.js"
+
+/** Map a driver failure to a node error; connection failures carry the last connection error's text. */
+export const toNodeError = (node: string, cause: unknown, lastConnectionError: Error | undefined): RedisNodeError => {
+  const text = cause instanceof Error ? cause.message : String(cause)
+  const classify = (message: string): RedisNodeErrorReason | undefined => {
+    const code = message.split(" ", 1)[0]
+    switch (code) {
+      case "WRONGTYPE":
+        return "WrongType"
+      case "READONLY":
+        return "ReadOnly"
+      case "OOM":
+        return "OutOfMemory"
+      case "NOAUTH":
+      case "WRONGPASS":
+      case "NOPERM":
+        return "Auth"
+      case "NOSCRIPT":
+        return "NoScript"
+      case "BUSY":
+      case "LOADING":
+      case "MASTERDOWN":
+      case "TRYAGAIN":
+        return "Busy"
+    }
+    return undefined
+  }
+  const direct = classify(text)
+  if (direct !== undefined) return new RedisNodeError({ node, reason: direct, detail: text, cause })
+  const connectionLost = /Stream isn't writeable|Connection is closed|MaxRetriesPerRequest|ECONNREFUSED|ECONNRESET/
+    .test(text)
+  if (connectionLost) {
+    const last = lastConnectionError?.message
+    const reason = last === undefined ? "Unavailable" : classify(last) ?? "Unavailable"
+    return new RedisNodeError({
+      node,
+      reason,
+      detail: last === undefined ? `not connected (${text})` : `not connected: ${last}`,
+      cause
+    })
+  }
+  return new RedisNodeError({ node, reason: "Unknown", detail: text, cause })
+}
+
+export const isNoScript = (error: unknown) => error instanceof Error && error.message.startsWith("NOSCRIPT")
+
+/**
+ * EVALSHA, and EVAL when the server does not have the script yet (first use,
+ * restart, SCRIPT FLUSH); EVAL caches it there for the next EVALSHA.
+ */
+export const evalScript = (
+  client: Redis,
+  script: Script,
+  keys: ReadonlyArray<string>,
+  args: ReadonlyArray<string | number>
+): Promise<unknown> =>
+  client.evalsha(script.sha, keys.length, ...keys, ...args).catch((error: unknown) =>
+    isNoScript(error) ? client.eval(script.lua, keys.length, ...keys, ...args) : Promise.reject(error)
+  )
