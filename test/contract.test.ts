@@ -109,6 +109,23 @@ const contract = <R>(tester: Tester<R>, harness: Effect.Effect<Harness, unknown,
       assert.isTrue(yield* node.acquire(["k"], "v2", 1_000))
     }))
 
+  test("fence counters: incremented and raised only while our keys are held", ({ node }) =>
+    Effect.gen(function*() {
+      assert.isTrue(Option.isNone(yield* node.incrementFences(["k"], "v", ["fence:k"])), "not ours: nothing counted")
+      assert.isFalse(yield* node.commitFences(["k"], "v", ["fence:k"], [5n]))
+      assert.isTrue(Option.isNone((yield* node.inspect("fence:k")).value))
+      assert.isTrue(yield* node.acquire(["k", "j"], "v", 10_000))
+      assert.deepStrictEqual(yield* node.incrementFences(["k", "j"], "v", ["fence:k", "fence:j"]), Option.some([1n, 1n]))
+      assert.deepStrictEqual(yield* node.incrementFences(["k"], "v", ["fence:k"]), Option.some([2n]))
+      assert.isTrue(yield* node.commitFences(["k", "j"], "v", ["fence:k", "fence:j"], [10n, 1n]))
+      assert.isTrue(yield* node.commitFences(["k"], "v", ["fence:k"], [7n]), "a smaller token never lowers it")
+      assert.deepStrictEqual((yield* node.inspect("fence:k")).value, Option.some("10"))
+      assert.isTrue(Option.isNone((yield* node.inspect("fence:k")).ttl), "counters never expire")
+      assert.isTrue(yield* node.commitFences(["k"], "v", ["fence:k"], [123456789012345678901234567890n]))
+      assert.deepStrictEqual(yield* node.incrementFences(["k"], "w", ["fence:k"]), Option.none())
+      assert.deepStrictEqual((yield* node.inspect("fence:k")).value, Option.some("123456789012345678901234567890"))
+    }))
+
   test("a key of another type: acquire is refused, release leaves it, extend and inspect fail with WrongType", (h) =>
     Effect.gen(function*() {
       const { node } = h

@@ -1,0 +1,114 @@
+/**
+ * Lock lifetime against 5 real redis-servers: automatic extension, loss
+ * while a majority hangs, bounded extensions, release after expiry.
+ */
+import { assert, layer } from "@effect/vitest"
+import { Context, Effect, Exit, Fiber, Layer, Option } from "effect"
+import * as RedisFleet from "../fleet/RedisFleet.js"
+import * as Redlock from "../src/Redlock.js"
+import { LockLost } from "../src/RedlockError.js"
+import { failureOf, redis } from "./support.js"
+
+const manager = (fleet: RedisFleet.Fleet, options?: Redlock.Options) =>
+  Effect.map(Layer.build(redis(fleet.nodes, options)), (context) => Context.get(context, Redlock.Redlock))
+
+layer(RedisFleet.layerLocal(5), { timeout: 60_000, excludeTestServices: true })("lock lifetime on 5 redis-servers", (it) => {
+  it.scoped("autoExtend keeps a lock across 10 x ttl; another client never gets it meanwhile", () =>
+    Effect.gen(function*() {
+      const fleet = yield* RedisFleet.RedisFleet
+      yield* fleet.reset
+      const holder = yield* manager(fleet)
+      const other = yield* manager(fleet)
+      const body = Effect.gen(function*() {
+        const refused: Array<boolean> = []
+        for (let i = 0; i < 10; i++) {
+          yield* Effect.sleep("200 millis")
+          const attempt = yield* Effect.exit(Effect.scoped(other.acquire("r", { ttl: "1 second", retry: Redlock.noRetry })))
+          refused.push(Exit.isFailure(attempt))
+        }
+        return refused
+      })
+      const refused = yield* body.pipe(
+        Redlock.withLock("r", { ttl: "200 millis", autoExtend: true }),
+        Effect.provideService(Redlock.Redlock, holder)
+      )
+      assert.deepStrictEqual(refused, Array(10).fill(true))
+      assert.deepStrictEqual(yield* fleet.dbsizes, [0, 0, 0, 0, 0])
+    }))
+
+  it.scoped("a majority paused during the hold: the loss is decided by the deadline and the body is interrupted", () =>
+    Effect.gen(function*() {
+      const fleet = yield* RedisFleet.RedisFleet
+      yield* fleet.reset
+      const redlock = yield* manager(fleet)
+      let interrupted = false
+      const started = performance.now()
+      const fiber = yield* Effect.fork(Effect.exit(
+        Effect.never.pipe(
+          Effect.onInterrupt(() => Effect.sync(() => void (interrupted = true))),
+          Redlock.withLock("r", { ttl: "500 millis", nodeTimeout: "50 millis", autoExtend: true }),
+          Effect.provideService(Redlock.Redlock, redlock)
+        )
+      ))
+      yield* Effect.sleep("300 millis")
+      yield* Effect.forEach([0, 1, 2], (i) => fleet.servers[i].pause)
+      const exit = yield* Fiber.join(fiber)
+      const elapsed = performance.now() - started
+      yield* Effect.forEach([0, 1, 2], (i) => fleet.servers[i].resume)
+      const error = failureOf(exit)
+      assert.instanceOf(error, LockLost)
+      assert.strictEqual((error as LockLost).reason, "Expired")
+      assert.isTrue(interrupted, "the body was interrupted")
+      // Extended at ~250 ms, before the pause, to a deadline near 740 ms; no extension succeeds after it.
+      assert.isTrue(elapsed > 500 && elapsed < 900, `lost after ${Math.round(elapsed)} ms`)
+    }))
+
+  it.scoped("maxExtensions stops automatic extension; the body is then cut off", () =>
+    Effect.gen(function*() {
+      const fleet = yield* RedisFleet.RedisFleet
+      yield* fleet.reset
+      const redlock = yield* manager(fleet, { maxExtensions: 3 })
+      const started = performance.now()
+      const exit = yield* Effect.exit(Effect.never.pipe(
+        Redlock.withLock("r", { ttl: "200 millis", autoExtend: true }),
+        Effect.provideService(Redlock.Redlock, redlock)
+      ))
+      const elapsed = performance.now() - started
+      assert.strictEqual((failureOf(exit) as LockLost).reason, "Expired")
+      // Three extensions at about every 100 ms, then the last validity of ~200 ms runs out.
+      assert.isTrue(elapsed > 450 && elapsed < 1000, `lost after ${Math.round(elapsed)} ms`)
+    }))
+
+  it.scoped("a release after the lock expired answers NotHeld at once and leaves nothing behind", () =>
+    Effect.gen(function*() {
+      const fleet = yield* RedisFleet.RedisFleet
+      yield* fleet.reset
+      const redlock = yield* manager(fleet)
+      const lock = yield* redlock.acquire("r", { ttl: "100 millis" })
+      yield* Effect.sleep("150 millis")
+      const started = performance.now()
+      const result = yield* redlock.release(lock)
+      const elapsed = performance.now() - started
+      assert.strictEqual(result.status, "NotHeld")
+      assert.isBelow(elapsed, 50, `release took ${Math.round(elapsed)} ms`)
+      assert.deepStrictEqual(yield* fleet.dbsizes, [0, 0, 0, 0, 0])
+      const extended = yield* Effect.exit(redlock.extend(lock))
+      assert.strictEqual((failureOf(extended) as LockLost).reason, "Released")
+    }))
+
+  it.scoped("extend on real nodes sets the new ttl everywhere", () =>
+    Effect.gen(function*() {
+      const fleet = yield* RedisFleet.RedisFleet
+      yield* fleet.reset
+      const redlock = yield* manager(fleet)
+      const lock = yield* redlock.acquire("r", { ttl: "1 second" })
+      yield* redlock.extend(lock, "30 seconds")
+      for (const server of fleet.servers) {
+        const pttl = Number(yield* server.call("PTTL", "redlock:r"))
+        assert.isTrue(pttl > 29_000 && pttl <= 30_000, `pttl ${pttl}`)
+      }
+      assert.strictEqual(lock.extensions, 1)
+      const view = yield* redlock.inspect("r")
+      assert.deepStrictEqual(view.holder, Option.some(lock.value))
+    }))
+})
