@@ -255,10 +255,6 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
     throw new TypeError("effect-redlock: this lock was not acquired by this lock manager")
   }
 
-  // Release returns once a majority of the nodes asked confirmed that our keys
-  // are gone (deleted, or not ours any more). The other nodes were sent the
-  // release too; it lands in order on each of them, so not waiting for their
-  // answer loses nothing, and a down node does not slow every release down.
   // Release returns once a majority of the nodes asked deleted our keys, or
   // once that can no longer happen. The other nodes were sent the release too;
   // it lands in order on each of them, so not waiting for their answer loses

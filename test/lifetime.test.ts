@@ -220,6 +220,7 @@ describe("release and inspect", () => {
       assert.strictEqual((yield* first.release(stale)).status, "AlreadyReleased")
       const view = yield* second.inspect("r")
       assert.deepStrictEqual(view.holder, Option.some(current.value))
+      for (const node of view.nodes) assert.isTrue(node._tag === "Read" && Option.contains(node.state.value, current.value))
     }).pipe(Effect.scoped, Effect.provide(memory(3))))
 
   it.effect("inspect shows each node's holder and ttl, and the majority's holder", () =>
