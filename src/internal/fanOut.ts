@@ -44,21 +44,18 @@ const callNode = <A>(
             ? { _tag: "TimedOut", node: node.name, millis }
             : { _tag: isYes(answered.answer) ? "Ok" : "Held", node: node.name, millis })
       ),
-      Effect.catchAllCause((cause) =>
-        Effect.map(since, (millis): NodeOutcome => ({
-          _tag: "Failed",
-          node: node.name,
-          millis,
-          error: Cause.isFailType(cause) ? cause.error : new RedisNodeError({
-            node: node.name,
-            reason: "Unknown",
-            detail: Cause.pretty(cause),
-            cause: Cause.squash(cause)
-          })
-        }))
-      )
+      Effect.catchAllCause((cause) => Effect.map(since, (millis) => unexpected(node, cause, millis)))
     )
   })
+
+/** The outcome of a call that ended some other way than an answer or its timeout. */
+const unexpected = (node: RedisNode, cause: Cause.Cause<RedisNodeError>, millis: number): NodeOutcome => {
+  if (Cause.isInterruptedOnly(cause)) return { _tag: "NotAwaited", node: node.name, millis }
+  const error = Cause.isFailType(cause)
+    ? cause.error
+    : new RedisNodeError({ node: node.name, reason: "Unknown", detail: Cause.pretty(cause), cause: Cause.squash(cause) })
+  return { _tag: "Failed", node: node.name, millis, error }
+}
 
 /**
  * Every node, waiting for all of them (each bounded by `timeout`), with each
@@ -123,12 +120,14 @@ export const untilDecided = <A>(
       // call in flight (a fiber that is interrupted passes the signal on to its
       // children, even while it runs uninterruptibly, which would cancel a
       // release before it is sent). Each call is bounded by its timeout; the
-      // ones still pending once the outcome is decided are interrupted.
+      // ones still pending once the outcome is decided are told to stop, and
+      // not waited for: a call that cannot stop before its timeout (one forked
+      // by a finalizer) must not hold the caller up.
       return Effect.forEach(nodes, (node, index) =>
         Effect.forkDaemon(Effect.flatMap(callNode(node, keepAnswer(call, answers, index), isYes, timeout), record(index)))).pipe(
           Effect.flatMap((fibers) =>
             Deferred.await(decided).pipe(
-              Effect.ensuring(Fiber.interruptAll(fibers)),
+              Effect.ensuring(Effect.forEach(fibers, Fiber.interruptFork, { discard: true })),
               Effect.zipRight(Effect.sync(() => resultOf(outcomes, answers)))
             )
           )
