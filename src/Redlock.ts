@@ -272,7 +272,7 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
       if (state.released) return Effect.succeed<ReleaseResult>({ status: "AlreadyReleased", released: 0, outcomes: [] })
       state.released = true
       return Effect.map(releaseOn(nodes, state.keys, state.value, state.nodeTimeout), ({ outcomes, yes }) => {
-        state.markLost("Released", outcomes)
+        state.markLostQuietly("Released", outcomes)
         const notOurs = outcomes.filter((outcome) => outcome._tag === "Held").length
         const status: ReleaseStatus = yes >= quorum
           ? "Released"
@@ -309,7 +309,7 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
       if (state.released) return yield* state.markLost("Released")
       if (state.lostBecause !== undefined) return yield* state.lostBecause
       if (state.extensionCount >= maxExtensions) {
-        return yield* new ExtensionLimitReached({ resources: state.resources, maxExtensions })
+        return yield* new ExtensionLimitReached({ resources: state.resources, maxExtensions }, true)
       }
       const start = yield* Lock.monotonicMillis
       if (start >= state.deadline) return yield* state.markLost("Expired")
@@ -330,7 +330,7 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
       }
       const notOurs = outcomes.filter((outcome) => outcome._tag === "Held").length
       if (nodes.length - notOurs < quorum) return yield* state.markLost("NotHeld", outcomes)
-      return yield* new LockNotExtended({ resources: state.resources, outcomes })
+      return yield* new LockNotExtended({ resources: state.resources, outcomes }, true)
     })
 
   // Fencing tokens (see README, "Fencing tokens"). Round 1: on every node that
@@ -346,7 +346,7 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
         const notOurs = outcomes.filter((outcome) => outcome._tag === "Held").length
         return nodes.length - notOurs < quorum
           ? lock.markLost("NotHeld", outcomes)
-          : new FencingTokenUnavailable({ resources: lock.resources, outcomes })
+          : new FencingTokenUnavailable({ resources: lock.resources, outcomes }, true)
       }
       if (lock.lostBecause !== undefined) return yield* lock.lostBecause
       const counted = yield* FanOut.untilDecided(
@@ -471,7 +471,7 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
             elapsedMillis: (yield* Lock.monotonicMillis) - firstStart,
             quorum,
             outcomes
-          })
+          }, true)
         })
       )
       return yield* Effect.retry(attempt, schedule)

@@ -68,7 +68,7 @@ export const set = (
     Effect.flatMap((reply) =>
       reply === 1
         ? Effect.void
-        : Effect.fail(new StaleFencingToken({ key: options.key, token: options.token, highestSeen: BigInt(String(reply)) }))
+        : Effect.fail(new StaleFencingToken({ key: options.key, token: options.token, highestSeen: BigInt(String(reply)) }, true))
     )
   )
 }

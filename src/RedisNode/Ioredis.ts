@@ -188,7 +188,7 @@ export const make = (nodeOptions: NodeOptions): Effect.Effect<RedisNode, Invalid
     if (nodeOptions.url !== undefined) {
       const parsed = fromUrl(nodeOptions.url)
       if (Option.isNone(parsed)) {
-        return yield* new InvalidOptions({ option: "url", detail: `not a redis:// URL: "${hidePassword(nodeOptions.url)}"` })
+        return yield* new InvalidOptions({ option: "url", detail: `not a redis:// URL: "${hidePassword(nodeOptions.url)}"` }, true)
       }
       options = { ...parsed.value, ...withoutUndefined(nodeOptions) }
     }

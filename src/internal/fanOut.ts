@@ -7,6 +7,7 @@ import * as Cause from "effect/Cause"
 import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import { type NodeOutcome, type RedisNode, RedisNodeError } from "../RedisNode.js"
 import * as Algorithm from "./algorithm.js"
@@ -53,7 +54,7 @@ const unexpected = (node: RedisNode, cause: Cause.Cause<RedisNodeError>, millis:
   if (Cause.isInterruptedOnly(cause)) return { _tag: "NotAwaited", node: node.name, millis }
   const error = Cause.isFailType(cause)
     ? cause.error
-    : new RedisNodeError({ node: node.name, reason: "Unknown", detail: Cause.pretty(cause), cause: Cause.squash(cause) })
+    : new RedisNodeError({ node: node.name, reason: "Unknown", detail: Cause.pretty(cause), cause: Cause.squash(cause) }, true)
   return { _tag: "Failed", node: node.name, millis, error }
 }
 
@@ -104,34 +105,54 @@ export const untilDecided = <A>(
     if (nodes.length === 0) return Effect.succeed(resultOf<A>([], []))
     const answers: Array<A | undefined> = nodes.map(() => undefined)
     const outcomes: Array<NodeOutcome> = nodes.map((node) => ({ _tag: "NotAwaited", node: node.name, millis: 0 }))
+    const settled: Array<boolean> = nodes.map(() => false)
     let counted = 0
     let other = 0
-    return Effect.flatMap(Deferred.make<void>(), (decided) => {
-      const record = (index: number) => (outcome: NodeOutcome) =>
-        Effect.suspend(() => {
-          outcomes[index] = outcome
-          if (counts(outcome)) counted++
-          else other++
-          return Algorithm.tally(nodes.length, counted, other) === "open"
-            ? Effect.void
-            : Deferred.succeed(decided, undefined)
+    return Effect.flatMap(Effect.zip(Deferred.make<void>(), Clock.monotonicMillis), ([decided, start]) => {
+      // The first word on a node counts: its answer, or its timeout.
+      const settle = (index: number, outcome: NodeOutcome) => {
+        if (settled[index]) return
+        settled[index] = true
+        outcomes[index] = outcome
+        if (counts(outcome)) counted++
+        else other++
+        if (Algorithm.tally(nodes.length, counted, other) !== "open") Deferred.unsafeDone(decided, Effect.void)
+      }
+      const answered = (index: number) => (exit: Exit.Exit<A, RedisNodeError>) =>
+        Effect.map(Clock.monotonicMillis, (now) => {
+          const node = nodes[index]
+          const millis = now - start
+          if (Exit.isSuccess(exit)) {
+            answers[index] = exit.value
+            settle(index, { _tag: isYes(exit.value) ? "Ok" : "Held", node: node.name, millis })
+          } else {
+            settle(index, unexpected(node, exit.cause, millis))
+          }
         })
+      // All calls start together, so one timer stands for every node's timeout.
+      const timer = Effect.zipRight(
+        Effect.sleep(timeout),
+        Effect.map(Clock.monotonicMillis, (now) =>
+          nodes.forEach((node, index) => settle(index, { _tag: "TimedOut", node: node.name, millis: now - start })))
+      )
       // Daemons, not children: an interruption of the caller must not reach a
       // call in flight (a fiber that is interrupted passes the signal on to its
       // children, even while it runs uninterruptibly, which would cancel a
-      // release before it is sent). Each call is bounded by its timeout; the
-      // ones still pending once the outcome is decided are told to stop, and
-      // not waited for: a call that cannot stop before its timeout (one forked
-      // by a finalizer) must not hold the caller up.
-      return Effect.forEach(nodes, (node, index) =>
-        Effect.forkDaemon(Effect.flatMap(callNode(node, keepAnswer(call, answers, index), isYes, timeout), record(index)))).pipe(
-          Effect.flatMap((fibers) =>
-            Deferred.await(decided).pipe(
-              Effect.ensuring(Effect.forEach(fibers, Fiber.interruptFork, { discard: true })),
-              Effect.zipRight(Effect.sync(() => resultOf(outcomes, answers)))
-            )
+      // release before it is sent). The calls still pending once the outcome is
+      // decided are told to stop, and not waited for: the command was sent, and
+      // a call forked by a finalizer cannot stop before it ends.
+      return Effect.forEach(
+        nodes,
+        (node, index) => Effect.forkDaemon(Effect.flatMap(Effect.exit(Effect.interruptible(call(node))), answered(index)))
+      ).pipe(
+        Effect.zip(Effect.forkDaemon(Effect.interruptible(timer))),
+        Effect.flatMap(([fibers, timerFiber]) =>
+          Deferred.await(decided).pipe(
+            Effect.ensuring(Effect.forEach([...fibers, timerFiber], Fiber.interruptFork, { discard: true })),
+            Effect.zipRight(Effect.sync(() => resultOf(outcomes, answers)))
           )
         )
+      )
     })
   })
 

@@ -35,7 +35,7 @@ export const toNodeError = (node: string, cause: unknown, lastConnectionError: E
     return undefined
   }
   const direct = classify(text)
-  if (direct !== undefined) return new RedisNodeError({ node, reason: direct, detail: text, cause })
+  if (direct !== undefined) return new RedisNodeError({ node, reason: direct, detail: text, cause }, true)
   const connectionLost = /Stream isn't writeable|Connection is closed|MaxRetriesPerRequest|ECONNREFUSED|ECONNRESET/
     .test(text)
   if (connectionLost) {
@@ -46,9 +46,9 @@ export const toNodeError = (node: string, cause: unknown, lastConnectionError: E
       reason,
       detail: last === undefined ? `not connected (${text})` : `not connected: ${last}`,
       cause
-    })
+    }, true)
   }
-  return new RedisNodeError({ node, reason: "Unknown", detail: text, cause })
+  return new RedisNodeError({ node, reason: "Unknown", detail: text, cause }, true)
 }
 
 export const isNoScript = (error: unknown) => error instanceof Error && error.message.startsWith("NOSCRIPT")

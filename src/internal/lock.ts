@@ -44,8 +44,9 @@ export class HeldLock implements Lock {
   extensionCount = 0
   released = false
   /** Set once, when the lock is lost; the signal completes at the same time. */
-  lostBecause: LockLost | undefined
-  readonly lostSignal = Deferred.unsafeMake<LockLost>(FiberId.none)
+  private lostAs: { readonly reason: LockLost["reason"]; readonly outcomes: ReadonlyArray<NodeOutcome> } | undefined
+  private lostError: LockLost | undefined
+  readonly lostSignal = Deferred.unsafeMake<void>(FiberId.none)
   /** Issues the tokens on the nodes; set by the manager. */
   issueFencingTokens: Effect.Effect<ReadonlyArray<bigint>, LockLost | FencingTokenUnavailable> = Effect.dieMessage(
     "effect-redlock: no fencing for this lock"
@@ -78,13 +79,24 @@ export class HeldLock implements Lock {
     return Effect.map(monotonicMillis, (now) => Duration.millis(Math.max(0, this.deadline - now)))
   }
 
+  /** Why the lock was lost, if it was. Built on first use: every release marks a loss, few ask why. */
+  get lostBecause(): LockLost | undefined {
+    if (this.lostAs === undefined) return undefined
+    this.lostError ??= new LockLost({ resources: this.resources, ...this.lostAs }, true)
+    return this.lostError
+  }
+
   /** Record the loss (the first reason wins) and wake everything waiting on `lost`. */
   markLost(reason: LockLost["reason"], outcomes: ReadonlyArray<NodeOutcome> = []): LockLost {
-    if (this.lostBecause === undefined) {
-      this.lostBecause = new LockLost({ resources: this.resources, reason, outcomes })
-      Deferred.unsafeDone(this.lostSignal, Effect.succeed(this.lostBecause))
-    }
-    return this.lostBecause
+    this.markLostQuietly(reason, outcomes)
+    return this.lostBecause!
+  }
+
+  /** `markLost` without building the error. */
+  markLostQuietly(reason: LockLost["reason"], outcomes: ReadonlyArray<NodeOutcome> = []): void {
+    if (this.lostAs !== undefined) return
+    this.lostAs = { reason, outcomes }
+    Deferred.unsafeDone(this.lostSignal, Effect.void)
   }
 
   /**
@@ -113,7 +125,7 @@ export class HeldLock implements Lock {
   }
 
   get lost(): Effect.Effect<LockLost> {
-    return Effect.raceFirst(Deferred.await(this.lostSignal), this.watchDeadline)
+    return Effect.raceFirst(Effect.map(Deferred.await(this.lostSignal), () => this.lostBecause!), this.watchDeadline)
   }
 
   readonly guard = (minRemaining: Duration.DurationInput) => {
@@ -124,7 +136,7 @@ export class HeldLock implements Lock {
         const remainingMillis = this.deadline - now
         if (remainingMillis <= 0) return Effect.fail(this.markLost("Expired"))
         return remainingMillis < requiredMillis
-          ? Effect.fail(new ValidityTooShort({ resources: this.resources, remainingMillis, requiredMillis }))
+          ? Effect.fail(new ValidityTooShort({ resources: this.resources, remainingMillis, requiredMillis }, true))
           : self
       })
   }

@@ -77,7 +77,7 @@ class MemoryNode {
   }
 
   error(reason: RedisNode.RedisNodeErrorReason, detail: string): RedisNodeError {
-    return new RedisNodeError({ node: this.name, reason, detail })
+    return new RedisNodeError({ node: this.name, reason, detail }, true)
   }
 
   /** A live entry, with lazy expiry as in Redis. */
