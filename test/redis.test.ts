@@ -67,13 +67,14 @@ layer(RedisFleet.layerLocal(5), { timeout: 60_000, excludeTestServices: true })(
       const redlock = yield* manager(fleet.nodes)
       yield* Effect.forEach([1, 3], (i) => fleet.servers[i].pause)
       const started = performance.now()
+      // A long per-node timeout: acquiring well before it shows the paused nodes were not waited for.
       const lock = yield* Effect.scoped(
-        redlock.acquire("r", { ttl: "10 seconds", nodeTimeout: "100 millis" }).pipe(
+        redlock.acquire("r", { ttl: "10 seconds", nodeTimeout: "2 seconds" }).pipe(
           Effect.ensuring(Effect.forEach([1, 3], (i) => fleet.servers[i].resume))
         )
       )
       const elapsed = performance.now() - started
-      assert.isBelow(elapsed, 100, `acquired in ${elapsed} ms`)
+      assert.isBelow(elapsed, 1000, `acquired in ${elapsed} ms`)
       assert.deepStrictEqual(tags(lock.outcomes).filter((tag) => tag === "Ok").length, 3)
       assert.notInclude(tags([lock.outcomes[1], lock.outcomes[3]]), "Ok")
       yield* expectEmpty(fleet)
@@ -97,8 +98,8 @@ layer(RedisFleet.layerLocal(5), { timeout: 60_000, excludeTestServices: true })(
       assert.strictEqual(notAcquired.reason, "NoQuorum")
       assert.deepStrictEqual(tags(notAcquired.outcomes), ["TimedOut", "Ok", "TimedOut", "Ok", "TimedOut"])
       assert.include(notAcquired.message, `${fleet.nodes[0].host}:${fleet.nodes[0].port}=TimedOut`)
-      // one timeout for the attempt, one for the release on the paused nodes
-      assert.isBelow(elapsed, 400, `gave up in ${elapsed} ms`)
+      // One per-node timeout for the attempt, then the release decides without the paused nodes.
+      assert.isTrue(elapsed >= 100 && elapsed < 2000, `gave up in ${elapsed} ms`)
       yield* expectEmpty(fleet)
     }))
 
@@ -237,8 +238,8 @@ layer(RedisFleet.layerLocal(5), { timeout: 60_000, excludeTestServices: true })(
       const redlock = yield* manager(fleet.nodes)
       yield* fleet.servers[0].kill
       const started = performance.now()
-      const lock = yield* Effect.scoped(redlock.acquire("r", { ttl: "10 seconds", nodeTimeout: "200 millis" }))
-      assert.isBelow(performance.now() - started, 200)
+      const lock = yield* Effect.scoped(redlock.acquire("r", { ttl: "10 seconds", nodeTimeout: "3 seconds" }))
+      assert.isBelow(performance.now() - started, 1000, "the killed node answered at once instead of timing out")
       assert.notStrictEqual(lock.outcomes[0]._tag, "Ok")
       yield* fleet.servers[0].start
       const rejoined = yield* Effect.scoped(redlock.acquire("r", { ttl: "10 seconds" })).pipe(
