@@ -110,59 +110,59 @@ class MemoryNode {
 
   toRedisNode(): RedisNode.RedisNode {
     return {
-    name: this.name,
-    acquire: (keys, value, ttlMillis) =>
-      this.submit((now) => {
-        if (keys.some((key) => this.live(key, now) !== undefined)) return false
-        for (const key of keys) this.store.set(key, { type: "string", value, expiresAt: now + ttlMillis })
-        return true
-      }),
-    release: (keys, value) =>
-      this.submit((now) => {
-        let deleted = 0
-        for (const key of keys) {
-          const entry = this.live(key, now)
-          if (entry !== undefined && entry.type === "string" && entry.value === value) {
-            this.store.delete(key)
-            deleted++
+      name: this.name,
+      acquire: (keys, value, ttlMillis) =>
+        this.submit((now) => {
+          if (keys.some((key) => this.live(key, now) !== undefined)) return false
+          for (const key of keys) this.store.set(key, { type: "string", value, expiresAt: now + ttlMillis })
+          return true
+        }),
+      release: (keys, value) =>
+        this.submit((now) => {
+          let deleted = 0
+          for (const key of keys) {
+            const entry = this.live(key, now)
+            if (entry !== undefined && entry.type === "string" && entry.value === value) {
+              this.store.delete(key)
+              deleted++
+            }
           }
-        }
-        return deleted
-      }),
-    extend: (keys, value, ttlMillis) =>
-      this.submit((now) => {
-        if (!keys.every((key) => this.getString(key, now) === value)) return false
-        for (const key of keys) this.live(key, now)!.expiresAt = now + ttlMillis
-        return true
-      }),
-    incrementFences: (keys, value, fenceKeys) =>
-      this.submit((now) => {
-        if (!keys.every((key) => this.getString(key, now) === value)) return Option.none()
-        return Option.some(fenceKeys.map((fenceKey) => {
-          const next = this.counter(fenceKey, now) + 1n
-          this.store.set(fenceKey, { type: "string", value: next.toString(), expiresAt: undefined })
-          return next
-        }))
-      }),
-    commitFences: (keys, value, fenceKeys, tokens) =>
-      this.submit((now) => {
-        if (!keys.every((key) => this.getString(key, now) === value)) return false
-        fenceKeys.forEach((fenceKey, index) => {
-          if (tokens[index] > this.counter(fenceKey, now)) {
-            this.store.set(fenceKey, { type: "string", value: tokens[index].toString(), expiresAt: undefined })
+          return deleted
+        }),
+      extend: (keys, value, ttlMillis) =>
+        this.submit((now) => {
+          if (!keys.every((key) => this.getString(key, now) === value)) return false
+          for (const key of keys) this.live(key, now)!.expiresAt = now + ttlMillis
+          return true
+        }),
+      incrementFences: (keys, value, fenceKeys) =>
+        this.submit((now) => {
+          if (!keys.every((key) => this.getString(key, now) === value)) return Option.none()
+          return Option.some(fenceKeys.map((fenceKey) => {
+            const next = this.counter(fenceKey, now) + 1n
+            this.store.set(fenceKey, { type: "string", value: next.toString(), expiresAt: undefined })
+            return next
+          }))
+        }),
+      commitFences: (keys, value, fenceKeys, tokens) =>
+        this.submit((now) => {
+          if (!keys.every((key) => this.getString(key, now) === value)) return false
+          fenceKeys.forEach((fenceKey, index) => {
+            if (tokens[index] > this.counter(fenceKey, now)) {
+              this.store.set(fenceKey, { type: "string", value: tokens[index].toString(), expiresAt: undefined })
+            }
+          })
+          return true
+        }),
+      inspect: (key) =>
+        this.submit((now): RedisNode.KeyState => {
+          const value = this.getString(key, now)
+          const expiresAt = this.live(key, now)?.expiresAt
+          return {
+            value: Option.fromNullable(value),
+            ttl: expiresAt === undefined ? Option.none() : Option.some(Duration.millis(expiresAt - now))
           }
         })
-        return true
-      }),
-    inspect: (key) =>
-      this.submit((now): RedisNode.KeyState => {
-        const value = this.getString(key, now)
-        const expiresAt = this.live(key, now)?.expiresAt
-        return {
-          value: Option.fromNullable(value),
-          ttl: expiresAt === undefined ? Option.none() : Option.some(Duration.millis(expiresAt - now))
-        }
-      })
     }
   }
 }
