@@ -34,6 +34,7 @@ import * as Algorithm from "./internal/algorithm.js"
 import * as FanOut from "./internal/fanOut.js"
 import * as LockValue from "./internal/lockValue.js"
 import * as Validate from "./internal/options.js"
+import * as Outcome from "./internal/outcome.js"
 import { HeldLock } from "./internal/lock.js"
 import * as Lock from "./Lock.js"
 import { type KeyState, type NodeOutcome, type RedisNode, RedisNodes } from "./RedisNode.js"
@@ -244,7 +245,10 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
   const fencePrefix = yield* Validate.fencePrefix(options.fencePrefix ?? "redlock-fence:", keyPrefix)
   yield* Validate.nodeCount(nodes.length)
   const defaultNodeTimeout = options.nodeTimeout
-  if (defaultNodeTimeout !== undefined) yield* Validate.millis("nodeTimeout", defaultNodeTimeout)
+  // Reads have no ttl to derive a timeout from: the manager's, or the largest default.
+  const inspectTimeout = Duration.millis(
+    defaultNodeTimeout === undefined ? 250 : yield* Validate.millis("nodeTimeout", defaultNodeTimeout)
+  )
   const defaultSchedule = options.retry ?? defaultRetry
   const quorum = Algorithm.quorum(nodes.length)
   const ours = new WeakSet<HeldLock>()
@@ -273,10 +277,9 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
       state.released = true
       return Effect.map(releaseOn(nodes, state.keys, state.value, state.nodeTimeout), ({ outcomes, yes }) => {
         state.markLostQuietly("Released", outcomes)
-        const notOurs = outcomes.filter((outcome) => outcome._tag === "Held").length
         const status: ReleaseStatus = yes >= quorum
           ? "Released"
-          : notOurs > nodes.length - quorum
+          : Outcome.majorityNotOurs(outcomes, quorum)
           ? "NotHeld"
           : "Incomplete"
         return { status, released: yes, outcomes }
@@ -296,7 +299,7 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
       return log(
         `effect-redlock: release of ${lock.resources.join(", ")} did not reach ${unanswered.length} node(s); ` +
           `their keys expire within ${Duration.format(lock.ttl)}`
-      ).pipe(Effect.annotateLogs({ outcomes: unanswered.map(describeOutcome) }))
+      ).pipe(Effect.annotateLogs({ outcomes: unanswered.map((o) => `${Outcome.describe(o)} after ${Math.round(o.millis)} ms`) }))
     })
 
   const extend = (
@@ -328,8 +331,7 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
         state.extensionCount++
         return lock
       }
-      const notOurs = outcomes.filter((outcome) => outcome._tag === "Held").length
-      if (nodes.length - notOurs < quorum) return yield* state.markLost("NotHeld", outcomes)
+      if (Outcome.majorityNotOurs(outcomes, quorum)) return yield* state.markLost("NotHeld", outcomes)
       return yield* new LockNotExtended({ resources: state.resources, outcomes }, true)
     })
 
@@ -342,12 +344,10 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
   const issueFencingTokens = (lock: HeldLock) =>
     Effect.gen(function*() {
       const fenceKeys = lock.resources.map((resource) => fencePrefix + resource)
-      const fail = (outcomes: ReadonlyArray<NodeOutcome>) => {
-        const notOurs = outcomes.filter((outcome) => outcome._tag === "Held").length
-        return nodes.length - notOurs < quorum
+      const fail = (outcomes: ReadonlyArray<NodeOutcome>) =>
+        Outcome.majorityNotOurs(outcomes, quorum)
           ? lock.markLost("NotHeld", outcomes)
           : new FencingTokenUnavailable({ resources: lock.resources, outcomes }, true)
-      }
       if (lock.lostBecause !== undefined) return yield* lock.lostBecause
       const counted = yield* FanOut.untilDecided(
         nodes,
@@ -481,8 +481,7 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
     Effect.gen(function*() {
       const [checked] = yield* Validate.resources(resource)
       const key = keyPrefix + checked
-      const timeout = Duration.millis(defaultNodeTimeout === undefined ? 250 : Duration.toMillis(defaultNodeTimeout))
-      const { answers: states, outcomes } = yield* FanOut.all(nodes, (node) => node.inspect(key), timeout)
+      const { answers: states, outcomes } = yield* FanOut.all(nodes, (node) => node.inspect(key), inspectTimeout)
       const read = outcomes.map((outcome, index): NodeKeyState => {
         const state = states[index]
         return state === undefined ? { _tag: "Unreadable", outcome } : { _tag: "Read", node: outcome.node, state }
@@ -502,11 +501,6 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
 
   return Redlock.of({ nodes, quorum, acquire, release, extend, inspect })
 })
-
-const describeOutcome = (outcome: NodeOutcome): string =>
-  outcome._tag === "Failed"
-    ? `${outcome.node}: Failed(${outcome.error.reason}: ${outcome.error.detail})`
-    : `${outcome.node}: ${outcome._tag} after ${Math.round(outcome.millis)} ms`
 
 /**
  * The lock manager as a layer over the nodes (see `RedisNode.layerMemory` and

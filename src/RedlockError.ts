@@ -9,6 +9,7 @@
  * @since 1.0.0
  */
 import * as Schema from "effect/Schema"
+import * as Outcome from "./internal/outcome.js"
 import { NodeOutcome } from "./RedisNode.js"
 
 export {
@@ -83,16 +84,11 @@ export class LockNotAcquired extends Schema.TaggedError<LockNotAcquired>("effect
    * @since 1.0.0
    */
   override get message(): string {
-    const answered = this.outcomes.map((outcome) =>
-      outcome._tag === "Failed"
-        ? `${outcome.node}=Failed(${outcome.error.reason}: ${outcome.error.detail})`
-        : `${outcome.node}=${outcome._tag}`
-    ).join(", ")
     const why = this.reason === "NoQuorum"
       ? `fewer than ${this.quorum} of ${this.outcomes.length} nodes granted it`
       : "a quorum granted it but no validity was left; raise ttl or lower nodeTimeout"
     return `lock on ${this.resources.join(", ")} not acquired after ${this.attempts} attempt(s) ` +
-      `in ${Math.round(this.elapsedMillis)} ms: ${why} (last attempt: ${answered})`
+      `in ${Math.round(this.elapsedMillis)} ms: ${why} (last attempt: ${Outcome.describeAll(this.outcomes)})`
   }
 }
 
@@ -155,7 +151,7 @@ export class LockNotExtended extends Schema.TaggedError<LockNotExtended>("effect
    */
   override get message(): string {
     return `lock on ${this.resources.join(", ")} not extended: fewer than a majority of nodes confirmed (` +
-      this.outcomes.map((outcome) => `${outcome.node}=${outcome._tag}`).join(", ") + ")"
+      Outcome.describeAll(this.outcomes) + ")"
   }
 }
 
@@ -201,7 +197,7 @@ export class FencingTokenUnavailable
    */
   override get message(): string {
     return `no fencing token for ${this.resources.join(", ")}: fewer than a majority of nodes answered (` +
-      this.outcomes.map((outcome) => `${outcome.node}=${outcome._tag}`).join(", ") + ")"
+      Outcome.describeAll(this.outcomes) + ")"
   }
 }
 

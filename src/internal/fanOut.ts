@@ -1,5 +1,6 @@
 /**
- * One operation sent to every node at once, each with its own timeout.
+ * One operation sent to every node at once, all bounded by the same per-node
+ * timeout (the calls start together, so one timer serves them all).
  *
  * @internal
  */
@@ -22,33 +23,6 @@ export interface FanOutResult<A = unknown> {
   readonly answers: ReadonlyArray<A | undefined>
 }
 
-/**
- * The outcome of one node's call, with the per-node timeout applied. It never
- * fails: an unexpected defect is that node's `Failed` outcome, so that a
- * fan-out always comes to a decision.
- */
-const callNode = <A>(
-  node: RedisNode,
-  call: (node: RedisNode) => Effect.Effect<A, RedisNodeError>,
-  isYes: (answer: A) => boolean,
-  timeout: Duration.Duration
-): Effect.Effect<NodeOutcome> =>
-  Effect.flatMap(Clock.monotonicMillis, (start) => {
-    const since = Effect.map(Clock.monotonicMillis, (now) => now - start)
-    // Interruptible even inside a finalizer or an uninterruptible region: the
-    // timeout must be able to give up on a node that never answers.
-    return Effect.interruptible(call(node)).pipe(
-      Effect.timeoutTo({ duration: timeout, onTimeout: () => undefined, onSuccess: (answer) => ({ answer }) }),
-      Effect.flatMap((answered) =>
-        Effect.map(since, (millis): NodeOutcome =>
-          answered === undefined
-            ? { _tag: "TimedOut", node: node.name, millis }
-            : { _tag: isYes(answered.answer) ? "Ok" : "Held", node: node.name, millis })
-      ),
-      Effect.catchAllCause((cause) => Effect.map(since, (millis) => unexpected(node, cause, millis)))
-    )
-  })
-
 /** The outcome of a call that ended some other way than an answer or its timeout. */
 const unexpected = (node: RedisNode, cause: Cause.Cause<RedisNodeError>, millis: number): NodeOutcome => {
   if (Cause.isInterruptedOnly(cause)) return { _tag: "NotAwaited", node: node.name, millis }
@@ -59,54 +33,22 @@ const unexpected = (node: RedisNode, cause: Cause.Cause<RedisNodeError>, millis:
 }
 
 /**
- * Every node, waiting for all of them (each bounded by `timeout`), with each
- * node's answer. Used to read, where every answer is wanted.
+ * The engine: call every node, settle each node once (its answer or the
+ * timeout), and return as soon as `isDecided(ok, other)` holds.
  */
-export const all = <A>(
-  nodes: ReadonlyArray<RedisNode>,
-  call: (node: RedisNode) => Effect.Effect<A, RedisNodeError>,
-  timeout: Duration.Duration
-): Effect.Effect<FanOutResult<A>> =>
-  Effect.suspend(() => {
-    const answers: Array<A | undefined> = nodes.map(() => undefined)
-    return Effect.map(
-      Effect.forEach(
-        nodes,
-        (node, index) => callNode(node, keepAnswer(call, answers, index), () => true, timeout),
-        { concurrency: "unbounded" }
-      ),
-      (outcomes) => resultOf(outcomes, answers)
-    )
-  })
-
-const keepAnswer = <A>(
-  call: (node: RedisNode) => Effect.Effect<A, RedisNodeError>,
-  answers: Array<A | undefined>,
-  index: number
-) =>
-(node: RedisNode) => Effect.tap(call(node), (answer) => void (answers[index] = answer))
-
-/**
- * Every node, returning as soon as the operation is decided: a quorum of nodes
- * gave an answer that `counts`, or a quorum can no longer be reached. Nodes
- * still pending are then no longer awaited (their outcome is `NotAwaited`).
- * Their command was already sent and still lands on the node, in order with
- * the commands that follow it on the same node, so giving up on the answer
- * loses nothing: a late acquire is undone by the release that follows it.
- */
-export const untilDecided = <A>(
+const fanOut = <A>(
   nodes: ReadonlyArray<RedisNode>,
   call: (node: RedisNode) => Effect.Effect<A, RedisNodeError>,
   isYes: (answer: A) => boolean,
   timeout: Duration.Duration,
-  counts: (outcome: NodeOutcome) => boolean = (outcome) => outcome._tag === "Ok"
+  isDecided: (ok: number, other: number) => boolean
 ): Effect.Effect<FanOutResult<A>> =>
   Effect.suspend(() => {
     if (nodes.length === 0) return Effect.succeed(resultOf<A>([], []))
     const answers: Array<A | undefined> = nodes.map(() => undefined)
     const outcomes: Array<NodeOutcome> = nodes.map((node) => ({ _tag: "NotAwaited", node: node.name, millis: 0 }))
     const settled: Array<boolean> = nodes.map(() => false)
-    let counted = 0
+    let ok = 0
     let other = 0
     return Effect.flatMap(Effect.zip(Deferred.make<void>(), Clock.monotonicMillis), ([decided, start]) => {
       // The first word on a node counts: its answer, or its timeout.
@@ -114,9 +56,9 @@ export const untilDecided = <A>(
         if (settled[index]) return
         settled[index] = true
         outcomes[index] = outcome
-        if (counts(outcome)) counted++
+        if (outcome._tag === "Ok") ok++
         else other++
-        if (Algorithm.tally(nodes.length, counted, other) !== "open") Deferred.unsafeDone(decided, Effect.void)
+        if (isDecided(ok, other)) Deferred.unsafeDone(decided, Effect.void)
       }
       const answered = (index: number) => (exit: Exit.Exit<A, RedisNodeError>) =>
         Effect.map(Clock.monotonicMillis, (now) => {
@@ -129,7 +71,6 @@ export const untilDecided = <A>(
             settle(index, unexpected(node, exit.cause, millis))
           }
         })
-      // All calls start together, so one timer stands for every node's timeout.
       const timer = Effect.zipRight(
         Effect.sleep(timeout),
         Effect.map(Clock.monotonicMillis, (now) =>
@@ -140,7 +81,8 @@ export const untilDecided = <A>(
       // children, even while it runs uninterruptibly, which would cancel a
       // release before it is sent). The calls still pending once the outcome is
       // decided are told to stop, and not waited for: the command was sent, and
-      // a call forked by a finalizer cannot stop before it ends.
+      // a call forked by a finalizer cannot stop before it ends. Calls are
+      // interruptible even inside a finalizer, so that they can be given up on.
       return Effect.forEach(
         nodes,
         (node, index) => Effect.forkDaemon(Effect.flatMap(Effect.exit(Effect.interruptible(call(node))), answered(index)))
@@ -155,6 +97,33 @@ export const untilDecided = <A>(
       )
     })
   })
+
+/**
+ * Every node, waiting for all of them (each bounded by `timeout`), with each
+ * node's answer. Used to read, where every answer is wanted.
+ */
+export const all = <A>(
+  nodes: ReadonlyArray<RedisNode>,
+  call: (node: RedisNode) => Effect.Effect<A, RedisNodeError>,
+  timeout: Duration.Duration
+): Effect.Effect<FanOutResult<A>> =>
+  fanOut(nodes, call, () => true, timeout, (ok, other) => ok + other === nodes.length)
+
+/**
+ * Every node, returning as soon as the operation is decided: a quorum of nodes
+ * answered `Ok`, or a quorum can no longer be reached. Nodes
+ * still pending are then no longer awaited (their outcome is `NotAwaited`).
+ * Their command was already sent and still lands on the node, in order with
+ * the commands that follow it on the same node, so giving up on the answer
+ * loses nothing: a late acquire is undone by the release that follows it.
+ */
+export const untilDecided = <A>(
+  nodes: ReadonlyArray<RedisNode>,
+  call: (node: RedisNode) => Effect.Effect<A, RedisNodeError>,
+  isYes: (answer: A) => boolean,
+  timeout: Duration.Duration
+): Effect.Effect<FanOutResult<A>> =>
+  fanOut(nodes, call, isYes, timeout, (ok, other) => Algorithm.tally(nodes.length, ok, other) !== "open")
 
 const resultOf = <A>(outcomes: ReadonlyArray<NodeOutcome>, answers: ReadonlyArray<A | undefined>): FanOutResult<A> => ({
   outcomes: [...outcomes],

@@ -12,15 +12,9 @@ import { type Lock, monotonicMillis, TypeId } from "../Lock.js"
 import type { NodeOutcome } from "../RedisNode.js"
 import { type FencingTokenUnavailable, LockLost, ValidityTooShort } from "../RedlockError.js"
 
-export interface LockFields {
-  readonly resources: NonEmptyReadonlyArray<string>
-  readonly keys: NonEmptyReadonlyArray<string>
-  readonly value: string
-  readonly ttl: Duration.Duration
-  readonly validity: Duration.Duration
-  readonly validUntilMillis: number
-  readonly attempts: number
-  readonly outcomes: ReadonlyArray<NodeOutcome>
+export interface LockFields extends
+  Pick<Lock, "resources" | "keys" | "value" | "ttl" | "validity" | "validUntilMillis" | "attempts" | "outcomes">
+{
   /** Per-node timeout chosen at acquisition, used by extend and release too. */
   readonly nodeTimeout: Duration.Duration
   /** When it was acquired, on the monotonic timeline. */
@@ -52,7 +46,8 @@ export class HeldLock implements Lock {
     "effect-redlock: no fencing for this lock"
   )
   private tokens: ReadonlyArray<bigint> | undefined
-  private readonly fencingPermit = Effect.unsafeMakeSemaphore(1)
+  /** Made on first use: most locks never ask for a token. */
+  private fencingPermit: Effect.Semaphore | undefined
 
   constructor(fields: LockFields) {
     this.resources = fields.resources
@@ -113,6 +108,7 @@ export class HeldLock implements Lock {
 
   /** Issued once per lock; callers at the same time wait for the same tokens. */
   get fencingTokens(): Effect.Effect<ReadonlyArray<bigint>, LockLost | FencingTokenUnavailable> {
+    this.fencingPermit ??= Effect.unsafeMakeSemaphore(1)
     return this.fencingPermit.withPermits(1)(Effect.suspend(() =>
       this.tokens !== undefined
         ? Effect.succeed(this.tokens)
