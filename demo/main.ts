@@ -53,7 +53,9 @@ const redisSetup = Effect.gen(function*() {
   const setup: Setup = {
     description: `${NODES} local redis-servers on ports ${fleet.servers.map((s) => s.port).join(", ")}`,
     manager: Layer.build(Ioredis.layer(fleet.nodes)).pipe(
-      Effect.flatMap((nodes) => Redlock.make().pipe(Effect.provide(nodes))),
+      // The demo's servers were just started: under the restart quarantine they
+      // would abstain for maxTtl (30 s), as a freshly started cluster does.
+      Effect.flatMap((nodes) => Redlock.make({ restartQuarantine: false }).pipe(Effect.provide(nodes))),
       Effect.orDie
     ),
     fail: (i) => fleet.servers[i].pause,

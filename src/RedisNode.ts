@@ -90,6 +90,9 @@ export const isRedisNodeError = (u: unknown): u is RedisNodeError => Schema.is(R
  * - `Failed`: the node answered with an error.
  * - `NotAwaited`: the operation was decided by the other nodes before this one
  *   answered, so its answer was not waited for.
+ * - `Abstained`: the node did it, but its vote does not count: it restarted
+ *   (and may have lost keys) less than the quarantine ago, or this client has
+ *   not yet learned when its server started. `detail` says which.
  *
  * `millis` is how long the node took to answer (or how long we waited).
  *
@@ -101,7 +104,8 @@ export const NodeOutcome = Schema.Union(
   Schema.TaggedStruct("Held", { node: Schema.String, millis: Schema.Number }),
   Schema.TaggedStruct("TimedOut", { node: Schema.String, millis: Schema.Number }),
   Schema.TaggedStruct("Failed", { node: Schema.String, millis: Schema.Number, error: RedisNodeError }),
-  Schema.TaggedStruct("NotAwaited", { node: Schema.String, millis: Schema.Number })
+  Schema.TaggedStruct("NotAwaited", { node: Schema.String, millis: Schema.Number }),
+  Schema.TaggedStruct("Abstained", { node: Schema.String, millis: Schema.Number, detail: Schema.String })
 )
 
 /**
@@ -124,6 +128,24 @@ export interface KeyState {
 }
 
 /**
+ * What a client knows of the server process behind a node: which run it is and
+ * when it started. A server that restarts without persistence comes back
+ * empty, so the keys it held are gone; its run tells the lock manager how long
+ * ago that can have happened (see the `restartQuarantine` option of `Redlock`).
+ *
+ * - `Known`: `id` names the run (Redis `run_id`); it started at
+ *   `startedAtMillis` on this process's monotonic clock (Effect's `Clock`), or
+ *   later, never earlier.
+ * - `Unknown`: not connected, or reconnected and not identified yet.
+ *
+ * @since 1.0.0
+ * @category models
+ */
+export type NodeRun =
+  | { readonly _tag: "Known"; readonly id: string; readonly startedAtMillis: number }
+  | { readonly _tag: "Unknown"; readonly detail: string }
+
+/**
  * One independent Redis master. Every operation is atomic on the node and
  * takes fully prefixed keys.
  *
@@ -138,6 +160,11 @@ export interface KeyState {
 export interface RedisNode {
   /** A name for messages and outcomes, such as `127.0.0.1:6379`. Never holds a password. */
   readonly name: string
+  /**
+   * The server run this node talks to right now. A plain read of the node's
+   * state, cheap enough to call on every operation.
+   */
+  readonly run: () => NodeRun
   /**
    * Set every key to `value` with a time to live of `ttlMillis`, only if none
    * of them exists. `true` when set, `false` when any key exists.
@@ -206,7 +233,10 @@ export interface MemoryNodesControl {
   readonly setLatency: (index: number, latency: Duration.DurationInput) => Effect.Effect<void>
   /** Every following operation fails with this error reason, until set to `None`. */
   readonly setFailure: (index: number, reason: Option.Option<RedisNodeErrorReason>) => Effect.Effect<void>
-  /** A restart without persistence: every key is lost. */
+  /**
+   * A restart without persistence: every key is lost, and the node's run
+   * starts now (the nodes' first run started long before the layer was built).
+   */
   readonly restart: (index: number) => Effect.Effect<void>
   /** Store a key of another type (as `LPUSH` would), to exercise `WrongType`. */
   readonly putForeign: (index: number, key: string) => Effect.Effect<void>

@@ -104,6 +104,25 @@ export interface Options {
    * expiry. It must not overlap `keyPrefix`. Default `"redlock-fence:"`.
    */
   readonly fencePrefix?: string | undefined
+  /**
+   * The longest ttl of any lock (acquire and extend reject longer ones). It is
+   * also how long a restarted node stays in quarantine. Every client of the
+   * same resources must use the same value or larger. Default 30 seconds.
+   */
+  readonly maxTtl?: Duration.DurationInput | undefined
+  /**
+   * Restart quarantine: a node whose server started less than `maxTtl` ago
+   * (plus the drift allowance) abstains: it is still asked, and its keys are
+   * released as usual, but its yes does not count toward a quorum of acquire,
+   * extend or fencing. A server that restarted without persistence has lost
+   * the keys it held, and counting it could give a second client a quorum
+   * while the first still holds the lock. The client cannot tell a restart
+   * from a first start, so a freshly started cluster serves no lock for
+   * `maxTtl`. Turn it off only when every node persists its keys
+   * (`appendonly yes` with `appendfsync always`), or when nodes are never
+   * restarted sooner than `maxTtl` after a crash. Default `true`.
+   */
+  readonly restartQuarantine?: boolean | undefined
 }
 
 /**
@@ -243,6 +262,10 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
   const driftFactor = yield* Validate.driftFactor(options.driftFactor ?? 0.01)
   const maxExtensions = yield* Validate.count("maxExtensions", options.maxExtensions ?? 1000)
   const fencePrefix = yield* Validate.fencePrefix(options.fencePrefix ?? "redlock-fence:", keyPrefix)
+  const maxTtlMillis = yield* Validate.maxTtl(options.maxTtl ?? "30 seconds")
+  const quarantineMillis = (yield* Validate.flag("restartQuarantine", options.restartQuarantine ?? true))
+    ? maxTtlMillis + Algorithm.drift(maxTtlMillis, driftFactor)
+    : undefined
   yield* Validate.nodeCount(nodes.length)
   const defaultNodeTimeout = options.nodeTimeout
   // Reads have no ttl to derive a timeout from: the manager's, or the largest default.
@@ -308,7 +331,7 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
   ): Effect.Effect<Lock.Lock, InvalidOptions | LockLost | LockNotExtended | ExtensionLimitReached> =>
     Effect.gen(function*() {
       const state = held(lock)
-      const { ttlMillis } = yield* Validate.timing(ttlInput ?? state.ttl, state.nodeTimeout, driftFactor)
+      const { ttlMillis } = yield* Validate.timing(ttlInput ?? state.ttl, state.nodeTimeout, driftFactor, maxTtlMillis)
       if (state.released) return yield* state.markLost("Released")
       if (state.lostBecause !== undefined) return yield* state.lostBecause
       if (state.extensionCount >= maxExtensions) {
@@ -320,7 +343,8 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
         nodes,
         (node) => node.extend(state.keys, state.value, ttlMillis),
         identity,
-        state.nodeTimeout
+        state.nodeTimeout,
+        quarantineMillis
       )
       const end = yield* Lock.monotonicMillis
       // Counted only if a majority confirmed within the current validity: past
@@ -353,7 +377,8 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
         nodes,
         (node) => node.incrementFences(lock.keys, lock.value, fenceKeys),
         Option.isSome,
-        lock.nodeTimeout
+        lock.nodeTimeout,
+        quarantineMillis
       )
       if (counted.yes < quorum) return yield* fail(counted.outcomes)
       const tokens = fenceKeys.map((_, index) =>
@@ -366,7 +391,8 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
         nodes,
         (node) => node.commitFences(lock.keys, lock.value, fenceKeys, tokens),
         identity,
-        lock.nodeTimeout
+        lock.nodeTimeout,
+        quarantineMillis
       )
       if (committed.yes < quorum) return yield* fail(committed.outcomes)
       if ((yield* Lock.monotonicMillis) >= lock.deadline) return yield* lock.markLost("Expired", committed.outcomes)
@@ -411,7 +437,8 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
       const { nodeTimeoutMillis, ttlMillis } = yield* Validate.timing(
         acquireOptions.ttl,
         acquireOptions.nodeTimeout ?? defaultNodeTimeout,
-        driftFactor
+        driftFactor,
+        maxTtlMillis
       )
       const maxHoldMillis = yield* Validate.autoExtend(acquireOptions.autoExtend)
       const schedule = acquireOptions.retry ?? defaultSchedule
@@ -430,7 +457,13 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
           attempts++
           const start = yield* Lock.monotonicMillis
           const result = yield* Effect.exit(
-            restore(FanOut.untilDecided(nodes, (node) => node.acquire(keys, value, ttlMillis), identity, nodeTimeout))
+            restore(FanOut.untilDecided(
+              nodes,
+              (node) => node.acquire(keys, value, ttlMillis),
+              identity,
+              nodeTimeout,
+              quarantineMillis
+            ))
           )
           const end = yield* Lock.monotonicMillis
           if (Exit.isFailure(result)) {

@@ -36,7 +36,7 @@ describe("quorum", () => {
 })
 
 describe("validity", () => {
-  const ttl = fc.integer({ min: 1, max: Validate.maxTtlMillis })
+  const ttl = fc.integer({ min: 1, max: Validate.longestTtlMillis })
   const factor = fc.double({ min: 0, max: 0.999, noNaN: true })
 
   it.prop("validity = ttl - elapsed - (ceil(ttl * driftFactor) + 2)", [ttl, fc.nat(100_000), factor], ([t, e, f]) => {
@@ -61,12 +61,15 @@ describe("validity", () => {
 
 describe("option validation", () => {
   it.prop(
-    "a ttl is accepted exactly when it is finite, at least 1 ms, at most a year and above the drift allowance",
-    [fc.oneof(fc.double(), fc.integer({ min: -10, max: 100 }), fc.constantFrom(Infinity, -Infinity, NaN))],
-    ([ttl]) => {
-      const result = Validate.timing(ttl, undefined, 0.01)
+    "a ttl is accepted exactly when it is finite, at least 1 ms, at most maxTtl and above the drift allowance",
+    [
+      fc.oneof(fc.double(), fc.integer({ min: -10, max: 100 }), fc.constantFrom(Infinity, -Infinity, NaN)),
+      fc.integer({ min: 1, max: Validate.longestTtlMillis })
+    ],
+    ([ttl, maxTtl]) => {
+      const result = Validate.timing(ttl, undefined, 0.01, maxTtl)
       const ms = Math.ceil(ttl)
-      const valid = Number.isFinite(ttl) && ms >= 1 && ms <= Validate.maxTtlMillis && ms > Algorithm.drift(ms, 0.01)
+      const valid = Number.isFinite(ttl) && ms >= 1 && ms <= maxTtl && ms > Algorithm.drift(ms, 0.01)
       assert.strictEqual(Either.isRight(result), valid, `ttl ${ttl}`)
       if (Either.isLeft(result)) {
         assert.instanceOf(result.left, InvalidOptions)

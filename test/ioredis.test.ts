@@ -62,7 +62,8 @@ layer(RedisFleet.layerLocal(2, { password: "s3cret" }), { timeout: 30_000, exclu
         const fleet = yield* RedisFleet.RedisFleet
         const urls = fleet.servers.map((server) => `redis://127.0.0.1:${server.port}`).join(", ")
         const provider = ConfigProvider.fromMap(new Map([["REDLOCK_NODES", urls], ["REDLOCK_PASSWORD", "s3cret"]]))
-        const context = yield* Layer.build(Redlock.layer().pipe(Layer.provide(Ioredis.layerConfig()))).pipe(
+        // Quarantine off: the servers were just started (see support.redis).
+        const context = yield* Layer.build(Redlock.layer({ restartQuarantine: false }).pipe(Layer.provide(Ioredis.layerConfig()))).pipe(
           Effect.withConfigProvider(provider)
         )
         const redlock = Context.get(context, Redlock.Redlock)

@@ -9,9 +9,14 @@ import * as Ioredis from "../src/RedisNode/Ioredis.js"
 export const memory = (n: number, options?: Redlock.Options) =>
   Redlock.layer(options).pipe(Layer.provideMerge(RedisNode.layerMemory(n)))
 
-/** A lock manager with its own connections to the given servers. */
+/**
+ * A lock manager with its own connections to the given servers. The test
+ * fleet's servers were just started, so under the restart quarantine they
+ * would abstain for `maxTtl`: it is off here unless a test turns it on (the
+ * quarantine tests do).
+ */
 export const redis = (nodes: ReadonlyArray<Ioredis.NodeOptions>, options?: Redlock.Options) =>
-  Redlock.layer(options).pipe(Layer.provideMerge(Ioredis.layer(nodes)))
+  Redlock.layer({ restartQuarantine: false, ...options }).pipe(Layer.provideMerge(Ioredis.layer(nodes)))
 
 /** A critical section as seen by the test: who held what, when (monotonic ms). */
 export interface Section {

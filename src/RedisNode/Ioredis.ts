@@ -22,7 +22,8 @@ import { Redis } from "ioredis"
 import type * as Tls from "node:tls"
 import * as IoredisCommands from "../internal/ioredisCommands.js"
 import * as Scripts from "../internal/scripts.js"
-import { type RedisNode, type RedisNodeError, RedisNodes } from "../RedisNode.js"
+import * as ServerRun from "../internal/serverRun.js"
+import { type NodeRun, type RedisNode, type RedisNodeError, RedisNodes } from "../RedisNode.js"
 import { InvalidOptions } from "../RedlockError.js"
 
 /**
@@ -42,7 +43,11 @@ export interface ConnectionOptions {
   readonly db?: number | undefined
   /** `true` for TLS with Node's defaults, or Node's TLS options. */
   readonly tls?: boolean | Tls.ConnectionOptions | undefined
-  /** How long the layer waits for the first connection before going on without it. Default 1 second. */
+  /**
+   * How long the layer waits for the first connection (and the server's
+   * `INFO server`, for the restart quarantine) before going on without it.
+   * Default 1 second.
+   */
   readonly connectTimeout?: Duration.DurationInput | undefined
   /** Name in outcomes and errors. Default `host:port`. */
   readonly name?: string | undefined
@@ -101,7 +106,12 @@ const withoutUndefined = <A extends object>(a: A): Partial<A> =>
   Object.fromEntries(Object.entries(a).filter(([, value]) => value !== undefined)) as Partial<A>
 
 /** The node operations over one client. */
-const makeNode = (name: string, client: Redis, lastConnectionError: () => Error | undefined): RedisNode => {
+const makeNode = (
+  name: string,
+  client: Redis,
+  lastConnectionError: () => Error | undefined,
+  serverRun: () => NodeRun
+): RedisNode => {
   const run = <A>(command: () => Promise<A>): Effect.Effect<A, RedisNodeError> =>
     Effect.tryPromise({ try: command, catch: (cause) => IoredisCommands.toNodeError(name, cause, lastConnectionError()) })
 
@@ -110,6 +120,7 @@ const makeNode = (name: string, client: Redis, lastConnectionError: () => Error 
 
   return {
     name,
+    run: serverRun,
     acquire: (keys, value, ttlMillis) =>
       keys.length === 1
         ? Effect.map(run(() => client.set(keys[0]!, value, "PX", ttlMillis, "NX")), (reply) => reply === "OK")
@@ -152,14 +163,18 @@ const watchErrors = (client: Redis) =>
     (watcher) => Effect.sync(watcher.stop)
   )
 
-/** Wait until the client is ready, at most `timeout`; a node that is down now is not an error. */
-const awaitReady = (client: Redis, timeout: Duration.Duration) =>
-  Effect.async<void>((resume) => {
-    if (client.status === "ready") return resume(Effect.void)
-    const done = () => resume(Effect.void)
-    client.once("ready", done)
-    return Effect.sync(() => void client.off("ready", done))
-  }).pipe(Effect.timeoutTo({ duration: timeout, onTimeout: () => void 0, onSuccess: () => void 0 }))
+/**
+ * Follow the client's connection errors and server run, and wait until the
+ * client is ready and its server identified, at most `timeout`: a node that is
+ * down now is not an error.
+ */
+const watch = (name: string, client: Redis, timeout: Duration.Duration) =>
+  Effect.gen(function*() {
+    const errors = yield* watchErrors(client)
+    const run = yield* ServerRun.watch(client)
+    yield* run.identified.pipe(Effect.timeoutTo({ duration: timeout, onTimeout: () => void 0, onSuccess: () => void 0 }))
+    return makeNode(name, client, errors.last, run.current)
+  })
 
 /** Close a client we own: QUIT politely, bounded in time, then drop the socket. */
 const close = (client: Redis) =>
@@ -180,9 +195,8 @@ export const make = (nodeOptions: NodeOptions): Effect.Effect<RedisNode, Invalid
   Effect.gen(function*() {
     if ("client" in nodeOptions) {
       const client = nodeOptions.client
-      const watcher = yield* watchErrors(client)
       const name = nodeOptions.name ?? `${client.options.host ?? "127.0.0.1"}:${client.options.port ?? 6379}`
-      return makeNode(name, client, watcher.last)
+      return yield* watch(name, client, Duration.seconds(1))
     }
     let options: ConnectionOptions = nodeOptions
     if (nodeOptions.url !== undefined) {
@@ -215,9 +229,7 @@ export const make = (nodeOptions: NodeOptions): Effect.Effect<RedisNode, Invalid
       ),
       close
     )
-    const watcher = yield* watchErrors(client)
-    yield* awaitReady(client, connectTimeout)
-    return makeNode(options.name ?? `${host}:${port}`, client, watcher.last)
+    return yield* watch(options.name ?? `${host}:${port}`, client, connectTimeout)
   })
 
 /**

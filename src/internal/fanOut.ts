@@ -13,6 +13,7 @@ import * as Fiber from "effect/Fiber"
 import { type NodeOutcome, type RedisNode, RedisNodeError } from "../RedisNode.js"
 import * as Algorithm from "./algorithm.js"
 import * as Clock from "./clock.js"
+import * as Quarantine from "./quarantine.js"
 
 export interface FanOutResult<A = unknown> {
   /** One outcome per node, in node order. */
@@ -34,14 +35,17 @@ const unexpected = (node: RedisNode, cause: Cause.Cause<RedisNodeError>, millis:
 
 /**
  * The engine: call every node, settle each node once (its answer or the
- * timeout), and return as soon as `isDecided(ok, other)` holds.
+ * timeout), and return as soon as `isDecided(ok, other)` holds. With a
+ * `quarantineMillis`, a yes from a node whose server started less than that
+ * long ago (or is not known) is `Abstained` and counts as no.
  */
 const fanOut = <A>(
   nodes: ReadonlyArray<RedisNode>,
   call: (node: RedisNode) => Effect.Effect<A, RedisNodeError>,
   isYes: (answer: A) => boolean,
   timeout: Duration.Duration,
-  isDecided: (ok: number, other: number) => boolean
+  isDecided: (ok: number, other: number) => boolean,
+  quarantineMillis?: number
 ): Effect.Effect<FanOutResult<A>> =>
   Effect.suspend(() => {
     if (nodes.length === 0) return Effect.succeed(resultOf<A>([], []))
@@ -50,6 +54,7 @@ const fanOut = <A>(
     const settled: Array<boolean> = nodes.map(() => false)
     let ok = 0
     let other = 0
+    const runsAtStart = quarantineMillis === undefined ? undefined : nodes.map((node) => node.run())
     return Effect.flatMap(Effect.zip(Deferred.make<void>(), Clock.monotonicMillis), ([decided, start]) => {
       // The first word on a node counts: its answer, or its timeout.
       const settle = (index: number, outcome: NodeOutcome) => {
@@ -66,7 +71,16 @@ const fanOut = <A>(
           const millis = now - start
           if (Exit.isSuccess(exit)) {
             answers[index] = exit.value
-            settle(index, { _tag: isYes(exit.value) ? "Ok" : "Held", node: node.name, millis })
+            const yes = isYes(exit.value)
+            const abstention = yes && runsAtStart !== undefined
+              ? Quarantine.abstention(runsAtStart[index], node.run(), start, quarantineMillis!)
+              : undefined
+            settle(
+              index,
+              abstention !== undefined
+                ? { _tag: "Abstained", node: node.name, millis, detail: abstention }
+                : { _tag: yes ? "Ok" : "Held", node: node.name, millis }
+            )
           } else {
             settle(index, unexpected(node, exit.cause, millis))
           }
@@ -116,14 +130,16 @@ export const all = <A>(
  * Their command was already sent and still lands on the node, in order with
  * the commands that follow it on the same node, so giving up on the answer
  * loses nothing: a late acquire is undone by the release that follows it.
+ * Votes are quarantined when `quarantineMillis` is given (see quarantine.ts).
  */
 export const untilDecided = <A>(
   nodes: ReadonlyArray<RedisNode>,
   call: (node: RedisNode) => Effect.Effect<A, RedisNodeError>,
   isYes: (answer: A) => boolean,
-  timeout: Duration.Duration
+  timeout: Duration.Duration,
+  quarantineMillis?: number
 ): Effect.Effect<FanOutResult<A>> =>
-  fanOut(nodes, call, isYes, timeout, (ok, other) => Algorithm.tally(nodes.length, ok, other) !== "open")
+  fanOut(nodes, call, isYes, timeout, (ok, other) => Algorithm.tally(nodes.length, ok, other) !== "open", quarantineMillis)
 
 const resultOf = <A>(outcomes: ReadonlyArray<NodeOutcome>, answers: ReadonlyArray<A | undefined>): FanOutResult<A> => ({
   outcomes: [...outcomes],

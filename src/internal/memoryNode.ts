@@ -9,6 +9,7 @@ import * as Option from "effect/Option"
 import * as Queue from "effect/Queue"
 import type * as RedisNode from "../RedisNode.js"
 import { MemoryNodes, RedisNodeError, RedisNodes } from "../RedisNode.js"
+import * as Monotonic from "./clock.js"
 
 type Entry =
   | { readonly type: "string"; readonly value: string; expiresAt: number | undefined }
@@ -32,6 +33,9 @@ class MemoryNode {
   failure: Option.Option<RedisNode.RedisNodeErrorReason> = Option.none()
   operations = 0
   lastDueMillis = 0
+  restarts = 0
+  /** The nodes' first run started long before anything watched them. */
+  run: RedisNode.NodeRun = { _tag: "Known", id: "0", startedAtMillis: Number.NEGATIVE_INFINITY }
 
   constructor(readonly name: string, readonly queue: Queue.Queue<Pending>) {}
 
@@ -111,6 +115,7 @@ class MemoryNode {
   toRedisNode(): RedisNode.RedisNode {
     return {
       name: this.name,
+      run: () => this.run,
       acquire: (keys, value, ttlMillis) =>
         this.submit((now) => {
           if (keys.some((key) => this.live(key, now) !== undefined)) return false
@@ -187,7 +192,13 @@ export const layer = (n: number): Layer.Layer<RedisNodes | MemoryNodes> =>
       setDown: (index, down) => Effect.sync(() => void (at(index).down = down)),
       setLatency: (index, latency) => Effect.sync(() => void (at(index).latencyMillis = Duration.toMillis(latency))),
       setFailure: (index, reason) => Effect.sync(() => void (at(index).failure = reason)),
-      restart: (index) => Effect.sync(() => at(index).store.clear()),
+      restart: (index) =>
+        Effect.map(Monotonic.monotonicMillis, (now) => {
+          const node = at(index)
+          node.store.clear()
+          node.restarts++
+          node.run = { _tag: "Known", id: String(node.restarts), startedAtMillis: now }
+        }),
       putForeign: (index, key) => Effect.sync(() => void at(index).store.set(key, { type: "list", expiresAt: undefined })),
       putString: (index, key, value, ttlMillis) =>
         Effect.map(Clock.currentTimeMillis, (now) =>

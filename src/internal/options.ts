@@ -13,8 +13,8 @@ import * as Algorithm from "./algorithm.js"
 /** Keys per lock at most: one Lua call carries them all, and a lock on more is almost surely a bug. */
 export const maxResources = 1024
 
-/** Longest ttl accepted: Redis keeps expiry in milliseconds; beyond a year the lock is not a lease any more. */
-export const maxTtlMillis = 365 * 24 * 60 * 60 * 1000
+/** Longest ttl ever accepted: Redis keeps expiry in milliseconds; beyond a year the lock is not a lease any more. */
+export const longestTtlMillis = 365 * 24 * 60 * 60 * 1000
 
 const invalid = (option: string, detail: string) => Either.left(new InvalidOptions({ option, detail }, true))
 
@@ -60,16 +60,31 @@ export const keyPrefix = (input: unknown): Either.Either<string, InvalidOptions>
 export const nodeCount = (count: number): Either.Either<number, InvalidOptions> =>
   count >= 1 ? Either.right(count) : invalid("nodes", "at least one Redis node is required")
 
-/** The ttl and per-node timeout of one acquisition, checked against each other. */
+/** The manager's `maxTtl`: the longest ttl its locks may have. */
+export const maxTtl = (input: unknown): Either.Either<number, InvalidOptions> =>
+  Either.flatMap(millis("maxTtl", input), (ms) =>
+    ms > longestTtlMillis ? invalid("maxTtl", `must be at most one year, got ${ms} ms`) : Either.right(ms))
+
+export const flag = (option: string, input: unknown): Either.Either<boolean, InvalidOptions> =>
+  typeof input === "boolean" ? Either.right(input) : invalid(option, `must be true or false, got ${describe(input)}`)
+
+/** The ttl and per-node timeout of one acquisition, checked against each other and the manager's `maxTtl`. */
 export const timing = (
   ttlInput: unknown,
   nodeTimeoutInput: unknown,
-  drift: number
+  drift: number,
+  maxTtlMillis: number
 ): Either.Either<{ readonly ttlMillis: number; readonly nodeTimeoutMillis: number }, InvalidOptions> =>
   Either.gen(function*() {
     if (ttlInput === undefined) return yield* invalid("ttl", "is required, e.g. { ttl: \"10 seconds\" }")
     const ttlMillis = yield* millis("ttl", ttlInput)
-    if (ttlMillis > maxTtlMillis) return yield* invalid("ttl", `must be at most one year, got ${ttlMillis} ms`)
+    if (ttlMillis > maxTtlMillis) {
+      return yield* invalid(
+        "ttl",
+        `${ttlMillis} ms is above the manager's maxTtl of ${maxTtlMillis} ms; raise maxTtl ` +
+          `(a restarted node then stays out of quorums that long), or use autoExtend with a shorter ttl`
+      )
+    }
     const driftMillis = Algorithm.drift(ttlMillis, drift)
     if (ttlMillis <= driftMillis) {
       return yield* invalid("ttl", `${ttlMillis} ms leaves no validity after the clock drift allowance of ${driftMillis} ms`)

@@ -1,0 +1,36 @@
+/**
+ * Restart quarantine (REDLOCK.md, "Crash recovery and persistence"): a node
+ * that restarted without persistence has lost the keys it held, so it could
+ * grant a resource that a holder still owns on it. Every key it held was set
+ * before its restart with a ttl of at most `maxTtl`, so once `maxTtl` has
+ * passed since the restart none of them can still be relied on, and the node
+ * may vote again. Until then its votes do not count. The client cannot tell a
+ * restart from a first start, so a server that started less than `maxTtl` ago
+ * abstains either way.
+ *
+ * @internal
+ */
+import type { NodeRun } from "../RedisNode.js"
+
+/**
+ * Why a node's yes must not count, or `undefined` when it counts. `before` is
+ * the node's run when the operation was sent at `sentAtMillis`, `after` when
+ * its answer came: both must be the same known run, started at least
+ * `quarantineMillis` before the operation was sent.
+ */
+export const abstention = (
+  before: NodeRun,
+  after: NodeRun,
+  sentAtMillis: number,
+  quarantineMillis: number
+): string | undefined => {
+  if (before._tag === "Unknown") return `server run unknown (${before.detail})`
+  if (after._tag === "Unknown") return `server run unknown (${after.detail})`
+  if (before.id !== after.id) return "the server restarted while the command was in flight"
+  const upMillis = sentAtMillis - before.startedAtMillis
+  if (upMillis >= quarantineMillis) return undefined
+  return `server started ${seconds(upMillis)} s ago, votes again in ${seconds(quarantineMillis - upMillis)} s ` +
+    `(restart quarantine)`
+}
+
+const seconds = (millis: number) => (Math.max(0, millis) / 1000).toFixed(1)

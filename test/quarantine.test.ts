@@ -1,0 +1,180 @@
+/**
+ * Restart quarantine on in-memory nodes with the TestClock: a node that
+ * restarted empty less than maxTtl ago does not count toward any quorum.
+ */
+import { assert, describe, it } from "@effect/vitest"
+import { Duration, Effect, Fiber, TestClock } from "effect"
+import * as Quarantine from "../src/internal/quarantine.js"
+import * as ServerRun from "../src/internal/serverRun.js"
+import * as Redlock from "../src/Redlock.js"
+import * as RedisNode from "../src/RedisNode.js"
+import { FencingTokenUnavailable, InvalidOptions, LockNotAcquired, LockNotExtended } from "../src/RedlockError.js"
+import { failureOf, memory } from "./support.js"
+
+const tags = (outcomes: ReadonlyArray<RedisNode.NodeOutcome>) => outcomes.map((outcome) => outcome._tag)
+
+/** 10 s plus the drift allowance: ceil(10 000 * 0.01) + 2. */
+const quarantineMillis = 10_102
+
+/**
+ * The hazard: a holder has nodes 0-2 of 5 (3 and 4 were down); node 2 restarts
+ * empty and 3, 4 come back. Counting node 2 would give a second client 3 of 5.
+ */
+const holderThenRestart = Effect.gen(function*() {
+  const control = yield* RedisNode.MemoryNodes
+  const holder = yield* Redlock.Redlock
+  yield* control.setDown(3, true)
+  yield* control.setDown(4, true)
+  const fiber = yield* Effect.fork(holder.acquire("r", { ttl: "10 seconds", nodeTimeout: "20 millis" }))
+  yield* TestClock.adjust("20 millis")
+  const lock = yield* Fiber.join(fiber)
+  assert.deepStrictEqual(tags(lock.outcomes).slice(0, 3), ["Ok", "Ok", "Ok"])
+  yield* control.setDown(3, false)
+  yield* control.setDown(4, false)
+  yield* TestClock.adjust("1 second")
+  yield* control.restart(2)
+  return lock
+})
+
+describe("restart quarantine", () => {
+  it.effect("a node that restarted empty does not give a second client a quorum while the holder is valid", () =>
+    Effect.gen(function*() {
+      const lock = yield* holderThenRestart
+      const other = yield* Redlock.make({ maxTtl: "10 seconds" })
+      const error = failureOf(
+        yield* Effect.exit(Effect.scoped(other.acquire("r", { ttl: "10 seconds", retry: Redlock.noRetry })))
+      ) as LockNotAcquired
+      assert.instanceOf(error, LockNotAcquired)
+      assert.strictEqual(error.reason, "NoQuorum")
+      // Decided once three nodes said no: the last two may not have been awaited.
+      assert.deepStrictEqual(tags(error.outcomes).slice(0, 3), ["Held", "Held", "Abstained"])
+      const abstained = error.outcomes[2]
+      assert.isTrue(abstained._tag === "Abstained" && abstained.detail.includes("restart quarantine"), error.message)
+      assert.include(error.message, "memory-2=Abstained(server started 0.0 s ago, votes again in 10.1 s")
+      assert.isAbove(Duration.toMillis(yield* lock.remaining), 0, "the first holder is still valid")
+      const control = yield* RedisNode.MemoryNodes
+      assert.deepStrictEqual(yield* control.keys(3), [], "the failed attempt released what it set")
+    }).pipe(Effect.scoped, Effect.provide(memory(5, { maxTtl: "10 seconds" }))))
+
+  it.effect("without quarantine the same schedule gives two holders at once (the hazard it prevents)", () =>
+    Effect.gen(function*() {
+      const lock = yield* holderThenRestart
+      const other = yield* Redlock.make({ maxTtl: "10 seconds", restartQuarantine: false })
+      const second = yield* other.acquire("r", { ttl: "10 seconds", retry: Redlock.noRetry })
+      assert.deepStrictEqual(tags(second.outcomes), ["Held", "Held", "Ok", "Ok", "Ok"])
+      assert.isAbove(Duration.toMillis(yield* lock.remaining), 0)
+      assert.isAbove(Duration.toMillis(yield* second.remaining), 0)
+    }).pipe(Effect.scoped, Effect.provide(memory(5, { maxTtl: "10 seconds" }))))
+
+  it.effect("the restarted node votes again once maxTtl plus the drift allowance has passed", () =>
+    Effect.gen(function*() {
+      const control = yield* RedisNode.MemoryNodes
+      yield* control.restart(0)
+      yield* control.setDown(1, true)
+      const attempt = Effect.fork(Redlock.acquire("r", { ttl: "1 second", nodeTimeout: "10 millis", retry: Redlock.noRetry }))
+      yield* TestClock.adjust(Duration.millis(quarantineMillis - 20))
+      const early = yield* attempt
+      yield* TestClock.adjust("10 millis")
+      assert.deepStrictEqual(tags((failureOf(yield* Fiber.await(early)) as LockNotAcquired).outcomes), [
+        "Abstained",
+        "TimedOut",
+        "Ok"
+      ])
+      yield* TestClock.adjust("10 millis")
+      const late = yield* attempt
+      const lock = yield* Fiber.join(late)
+      assert.deepStrictEqual(tags(lock.outcomes), ["Ok", "NotAwaited", "Ok"], "decided by two yes votes")
+    }).pipe(Effect.scoped, Effect.provide(memory(3, { maxTtl: "10 seconds" }))))
+
+  it.effect("an extension does not count a quarantined node's yes", () =>
+    Effect.gen(function*() {
+      const control = yield* RedisNode.MemoryNodes
+      yield* control.restart(0)
+      const lock = yield* Redlock.acquire("r", { ttl: "1 second", nodeTimeout: "10 millis" })
+      assert.deepStrictEqual(tags(lock.outcomes), ["Abstained", "Ok", "Ok"])
+      yield* control.setDown(1, true)
+      const fiber = yield* Effect.fork(Effect.exit(Redlock.extend(lock)))
+      yield* TestClock.adjust("10 millis")
+      const error = failureOf(yield* Fiber.join(fiber))
+      assert.instanceOf(error, LockNotExtended)
+      assert.deepStrictEqual(tags((error as LockNotExtended).outcomes), ["Abstained", "TimedOut", "Ok"])
+      yield* control.setDown(1, false)
+    }).pipe(Effect.scoped, Effect.provide(memory(3, { maxTtl: "10 seconds" }))))
+
+  it.effect("fencing rounds do not count a quarantined node (its counters were lost with the restart)", () =>
+    Effect.gen(function*() {
+      const control = yield* RedisNode.MemoryNodes
+      yield* control.restart(0)
+      const lock = yield* Redlock.acquire("r", { ttl: "1 second", nodeTimeout: "10 millis" })
+      yield* control.setDown(2, true)
+      const fiber = yield* Effect.fork(Effect.exit(lock.fencingToken))
+      yield* TestClock.adjust("10 millis")
+      const error = failureOf(yield* Fiber.join(fiber))
+      assert.instanceOf(error, FencingTokenUnavailable)
+      assert.deepStrictEqual(tags((error as FencingTokenUnavailable).outcomes), ["Abstained", "Ok", "TimedOut"])
+      yield* control.setDown(2, false)
+    }).pipe(Effect.scoped, Effect.provide(memory(3, { maxTtl: "10 seconds" }))))
+
+  it.effect("a release still deletes the key a quarantined node holds", () =>
+    Effect.gen(function*() {
+      const control = yield* RedisNode.MemoryNodes
+      yield* control.restart(0)
+      const lock = yield* Redlock.acquire("r", { ttl: "1 second" })
+      assert.deepStrictEqual(yield* control.keys(0), ["redlock:r"])
+      yield* Redlock.release(lock)
+      assert.deepStrictEqual(yield* control.keys(0), [])
+    }).pipe(Effect.scoped, Effect.provide(memory(3, { maxTtl: "10 seconds" }))))
+})
+
+describe("maxTtl", () => {
+  it.effect("acquire and extend reject a ttl above maxTtl before any node is asked", () =>
+    Effect.gen(function*() {
+      const control = yield* RedisNode.MemoryNodes
+      const error = failureOf(yield* Effect.exit(Redlock.acquire("r", { ttl: "11 seconds" }))) as InvalidOptions
+      assert.instanceOf(error, InvalidOptions)
+      assert.strictEqual(error.option, "ttl")
+      assert.include(error.message, "above the manager's maxTtl of 10000 ms")
+      assert.strictEqual(yield* control.operations(0), 0)
+      const lock = yield* Redlock.acquire("r", { ttl: "10 seconds" })
+      const extended = failureOf(yield* Effect.exit(Redlock.extend(lock, "10001 millis"))) as InvalidOptions
+      assert.strictEqual(extended.option, "ttl")
+      assert.strictEqual(yield* control.operations(0), 1)
+    }).pipe(Effect.scoped, Effect.provide(memory(3, { maxTtl: "10 seconds" }))))
+
+  it.effect("invalid maxTtl or restartQuarantine fail the manager with InvalidOptions", () =>
+    Effect.gen(function*() {
+      for (
+        const [options, option] of [
+          [{ maxTtl: 0 }, "maxTtl"],
+          [{ maxTtl: "forever" }, "maxTtl"],
+          [{ maxTtl: "400 days" }, "maxTtl"],
+          [{ restartQuarantine: "yes" }, "restartQuarantine"]
+        ] as const
+      ) {
+        const error = failureOf(yield* Effect.exit(Redlock.make(options as Redlock.Options))) as InvalidOptions
+        assert.instanceOf(error, InvalidOptions)
+        assert.strictEqual(error.option, option)
+      }
+    }).pipe(Effect.provide(RedisNode.layerMemory(1))))
+})
+
+describe("abstention rule", () => {
+  const known = (id: string, startedAtMillis: number): RedisNode.NodeRun => ({ _tag: "Known", id, startedAtMillis })
+
+  it("counts a vote exactly when the same known run started at least the quarantine before the command", () => {
+    assert.isUndefined(Quarantine.abstention(known("a", 0), known("a", 0), 1000, 1000))
+    assert.include(Quarantine.abstention(known("a", 1), known("a", 1), 1000, 1000), "votes again in 0.0 s")
+    assert.include(Quarantine.abstention(known("a", 0), known("b", 0), 5000, 1000), "restarted while the command")
+    const unknown: RedisNode.NodeRun = { _tag: "Unknown", detail: "reconnecting" }
+    assert.include(Quarantine.abstention(unknown, known("a", 0), 5000, 1000), "unknown (reconnecting)")
+    assert.include(Quarantine.abstention(known("a", 0), unknown, 5000, 1000), "unknown (reconnecting)")
+  })
+
+  it("reads run_id and uptime from INFO server, and refuses a reply without them", () => {
+    const reply = "# Server\r\nredis_version:7.0.15\r\nrun_id:4f1c2e\r\ntcp_port:6379\r\nuptime_in_seconds:42\r\n"
+    assert.deepStrictEqual(ServerRun.parseInfo(reply), { id: "4f1c2e", uptimeSeconds: 42 })
+    assert.isUndefined(ServerRun.parseInfo("# Server\r\nrun_id:4f1c2e\r\n"))
+    assert.isUndefined(ServerRun.parseInfo("uptime_in_seconds:42\r\n"))
+    assert.isUndefined(ServerRun.parseInfo("run_id:x\r\nuptime_in_seconds:-1\r\n"))
+  })
+})
