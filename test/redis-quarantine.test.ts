@@ -1,0 +1,104 @@
+/**
+ * Restart quarantine against 5 real redis-servers: the client learns each
+ * server's run from INFO server on every connection, and a server that
+ * restarted empty does not count until maxTtl has passed.
+ */
+import { assert, layer } from "@effect/vitest"
+import { Context, Duration, Effect, Layer, Schedule } from "effect"
+import * as RedisFleet from "../fleet/RedisFleet.js"
+import * as Redlock from "../src/Redlock.js"
+import type * as RedisNode from "../src/RedisNode.js"
+import { LockNotAcquired } from "../src/RedlockError.js"
+import { failureOf, redis } from "./support.js"
+
+const manager = (nodes: RedisFleet.Fleet["nodes"], options: Redlock.Options) =>
+  Effect.map(Layer.build(redis(nodes, options)), (context) => Context.get(context, Redlock.Redlock))
+
+const tags = (outcomes: ReadonlyArray<RedisNode.NodeOutcome>) => outcomes.map((outcome) => outcome._tag)
+
+/** Every node of the manager connected to a server whose run it knows. */
+const allIdentified = (redlock: Redlock.RedlockService) =>
+  Effect.sync(() => redlock.nodes.map((node) => node.run())).pipe(
+    Effect.filterOrFail((runs) => runs.every((run) => run._tag === "Known"), (runs) => JSON.stringify(runs)),
+    Effect.retry(Schedule.spaced("50 millis").pipe(Schedule.upTo("5 seconds")))
+  )
+
+layer(RedisFleet.layerLocal(5), { timeout: 60_000, excludeTestServices: true })("restart quarantine on 5 redis-servers", (it) => {
+  it.scoped("servers restarted empty under a holder abstain; without quarantine a second client gets the lock", () =>
+    Effect.gen(function*() {
+      const fleet = yield* RedisFleet.RedisFleet
+      yield* fleet.reset
+      const holder = yield* manager(fleet.nodes, { maxTtl: "10 seconds", restartQuarantine: false })
+      const guarded = yield* manager(fleet.nodes, { maxTtl: "10 seconds", restartQuarantine: true })
+      const unguarded = yield* manager(fleet.nodes, { maxTtl: "10 seconds", restartQuarantine: false })
+      const runsBefore = yield* allIdentified(guarded)
+
+      const lock = yield* holder.acquire("r", { ttl: "10 seconds" })
+      // Three of five servers crash and come straight back, empty.
+      for (const server of fleet.servers.slice(0, 3)) {
+        yield* server.kill
+        yield* server.start
+      }
+      const runsAfter = yield* allIdentified(guarded).pipe(
+        Effect.filterOrFail(
+          (runs) => runs.slice(0, 3).every((run, i) => run._tag === "Known" && run.id !== (runsBefore[i] as typeof run).id),
+          () => "not reconnected to the new runs yet"
+        ),
+        Effect.retry(Schedule.spaced("50 millis").pipe(Schedule.upTo("5 seconds")))
+      )
+      for (let i = 0; i < 5; i++) {
+        const [before, after] = [runsBefore[i], runsAfter[i]]
+        assert.isTrue(before._tag === "Known" && after._tag === "Known")
+        if (before._tag === "Known" && after._tag === "Known") {
+          assert.strictEqual(after.id === before.id, i >= 3, `server ${i}: a new run id exactly when restarted`)
+          if (i < 3) assert.isAbove(after.startedAtMillis, before.startedAtMillis)
+        }
+      }
+
+      const refused = failureOf(
+        yield* Effect.exit(Effect.scoped(guarded.acquire("r", { ttl: "10 seconds", retry: Redlock.noRetry })))
+      ) as LockNotAcquired
+      assert.instanceOf(refused, LockNotAcquired)
+      const answered = tags(refused.outcomes)
+      assert.notInclude(answered, "Ok", answered.join())
+      assert.isAtLeast(answered.slice(0, 3).filter((tag) => tag === "Abstained").length, 1, refused.message)
+      assert.include(refused.message, "restart quarantine")
+
+      // The hazard itself: without quarantine the restarted servers hand the lock to a second client.
+      const second = yield* unguarded.acquire("r", { ttl: "10 seconds", retry: Redlock.noRetry })
+      assert.deepStrictEqual(tags(second.outcomes).slice(0, 3), ["Ok", "Ok", "Ok"])
+      assert.isAbove(Duration.toMillis(yield* lock.remaining), 0, "while the first holder is still valid")
+      assert.isAbove(Duration.toMillis(yield* second.remaining), 0)
+    }))
+
+  it.scoped("a restarted server abstains for maxTtl after its start, then votes again", () =>
+    Effect.gen(function*() {
+      const fleet = yield* RedisFleet.RedisFleet
+      yield* fleet.reset
+      // One node, so that its answer is always awaited (with five, a quorum of the others may decide first).
+      const redlock = yield* manager([fleet.nodes[0]], { maxTtl: "1 second", restartQuarantine: true })
+      const attempt = Effect.scoped(redlock.acquire("r", { ttl: "1 second", retry: Redlock.noRetry }))
+      const untilServer0Votes = Effect.retry(attempt, Schedule.spaced("50 millis").pipe(Schedule.upTo("5 seconds")))
+      // The fleet itself was just started: wait until it is out of quarantine.
+      yield* untilServer0Votes
+      const restartedAt = performance.now()
+      yield* fleet.servers[0].kill
+      yield* fleet.servers[0].start
+      yield* allIdentified(redlock)
+      const during = failureOf(yield* Effect.exit(attempt)) as LockNotAcquired
+      assert.deepStrictEqual(tags(during.outcomes), ["Abstained"], "the restarted server does not count")
+      yield* untilServer0Votes
+      // Never sooner than maxTtl (plus drift) after the restart; INFO's whole
+      // seconds may add up to one more second.
+      const abstainedFor = performance.now() - restartedAt
+      assert.isAtLeast(abstainedFor, 1000)
+      assert.isBelow(abstainedFor, 3500)
+      // Release returns at a quorum; the other nodes' deletes land right after.
+      const sizes = yield* fleet.dbsizes.pipe(
+        Effect.filterOrFail((sizes) => sizes.every((size) => size === 0), (sizes) => sizes),
+        Effect.retry(Schedule.spaced("20 millis").pipe(Schedule.upTo("2 seconds"))),
+        Effect.orElseSucceed(() => "keys left behind")
+      )
+      assert.deepStrictEqual(sizes, [0, 0, 0, 0, 0], "every attempt released its keys, counted or not")
+    }))
+})
