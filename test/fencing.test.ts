@@ -151,6 +151,8 @@ layer(RedisFleet.layerLocal(5, { persistence: true }), { timeout: 60_000, exclud
         const current = yield* second.acquire("report", { ttl: "10 seconds" })
         const currentToken = yield* current.fencingToken
         assert.isTrue(currentToken > staleToken)
+        yield* Fenced.set(storage, { key: "report:data", value: "first write", token: currentToken })
+        // The same holder writes again with its token: accepted.
         yield* Fenced.set(storage, { key: "report:data", value: "from the current holder", token: currentToken })
 
         const late = yield* Effect.exit(Fenced.set(storage, { key: "report:data", value: "stale", token: staleToken }))

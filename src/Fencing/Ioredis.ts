@@ -30,8 +30,10 @@ export interface FencedSetOptions {
 }
 
 /**
- * `SET key value` in one atomic script, only if `token` is greater than every
- * token seen for `key`; fails with `StaleFencingToken` otherwise.
+ * `SET key value` in one atomic script, only if `token` is at least every
+ * token seen for `key`; fails with `StaleFencingToken` otherwise. An equal
+ * token is the same holder writing again (every acquisition gets a larger
+ * one), so a holder may write as often as it needs.
  *
  * @example
  * ```ts

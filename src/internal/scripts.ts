@@ -98,13 +98,13 @@ return 1
 /**
  * A write fenced by a token. KEYS: the data key, the key of the highest token
  * seen for it. ARGV: the value, the token (decimal). Writes and records the
- * token only if it is greater than every token seen; returns 1, else the
- * highest token seen (as a string).
+ * token only if it is not below any token seen (an equal token is the same
+ * holder writing again); returns 1, else the highest token seen (as a string).
  */
 export const fencedSet = script(`
 local highest = redis.call("GET", KEYS[2]) or "0"
 local token = ARGV[2]
-if #token > #highest or (#token == #highest and token > highest) then
+if #token > #highest or (#token == #highest and token >= highest) then
   redis.call("SET", KEYS[1], ARGV[1])
   redis.call("SET", KEYS[2], token)
   return 1

@@ -1,0 +1,55 @@
+/**
+ * `npm run faults`: the full fault suite on 6 local redis-servers (5 lock
+ * nodes and a fenced storage server), every scenario in turn, then one table.
+ * Exits with 1 when a scenario does not hold what it promises.
+ *
+ * Options: `--workers K` (default 4), `--seconds S` per scenario (default 10),
+ * `--seed N` (default 1).
+ */
+import * as Console from "effect/Console"
+import * as Effect from "effect/Effect"
+import * as RedisFleet from "../fleet/RedisFleet.js"
+import * as Suite from "./suite.js"
+
+const argument = (name: string, fallback: number): number => {
+  const index = process.argv.indexOf(`--${name}`)
+  const value = index >= 0 ? Number(process.argv[index + 1]) : fallback
+  if (!Number.isFinite(value) || value <= 0) throw new Error(`--${name} must be a positive number`)
+  return value
+}
+
+const settings: Suite.Settings = {
+  workers: argument("workers", 4),
+  durationMillis: argument("seconds", 10) * 1000,
+  ttlMillis: 2000,
+  maxTtlMillis: 2000,
+  holdMillis: [20, 150],
+  seed: argument("seed", 1)
+}
+
+const program = Effect.gen(function*() {
+  const fleet = yield* RedisFleet.RedisFleet
+  yield* Console.log(
+    `fault suite: ${settings.workers} worker processes, ${Suite.lockNodes} lock nodes, ` +
+      `ttl ${settings.ttlMillis} ms, maxTtl ${settings.maxTtlMillis} ms, ${settings.durationMillis / 1000} s per scenario, seed ${settings.seed}`
+  )
+  const reports: Array<Suite.Report> = []
+  for (const scenario of Suite.scenarios(settings)) {
+    const report = yield* Suite.runScenario(fleet, scenario, settings)
+    reports.push(report)
+    yield* Console.log(`${scenario.name}: ${report.acquisitions} acquisitions, ${report.violations} violations`)
+    for (const problem of report.problems.slice(0, 5)) yield* Console.log(`  ${problem}`)
+  }
+  yield* Console.log("\n" + Suite.table(reports))
+  return reports.every(Suite.passed)
+})
+
+Effect.runPromise(
+  program.pipe(Effect.scoped, Effect.provide(RedisFleet.layerLocal(Suite.fleetSize)))
+).then(
+  (ok) => process.exit(ok ? 0 : 1),
+  (error) => {
+    console.error(error)
+    process.exit(1)
+  }
+)

@@ -1,0 +1,378 @@
+/**
+ * The multi-process fault suite: K worker processes (faults/worker.ts)
+ * contend for one resource on 5 local redis-servers while a fault schedule
+ * pauses, kills and restarts servers or workers. The parent collects every
+ * critical section and the checker (faults/checker.ts) counts violations.
+ *
+ * Every scenario is bounded in time, seeded, and ends with every server
+ * running and every worker gone (stopped by PID, never by name).
+ */
+import * as Deferred from "effect/Deferred"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
+import * as Queue from "effect/Queue"
+import * as Schedule from "effect/Schedule"
+import * as ChildProcess from "node:child_process"
+import * as Path from "node:path"
+import * as Readline from "node:readline"
+import { fileURLToPath } from "node:url"
+import type { Fleet, FleetError } from "../fleet/RedisFleet.js"
+import * as Algorithm from "../src/internal/algorithm.js"
+import * as Checker from "./checker.js"
+import { hrMillis, type WorkerConfig, type WorkerEvent } from "./protocol.js"
+
+/** The lock's nodes are the fleet's first 5 servers; the 6th holds the fenced storage key. */
+export const lockNodes = 5
+export const fleetSize = lockNodes + 1
+
+export interface Settings {
+  readonly workers: number
+  readonly durationMillis: number
+  readonly ttlMillis: number
+  readonly maxTtlMillis: number
+  readonly holdMillis: readonly [number, number]
+  readonly seed: number
+}
+
+type EnterEvent = Extract<WorkerEvent, { readonly type: "enter" }>
+
+/** What a fault schedule may do. Every change of a node is logged with its time. */
+export interface Faults {
+  /** Seeded: the same seed gives the same schedule. */
+  readonly random: () => number
+  readonly pauseNode: (index: number) => Effect.Effect<void>
+  readonly resumeNode: (index: number) => Effect.Effect<void>
+  readonly killNode: (index: number) => Effect.Effect<void>
+  readonly startNode: (index: number) => Effect.Effect<void, FleetError>
+  /** The next time a worker enters its critical section. */
+  readonly nextEnter: Effect.Effect<EnterEvent>
+  readonly pauseWorker: (id: number) => Effect.Effect<void>
+  readonly resumeWorker: (id: number) => Effect.Effect<void>
+}
+
+export interface Scenario {
+  readonly name: string
+  readonly restartQuarantine: boolean
+  /** `safe`: must have no violation. `hazard`: a configuration known to be unsafe, run to show it. */
+  readonly expect: "safe" | "hazard"
+  readonly holdMillis?: readonly [number, number]
+  readonly faults: (faults: Faults) => Effect.Effect<void, FleetError>
+}
+
+export interface Report {
+  readonly scenario: string
+  readonly restartQuarantine: boolean
+  readonly expect: "safe" | "hazard"
+  readonly acquisitions: number
+  readonly violations: number
+  readonly expiredOverlaps: number
+  readonly tokenRegressions: number
+  readonly staleWritesRejected: number
+  readonly leakedKeys: number
+  readonly unhandled: number
+  readonly gaveUp: number
+  readonly longestGapMillis: number
+  /** Worker errors and non-zero exits, for diagnosis. */
+  readonly problems: ReadonlyArray<string>
+}
+
+const workerPath = Path.join(Path.dirname(fileURLToPath(import.meta.url)), "worker.ts")
+
+const seeded = (seed: number) => () => {
+  seed = (seed * 1103515245 + 12345) % 2147483648
+  return seed / 2147483648
+}
+
+const sleepMillis = (millis: number) => Effect.sleep(Duration.millis(Math.round(millis)))
+
+/** A worker process, killed by its PID when the scope closes if it is still running. */
+const spawnWorker = (config: WorkerConfig, onEvent: (event: WorkerEvent) => void) =>
+  Effect.acquireRelease(
+    Effect.sync(() => {
+      const child = ChildProcess.spawn(process.execPath, ["--import", "tsx", workerPath, JSON.stringify(config)], {
+        stdio: ["ignore", "pipe", "pipe"]
+      })
+      Readline.createInterface({ input: child.stdout }).on("line", (line) => {
+        try {
+          onEvent(JSON.parse(line) as WorkerEvent)
+        } catch {
+          onEvent({ type: "error", id: config.id, detail: `unexpected output: ${line}` })
+        }
+      })
+      let stderr = ""
+      child.stderr.on("data", (chunk: Buffer) => void (stderr += chunk.toString()))
+      // "close": the process exited and its output was read to the end.
+      const closed = new Promise<number>((resolve) =>
+        child.once("close", (code, signal) => resolve(code ?? (signal === null ? 0 : 128)))
+      )
+      return { child, closed, stderr: () => stderr.trim() }
+    }),
+    ({ child }) =>
+      Effect.sync(() => {
+        if (child.exitCode === null && child.signalCode === null) {
+          child.kill("SIGCONT")
+          child.kill("SIGKILL")
+        }
+      })
+  )
+
+/** Every server running and resumed, emptied, and up long enough that no node is in quarantine. */
+const settle = (fleet: Fleet, settings: Settings) =>
+  Effect.gen(function*() {
+    yield* fleet.reset
+    const quarantineSeconds = Math.ceil(
+      (settings.maxTtlMillis + Algorithm.drift(settings.maxTtlMillis, 0.01)) / 1000
+    )
+    yield* Effect.forEach(fleet.servers.slice(0, lockNodes), (server) =>
+      server.call("INFO", "server").pipe(
+        Effect.map((reply) => Number(/uptime_in_seconds:(\d+)/.exec(String(reply))?.[1] ?? 0)),
+        Effect.filterOrFail((uptime) => uptime >= quarantineSeconds, () => "in quarantine"),
+        Effect.retry(Schedule.spaced("200 millis").pipe(Schedule.upTo(Duration.seconds(quarantineSeconds + 5)))),
+        Effect.orDie
+      ))
+  })
+
+/** Intervals in which at most a minority of nodes was down, from a log of (time, nodes down). */
+const majorityUpIntervals = (log: ReadonlyArray<readonly [number, number]>, end: number): Array<Checker.Interval> => {
+  const intervals: Array<Checker.Interval> = []
+  const tolerated = lockNodes - Algorithm.quorum(lockNodes)
+  for (let i = 0; i < log.length; i++) {
+    const [at, down] = log[i]
+    const until = i + 1 < log.length ? log[i + 1][0] : end
+    if (down <= tolerated && until > at) intervals.push([at, until])
+  }
+  return intervals
+}
+
+export const runScenario = (fleet: Fleet, scenario: Scenario, settings: Settings): Effect.Effect<Report, FleetError> =>
+  Effect.scoped(Effect.gen(function*() {
+    yield* settle(fleet, settings)
+    const events: Array<WorkerEvent> = []
+    const enters = yield* Queue.unbounded<EnterEvent>()
+    const allReady = yield* Deferred.make<void>()
+    let ready = 0
+    const onEvent = (event: WorkerEvent) => {
+      events.push(event)
+      if (event.type === "enter") Queue.unsafeOffer(enters, event)
+      if (event.type === "ready" && ++ready === settings.workers) Deferred.unsafeDone(allReady, Effect.void)
+    }
+    const workers = yield* Effect.forEach(Array.from({ length: settings.workers }, (_, id) => id), (id) =>
+      spawnWorker({
+        id,
+        nodePorts: fleet.servers.slice(0, lockNodes).map((server) => server.port),
+        storagePort: fleet.servers[lockNodes].port,
+        resource: "fault-suite",
+        ttlMillis: settings.ttlMillis,
+        maxTtlMillis: settings.maxTtlMillis,
+        holdMillis: scenario.holdMillis ?? settings.holdMillis,
+        restartQuarantine: scenario.restartQuarantine,
+        durationMillis: settings.durationMillis,
+        seed: settings.seed * 31 + id
+      }, onEvent))
+    // Workers load TypeScript first; a worker that never gets ready ends the wait at its exit.
+    yield* Deferred.await(allReady).pipe(
+      Effect.raceFirst(Effect.promise(() => Promise.race(workers.map((worker) => worker.closed)))),
+      Effect.timeout("30 seconds"),
+      Effect.orDie
+    )
+
+    const start = hrMillis()
+    const downLog: Array<readonly [number, number]> = [[start, 0]]
+    const paused = new Set<number>()
+    const killed = new Set<number>()
+    const pausedWorkers = new Set<number>()
+    const logNodes = () => downLog.push([hrMillis(), new Set([...paused, ...killed]).size])
+    const server = (index: number) => fleet.servers[index]
+    const faults: Faults = {
+      random: seeded(settings.seed),
+      pauseNode: (i) => Effect.zipRight(server(i).pause, Effect.sync(() => (paused.add(i), logNodes()))),
+      resumeNode: (i) => Effect.zipRight(server(i).resume, Effect.sync(() => (paused.delete(i), logNodes()))),
+      killNode: (i) => Effect.zipRight(server(i).kill, Effect.sync(() => (killed.add(i), logNodes()))),
+      startNode: (i) => Effect.zipRight(server(i).start, Effect.sync(() => (killed.delete(i), logNodes()))),
+      nextEnter: Queue.take(enters),
+      pauseWorker: (id) =>
+        Effect.sync(() => {
+          workers[id].child.kill("SIGSTOP")
+          pausedWorkers.add(id)
+        }),
+      resumeWorker: (id) =>
+        Effect.sync(() => {
+          workers[id].child.kill("SIGCONT")
+          pausedWorkers.delete(id)
+        })
+    }
+    const schedule = yield* Effect.fork(
+      scenario.faults(faults).pipe(Effect.timeout(Duration.millis(settings.durationMillis)), Effect.ignore)
+    )
+    // Workers stop on their own after the duration; the bound only guards against a hung one.
+    const exitCodes = yield* Effect.promise(() => Promise.all(workers.map((worker) => worker.closed))).pipe(
+      Effect.timeout(Duration.millis(settings.durationMillis + 30_000)),
+      Effect.orElseSucceed(() => workers.map(() => -1))
+    )
+    yield* Fiber.interrupt(schedule)
+    const end = hrMillis()
+
+    // Heal: every server running again, every worker resumed.
+    for (const i of paused) yield* faults.resumeNode(i)
+    for (const i of killed) yield* faults.startNode(i)
+    for (const id of pausedWorkers) yield* faults.resumeWorker(id)
+    // Releases sent just before a worker exited land within moments.
+    yield* sleepMillis(300)
+    const leakedKeys = yield* Effect.reduce(fleet.servers.slice(0, lockNodes), 0, (sum, srv) =>
+      Effect.map(srv.call("KEYS", "redlock:*"), (keys) => sum + (keys as Array<string>).length))
+
+    const sections: Array<Checker.Section> = []
+    const open = new Map<number, EnterEvent>()
+    for (const event of events) {
+      if (event.type === "enter") open.set(event.id, event)
+      if (event.type === "leave") {
+        const entered = open.get(event.id)
+        open.delete(event.id)
+        if (entered !== undefined) sections.push(sectionOf(entered, event.at))
+      }
+    }
+    // A worker that never left (killed, hung) held until the end, as far as anyone can tell.
+    for (const entered of open.values()) sections.push(sectionOf(entered, end))
+    const verdict = Checker.check(sections, majorityUpIntervals(downLog, end), [start, end])
+
+    const problems = [
+      ...events.flatMap((event) =>
+        event.type === "error" || event.type === "unhandled" ? [`worker ${event.id} ${event.type}: ${event.detail}`] : []
+      ),
+      ...exitCodes.flatMap((code, id) =>
+        code === 0 ? [] : [`worker ${id} exited with ${code}${code === -1 ? " (did not stop in time)" : ""}: ${workers[id].stderr()}`]
+      )
+    ]
+    return {
+      scenario: scenario.name,
+      restartQuarantine: scenario.restartQuarantine,
+      expect: scenario.expect,
+      acquisitions: verdict.acquisitions,
+      violations: verdict.violations.length,
+      expiredOverlaps: verdict.expiredOverlaps.length,
+      tokenRegressions: verdict.tokenRegressions,
+      staleWritesRejected: events.filter((event) => event.type === "leave" && event.lateWrite === "stale").length,
+      leakedKeys,
+      unhandled: problems.length,
+      gaveUp: events.reduce((sum, event) => sum + (event.type === "done" ? event.gaveUp : 0), 0),
+      longestGapMillis: verdict.longestGapMillis,
+      problems
+    }
+  }))
+
+const sectionOf = (entered: EnterEvent, end: number): Checker.Section => ({
+  worker: entered.id,
+  token: BigInt(entered.token),
+  start: entered.at,
+  end,
+  validUntil: entered.validUntil
+})
+
+const pick = (random: () => number, count: number): Array<number> => {
+  const indexes = Array.from({ length: lockNodes }, (_, i) => i)
+  for (let i = indexes.length - 1; i > 0; i--) {
+    const j = Math.floor(random() * (i + 1))
+    ;[indexes[i], indexes[j]] = [indexes[j], indexes[i]]
+  }
+  return indexes.slice(0, count)
+}
+
+const forever = <E>(round: Effect.Effect<void, E>) => Effect.forever(round)
+
+/** The scenarios of the issue, in order. `ttl` is the settings' ttl. */
+export const scenarios = (settings: Settings): ReadonlyArray<Scenario> => [
+  { name: "no faults", restartQuarantine: true, expect: "safe", faults: () => Effect.void },
+  {
+    name: "minority paused (SIGSTOP 1-2 of 5)",
+    restartQuarantine: true,
+    expect: "safe",
+    faults: (f) =>
+      forever(Effect.gen(function*() {
+        yield* sleepMillis(200 + f.random() * 400)
+        const nodes = pick(f.random, 1 + Math.floor(f.random() * 2))
+        yield* Effect.forEach(nodes, f.pauseNode)
+        yield* sleepMillis(500 + f.random() * 1000).pipe(Effect.ensuring(Effect.forEach(nodes, f.resumeNode)))
+      }))
+  },
+  {
+    name: "minority killed, restarted 1 s later",
+    restartQuarantine: true,
+    expect: "safe",
+    faults: (f) =>
+      forever(Effect.gen(function*() {
+        yield* sleepMillis(300 + f.random() * 500)
+        const nodes = pick(f.random, 1 + Math.floor(f.random() * 2))
+        yield* Effect.forEach(nodes, f.killNode)
+        yield* sleepMillis(1000)
+        yield* Effect.forEach(nodes, f.startNode)
+      }))
+  },
+  ...[true, false].map((restartQuarantine): Scenario => ({
+    name: `majority killed under a holder, restarted at once, quarantine ${restartQuarantine ? "on" : "off"}`,
+    restartQuarantine,
+    expect: restartQuarantine ? "safe" : "hazard",
+    // Long holds, so that the holder is still inside its validity when the servers are back.
+    holdMillis: [settings.ttlMillis * 0.4, settings.ttlMillis * 0.6],
+    faults: (f) =>
+      forever(Effect.gen(function*() {
+        yield* f.nextEnter
+        for (const i of [0, 1, 2]) yield* f.killNode(i)
+        for (const i of [0, 1, 2]) yield* f.startNode(i)
+        yield* sleepMillis(settings.ttlMillis)
+      }))
+  })),
+  {
+    name: "majority paused, then back",
+    restartQuarantine: true,
+    expect: "safe",
+    faults: (f) =>
+      forever(Effect.gen(function*() {
+        yield* sleepMillis(500)
+        for (const i of [0, 1, 2]) yield* f.pauseNode(i)
+        yield* sleepMillis(1500).pipe(Effect.ensuring(Effect.forEach([0, 1, 2], f.resumeNode)))
+      }))
+  },
+  {
+    name: "holder paused past its ttl",
+    restartQuarantine: true,
+    expect: "safe",
+    faults: (f) =>
+      forever(Effect.gen(function*() {
+        const { id } = yield* f.nextEnter
+        yield* f.pauseWorker(id)
+        yield* sleepMillis(settings.ttlMillis + 500).pipe(Effect.ensuring(f.resumeWorker(id)))
+        yield* sleepMillis(500)
+      }))
+  }
+]
+
+/** Whether a hazard scenario hit the hazard: two holders within validity, or tokens that went back. */
+export const hazardShown = (report: Report): boolean => report.violations > 0 || report.tokenRegressions > 0
+
+/** Whether a report is what its scenario promises: a safe one has no violation of any kind. */
+export const passed = (report: Report): boolean =>
+  report.leakedKeys === 0 && report.unhandled === 0 && report.acquisitions > 0 &&
+  (report.expect === "hazard" || (report.violations === 0 && report.tokenRegressions === 0))
+
+const columns: ReadonlyArray<readonly [string, (report: Report) => string | number]> = [
+  ["scenario", (r) => r.scenario],
+  ["acquisitions", (r) => r.acquisitions],
+  ["violations", (r) => r.violations],
+  ["expired overlaps", (r) => r.expiredOverlaps],
+  ["token regressions", (r) => r.tokenRegressions],
+  ["stale writes refused", (r) => r.staleWritesRejected],
+  ["leaked keys", (r) => r.leakedKeys],
+  ["unhandled", (r) => r.unhandled],
+  ["gave up", (r) => r.gaveUp],
+  ["longest gap (ms)", (r) => r.longestGapMillis],
+  ["verdict", (r) => !passed(r) ? "FAIL" : r.expect === "safe" ? "ok" : hazardShown(r) ? "unsafe, as expected" : "hazard not hit"]
+]
+
+/** The reports as a Markdown table. */
+export const table = (reports: ReadonlyArray<Report>): string =>
+  [
+    `| ${columns.map(([name]) => name).join(" | ")} |`,
+    `|${columns.map(() => "---").join("|")}|`,
+    ...reports.map((report) => `| ${columns.map(([, value]) => value(report)).join(" | ")} |`)
+  ].join("\n")

@@ -1,0 +1,92 @@
+/**
+ * One contender of the fault suite, run as its own Node process with its own
+ * lock manager and connections. It takes the lock again and again until its
+ * time is up, and reports each critical section on stdout, one JSON line per
+ * event, on the machine-wide monotonic clock (`process.hrtime`), so that the
+ * parent can compare sections of different processes.
+ *
+ * In each section it writes twice to a fenced storage key: at entry, and at
+ * the end of its hold (the "late" write of a holder that was paused).
+ */
+import { Duration, Effect, Layer, Logger, Schedule } from "effect"
+import { Redis } from "ioredis"
+import * as Fenced from "../src/Fencing/Ioredis.js"
+import * as Redlock from "../src/Redlock.js"
+import * as Ioredis from "../src/RedisNode/Ioredis.js"
+import { hrMillis, type WorkerConfig, type WorkerEvent } from "./protocol.js"
+
+const config = JSON.parse(process.argv[2] ?? "{}") as WorkerConfig
+const emit = (event: WorkerEvent) => process.stdout.write(JSON.stringify(event) + "\n")
+process.on("unhandledRejection", (reason) => emit({ type: "unhandled", id: config.id, detail: String(reason) }))
+process.on("uncaughtException", (error) => emit({ type: "unhandled", id: config.id, detail: String(error) }))
+
+/** A small seeded generator: the same seed gives the same holds. */
+let seed = config.seed
+const random = () => {
+  seed = (seed * 1103515245 + 12345) % 2147483648
+  return seed / 2147483648
+}
+
+const program = Effect.gen(function*() {
+  const redlock = yield* Redlock.Redlock
+  const storage = yield* Effect.acquireRelease(
+    Effect.sync(() => new Redis({ host: "127.0.0.1", port: config.storagePort, maxRetriesPerRequest: 1 })),
+    (client) => Effect.sync(() => client.disconnect())
+  )
+  const retry = Schedule.spaced("50 millis").pipe(
+    Schedule.jittered,
+    Schedule.modifyDelay((_, delay) => Duration.millis(Math.round(Duration.toMillis(delay)))),
+    Schedule.upTo("1 second")
+  )
+  const write = (value: string, token: bigint) =>
+    Fenced.set(storage, { key: "fault-suite:data", value, token }).pipe(
+      Effect.as("accepted" as const),
+      Effect.catchTag("StaleFencingToken", () => Effect.succeed("stale" as const)),
+      Effect.catchAll(() => Effect.succeed("failed" as const))
+    )
+  const stopAt = hrMillis() + config.durationMillis
+  let acquisitions = 0
+  let gaveUp = 0
+  emit({ type: "ready", id: config.id })
+  while (hrMillis() < stopAt) {
+    yield* Effect.scoped(Effect.gen(function*() {
+      const lock = yield* redlock.acquire(config.resource, { ttl: Duration.millis(config.ttlMillis), retry })
+      const token = yield* lock.fencingToken
+      const at = hrMillis()
+      const validUntil = at + Duration.toMillis(yield* lock.remaining)
+      acquisitions++
+      emit({ type: "enter", id: config.id, token: token.toString(), at, validUntil })
+      yield* write(`worker ${config.id} enters`, token)
+      const [min, max] = config.holdMillis
+      yield* Effect.sleep(Duration.millis(Math.round(min + random() * (max - min))))
+      const lateWrite = yield* write(`worker ${config.id} leaves`, token)
+      emit({ type: "leave", id: config.id, at: hrMillis(), lateWrite })
+    })).pipe(
+      Effect.catchTags({
+        LockNotAcquired: () => Effect.sync(() => void gaveUp++),
+        FencingTokenUnavailable: () => Effect.sync(() => void gaveUp++),
+        LockLost: () => Effect.sync(() => void gaveUp++)
+      }),
+      Effect.catchAllCause((cause) => Effect.sync(() => emit({ type: "error", id: config.id, detail: String(cause) })))
+    )
+    // A short pause off the lock, so that the releaser does not always win it back.
+    yield* Effect.sleep(Duration.millis(Math.round(5 + random() * 20)))
+  }
+  emit({ type: "done", id: config.id, acquisitions, gaveUp })
+})
+
+const NodesLive = Ioredis.layer(config.nodePorts.map((port) => ({ host: "127.0.0.1", port })))
+const RedlockLive = Redlock.layer({
+  maxTtl: Duration.millis(config.maxTtlMillis),
+  restartQuarantine: config.restartQuarantine
+}).pipe(Layer.provide(NodesLive))
+// stdout carries the events; the library's log lines (release warnings under faults) go to stderr.
+const LogsToStderr = Logger.replace(Logger.defaultLogger, Logger.withConsoleError(Logger.logfmtLogger))
+
+Effect.runPromise(program.pipe(Effect.scoped, Effect.provide(RedlockLive), Effect.provide(LogsToStderr))).then(
+  () => process.exit(0),
+  (error) => {
+    emit({ type: "error", id: config.id, detail: String(error) })
+    process.exit(1)
+  }
+)

@@ -1,0 +1,71 @@
+/**
+ * The multi-process fault suite, short: every scenario of `npm run faults`
+ * for 2.5 s with 3 worker processes on 5 real redis-servers (plus one for the
+ * fenced storage). Each scenario is one test.
+ */
+import { assert, describe, it, layer } from "@effect/vitest"
+import { Effect } from "effect"
+import * as Checker from "../faults/checker.js"
+import * as Suite from "../faults/suite.js"
+import * as RedisFleet from "../fleet/RedisFleet.js"
+
+const settings: Suite.Settings = {
+  workers: 3,
+  durationMillis: 2500,
+  ttlMillis: 2000,
+  maxTtlMillis: 2000,
+  holdMillis: [20, 150],
+  seed: 7
+}
+
+layer(RedisFleet.layerLocal(Suite.fleetSize), { timeout: 60_000, excludeTestServices: true })("fault suite (short)", (it) => {
+  for (const scenario of Suite.scenarios(settings)) {
+    it.effect(`${scenario.name}: ${scenario.expect === "safe" ? "no violation" : "the hazard shows"}`, () =>
+      Effect.gen(function*() {
+        const fleet = yield* RedisFleet.RedisFleet
+        const report = yield* Suite.runScenario(fleet, scenario, settings)
+        const summary = Suite.table([report]) + "\n" + report.problems.join("\n")
+        assert.strictEqual(report.unhandled, 0, summary)
+        assert.strictEqual(report.leakedKeys, 0, summary)
+        assert.isAbove(report.acquisitions, 0, summary)
+        if (scenario.expect === "safe") {
+          assert.strictEqual(report.violations, 0, summary)
+          assert.strictEqual(report.tokenRegressions, 0, summary)
+        } else {
+          assert.isTrue(Suite.hazardShown(report), summary)
+        }
+        if (scenario.name === "holder paused past its ttl") {
+          assert.isAtLeast(report.staleWritesRejected, 1, "the paused holder's late write was refused")
+          assert.isAtLeast(report.expiredOverlaps, 1, "others held the lock while it was paused")
+        }
+      }), 90_000)
+  }
+})
+
+describe("fault checker", () => {
+  const section = (worker: number, token: bigint, start: number, end: number, validUntil: number): Checker.Section => ({
+    worker,
+    token,
+    start,
+    end,
+    validUntil
+  })
+  it("tells violations from overlaps after expiry, counts token regressions and the longest gap", () => {
+    const verdict = Checker.check(
+      [
+        section(0, 1n, 0, 10, 100),
+        section(1, 2n, 5, 20, 100), // enters while 0 is in its section and valid: a violation
+        section(2, 4n, 30, 200, 50), // held past its validity...
+        section(3, 3n, 60, 70, 160) // ...so this overlap is expected, but its token went back
+      ],
+      [[0, 150], [180, 300]],
+      [0, 300]
+    )
+    assert.strictEqual(verdict.acquisitions, 4)
+    assert.deepStrictEqual(verdict.violations.map((o) => [o.first.worker, o.second.worker]), [[0, 1]])
+    assert.deepStrictEqual(verdict.expiredOverlaps.map((o) => [o.first.worker, o.second.worker]), [[2, 3]])
+    assert.strictEqual(verdict.tokenRegressions, 1)
+    // Nobody holds from 200 to 300, a majority is up from 180: 100 ms; the gap 20-30 is 10 ms.
+    assert.strictEqual(verdict.longestGapMillis, 100)
+  })
+})
