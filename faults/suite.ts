@@ -337,6 +337,8 @@ export const scenarios = (settings: Settings): ReadonlyArray<Scenario> => [
     name: "holder paused past its ttl",
     restartQuarantine: true,
     expect: "safe",
+    // Holds long enough that the SIGSTOP lands inside the section.
+    holdMillis: [300, 500],
     faults: (f) =>
       forever(Effect.gen(function*() {
         const { id } = yield* f.nextEnter

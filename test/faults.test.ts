@@ -1,6 +1,6 @@
 /**
  * The multi-process fault suite, short: every scenario of `npm run faults`
- * for 2.5 s with 3 worker processes on 5 real redis-servers (plus one for the
+ * for 3.5 s with 3 worker processes on 5 real redis-servers (plus one for the
  * fenced storage). Each scenario is one test.
  */
 import { assert, describe, it, layer } from "@effect/vitest"
@@ -11,7 +11,7 @@ import * as RedisFleet from "../fleet/RedisFleet.js"
 
 const settings: Suite.Settings = {
   workers: 3,
-  durationMillis: 2500,
+  durationMillis: 3500,
   ttlMillis: 2000,
   maxTtlMillis: 2000,
   holdMillis: [20, 150],

@@ -145,7 +145,8 @@ layer(RedisFleet.layerLocal(5, { persistence: true }), { timeout: 60_000, exclud
         const storage = new Redis({ host: "127.0.0.1", port: fleet.servers[0].port })
         yield* Effect.addFinalizer(() => Effect.sync(() => storage.disconnect()))
 
-        const stale = yield* first.acquire("report", { ttl: "200 millis" })
+        // These servers fsync every write (AOF always): on a busy machine the default 10 ms per-node timeout is too short.
+        const stale = yield* first.acquire("report", { ttl: "200 millis", nodeTimeout: "100 millis" })
         const staleToken = yield* stale.fencingToken
         yield* Effect.sleep("300 millis") // the first holder is "paused" past its validity
         const current = yield* second.acquire("report", { ttl: "10 seconds" })
