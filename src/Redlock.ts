@@ -27,6 +27,7 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import { dual, identity } from "effect/Function"
 import * as Layer from "effect/Layer"
+import * as Metric from "effect/Metric"
 import * as Option from "effect/Option"
 import * as Schedule from "effect/Schedule"
 import * as Scope from "effect/Scope"
@@ -37,6 +38,7 @@ import * as Validate from "./internal/options.js"
 import * as Outcome from "./internal/outcome.js"
 import { HeldLock } from "./internal/lock.js"
 import * as Lock from "./Lock.js"
+import * as RedlockMetrics from "./RedlockMetrics.js"
 import { type KeyState, type NodeOutcome, type RedisNode, RedisNodes } from "./RedisNode.js"
 import {
   ExtensionLimitReached,
@@ -298,15 +300,21 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
       const state = held(lock)
       if (state.released) return Effect.succeed<ReleaseResult>({ status: "AlreadyReleased", released: 0, outcomes: [] })
       state.released = true
-      return Effect.map(releaseOn(nodes, state.keys, state.value, state.nodeTimeout), ({ outcomes, yes }) => {
+      return Effect.gen(function*() {
+        const remainingMillis = state.deadline - (yield* Lock.monotonicMillis)
+        // Released after its validity ran out: it was lost before, unnoticed.
+        if (remainingMillis <= 0) state.markLostQuietly("Expired")
+        yield* Metric.update(RedlockMetrics.remainingAtRelease, Math.max(0, remainingMillis))
+        const { outcomes, yes } = yield* releaseOn(nodes, state.keys, state.value, state.nodeTimeout)
         state.markLostQuietly("Released", outcomes)
         const status: ReleaseStatus = yes >= quorum
           ? "Released"
           : Outcome.majorityNotOurs(outcomes, quorum)
           ? "NotHeld"
           : "Incomplete"
+        yield* Effect.annotateCurrentSpan({ "redlock.status": status, "redlock.outcomes": Outcome.describeAll(outcomes) })
         return { status, released: yes, outcomes }
-      })
+      }).pipe(Effect.withSpan("Redlock.release", { attributes: { "redlock.resources": state.resources } }))
     }).pipe(Effect.uninterruptible)
 
   // Runs when the lock's scope closes. A release that does not reach a node is
@@ -350,14 +358,16 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
       // Counted only if a majority confirmed within the current validity: past
       // the deadline, another client may already have taken the lock.
       if (end >= state.deadline) return yield* state.markLost("Expired", outcomes)
+      yield* Effect.annotateCurrentSpan("redlock.outcomes", Outcome.describeAll(outcomes))
       if (yes >= quorum && Algorithm.validity(ttlMillis, end - start, driftFactor) > 0) {
         state.deadline = start + ttlMillis - Algorithm.drift(ttlMillis, driftFactor)
         state.extensionCount++
+        yield* Effect.annotateCurrentSpan("redlock.validity_ms", state.deadline - end)
         return lock
       }
       if (Outcome.majorityNotOurs(outcomes, quorum)) return yield* state.markLost("NotHeld", outcomes)
       return yield* new LockNotExtended({ resources: state.resources, outcomes }, true)
-    })
+    }).pipe(Effect.withSpan("Redlock.extend", { attributes: { "redlock.resources": lock.resources } }))
 
   // Fencing tokens (see README, "Fencing tokens"). Round 1: on every node that
   // still holds our keys, increment each resource's counter; the token is the
@@ -415,6 +425,9 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
       }
       if (lock.lostBecause !== undefined || woke - lock.acquiredAtMillis >= maxHoldMillis) return false
       return yield* extend(lock).pipe(
+        Effect.zipRight(Effect.flatMap(Lock.monotonicMillis, (done) =>
+          Metric.update(RedlockMetrics.extensionLag, Math.max(0, done - wakeAt))
+        )),
         Effect.as(true),
         Effect.catchTags({
           LockNotExtended: () => Effect.as(Effect.sleep(lock.nodeTimeout), true),
@@ -455,6 +468,7 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
       const attempt = Effect.uninterruptibleMask((restore) =>
         Effect.gen(function*() {
           attempts++
+          yield* Effect.annotateCurrentSpan("redlock.attempt", attempts)
           const start = yield* Lock.monotonicMillis
           const result = yield* Effect.exit(
             restore(FanOut.untilDecided(
@@ -472,6 +486,7 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
           }
           const { outcomes, yes } = result.value
           const validityMillis = Algorithm.validity(ttlMillis, end - start, driftFactor)
+          yield* Effect.annotateCurrentSpan({ "redlock.granted": yes, "redlock.outcomes": Outcome.describeAll(outcomes) })
           if (yes >= quorum && validityMillis > 0) {
             const lock = new HeldLock({
               resources,
@@ -497,6 +512,10 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
           // earlier attempts were released in order on the same node: skip it.
           const maybeSet = nodes.filter((_, index) => outcomes[index]._tag !== "Held")
           yield* releaseOn(maybeSet, keys, value, nodeTimeout)
+          yield* Effect.logDebug(
+            `effect-redlock: attempt ${attempts} on ${resources.join(", ")}: ${yes} of ${quorum} needed ` +
+              `(${Outcome.describeAll(outcomes)})`
+          )
           return yield* new LockNotAcquired({
             resources,
             reason: yes >= quorum ? "ValidityExpired" : "NoQuorum",
@@ -505,10 +524,33 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
             quorum,
             outcomes
           }, true)
+        }).pipe(Effect.withSpan("Redlock.attempt"))
+      )
+      yield* Effect.annotateCurrentSpan({ "redlock.resources": resources, "redlock.ttl_ms": ttlMillis })
+      return yield* Effect.retry(attempt, schedule).pipe(
+        Effect.tapBoth({
+          onSuccess: (lock) =>
+            Effect.flatMap(Lock.monotonicMillis, (now) =>
+              Effect.all([
+                Metric.increment(RedlockMetrics.acquisitions),
+                Metric.update(RedlockMetrics.acquireDuration, now - firstStart),
+                Metric.update(RedlockMetrics.attemptsPerAcquire, attempts),
+                Effect.annotateCurrentSpan({
+                  "redlock.attempts": attempts,
+                  "redlock.validity_ms": Duration.toMillis(lock.validity)
+                })
+              ], { discard: true })),
+          onFailure: (error) =>
+            Effect.flatMap(Lock.monotonicMillis, (now) =>
+              Effect.all([
+                Metric.increment(Metric.tagged(RedlockMetrics.acquireFailures, "reason", error.reason)),
+                Metric.update(RedlockMetrics.acquireDuration, now - firstStart),
+                Metric.update(RedlockMetrics.attemptsPerAcquire, attempts),
+                Effect.annotateCurrentSpan("redlock.attempts", attempts)
+              ], { discard: true }))
         })
       )
-      return yield* Effect.retry(attempt, schedule)
-    })
+    }).pipe(Effect.withSpan("Redlock.acquire"))
 
   const inspect = (resource: string): Effect.Effect<InspectResult, InvalidOptions> =>
     Effect.gen(function*() {

@@ -29,3 +29,10 @@ export * as RedlockError from "./RedlockError.js"
  * @since 1.0.0
  */
 export * as RedisNode from "./RedisNode.js"
+
+/**
+ * The metrics the lock managers record.
+ *
+ * @since 1.0.0
+ */
+export * as RedlockMetrics from "./RedlockMetrics.js"

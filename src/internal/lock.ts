@@ -8,9 +8,11 @@ import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as FiberId from "effect/FiberId"
+import * as MetricLabel from "effect/MetricLabel"
 import { type Lock, monotonicMillis, TypeId } from "../Lock.js"
 import type { NodeOutcome } from "../RedisNode.js"
 import { type FencingTokenUnavailable, LockLost, ValidityTooShort } from "../RedlockError.js"
+import * as RedlockMetrics from "../RedlockMetrics.js"
 
 export interface LockFields extends
   Pick<Lock, "resources" | "keys" | "value" | "ttl" | "validity" | "validUntilMillis" | "attempts" | "outcomes">
@@ -91,6 +93,7 @@ export class HeldLock implements Lock {
   markLostQuietly(reason: LockLost["reason"], outcomes: ReadonlyArray<NodeOutcome> = []): void {
     if (this.lostAs !== undefined) return
     this.lostAs = { reason, outcomes }
+    if (reason !== "Released") RedlockMetrics.lostLocks.unsafeUpdate(1, [MetricLabel.make("reason", reason)])
     Deferred.unsafeDone(this.lostSignal, Effect.void)
   }
 

@@ -1,0 +1,151 @@
+/**
+ * Spans, metrics and debug logs of the lock manager, on in-memory nodes.
+ */
+import { assert, describe, it } from "@effect/vitest"
+import { Effect, Fiber, Logger, LogLevel, Metric, MetricState, Option, TestClock, Tracer } from "effect"
+import * as Redlock from "../src/Redlock.js"
+import * as RedisNode from "../src/RedisNode.js"
+import * as RedlockMetrics from "../src/RedlockMetrics.js"
+import { memory } from "./support.js"
+
+interface RecordedSpan {
+  readonly name: string
+  readonly parent: Option.Option<string>
+  readonly spanId: string
+  readonly attributes: Map<string, unknown>
+  ended: boolean
+}
+
+/** A tracer that keeps every span it starts. */
+const recordingTracer = () => {
+  const spans: Array<RecordedSpan> = []
+  let next = 0
+  const tracer = Tracer.make({
+    span: (name, parent, context, links, startTime, kind) => {
+      const attributes = new Map<string, unknown>()
+      const recorded: RecordedSpan = {
+        name,
+        parent: Option.map(parent, (p) => p.spanId),
+        spanId: `span-${next++}`,
+        attributes,
+        ended: false
+      }
+      spans.push(recorded)
+      const span: Tracer.Span = {
+        _tag: "Span",
+        name,
+        spanId: recorded.spanId,
+        traceId: "trace",
+        parent,
+        context,
+        status: { _tag: "Started", startTime },
+        attributes,
+        links,
+        sampled: true,
+        kind,
+        end: () => void (recorded.ended = true),
+        attribute: (key, value) => void attributes.set(key, value),
+        event: () => {},
+        addLinks: () => {}
+      }
+      return span
+    },
+    context: (f) => f()
+  })
+  return { tracer, spans }
+}
+
+const count = (metric: Metric.Metric.Counter<number>) =>
+  Effect.map(Metric.value(metric), (state: MetricState.MetricState.Counter<number>) => state.count)
+const histogramCount = (metric: Metric.Metric.Histogram<number>) =>
+  Effect.map(Metric.value(metric), (state) => state.count)
+
+describe("spans", () => {
+  it.effect("acquire has one span per attempt under it, with resources, outcomes, attempts and validity; release and extend have their own", () => {
+    const { spans, tracer } = recordingTracer()
+    return Effect.gen(function*() {
+      const control = yield* RedisNode.MemoryNodes
+      yield* control.putString(0, "redlock:r", "someone else", 150)
+      yield* control.putString(1, "redlock:r", "someone else", 150)
+      const retry = Redlock.defaultRetry
+      const fiber = yield* Effect.fork(Redlock.acquire("r", { ttl: "1 second", retry }))
+      yield* TestClock.adjust("200 millis")
+      const lock = yield* Fiber.join(fiber)
+      yield* Redlock.extend(lock)
+      yield* Redlock.release(lock)
+
+      const acquire = spans.find((span) => span.name === "Redlock.acquire")!
+      assert.deepStrictEqual(acquire.attributes.get("redlock.resources"), ["r"])
+      assert.strictEqual(acquire.attributes.get("redlock.ttl_ms"), 1000)
+      assert.strictEqual(acquire.attributes.get("redlock.attempts"), 2)
+      assert.isAbove(acquire.attributes.get("redlock.validity_ms") as number, 900)
+      const attempts = spans.filter((span) => span.name === "Redlock.attempt")
+      assert.strictEqual(attempts.length, 2)
+      for (const attempt of attempts) assert.deepStrictEqual(attempt.parent, Option.some(acquire.spanId))
+      assert.strictEqual(attempts[0].attributes.get("redlock.granted"), 1)
+      assert.include(attempts[0].attributes.get("redlock.outcomes") as string, "memory-0=Held")
+      assert.strictEqual(attempts[1].attributes.get("redlock.granted"), 3)
+      const extend = spans.find((span) => span.name === "Redlock.extend")!
+      assert.include(extend.attributes.get("redlock.outcomes") as string, "memory-2=Ok")
+      const release = spans.find((span) => span.name === "Redlock.release")!
+      assert.strictEqual(release.attributes.get("redlock.status"), "Released")
+      assert.isTrue(spans.every((span) => span.ended), "every span ended")
+    }).pipe(Effect.scoped, Effect.provide(memory(3)), Effect.withTracer(tracer))
+  })
+})
+
+describe("metrics", () => {
+  it.effect("acquisitions, failures by reason, attempts, durations, lost locks, extension lag, time left at release", () =>
+    Effect.gen(function*() {
+      const control = yield* RedisNode.MemoryNodes
+      const before = {
+        acquisitions: yield* count(RedlockMetrics.acquisitions),
+        noQuorum: yield* count(Metric.tagged(RedlockMetrics.acquireFailures, "reason", "NoQuorum")),
+        expired: yield* count(Metric.tagged(RedlockMetrics.lostLocks, "reason", "Expired")),
+        durations: yield* histogramCount(RedlockMetrics.acquireDuration),
+        attempts: yield* histogramCount(RedlockMetrics.attemptsPerAcquire),
+        lag: yield* histogramCount(RedlockMetrics.extensionLag),
+        released: yield* histogramCount(RedlockMetrics.remainingAtRelease)
+      }
+      // One acquisition that is auto-extended once, then released.
+      yield* Effect.scoped(Effect.gen(function*() {
+        yield* Redlock.acquire("a", { ttl: "1 second", autoExtend: true })
+        yield* TestClock.adjust("600 millis")
+      }))
+      // One that fails: every node is held by someone else.
+      for (let i = 0; i < 3; i++) yield* control.putString(i, "redlock:b", "other", 10_000)
+      yield* Effect.exit(Effect.scoped(Redlock.acquire("b", { ttl: "1 second", retry: Redlock.noRetry })))
+      // One that runs out of validity before its release.
+      yield* Effect.scoped(Effect.gen(function*() {
+        yield* Redlock.acquire("c", { ttl: "100 millis" })
+        yield* TestClock.adjust("200 millis")
+      }))
+
+      assert.strictEqual((yield* count(RedlockMetrics.acquisitions)) - before.acquisitions, 2)
+      assert.strictEqual(
+        (yield* count(Metric.tagged(RedlockMetrics.acquireFailures, "reason", "NoQuorum"))) - before.noQuorum,
+        1
+      )
+      assert.strictEqual((yield* count(Metric.tagged(RedlockMetrics.lostLocks, "reason", "Expired"))) - before.expired, 1)
+      assert.strictEqual((yield* histogramCount(RedlockMetrics.acquireDuration)) - before.durations, 3)
+      assert.strictEqual((yield* histogramCount(RedlockMetrics.attemptsPerAcquire)) - before.attempts, 3)
+      assert.strictEqual((yield* histogramCount(RedlockMetrics.extensionLag)) - before.lag, 1)
+      assert.strictEqual((yield* histogramCount(RedlockMetrics.remainingAtRelease)) - before.released, 2)
+    }).pipe(Effect.provide(memory(3))))
+})
+
+describe("debug logs", () => {
+  it.effect("a failed attempt is logged at debug level with each node's answer", () =>
+    Effect.gen(function*() {
+      const control = yield* RedisNode.MemoryNodes
+      for (let i = 0; i < 3; i++) yield* control.putString(i, "redlock:r", "other", 10_000)
+      const logs: Array<string> = []
+      const logger = Logger.make(({ logLevel, message }) => logs.push(`${logLevel.label} ${String(message)}`))
+      yield* Effect.exit(Effect.scoped(Redlock.acquire("r", { ttl: "1 second", retry: Redlock.noRetry }))).pipe(
+        Effect.provide(Logger.replace(Logger.defaultLogger, logger)),
+        Logger.withMinimumLogLevel(LogLevel.Debug)
+      )
+      assert.strictEqual(logs.length, 1, logs.join("\n"))
+      assert.match(logs[0], /^DEBUG effect-redlock: attempt 1 on r: 0 of 2 needed \(memory-0=Held, memory-1=Held/)
+    }).pipe(Effect.provide(memory(3))))
+})
