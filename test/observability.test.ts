@@ -65,8 +65,8 @@ describe("spans", () => {
     const { spans, tracer } = recordingTracer()
     return Effect.gen(function*() {
       const control = yield* RedisNode.MemoryNodes
-      yield* control.putString(0, "redlock:r", "someone else", 150)
-      yield* control.putString(1, "redlock:r", "someone else", 150)
+      yield* control.putString(0, "redlock:r", "someone else", 50)
+      yield* control.putString(1, "redlock:r", "someone else", 50)
       const retry = Redlock.defaultRetry
       const fiber = yield* Effect.fork(Redlock.acquire("r", { ttl: "1 second", retry }))
       yield* TestClock.adjust("200 millis")
