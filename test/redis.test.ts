@@ -8,7 +8,7 @@ import * as RedisFleet from "../fleet/RedisFleet.js"
 import * as Redlock from "../src/Redlock.js"
 import * as RedisNode from "../src/RedisNode.js"
 import { LockNotAcquired } from "../src/RedlockError.js"
-import { failureOf, overlaps, recordSection, redis, type Section } from "./support.js"
+import { expectEmpty, failureOf, overlaps, recordSection, redis, type Section } from "./support.js"
 
 /** A lock manager with its own connections, built in the current scope. */
 const manager = (nodes: ReadonlyArray<RedisFleet.Fleet["nodes"][number]>, options?: Redlock.Options) =>
@@ -22,13 +22,6 @@ const assertRefusedByHolder = (error: LockNotAcquired) => {
   assert.isAtLeast(answered.filter((tag) => tag === "Held").length, 3, answered.join())
   assert.notInclude(answered, "Ok")
 }
-
-/** Wait until every server is empty; a paused server catches up with queued commands after SIGCONT. */
-const expectEmpty = (fleet: RedisFleet.Fleet) =>
-  fleet.dbsizes.pipe(
-    Effect.filterOrFail((sizes) => sizes.every((size) => size === 0), (sizes) => `DBSIZE ${sizes.join(",")}`),
-    Effect.retry(Schedule.spaced("20 millis").pipe(Schedule.upTo("2 seconds")))
-  )
 
 /** A small seeded generator, so that "random" interruption points replay exactly. */
 const seeded = (seed: number) => () => {

@@ -1,5 +1,6 @@
 /** Helpers shared by the test files. */
-import { Cause, Effect, Exit, Layer, Option } from "effect"
+import { Cause, Effect, Exit, Layer, Option, Schedule } from "effect"
+import type * as RedisFleet from "../fleet/RedisFleet.js"
 import * as Lock from "../src/Lock.js"
 import * as Redlock from "../src/Redlock.js"
 import * as RedisNode from "../src/RedisNode.js"
@@ -55,3 +56,13 @@ export const failureOf = <A, E>(exit: Exit.Exit<A, E>): E => {
   if (Option.isNone(failure)) throw new Error(`expected a typed failure, got ${Cause.pretty(exit.cause)}`)
   return failure.value
 }
+
+/**
+ * Wait until every server is empty: a release returns at a quorum, the other
+ * nodes' deletes land just after, and a paused server catches up after SIGCONT.
+ */
+export const expectEmpty = (fleet: RedisFleet.Fleet) =>
+  fleet.dbsizes.pipe(
+    Effect.filterOrFail((sizes) => sizes.every((size) => size === 0), (sizes) => `DBSIZE ${sizes.join(",")}`),
+    Effect.retry(Schedule.spaced("20 millis").pipe(Schedule.upTo("2 seconds")))
+  )

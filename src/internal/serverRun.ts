@@ -33,10 +33,11 @@ export interface RunWatcher {
 }
 
 /**
- * Follow the client's server run until the scope closes. Uptime is in whole
- * seconds (rounded down), and it is read when the reply arrives, so the start
- * it gives is the latest the server can have started: the quarantine errs
- * long, never short.
+ * Follow the client's server run until the scope closes. Redis computes
+ * uptime as the difference of two whole-second clock readings, so the real
+ * uptime is above `uptime_in_seconds - 1`; the start taken is reply time minus
+ * that, read when the reply arrives: the latest the server can have started.
+ * The quarantine errs long (by up to 2 s), never short.
  */
 export const watch = (client: Redis) =>
   Effect.acquireRelease(
@@ -67,7 +68,7 @@ export const watch = (client: Redis) =>
             settle(
               info === undefined
                 ? { _tag: "Unknown", detail: "INFO server gave no run_id and uptime_in_seconds" }
-                : { _tag: "Known", id: info.id, startedAtMillis: now() - info.uptimeSeconds * 1000 }
+                : { _tag: "Known", id: info.id, startedAtMillis: now() - Math.max(0, info.uptimeSeconds - 1) * 1000 }
             )
           },
           (error: unknown) => {
