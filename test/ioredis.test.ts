@@ -113,5 +113,20 @@ layer(RedisFleet.layerLocal(2, { password: "s3cret" }), { timeout: 30_000, exclu
         )
         assert.isTrue(joined)
       }))
+
+    it.scoped("closing the layer does not wait for a hung server (QUIT is given up on after 1 s)", () =>
+      Effect.gen(function*() {
+        const fleet = yield* RedisFleet.RedisFleet
+        const server = fleet.servers[1]
+        const scope = yield* Scope.make()
+        const [node] = yield* Scope.extend(nodesOf(Ioredis.layer([fleet.nodes[1]])), scope)
+        assert.strictEqual(node.run()._tag, "Known", "identified at start-up")
+        yield* server.pause
+        const started = performance.now()
+        yield* Scope.close(scope, Exit.void).pipe(Effect.ensuring(server.resume))
+        const elapsed = performance.now() - started
+        assert.isAtLeast(elapsed, 900, "QUIT was tried")
+        assert.isBelow(elapsed, 3000, `closing took ${Math.round(elapsed)} ms`)
+      }))
   }
 )

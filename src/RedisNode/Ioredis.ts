@@ -176,11 +176,15 @@ const watch = (name: string, client: Redis, timeout: Duration.Duration) =>
     return makeNode(name, client, errors.last, run.current)
   })
 
-/** Close a client we own: QUIT politely, bounded in time, then drop the socket. */
+/**
+ * Close a client we own: QUIT politely, bounded in time, then drop the socket.
+ * Finalizers run uninterruptibly, and a timeout can only give up on what is
+ * interruptible: without it, a hung server would hold the shutdown up.
+ */
 const close = (client: Redis) =>
   Effect.suspend(() =>
     client.status === "ready"
-      ? Effect.tryPromise(() => client.quit()).pipe(Effect.timeout("1 second"), Effect.ignore)
+      ? Effect.interruptible(Effect.tryPromise(() => client.quit())).pipe(Effect.timeout("1 second"), Effect.ignore)
       : Effect.void
   ).pipe(Effect.ensuring(Effect.sync(() => client.disconnect())))
 

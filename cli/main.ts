@@ -1,0 +1,203 @@
+/**
+ * The `redlock` command line.
+ *
+ *   redlock run --resource R --ttl 30s [--wait 10s] [--nodes redis://a,...] -- <command> [args...]
+ *   redlock inspect R [--nodes redis://a,...]
+ *
+ * Nodes come from `--nodes` or `REDLOCK_NODES` (comma-separated redis://
+ * URLs); a password comes from the URL or `REDLOCK_PASSWORD` and is never
+ * printed. Exit codes: see exitCodes.ts (and README, "Command line").
+ */
+import * as Args from "@effect/cli/Args"
+import * as Command from "@effect/cli/Command"
+import * as HelpDoc from "@effect/cli/HelpDoc"
+import * as Options from "@effect/cli/Options"
+import * as Usage from "@effect/cli/Usage"
+import * as ValidationError from "@effect/cli/ValidationError"
+import * as NodeContext from "@effect/platform-node/NodeContext"
+import * as Config from "effect/Config"
+import * as ConfigError from "effect/ConfigError"
+import * as Console from "effect/Console"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as FiberId from "effect/FiberId"
+import * as Layer from "effect/Layer"
+import * as Logger from "effect/Logger"
+import * as Option from "effect/Option"
+import * as Schedule from "effect/Schedule"
+import * as Redlock from "../src/Redlock.js"
+import * as Ioredis from "../src/RedisNode/Ioredis.js"
+import { InvalidOptions } from "../src/RedlockError.js"
+import * as Child from "./child.js"
+import * as CliDuration from "./duration.js"
+import * as ExitCodes from "./exitCodes.js"
+import * as Signals from "./signals.js"
+
+const duration = (name: string) =>
+  Options.text(name).pipe(
+    Options.mapEffect((text) =>
+      Option.match(CliDuration.parse(text), {
+        onNone: () => Effect.fail(ValidationError.invalidValue(HelpDoc.p(`--${name}: not a duration: "${text}" (e.g. 500ms, 30s, 2m)`))),
+        onSome: Effect.succeed
+      })
+    )
+  )
+
+const nodes = Options.text("nodes").pipe(
+  Options.withDescription("Comma-separated redis:// URLs of the independent masters (default: $REDLOCK_NODES)"),
+  Options.optional
+)
+const maxTtl = duration("max-ttl").pipe(
+  Options.withDescription("Longest ttl of any client of these resources; a restarted node sits out this long"),
+  Options.withDefault(Duration.seconds(30))
+)
+const restartQuarantine = Options.choice("restart-quarantine", ["on", "off"]).pipe(
+  Options.withDescription("Off only when every node persists its keys (AOF, appendfsync always)"),
+  Options.withDefault("on" as const)
+)
+
+/** The lock manager over the nodes of the flags or the environment. */
+const manager = (flags: {
+  readonly nodes: Option.Option<string>
+  readonly maxTtl: Duration.Duration
+  readonly restartQuarantine: "on" | "off"
+}) => {
+  const urls = Option.match(flags.nodes, {
+    onNone: () => Config.map(Config.string("REDLOCK_NODES"), (list) => list.split(",").map((url) => url.trim())),
+    onSome: (list) => Config.succeed(list.split(",").map((url) => url.trim()))
+  })
+  const nodesLayer = Ioredis.layerConfig(
+    Config.all({ urls, password: Config.option(Config.redacted("REDLOCK_PASSWORD")) })
+  )
+  return Redlock.layer({ maxTtl: flags.maxTtl, restartQuarantine: flags.restartQuarantine === "on" }).pipe(
+    Layer.provide(nodesLayer)
+  )
+}
+
+const isInvalidOptions = (u: unknown): u is InvalidOptions => u instanceof InvalidOptions
+
+const fail = (code: number, message: string) =>
+  Effect.zipRight(Console.error(`redlock: ${message}`), Effect.sync(() => void (process.exitCode = code)))
+
+/** Errors every subcommand can meet before it does anything: no nodes, invalid options. */
+const setupErrors = <A, E, R>(self: Effect.Effect<A, E | ConfigError.ConfigError | InvalidOptions, R>) =>
+  self.pipe(
+    Effect.catchIf(
+      ConfigError.isConfigError,
+      (error) => fail(ExitCodes.usage, `no usable Redis nodes: pass --nodes redis://host:port,... or set REDLOCK_NODES (${error})`)
+    ),
+    Effect.catchIf(isInvalidOptions, (error) => fail(ExitCodes.usage, error.message))
+  )
+
+const run = Command.make(
+  "run",
+  {
+    resource: Options.text("resource").pipe(Options.withDescription("The resource to lock")),
+    ttl: duration("ttl").pipe(
+      Options.withDescription("Time to live of the lock; it is extended while the command runs"),
+      Options.withDefault(Duration.seconds(30))
+    ),
+    wait: duration("wait").pipe(
+      Options.withDescription("How long to wait for the lock (default: try once)"),
+      Options.optional
+    ),
+    killAfter: duration("kill-after").pipe(
+      Options.withDescription("After a lost lock, SIGKILL the command if SIGTERM did not stop it within this"),
+      Options.withDefault(Duration.seconds(10))
+    ),
+    nodes,
+    maxTtl,
+    restartQuarantine,
+    command: Args.text({ name: "command" }).pipe(Args.atLeast(1))
+  },
+  (flags) =>
+    Effect.gen(function*() {
+      const redlock = yield* Redlock.Redlock
+      const retry = Option.match(flags.wait, {
+        onNone: () => Redlock.noRetry,
+        onSome: (wait) => Schedule.spaced("100 millis").pipe(Schedule.jittered, Schedule.upTo(wait))
+      })
+      const lock = yield* redlock.acquire(flags.resource, { ttl: flags.ttl, retry, autoExtend: true })
+      const [command, ...args] = flags.command
+      const child = yield* Child.spawn(command, args)
+      const ended = yield* Effect.raceFirst(
+        Effect.map(child.exited, (code) => ({ _tag: "Exited" as const, code })),
+        Effect.map(lock.lost, (lost) => ({ _tag: "Lost" as const, lost }))
+      )
+      if (ended._tag === "Exited") return yield* Effect.sync(() => void (process.exitCode = ended.code))
+      yield* Console.error(`redlock: lock on ${flags.resource} lost (${ended.lost.message}); stopping the command`)
+      yield* child.stop(flags.killAfter)
+      process.exitCode = ExitCodes.lockLost
+    }).pipe(
+      Effect.scoped,
+      Effect.catchTags({
+        LockNotAcquired: (error) => fail(ExitCodes.notAcquired, error.message),
+        CannotRun: (error) => fail(ExitCodes.cannotRun, `cannot run ${error.command}: ${error.detail}`)
+      }),
+      Effect.provide(manager(flags)),
+      setupErrors
+    )
+).pipe(Command.withDescription("Run a command while holding a lock; release it when the command exits"))
+
+const inspect = Command.make(
+  "inspect",
+  { resource: Args.text({ name: "resource" }), nodes, maxTtl, restartQuarantine },
+  (flags) =>
+    Effect.gen(function*() {
+      const view = yield* Redlock.inspect(flags.resource)
+      const seconds = (ttl: Option.Option<Duration.Duration>) =>
+        Option.match(ttl, { onNone: () => "no expiry", onSome: (d) => `${(Duration.toMillis(d) / 1000).toFixed(1)} s left` })
+      for (const node of view.nodes) {
+        if (node._tag === "Unreadable") {
+          const outcome = node.outcome
+          yield* Console.log(`${outcome.node}\tunreadable: ${outcome._tag === "Failed" ? outcome.error.message : outcome._tag}`)
+        } else {
+          const line = Option.match(node.state.value, {
+            onNone: () => "free",
+            onSome: (value) => `held by ${value}, ${seconds(node.state.ttl)}`
+          })
+          yield* Console.log(`${node.node}\t${line}`)
+        }
+      }
+      yield* Console.log(Option.match(view.holder, {
+        onNone: () => `${view.resource}: not locked (no majority of nodes holds it)`,
+        onSome: (holder) => `${view.resource}: locked by ${holder} on a majority, ${seconds(view.ttl)}`
+      }))
+    }).pipe(Effect.provide(manager(flags)), setupErrors)
+).pipe(Command.withDescription("Show who holds a resource on each node"))
+
+const redlock = Command.make("redlock").pipe(
+  Command.withDescription("Distributed locks over Redis (Redlock) for shell commands"),
+  Command.withSubcommands([run, inspect])
+)
+
+const cli = Command.run(redlock, { name: "redlock", version: "0.1.0" })
+
+// The library's log lines (release warnings) go to stderr: stdout is the command's.
+const LogsToStderr = Logger.replace(Logger.defaultLogger, Logger.withConsoleError(Logger.logfmtLogger))
+
+const main = cli(process.argv).pipe(
+  // @effect/cli has printed what was wrong; the usage follows it.
+  Effect.catchIf(ValidationError.isValidationError, () =>
+    Effect.zipRight(
+      Console.error(HelpDoc.toAnsiText(Usage.getHelp(Command.getUsage(redlock)))),
+      Effect.sync(() => void (process.exitCode = ExitCodes.usage))
+    )),
+  Effect.provide(NodeContext.layer),
+  Effect.provide(LogsToStderr)
+)
+
+let stoppedBy: NodeJS.Signals | undefined
+const fiber = Effect.runFork(main)
+Signals.install((signal) => {
+  stoppedBy = signal
+  fiber.unsafeInterruptAsFork(FiberId.none)
+})
+fiber.addObserver((exit) => {
+  if (Exit.isFailure(exit) && stoppedBy === undefined) {
+    console.error(`redlock: ${String(exit.cause)}`)
+    process.exitCode = 70
+  }
+  process.exit(stoppedBy !== undefined ? ExitCodes.bySignal(stoppedBy) : process.exitCode ?? 0)
+})

@@ -1,0 +1,23 @@
+/**
+ * Where SIGINT, SIGTERM and SIGHUP go: to the command `redlock run`
+ * supervises while it runs (it decides how to stop, and redlock releases the
+ * lock once it exited), else to redlock itself, which stops what it is doing
+ * and releases whatever it holds.
+ */
+import * as Effect from "effect/Effect"
+
+export const handled: ReadonlyArray<NodeJS.Signals> = ["SIGINT", "SIGTERM", "SIGHUP"]
+
+let target: ((signal: NodeJS.Signals) => void) | undefined
+
+/** Send signals to `forward` for the life of the scope. */
+export const forwardTo = (forward: (signal: NodeJS.Signals) => void) =>
+  Effect.acquireRelease(
+    Effect.sync(() => void (target = forward)),
+    () => Effect.sync(() => void (target = undefined))
+  )
+
+/** Install the handlers once: `own` is called for a signal nobody takes. */
+export const install = (own: (signal: NodeJS.Signals) => void) => {
+  for (const signal of handled) process.on(signal, () => (target ?? own)(signal))
+}
