@@ -12,7 +12,6 @@ import * as Args from "@effect/cli/Args"
 import * as Command from "@effect/cli/Command"
 import * as HelpDoc from "@effect/cli/HelpDoc"
 import * as Options from "@effect/cli/Options"
-import * as Usage from "@effect/cli/Usage"
 import * as ValidationError from "@effect/cli/ValidationError"
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import * as Config from "effect/Config"
@@ -172,6 +171,17 @@ const redlock = Command.make("redlock").pipe(
   Command.withSubcommands([run, inspect])
 )
 
+const usage = `
+Usage:
+  redlock run --resource R [--ttl 30s] [--wait 10s] [--kill-after 10s] [--nodes redis://a,redis://b,...]
+              [--max-ttl 30s] [--restart-quarantine on|off] -- <command> [args...]
+  redlock inspect R [--nodes redis://a,redis://b,...]
+  redlock <run|inspect> --help
+
+Nodes come from --nodes or REDLOCK_NODES; a password from the URL or REDLOCK_PASSWORD.
+Exit codes of run: the command's own; ${ExitCodes.usage} bad usage; ${ExitCodes.notAcquired} not acquired in time;
+${ExitCodes.lockLost} lock lost (the command was stopped); ${ExitCodes.cannotRun} the command could not be started.`
+
 const cli = Command.run(redlock, { name: "redlock", version: "0.1.0" })
 
 // The library's log lines (release warnings) go to stderr: stdout is the command's.
@@ -181,7 +191,7 @@ const main = cli(process.argv).pipe(
   // @effect/cli has printed what was wrong; the usage follows it.
   Effect.catchIf(ValidationError.isValidationError, () =>
     Effect.zipRight(
-      Console.error(HelpDoc.toAnsiText(Usage.getHelp(Command.getUsage(redlock)))),
+      Console.error(usage),
       Effect.sync(() => void (process.exitCode = ExitCodes.usage))
     )),
   Effect.provide(NodeContext.layer),

@@ -1,0 +1,166 @@
+/**
+ * The `redlock` command line end to end: the bin started as its own process
+ * against 3 real redis-servers.
+ */
+import { assert, describe, it, layer } from "@effect/vitest"
+import { Context, Duration, Effect, Layer, Option, Schedule } from "effect"
+import * as ChildProcess from "node:child_process"
+import * as Fs from "node:fs"
+import * as Os from "node:os"
+import * as Path from "node:path"
+import { fileURLToPath } from "node:url"
+import * as CliDuration from "../cli/duration.js"
+import * as RedisFleet from "../fleet/RedisFleet.js"
+import * as Redlock from "../src/Redlock.js"
+import { redis } from "./support.js"
+
+const bin = Path.join(Path.dirname(fileURLToPath(import.meta.url)), "..", "bin", "redlock.mjs")
+
+interface Finished {
+  readonly code: number | null
+  readonly stdout: string
+  readonly stderr: string
+}
+
+/** Start `redlock args...`; the fleet's servers are fresh, so quarantine is off unless a test says otherwise. */
+const start = (args: ReadonlyArray<string>, env: Record<string, string | undefined> = {}) => {
+  const child = ChildProcess.spawn(process.execPath, [bin, ...args], {
+    env: { ...process.env, REDLOCK_NODES: undefined, REDLOCK_PASSWORD: undefined, ...env },
+    stdio: ["ignore", "pipe", "pipe"]
+  })
+  let stdout = ""
+  let stderr = ""
+  child.stdout.on("data", (chunk: Buffer) => void (stdout += chunk.toString()))
+  child.stderr.on("data", (chunk: Buffer) => void (stderr += chunk.toString()))
+  const finished = new Promise<Finished>((resolve) =>
+    child.once("close", (code) => resolve({ code, stdout, stderr }))
+  )
+  return { child, finished: Effect.promise(() => finished) }
+}
+
+const cli = (args: ReadonlyArray<string>, env?: Record<string, string | undefined>) => start(args, env).finished
+
+const nodeList = (fleet: RedisFleet.Fleet) => fleet.servers.map((server) => `redis://127.0.0.1:${server.port}`).join(",")
+
+const manager = (fleet: RedisFleet.Fleet) =>
+  Effect.map(Layer.build(redis(fleet.nodes)), (context) => Context.get(context, Redlock.Redlock))
+
+/** Until a majority holds `resource` (the CLI started its command), at most 10 s. */
+const untilHeld = (redlock: Redlock.RedlockService, resource: string) =>
+  redlock.inspect(resource).pipe(
+    Effect.filterOrFail((view) => Option.isSome(view.holder), () => "not held yet"),
+    Effect.retry(Schedule.spaced("50 millis").pipe(Schedule.upTo("10 seconds")))
+  )
+
+/** A command that records when it starts and ends (machine-wide monotonic ms), holding for `millis`. */
+const recorder = (file: string, millis: number) => [
+  process.execPath,
+  "-e",
+  `const fs = require("fs"); const t = () => Number(process.hrtime.bigint()) / 1e6;
+   fs.appendFileSync(${JSON.stringify(file)}, "start " + t() + "\\n");
+   setTimeout(() => fs.appendFileSync(${JSON.stringify(file)}, "end " + t() + "\\n"), ${millis});`
+]
+
+layer(RedisFleet.layerLocal(3), { timeout: 60_000, excludeTestServices: true })("redlock run / inspect", (it) => {
+  it.scoped("two runs started at once on one resource never overlap; both commands run", () =>
+    Effect.gen(function*() {
+      const fleet = yield* RedisFleet.RedisFleet
+      const dir = Fs.mkdtempSync(Path.join(Os.tmpdir(), "redlock-cli-"))
+      const log = Path.join(dir, "sections.log")
+      const args = ["run", "--resource", "shared", "--ttl", "5s", "--wait", "15s", "--nodes", nodeList(fleet), "--restart-quarantine", "off", "--", ...recorder(log, 400)]
+      const [first, second] = yield* Effect.all([cli(args), cli(args)], { concurrency: 2 })
+      assert.strictEqual(first.code, 0, first.stderr)
+      assert.strictEqual(second.code, 0, second.stderr)
+      const lines = Fs.readFileSync(log, "utf8").trim().split("\n").map((line) => line.split(" "))
+      Fs.rmSync(dir, { recursive: true })
+      assert.deepStrictEqual(lines.map(([kind]) => kind), ["start", "end", "start", "end"], "one after the other")
+      assert.isAtLeast(Number(lines[2][1]), Number(lines[1][1]))
+    }))
+
+  it.scoped("the command's exit code is redlock's; output passes through", () =>
+    Effect.gen(function*() {
+      const fleet = yield* RedisFleet.RedisFleet
+      const result = yield* cli(["run", "--resource", "code", "--nodes", nodeList(fleet), "--restart-quarantine", "off", "--", process.execPath, "-e", "console.log('hello from the command'); process.exit(3)"])
+      assert.strictEqual(result.code, 3, result.stderr)
+      assert.strictEqual(result.stdout, "hello from the command\n")
+    }))
+
+  it.scoped("--wait gives up with exit code 75 while another client holds the lock", () =>
+    Effect.gen(function*() {
+      const fleet = yield* RedisFleet.RedisFleet
+      const holder = yield* manager(fleet)
+      yield* holder.acquire("busy", { ttl: "20 seconds" })
+      const started = performance.now()
+      const result = yield* cli(["run", "--resource", "busy", "--wait", "300ms", "--nodes", nodeList(fleet), "--restart-quarantine", "off", "--", "true"])
+      assert.strictEqual(result.code, 75, result.stderr)
+      assert.include(result.stderr, "not acquired")
+      assert.isBelow(performance.now() - started, 10_000)
+    }))
+
+  it.scoped("SIGTERM to redlock goes to the command; the lock is released when it exits, long before its ttl", () =>
+    Effect.gen(function*() {
+      const fleet = yield* RedisFleet.RedisFleet
+      const observer = yield* manager(fleet)
+      const run = start(["run", "--resource", "killed", "--ttl", "30s", "--nodes", nodeList(fleet), "--restart-quarantine", "off", "--", process.execPath, "-e", "setTimeout(() => {}, 30000)"])
+      yield* untilHeld(observer, "killed")
+      run.child.kill("SIGTERM")
+      const result = yield* run.finished
+      assert.strictEqual(result.code, 128 + 15, "the command ended by SIGTERM: 143")
+      assert.isTrue(Option.isNone((yield* observer.inspect("killed")).holder), "released, not left to expire")
+    }))
+
+  it.scoped("a lost lock stops the command and exits with 69", () =>
+    Effect.gen(function*() {
+      const fleet = yield* RedisFleet.RedisFleet
+      const observer = yield* manager(fleet)
+      const run = start(["run", "--resource", "lost", "--ttl", "1s", "--nodes", nodeList(fleet), "--restart-quarantine", "off", "--", process.execPath, "-e", "setTimeout(() => {}, 30000)"])
+      yield* untilHeld(observer, "lost")
+      yield* fleet.servers[0].pause
+      yield* fleet.servers[1].pause
+      const started = performance.now()
+      const result = yield* run.finished.pipe(Effect.ensuring(Effect.zipRight(fleet.servers[0].resume, fleet.servers[1].resume)))
+      assert.strictEqual(result.code, 69, result.stderr)
+      assert.include(result.stderr, "lost")
+      assert.isBelow(performance.now() - started, 8000, "stopped within the ttl plus the shutdown bounds")
+    }))
+
+  it.scoped("inspect shows each node's holder and the majority", () =>
+    Effect.gen(function*() {
+      const fleet = yield* RedisFleet.RedisFleet
+      const holder = yield* manager(fleet)
+      const lock = yield* holder.acquire("shown", { ttl: "20 seconds" })
+      const result = yield* cli(["inspect", "shown"], { REDLOCK_NODES: nodeList(fleet) })
+      assert.strictEqual(result.code, 0, result.stderr)
+      const lines = result.stdout.trim().split("\n")
+      assert.strictEqual(lines.length, 4)
+      for (const line of lines.slice(0, 3)) assert.match(line, new RegExp(`^127\\.0\\.0\\.1:\\d+\\theld by ${lock.value}, \\d+\\.\\d s left$`))
+      assert.match(lines[3], new RegExp(`^shown: locked by ${lock.value} on a majority`))
+    }))
+
+  it.scoped("bad flags print the usage and exit with 64; so does a missing node list", () =>
+    Effect.gen(function*() {
+      const bad = yield* cli(["run", "--resource", "r", "--ttl", "soon", "--", "true"])
+      assert.strictEqual(bad.code, 64)
+      assert.include(bad.stderr, "--ttl: not a duration")
+      assert.include(bad.stderr, "Usage:")
+      const missing = yield* cli(["run", "--resource", "r", "--", "true"])
+      assert.strictEqual(missing.code, 64)
+      assert.include(missing.stderr, "REDLOCK_NODES")
+      const tooLong = yield* cli(["run", "--resource", "r", "--ttl", "1h", "--nodes", "redis://127.0.0.1:1", "--", "true"])
+      assert.strictEqual(tooLong.code, 64)
+      assert.include(tooLong.stderr, "maxTtl")
+    }))
+})
+
+describe("durations on the command line", () => {
+  it("accepts 500ms, 30s, 2m, 1h and Effect durations; refuses the rest", () => {
+    const ms = (text: string) => Option.map(CliDuration.parse(text), Duration.toMillis)
+    assert.deepStrictEqual(ms("500ms"), Option.some(500))
+    assert.deepStrictEqual(ms("30s"), Option.some(30_000))
+    assert.deepStrictEqual(ms("2m"), Option.some(120_000))
+    assert.deepStrictEqual(ms("1h"), Option.some(3_600_000))
+    assert.deepStrictEqual(ms("10 seconds"), Option.some(10_000))
+    assert.isTrue(Option.isNone(CliDuration.parse("soon")))
+    assert.isTrue(Option.isNone(CliDuration.parse("Infinity")))
+  })
+})
