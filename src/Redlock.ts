@@ -21,6 +21,8 @@
  * @since 1.0.0
  */
 import type { NonEmptyReadonlyArray } from "effect/Array"
+import * as Config from "effect/Config"
+import type * as ConfigError from "effect/ConfigError"
 import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -587,6 +589,43 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
  */
 export const layer = (options?: Options): Layer.Layer<Redlock, InvalidOptions, RedisNodes> =>
   Layer.effect(Redlock, make(options))
+
+/**
+ * The manager's options from configuration (by default the environment);
+ * every variable is optional and falls back to the option's default:
+ * `REDLOCK_KEY_PREFIX`, `REDLOCK_DRIFT_FACTOR`, `REDLOCK_NODE_TIMEOUT` (a
+ * duration such as `50 millis`), `REDLOCK_MAX_EXTENSIONS`, `REDLOCK_FENCE_PREFIX`,
+ * `REDLOCK_MAX_TTL` (e.g. `30 seconds`), `REDLOCK_RESTART_QUARANTINE`
+ * (`true`/`false`).
+ *
+ * @example
+ * ```ts
+ * import { Layer } from "effect"
+ * import { Redlock } from "effect-redlock"
+ * import * as Ioredis from "effect-redlock/RedisNode/Ioredis"
+ *
+ * // REDLOCK_NODES=redis://a:6379,redis://b:6379,redis://c:6379
+ * const MainLive = Redlock.layerConfig().pipe(Layer.provide(Ioredis.layerConfig()))
+ * ```
+ *
+ * @since 1.0.0
+ * @category layers
+ */
+export const layerConfig = (
+  config: Config.Config<Options> = Config.all({
+    keyPrefix: optional(Config.string("REDLOCK_KEY_PREFIX")),
+    driftFactor: optional(Config.number("REDLOCK_DRIFT_FACTOR")),
+    nodeTimeout: optional(Config.duration("REDLOCK_NODE_TIMEOUT")),
+    maxExtensions: optional(Config.integer("REDLOCK_MAX_EXTENSIONS")),
+    fencePrefix: optional(Config.string("REDLOCK_FENCE_PREFIX")),
+    maxTtl: optional(Config.duration("REDLOCK_MAX_TTL")),
+    restartQuarantine: optional(Config.boolean("REDLOCK_RESTART_QUARANTINE"))
+  })
+): Layer.Layer<Redlock, ConfigError.ConfigError | InvalidOptions, RedisNodes> =>
+  Layer.effect(Redlock, Effect.flatMap(config, make))
+
+const optional = <A>(config: Config.Config<A>): Config.Config<A | undefined> =>
+  Config.map(Config.option(config), Option.getOrUndefined)
 
 /**
  * Acquire a lock on one resource, or on several at once (all or none, on the

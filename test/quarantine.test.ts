@@ -3,7 +3,7 @@
  * restarted empty less than maxTtl ago does not count toward any quorum.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { Duration, Effect, Fiber, TestClock } from "effect"
+import { ConfigProvider, Context, Duration, Effect, Fiber, Layer, TestClock } from "effect"
 import * as Quarantine from "../src/internal/quarantine.js"
 import * as ServerRun from "../src/internal/serverRun.js"
 import * as Redlock from "../src/Redlock.js"
@@ -156,6 +156,23 @@ describe("maxTtl", () => {
         assert.strictEqual(error.option, option)
       }
     }).pipe(Effect.provide(RedisNode.layerMemory(1))))
+})
+
+describe("options from configuration", () => {
+  it.effect("Redlock.layerConfig reads REDLOCK_* variables; missing ones keep their defaults", () =>
+    Effect.gen(function*() {
+      const provider = ConfigProvider.fromMap(new Map([["REDLOCK_MAX_TTL", "2 seconds"], ["REDLOCK_KEY_PREFIX", "app:"]]))
+      const context = yield* Layer.build(Redlock.layerConfig()).pipe(Effect.withConfigProvider(provider))
+      const redlock = Context.get(context, Redlock.Redlock)
+      const error = failureOf(yield* Effect.exit(redlock.acquire("r", { ttl: "3 seconds" }))) as InvalidOptions
+      assert.include(error.message, "maxTtl of 2000 ms")
+      yield* redlock.acquire("r", { ttl: "2 seconds" })
+      const control = yield* RedisNode.MemoryNodes
+      assert.deepStrictEqual(yield* control.keys(0), ["app:r"])
+      const invalid = ConfigProvider.fromMap(new Map([["REDLOCK_DRIFT_FACTOR", "2"]]))
+      const refused = failureOf(yield* Effect.exit(Layer.build(Redlock.layerConfig()).pipe(Effect.withConfigProvider(invalid))))
+      assert.instanceOf(refused, InvalidOptions)
+    }).pipe(Effect.scoped, Effect.provide(RedisNode.layerMemory(3))))
 })
 
 describe("abstention rule", () => {
