@@ -2,7 +2,7 @@ import { defineConfig } from "vitest/config"
 
 export default defineConfig({
   test: {
-    include: ["test/**/*.test.ts"],
+    include: ["test/**/*.test.ts", "examples/**/*.test.ts"],
     // Real redis-server fleets are started per file; keep files in one worker pool of small size
     // so that two cores are not oversubscribed by servers and clients at once.
     pool: "forks",
