@@ -6,6 +6,7 @@
  * The value of a held lock.
  *
  * @since 1.0.0
+ * @category modules
  */
 export * as Lock from "./Lock.js"
 
@@ -13,6 +14,7 @@ export * as Lock from "./Lock.js"
  * The lock manager: acquire, withLock, release, layers and options.
  *
  * @since 1.0.0
+ * @category modules
  */
 export * as Redlock from "./Redlock.js"
 
@@ -20,6 +22,7 @@ export * as Redlock from "./Redlock.js"
  * The typed errors of the lock manager.
  *
  * @since 1.0.0
+ * @category modules
  */
 export * as RedlockError from "./RedlockError.js"
 
@@ -27,6 +30,7 @@ export * as RedlockError from "./RedlockError.js"
  * The node interface, the node set, and the in-memory nodes.
  *
  * @since 1.0.0
+ * @category modules
  */
 export * as RedisNode from "./RedisNode.js"
 
@@ -34,5 +38,6 @@ export * as RedisNode from "./RedisNode.js"
  * The metrics the lock managers record.
  *
  * @since 1.0.0
+ * @category modules
  */
 export * as RedlockMetrics from "./RedlockMetrics.js"
