@@ -278,8 +278,6 @@ const pick = (random: () => number, count: number): Array<number> => {
   return indexes.slice(0, count)
 }
 
-const forever = <E>(round: Effect.Effect<void, E>) => Effect.forever(round)
-
 /** The scenarios of the issue, in order. `ttl` is the settings' ttl. */
 export const scenarios = (settings: Settings): ReadonlyArray<Scenario> => [
   { name: "no faults", restartQuarantine: true, expect: "safe", faults: () => Effect.void },
@@ -288,7 +286,7 @@ export const scenarios = (settings: Settings): ReadonlyArray<Scenario> => [
     restartQuarantine: true,
     expect: "safe",
     faults: (f) =>
-      forever(Effect.gen(function*() {
+      Effect.forever(Effect.gen(function*() {
         yield* sleepMillis(200 + f.random() * 400)
         const nodes = pick(f.random, 1 + Math.floor(f.random() * 2))
         yield* Effect.forEach(nodes, f.pauseNode)
@@ -300,7 +298,7 @@ export const scenarios = (settings: Settings): ReadonlyArray<Scenario> => [
     restartQuarantine: true,
     expect: "safe",
     faults: (f) =>
-      forever(Effect.gen(function*() {
+      Effect.forever(Effect.gen(function*() {
         yield* sleepMillis(300 + f.random() * 500)
         const nodes = pick(f.random, 1 + Math.floor(f.random() * 2))
         yield* Effect.forEach(nodes, f.killNode)
@@ -315,7 +313,7 @@ export const scenarios = (settings: Settings): ReadonlyArray<Scenario> => [
     // Long holds, so that the holder is still inside its validity when the servers are back.
     holdMillis: [settings.ttlMillis * 0.4, settings.ttlMillis * 0.6],
     faults: (f) =>
-      forever(Effect.gen(function*() {
+      Effect.forever(Effect.gen(function*() {
         yield* f.nextEnter
         for (const i of [0, 1, 2]) yield* f.killNode(i)
         for (const i of [0, 1, 2]) yield* f.startNode(i)
@@ -327,7 +325,7 @@ export const scenarios = (settings: Settings): ReadonlyArray<Scenario> => [
     restartQuarantine: true,
     expect: "safe",
     faults: (f) =>
-      forever(Effect.gen(function*() {
+      Effect.forever(Effect.gen(function*() {
         yield* sleepMillis(500)
         for (const i of [0, 1, 2]) yield* f.pauseNode(i)
         yield* sleepMillis(1500).pipe(Effect.ensuring(Effect.forEach([0, 1, 2], f.resumeNode)))
@@ -340,7 +338,7 @@ export const scenarios = (settings: Settings): ReadonlyArray<Scenario> => [
     // Holds long enough that the SIGSTOP lands inside the section.
     holdMillis: [300, 500],
     faults: (f) =>
-      forever(Effect.gen(function*() {
+      Effect.forever(Effect.gen(function*() {
         const { id } = yield* f.nextEnter
         yield* f.pauseWorker(id)
         yield* sleepMillis(settings.ttlMillis + 500).pipe(Effect.ensuring(f.resumeWorker(id)))
