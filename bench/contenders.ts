@@ -1,0 +1,194 @@
+/**
+ * The lock libraries the benchmark compares, behind one promise-based shape,
+ * each used the way its documentation shows. The peers are dev dependencies
+ * of the benchmark only.
+ */
+import { Duration, Effect, Exit, Layer, ManagedRuntime, Schedule, Scope } from "effect"
+import { Redis } from "ioredis"
+import NodeRedlock from "redlock"
+import { Redlock as SesameRedlock } from "@sesamecare-oss/redlock"
+import { RedlockMutex } from "redis-semaphore"
+import { createRedlock, IoredisAdapter } from "redlock-universal"
+import * as Redlock from "../src/Redlock.js"
+import * as Ioredis from "../src/RedisNode/Ioredis.js"
+import type { Lock } from "../src/Lock.js"
+
+/** How a contender waits for a held lock: its defaults, or a 10 ms retry delay where it has the option. */
+export type Waiting = "none" | "defaults" | "10ms"
+
+export interface Client {
+  /** The lock, or `undefined` when it was not acquired (after the library's own retries). */
+  readonly lock: (key: string, ttlMillis: number) => Promise<unknown>
+  readonly unlock: (handle: unknown) => Promise<void>
+  readonly close: () => Promise<void>
+}
+
+export interface Contender {
+  readonly name: string
+  readonly start: (ports: ReadonlyArray<number>, waiting: Waiting) => Promise<Client>
+}
+
+const connect = (ports: ReadonlyArray<number>) =>
+  ports.map((port) => new Redis({ host: "127.0.0.1", port, maxRetriesPerRequest: 1 }))
+
+const closeAll = async (clients: ReadonlyArray<Redis>) => {
+  await Promise.all(clients.map((client) => client.quit().catch(() => undefined)))
+}
+
+const attempts = (waiting: Waiting, defaults: number) => waiting === "none" ? 0 : waiting === "10ms" ? 1000 : defaults
+
+/**
+ * The floor: a minimal correct Redlock on plain ioredis. SET NX PX to every
+ * node at once, held when a majority said OK within the validity; release by
+ * compare-and-delete (EVALSHA) on every node at once. No retry policy of its
+ * own beyond a 10 ms jittered loop when waiting.
+ */
+const releaseScript = `if redis.call("GET", KEYS[1]) == ARGV[1] then return redis.call("DEL", KEYS[1]) else return 0 end`
+
+export const floor: Contender = {
+  name: "floor (minimal ioredis)",
+  start: async (ports, waiting) => {
+    const clients = connect(ports)
+    const sha = await clients[0].script("LOAD", releaseScript) as string
+    await Promise.all(clients.slice(1).map((client) => client.script("LOAD", releaseScript)))
+    const quorum = Math.floor(clients.length / 2) + 1
+    const release = (key: string, value: string) =>
+      Promise.all(clients.map((client) => client.evalsha(sha, 1, key, value).catch(() => 0)))
+    const once = async (key: string, ttlMillis: number) => {
+      const value = Math.random().toString(36).slice(2) + Math.random().toString(36).slice(2)
+      const start = performance.now()
+      const replies = await Promise.all(
+        clients.map((client) => client.set(key, value, "PX", ttlMillis, "NX").catch(() => null))
+      )
+      const validity = ttlMillis - (performance.now() - start) - (Math.ceil(ttlMillis * 0.01) + 2)
+      if (replies.filter((reply) => reply === "OK").length >= quorum && validity > 0) return { key, value }
+      await release(key, value)
+      return undefined
+    }
+    return {
+      lock: async (key, ttlMillis) => {
+        for (let attempt = 0; attempt <= attempts(waiting, 3); attempt++) {
+          const held = await once(key, ttlMillis)
+          if (held !== undefined) return held
+          await new Promise((resolve) => setTimeout(resolve, 5 + Math.random() * 10))
+        }
+        return undefined
+      },
+      unlock: async (handle) => {
+        const { key, value } = handle as { key: string; value: string }
+        await release(key, value)
+      },
+      close: () => closeAll(clients)
+    }
+  }
+}
+
+export const effectRedlock: Contender = {
+  name: "effect-redlock",
+  start: async (ports, waiting) => {
+    const retry = waiting === "none"
+      ? Redlock.noRetry
+      : waiting === "10ms"
+      ? Schedule.spaced("10 millis").pipe(Schedule.jittered, Schedule.intersect(Schedule.recurs(1000)))
+      : Redlock.defaultRetry
+    const runtime = ManagedRuntime.make(
+      Redlock.layer({ retry, restartQuarantine: false }).pipe(
+        Layer.provide(Ioredis.layer(ports.map((port) => ({ host: "127.0.0.1", port }))))
+      )
+    )
+    const redlock = await runtime.runPromise(Redlock.Redlock)
+    return {
+      lock: (key, ttlMillis) =>
+        runtime.runPromise(Effect.gen(function*() {
+          const scope = yield* Scope.make()
+          const exit = yield* Effect.exit(Scope.extend(redlock.acquire(key, { ttl: Duration.millis(ttlMillis) }), scope))
+          if (Exit.isSuccess(exit)) return { lock: exit.value, scope }
+          yield* Scope.close(scope, Exit.void)
+          return undefined
+        })),
+      unlock: (handle) =>
+        runtime.runPromise(Scope.close((handle as { lock: Lock; scope: Scope.CloseableScope }).scope, Exit.void)),
+      close: () => runtime.dispose()
+    }
+  }
+}
+
+const nodeRedlockLike = (name: string, make: (clients: Array<Redis>, settings: object) => {
+  acquire: (resources: Array<string>, duration: number) => Promise<{ release: () => Promise<unknown> }>
+}): Contender => ({
+  name,
+  start: async (ports, waiting) => {
+    const clients = connect(ports)
+    const settings = waiting === "none"
+      ? { retryCount: 0 }
+      : waiting === "10ms"
+      ? { retryCount: 1000, retryDelay: 10, retryJitter: 5 }
+      : {}
+    const redlock = make(clients, settings)
+    return {
+      lock: (key, ttlMillis) => redlock.acquire([key], ttlMillis).catch(() => undefined),
+      unlock: async (handle) => {
+        await (handle as { release: () => Promise<unknown> }).release().catch(() => undefined)
+      },
+      close: () => closeAll(clients)
+    }
+  }
+})
+
+export const nodeRedlock = nodeRedlockLike(
+  "node-redlock 5.0.0-beta.2",
+  (clients, settings) => new NodeRedlock(clients, settings) as never
+)
+
+export const sesameRedlock = nodeRedlockLike(
+  "@sesamecare-oss/redlock 1.4",
+  (clients, settings) => new SesameRedlock(clients, settings) as never
+)
+
+export const redisSemaphore: Contender = {
+  name: "redis-semaphore 5.8 (RedlockMutex)",
+  start: async (ports, waiting) => {
+    const clients = connect(ports)
+    return {
+      lock: async (key, ttlMillis) => {
+        const mutex = new RedlockMutex(clients, key, {
+          lockTimeout: ttlMillis,
+          refreshInterval: 0,
+          ...(waiting === "none" ? { acquireAttemptsLimit: 1 } : waiting === "10ms" ? { retryInterval: 10 } : {})
+        })
+        return (await mutex.tryAcquire().catch(() => false)) ? mutex : undefined
+      },
+      unlock: async (handle) => {
+        await (handle as InstanceType<typeof RedlockMutex>).release().catch(() => undefined)
+      },
+      close: () => closeAll(clients)
+    }
+  }
+}
+
+export const redlockUniversal: Contender = {
+  name: "redlock-universal 0.8",
+  start: async (ports, waiting) => {
+    const clients = connect(ports)
+    const adapters = clients.map((client) => new IoredisAdapter(client))
+    return {
+      lock: async (key, ttlMillis) => {
+        const lock = createRedlock({
+          adapters,
+          key,
+          ttl: ttlMillis,
+          ...(waiting === "none" ? { retryAttempts: 0 } : waiting === "10ms" ? { retryAttempts: 1000, retryDelay: 10 } : {})
+        })
+        const handle = await lock.acquire().catch(() => undefined)
+        return handle === undefined ? undefined : { lock, handle }
+      },
+      unlock: async (held) => {
+        const { handle, lock } = held as { lock: ReturnType<typeof createRedlock>; handle: Parameters<ReturnType<typeof createRedlock>["release"]>[0] }
+        await lock.release(handle).catch(() => undefined)
+      },
+      close: () => closeAll(clients)
+    }
+  }
+}
+
+export const all: ReadonlyArray<Contender> = [floor, effectRedlock, nodeRedlock, sesameRedlock, redisSemaphore, redlockUniversal]

@@ -1,0 +1,148 @@
+/**
+ * `npm run bench`: every contender in turn against the same 5 local
+ * redis-servers, in alternating order between rounds, then one table per
+ * scenario with each figure's ratio to the floor and to the best peer.
+ *
+ * Options: `--seconds S` per scenario (default 3), `--rounds R` (default 2),
+ * `--cycles N` for the heap scenario (default 100000), `--only name,...`.
+ */
+import * as Effect from "effect/Effect"
+import * as Os from "node:os"
+import * as RedisFleet from "../fleet/RedisFleet.js"
+import * as Contenders from "./contenders.js"
+import * as Scenarios from "./scenarios.js"
+
+const flag = (name: string): string | undefined => {
+  const index = process.argv.indexOf(`--${name}`)
+  return index >= 0 ? process.argv[index + 1] : undefined
+}
+const seconds = Number(flag("seconds") ?? 3)
+const rounds = Number(flag("rounds") ?? 2)
+const cycles = Number(flag("cycles") ?? 100_000)
+const only = flag("only")?.split(",")
+const contenders = Contenders.all.filter((c) => only === undefined || only.some((name) => c.name.includes(name)))
+
+interface Row {
+  sequential?: Array<Scenarios.Throughput>
+  concurrent?: Array<Scenarios.Throughput>
+  single?: Array<Scenarios.Throughput>
+  contendedDefaults?: Array<Scenarios.Contention>
+  contended10ms?: Array<Scenarios.Contention>
+  heapMb?: number
+}
+
+const push = <K extends keyof Row>(row: Row, key: K, value: NonNullable<Row[K]> extends Array<infer A> ? A : never) => {
+  const list = (row[key] ?? []) as Array<unknown>
+  list.push(value)
+  ;(row as Record<string, unknown>)[key] = list
+}
+
+const mean = <A>(values: ReadonlyArray<A> | undefined, pick: (a: A) => number) =>
+  values === undefined || values.length === 0 ? NaN : values.reduce((sum, v) => sum + pick(v), 0) / values.length
+
+const program = Effect.gen(function*() {
+  const fleet = yield* RedisFleet.RedisFleet
+  const ports = fleet.servers.map((server) => server.port)
+  const rows = new Map<string, Row>(contenders.map((c) => [c.name, {}]))
+  const log = (line: string) => Effect.sync(() => console.error(line))
+  yield* log(`bench: ${contenders.length} contenders, 5 redis-servers on ports ${ports.join(", ")}, ${seconds} s per scenario, ${rounds} rounds`)
+  for (let round = 0; round < rounds; round++) {
+    const order = round % 2 === 0 ? contenders : [...contenders].reverse()
+    for (const contender of order) {
+      const row = rows.get(contender.name)!
+      const tag = `${round}:${contender.name.split(" ")[0]}`
+      yield* Effect.promise(async () => {
+        const client = await contender.start(ports, "none")
+        push(row, "sequential", await Scenarios.throughput(client, 1, seconds, `seq:${tag}`))
+        push(row, "concurrent", await Scenarios.throughput(client, 64, seconds, `c64:${tag}`))
+        await client.close()
+        const single = await contender.start(ports.slice(0, 1), "none")
+        push(row, "single", await Scenarios.throughput(single, 1, seconds, `n1:${tag}`))
+        await single.close()
+        push(row, "contendedDefaults", await Scenarios.contention(contender, ports, "defaults", 8, seconds, `d:${tag}`))
+        push(row, "contended10ms", await Scenarios.contention(contender, ports, "10ms", 8, seconds, `f:${tag}`))
+      })
+      yield* fleet.reset
+      yield* log(`round ${round + 1}: ${contender.name} done`)
+    }
+  }
+  for (const contender of contenders) {
+    yield* Effect.promise(async () => {
+      const client = await contender.start(ports, "none")
+      rows.get(contender.name)!.heapMb = await Scenarios.heapGrowth(client, cycles, `heap:${contender.name.split(" ")[0]}`)
+      await client.close()
+    })
+    yield* fleet.reset
+    yield* log(`heap: ${contender.name} done`)
+  }
+  return rows
+})
+
+type Metric = readonly [label: string, value: (row: Row) => number, better: "higher" | "lower"]
+
+const throughputMetrics = (key: "sequential" | "concurrent" | "single"): ReadonlyArray<Metric> => [
+  ["ops/s", (row) => mean(row[key], (t) => t.opsPerSecond), "higher"],
+  ["acquire p50 ms", (row) => mean(row[key], (t) => t.acquireP50), "lower"],
+  ["acquire p99 ms", (row) => mean(row[key], (t) => t.acquireP99), "lower"],
+  ["CPU ms/op", (row) => mean(row[key], (t) => t.cpuPerOp), "lower"]
+]
+
+const contentionMetrics = (key: "contendedDefaults" | "contended10ms"): ReadonlyArray<Metric> => [
+  ["acq/s", (row) => mean(row[key], (c) => c.acquisitionsPerSecond), "higher"],
+  ["handoff p50 ms", (row) => mean(row[key], (c) => c.handoffP50), "lower"],
+  ["handoff p99 ms", (row) => mean(row[key], (c) => c.handoffP99), "lower"],
+  ["wait p50 ms", (row) => mean(row[key], (c) => c.waitP50), "lower"],
+  ["wait p99 ms", (row) => mean(row[key], (c) => c.waitP99), "lower"],
+  ["wait max ms", (row) => mean(row[key], (c) => c.waitMax), "lower"],
+  ["re-acquired by releaser", (row) => mean(row[key], (c) => c.reacquiredShare), "lower"],
+  ["fairness (Jain)", (row) => mean(row[key], (c) => c.fairness), "higher"],
+  ["gave up", (row) => mean(row[key], (c) => c.gaveUp), "lower"],
+  ["overlaps", (row) => mean(row[key], (c) => c.overlaps), "lower"]
+]
+
+const format = (value: number) =>
+  Number.isNaN(value) ? "–" : Math.abs(value) >= 100 ? value.toFixed(0) : Math.abs(value) >= 1 ? value.toFixed(2) : value.toFixed(3)
+
+/** One table: a row per contender, a column per metric; then effect-redlock's ratios to the floor and to the best peer. */
+const table = (title: string, metrics: ReadonlyArray<Metric>, rows: Map<string, Row>) => {
+  const names = [...rows.keys()]
+  const lines = [`### ${title}`, "", `| contender | ${metrics.map(([label]) => label).join(" | ")} |`, `|---|${metrics.map(() => "---").join("|")}|`]
+  for (const name of names) lines.push(`| ${name} | ${metrics.map(([, value]) => format(value(rows.get(name)!))).join(" | ")} |`)
+  const ours = rows.get(Contenders.effectRedlock.name)
+  const floorRow = rows.get(Contenders.floor.name)
+  const peers = names.filter((name) => name !== Contenders.effectRedlock.name && name !== Contenders.floor.name)
+  if (ours !== undefined) {
+    const ratio = (a: number, b: number) => Number.isFinite(a) && Number.isFinite(b) && b !== 0 ? `${(a / b).toFixed(2)}x` : "–"
+    const best = ([, value, better]: Metric) => {
+      const values = peers.map((name) => value(rows.get(name)!)).filter(Number.isFinite)
+      return values.length === 0 ? NaN : better === "higher" ? Math.max(...values) : Math.min(...values)
+    }
+    lines.push(`| effect-redlock ÷ floor | ${metrics.map((m) => floorRow === undefined ? "–" : ratio(m[1](ours), m[1](floorRow))).join(" | ")} |`)
+    lines.push(`| effect-redlock ÷ best peer | ${metrics.map((m) => ratio(m[1](ours), best(m))).join(" | ")} |`)
+  }
+  return lines.join("\n")
+}
+
+Effect.runPromise(program.pipe(Effect.scoped, Effect.provide(RedisFleet.layerLocal(5)))).then((rows) => {
+  const heap: Metric = ["heap growth MB", (row) => row.heapMb ?? NaN, "lower"]
+  console.log([
+    `Benchmark ${new Date().toISOString().slice(0, 10)}: ${Os.cpus().length} × ${Os.cpus()[0]?.model ?? "cpu"}, Node ${process.version}, ` +
+      `5 local redis-servers; ${seconds} s per scenario, ${rounds} rounds (order alternating), means of rounds.`,
+    "",
+    table("(a) sequential lock+unlock, distinct keys", throughputMetrics("sequential"), rows),
+    "",
+    table("(b) 64 concurrent loops, distinct keys", throughputMetrics("concurrent"), rows),
+    "",
+    table("(c) 8 workers, one key, 1 ms hold, each library's default waiting", contentionMetrics("contendedDefaults"), rows),
+    "",
+    table("(c') the same with a 10 ms retry delay", contentionMetrics("contended10ms"), rows),
+    "",
+    table("(d) N = 1, sequential", throughputMetrics("single"), rows),
+    "",
+    table(`heap growth over ${cycles} lock+unlock cycles (16 loops, after GC)`, [heap], rows)
+  ].join("\n"))
+  process.exit(0)
+}, (error) => {
+  console.error(error)
+  process.exit(1)
+})

@@ -1,0 +1,164 @@
+/**
+ * The benchmark's scenarios, each run on one contender for a fixed time.
+ * Times are `performance.now()` milliseconds; CPU is this process's (the
+ * servers are other processes).
+ */
+import type { Client, Contender, Waiting } from "./contenders.js"
+
+export interface Throughput {
+  readonly opsPerSecond: number
+  readonly acquireP50: number
+  readonly acquireP99: number
+  /** Client CPU (user + system) per lock+unlock, ms. */
+  readonly cpuPerOp: number
+  readonly failures: number
+}
+
+export interface Contention {
+  readonly acquisitionsPerSecond: number
+  readonly handoffP50: number
+  readonly handoffP99: number
+  readonly waitP50: number
+  readonly waitP99: number
+  readonly waitMax: number
+  /** Share of acquisitions made by the worker that held the lock just before. */
+  readonly reacquiredShare: number
+  /** Jain's fairness index of per-worker acquisitions: 1 is perfectly even. */
+  readonly fairness: number
+  readonly gaveUp: number
+  readonly overlaps: number
+}
+
+export const percentile = (values: ReadonlyArray<number>, p: number): number => {
+  if (values.length === 0) return NaN
+  const sorted = [...values].sort((a, b) => a - b)
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]
+}
+
+export const jain = (counts: ReadonlyArray<number>): number => {
+  const sum = counts.reduce((a, b) => a + b, 0)
+  const squares = counts.reduce((a, b) => a + b * b, 0)
+  return squares === 0 ? 0 : (sum * sum) / (counts.length * squares)
+}
+
+const ttlMillis = 10_000
+const sleep = (millis: number) => new Promise((resolve) => setTimeout(resolve, millis))
+
+/** `loops` concurrent loops of lock+unlock on distinct keys for `seconds`. */
+export const throughput = async (client: Client, loops: number, seconds: number, tag: string): Promise<Throughput> => {
+  const latencies: Array<number> = []
+  let failures = 0
+  let next = 0
+  const cpu = process.cpuUsage()
+  const start = performance.now()
+  const end = start + seconds * 1000
+  const loop = async () => {
+    while (performance.now() < end) {
+      const key = `bench:${tag}:${next++}`
+      const before = performance.now()
+      const handle = await client.lock(key, ttlMillis)
+      latencies.push(performance.now() - before)
+      if (handle === undefined) failures++
+      else await client.unlock(handle)
+    }
+  }
+  await Promise.all(Array.from({ length: loops }, loop))
+  const elapsed = performance.now() - start
+  const used = process.cpuUsage(cpu)
+  return {
+    opsPerSecond: (latencies.length - failures) / (elapsed / 1000),
+    acquireP50: percentile(latencies, 50),
+    acquireP99: percentile(latencies, 99),
+    cpuPerOp: (used.user + used.system) / 1000 / Math.max(1, latencies.length),
+    failures
+  }
+}
+
+/** `workers` clients (own connections each) contending for one key, holding it 1 ms, for `seconds`. */
+export const contention = async (
+  contender: Contender,
+  ports: ReadonlyArray<number>,
+  waiting: Waiting,
+  workers: number,
+  seconds: number,
+  tag: string
+): Promise<Contention> => {
+  const clients = await Promise.all(Array.from({ length: workers }, () => contender.start(ports, waiting)))
+  const key = `bench:contended:${tag}`
+  const counts = clients.map(() => 0)
+  const waits: Array<number> = []
+  const handoffs: Array<number> = []
+  let holder: number | undefined
+  let previous: { readonly worker: number; readonly releasedAt: number } | undefined
+  let reacquired = 0
+  let gaveUp = 0
+  let overlaps = 0
+  const start = performance.now()
+  const end = start + seconds * 1000
+  const worker = async (client: Client, id: number) => {
+    while (performance.now() < end) {
+      const asked = performance.now()
+      const handle = await client.lock(key, ttlMillis)
+      const acquiredAt = performance.now()
+      if (handle === undefined) {
+        gaveUp++
+        continue
+      }
+      if (holder !== undefined) overlaps++
+      holder = id
+      counts[id]++
+      waits.push(acquiredAt - asked)
+      if (previous !== undefined) {
+        if (previous.worker === id) reacquired++
+        else handoffs.push(acquiredAt - previous.releasedAt)
+      }
+      await sleep(1)
+      holder = undefined
+      previous = { worker: id, releasedAt: performance.now() }
+      await client.unlock(handle)
+    }
+  }
+  await Promise.all(clients.map(worker))
+  const elapsed = performance.now() - start
+  await Promise.all(clients.map((client) => client.close()))
+  const acquisitions = counts.reduce((a, b) => a + b, 0)
+  return {
+    acquisitionsPerSecond: acquisitions / (elapsed / 1000),
+    handoffP50: percentile(handoffs, 50),
+    handoffP99: percentile(handoffs, 99),
+    waitP50: percentile(waits, 50),
+    waitP99: percentile(waits, 99),
+    waitMax: waits.length === 0 ? NaN : Math.max(...waits),
+    reacquiredShare: acquisitions <= 1 ? 0 : reacquired / (acquisitions - 1),
+    fairness: jain(counts),
+    gaveUp,
+    overlaps
+  }
+}
+
+/** Heap growth (MB) over `cycles` lock+unlock after a warm-up, measured after full GCs (run node with --expose-gc). */
+export const heapGrowth = async (client: Client, cycles: number, tag: string): Promise<number> => {
+  const gc = (globalThis as { gc?: () => void }).gc
+  const settle = async () => {
+    for (let i = 0; i < 3; i++) {
+      gc?.()
+      await sleep(20)
+    }
+    return process.memoryUsage().heapUsed
+  }
+  const run = async (count: number, prefix: string) => {
+    let next = 0
+    const loop = async () => {
+      while (next < count) {
+        const handle = await client.lock(`bench:${tag}:${prefix}:${next++}`, ttlMillis)
+        if (handle !== undefined) await client.unlock(handle)
+      }
+    }
+    await Promise.all(Array.from({ length: 16 }, loop))
+  }
+  await run(Math.min(5000, cycles), "warm")
+  const before = await settle()
+  await run(cycles, "measured")
+  const after = await settle()
+  return (after - before) / (1024 * 1024)
+}
