@@ -166,6 +166,13 @@ export interface RedisNode {
    */
   readonly run: () => NodeRun
   /**
+   * The same operations as promises, for nodes whose driver is promise-based
+   * (the ioredis nodes): the lock manager then sends one operation to all
+   * nodes from a single asynchronous step instead of a fiber per node. Each
+   * promise rejects only with a `RedisNodeError`. Optional.
+   */
+  readonly promises?: NodePromises | undefined
+  /**
    * Set every key to `value` with a time to live of `ttlMillis`, only if none
    * of them exists. `true` when set, `false` when any key exists.
    */
@@ -207,6 +214,26 @@ export interface RedisNode {
     fenceKeys: ReadonlyArray<string>,
     tokens: ReadonlyArray<bigint>
   ) => Effect.Effect<boolean, RedisNodeError>
+}
+
+/**
+ * The names of the operations of a node.
+ *
+ * @since 1.0.0
+ * @category models
+ */
+export type NodeOperation = "acquire" | "release" | "extend" | "inspect" | "incrementFences" | "commitFences"
+
+/**
+ * A node's operations as promises (see `RedisNode.promises`).
+ *
+ * @since 1.0.0
+ * @category models
+ */
+export type NodePromises = {
+  readonly [K in NodeOperation]: (
+    ...args: Parameters<RedisNode[K]>
+  ) => Promise<Effect.Effect.Success<ReturnType<RedisNode[K]>>>
 }
 
 /**

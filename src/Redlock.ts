@@ -295,7 +295,7 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
     keys: ReadonlyArray<string>,
     value: string,
     timeout: Duration.Duration
-  ) => FanOut.untilDecided(targets, (node) => node.release(keys, value), (deleted) => deleted > 0, timeout)
+  ) => FanOut.untilDecided(targets, FanOut.call("release", keys, value), (deleted) => deleted > 0, timeout)
 
   const release = (lock: Lock.Lock): Effect.Effect<ReleaseResult> =>
     Effect.suspend(() => {
@@ -351,7 +351,7 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
       if (start >= state.deadline) return yield* state.markLost("Expired")
       const { outcomes, yes } = yield* FanOut.untilDecided(
         nodes,
-        (node) => node.extend(state.keys, state.value, ttlMillis),
+        FanOut.call("extend", state.keys, state.value, ttlMillis),
         identity,
         state.nodeTimeout,
         quarantineMillis
@@ -387,7 +387,7 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
       if (lock.lostBecause !== undefined) return yield* lock.lostBecause
       const counted = yield* FanOut.untilDecided(
         nodes,
-        (node) => node.incrementFences(lock.keys, lock.value, fenceKeys),
+        FanOut.call("incrementFences", lock.keys, lock.value, fenceKeys),
         Option.isSome,
         lock.nodeTimeout,
         quarantineMillis
@@ -401,7 +401,7 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
       )
       const committed = yield* FanOut.untilDecided(
         nodes,
-        (node) => node.commitFences(lock.keys, lock.value, fenceKeys, tokens),
+        FanOut.call("commitFences", lock.keys, lock.value, fenceKeys, tokens),
         identity,
         lock.nodeTimeout,
         quarantineMillis
@@ -475,7 +475,7 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
           const result = yield* Effect.exit(
             restore(FanOut.untilDecided(
               nodes,
-              (node) => node.acquire(keys, value, ttlMillis),
+              FanOut.call("acquire", keys, value, ttlMillis),
               identity,
               nodeTimeout,
               quarantineMillis
@@ -558,7 +558,7 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
     Effect.gen(function*() {
       const [checked] = yield* Validate.resources(resource)
       const key = keyPrefix + checked
-      const { answers: states, outcomes } = yield* FanOut.all(nodes, (node) => node.inspect(key), inspectTimeout)
+      const { answers: states, outcomes } = yield* FanOut.all(nodes, FanOut.call("inspect", key), inspectTimeout)
       const read = outcomes.map((outcome, index): NodeKeyState => {
         const state = states[index]
         return state === undefined ? { _tag: "Unreadable", outcome } : { _tag: "Read", node: outcome.node, state }

@@ -23,7 +23,7 @@ import type * as Tls from "node:tls"
 import * as IoredisCommands from "../internal/ioredisCommands.js"
 import * as Scripts from "../internal/scripts.js"
 import * as ServerRun from "../internal/serverRun.js"
-import { type NodeRun, type RedisNode, type RedisNodeError, RedisNodes } from "../RedisNode.js"
+import { type NodePromises, type NodeRun, type RedisNode, type RedisNodeError, RedisNodes } from "../RedisNode.js"
 import { InvalidOptions } from "../RedlockError.js"
 
 /**
@@ -105,47 +105,63 @@ const hidePassword = (url: string) => url.replace(/\/\/[^@/]*@/, "//***@")
 const withoutUndefined = <A extends object>(a: A): Partial<A> =>
   Object.fromEntries(Object.entries(a).filter(([, value]) => value !== undefined)) as Partial<A>
 
-/** The node operations over one client. */
+/** The node operations over one client: promises, and the Effects over them. */
 const makeNode = (
   name: string,
   client: Redis,
   lastConnectionError: () => Error | undefined,
   serverRun: () => NodeRun
 ): RedisNode => {
-  const run = <A>(command: () => Promise<A>): Effect.Effect<A, RedisNodeError> =>
-    Effect.tryPromise({ try: command, catch: (cause) => IoredisCommands.toNodeError(name, cause, lastConnectionError()) })
-
+  // Every failure becomes a RedisNodeError, also a synchronous throw of the driver.
+  const run = <A>(command: () => Promise<A>): Promise<A> => {
+    const failed = (cause: unknown) => Promise.reject(IoredisCommands.toNodeError(name, cause, lastConnectionError()))
+    try {
+      return command().catch(failed)
+    } catch (cause) {
+      return failed(cause)
+    }
+  }
   const evalScript = (script: Scripts.Script, keys: ReadonlyArray<string>, args: ReadonlyArray<string | number>) =>
     run(() => IoredisCommands.evalScript(client, script, keys, args))
 
-  return {
-    name,
-    run: serverRun,
+  const promises: NodePromises = {
     acquire: (keys, value, ttlMillis) =>
       keys.length === 1
-        ? Effect.map(run(() => client.set(keys[0]!, value, "PX", ttlMillis, "NX")), (reply) => reply === "OK")
-        : Effect.map(evalScript(Scripts.acquireAll, keys, [value, ttlMillis]), (reply) => reply === 1),
-    release: (keys, value) => Effect.map(evalScript(Scripts.releaseOwned, keys, [value]), Number),
+        ? run(() => client.set(keys[0]!, value, "PX", ttlMillis, "NX")).then((reply) => reply === "OK")
+        : evalScript(Scripts.acquireAll, keys, [value, ttlMillis]).then((reply) => reply === 1),
+    release: (keys, value) => evalScript(Scripts.releaseOwned, keys, [value]).then(Number),
     extend: (keys, value, ttlMillis) =>
-      Effect.map(evalScript(Scripts.extendOwned, keys, [value, ttlMillis]), (reply) => reply === 1),
+      evalScript(Scripts.extendOwned, keys, [value, ttlMillis]).then((reply) => reply === 1),
     incrementFences: (keys, value, fenceKeys) =>
-      Effect.map(
-        evalScript(Scripts.incrementFences, [...keys, ...fenceKeys], [value]),
-        (reply) => Array.isArray(reply) ? Option.some(reply.map((count) => BigInt(String(count)))) : Option.none()
+      evalScript(Scripts.incrementFences, [...keys, ...fenceKeys], [value]).then((reply) =>
+        Array.isArray(reply) ? Option.some(reply.map((count) => BigInt(String(count)))) : Option.none()
       ),
     commitFences: (keys, value, fenceKeys, tokens) =>
-      Effect.map(
-        evalScript(Scripts.commitFences, [...keys, ...fenceKeys], [value, ...tokens.map(String)]),
-        (reply) => reply === 1
+      evalScript(Scripts.commitFences, [...keys, ...fenceKeys], [value, ...tokens.map(String)]).then((reply) =>
+        reply === 1
       ),
     inspect: (key) =>
-      Effect.map(evalScript(Scripts.inspectKey, [key], []), (reply) => {
+      evalScript(Scripts.inspectKey, [key], []).then((reply) => {
         const [pttl, value] = reply as [number, string | undefined]
         return {
           value: Option.fromNullable(value),
           ttl: pttl >= 0 ? Option.some(Duration.millis(pttl)) : Option.none()
         }
       })
+  }
+  const effect = <A>(promise: () => Promise<A>) =>
+    Effect.tryPromise({ try: promise, catch: (error) => error as RedisNodeError })
+
+  return {
+    name,
+    run: serverRun,
+    promises,
+    acquire: (keys, value, ttlMillis) => effect(() => promises.acquire(keys, value, ttlMillis)),
+    release: (keys, value) => effect(() => promises.release(keys, value)),
+    extend: (keys, value, ttlMillis) => effect(() => promises.extend(keys, value, ttlMillis)),
+    incrementFences: (keys, value, fenceKeys) => effect(() => promises.incrementFences(keys, value, fenceKeys)),
+    commitFences: (keys, value, fenceKeys, tokens) => effect(() => promises.commitFences(keys, value, fenceKeys, tokens)),
+    inspect: (key) => effect(() => promises.inspect(key))
   }
 }
 

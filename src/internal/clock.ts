@@ -1,4 +1,5 @@
 /** @internal */
+import type * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 
 /**
@@ -9,12 +10,14 @@ import * as Effect from "effect/Effect"
  * a jittered sleep) into nanoseconds; it is read in milliseconds then, which
  * is the same timeline for it.
  */
+export const unsafeMonotonicMillis = (clock: Clock.Clock): number => {
+  try {
+    return Number(clock.unsafeCurrentTimeNanos()) / 1e6
+  } catch {
+    return clock.unsafeCurrentTimeMillis()
+  }
+}
+
 export const monotonicMillis: Effect.Effect<number> = Effect.clockWith((clock) =>
-  Effect.sync(() => {
-    try {
-      return Number(clock.unsafeCurrentTimeNanos()) / 1e6
-    } catch {
-      return clock.unsafeCurrentTimeMillis()
-    }
-  })
+  Effect.sync(() => unsafeMonotonicMillis(clock))
 )

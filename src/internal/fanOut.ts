@@ -2,18 +2,34 @@
  * One operation sent to every node at once, all bounded by the same per-node
  * timeout (the calls start together, so one timer serves them all).
  *
+ * Two engines, one bookkeeping (`Round`): when every node offers its
+ * operations as promises (ioredis), the calls are made from a single
+ * asynchronous step, with no fiber per node; otherwise (in-memory nodes, or
+ * any other implementation) each call runs in a daemon fiber.
+ *
  * @internal
  */
 import * as Cause from "effect/Cause"
+import * as Clock from "effect/Clock"
 import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
-import { type NodeOutcome, type RedisNode, RedisNodeError } from "../RedisNode.js"
+import { type NodeOperation, type NodeOutcome, type RedisNode, RedisNodeError } from "../RedisNode.js"
 import * as Algorithm from "./algorithm.js"
-import * as Clock from "./clock.js"
+import * as Monotonic from "./clock.js"
 import * as Quarantine from "./quarantine.js"
+
+/** Which operation to send, with its arguments. */
+export interface Call<M extends NodeOperation> {
+  readonly method: M
+  readonly args: Parameters<RedisNode[M]>
+}
+
+export const call = <M extends NodeOperation>(method: M, ...args: Parameters<RedisNode[M]>): Call<M> => ({ method, args })
+
+export type Answer<M extends NodeOperation> = Effect.Effect.Success<ReturnType<RedisNode[M]>>
 
 export interface FanOutResult<A = unknown> {
   /** One outcome per node, in node order. */
@@ -24,104 +40,227 @@ export interface FanOutResult<A = unknown> {
   readonly answers: ReadonlyArray<A | undefined>
 }
 
-/** The outcome of a call that ended some other way than an answer or its timeout. */
-const unexpected = (node: RedisNode, cause: Cause.Cause<RedisNodeError>, millis: number): NodeOutcome => {
-  if (Cause.isInterruptedOnly(cause)) return { _tag: "NotAwaited", node: node.name, millis }
-  const error = Cause.isFailType(cause)
-    ? cause.error
-    : new RedisNodeError({ node: node.name, reason: "Unknown", detail: Cause.pretty(cause), cause: Cause.squash(cause) }, true)
-  return { _tag: "Failed", node: node.name, millis, error }
+interface Rules<A> {
+  readonly isYes: (answer: A) => boolean
+  readonly isDecided: (ok: number, other: number) => boolean
+  readonly timeout: Duration.Duration
+  readonly quarantineMillis: number | undefined
 }
 
 /**
- * The engine: call every node, settle each node once (its answer or the
- * timeout), and return as soon as `isDecided(ok, other)` holds. With a
- * `quarantineMillis`, a yes from a node whose server started less than that
- * long ago (or is not known) is `Abstained` and counts as no.
+ * The bookkeeping of one fan-out: the first word on a node counts (its
+ * answer, its failure, or the timeout), and the round is decided as soon as
+ * the rules say so.
  */
-const fanOut = <A>(
+class Round<A> {
+  readonly answers: Array<A | undefined>
+  readonly outcomes: Array<NodeOutcome>
+  private readonly settled: Array<boolean>
+  private readonly runsAtStart
+  private ok = 0
+  private other = 0
+
+  constructor(readonly nodes: ReadonlyArray<RedisNode>, readonly rules: Rules<A>, readonly start: number) {
+    this.answers = nodes.map(() => undefined)
+    this.outcomes = nodes.map((node) => ({ _tag: "NotAwaited", node: node.name, millis: 0 }))
+    this.settled = nodes.map(() => false)
+    this.runsAtStart = rules.quarantineMillis === undefined ? undefined : nodes.map((node) => node.run())
+  }
+
+  get decided(): boolean {
+    return this.rules.isDecided(this.ok, this.other)
+  }
+
+  private settle(index: number, outcome: NodeOutcome): void {
+    if (this.settled[index]) return
+    this.settled[index] = true
+    this.outcomes[index] = outcome
+    if (outcome._tag === "Ok") this.ok++
+    else this.other++
+  }
+
+  answered(index: number, answer: A, now: number): void {
+    const node = this.nodes[index]
+    const millis = now - this.start
+    this.answers[index] = answer
+    const yes = this.rules.isYes(answer)
+    const abstention = yes && this.runsAtStart !== undefined
+      ? Quarantine.abstention(this.runsAtStart[index], node.run(), this.start, this.rules.quarantineMillis!)
+      : undefined
+    this.settle(
+      index,
+      abstention !== undefined
+        ? { _tag: "Abstained", node: node.name, millis, detail: abstention }
+        : { _tag: yes ? "Ok" : "Held", node: node.name, millis }
+    )
+  }
+
+  failed(index: number, error: RedisNodeError, now: number): void {
+    this.settle(index, { _tag: "Failed", node: this.nodes[index].name, millis: now - this.start, error })
+  }
+
+  /** A call that ended some other way than an answer or its timeout. */
+  ended(index: number, cause: Cause.Cause<RedisNodeError>, now: number): void {
+    const node = this.nodes[index]
+    if (Cause.isInterruptedOnly(cause)) return this.settle(index, { _tag: "NotAwaited", node: node.name, millis: now - this.start })
+    this.failed(index, Cause.isFailType(cause) ? cause.error : unknownError(node, cause), now)
+  }
+
+  timedOut(now: number): void {
+    this.nodes.forEach((node, index) => this.settle(index, { _tag: "TimedOut", node: node.name, millis: now - this.start }))
+  }
+
+  result(): FanOutResult<A> {
+    return {
+      outcomes: [...this.outcomes],
+      yes: this.outcomes.filter((outcome) => outcome._tag === "Ok").length,
+      answers: [...this.answers]
+    }
+  }
+}
+
+const unknownError = (node: RedisNode, cause: Cause.Cause<unknown> | unknown) =>
+  new RedisNodeError({
+    node: node.name,
+    reason: "Unknown",
+    detail: Cause.isCause(cause) ? Cause.pretty(cause) : String(cause),
+    cause: Cause.isCause(cause) ? Cause.squash(cause) : cause
+  }, true)
+
+/**
+ * The live clock schedules timers itself; a test clock (or any other) does
+ * not, and then the fiber engine is used, whose timer sleeps on that clock.
+ */
+const schedulerOf = (clock: Clock.Clock): Effect.Effect<Clock.ClockScheduler> | undefined =>
+  (clock as { scheduler?: () => Effect.Effect<Clock.ClockScheduler> }).scheduler?.()
+
+/**
+ * Every node offers promises: call them all from one asynchronous step, with
+ * the timeout on the live clock's scheduler. Interruption only stops the
+ * waiting: the commands were sent, and land on each node in order.
+ */
+const withPromises = <M extends NodeOperation>(
   nodes: ReadonlyArray<RedisNode>,
-  call: (node: RedisNode) => Effect.Effect<A, RedisNodeError>,
-  isYes: (answer: A) => boolean,
-  timeout: Duration.Duration,
-  isDecided: (ok: number, other: number) => boolean,
-  quarantineMillis?: number
-): Effect.Effect<FanOutResult<A>> =>
-  Effect.suspend(() => {
-    if (nodes.length === 0) return Effect.succeed(resultOf<A>([], []))
-    const answers: Array<A | undefined> = nodes.map(() => undefined)
-    const outcomes: Array<NodeOutcome> = nodes.map((node) => ({ _tag: "NotAwaited", node: node.name, millis: 0 }))
-    const settled: Array<boolean> = nodes.map(() => false)
-    let ok = 0
-    let other = 0
-    const runsAtStart = quarantineMillis === undefined ? undefined : nodes.map((node) => node.run())
-    return Effect.flatMap(Effect.zip(Deferred.make<void>(), Clock.monotonicMillis), ([decided, start]) => {
-      // The first word on a node counts: its answer, or its timeout.
-      const settle = (index: number, outcome: NodeOutcome) => {
-        if (settled[index]) return
-        settled[index] = true
-        outcomes[index] = outcome
-        if (outcome._tag === "Ok") ok++
-        else other++
-        if (isDecided(ok, other)) Deferred.unsafeDone(decided, Effect.void)
+  call: Call<M>,
+  rules: Rules<Answer<M>>,
+  clock: Clock.Clock,
+  schedulerEffect: Effect.Effect<Clock.ClockScheduler>
+): Effect.Effect<FanOutResult<Answer<M>>> =>
+  Effect.flatMap(schedulerEffect, (scheduler) =>
+    Effect.async<FanOutResult<Answer<M>>>((resume) => {
+      const now = () => Monotonic.unsafeMonotonicMillis(clock)
+      const round = new Round(nodes, rules, now())
+      let done = false
+      const finish = () => {
+        if (done || !round.decided) return
+        done = true
+        cancelTimer()
+        resume(Effect.succeed(round.result()))
       }
-      const answered = (index: number) => (exit: Exit.Exit<A, RedisNodeError>) =>
-        Effect.map(Clock.monotonicMillis, (now) => {
-          const node = nodes[index]
-          const millis = now - start
-          if (Exit.isSuccess(exit)) {
-            answers[index] = exit.value
-            const yes = isYes(exit.value)
-            const abstention = yes && runsAtStart !== undefined
-              ? Quarantine.abstention(runsAtStart[index], node.run(), start, quarantineMillis!)
-              : undefined
-            settle(
-              index,
-              abstention !== undefined
-                ? { _tag: "Abstained", node: node.name, millis, detail: abstention }
-                : { _tag: yes ? "Ok" : "Held", node: node.name, millis }
-            )
-          } else {
-            settle(index, unexpected(node, exit.cause, millis))
+      const cancelTimer = scheduler.unsafeSchedule(() => {
+        round.timedOut(now())
+        finish()
+      }, rules.timeout)
+      nodes.forEach((node, index) => {
+        const send = node.promises![call.method] as (...args: Parameters<RedisNode[M]>) => Promise<Answer<M>>
+        send(...call.args).then(
+          (answer) => {
+            if (done) return
+            round.answered(index, answer, now())
+            finish()
+          },
+          (error: unknown) => {
+            if (done) return
+            round.failed(index, error instanceof RedisNodeError ? error : unknownError(node, error), now())
+            finish()
           }
-        })
-      const timer = Effect.zipRight(
-        Effect.sleep(timeout),
-        Effect.map(Clock.monotonicMillis, (now) =>
-          nodes.forEach((node, index) => settle(index, { _tag: "TimedOut", node: node.name, millis: now - start })))
+        )
+      })
+      return Effect.sync(() => {
+        done = true
+        cancelTimer()
+      })
+    }))
+
+/**
+ * Any other nodes: each call in a daemon fiber. Daemons, not children: an
+ * interruption of the caller must not reach a call in flight (a fiber that is
+ * interrupted passes the signal on to its children, even while it runs
+ * uninterruptibly, which would cancel a release before it is sent). The calls
+ * still pending once the outcome is decided are told to stop, and not waited
+ * for: the command was sent, and a call forked by a finalizer cannot stop
+ * before it ends. Calls are interruptible even inside a finalizer, so that
+ * they can be given up on.
+ */
+const withFibers = <M extends NodeOperation>(
+  nodes: ReadonlyArray<RedisNode>,
+  call: Call<M>,
+  rules: Rules<Answer<M>>
+): Effect.Effect<FanOutResult<Answer<M>>> =>
+  Effect.flatMap(Effect.zip(Deferred.make<void>(), Monotonic.monotonicMillis), ([decided, start]) => {
+    const round = new Round(nodes, rules, start)
+    const check = () => {
+      if (round.decided) Deferred.unsafeDone(decided, Effect.void)
+    }
+    const answered = (index: number) => (exit: Exit.Exit<Answer<M>, RedisNodeError>) =>
+      Effect.map(Monotonic.monotonicMillis, (now) => {
+        if (Exit.isSuccess(exit)) round.answered(index, exit.value, now)
+        else round.ended(index, exit.cause, now)
+        check()
+      })
+    const timer = Effect.zipRight(
+      Effect.sleep(rules.timeout),
+      Effect.map(Monotonic.monotonicMillis, (now) => {
+        round.timedOut(now)
+        check()
+      })
+    )
+    const send = (node: RedisNode) =>
+      (node[call.method] as unknown as (...args: Parameters<RedisNode[M]>) => Effect.Effect<Answer<M>, RedisNodeError>)(
+        ...call.args
       )
-      // Daemons, not children: an interruption of the caller must not reach a
-      // call in flight (a fiber that is interrupted passes the signal on to its
-      // children, even while it runs uninterruptibly, which would cancel a
-      // release before it is sent). The calls still pending once the outcome is
-      // decided are told to stop, and not waited for: the command was sent, and
-      // a call forked by a finalizer cannot stop before it ends. Calls are
-      // interruptible even inside a finalizer, so that they can be given up on.
-      return Effect.forEach(
-        nodes,
-        (node, index) => Effect.forkDaemon(Effect.flatMap(Effect.exit(Effect.interruptible(call(node))), answered(index)))
-      ).pipe(
-        Effect.zip(Effect.forkDaemon(Effect.interruptible(timer))),
-        Effect.flatMap(([fibers, timerFiber]) =>
-          Deferred.await(decided).pipe(
-            Effect.ensuring(Effect.forEach([...fibers, timerFiber], Fiber.interruptFork, { discard: true })),
-            Effect.zipRight(Effect.sync(() => resultOf(outcomes, answers)))
-          )
+    return Effect.forEach(
+      nodes,
+      (node, index) => Effect.forkDaemon(Effect.flatMap(Effect.exit(Effect.interruptible(send(node))), answered(index)))
+    ).pipe(
+      Effect.zip(Effect.forkDaemon(Effect.interruptible(timer))),
+      Effect.flatMap(([fibers, timerFiber]) =>
+        Deferred.await(decided).pipe(
+          Effect.ensuring(Effect.forEach([...fibers, timerFiber], Fiber.interruptFork, { discard: true })),
+          Effect.zipRight(Effect.sync(() => round.result()))
         )
       )
-    })
+    )
+  })
+
+const fanOut = <M extends NodeOperation>(
+  nodes: ReadonlyArray<RedisNode>,
+  call: Call<M>,
+  rules: Rules<Answer<M>>
+): Effect.Effect<FanOutResult<Answer<M>>> =>
+  Clock.clockWith((clock) => {
+    if (nodes.length === 0) return Effect.succeed({ outcomes: [], yes: 0, answers: [] })
+    const scheduler = schedulerOf(clock)
+    return scheduler !== undefined && nodes.every((node) => node.promises !== undefined)
+      ? withPromises(nodes, call, rules, clock, scheduler)
+      : withFibers(nodes, call, rules)
   })
 
 /**
  * Every node, waiting for all of them (each bounded by `timeout`), with each
  * node's answer. Used to read, where every answer is wanted.
  */
-export const all = <A>(
+export const all = <M extends NodeOperation>(
   nodes: ReadonlyArray<RedisNode>,
-  call: (node: RedisNode) => Effect.Effect<A, RedisNodeError>,
+  call: Call<M>,
   timeout: Duration.Duration
-): Effect.Effect<FanOutResult<A>> =>
-  fanOut(nodes, call, () => true, timeout, (ok, other) => ok + other === nodes.length)
+): Effect.Effect<FanOutResult<Answer<M>>> =>
+  fanOut(nodes, call, {
+    isYes: () => true,
+    isDecided: (ok, other) => ok + other === nodes.length,
+    timeout,
+    quarantineMillis: undefined
+  })
 
 /**
  * Every node, returning as soon as the operation is decided: a quorum of nodes
@@ -132,17 +271,16 @@ export const all = <A>(
  * loses nothing: a late acquire is undone by the release that follows it.
  * Votes are quarantined when `quarantineMillis` is given (see quarantine.ts).
  */
-export const untilDecided = <A>(
+export const untilDecided = <M extends NodeOperation>(
   nodes: ReadonlyArray<RedisNode>,
-  call: (node: RedisNode) => Effect.Effect<A, RedisNodeError>,
-  isYes: (answer: A) => boolean,
+  call: Call<M>,
+  isYes: (answer: Answer<M>) => boolean,
   timeout: Duration.Duration,
   quarantineMillis?: number
-): Effect.Effect<FanOutResult<A>> =>
-  fanOut(nodes, call, isYes, timeout, (ok, other) => Algorithm.tally(nodes.length, ok, other) !== "open", quarantineMillis)
-
-const resultOf = <A>(outcomes: ReadonlyArray<NodeOutcome>, answers: ReadonlyArray<A | undefined>): FanOutResult<A> => ({
-  outcomes: [...outcomes],
-  yes: outcomes.filter((outcome) => outcome._tag === "Ok").length,
-  answers: [...answers]
-})
+): Effect.Effect<FanOutResult<Answer<M>>> =>
+  fanOut(nodes, call, {
+    isYes,
+    isDecided: (ok, other) => Algorithm.tally(nodes.length, ok, other) !== "open",
+    timeout,
+    quarantineMillis
+  })
