@@ -254,6 +254,9 @@ export interface RedlockService {
  */
 export class Redlock extends Context.Tag("effect-redlock/Redlock")<Redlock, RedlockService>() {}
 
+// A stack trace per span would point into this module anyway, and costs more than the rest of the span.
+const spanOptions = { captureStackTrace: false } as const
+
 /**
  * Build a lock manager over the nodes in context.
  *
@@ -316,7 +319,7 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
           : "Incomplete"
         yield* Effect.annotateCurrentSpan({ "redlock.status": status, "redlock.outcomes": Outcome.describeAll(outcomes) })
         return { status, released: yes, outcomes }
-      }).pipe(Effect.withSpan("Redlock.release", { attributes: { "redlock.resources": state.resources } }))
+      }).pipe(Effect.withSpan("Redlock.release", { attributes: { "redlock.resources": state.resources }, ...spanOptions }))
     }).pipe(Effect.uninterruptible)
 
   // Runs when the lock's scope closes. A release that does not reach a node is
@@ -369,7 +372,7 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
       }
       if (Outcome.majorityNotOurs(outcomes, quorum)) return yield* state.markLost("NotHeld", outcomes)
       return yield* new LockNotExtended({ resources: state.resources, outcomes }, true)
-    }).pipe(Effect.withSpan("Redlock.extend", { attributes: { "redlock.resources": lock.resources } }))
+    }).pipe(Effect.withSpan("Redlock.extend", { attributes: { "redlock.resources": lock.resources }, ...spanOptions }))
 
   // Fencing tokens (see README, "Fencing tokens"). Round 1: on every node that
   // still holds our keys, increment each resource's counter; the token is the
@@ -526,7 +529,7 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
             quorum,
             outcomes
           }, true)
-        }).pipe(Effect.withSpan("Redlock.attempt"))
+        }).pipe(Effect.withSpan("Redlock.attempt", spanOptions))
       )
       yield* Effect.annotateCurrentSpan({ "redlock.resources": resources, "redlock.ttl_ms": ttlMillis })
       return yield* Effect.retry(attempt, schedule).pipe(
@@ -552,7 +555,7 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
               ], { discard: true }))
         })
       )
-    }).pipe(Effect.withSpan("Redlock.acquire"))
+    }).pipe(Effect.withSpan("Redlock.acquire", spanOptions))
 
   const inspect = (resource: string): Effect.Effect<InspectResult, InvalidOptions> =>
     Effect.gen(function*() {

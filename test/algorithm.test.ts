@@ -4,6 +4,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Either, Exit, FastCheck as fc } from "effect"
 import * as Algorithm from "../src/internal/algorithm.js"
+import * as LockValue from "../src/internal/lockValue.js"
 import * as Validate from "../src/internal/options.js"
 import * as Redlock from "../src/Redlock.js"
 import * as RedisNode from "../src/RedisNode.js"
@@ -106,4 +107,13 @@ describe("option validation", () => {
       }).pipe(Effect.provide(memory(3))),
     { fastCheck: { numRuns: 50 } }
   )
+})
+
+describe("lock values", () => {
+  it.effect("are 160 bits (27 base64url characters), and never repeat across refills of the pool", () =>
+    Effect.gen(function*() {
+      const values = yield* Effect.replicateEffect(LockValue.make, 10_000)
+      assert.isTrue(values.every((value) => /^[A-Za-z0-9_-]{27}$/.test(value)))
+      assert.strictEqual(new Set(values).size, values.length)
+    }))
 })
