@@ -14,6 +14,7 @@ import type * as Duration from "effect/Duration"
 import type * as Effect from "effect/Effect"
 import type * as Layer from "effect/Layer"
 import type * as Option from "effect/Option"
+import type * as Scope from "effect/Scope"
 import * as Schema from "effect/Schema"
 import * as internal from "./internal/memoryNode.js"
 
@@ -173,6 +174,12 @@ export interface RedisNode {
    */
   readonly promises?: NodePromises | undefined
   /**
+   * Call `onRelease` whenever a release deletes `key` on this node, for as
+   * long as the scope is open; waiters retry at once instead of at their
+   * next scheduled attempt. Optional: without it, waiters only poll.
+   */
+  readonly watchReleases?: ((key: string, onRelease: () => void) => Effect.Effect<void, never, Scope.Scope>) | undefined
+  /**
    * Set every key to `value` with a time to live of `ttlMillis`, only if none
    * of them exists. `true` when set, `false` when any key exists.
    */
@@ -273,6 +280,8 @@ export interface MemoryNodesControl {
   readonly keys: (index: number) => Effect.Effect<ReadonlyArray<string>>
   /** How many operations the node has been asked to do, applied or not. */
   readonly operations: (index: number) => Effect.Effect<number>
+  /** How many waiters watch a node for releases (any key). */
+  readonly releaseWatchers: (index: number) => Effect.Effect<number>
 }
 
 /**

@@ -23,15 +23,20 @@
 import type { NonEmptyReadonlyArray } from "effect/Array"
 import * as Config from "effect/Config"
 import type * as ConfigError from "effect/ConfigError"
+import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
+import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
+import * as FiberId from "effect/FiberId"
 import { dual, identity } from "effect/Function"
 import * as Layer from "effect/Layer"
 import * as Metric from "effect/Metric"
 import * as Option from "effect/Option"
 import * as Schedule from "effect/Schedule"
+import * as ScheduleDecision from "effect/ScheduleDecision"
+import * as ScheduleIntervals from "effect/ScheduleIntervals"
 import * as Scope from "effect/Scope"
 import * as Algorithm from "./internal/algorithm.js"
 import * as FanOut from "./internal/fanOut.js"
@@ -127,6 +132,14 @@ export interface Options {
    * restarted sooner than `maxTtl` after a crash. Default `true`.
    */
   readonly restartQuarantine?: boolean | undefined
+  /**
+   * Fair handoff: after releasing a resource, this manager waits a moment
+   * (twice the release's round trip plus 1 ms, at most 50 ms) before taking
+   * the same resource again, so that waiters woken by the release get their
+   * turn instead of the releaser winning again and again. `false` keeps the
+   * greedy behaviour. Default `true`.
+   */
+  readonly fairHandoff?: boolean | undefined
 }
 
 /**
@@ -270,6 +283,7 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
   const maxExtensions = yield* Validate.count("maxExtensions", options.maxExtensions ?? 1000)
   const fencePrefix = yield* Validate.fencePrefix(options.fencePrefix ?? "redlock-fence:", keyPrefix)
   const maxTtlMillis = yield* Validate.maxTtl(options.maxTtl ?? "30 seconds")
+  const fairHandoff = yield* Validate.flag("fairHandoff", options.fairHandoff ?? true)
   const quarantineMillis = (yield* Validate.flag("restartQuarantine", options.restartQuarantine ?? true))
     ? maxTtlMillis + Algorithm.drift(maxTtlMillis, driftFactor)
     : undefined
@@ -282,6 +296,24 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
   const defaultSchedule = options.retry ?? defaultRetry
   const quorum = Algorithm.quorum(nodes.length)
   const ours = new WeakSet<HeldLock>()
+  const announcesReleases = nodes.every((node) => node.watchReleases !== undefined)
+  // Fair handoff: until when (monotonic ms) this manager holds back from a resource it just released.
+  // Bounded: only the most recent releases are remembered.
+  const handoffs = new Map<string, number>()
+  const rememberHandoff = (keys: ReadonlyArray<string>, until: number) => {
+    const id = keys.join("\n")
+    handoffs.delete(id)
+    handoffs.set(id, until)
+    if (handoffs.size > 1024) handoffs.delete(handoffs.keys().next().value!)
+  }
+  const awaitHandoff = (keys: ReadonlyArray<string>) =>
+    Effect.suspend(() => {
+      const id = keys.join("\n")
+      const until = handoffs.get(id)
+      if (until === undefined) return Effect.void
+      handoffs.delete(id)
+      return Effect.flatMap(Lock.monotonicMillis, (now) => now < until ? Effect.sleep(Duration.millis(Math.ceil(until - now))) : Effect.void)
+    })
 
   /** The manager's own state of a lock; a lock of another manager is a programmer error. */
   const held = (lock: Lock.Lock): HeldLock => {
@@ -310,8 +342,13 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
         // Released after its validity ran out: it was lost before, unnoticed.
         if (remainingMillis <= 0) state.markLostQuietly("Expired")
         yield* Metric.update(RedlockMetrics.remainingAtRelease, Math.max(0, remainingMillis))
+        const sent = yield* Lock.monotonicMillis
         const { outcomes, yes } = yield* releaseOn(nodes, state.keys, state.value, state.nodeTimeout)
         state.markLostQuietly("Released", outcomes)
+        if (fairHandoff) {
+          const done = yield* Lock.monotonicMillis
+          rememberHandoff(state.keys, done + Math.min(50, 1 + 2 * (done - sent)))
+        }
         const status: ReleaseStatus = yes >= quorum
           ? "Released"
           : Outcome.majorityNotOurs(outcomes, quorum)
@@ -531,8 +568,45 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
           }, true)
         }).pipe(Effect.withSpan("Redlock.attempt", spanOptions))
       )
+      // Between attempts: the schedule decides when to try again (and counts
+      // every retry), but a release announced by a majority of nodes since the
+      // last attempt began wakes the waiter at once. Nodes are watched from the
+      // first failed attempt on, for as long as this acquire waits.
+      let announced = new Set<number>()
+      let woken = Deferred.unsafeMake<void>(FiberId.none)
+      const onRelease = (index: number) => () => {
+        announced.add(index)
+        if (announced.size >= quorum) Deferred.unsafeDone(woken, Effect.void)
+      }
+      const watched = Effect.sync(() => {
+        announced = new Set()
+        woken = Deferred.unsafeMake<void>(FiberId.none)
+      })
+      const retrying = (waiting: Scope.Scope) => {
+        let state = schedule.initial
+        let watching = false
+        const retry = (error: LockNotAcquired): Effect.Effect<Lock.Lock, LockNotAcquired> =>
+          Effect.gen(function*() {
+            const now = yield* Clock.currentTimeMillis
+            const [next, , decision] = yield* schedule.step(now, error, state)
+            state = next
+            if (ScheduleDecision.isDone(decision)) return yield* Effect.fail(error)
+            if (!watching && announcesReleases) {
+              watching = true
+              yield* Effect.forEach(nodes, (node, index) =>
+                Effect.forEach(keys, (key) => Scope.extend(node.watchReleases!(key, onRelease(index)), waiting)), {
+                discard: true
+              })
+            }
+            const delay = Math.max(0, ScheduleIntervals.start(decision.intervals) - now)
+            yield* Effect.raceFirst(Effect.sleep(Duration.millis(delay)), Deferred.await(woken))
+            return yield* Effect.zipRight(watched, attempt).pipe(Effect.catchAll(retry))
+          })
+        return Effect.catchAll(attempt, retry)
+      }
       yield* Effect.annotateCurrentSpan({ "redlock.resources": resources, "redlock.ttl_ms": ttlMillis })
-      return yield* Effect.retry(attempt, schedule).pipe(
+      if (fairHandoff) yield* awaitHandoff(keys)
+      return yield* Effect.acquireUseRelease(Scope.make(), retrying, (waiting, exit) => Scope.close(waiting, exit)).pipe(
         Effect.tapBoth({
           onSuccess: (lock) =>
             Effect.flatMap(Lock.monotonicMillis, (now) =>

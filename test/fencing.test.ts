@@ -31,7 +31,8 @@ describe("fencing tokens on memory nodes", () => {
       }
       assert.deepStrictEqual(tokens, [1n, 2n, 3n, 4n, 5n])
       yield* control.setDown(2, false)
-    }).pipe(Effect.provide(memory(3))))
+      // Takes the same resource again at once: no fair-handoff pause (it would wait on the TestClock).
+    }).pipe(Effect.provide(memory(3, { fairHandoff: false }))))
 
   it.effect("a counter ahead on one node is caught up by the commit round", () =>
     Effect.gen(function*() {

@@ -22,6 +22,7 @@ import { Redis } from "ioredis"
 import type * as Tls from "node:tls"
 import * as IoredisCommands from "../internal/ioredisCommands.js"
 import * as Scripts from "../internal/scripts.js"
+import * as ReleaseWatch from "../internal/releaseWatch.js"
 import * as ServerRun from "../internal/serverRun.js"
 import { type NodePromises, type NodeRun, type RedisNode, type RedisNodeError, RedisNodes } from "../RedisNode.js"
 import { InvalidOptions } from "../RedlockError.js"
@@ -110,7 +111,8 @@ const makeNode = (
   name: string,
   client: Redis,
   lastConnectionError: () => Error | undefined,
-  serverRun: () => NodeRun
+  serverRun: () => NodeRun,
+  watchReleases: RedisNode["watchReleases"]
 ): RedisNode => {
   // Every failure becomes a RedisNodeError, also a synchronous throw of the driver.
   const run = <A>(command: () => Promise<A>): Promise<A> => {
@@ -156,6 +158,7 @@ const makeNode = (
     name,
     run: serverRun,
     promises,
+    watchReleases,
     acquire: (keys, value, ttlMillis) => effect(() => promises.acquire(keys, value, ttlMillis)),
     release: (keys, value) => effect(() => promises.release(keys, value)),
     extend: (keys, value, ttlMillis) => effect(() => promises.extend(keys, value, ttlMillis)),
@@ -188,8 +191,9 @@ const watch = (name: string, client: Redis, timeout: Duration.Duration) =>
   Effect.gen(function*() {
     const errors = yield* watchErrors(client)
     const run = yield* ServerRun.watch(client)
+    const releases = yield* ReleaseWatch.make(client)
     yield* run.identified.pipe(Effect.timeoutTo({ duration: timeout, onTimeout: () => void 0, onSuccess: () => void 0 }))
-    return makeNode(name, client, errors.last, run.current)
+    return makeNode(name, client, errors.last, run.current, releases.watch)
   })
 
 /**

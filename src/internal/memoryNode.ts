@@ -34,6 +34,8 @@ class MemoryNode {
   operations = 0
   lastDueMillis = 0
   restarts = 0
+  /** Who waits for a release of which key (as subscribers of its release channel). */
+  readonly releaseWatchers = new Map<string, Set<() => void>>()
   /** The nodes' first run started long before anything watched them. */
   run: RedisNode.NodeRun = { _tag: "Known", id: "0", startedAtMillis: Number.NEGATIVE_INFINITY }
 
@@ -116,6 +118,20 @@ class MemoryNode {
     return {
       name: this.name,
       run: () => this.run,
+      watchReleases: (key, onRelease) =>
+        Effect.acquireRelease(
+          Effect.sync(() => {
+            const watchers = this.releaseWatchers.get(key) ?? new Set()
+            watchers.add(onRelease)
+            this.releaseWatchers.set(key, watchers)
+          }),
+          () =>
+            Effect.sync(() => {
+              const watchers = this.releaseWatchers.get(key)
+              watchers?.delete(onRelease)
+              if (watchers?.size === 0) this.releaseWatchers.delete(key)
+            })
+        ),
       acquire: (keys, value, ttlMillis) =>
         this.submit((now) => {
           if (keys.some((key) => this.live(key, now) !== undefined)) return false
@@ -129,6 +145,7 @@ class MemoryNode {
             const entry = this.live(key, now)
             if (entry !== undefined && entry.type === "string" && entry.value === value) {
               this.store.delete(key)
+              this.releaseWatchers.get(key)?.forEach((onRelease) => onRelease())
               deleted++
             }
           }
@@ -212,7 +229,9 @@ export const layer = (n: number): Layer.Layer<RedisNodes | MemoryNodes> =>
           const node = at(index)
           return [...node.store.keys()].filter((key) => node.live(key, now) !== undefined)
         }),
-      operations: (index) => Effect.sync(() => at(index).operations)
+      operations: (index) => Effect.sync(() => at(index).operations),
+      releaseWatchers: (index) =>
+        Effect.sync(() => [...at(index).releaseWatchers.values()].reduce((sum, watchers) => sum + watchers.size, 0))
     }
     return Context.make(RedisNodes, nodes.map((node) => node.toRedisNode())).pipe(Context.add(MemoryNodes, control))
   }))

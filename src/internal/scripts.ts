@@ -24,16 +24,21 @@ end
 return 1
 `)
 
+/** Where a release of a key is announced, for waiters (`PUBLISH` to this prefix + the key). */
+export const releaseChannelPrefix = "redlock-released:"
+
 /**
- * Delete each key that holds our value. A key of another type is not ours and
- * is left alone (pcall turns GET's WRONGTYPE error into a value). ARGV: value.
- * Returns the number of keys deleted.
+ * Delete each key that holds our value, and announce each deletion on the
+ * key's release channel. A key of another type is not ours and is left alone
+ * (pcall turns GET's WRONGTYPE error into a value). ARGV: value. Returns the
+ * number of keys deleted.
  */
 export const releaseOwned = script(`
 local deleted = 0
 for _, key in ipairs(KEYS) do
   if redis.pcall("GET", key) == ARGV[1] then
     redis.call("DEL", key)
+    redis.call("PUBLISH", "${releaseChannelPrefix}" .. key, "")
     deleted = deleted + 1
   end
 end
