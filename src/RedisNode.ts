@@ -188,8 +188,13 @@ export interface RedisNode {
     value: string,
     ttlMillis: number
   ) => Effect.Effect<boolean, RedisNodeError>
-  /** Delete each key that still holds `value`. Returns how many were deleted. */
-  readonly release: (keys: ReadonlyArray<string>, value: string) => Effect.Effect<number, RedisNodeError>
+  /**
+   * Delete each key that still holds `value`. Returns how many were deleted.
+   * With `announce`, each deletion is announced to the key's watchers (see
+   * `watchReleases`): a held lock's release is; a failed attempt's clean-up is
+   * not, so that waiters are not woken for a resource nobody held.
+   */
+  readonly release: (keys: ReadonlyArray<string>, value: string, announce: boolean) => Effect.Effect<number, RedisNodeError>
   /**
    * Set a new time to live on every key, only if all of them still hold
    * `value`. `true` when extended, `false` when any key is not ours.

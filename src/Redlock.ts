@@ -34,11 +34,13 @@ import { dual, identity } from "effect/Function"
 import * as Layer from "effect/Layer"
 import * as Metric from "effect/Metric"
 import * as Option from "effect/Option"
+import * as Random from "effect/Random"
 import * as Schedule from "effect/Schedule"
 import * as ScheduleDecision from "effect/ScheduleDecision"
 import * as ScheduleIntervals from "effect/ScheduleIntervals"
 import * as Scope from "effect/Scope"
 import * as Algorithm from "./internal/algorithm.js"
+import * as ClockTime from "./internal/clock.js"
 import * as FanOut from "./internal/fanOut.js"
 import * as LockValue from "./internal/lockValue.js"
 import * as Validate from "./internal/options.js"
@@ -267,6 +269,18 @@ export interface RedlockService {
  */
 export class Redlock extends Context.Tag("effect-redlock/Redlock")<Redlock, RedlockService>() {}
 
+/**
+ * Every waiter hears a release at about the same moment; if all tried at once
+ * their votes would split and nobody would win. A random pause of up to 1 ms
+ * (about the length of an attempt on a LAN) spreads them. Not on a test
+ * clock, whose time would stop on the fraction of a millisecond.
+ */
+const spreadWake: Effect.Effect<void> = Effect.clockWith((clock) =>
+  ClockTime.liveScheduler(clock) === undefined
+    ? Effect.void
+    : Effect.flatMap(Random.nextIntBetween(0, 1000), (micros) => Effect.sleep(Duration.micros(BigInt(micros))))
+)
+
 // A stack trace per span would point into this module anyway, and costs more than the rest of the span.
 const spanOptions = { captureStackTrace: false } as const
 
@@ -329,8 +343,9 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
     targets: ReadonlyArray<RedisNode>,
     keys: ReadonlyArray<string>,
     value: string,
-    timeout: Duration.Duration
-  ) => FanOut.untilDecided(targets, FanOut.call("release", keys, value), (deleted) => deleted > 0, timeout)
+    timeout: Duration.Duration,
+    announce: boolean
+  ) => FanOut.untilDecided(targets, FanOut.call("release", keys, value, announce), (deleted) => deleted > 0, timeout)
 
   const release = (lock: Lock.Lock): Effect.Effect<ReleaseResult> =>
     Effect.suspend(() => {
@@ -343,7 +358,7 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
         if (remainingMillis <= 0) state.markLostQuietly("Expired")
         yield* Metric.update(RedlockMetrics.remainingAtRelease, Math.max(0, remainingMillis))
         const sent = yield* Lock.monotonicMillis
-        const { outcomes, yes } = yield* releaseOn(nodes, state.keys, state.value, state.nodeTimeout)
+        const { outcomes, yes } = yield* releaseOn(nodes, state.keys, state.value, state.nodeTimeout, true)
         state.markLostQuietly("Released", outcomes)
         if (fairHandoff) {
           const done = yield* Lock.monotonicMillis
@@ -523,7 +538,7 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
           )
           const end = yield* Lock.monotonicMillis
           if (Exit.isFailure(result)) {
-            yield* releaseOn(nodes, keys, value, nodeTimeout)
+            yield* releaseOn(nodes, keys, value, nodeTimeout, false)
             return yield* Effect.failCause(result.cause)
           }
           const { outcomes, yes } = result.value
@@ -553,7 +568,7 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
           // A node that answered Held did not take the key in this attempt, and
           // earlier attempts were released in order on the same node: skip it.
           const maybeSet = nodes.filter((_, index) => outcomes[index]._tag !== "Held")
-          yield* releaseOn(maybeSet, keys, value, nodeTimeout)
+          yield* releaseOn(maybeSet, keys, value, nodeTimeout, false)
           yield* Effect.logDebug(
             `effect-redlock: attempt ${attempts} on ${resources.join(", ")}: ${yes} of ${quorum} needed ` +
               `(${Outcome.describeAll(outcomes)})`
@@ -599,7 +614,11 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
               })
             }
             const delay = Math.max(0, ScheduleIntervals.start(decision.intervals) - now)
-            yield* Effect.raceFirst(Effect.sleep(Duration.millis(delay)), Deferred.await(woken))
+            const wokenEarly = yield* Effect.raceFirst(
+              Effect.as(Effect.sleep(Duration.millis(delay)), false),
+              Effect.as(Deferred.await(woken), true)
+            )
+            if (wokenEarly) yield* spreadWake
             return yield* Effect.zipRight(watched, attempt).pipe(Effect.catchAll(retry))
           })
         return Effect.catchAll(attempt, retry)

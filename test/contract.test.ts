@@ -81,11 +81,40 @@ const contract = <R>(tester: Tester<R>, harness: Effect.Effect<Harness, unknown,
     Effect.gen(function*() {
       assert.isTrue(yield* node.acquire(["a", "b"], "mine", 10_000))
       assert.isTrue(yield* node.acquire(["c"], "theirs", 10_000))
-      assert.strictEqual(yield* node.release(["a", "b", "c"], "not-mine"), 0)
-      assert.strictEqual(yield* node.release(["a", "b", "c"], "mine"), 2)
+      assert.strictEqual(yield* node.release(["a", "b", "c"], "not-mine", true), 0)
+      assert.strictEqual(yield* node.release(["a", "b", "c"], "mine", true), 2)
       assert.isTrue(Option.isNone((yield* node.inspect("a")).value))
       assert.deepStrictEqual((yield* node.inspect("c")).value, Option.some("theirs"))
-      assert.strictEqual(yield* node.release(["a"], "mine"), 0)
+      assert.strictEqual(yield* node.release(["a"], "mine", true), 0)
+    }))
+
+  test("a release announces each deleted key to its watchers, only when asked to", ({ node }) =>
+    Effect.gen(function*() {
+      const heard: Array<string> = []
+      yield* Effect.scoped(Effect.gen(function*() {
+        yield* node.watchReleases!("w1", () => void heard.push("w1"))
+        yield* node.watchReleases!("w2", () => void heard.push("w2"))
+        // A subscription is set up asynchronously on a real server: wait until an announcement arrives.
+        yield* Effect.repeat(
+          Effect.zipRight(
+            Effect.flatMap(node.acquire(["w1"], "probe", 10_000), () => node.release(["w1"], "probe", true)),
+            Effect.sleep("20 millis")
+          ),
+          { until: () => heard.length > 0, times: 100 }
+        )
+        heard.length = 0
+        assert.isTrue(yield* node.acquire(["w1", "w2"], "mine", 10_000))
+        assert.strictEqual(yield* node.release(["w1", "w2"], "mine", false), 2, "a failed attempt's clean-up")
+        assert.isTrue(yield* node.acquire(["w1", "w2"], "mine", 10_000))
+        assert.strictEqual(yield* node.release(["w1", "w2"], "mine", true), 2, "a held lock's release")
+        yield* Effect.repeat(Effect.sleep("10 millis"), { until: () => heard.length >= 2, times: 100 })
+        assert.deepStrictEqual([...heard].sort(), ["w1", "w2"])
+      }))
+      // Once the scope closed nobody listens: later releases are not heard.
+      assert.isTrue(yield* node.acquire(["w1"], "again", 10_000))
+      yield* node.release(["w1"], "again", true)
+      yield* Effect.sleep("50 millis")
+      assert.deepStrictEqual([...heard].sort(), ["w1", "w2"])
     }))
 
   test("extend sets a new ttl on all keys only if all are ours", ({ node }) =>
@@ -133,7 +162,7 @@ const contract = <R>(tester: Tester<R>, harness: Effect.Effect<Harness, unknown,
       assert.isFalse(yield* node.acquire(["list"], "v", 1_000))
       assert.isFalse(yield* node.acquire(["free", "list"], "v", 1_000))
       assert.isTrue(Option.isNone((yield* node.inspect("free")).value))
-      assert.strictEqual(yield* node.release(["list"], "v"), 0)
+      assert.strictEqual(yield* node.release(["list"], "v", true), 0)
       for (const operation of [Effect.asVoid(node.extend(["list"], "v", 1_000)), Effect.asVoid(node.inspect("list"))]) {
         const exit = yield* Effect.exit(operation)
         assert.isTrue(Exit.isFailure(exit))

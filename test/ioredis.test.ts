@@ -46,7 +46,7 @@ layer(RedisFleet.layerLocal(2, { password: "s3cret" }), { timeout: 30_000, exclu
         const [node] = yield* nodesOf(Ioredis.layer([{ url: `redis://:s3cret@127.0.0.1:${port}` }]))
         assert.strictEqual(node.name, `127.0.0.1:${port}`)
         assert.isTrue(yield* node.acquire(["k"], "v", 1_000))
-        assert.strictEqual(yield* node.release(["k"], "v"), 1)
+        assert.strictEqual(yield* node.release(["k"], "v", true), 1)
       }))
 
     it.scoped("a malformed URL is InvalidOptions, without the password", () =>

@@ -131,7 +131,7 @@ const makeNode = (
       keys.length === 1
         ? run(() => client.set(keys[0]!, value, "PX", ttlMillis, "NX")).then((reply) => reply === "OK")
         : evalScript(Scripts.acquireAll, keys, [value, ttlMillis]).then((reply) => reply === 1),
-    release: (keys, value) => evalScript(Scripts.releaseOwned, keys, [value]).then(Number),
+    release: (keys, value, announce) => evalScript(Scripts.releaseOwned, keys, [value, announce ? 1 : 0]).then(Number),
     extend: (keys, value, ttlMillis) =>
       evalScript(Scripts.extendOwned, keys, [value, ttlMillis]).then((reply) => reply === 1),
     incrementFences: (keys, value, fenceKeys) =>
@@ -160,7 +160,7 @@ const makeNode = (
     promises,
     watchReleases,
     acquire: (keys, value, ttlMillis) => effect(() => promises.acquire(keys, value, ttlMillis)),
-    release: (keys, value) => effect(() => promises.release(keys, value)),
+    release: (keys, value, announce) => effect(() => promises.release(keys, value, announce)),
     extend: (keys, value, ttlMillis) => effect(() => promises.extend(keys, value, ttlMillis)),
     incrementFences: (keys, value, fenceKeys) => effect(() => promises.incrementFences(keys, value, fenceKeys)),
     commitFences: (keys, value, fenceKeys, tokens) => effect(() => promises.commitFences(keys, value, fenceKeys, tokens)),

@@ -18,6 +18,13 @@ export const unsafeMonotonicMillis = (clock: Clock.Clock): number => {
   }
 }
 
+/**
+ * The live clock's timer scheduler; `undefined` for a test clock (or any
+ * other), whose time only moves when the test says so.
+ */
+export const liveScheduler = (clock: Clock.Clock): Effect.Effect<Clock.ClockScheduler> | undefined =>
+  (clock as { scheduler?: () => Effect.Effect<Clock.ClockScheduler> }).scheduler?.()
+
 export const monotonicMillis: Effect.Effect<number> = Effect.clockWith((clock) =>
   Effect.sync(() => unsafeMonotonicMillis(clock))
 )

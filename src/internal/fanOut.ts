@@ -128,13 +128,6 @@ const unknownError = (node: RedisNode, cause: Cause.Cause<unknown> | unknown) =>
   }, true)
 
 /**
- * The live clock schedules timers itself; a test clock (or any other) does
- * not, and then the fiber engine is used, whose timer sleeps on that clock.
- */
-const schedulerOf = (clock: Clock.Clock): Effect.Effect<Clock.ClockScheduler> | undefined =>
-  (clock as { scheduler?: () => Effect.Effect<Clock.ClockScheduler> }).scheduler?.()
-
-/**
  * Every node offers promises: call them all from one asynchronous step, with
  * the timeout on the live clock's scheduler. Interruption only stops the
  * waiting: the commands were sent, and land on each node in order.
@@ -240,7 +233,8 @@ const fanOut = <M extends NodeOperation>(
 ): Effect.Effect<FanOutResult<Answer<M>>> =>
   Clock.clockWith((clock) => {
     if (nodes.length === 0) return Effect.succeed({ outcomes: [], yes: 0, answers: [] })
-    const scheduler = schedulerOf(clock)
+    // A test clock has no timer scheduler: the fiber engine's timer sleeps on it.
+    const scheduler = Monotonic.liveScheduler(clock)
     return scheduler !== undefined && nodes.every((node) => node.promises !== undefined)
       ? withPromises(nodes, call, rules, clock, scheduler)
       : withFibers(nodes, call, rules)

@@ -138,14 +138,14 @@ class MemoryNode {
           for (const key of keys) this.store.set(key, { type: "string", value, expiresAt: now + ttlMillis })
           return true
         }),
-      release: (keys, value) =>
+      release: (keys, value, announce) =>
         this.submit((now) => {
           let deleted = 0
           for (const key of keys) {
             const entry = this.live(key, now)
             if (entry !== undefined && entry.type === "string" && entry.value === value) {
               this.store.delete(key)
-              this.releaseWatchers.get(key)?.forEach((onRelease) => onRelease())
+              if (announce) this.releaseWatchers.get(key)?.forEach((onRelease) => onRelease())
               deleted++
             }
           }

@@ -29,16 +29,16 @@ export const releaseChannelPrefix = "redlock-released:"
 
 /**
  * Delete each key that holds our value, and announce each deletion on the
- * key's release channel. A key of another type is not ours and is left alone
- * (pcall turns GET's WRONGTYPE error into a value). ARGV: value. Returns the
- * number of keys deleted.
+ * key's release channel when ARGV[2] is "1". A key of another type is not ours
+ * and is left alone (pcall turns GET's WRONGTYPE error into a value). ARGV:
+ * value, announce. Returns the number of keys deleted.
  */
 export const releaseOwned = script(`
 local deleted = 0
 for _, key in ipairs(KEYS) do
   if redis.pcall("GET", key) == ARGV[1] then
     redis.call("DEL", key)
-    redis.call("PUBLISH", "${releaseChannelPrefix}" .. key, "")
+    if ARGV[2] == "1" then redis.call("PUBLISH", "${releaseChannelPrefix}" .. key, "") end
     deleted = deleted + 1
   end
 end
