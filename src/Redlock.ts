@@ -583,9 +583,10 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
           }, true)
         }).pipe(Effect.withSpan("Redlock.attempt", spanOptions))
       )
-      // Between attempts: the schedule decides when to try again (and counts
-      // every retry), but a release announced by a majority of nodes since the
-      // last attempt began wakes the waiter at once. Nodes are watched from the
+      // Between attempts: the schedule says when the next attempt is due, and
+      // it bounds the wait as it always did. A release announced by a majority
+      // of nodes since the last attempt began wakes the waiter earlier; such an
+      // extra attempt does not use up the schedule. Nodes are watched from the
       // first failed attempt on, for as long as this acquire waits.
       let announced = new Set<number>()
       let woken = Deferred.unsafeMake<void>(FiberId.none)
@@ -600,12 +601,16 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
       const retrying = (waiting: Scope.Scope) => {
         let state = schedule.initial
         let watching = false
+        let dueAt: number | undefined
         const retry = (error: LockNotAcquired): Effect.Effect<Lock.Lock, LockNotAcquired> =>
           Effect.gen(function*() {
             const now = yield* Clock.currentTimeMillis
-            const [next, , decision] = yield* schedule.step(now, error, state)
-            state = next
-            if (ScheduleDecision.isDone(decision)) return yield* Effect.fail(error)
+            if (dueAt === undefined || now >= dueAt) {
+              const [next, , decision] = yield* schedule.step(now, error, state)
+              state = next
+              if (ScheduleDecision.isDone(decision)) return yield* Effect.fail(error)
+              dueAt = ScheduleIntervals.start(decision.intervals)
+            }
             if (!watching && announcesReleases) {
               watching = true
               yield* Effect.forEach(nodes, (node, index) =>
@@ -613,12 +618,12 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
                 discard: true
               })
             }
-            const delay = Math.max(0, ScheduleIntervals.start(decision.intervals) - now)
             const wokenEarly = yield* Effect.raceFirst(
-              Effect.as(Effect.sleep(Duration.millis(delay)), false),
+              Effect.as(Effect.sleep(Duration.millis(Math.max(0, dueAt - now))), false),
               Effect.as(Deferred.await(woken), true)
             )
             if (wokenEarly) yield* spreadWake
+            else dueAt = undefined
             return yield* Effect.zipRight(watched, attempt).pipe(Effect.catchAll(retry))
           })
         return Effect.catchAll(attempt, retry)
