@@ -174,9 +174,10 @@ export interface RedisNode {
    */
   readonly promises?: NodePromises | undefined
   /**
-   * Call `onRelease` whenever a release deletes `key` on this node, for as
-   * long as the scope is open; waiters retry at once instead of at their
-   * next scheduled attempt. Optional: without it, waiters only poll.
+   * Call `onRelease` whenever an announced release (see `release`) deletes
+   * `key` on this node, for as long as the scope is open: waiters retry at
+   * once instead of at their next scheduled attempt. Optional: without it,
+   * waiters only poll.
    */
   readonly watchReleases?: ((key: string, onRelease: () => void) => Effect.Effect<void, never, Scope.Scope>) | undefined
   /**
