@@ -598,9 +598,12 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
         announced = new Set()
         woken = Deferred.unsafeMake<void>(FiberId.none)
       })
-      const retrying = (waiting: Scope.Scope) => {
+      // The subscriptions live in their own scope, made on the first retry:
+      // an acquisition that wins at once pays nothing for waiting.
+      let waiting: Scope.CloseableScope | undefined
+      const stopWatching = Effect.suspend(() => waiting === undefined ? Effect.void : Scope.close(waiting, Exit.void))
+      const retrying = Effect.suspend(() => {
         let state = schedule.initial
-        let watching = false
         let dueAt: number | undefined
         const retry = (error: LockNotAcquired): Effect.Effect<Lock.Lock, LockNotAcquired> =>
           Effect.gen(function*() {
@@ -611,10 +614,11 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
               if (ScheduleDecision.isDone(decision)) return yield* Effect.fail(error)
               dueAt = ScheduleIntervals.start(decision.intervals)
             }
-            if (!watching && announcesReleases) {
-              watching = true
+            if (waiting === undefined && announcesReleases) {
+              const scope = yield* Scope.make()
+              waiting = scope
               yield* Effect.forEach(nodes, (node, index) =>
-                Effect.forEach(keys, (key) => Scope.extend(node.watchReleases!(key, onRelease(index)), waiting)), {
+                Effect.forEach(keys, (key) => Scope.extend(node.watchReleases!(key, onRelease(index)), scope)), {
                 discard: true
               })
             }
@@ -627,10 +631,11 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
             return yield* Effect.zipRight(watched, attempt).pipe(Effect.catchAll(retry))
           })
         return Effect.catchAll(attempt, retry)
-      }
+      })
       yield* Effect.annotateCurrentSpan({ "redlock.resources": resources, "redlock.ttl_ms": ttlMillis })
       if (fairHandoff) yield* awaitHandoff(keys)
-      return yield* Effect.acquireUseRelease(Scope.make(), retrying, (waiting, exit) => Scope.close(waiting, exit)).pipe(
+      return yield* retrying.pipe(
+        Effect.ensuring(stopWatching),
         Effect.tapBoth({
           onSuccess: (lock) =>
             Effect.flatMap(Lock.monotonicMillis, (now) =>
