@@ -14,8 +14,8 @@ import * as HelpDoc from "@effect/cli/HelpDoc"
 import * as Options from "@effect/cli/Options"
 import * as ValidationError from "@effect/cli/ValidationError"
 import * as NodeContext from "@effect/platform-node/NodeContext"
-import * as Config from "effect/Config"
 import * as ConfigError from "effect/ConfigError"
+import * as ConfigProvider from "effect/ConfigProvider"
 import * as Console from "effect/Console"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -62,13 +62,14 @@ const manager = (flags: {
   readonly maxTtl: Duration.Duration
   readonly restartQuarantine: "on" | "off"
 }) => {
-  const urls = Option.match(flags.nodes, {
-    onNone: () => Config.map(Config.string("REDLOCK_NODES"), (list) => list.split(",").map((url) => url.trim())),
-    onSome: (list) => Config.succeed(list.split(",").map((url) => url.trim()))
+  // `--nodes` stands in for REDLOCK_NODES; everything else still comes from the environment.
+  const nodesLayer = Option.match(flags.nodes, {
+    onNone: () => Ioredis.layerConfig(),
+    onSome: (list) =>
+      Ioredis.layerConfig().pipe(Layer.provide(Layer.setConfigProvider(
+        ConfigProvider.fromMap(new Map([["REDLOCK_NODES", list]])).pipe(ConfigProvider.orElse(ConfigProvider.fromEnv))
+      )))
   })
-  const nodesLayer = Ioredis.layerConfig(
-    Config.all({ urls, password: Config.option(Config.redacted("REDLOCK_PASSWORD")) })
-  )
   return Redlock.layer({ maxTtl: flags.maxTtl, restartQuarantine: flags.restartQuarantine === "on" }).pipe(
     Layer.provide(nodesLayer)
   )

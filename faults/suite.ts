@@ -21,6 +21,7 @@ import type { Fleet, FleetError } from "../fleet/RedisFleet.js"
 import * as Algorithm from "../src/internal/algorithm.js"
 import * as Checker from "./checker.js"
 import { hrMillis, type WorkerConfig, type WorkerEvent } from "./protocol.js"
+import { seeded } from "./seeded.js"
 
 /** The lock's nodes are the fleet's first 5 servers; the 6th holds the fenced storage key. */
 export const lockNodes = 5
@@ -78,11 +79,6 @@ export interface Report {
 }
 
 const workerPath = Path.join(Path.dirname(fileURLToPath(import.meta.url)), "worker.ts")
-
-const seeded = (seed: number) => () => {
-  seed = (seed * 1103515245 + 12345) % 2147483648
-  return seed / 2147483648
-}
 
 const sleepMillis = (millis: number) => Effect.sleep(Duration.millis(Math.round(millis)))
 

@@ -14,18 +14,15 @@ import * as Fenced from "../src/Fencing/Ioredis.js"
 import * as Redlock from "../src/Redlock.js"
 import * as Ioredis from "../src/RedisNode/Ioredis.js"
 import { hrMillis, type WorkerConfig, type WorkerEvent } from "./protocol.js"
+import { seeded } from "./seeded.js"
 
 const config = JSON.parse(process.argv[2] ?? "{}") as WorkerConfig
 const emit = (event: WorkerEvent) => process.stdout.write(JSON.stringify(event) + "\n")
 process.on("unhandledRejection", (reason) => emit({ type: "unhandled", id: config.id, detail: String(reason) }))
 process.on("uncaughtException", (error) => emit({ type: "unhandled", id: config.id, detail: String(error) }))
 
-/** A small seeded generator: the same seed gives the same holds. */
-let seed = config.seed
-const random = () => {
-  seed = (seed * 1103515245 + 12345) % 2147483648
-  return seed / 2147483648
-}
+/** The same seed gives the same holds. */
+const random = seeded(config.seed)
 
 const program = Effect.gen(function*() {
   const redlock = yield* Redlock.Redlock

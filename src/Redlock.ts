@@ -23,27 +23,21 @@
 import type { NonEmptyReadonlyArray } from "effect/Array"
 import * as Config from "effect/Config"
 import type * as ConfigError from "effect/ConfigError"
-import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
-import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
-import * as FiberId from "effect/FiberId"
 import { dual, identity } from "effect/Function"
 import * as Layer from "effect/Layer"
 import * as Metric from "effect/Metric"
 import * as Option from "effect/Option"
-import * as Random from "effect/Random"
 import * as Schedule from "effect/Schedule"
-import * as ScheduleDecision from "effect/ScheduleDecision"
-import * as ScheduleIntervals from "effect/ScheduleIntervals"
 import * as Scope from "effect/Scope"
 import * as Algorithm from "./internal/algorithm.js"
-import * as ClockTime from "./internal/clock.js"
 import * as FanOut from "./internal/fanOut.js"
 import * as LockValue from "./internal/lockValue.js"
 import * as Validate from "./internal/options.js"
+import * as Waiting from "./internal/waiting.js"
 import * as Outcome from "./internal/outcome.js"
 import { HeldLock } from "./internal/lock.js"
 import * as Lock from "./Lock.js"
@@ -269,18 +263,6 @@ export interface RedlockService {
  */
 export class Redlock extends Context.Tag("effect-redlock/Redlock")<Redlock, RedlockService>() {}
 
-/**
- * Every waiter hears a release at about the same moment; if all tried at once
- * their votes would split and nobody would win. A random pause of up to 1 ms
- * (about the length of an attempt on a LAN) spreads them. Not on a test
- * clock, whose time would stop on the fraction of a millisecond.
- */
-const spreadWake: Effect.Effect<void> = Effect.clockWith((clock) =>
-  ClockTime.liveScheduler(clock) === undefined
-    ? Effect.void
-    : Effect.flatMap(Random.nextIntBetween(0, 1000), (micros) => Effect.sleep(Duration.micros(BigInt(micros))))
-)
-
 // A stack trace per span would point into this module anyway, and costs more than the rest of the span.
 const spanOptions = { captureStackTrace: false } as const
 
@@ -322,6 +304,7 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
   }
   const awaitHandoff = (keys: ReadonlyArray<string>) =>
     Effect.suspend(() => {
+      if (handoffs.size === 0) return Effect.void
       const id = keys.join("\n")
       const until = handoffs.get(id)
       if (until === undefined) return Effect.void
@@ -353,11 +336,11 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
       if (state.released) return Effect.succeed<ReleaseResult>({ status: "AlreadyReleased", released: 0, outcomes: [] })
       state.released = true
       return Effect.gen(function*() {
-        const remainingMillis = state.deadline - (yield* Lock.monotonicMillis)
+        const sent = yield* Lock.monotonicMillis
+        const remainingMillis = state.deadline - sent
         // Released after its validity ran out: it was lost before, unnoticed.
         if (remainingMillis <= 0) state.markLostQuietly("Expired")
         yield* Metric.update(RedlockMetrics.remainingAtRelease, Math.max(0, remainingMillis))
-        const sent = yield* Lock.monotonicMillis
         const { outcomes, yes } = yield* releaseOn(nodes, state.keys, state.value, state.nodeTimeout, true)
         state.markLostQuietly("Released", outcomes)
         if (fairHandoff) {
@@ -583,59 +566,9 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
           }, true)
         }).pipe(Effect.withSpan("Redlock.attempt", spanOptions))
       )
-      // Between attempts: the schedule says when the next attempt is due, and
-      // it bounds the wait as it always did. A release announced by a majority
-      // of nodes since the last attempt began wakes the waiter earlier; such an
-      // extra attempt does not use up the schedule. Nodes are watched from the
-      // first failed attempt on, for as long as this acquire waits.
-      let announced = new Set<number>()
-      let woken = Deferred.unsafeMake<void>(FiberId.none)
-      const onRelease = (index: number) => () => {
-        announced.add(index)
-        if (announced.size >= quorum) Deferred.unsafeDone(woken, Effect.void)
-      }
-      const watched = Effect.sync(() => {
-        announced = new Set()
-        woken = Deferred.unsafeMake<void>(FiberId.none)
-      })
-      // The subscriptions live in their own scope, made on the first retry:
-      // an acquisition that wins at once pays nothing for waiting.
-      let waiting: Scope.CloseableScope | undefined
-      const stopWatching = Effect.suspend(() => waiting === undefined ? Effect.void : Scope.close(waiting, Exit.void))
-      const retrying = Effect.suspend(() => {
-        let state = schedule.initial
-        let dueAt: number | undefined
-        const retry = (error: LockNotAcquired): Effect.Effect<Lock.Lock, LockNotAcquired> =>
-          Effect.gen(function*() {
-            const now = yield* Clock.currentTimeMillis
-            if (dueAt === undefined || now >= dueAt) {
-              const [next, , decision] = yield* schedule.step(now, error, state)
-              state = next
-              if (ScheduleDecision.isDone(decision)) return yield* Effect.fail(error)
-              dueAt = ScheduleIntervals.start(decision.intervals)
-            }
-            if (waiting === undefined && announcesReleases) {
-              const scope = yield* Scope.make()
-              waiting = scope
-              yield* Effect.forEach(nodes, (node, index) =>
-                Effect.forEach(keys, (key) => Scope.extend(node.watchReleases!(key, onRelease(index)), scope)), {
-                discard: true
-              })
-            }
-            const wokenEarly = yield* Effect.raceFirst(
-              Effect.as(Effect.sleep(Duration.millis(Math.max(0, dueAt - now))), false),
-              Effect.as(Deferred.await(woken), true)
-            )
-            if (wokenEarly) yield* spreadWake
-            else dueAt = undefined
-            return yield* Effect.zipRight(watched, attempt).pipe(Effect.catchAll(retry))
-          })
-        return Effect.catchAll(attempt, retry)
-      })
       yield* Effect.annotateCurrentSpan({ "redlock.resources": resources, "redlock.ttl_ms": ttlMillis })
       if (fairHandoff) yield* awaitHandoff(keys)
-      return yield* retrying.pipe(
-        Effect.ensuring(stopWatching),
+      return yield* Waiting.retry({ attempt, schedule, nodes, keys, quorum, watch: announcesReleases }).pipe(
         Effect.tapBoth({
           onSuccess: (lock) =>
             Effect.flatMap(Lock.monotonicMillis, (now) =>

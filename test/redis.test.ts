@@ -4,6 +4,7 @@
  */
 import { assert, layer } from "@effect/vitest"
 import { Context, Duration, Effect, Exit, Fiber, Layer, Redacted, Schedule } from "effect"
+import { seeded } from "../faults/seeded.js"
 import * as RedisFleet from "../fleet/RedisFleet.js"
 import * as Redlock from "../src/Redlock.js"
 import * as RedisNode from "../src/RedisNode.js"
@@ -21,12 +22,6 @@ const assertRefusedByHolder = (error: LockNotAcquired) => {
   const answered = tags(error.outcomes)
   assert.isAtLeast(answered.filter((tag) => tag === "Held").length, 3, answered.join())
   assert.notInclude(answered, "Ok")
-}
-
-/** A small seeded generator, so that "random" interruption points replay exactly. */
-const seeded = (seed: number) => () => {
-  seed = (seed * 1103515245 + 12345) % 2147483648
-  return seed / 2147483648
 }
 
 layer(RedisFleet.layerLocal(5), { timeout: 60_000, excludeTestServices: true })("5 redis-servers", (it) => {

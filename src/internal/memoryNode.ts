@@ -10,6 +10,7 @@ import * as Queue from "effect/Queue"
 import type * as RedisNode from "../RedisNode.js"
 import { MemoryNodes, RedisNodeError, RedisNodes } from "../RedisNode.js"
 import * as Monotonic from "./clock.js"
+import { Watchers } from "./watchers.js"
 
 type Entry =
   | { readonly type: "string"; readonly value: string; expiresAt: number | undefined }
@@ -35,7 +36,7 @@ class MemoryNode {
   lastDueMillis = 0
   restarts = 0
   /** Who waits for a release of which key (as subscribers of its release channel). */
-  readonly releaseWatchers = new Map<string, Set<() => void>>()
+  readonly releaseWatchers = new Watchers()
   /** The nodes' first run started long before anything watched them. */
   run: RedisNode.NodeRun = { _tag: "Known", id: "0", startedAtMillis: Number.NEGATIVE_INFINITY }
 
@@ -118,20 +119,7 @@ class MemoryNode {
     return {
       name: this.name,
       run: () => this.run,
-      watchReleases: (key, onRelease) =>
-        Effect.acquireRelease(
-          Effect.sync(() => {
-            const watchers = this.releaseWatchers.get(key) ?? new Set()
-            watchers.add(onRelease)
-            this.releaseWatchers.set(key, watchers)
-          }),
-          () =>
-            Effect.sync(() => {
-              const watchers = this.releaseWatchers.get(key)
-              watchers?.delete(onRelease)
-              if (watchers?.size === 0) this.releaseWatchers.delete(key)
-            })
-        ),
+      watchReleases: (key, onRelease) => this.releaseWatchers.watch(key, onRelease),
       acquire: (keys, value, ttlMillis) =>
         this.submit((now) => {
           if (keys.some((key) => this.live(key, now) !== undefined)) return false
@@ -145,7 +133,7 @@ class MemoryNode {
             const entry = this.live(key, now)
             if (entry !== undefined && entry.type === "string" && entry.value === value) {
               this.store.delete(key)
-              if (announce) this.releaseWatchers.get(key)?.forEach((onRelease) => onRelease())
+              if (announce) this.releaseWatchers.notify(key)
               deleted++
             }
           }
@@ -230,8 +218,7 @@ export const layer = (n: number): Layer.Layer<RedisNodes | MemoryNodes> =>
           return [...node.store.keys()].filter((key) => node.live(key, now) !== undefined)
         }),
       operations: (index) => Effect.sync(() => at(index).operations),
-      releaseWatchers: (index) =>
-        Effect.sync(() => [...at(index).releaseWatchers.values()].reduce((sum, watchers) => sum + watchers.size, 0))
+      releaseWatchers: (index) => Effect.sync(() => at(index).releaseWatchers.size)
     }
     return Context.make(RedisNodes, nodes.map((node) => node.toRedisNode())).pipe(Context.add(MemoryNodes, control))
   }))
