@@ -114,6 +114,28 @@ layer(RedisFleet.layerLocal(2, { password: "s3cret" }), { timeout: 30_000, exclu
         assert.isTrue(joined)
       }))
 
+    it.scoped("commands sent in the same turn reach the server in one write", () =>
+      Effect.gen(function*() {
+        const fleet = yield* RedisFleet.RedisFleet
+        const server = fleet.servers[0]
+        const [node] = yield* nodesOf(Ioredis.layer([fleet.nodes[0]]))
+        const readsProcessed = Effect.map(
+          server.call("INFO", "stats"),
+          (info) => Number(/total_reads_processed:(\d+)/.exec(String(info))![1])
+        )
+        const promises = node.promises!
+        // Warm the scripts up, so that no NOSCRIPT fallback adds a round.
+        yield* Effect.promise(() => promises.release(["warm"], "v", false))
+        const before = yield* readsProcessed
+        const granted = yield* Effect.promise(() =>
+          Promise.all(Array.from({ length: 50 }, (_, i) => promises.acquire([`batch:${i}`], "v", 10_000)))
+        )
+        const reads = (yield* readsProcessed) - before
+        assert.deepStrictEqual(granted, granted.map(() => true))
+        // One read for the 50 commands, one for the INFO above (counted when it is read).
+        assert.isAtMost(reads, 3, `${reads} reads for 50 commands`)
+      }))
+
     it.scoped("closing the layer does not wait for a hung server (QUIT is given up on after 1 s)", () =>
       Effect.gen(function*() {
         const fleet = yield* RedisFleet.RedisFleet

@@ -114,10 +114,12 @@ const makeNode = (
   serverRun: () => NodeRun,
   watchReleases: RedisNode["watchReleases"]
 ): RedisNode => {
+  const batch = IoredisCommands.writeBatcher(client)
   // Every failure becomes a RedisNodeError, also a synchronous throw of the driver.
   const run = <A>(command: () => Promise<A>): Promise<A> => {
     const failed = (cause: unknown) => Promise.reject(IoredisCommands.toNodeError(name, cause, lastConnectionError()))
     try {
+      batch()
       return command().catch(failed)
     } catch (cause) {
       return failed(cause)

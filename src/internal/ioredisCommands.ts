@@ -66,3 +66,26 @@ export const evalScript = (
   client.evalsha(script.sha, keys.length, ...keys, ...args).catch((error: unknown) =>
     isNoScript(error) ? client.eval(script.lua, keys.length, ...keys, ...args) : Promise.reject(error)
   )
+
+/**
+ * Batch the writes of one turn of the event loop into one write to the socket.
+ * Commands of many concurrent locks are sent to a node one after another
+ * within the same turn (their callers resume together when a reply arrives);
+ * corking the socket until the turn's synchronous work and promise callbacks
+ * are done turns them into one system call instead of one per command. A lone
+ * command waits for nothing: the socket is uncorked before the event loop
+ * goes on. Call it before sending each command.
+ */
+export const writeBatcher = (client: Redis): (() => void) => {
+  let corked = false
+  return () => {
+    const stream = client.stream
+    if (corked || stream === undefined || !stream.writable) return
+    corked = true
+    stream.cork()
+    process.nextTick(() => {
+      corked = false
+      stream.uncork()
+    })
+  }
+}
