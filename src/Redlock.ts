@@ -21,24 +21,29 @@
  * @since 1.0.0
  */
 import type { NonEmptyReadonlyArray } from "effect/Array"
+import * as Clock from "effect/Clock"
 import * as Config from "effect/Config"
 import type * as ConfigError from "effect/ConfigError"
 import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as Exit from "effect/Exit"
+import * as Either from "effect/Either"
+import * as FiberRef from "effect/FiberRef"
 import { dual, identity } from "effect/Function"
 import * as Layer from "effect/Layer"
 import * as Metric from "effect/Metric"
+import * as MetricLabel from "effect/MetricLabel"
 import * as Option from "effect/Option"
 import * as Schedule from "effect/Schedule"
 import * as Scope from "effect/Scope"
 import * as Algorithm from "./internal/algorithm.js"
+import * as Monotonic from "./internal/clock.js"
 import * as FanOut from "./internal/fanOut.js"
 import * as LockValue from "./internal/lockValue.js"
 import * as Validate from "./internal/options.js"
 import * as Waiting from "./internal/waiting.js"
 import * as Outcome from "./internal/outcome.js"
+import * as Tracing from "./internal/tracing.js"
 import { HeldLock } from "./internal/lock.js"
 import * as Lock from "./Lock.js"
 import * as RedlockMetrics from "./RedlockMetrics.js"
@@ -327,34 +332,52 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
     keys: ReadonlyArray<string>,
     value: string,
     timeout: Duration.Duration,
-    announce: boolean
-  ) => FanOut.untilDecided(targets, FanOut.call("release", keys, value, announce), (deleted) => deleted > 0, timeout)
+    announce: boolean,
+    clock?: Clock.Clock
+  ) =>
+    FanOut.untilDecided(
+      targets,
+      FanOut.call("release", keys, value, announce),
+      (deleted) => deleted > 0,
+      timeout,
+      undefined,
+      clock
+    )
 
   const release = (lock: Lock.Lock): Effect.Effect<ReleaseResult> =>
-    Effect.suspend(() => {
+    Effect.withFiberRuntime<ReleaseResult>((fiber) => {
       const state = held(lock)
-      if (state.released) return Effect.succeed<ReleaseResult>({ status: "AlreadyReleased", released: 0, outcomes: [] })
+      if (state.released) return Effect.succeed({ status: "AlreadyReleased", released: 0, outcomes: [] })
       state.released = true
-      return Effect.gen(function*() {
-        const sent = yield* Lock.monotonicMillis
-        const remainingMillis = state.deadline - sent
-        // Released after its validity ran out: it was lost before, unnoticed.
-        if (remainingMillis <= 0) state.markLostQuietly("Expired")
-        yield* Metric.update(RedlockMetrics.remainingAtRelease, Math.max(0, remainingMillis))
-        const { outcomes, yes } = yield* releaseOn(nodes, state.keys, state.value, state.nodeTimeout, true)
-        state.markLostQuietly("Released", outcomes)
-        if (fairHandoff) {
-          const done = yield* Lock.monotonicMillis
-          rememberHandoff(state.keys, done + Math.min(50, 1 + 2 * (done - sent)))
+      const clock = Context.get(fiber.currentDefaultServices, Clock.Clock)
+      const sent = Monotonic.unsafeMonotonicMillis(clock)
+      const remainingMillis = state.deadline - sent
+      // Released after its validity ran out: it was lost before, unnoticed.
+      if (remainingMillis <= 0) state.markLostQuietly("Expired")
+      RedlockMetrics.remainingAtRelease.unsafeUpdate(
+        Math.max(0, remainingMillis),
+        fiber.getFiberRef(FiberRef.currentMetricLabels)
+      )
+      const released = Effect.map(
+        releaseOn(nodes, state.keys, state.value, state.nodeTimeout, true, clock),
+        ({ endMillis, outcomes, yes }): ReleaseResult => {
+          state.markLostQuietly("Released", outcomes)
+          if (fairHandoff) rememberHandoff(state.keys, endMillis + Math.min(50, 1 + 2 * (endMillis - sent)))
+          const status: ReleaseStatus = yes >= quorum
+            ? "Released"
+            : Outcome.majorityNotOurs(outcomes, quorum)
+            ? "NotHeld"
+            : "Incomplete"
+          return { status, released: yes, outcomes }
         }
-        const status: ReleaseStatus = yes >= quorum
-          ? "Released"
-          : Outcome.majorityNotOurs(outcomes, quorum)
-          ? "NotHeld"
-          : "Incomplete"
-        yield* Effect.annotateCurrentSpan({ "redlock.status": status, "redlock.outcomes": Outcome.describeAll(outcomes) })
-        return { status, released: yes, outcomes }
-      }).pipe(Effect.withSpan("Redlock.release", { attributes: { "redlock.resources": state.resources }, ...spanOptions }))
+      )
+      if (!Tracing.isRecorded(fiber)) return released
+      return Effect.withSpan(
+        Effect.tap(released, ({ outcomes, status }) =>
+          Effect.annotateCurrentSpan({ "redlock.status": status, "redlock.outcomes": Outcome.describeAll(outcomes) })),
+        "Redlock.release",
+        { attributes: { "redlock.resources": state.resources }, ...spanOptions }
+      )
     }).pipe(Effect.uninterruptible)
 
   // Runs when the lock's scope closes. A release that does not reach a node is
@@ -481,11 +504,142 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
     return Effect.interruptible(loop)
   }
 
+  // Acquire is on every caller's hot path: validation, the attempt and the
+  // bookkeeping are plain code inside as few effects as possible, and spans
+  // are made only where a tracer records them (internal/tracing.ts).
   const acquire = (
     resourcesInput: string | NonEmptyReadonlyArray<string>,
     acquireOptions: AcquireOptions
   ): Effect.Effect<Lock.Lock, InvalidOptions | LockNotAcquired, Scope.Scope> =>
-    Effect.gen(function*() {
+    Effect.withFiberRuntime((fiber) => {
+      const traced = Tracing.isRecorded(fiber)
+      const request = parseAcquire(resourcesInput, acquireOptions)
+      if (Either.isLeft(request)) {
+        return traced ? Effect.withSpan(Effect.fail(request.left), "Redlock.acquire", spanOptions) : Effect.fail(request.left)
+      }
+      const { maxHoldMillis, nodeTimeout, resources, schedule, ttlMillis } = request.right
+      const keys = resources.map((resource) => keyPrefix + resource) as unknown as NonEmptyReadonlyArray<string>
+      const value = LockValue.unsafeMake()
+      const scope = Context.get(fiber.currentContext as Context.Context<Scope.Scope>, Scope.Scope)
+      const clock = Context.get(fiber.currentDefaultServices, Clock.Clock)
+      const firstStart = Monotonic.unsafeMonotonicMillis(clock)
+      let attempts = 0
+
+      const granted = (result: FanOut.FanOutResult, validityMillis: number): Effect.Effect<Lock.Lock> => {
+        const lock = new HeldLock({
+          resources,
+          keys,
+          value,
+          ttl: Duration.millis(ttlMillis),
+          validity: Duration.millis(validityMillis),
+          validUntilMillis: result.endMillis + validityMillis,
+          attempts,
+          outcomes: result.outcomes,
+          nodeTimeout,
+          acquiredAtMillis: result.endMillis
+        })
+        lock.issueFencingTokens = issueFencingTokens
+        ours.add(lock)
+        const registered = Scope.addFinalizer(scope, releaseFinalizer(lock))
+        // Forked after the release is registered: finalizers run last in,
+        // first out, so extension stops before the release runs.
+        return maxHoldMillis === undefined
+          ? Effect.as(registered, lock)
+          : Effect.as(Effect.zipRight(registered, Effect.forkIn(autoExtend(lock, maxHoldMillis), scope)), lock)
+      }
+
+      const refused = (result: FanOut.FanOutResult): Effect.Effect<never, LockNotAcquired> => {
+        const { outcomes, yes } = result
+        // A node that answered Held did not take the key in this attempt, and
+        // earlier attempts were released in order on the same node: skip it.
+        const maybeSet = nodes.filter((_, index) => outcomes[index]._tag !== "Held")
+        return releaseOn(maybeSet, keys, value, nodeTimeout, false, clock).pipe(
+          Effect.zipRight(Effect.logDebug(
+            `effect-redlock: attempt ${attempts} on ${resources.join(", ")}: ${yes} of ${quorum} needed ` +
+              `(${Outcome.describeAll(outcomes)})`
+          )),
+          Effect.zipRight(Effect.fail(
+            new LockNotAcquired({
+              resources,
+              reason: yes >= quorum ? "ValidityExpired" : "NoQuorum",
+              attempts,
+              elapsedMillis: Monotonic.unsafeMonotonicMillis(clock) - firstStart,
+              quorum,
+              outcomes
+            }, true)
+          ))
+        )
+      }
+
+      // One attempt and the registration of its release are one unit: the
+      // fan-out alone is interruptible, and whatever happens to it, either the
+      // lock's release is in the scope or every node was asked to release.
+      const attempt = Effect.uninterruptibleMask((restore) => {
+        attempts++
+        return Effect.matchCauseEffect(
+          restore(FanOut.untilDecided(
+            nodes,
+            FanOut.call("acquire", keys, value, ttlMillis),
+            identity,
+            nodeTimeout,
+            quarantineMillis,
+            clock
+          )),
+          {
+            onFailure: (cause) =>
+              Effect.zipRight(releaseOn(nodes, keys, value, nodeTimeout, false, clock), Effect.failCause(cause)),
+            onSuccess: (result): Effect.Effect<Lock.Lock, LockNotAcquired> => {
+              const validityMillis = Algorithm.validity(ttlMillis, result.endMillis - result.startMillis, driftFactor)
+              const decided = result.yes >= quorum && validityMillis > 0
+                ? granted(result, validityMillis)
+                : refused(result)
+              return traced
+                ? Effect.zipRight(
+                  Effect.annotateCurrentSpan({
+                    "redlock.attempt": attempts,
+                    "redlock.granted": result.yes,
+                    "redlock.outcomes": Outcome.describeAll(result.outcomes)
+                  }),
+                  decided
+                )
+                : decided
+            }
+          }
+        )
+      })
+
+      const oneAttempt = traced ? Effect.withSpan(attempt, "Redlock.attempt", spanOptions) : attempt
+      const measure = (failure: LockNotAcquired | undefined) =>
+        Effect.sync(() => {
+          const labels = fiber.getFiberRef(FiberRef.currentMetricLabels)
+          if (failure === undefined) RedlockMetrics.acquisitions.unsafeUpdate(1, labels)
+          else RedlockMetrics.acquireFailures.unsafeUpdate(1, [...labels, MetricLabel.make("reason", failure.reason)])
+          RedlockMetrics.acquireDuration.unsafeUpdate(Monotonic.unsafeMonotonicMillis(clock) - firstStart, labels)
+          RedlockMetrics.attemptsPerAcquire.unsafeUpdate(attempts, labels)
+        })
+      const measured = Effect.catchAll(
+        oneAttempt,
+        (error) => Waiting.retry({ attempt: oneAttempt, error, schedule, nodes, keys, quorum, watch: announcesReleases })
+      ).pipe(Effect.tapBoth({ onSuccess: () => measure(undefined), onFailure: measure }))
+      const handedOff = fairHandoff && handoffs.size > 0 ? Effect.zipRight(awaitHandoff(keys), measured) : measured
+      if (!traced) return handedOff
+      return Effect.withSpan(
+        Effect.tap(
+          Effect.zipRight(
+            Effect.annotateCurrentSpan({ "redlock.resources": resources, "redlock.ttl_ms": ttlMillis }),
+            Effect.tapError(handedOff, () => Effect.annotateCurrentSpan("redlock.attempts", attempts))
+          ),
+          (lock) =>
+            Effect.annotateCurrentSpan({ "redlock.attempts": attempts, "redlock.validity_ms": Duration.toMillis(lock.validity) })
+        ),
+        "Redlock.acquire",
+        spanOptions
+      )
+    })
+
+  /** The options of one acquisition, checked, with the manager's defaults filled in. */
+  const parseAcquire = (resourcesInput: unknown, acquireOptions: AcquireOptions) =>
+    Either.gen(function*() {
       const resources = yield* Validate.resources(resourcesInput)
       const { nodeTimeoutMillis, ttlMillis } = yield* Validate.timing(
         acquireOptions.ttl,
@@ -494,104 +648,14 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
         maxTtlMillis
       )
       const maxHoldMillis = yield* Validate.autoExtend(acquireOptions.autoExtend)
-      const schedule = acquireOptions.retry ?? defaultSchedule
-      const keys = resources.map((resource) => keyPrefix + resource) as unknown as NonEmptyReadonlyArray<string>
-      const nodeTimeout = Duration.millis(nodeTimeoutMillis)
-      const value = yield* LockValue.make
-      const scope = yield* Effect.scope
-      const firstStart = yield* Lock.monotonicMillis
-      let attempts = 0
-
-      // One attempt and the registration of its release are one unit: the
-      // fan-out alone is interruptible, and whatever happens to it, either the
-      // lock's release is in the scope or every node was asked to release.
-      const attempt = Effect.uninterruptibleMask((restore) =>
-        Effect.gen(function*() {
-          attempts++
-          yield* Effect.annotateCurrentSpan("redlock.attempt", attempts)
-          const start = yield* Lock.monotonicMillis
-          const result = yield* Effect.exit(
-            restore(FanOut.untilDecided(
-              nodes,
-              FanOut.call("acquire", keys, value, ttlMillis),
-              identity,
-              nodeTimeout,
-              quarantineMillis
-            ))
-          )
-          const end = yield* Lock.monotonicMillis
-          if (Exit.isFailure(result)) {
-            yield* releaseOn(nodes, keys, value, nodeTimeout, false)
-            return yield* Effect.failCause(result.cause)
-          }
-          const { outcomes, yes } = result.value
-          const validityMillis = Algorithm.validity(ttlMillis, end - start, driftFactor)
-          yield* Effect.annotateCurrentSpan({ "redlock.granted": yes, "redlock.outcomes": Outcome.describeAll(outcomes) })
-          if (yes >= quorum && validityMillis > 0) {
-            const lock = new HeldLock({
-              resources,
-              keys,
-              value,
-              ttl: Duration.millis(ttlMillis),
-              validity: Duration.millis(validityMillis),
-              validUntilMillis: end + validityMillis,
-              attempts,
-              outcomes,
-              nodeTimeout,
-              acquiredAtMillis: end
-            })
-            lock.issueFencingTokens = issueFencingTokens(lock)
-            ours.add(lock)
-            yield* Scope.addFinalizer(scope, releaseFinalizer(lock))
-            // Forked after the release is registered: finalizers run last in,
-            // first out, so extension stops before the release runs.
-            if (maxHoldMillis !== undefined) yield* Effect.forkIn(autoExtend(lock, maxHoldMillis), scope)
-            return lock as Lock.Lock
-          }
-          // A node that answered Held did not take the key in this attempt, and
-          // earlier attempts were released in order on the same node: skip it.
-          const maybeSet = nodes.filter((_, index) => outcomes[index]._tag !== "Held")
-          yield* releaseOn(maybeSet, keys, value, nodeTimeout, false)
-          yield* Effect.logDebug(
-            `effect-redlock: attempt ${attempts} on ${resources.join(", ")}: ${yes} of ${quorum} needed ` +
-              `(${Outcome.describeAll(outcomes)})`
-          )
-          return yield* new LockNotAcquired({
-            resources,
-            reason: yes >= quorum ? "ValidityExpired" : "NoQuorum",
-            attempts,
-            elapsedMillis: (yield* Lock.monotonicMillis) - firstStart,
-            quorum,
-            outcomes
-          }, true)
-        }).pipe(Effect.withSpan("Redlock.attempt", spanOptions))
-      )
-      yield* Effect.annotateCurrentSpan({ "redlock.resources": resources, "redlock.ttl_ms": ttlMillis })
-      if (fairHandoff) yield* awaitHandoff(keys)
-      return yield* Waiting.retry({ attempt, schedule, nodes, keys, quorum, watch: announcesReleases }).pipe(
-        Effect.tapBoth({
-          onSuccess: (lock) =>
-            Effect.flatMap(Lock.monotonicMillis, (now) =>
-              Effect.all([
-                Metric.increment(RedlockMetrics.acquisitions),
-                Metric.update(RedlockMetrics.acquireDuration, now - firstStart),
-                Metric.update(RedlockMetrics.attemptsPerAcquire, attempts),
-                Effect.annotateCurrentSpan({
-                  "redlock.attempts": attempts,
-                  "redlock.validity_ms": Duration.toMillis(lock.validity)
-                })
-              ], { discard: true })),
-          onFailure: (error) =>
-            Effect.flatMap(Lock.monotonicMillis, (now) =>
-              Effect.all([
-                Metric.increment(Metric.tagged(RedlockMetrics.acquireFailures, "reason", error.reason)),
-                Metric.update(RedlockMetrics.acquireDuration, now - firstStart),
-                Metric.update(RedlockMetrics.attemptsPerAcquire, attempts),
-                Effect.annotateCurrentSpan("redlock.attempts", attempts)
-              ], { discard: true }))
-        })
-      )
-    }).pipe(Effect.withSpan("Redlock.acquire", spanOptions))
+      return {
+        resources,
+        ttlMillis,
+        nodeTimeout: Duration.millis(nodeTimeoutMillis),
+        maxHoldMillis,
+        schedule: acquireOptions.retry ?? defaultSchedule
+      }
+    })
 
   const inspect = (resource: string): Effect.Effect<InspectResult, InvalidOptions> =>
     Effect.gen(function*() {

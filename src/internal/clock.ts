@@ -22,8 +22,18 @@ export const unsafeMonotonicMillis = (clock: Clock.Clock): number => {
  * The live clock's timer scheduler; `undefined` for a test clock (or any
  * other), whose time only moves when the test says so.
  */
-export const liveScheduler = (clock: Clock.Clock): Effect.Effect<Clock.ClockScheduler> | undefined =>
-  (clock as { scheduler?: () => Effect.Effect<Clock.ClockScheduler> }).scheduler?.()
+export const liveScheduler = (clock: Clock.Clock): Clock.ClockScheduler | undefined => {
+  let scheduler = schedulers.get(clock)
+  if (scheduler === undefined && !schedulers.has(clock)) {
+    const effect = (clock as { scheduler?: () => Effect.Effect<Clock.ClockScheduler> }).scheduler?.()
+    scheduler = effect === undefined ? undefined : Effect.runSync(effect)
+    schedulers.set(clock, scheduler)
+  }
+  return scheduler
+}
+
+// The live clock's scheduler is a constant: read once per clock, not on every fan-out.
+const schedulers = new WeakMap<Clock.Clock, Clock.ClockScheduler | undefined>()
 
 export const monotonicMillis: Effect.Effect<number> = Effect.clockWith((clock) =>
   Effect.sync(() => unsafeMonotonicMillis(clock))

@@ -38,6 +38,9 @@ export interface FanOutResult<A = unknown> {
   readonly yes: number
   /** Each node's answer, where it answered in time. */
   readonly answers: ReadonlyArray<A | undefined>
+  /** When the calls were sent and when the round was decided, on the monotonic timeline (ms). */
+  readonly startMillis: number
+  readonly endMillis: number
 }
 
 interface Rules<A> {
@@ -110,11 +113,13 @@ class Round<A> {
     this.nodes.forEach((node, index) => this.settle(index, { _tag: "TimedOut", node: node.name, millis: now - this.start }))
   }
 
-  result(): FanOutResult<A> {
+  result(endMillis: number): FanOutResult<A> {
     return {
       outcomes: [...this.outcomes],
-      yes: this.outcomes.filter((outcome) => outcome._tag === "Ok").length,
-      answers: [...this.answers]
+      yes: this.ok,
+      answers: [...this.answers],
+      startMillis: this.start,
+      endMillis
     }
   }
 }
@@ -137,10 +142,9 @@ const withPromises = <M extends NodeOperation>(
   call: Call<M>,
   rules: Rules<Answer<M>>,
   clock: Clock.Clock,
-  schedulerEffect: Effect.Effect<Clock.ClockScheduler>
+  scheduler: Clock.ClockScheduler
 ): Effect.Effect<FanOutResult<Answer<M>>> =>
-  Effect.flatMap(schedulerEffect, (scheduler) =>
-    Effect.async<FanOutResult<Answer<M>>>((resume) => {
+  Effect.async<FanOutResult<Answer<M>>>((resume) => {
       const now = () => Monotonic.unsafeMonotonicMillis(clock)
       const round = new Round(nodes, rules, now())
       let done = false
@@ -148,7 +152,7 @@ const withPromises = <M extends NodeOperation>(
         if (done || !round.decided) return
         done = true
         cancelTimer()
-        resume(Effect.succeed(round.result()))
+        resume(Effect.succeed(round.result(now())))
       }
       const cancelTimer = scheduler.unsafeSchedule(() => {
         round.timedOut(now())
@@ -173,7 +177,7 @@ const withPromises = <M extends NodeOperation>(
         done = true
         cancelTimer()
       })
-    }))
+    })
 
 /**
  * Any other nodes: each call in a daemon fiber. Daemons, not children: an
@@ -220,7 +224,7 @@ const withFibers = <M extends NodeOperation>(
       Effect.flatMap(([fibers, timerFiber]) =>
         Deferred.await(decided).pipe(
           Effect.ensuring(Effect.forEach([...fibers, timerFiber], Fiber.interruptFork, { discard: true })),
-          Effect.zipRight(Effect.sync(() => round.result()))
+          Effect.zipRight(Effect.map(Monotonic.monotonicMillis, (end) => round.result(end)))
         )
       )
     )
@@ -229,16 +233,22 @@ const withFibers = <M extends NodeOperation>(
 const fanOut = <M extends NodeOperation>(
   nodes: ReadonlyArray<RedisNode>,
   call: Call<M>,
-  rules: Rules<Answer<M>>
-): Effect.Effect<FanOutResult<Answer<M>>> =>
-  Clock.clockWith((clock) => {
-    if (nodes.length === 0) return Effect.succeed({ outcomes: [], yes: 0, answers: [] })
+  rules: Rules<Answer<M>>,
+  clock: Clock.Clock | undefined
+): Effect.Effect<FanOutResult<Answer<M>>> => {
+  const run = (clock: Clock.Clock) => {
+    if (nodes.length === 0) {
+      const now = Monotonic.unsafeMonotonicMillis(clock)
+      return Effect.succeed({ outcomes: [], yes: 0, answers: [], startMillis: now, endMillis: now })
+    }
     // A test clock has no timer scheduler: the fiber engine's timer sleeps on it.
     const scheduler = Monotonic.liveScheduler(clock)
     return scheduler !== undefined && nodes.every((node) => node.promises !== undefined)
       ? withPromises(nodes, call, rules, clock, scheduler)
       : withFibers(nodes, call, rules)
-  })
+  }
+  return clock === undefined ? Clock.clockWith(run) : run(clock)
+}
 
 /**
  * Every node, waiting for all of them (each bounded by `timeout`), with each
@@ -254,7 +264,7 @@ export const all = <M extends NodeOperation>(
     isDecided: (ok, other) => ok + other === nodes.length,
     timeout,
     quarantineMillis: undefined
-  })
+  }, undefined)
 
 /**
  * Every node, returning as soon as the operation is decided: a quorum of nodes
@@ -264,17 +274,19 @@ export const all = <M extends NodeOperation>(
  * the commands that follow it on the same node, so giving up on the answer
  * loses nothing: a late acquire is undone by the release that follows it.
  * Votes are quarantined when `quarantineMillis` is given (see quarantine.ts).
+ * A caller that already has the fiber's clock passes it, saving a lookup.
  */
 export const untilDecided = <M extends NodeOperation>(
   nodes: ReadonlyArray<RedisNode>,
   call: Call<M>,
   isYes: (answer: Answer<M>) => boolean,
   timeout: Duration.Duration,
-  quarantineMillis?: number
+  quarantineMillis?: number,
+  clock?: Clock.Clock
 ): Effect.Effect<FanOutResult<Answer<M>>> =>
   fanOut(nodes, call, {
     isYes,
     isDecided: (ok, other) => Algorithm.tally(nodes.length, ok, other) !== "open",
     timeout,
     quarantineMillis
-  })
+  }, clock)

@@ -42,11 +42,11 @@ export class HeldLock implements Lock {
   /** Set once, when the lock is lost; the signal completes at the same time. */
   private lostAs: { readonly reason: LockLost["reason"]; readonly outcomes: ReadonlyArray<NodeOutcome> } | undefined
   private lostError: LockLost | undefined
-  readonly lostSignal = Deferred.unsafeMake<void>(FiberId.none)
+  /** Made on first use of `lost`: most locks are released without anyone waiting for a loss. */
+  private lostSignal: Deferred.Deferred<void> | undefined
   /** Issues the tokens on the nodes; set by the manager. */
-  issueFencingTokens: Effect.Effect<ReadonlyArray<bigint>, LockLost | FencingTokenUnavailable> = Effect.dieMessage(
-    "effect-redlock: no fencing for this lock"
-  )
+  issueFencingTokens: (lock: HeldLock) => Effect.Effect<ReadonlyArray<bigint>, LockLost | FencingTokenUnavailable> =
+    () => Effect.dieMessage("effect-redlock: no fencing for this lock")
   private tokens: ReadonlyArray<bigint> | undefined
   /** Made on first use: most locks never ask for a token. */
   private fencingPermit: Effect.Semaphore | undefined
@@ -94,7 +94,7 @@ export class HeldLock implements Lock {
     if (this.lostAs !== undefined) return
     this.lostAs = { reason, outcomes }
     if (reason !== "Released") RedlockMetrics.lostLocks.unsafeUpdate(1, [MetricLabel.make("reason", reason)])
-    Deferred.unsafeDone(this.lostSignal, Effect.void)
+    if (this.lostSignal !== undefined) Deferred.unsafeDone(this.lostSignal, Effect.void)
   }
 
   /**
@@ -115,7 +115,7 @@ export class HeldLock implements Lock {
     return this.fencingPermit.withPermits(1)(Effect.suspend(() =>
       this.tokens !== undefined
         ? Effect.succeed(this.tokens)
-        : Effect.tap(this.issueFencingTokens, (tokens) => void (this.tokens = tokens))
+        : Effect.tap(this.issueFencingTokens(this), (tokens) => void (this.tokens = tokens))
     ))
   }
 
@@ -124,7 +124,11 @@ export class HeldLock implements Lock {
   }
 
   get lost(): Effect.Effect<LockLost> {
-    return Effect.raceFirst(Effect.map(Deferred.await(this.lostSignal), () => this.lostBecause!), this.watchDeadline)
+    return Effect.suspend(() => {
+      if (this.lostBecause !== undefined) return Effect.succeed(this.lostBecause)
+      this.lostSignal ??= Deferred.unsafeMake<void>(FiberId.none)
+      return Effect.raceFirst(Effect.map(Deferred.await(this.lostSignal), () => this.lostBecause!), this.watchDeadline)
+    })
   }
 
   readonly guard = (minRemaining: Duration.DurationInput) => {

@@ -13,7 +13,7 @@ let used = pool.length
  * `Random`, so that no other client can guess or repeat it. Each value's
  * bytes are used once.
  */
-export const make: Effect.Effect<string> = Effect.sync(() => {
+export const unsafeMake = (): string => {
   if (used + valueBytes > pool.length) {
     randomFillSync(pool)
     used = 0
@@ -21,4 +21,6 @@ export const make: Effect.Effect<string> = Effect.sync(() => {
   const value = pool.toString("base64url", used, used + valueBytes)
   used += valueBytes
   return value
-})
+}
+
+export const make: Effect.Effect<string> = Effect.sync(unsafeMake)

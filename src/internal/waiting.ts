@@ -56,12 +56,13 @@ class Announcements {
 }
 
 /**
- * Run `attempt`, and again after each failure, until it succeeds or the
- * schedule stops (then with the last failure). `watch` says whether every
- * node announces releases.
+ * After the first attempt failed with `error`: run `attempt` again after each
+ * failure, until it succeeds or the schedule stops (then with the last
+ * failure). `watch` says whether every node announces releases.
  */
 export const retry = <A>(options: {
   readonly attempt: Effect.Effect<A, LockNotAcquired>
+  readonly error: LockNotAcquired
   readonly schedule: Schedule.Schedule<unknown, LockNotAcquired>
   readonly nodes: ReadonlyArray<RedisNode>
   readonly keys: ReadonlyArray<string>
@@ -106,7 +107,7 @@ export const retry = <A>(options: {
         return yield* Effect.catchAll(attempt, again)
       })
 
-    return Effect.catchAll(attempt, again).pipe(
+    return again(options.error).pipe(
       Effect.ensuring(Effect.suspend(() => watching === undefined ? Effect.void : Scope.close(watching.scope, Exit.void)))
     )
   })
