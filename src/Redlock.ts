@@ -833,7 +833,8 @@ export const withLock: {
     (scope) =>
       Effect.flatMap(
         Scope.extend(acquire(resources, options), scope),
-        (lock) => Effect.raceFirst(self, Effect.flatMap(lock.lost, Effect.fail))
+        (lock) =>
+          lock instanceof HeldLock ? lock.runWhileHeld(self) : Effect.raceFirst(self, Effect.flatMap(lock.lost, Effect.fail))
       ),
     (scope, exit) => Scope.close(scope, exit)
   ))

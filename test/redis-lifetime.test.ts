@@ -64,6 +64,25 @@ layer(RedisFleet.layerLocal(5), { timeout: 60_000, excludeTestServices: true })(
       assert.isTrue(elapsed > 400 && elapsed < 3000, `lost after ${Math.round(elapsed)} ms`)
     }))
 
+  it.scoped("keys deleted behind the holder's back: the next extension finds them gone and the body is interrupted", () =>
+    Effect.gen(function*() {
+      const fleet = yield* RedisFleet.RedisFleet
+      yield* fleet.reset
+      const redlock = yield* manager(fleet)
+      const started = performance.now()
+      const fiber = yield* Effect.fork(Effect.exit(Effect.never.pipe(
+        Redlock.withLock("r", { ttl: "2 seconds", autoExtend: true }),
+        Effect.provideService(Redlock.Redlock, redlock)
+      )))
+      yield* Effect.sleep("200 millis")
+      yield* Effect.forEach(fleet.servers, (server) => server.call("DEL", "redlock:r"), { discard: true })
+      const exit = yield* Fiber.join(fiber)
+      const elapsed = performance.now() - started
+      assert.strictEqual((failureOf(exit) as LockLost).reason, "NotHeld")
+      // The extension at half the ttl (~1 s) hears it, well before the deadline (~1.98 s).
+      assert.isTrue(elapsed > 900 && elapsed < 1900, `lost after ${Math.round(elapsed)} ms`)
+    }))
+
   it.scoped("maxExtensions stops automatic extension; the body is then cut off", () =>
     Effect.gen(function*() {
       const fleet = yield* RedisFleet.RedisFleet

@@ -4,15 +4,20 @@
  * @internal
  */
 import type { NonEmptyReadonlyArray } from "effect/Array"
+import * as Clock from "effect/Clock"
+import * as Context from "effect/Context"
 import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import type * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
 import * as FiberId from "effect/FiberId"
 import * as MetricLabel from "effect/MetricLabel"
 import { type Lock, monotonicMillis, TypeId } from "../Lock.js"
 import type { NodeOutcome } from "../RedisNode.js"
 import { type FencingTokenUnavailable, LockLost, ValidityTooShort } from "../RedlockError.js"
 import * as RedlockMetrics from "../RedlockMetrics.js"
+import * as Monotonic from "./clock.js"
 
 export interface LockFields extends
   Pick<Lock, "resources" | "keys" | "value" | "ttl" | "validity" | "validUntilMillis" | "attempts" | "outcomes">
@@ -44,6 +49,8 @@ export class HeldLock implements Lock {
   private lostError: LockLost | undefined
   /** Made on first use of `lost`: most locks are released without anyone waiting for a loss. */
   private lostSignal: Deferred.Deferred<void> | undefined
+  /** Called once when the lock is lost (see `runWhileHeld`). */
+  private lostListeners: Set<() => void> | undefined
   /** Issues the tokens on the nodes; set by the manager. */
   issueFencingTokens: (lock: HeldLock) => Effect.Effect<ReadonlyArray<bigint>, LockLost | FencingTokenUnavailable> =
     () => Effect.dieMessage("effect-redlock: no fencing for this lock")
@@ -95,6 +102,61 @@ export class HeldLock implements Lock {
     this.lostAs = { reason, outcomes }
     if (reason !== "Released") RedlockMetrics.lostLocks.unsafeUpdate(1, [MetricLabel.make("reason", reason)])
     if (this.lostSignal !== undefined) Deferred.unsafeDone(this.lostSignal, Effect.void)
+    this.lostListeners?.forEach((listener) => listener())
+  }
+
+  /**
+   * Run `self` while the lock is held: when it is lost (its deadline passes,
+   * or a node says it is not ours), `self` is interrupted and the result is
+   * the `LockLost` failure. On the live clock this is one child fiber, one
+   * timer at the deadline (set again when an extension moved it) and a
+   * listener; on a test clock, the race with `lost`.
+   */
+  runWhileHeld<A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E | LockLost, R> {
+    return Effect.withFiberRuntime((parent) => {
+      const clock = Context.get(parent.currentDefaultServices, Clock.Clock)
+      const scheduler = Monotonic.liveScheduler(clock)
+      if (scheduler === undefined) return Effect.raceFirst(self, Effect.flatMap(this.lost, Effect.fail))
+      return Effect.uninterruptibleMask((restore) =>
+        Effect.flatMap(Effect.fork(restore(self)), (child) =>
+          restore(Effect.async<A, E | LockLost, R>((resume) => {
+            let settled = false
+            let cancelTimer = () => {}
+            const listeners = this.lostListeners ??= new Set()
+            const settle = () => {
+              settled = true
+              cancelTimer()
+              listeners.delete(lose)
+              child.removeObserver(ended)
+            }
+            const lose = () => {
+              if (settled) return
+              settle()
+              resume(Effect.zipRight(Fiber.interrupt(child), Effect.fail(this.lostBecause!)))
+            }
+            const ended = (exit: Exit.Exit<A, E>) => {
+              if (settled) return
+              settle()
+              resume(Effect.zipRight(Fiber.inheritAll(child), exit))
+            }
+            const watchDeadline = () => {
+              if (settled) return
+              const left = this.deadline - Monotonic.unsafeMonotonicMillis(clock)
+              if (left <= 0) this.markLost("Expired")
+              else cancelTimer = scheduler.unsafeSchedule(watchDeadline, Duration.millis(left))
+            }
+            if (this.lostBecause !== undefined) return lose()
+            listeners.add(lose)
+            child.addObserver(ended)
+            watchDeadline()
+            return Effect.suspend(() => {
+              if (settled) return Effect.void
+              settle()
+              return Fiber.interrupt(child)
+            })
+          })))
+      )
+    })
   }
 
   /**
