@@ -10,6 +10,7 @@ import { type NodePromises, type RedisNode, RedisNodes } from "../src/RedisNode.
 const instant = (name: string): RedisNode => {
   const promises: NodePromises = {
     acquire: () => Promise.resolve(true),
+    acquireInTurn: () => Promise.resolve({ _tag: "Granted" }),
     release: (keys) => Promise.resolve(keys.length),
     extend: () => Promise.resolve(true),
     incrementFences: () => Promise.resolve(Option.none()),
@@ -21,6 +22,7 @@ const instant = (name: string): RedisNode => {
     run: () => ({ _tag: "Known", id: name, startedAtMillis: 0 }),
     promises,
     acquire: (keys, value, ttl) => Effect.promise(() => promises.acquire(keys, value, ttl)),
+    acquireInTurn: (keys, value, ttl, turn) => Effect.promise(() => promises.acquireInTurn(keys, value, ttl, turn)),
     release: (keys, value, announce) => Effect.promise(() => promises.release(keys, value, announce)),
     extend: (keys, value, ttl) => Effect.promise(() => promises.extend(keys, value, ttl)),
     incrementFences: (keys, value, fences) => Effect.promise(() => promises.incrementFences(keys, value, fences)),

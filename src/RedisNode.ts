@@ -147,6 +147,43 @@ export type NodeRun =
   | { readonly _tag: "Unknown"; readonly detail: string }
 
 /**
+ * A place in the line of waiters for a resource (see `RedisNode.acquireInTurn`).
+ *
+ * @since 1.0.0
+ * @category models
+ */
+export interface Turn {
+  /**
+   * The order among waiters: lower comes first, and equal tickets are ordered
+   * by lock value, so that every node orders the same waiters the same way.
+   * The lock manager uses the wall-clock time of an acquisition's first
+   * attempt.
+   */
+  readonly ticket: number
+  /**
+   * When not granted, stay in line this long (refreshed by each attempt); `0`
+   * does not join the line. A waiter that stops asking drops out of it when
+   * its lease ends.
+   */
+  readonly leaseMillis: number
+}
+
+/**
+ * What a node answered to `acquireInTurn`.
+ * - `Granted`: the keys are set to our value.
+ * - `Held`: a key exists; `ttlMillis` is the longest time to live left among
+ *   them (`undefined` when a key never expires).
+ * - `NotYourTurn`: the keys are free, but a waiter comes before us in line.
+ *
+ * @since 1.0.0
+ * @category models
+ */
+export type TurnAnswer =
+  | { readonly _tag: "Granted" }
+  | { readonly _tag: "Held"; readonly ttlMillis: number | undefined }
+  | { readonly _tag: "NotYourTurn" }
+
+/**
  * One independent Redis master. Every operation is atomic on the node and
  * takes fully prefixed keys.
  *
@@ -175,11 +212,18 @@ export interface RedisNode {
   readonly promises?: NodePromises | undefined
   /**
    * Call `onRelease` whenever an announced release (see `release`) deletes
-   * `key` on this node, for as long as the scope is open: waiters retry at
-   * once instead of at their next scheduled attempt. Optional: without it,
-   * waiters only poll.
+   * `key` on this node, or the first waiter in line for a free `key` leaves
+   * the line, for as long as the scope is open. It is given the lock value of
+   * the waiter now first in line, or `""` when nobody waits: that waiter
+   * retries at once instead of at its next scheduled attempt, and the others
+   * sleep on. The effect returns once the node will report releases: `true`
+   * when it was not listening to `key` until now (a release just before was
+   * missed), `false` when it was (and it replays a very recent release to the
+   * new watcher). Optional: without it, waiters only poll.
    */
-  readonly watchReleases?: ((key: string, onRelease: () => void) => Effect.Effect<void, never, Scope.Scope>) | undefined
+  readonly watchReleases?:
+    | ((key: string, onRelease: (next: string) => void) => Effect.Effect<boolean, never, Scope.Scope>)
+    | undefined
   /**
    * Set every key to `value` with a time to live of `ttlMillis`, only if none
    * of them exists. `true` when set, `false` when any key exists.
@@ -190,10 +234,26 @@ export interface RedisNode {
     ttlMillis: number
   ) => Effect.Effect<boolean, RedisNodeError>
   /**
-   * Delete each key that still holds `value`. Returns how many were deleted.
-   * With `announce`, each deletion is announced to the key's watchers (see
+   * Set every key to `value` with a time to live of `ttlMillis`, only if none
+   * of them exists and no waiter comes before `turn` in the line of any key;
+   * otherwise join each key's line when `turn.leaseMillis` > 0. Waiters whose
+   * lease ended are dropped from the line first. Granting removes `value`
+   * from the lines.
+   */
+  readonly acquireInTurn: (
+    keys: ReadonlyArray<string>,
+    value: string,
+    ttlMillis: number,
+    turn: Turn
+  ) => Effect.Effect<TurnAnswer, RedisNodeError>
+  /**
+   * Delete each key that still holds `value`, and take `value` out of each
+   * key's line of waiters. Returns how many keys were deleted. With
+   * `announce`, each deletion is announced to the key's watchers (see
    * `watchReleases`): a held lock's release is; a failed attempt's clean-up is
-   * not, so that waiters are not woken for a resource nobody held.
+   * not, so that waiters are not woken for a resource nobody held. A waiter
+   * that leaves the line while first in it, with the key free, is announced
+   * too, so that the next one goes.
    */
   readonly release: (keys: ReadonlyArray<string>, value: string, announce: boolean) => Effect.Effect<number, RedisNodeError>
   /**
@@ -235,7 +295,14 @@ export interface RedisNode {
  * @since 1.0.0
  * @category models
  */
-export type NodeOperation = "acquire" | "release" | "extend" | "inspect" | "incrementFences" | "commitFences"
+export type NodeOperation =
+  | "acquire"
+  | "acquireInTurn"
+  | "release"
+  | "extend"
+  | "inspect"
+  | "incrementFences"
+  | "commitFences"
 
 /**
  * A node's operations as promises (see `RedisNode.promises`).
@@ -282,7 +349,7 @@ export interface MemoryNodesControl {
   readonly putForeign: (index: number, key: string) => Effect.Effect<void>
   /** Store a plain string key, with an optional time to live. */
   readonly putString: (index: number, key: string, value: string, ttlMillis?: number) => Effect.Effect<void>
-  /** The live (unexpired) keys of a node. */
+  /** The live (unexpired) keys of a node; a resource's line of waiters shows as its key + `"\u0000queue"`. */
   readonly keys: (index: number) => Effect.Effect<ReadonlyArray<string>>
   /** How many operations the node has been asked to do, applied or not. */
   readonly operations: (index: number) => Effect.Effect<number>

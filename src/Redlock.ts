@@ -28,6 +28,7 @@ import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
+import * as Exit from "effect/Exit"
 import * as FiberRef from "effect/FiberRef"
 import { dual, identity } from "effect/Function"
 import * as Layer from "effect/Layer"
@@ -47,7 +48,7 @@ import * as Tracing from "./internal/tracing.js"
 import { HeldLock } from "./internal/lock.js"
 import * as Lock from "./Lock.js"
 import * as RedlockMetrics from "./RedlockMetrics.js"
-import { type KeyState, type NodeOutcome, type RedisNode, RedisNodes } from "./RedisNode.js"
+import { type KeyState, type NodeOutcome, type RedisNode, RedisNodes, type TurnAnswer } from "./RedisNode.js"
 import {
   ExtensionLimitReached,
   FencingTokenUnavailable,
@@ -268,6 +269,8 @@ export interface RedlockService {
  */
 export class Redlock extends Context.Tag("effect-redlock/Redlock")<Redlock, RedlockService>() {}
 
+const isGranted = (answer: TurnAnswer) => answer._tag === "Granted"
+
 // A stack trace per span would point into this module anyway, and costs more than the rest of the span.
 const spanOptions = { captureStackTrace: false } as const
 
@@ -298,25 +301,6 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
   const quorum = Algorithm.quorum(nodes.length)
   const ours = new WeakSet<HeldLock>()
   const announcesReleases = nodes.every((node) => node.watchReleases !== undefined)
-  // Fair handoff: until when (monotonic ms) this manager holds back from a resource it just released.
-  // Bounded: only the most recent releases are remembered.
-  const handoffs = new Map<string, number>()
-  const rememberHandoff = (keys: ReadonlyArray<string>, until: number) => {
-    const id = keys.join("\n")
-    handoffs.delete(id)
-    handoffs.set(id, until)
-    if (handoffs.size > 1024) handoffs.delete(handoffs.keys().next().value!)
-  }
-  const awaitHandoff = (keys: ReadonlyArray<string>) =>
-    Effect.suspend(() => {
-      if (handoffs.size === 0) return Effect.void
-      const id = keys.join("\n")
-      const until = handoffs.get(id)
-      if (until === undefined) return Effect.void
-      handoffs.delete(id)
-      return Effect.flatMap(Lock.monotonicMillis, (now) => now < until ? Effect.sleep(Duration.millis(Math.ceil(until - now))) : Effect.void)
-    })
-
   /** The manager's own state of a lock; a lock of another manager is a programmer error. */
   const held = (lock: Lock.Lock): HeldLock => {
     if (lock instanceof HeldLock && ours.has(lock)) return lock
@@ -360,9 +344,8 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
       )
       const released = Effect.map(
         releaseOn(nodes, state.keys, state.value, state.nodeTimeout, true, clock),
-        ({ endMillis, outcomes, yes }): ReleaseResult => {
+        ({ outcomes, yes }): ReleaseResult => {
           state.markLostQuietly("Released", outcomes)
-          if (fairHandoff) rememberHandoff(state.keys, endMillis + Math.min(50, 1 + 2 * (endMillis - sent)))
           const status: ReleaseStatus = yes >= quorum
             ? "Released"
             : Outcome.majorityNotOurs(outcomes, quorum)
@@ -524,6 +507,14 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
       const clock = Context.get(fiber.currentDefaultServices, Clock.Clock)
       const firstStart = Monotonic.unsafeMonotonicMillis(clock)
       let attempts = 0
+      // Waiting in line (fairHandoff): the place is the time of the first attempt; a
+      // place is held for a lease that outlasts the wait until the next attempt.
+      const ticket = clock.unsafeCurrentTimeMillis()
+      const nodeTimeoutMillis = Duration.toMillis(nodeTimeout)
+      const lease = (intervalMillis: number) =>
+        fairHandoff ? Math.min(ttlMillis, Math.max(250, 2 * intervalMillis) + 2 * nodeTimeoutMillis) : 0
+      let joined = false
+      let holderGoneAt: number | undefined
 
       const granted = (result: FanOut.FanOutResult, validityMillis: number): Effect.Effect<Lock.Lock> => {
         const lock = new HeldLock({
@@ -548,8 +539,9 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
           : Effect.as(Effect.zipRight(registered, Effect.forkIn(autoExtend(lock, maxHoldMillis), scope)), lock)
       }
 
-      const refused = (result: FanOut.FanOutResult): Effect.Effect<never, LockNotAcquired> => {
+      const refused = (result: FanOut.FanOutResult<boolean | TurnAnswer>): Effect.Effect<never, LockNotAcquired> => {
         const { outcomes, yes } = result
+        holderGoneAt = holderGone(result)
         // A node that answered Held did not take the key in this attempt, and
         // earlier attempts were released in order on the same node: skip it.
         const maybeSet = nodes.filter((_, index) => outcomes[index]._tag !== "Held")
@@ -574,20 +566,30 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
       // One attempt and the registration of its release are one unit: the
       // fan-out alone is interruptible, and whatever happens to it, either the
       // lock's release is in the scope or every node was asked to release.
-      const attempt = Effect.uninterruptibleMask((restore) => {
+      const attempt = (leaseMillis: number) => Effect.uninterruptibleMask((restore) => {
         attempts++
-        return Effect.matchCauseEffect(
-          restore(FanOut.untilDecided(
+        if (leaseMillis > 0) joined = true
+        const fanOut: Effect.Effect<FanOut.FanOutResult<boolean | TurnAnswer>> = fairHandoff
+          ? FanOut.untilDecided(
+            nodes,
+            FanOut.call("acquireInTurn", keys, value, ttlMillis, { ticket, leaseMillis }),
+            isGranted,
+            nodeTimeout,
+            quarantineMillis,
+            clock
+          )
+          : FanOut.untilDecided(
             nodes,
             FanOut.call("acquire", keys, value, ttlMillis),
             identity,
             nodeTimeout,
             quarantineMillis,
             clock
-          )),
+          )
+        return Effect.matchCauseEffect(
+          restore(fanOut),
           {
-            onFailure: (cause) =>
-              Effect.zipRight(releaseOn(nodes, keys, value, nodeTimeout, false, clock), Effect.failCause(cause)),
+            onFailure: (cause) => Effect.zipRight(leaveEverywhere, Effect.failCause(cause)),
             onSuccess: (result): Effect.Effect<Lock.Lock, LockNotAcquired> => {
               const validityMillis = Algorithm.validity(ttlMillis, result.endMillis - result.startMillis, driftFactor)
               const decided = result.yes >= quorum && validityMillis > 0
@@ -608,7 +610,28 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
         )
       })
 
-      const oneAttempt = traced ? Effect.withSpan(attempt, "Redlock.attempt", spanOptions) : attempt
+      const oneAttempt = (leaseMillis: number) =>
+        traced ? Effect.withSpan(attempt(leaseMillis), "Redlock.attempt", spanOptions) : attempt(leaseMillis)
+      // The clock's wall time at which the keys of the holder seen by the last
+      // attempt have run out on enough nodes for a quorum; none when the keys
+      // are free on a majority already, or never expire.
+      const holderGone = (result: FanOut.FanOutResult<boolean | TurnAnswer>): number | undefined => {
+        const ttls: Array<number> = []
+        let free = 0
+        result.answers.forEach((answer) => {
+          if (typeof answer !== "object") return
+          if (answer._tag !== "Held") free++
+          else if (answer.ttlMillis !== undefined) ttls.push(answer.ttlMillis)
+        })
+        const needed = quorum - free
+        if (needed <= 0 || ttls.length < needed) return undefined
+        return clock.unsafeCurrentTimeMillis() + ttls.sort((a, b) => a - b)[needed - 1] + 1
+      }
+      // A waiter that gives up (or is interrupted) leaves every line it joined:
+      // every node is asked, and answers awaited (each within the node timeout),
+      // so that it no longer stands before anyone once acquire returns.
+      const leaveEverywhere = FanOut.all(nodes, FanOut.call("release", keys, value, false), nodeTimeout)
+      const leaveLine = Effect.suspend(() => joined ? Effect.asVoid(leaveEverywhere) : Effect.void)
       const measure = (failure: LockNotAcquired | undefined) =>
         Effect.sync(() => {
           const labels = fiber.getFiberRef(FiberRef.currentMetricLabels)
@@ -618,16 +641,28 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
           RedlockMetrics.attemptsPerAcquire.unsafeUpdate(attempts, labels)
         })
       const measured = Effect.catchAll(
-        oneAttempt,
-        (error) => Waiting.retry({ attempt: oneAttempt, error, schedule, nodes, keys, quorum, watch: announcesReleases })
+        oneAttempt(schedule === noRetry ? 0 : lease(0)),
+        (error) =>
+          Waiting.retry({
+            attempt: oneAttempt,
+            error,
+            schedule,
+            nodes,
+            keys,
+            value,
+            quorum,
+            watch: announcesReleases,
+            lease,
+            holderGoneAt: () => holderGoneAt,
+            nodeTimeout
+          }).pipe(Effect.onExit((exit) => Exit.isSuccess(exit) ? Effect.void : leaveLine))
       ).pipe(Effect.tapBoth({ onSuccess: () => measure(undefined), onFailure: measure }))
-      const handedOff = fairHandoff && handoffs.size > 0 ? Effect.zipRight(awaitHandoff(keys), measured) : measured
-      if (!traced) return handedOff
+      if (!traced) return measured
       return Effect.withSpan(
         Effect.tap(
           Effect.zipRight(
             Effect.annotateCurrentSpan({ "redlock.resources": resources, "redlock.ttl_ms": ttlMillis }),
-            Effect.tapError(handedOff, () => Effect.annotateCurrentSpan("redlock.attempts", attempts))
+            Effect.tapError(measured, () => Effect.annotateCurrentSpan("redlock.attempts", attempts))
           ),
           (lock) =>
             Effect.annotateCurrentSpan({ "redlock.attempts": attempts, "redlock.validity_ms": Duration.toMillis(lock.validity) })

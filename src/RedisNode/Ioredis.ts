@@ -24,7 +24,14 @@ import * as IoredisCommands from "../internal/ioredisCommands.js"
 import * as Scripts from "../internal/scripts.js"
 import * as ReleaseWatch from "../internal/releaseWatch.js"
 import * as ServerRun from "../internal/serverRun.js"
-import { type NodePromises, type NodeRun, type RedisNode, type RedisNodeError, RedisNodes } from "../RedisNode.js"
+import {
+  type NodePromises,
+  type NodeRun,
+  type RedisNode,
+  type RedisNodeError,
+  RedisNodes,
+  type TurnAnswer
+} from "../RedisNode.js"
 import { InvalidOptions } from "../RedlockError.js"
 
 /**
@@ -106,6 +113,17 @@ const hidePassword = (url: string) => url.replace(/\/\/[^@/]*@/, "//***@")
 const withoutUndefined = <A extends object>(a: A): Partial<A> =>
   Object.fromEntries(Object.entries(a).filter(([, value]) => value !== undefined)) as Partial<A>
 
+const granted: TurnAnswer = { _tag: "Granted" }
+const notYourTurn: TurnAnswer = { _tag: "NotYourTurn" }
+
+/** The reply of the acquireInTurn script (see scripts.ts). */
+const turnAnswer = (reply: unknown): TurnAnswer => {
+  const [code, pttl] = reply as [number, number | undefined]
+  if (code === 1) return granted
+  if (code === 3) return notYourTurn
+  return { _tag: "Held", ttlMillis: pttl === undefined || pttl < 0 ? undefined : pttl }
+}
+
 /** The node operations over one client: promises, and the Effects over them. */
 const makeNode = (
   name: string,
@@ -133,7 +151,11 @@ const makeNode = (
       keys.length === 1
         ? run(() => client.set(keys[0]!, value, "PX", ttlMillis, "NX")).then((reply) => reply === "OK")
         : evalScript(Scripts.acquireAll, keys, [value, ttlMillis]).then((reply) => reply === 1),
-    release: (keys, value, announce) => evalScript(Scripts.releaseOwned, keys, [value, announce ? 1 : 0]).then(Number),
+    acquireInTurn: (keys, value, ttlMillis, turn) =>
+      evalScript(Scripts.acquireInTurn, Scripts.withQueueKeys(keys), [value, ttlMillis, turn.ticket, turn.leaseMillis])
+        .then(turnAnswer),
+    release: (keys, value, announce) =>
+      evalScript(Scripts.releaseOwned, Scripts.withQueueKeys(keys), [value, announce ? 1 : 0]).then(Number),
     extend: (keys, value, ttlMillis) =>
       evalScript(Scripts.extendOwned, keys, [value, ttlMillis]).then((reply) => reply === 1),
     incrementFences: (keys, value, fenceKeys) =>
@@ -162,6 +184,7 @@ const makeNode = (
     promises,
     watchReleases,
     acquire: (keys, value, ttlMillis) => effect(() => promises.acquire(keys, value, ttlMillis)),
+    acquireInTurn: (keys, value, ttlMillis, turn) => effect(() => promises.acquireInTurn(keys, value, ttlMillis, turn)),
     release: (keys, value, announce) => effect(() => promises.release(keys, value, announce)),
     extend: (keys, value, ttlMillis) => effect(() => promises.extend(keys, value, ttlMillis)),
     incrementFences: (keys, value, fenceKeys) => effect(() => promises.incrementFences(keys, value, fenceKeys)),

@@ -10,6 +10,7 @@ import * as Queue from "effect/Queue"
 import type * as RedisNode from "../RedisNode.js"
 import { MemoryNodes, RedisNodeError, RedisNodes } from "../RedisNode.js"
 import * as Monotonic from "./clock.js"
+import * as Scripts from "./scripts.js"
 import { Watchers } from "./watchers.js"
 
 type Entry =
@@ -37,6 +38,8 @@ class MemoryNode {
   restarts = 0
   /** Who waits for a release of which key (as subscribers of its release channel). */
   readonly releaseWatchers = new Watchers()
+  /** Each lock key's line of waiters: lock value -> ticket and end of lease. */
+  readonly lines = new Map<string, Map<string, { readonly ticket: number; readonly leaseEnd: number }>>()
   /** The nodes' first run started long before anything watched them. */
   run: RedisNode.NodeRun = { _tag: "Known", id: "0", startedAtMillis: Number.NEGATIVE_INFINITY }
 
@@ -83,6 +86,13 @@ class MemoryNode {
     })
   }
 
+  leave(key: string, value: string): void {
+    const line = this.lines.get(key)
+    if (line === undefined) return
+    line.delete(value)
+    if (line.size === 0) this.lines.delete(key)
+  }
+
   error(reason: RedisNode.RedisNodeErrorReason, detail: string): RedisNodeError {
     return new RedisNodeError({ node: this.name, reason, detail }, true)
   }
@@ -95,6 +105,27 @@ class MemoryNode {
       return undefined
     }
     return entry
+  }
+
+  /** A key's line of waiters without those whose lease ended; `undefined` when empty. */
+  line(key: string, now: number) {
+    const line = this.lines.get(key)
+    if (line === undefined) return undefined
+    for (const [value, place] of line) if (place.leaseEnd <= now) line.delete(value)
+    if (line.size > 0) return line
+    this.lines.delete(key)
+    return undefined
+  }
+
+  /** Who is first in a key's line (lowest ticket, then lowest value), if anyone. */
+  first(key: string, now: number): { readonly value: string; readonly ticket: number } | undefined {
+    let head: { value: string; ticket: number } | undefined
+    for (const [value, { ticket }] of this.line(key, now) ?? []) {
+      if (head === undefined || ticket < head.ticket || (ticket === head.ticket && value < head.value)) {
+        head = { value, ticket }
+      }
+    }
+    return head
   }
 
   /** A counter's value (0 when missing), throwing as INCR does on a value that is not an integer. */
@@ -119,22 +150,61 @@ class MemoryNode {
     return {
       name: this.name,
       run: () => this.run,
-      watchReleases: (key, onRelease) => this.releaseWatchers.watch(key, onRelease),
+      watchReleases: (key, onRelease) =>
+        Effect.flatMap(Clock.currentTimeMillis, (now) => this.releaseWatchers.watch(key, onRelease, now)),
       acquire: (keys, value, ttlMillis) =>
         this.submit((now) => {
           if (keys.some((key) => this.live(key, now) !== undefined)) return false
           for (const key of keys) this.store.set(key, { type: "string", value, expiresAt: now + ttlMillis })
           return true
         }),
+      acquireInTurn: (keys, value, ttlMillis, turn) =>
+        this.submit((now): RedisNode.TurnAnswer => {
+          let held = false
+          let longest: number | undefined = 0
+          for (const key of keys) {
+            const entry = this.live(key, now)
+            if (entry === undefined) continue
+            held = true
+            if (longest !== undefined) {
+              longest = entry.expiresAt === undefined ? undefined : Math.max(longest, entry.expiresAt - now)
+            }
+          }
+          const ourTurn = keys.every((key) => {
+            const head = this.first(key, now)
+            return head === undefined || head.value === value || head.ticket > turn.ticket ||
+              (head.ticket === turn.ticket && head.value > value)
+          })
+          if (!held && ourTurn) {
+            for (const key of keys) {
+              this.store.set(key, { type: "string", value, expiresAt: now + ttlMillis })
+              this.leave(key, value)
+            }
+            return { _tag: "Granted" }
+          }
+          if (turn.leaseMillis > 0) {
+            for (const key of keys) {
+              let line = this.lines.get(key)
+              if (line === undefined) this.lines.set(key, line = new Map())
+              line.set(value, { ticket: turn.ticket, leaseEnd: now + turn.leaseMillis })
+            }
+          }
+          return held ? { _tag: "Held", ttlMillis: longest } : { _tag: "NotYourTurn" }
+        }),
       release: (keys, value, announce) =>
         this.submit((now) => {
           let deleted = 0
           for (const key of keys) {
             const entry = this.live(key, now)
-            if (entry !== undefined && entry.type === "string" && entry.value === value) {
+            const freed = entry !== undefined && entry.type === "string" && entry.value === value
+            if (freed) {
               this.store.delete(key)
-              if (announce) this.releaseWatchers.notify(key)
               deleted++
+            }
+            const wasFirst = this.first(key, now)?.value === value
+            this.leave(key, value)
+            if ((freed && announce) || (wasFirst && this.live(key, now) === undefined)) {
+              this.releaseWatchers.notify(key, this.first(key, now)?.value ?? "", now)
             }
           }
           return deleted
@@ -201,6 +271,7 @@ export const layer = (n: number): Layer.Layer<RedisNodes | MemoryNodes> =>
         Effect.map(Monotonic.monotonicMillis, (now) => {
           const node = at(index)
           node.store.clear()
+          node.lines.clear()
           node.restarts++
           node.run = { _tag: "Known", id: String(node.restarts), startedAtMillis: now }
         }),
@@ -215,7 +286,10 @@ export const layer = (n: number): Layer.Layer<RedisNodes | MemoryNodes> =>
       keys: (index) =>
         Effect.map(Clock.currentTimeMillis, (now) => {
           const node = at(index)
-          return [...node.store.keys()].filter((key) => node.live(key, now) !== undefined)
+          return [
+            ...[...node.store.keys()].filter((key) => node.live(key, now) !== undefined),
+            ...[...node.lines.keys()].filter((key) => node.line(key, now) !== undefined).map(Scripts.queueKey)
+          ]
         }),
       operations: (index) => Effect.sync(() => at(index).operations),
       releaseWatchers: (index) => Effect.sync(() => at(index).releaseWatchers.size)

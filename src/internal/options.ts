@@ -33,6 +33,8 @@ export const resources = (
   for (const resource of list) {
     if (typeof resource !== "string") return invalid("resources", `every resource must be a string, got ${describe(resource)}`)
     if (resource.length === 0) return invalid("resources", "a resource must not be the empty string")
+    // The keys of a resource's line of waiters are its lock key + NUL + a name (internal/scripts.ts).
+    if (resource.includes("\u0000")) return invalid("resources", "a resource must not contain the NUL character")
     if (seen.has(resource)) return invalid("resources", `resource "${resource}" is listed twice`)
     seen.add(resource)
   }
@@ -55,7 +57,11 @@ export const driftFactor = (input: unknown): Either.Either<number, InvalidOption
     : invalid("driftFactor", `must be a number in [0, 1), got ${describe(input)}`)
 
 export const keyPrefix = (input: unknown): Either.Either<string, InvalidOptions> =>
-  typeof input === "string" ? Either.right(input) : invalid("keyPrefix", `must be a string, got ${describe(input)}`)
+  typeof input !== "string"
+    ? invalid("keyPrefix", `must be a string, got ${describe(input)}`)
+    : input.includes("\u0000")
+    ? invalid("keyPrefix", "must not contain the NUL character")
+    : Either.right(input)
 
 export const nodeCount = (count: number): Either.Either<number, InvalidOptions> =>
   count >= 1 ? Either.right(count) : invalid("nodes", "at least one Redis node is required")

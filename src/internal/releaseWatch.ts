@@ -2,8 +2,10 @@
  * Release announcements of one ioredis node: one subscriber connection per
  * node and process, opened on the first waiter and shared by all of them
  * (never one per waiter). A channel is subscribed while someone waits on its
- * key. A message lost in a reconnect only means the waiter polls on its
- * retry schedule, as it would without announcements.
+ * key, and for a second after the last waiter left: a key contended by a few
+ * clients in turn keeps its subscription instead of paying SUBSCRIBE and
+ * UNSUBSCRIBE on every wait. A message lost in a reconnect only means the
+ * waiter polls on its retry schedule, as it would without announcements.
  *
  * @internal
  */
@@ -12,23 +14,47 @@ import type { Redis } from "ioredis"
 import { releaseChannelPrefix } from "./scripts.js"
 import { Watchers } from "./watchers.js"
 
+const lingerMillis = 1000
+
 export const make = (client: Redis) =>
   Effect.acquireRelease(
     Effect.sync(() => {
       let subscriber: Redis | undefined
+      // Channels subscribed or being subscribed, by key: a promise until SUBSCRIBE is answered.
+      const subscribed = new Map<string, Promise<void> | "active">()
       const connection = () => {
         if (subscriber !== undefined) return subscriber
         // A subscriber may queue its SUBSCRIBE while it connects, and resubscribes after a reconnect.
         subscriber = client.duplicate({ enableOfflineQueue: true, maxRetriesPerRequest: null, autoResubscribe: true })
         subscriber.on("error", () => {}) // it reconnects on its own; waiters poll meanwhile
-        subscriber.on("message", (channel: string) => watchers.notify(channel.slice(releaseChannelPrefix.length)))
+        subscriber.on("message", (channel: string, next: string) =>
+          watchers.notify(channel.slice(releaseChannelPrefix.length), next, performance.now()))
+        // After a reconnect, messages may have been lost until ioredis resubscribed.
+        subscriber.on("close", () => subscribed.clear())
         return subscriber
       }
-      const watchers = new Watchers(
-        (key) => void connection().subscribe(releaseChannelPrefix + key).catch(() => undefined),
-        (key) => void subscriber?.unsubscribe(releaseChannelPrefix + key).catch(() => undefined)
-      )
-      return { watch: (key: string, onRelease: () => void) => watchers.watch(key, onRelease), close: () => subscriber?.disconnect() }
+      const subscribe = (key: string): Promise<void> | undefined => {
+        const state = subscribed.get(key)
+        if (state === "active") return undefined
+        if (state !== undefined) return state
+        const ready = connection().subscribe(releaseChannelPrefix + key).then(
+          () => void (subscribed.get(key) === ready && subscribed.set(key, "active")),
+          () => void (subscribed.get(key) === ready && subscribed.delete(key))
+        )
+        subscribed.set(key, ready)
+        return ready
+      }
+      const unsubscribeLater = (key: string) => {
+        setTimeout(() => {
+          if (watchers.has(key) || !subscribed.delete(key)) return
+          subscriber?.unsubscribe(releaseChannelPrefix + key).catch(() => undefined)
+        }, lingerMillis).unref()
+      }
+      const watchers = new Watchers(subscribe, unsubscribeLater)
+      return {
+        watch: (key: string, onRelease: (next: string) => void) => watchers.watch(key, onRelease, performance.now()),
+        close: () => subscriber?.disconnect()
+      }
     }),
     (releases) => Effect.sync(releases.close)
   )

@@ -24,23 +24,133 @@ end
 return 1
 `)
 
+/**
+ * The keys of a lock key's line of waiters: a sorted set of lock values by
+ * ticket, and one of the same values by the end of their lease (server
+ * milliseconds). Lock keys never hold a NUL character (resources and the key
+ * prefix are checked), so these can never be another resource's lock key.
+ */
+export const queueKey = (key: string): string => key + "\u0000queue"
+export const leaseKey = (key: string): string => key + "\u0000lease"
+
+/** The lock keys, then their queue keys, then their lease keys. */
+export const withQueueKeys = (keys: ReadonlyArray<string>): Array<string> => [
+  ...keys,
+  ...keys.map(queueKey),
+  ...keys.map(leaseKey)
+]
+
+// Shared by the scripts below: the server's time in ms; drop waiters whose
+// lease ended from line i; whether a waiter comes before (ticket, value) in it.
+const queueFunctions = `
+local function nowMillis()
+  local time = redis.call("TIME")
+  return tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+end
+local function prune(queue, leases, now)
+  local ended = redis.call("ZRANGEBYSCORE", leases, "-inf", now)
+  for _, member in ipairs(ended) do
+    redis.call("ZREM", queue, member)
+    redis.call("ZREM", leases, member)
+  end
+end
+local function first(queue)
+  local head = redis.call("ZRANGE", queue, 0, 0, "WITHSCORES")
+  return head[1], tonumber(head[2])
+end
+`
+
+/**
+ * Acquire in turn (RedisNode.acquireInTurn). KEYS: n lock keys, n queue keys,
+ * n lease keys. ARGV: value, ttl ms, ticket, lease ms (0: do not join).
+ * Returns { 1 } granted, { 2, pttl } held (the longest pttl; -1 when a key
+ * never expires), { 3 } free but not our turn. A key of another type counts
+ * as held, as with SET NX. Lines that are empty cost one EXISTS each.
+ */
+export const acquireInTurn = script(`${queueFunctions}
+local n = #KEYS / 3
+local value, ticket, lease = ARGV[1], tonumber(ARGV[3]), tonumber(ARGV[4])
+local held, longest = false, 0
+for i = 1, n do
+  local pttl = redis.call("PTTL", KEYS[i])
+  if pttl ~= -2 then
+    held = true
+    if longest ~= -1 and (pttl == -1 or pttl > longest) then longest = pttl end
+  end
+end
+local now = nil
+local ourTurn = true
+for i = 1, n do
+  local queue = KEYS[n + i]
+  if redis.call("EXISTS", queue) == 1 then
+    now = now or nowMillis()
+    prune(queue, KEYS[2 * n + i], now)
+    local head, score = first(queue)
+    if head ~= nil and head ~= value and (score < ticket or (score == ticket and head < value)) then
+      ourTurn = false
+    end
+  end
+end
+if not held and ourTurn then
+  for i = 1, n do
+    redis.call("SET", KEYS[i], value, "PX", ARGV[2])
+    if now ~= nil then
+      redis.call("ZREM", KEYS[n + i], value)
+      redis.call("ZREM", KEYS[2 * n + i], value)
+    end
+  end
+  return { 1 }
+end
+if lease > 0 then
+  now = now or nowMillis()
+  for i = 1, n do
+    local queue, leases = KEYS[n + i], KEYS[2 * n + i]
+    redis.call("ZADD", queue, ARGV[3], value)
+    redis.call("ZADD", leases, now + lease, value)
+    -- The line outlives its longest lease, never more.
+    if redis.call("PTTL", queue) < lease then redis.call("PEXPIRE", queue, lease) end
+    if redis.call("PTTL", leases) < lease then redis.call("PEXPIRE", leases, lease) end
+  end
+end
+if held then return { 2, longest } end
+return { 3 }
+`)
+
 /** Where a release of a key is announced, for waiters (`PUBLISH` to this prefix + the key). */
 export const releaseChannelPrefix = "redlock-released:"
 
 /**
- * Delete each key that holds our value, and announce each deletion on the
- * key's release channel when ARGV[2] is "1". A key of another type is not ours
- * and is left alone (pcall turns GET's WRONGTYPE error into a value). ARGV:
+ * Delete each key that holds our value, and take our value out of its line of
+ * waiters. The message on the key's release channel names the waiter now
+ * first in line ("" for none); it is sent when ARGV[2] is "1" and the key was
+ * deleted, or when we were first in line and the key is free. A key of
+ * another type is not ours and is left alone (pcall turns GET's WRONGTYPE
+ * error into a value). KEYS: n lock keys, n queue keys, n lease keys. ARGV:
  * value, announce. Returns the number of keys deleted.
  */
-export const releaseOwned = script(`
+export const releaseOwned = script(`${queueFunctions}
+local n = #KEYS / 3
+local value = ARGV[1]
 local deleted = 0
-for _, key in ipairs(KEYS) do
-  if redis.pcall("GET", key) == ARGV[1] then
+for i = 1, n do
+  local key, queue, leases = KEYS[i], KEYS[n + i], KEYS[2 * n + i]
+  local freed = false
+  if redis.pcall("GET", key) == value then
     redis.call("DEL", key)
-    if ARGV[2] == "1" then redis.call("PUBLISH", "${releaseChannelPrefix}" .. key, "") end
     deleted = deleted + 1
+    freed = true
   end
+  local announce = freed and ARGV[2] == "1"
+  local nextWaiter = ""
+  if redis.call("EXISTS", queue) == 1 then
+    local wasFirst = first(queue) == value
+    redis.call("ZREM", queue, value)
+    redis.call("ZREM", leases, value)
+    prune(queue, leases, nowMillis())
+    nextWaiter = first(queue) or ""
+    if wasFirst and redis.call("EXISTS", key) == 0 then announce = true end
+  end
+  if announce then redis.call("PUBLISH", "${releaseChannelPrefix}" .. key, nextWaiter) end
 end
 return deleted
 `)

@@ -1,11 +1,18 @@
 /**
  * Waiting between attempts of an acquisition. The retry schedule says when
- * the next attempt is due, and it bounds the wait as it always did. A release
- * announced by a majority of nodes since the last attempt began (see
- * `RedisNode.watchReleases`) wakes the waiter earlier; such an extra attempt
- * does not use up the schedule. Nodes are watched from the first failed
- * attempt on, for as long as the acquisition waits: one that wins at once
- * pays nothing for waiting.
+ * the next attempt is due, and it bounds the wait as it always did. Two
+ * things wake a waiter earlier, for an extra attempt that does not use up the
+ * schedule:
+ * - a release announced by a majority of nodes since the last attempt began
+ *   (see `RedisNode.watchReleases`) that names this waiter as the first in
+ *   line, or nobody: the others in line sleep on, so one release wakes one
+ *   waiter instead of a herd;
+ * - the moment the holder's keys run out on enough nodes, as the last
+ *   attempt's answers told (a crashed holder announces nothing).
+ * Nodes are watched from the first failed attempt on, for as long as the
+ * acquisition waits: one that wins at once pays nothing for waiting. A node
+ * that had to subscribe first may have missed a release in between: the
+ * waiter then tries again at once.
  *
  * @internal
  */
@@ -15,35 +22,22 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as FiberId from "effect/FiberId"
-import * as Random from "effect/Random"
 import type * as Schedule from "effect/Schedule"
 import * as ScheduleDecision from "effect/ScheduleDecision"
 import * as ScheduleIntervals from "effect/ScheduleIntervals"
 import * as Scope from "effect/Scope"
 import type { RedisNode } from "../RedisNode.js"
 import type { LockNotAcquired } from "../RedlockError.js"
-import * as Monotonic from "./clock.js"
 
-/**
- * Every waiter hears a release at about the same moment; if all tried at once
- * their votes would split and nobody would win. A random pause of up to 1 ms
- * (about the length of an attempt on a LAN) spreads them. Not on a test
- * clock, whose time would stop on the fraction of a millisecond.
- */
-const spreadWake: Effect.Effect<void> = Effect.clockWith((clock) =>
-  Monotonic.liveScheduler(clock) === undefined
-    ? Effect.void
-    : Effect.flatMap(Random.nextIntBetween(0, 1000), (micros) => Effect.sleep(Duration.micros(BigInt(micros))))
-)
-
-/** Who announced a release since the current attempt began; `woken` completes at a majority. */
+/** Who announced a release for us since the current attempt began; `woken` completes at a majority. */
 class Announcements {
   private announced = new Set<number>()
   woken = Deferred.unsafeMake<void>(FiberId.none)
 
-  constructor(private readonly quorum: number) {}
+  constructor(private readonly quorum: number, private readonly value: string) {}
 
-  heardFrom(index: number): void {
+  heard(index: number, next: string): void {
+    if (next !== "" && next !== this.value) return
     this.announced.add(index)
     if (this.announced.size >= this.quorum) Deferred.unsafeDone(this.woken, Effect.void)
   }
@@ -55,56 +49,77 @@ class Announcements {
   }
 }
 
-/**
- * After the first attempt failed with `error`: run `attempt` again after each
- * failure, until it succeeds or the schedule stops (then with the last
- * failure). `watch` says whether every node announces releases.
- */
-export const retry = <A>(options: {
-  readonly attempt: Effect.Effect<A, LockNotAcquired>
+export interface RetryOptions<A> {
+  /** One attempt, staying in line for the given lease when refused. */
+  readonly attempt: (leaseMillis: number) => Effect.Effect<A, LockNotAcquired>
+  /** The first attempt's failure. */
   readonly error: LockNotAcquired
   readonly schedule: Schedule.Schedule<unknown, LockNotAcquired>
   readonly nodes: ReadonlyArray<RedisNode>
   readonly keys: ReadonlyArray<string>
+  readonly value: string
   readonly quorum: number
+  /** Whether every node announces releases. */
   readonly watch: boolean
-}): Effect.Effect<A, LockNotAcquired> =>
+  /** How long to hold a place in line when the next attempt is due in `intervalMillis`. */
+  readonly lease: (intervalMillis: number) => number
+  /** Wall-clock ms at which the last attempt expects the holder's keys to have run out on enough nodes. */
+  readonly holderGoneAt: () => number | undefined
+  /** Bound on waiting for the nodes' subscriptions. */
+  readonly nodeTimeout: Duration.Duration
+}
+
+/**
+ * After the first attempt failed: run `attempt` again after each failure,
+ * until it succeeds or the schedule stops (then with the last failure).
+ */
+export const retry = <A>(options: RetryOptions<A>): Effect.Effect<A, LockNotAcquired> =>
   Effect.suspend(() => {
     const { attempt, keys, nodes, schedule } = options
     let state = schedule.initial
     let dueAt: number | undefined
+    let intervalMillis = 0
     let watching: { readonly scope: Scope.CloseableScope; readonly announcements: Announcements } | undefined
 
+    /** Watch every node; `true` when a release may have been missed meanwhile. */
     const startWatching = Effect.gen(function*() {
       const scope = yield* Scope.make()
-      const announcements = new Announcements(options.quorum)
+      const announcements = new Announcements(options.quorum, options.value)
       watching = { scope, announcements }
+      let missed = false
       yield* Effect.forEach(
         nodes,
         (node, index) =>
-          Effect.forEach(keys, (key) => Scope.extend(node.watchReleases!(key, () => announcements.heardFrom(index)), scope)),
-        { discard: true }
-      )
+          Effect.forEach(keys, (key) =>
+            Effect.map(
+              Scope.extend(node.watchReleases!(key, (next) => announcements.heard(index, next)), scope),
+              (fresh) => void (missed ||= fresh)
+            )),
+        { concurrency: "unbounded", discard: true }
+      ).pipe(Effect.interruptible, Effect.timeout(options.nodeTimeout), Effect.ignore)
+      return missed
     })
 
     const again = (error: LockNotAcquired): Effect.Effect<A, LockNotAcquired> =>
       Effect.gen(function*() {
-        const now = yield* Clock.currentTimeMillis
+        let now = yield* Clock.currentTimeMillis
         if (dueAt === undefined || now >= dueAt) {
           const [next, , decision] = yield* schedule.step(now, error, state)
           state = next
           if (ScheduleDecision.isDone(decision)) return yield* Effect.fail(error)
           dueAt = ScheduleIntervals.start(decision.intervals)
+          intervalMillis = Math.max(0, dueAt - now)
         }
-        if (watching === undefined && options.watch) yield* startWatching
-        const due = Effect.as(Effect.sleep(Duration.millis(Math.max(0, dueAt - now))), false)
-        const wokenEarly = watching === undefined
-          ? yield* due
-          : yield* Effect.raceFirst(due, Effect.as(Deferred.await(watching.announcements.woken), true))
-        if (wokenEarly) yield* spreadWake
-        else dueAt = undefined
-        watching?.announcements.reset()
-        return yield* Effect.catchAll(attempt, again)
+        const missed = watching === undefined && options.watch ? yield* startWatching : false
+        if (!missed) {
+          const wakeAt = Math.min(dueAt, options.holderGoneAt() ?? Infinity)
+          const sleep = Effect.sleep(Duration.millis(Math.max(0, Math.ceil(wakeAt - now))))
+          yield* watching === undefined ? sleep : Effect.raceFirst(sleep, Deferred.await(watching.announcements.woken))
+          now = yield* Clock.currentTimeMillis
+          if (now >= dueAt) dueAt = undefined
+        }
+        if (watching !== undefined && !missed) watching.announcements.reset()
+        return yield* Effect.catchAll(attempt(options.lease(intervalMillis)), again)
       })
 
     return again(options.error).pipe(

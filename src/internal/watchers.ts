@@ -1,44 +1,74 @@
 /**
  * Callbacks waiting for the release of a key, for as long as their scope is
- * open. `onFirst` and `onLast` run when a key gains its first watcher and
- * loses its last one (the ioredis node subscribes and unsubscribes there).
+ * open. Each is given the message of the release: the lock value of the
+ * waiter now first in line, or "".
+ *
+ * A waiter starts watching after its attempt was refused, so a release that
+ * landed in between would go unheard: the last message of each key is kept
+ * for a short while and replayed to a new watcher (a stale one costs it one
+ * extra attempt at most). `subscribe` runs on every watch and returns a
+ * promise when the key's releases are not heard yet (the ioredis node
+ * subscribes there); the watch then waits for it and reports that earlier
+ * releases were missed. `onLast` runs when a key loses its last watcher.
  *
  * @internal
  */
 import * as Effect from "effect/Effect"
+import type * as Scope from "effect/Scope"
+
+export type OnRelease = (next: string) => void
+
+/** How long a release message is replayed to new watchers (ms). */
+export const replayMillis = 20
 
 export class Watchers {
-  private readonly byKey = new Map<string, Set<() => void>>()
+  private readonly byKey = new Map<string, Set<OnRelease>>()
+  private readonly lastMessage = new Map<string, { readonly next: string; readonly at: number }>()
 
   constructor(
-    private readonly onFirst: (key: string) => void = () => {},
+    private readonly subscribe: (key: string) => Promise<void> | undefined = () => undefined,
     private readonly onLast: (key: string) => void = () => {}
   ) {}
 
-  watch(key: string, onRelease: () => void) {
+  /**
+   * Watch `key` until the scope closes; returns once its releases will be
+   * heard: `true` when they were not heard until now, `false` when they were
+   * (and a recent one was replayed). `now` is on the same timeline as `notify`'s.
+   */
+  watch(key: string, onRelease: OnRelease, now: number): Effect.Effect<boolean, never, Scope.Scope> {
     return Effect.acquireRelease(
       Effect.sync(() => {
         let watchers = this.byKey.get(key)
         if (watchers === undefined) {
           watchers = new Set()
           this.byKey.set(key, watchers)
-          this.onFirst(key)
         }
         watchers.add(onRelease)
-        return watchers
+        const ready = this.subscribe(key)
+        const last = this.lastMessage.get(key)
+        if (ready === undefined && last !== undefined && now - last.at <= replayMillis) onRelease(last.next)
+        return { watchers, ready }
       }),
-      (watchers) =>
+      ({ watchers }) =>
         Effect.sync(() => {
           watchers.delete(onRelease)
           if (watchers.size > 0 || this.byKey.get(key) !== watchers) return
           this.byKey.delete(key)
+          this.lastMessage.delete(key)
           this.onLast(key)
         })
-    ).pipe(Effect.asVoid)
+    ).pipe(Effect.flatMap(({ ready }) => ready === undefined ? Effect.succeed(false) : Effect.as(Effect.promise(() => ready), true)))
   }
 
-  notify(key: string): void {
-    this.byKey.get(key)?.forEach((onRelease) => onRelease())
+  notify(key: string, next: string, now: number): void {
+    const watchers = this.byKey.get(key)
+    if (watchers === undefined) return
+    this.lastMessage.set(key, { next, at: now })
+    watchers.forEach((onRelease) => onRelease(next))
+  }
+
+  has(key: string): boolean {
+    return this.byKey.has(key)
   }
 
   get size(): number {
