@@ -15,6 +15,8 @@ interface Harness {
   readonly putForeign: (key: string) => Effect.Effect<void, unknown>
   /** Whether a list key still holds its data. */
   readonly foreignIntact: (key: string) => Effect.Effect<boolean, unknown>
+  /** Every key on the node (lines of waiters show as lock key + NUL + "queue"). */
+  readonly keys: Effect.Effect<ReadonlyArray<string>, unknown>
 }
 
 const memoryHarness: Effect.Effect<Harness, never, Scope.Scope> = Effect.gen(function*() {
@@ -27,7 +29,8 @@ const memoryHarness: Effect.Effect<Harness, never, Scope.Scope> = Effect.gen(fun
     // The memory node keeps no list items; the list is intact if it is still there, of its type.
     foreignIntact: (key) =>
       Effect.map(Effect.exit(node.inspect(key)), (exit) =>
-        Exit.isFailure(exit) && (Cause.squash(exit.cause) as RedisNode.RedisNodeError).reason === "WrongType")
+        Exit.isFailure(exit) && (Cause.squash(exit.cause) as RedisNode.RedisNodeError).reason === "WrongType"),
+    keys: control.keys(0)
   }
 })
 
@@ -40,7 +43,8 @@ const redisHarness: Effect.Effect<Harness, unknown, Scope.Scope | RedisFleet.Red
     node,
     putForeign: (key) => Effect.asVoid(server.call("RPUSH", key, "important", "data")),
     foreignIntact: (key) =>
-      Effect.map(server.call("LRANGE", key, 0, -1), (items) => JSON.stringify(items) === "[\"important\",\"data\"]")
+      Effect.map(server.call("LRANGE", key, 0, -1), (items) => JSON.stringify(items) === "[\"important\",\"data\"]"),
+    keys: Effect.map(server.call("KEYS", "*"), (keys) => keys as ReadonlyArray<string>)
   }
 })
 
@@ -117,6 +121,57 @@ const contract = <R>(tester: Tester<R>, harness: Effect.Effect<Harness, unknown,
       assert.deepStrictEqual([...heard].sort(), ["w1", "w2"])
     }))
 
+  test("acquireInTurn: the first in line gets a free key; the others wait in ticket order, then value order", (h) =>
+    Effect.gen(function*() {
+      const { node } = h
+      const turn = (ticket: number, leaseMillis = 10_000): RedisNode.Turn => ({ ticket, leaseMillis })
+      const tag = (answer: RedisNode.TurnAnswer) => answer._tag
+      assert.strictEqual(tag(yield* node.acquireInTurn(["q"], "holder", 10_000, turn(1, 0))), "Granted")
+      const held = yield* node.acquireInTurn(["q"], "w2", 10_000, turn(20))
+      assert.strictEqual(held._tag, "Held")
+      const ttl = (held as { ttlMillis: number }).ttlMillis
+      assert.isTrue(ttl > 9_000 && ttl <= 10_000, `ttl ${ttl}`)
+      yield* node.acquireInTurn(["q"], "w3", 10_000, turn(10))
+      yield* node.acquireInTurn(["q"], "w1", 10_000, turn(20))
+      const keys = Effect.map(h.keys, (keys) => keys.filter((key) => !key.endsWith("\u0000lease")).sort())
+      assert.deepStrictEqual(yield* keys, ["q", "q\u0000queue"])
+      // Line: w3 (ticket 10), w1, w2 (ticket 20, by value). Each release lets the next one in.
+      const tickets: Record<string, number> = { w1: 20, w2: 20, w3: 10 }
+      const waiting = ["w2", "w1", "w3"]
+      for (const [releaser, next] of [["holder", "w3"], ["w3", "w1"], ["w1", "w2"]] as const) {
+        assert.strictEqual(yield* node.release(["q"], releaser, true), 1)
+        const answers = yield* Effect.forEach(waiting, (w) =>
+          Effect.map(node.acquireInTurn(["q"], w, 10_000, turn(tickets[w])), (a) => [w, tag(a)] as const))
+        const granted = answers.filter(([, answer]) => answer === "Granted").map(([w]) => w)
+        assert.deepStrictEqual(granted, [next], `after ${releaser}: ${JSON.stringify(answers)}`)
+        waiting.splice(waiting.indexOf(next), 1)
+      }
+      assert.strictEqual(yield* node.release(["q"], "w2", true), 1)
+      assert.deepStrictEqual(yield* h.keys, [], "granting took each waiter out of the line")
+    }))
+
+  test("a place in line ends with its lease; releases and a first waiter leaving announce who is next", (h) =>
+    Effect.gen(function*() {
+      const { node } = h
+      const heard: Array<string> = []
+      yield* node.watchReleases!("q", (next) => void heard.push(next))
+      const turn = (ticket: number, leaseMillis: number): RedisNode.Turn => ({ ticket, leaseMillis })
+      assert.strictEqual((yield* node.acquireInTurn(["q"], "holder", 10_000, turn(1, 0)))._tag, "Granted")
+      yield* node.acquireInTurn(["q"], "w1", 10_000, turn(10, 50))
+      yield* node.acquireInTurn(["q"], "w2", 10_000, turn(20, 10_000))
+      yield* node.acquireInTurn(["q"], "w3", 10_000, turn(30, 10_000))
+      yield* Effect.sleep("100 millis") // w1's lease ended: w2 is first
+      const hear = (count: number) => Effect.repeat(Effect.sleep("5 millis"), { until: () => heard.length >= count, times: 200 })
+      assert.strictEqual(yield* node.release(["q"], "holder", true), 1)
+      yield* hear(1)
+      assert.strictEqual(yield* node.release(["q"], "w2", false), 0, "w2 leaves, first in line with the key free")
+      yield* hear(2)
+      assert.strictEqual(yield* node.release(["q"], "w3", false), 0, "w3 leaves: nobody is left")
+      yield* hear(3)
+      assert.deepStrictEqual(heard, ["w2", "w3", ""])
+      assert.deepStrictEqual(yield* h.keys, [])
+    }))
+
   test("extend sets a new ttl on all keys only if all are ours", ({ node }) =>
     Effect.gen(function*() {
       assert.isTrue(yield* node.acquire(["a", "b"], "mine", 1_000))
@@ -161,6 +216,8 @@ const contract = <R>(tester: Tester<R>, harness: Effect.Effect<Harness, unknown,
       yield* h.putForeign("list")
       assert.isFalse(yield* node.acquire(["list"], "v", 1_000))
       assert.isFalse(yield* node.acquire(["free", "list"], "v", 1_000))
+      const inTurn = yield* node.acquireInTurn(["free", "list"], "v", 1_000, { ticket: 1, leaseMillis: 0 })
+      assert.deepStrictEqual(inTurn, { _tag: "Held", ttlMillis: undefined }, "a key that never expires")
       assert.isTrue(Option.isNone((yield* node.inspect("free")).value))
       assert.strictEqual(yield* node.release(["list"], "v", true), 0)
       for (const operation of [Effect.asVoid(node.extend(["list"], "v", 1_000)), Effect.asVoid(node.inspect("list"))]) {

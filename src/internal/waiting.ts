@@ -87,7 +87,7 @@ export const retry = <A>(options: RetryOptions<A>): Effect.Effect<A, LockNotAcqu
       const announcements = new Announcements(options.quorum, options.value)
       watching = { scope, announcements }
       let missed = false
-      yield* Effect.forEach(
+      return yield* Effect.forEach(
         nodes,
         (node, index) =>
           Effect.forEach(keys, (key) =>
@@ -96,8 +96,11 @@ export const retry = <A>(options: RetryOptions<A>): Effect.Effect<A, LockNotAcqu
               (fresh) => void (missed ||= fresh)
             )),
         { concurrency: "unbounded", discard: true }
-      ).pipe(Effect.interruptible, Effect.timeout(options.nodeTimeout), Effect.ignore)
-      return missed
+      ).pipe(
+        Effect.interruptible,
+        // Not listening everywhere yet: a release may go unheard until then.
+        Effect.timeoutTo({ duration: options.nodeTimeout, onSuccess: () => missed, onTimeout: () => true })
+      )
     })
 
     const again = (error: LockNotAcquired): Effect.Effect<A, LockNotAcquired> =>
