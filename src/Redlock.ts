@@ -135,11 +135,16 @@ export interface Options {
    */
   readonly restartQuarantine?: boolean | undefined
   /**
-   * Fair handoff: after releasing a resource, this manager waits a moment
-   * (twice the release's round trip plus 1 ms, at most 50 ms) before taking
-   * the same resource again, so that waiters woken by the release get their
-   * turn instead of the releaser winning again and again. `false` keeps the
-   * greedy behaviour. Default `true`.
+   * Fair handoff: waiters are served in line. Each node keeps a line of
+   * waiters per resource, ordered by the time of each acquisition's first
+   * attempt; a free resource goes only to the first in line, and a release
+   * wakes that waiter alone (by name). A refused acquisition joins the line
+   * (unless its retry is `noRetry`) and holds its place for a lease renewed
+   * by each attempt, so a waiter that crashed drops out within about
+   * `2 x` its retry interval (at most the lock's ttl); one that gives up or
+   * is interrupted leaves at once. `false` ignores the lines: greedy, the
+   * behaviour of other Redlock clients, where the client that just released
+   * usually wins again. Default `true`.
    */
   readonly fairHandoff?: boolean | undefined
 }
@@ -299,11 +304,12 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
   )
   const defaultSchedule = options.retry ?? defaultRetry
   const quorum = Algorithm.quorum(nodes.length)
-  const ours = new WeakSet<HeldLock>()
+  // Marks the locks of this manager (a field, cheaper than a WeakSet on every acquire).
+  const manager = {}
   const announcesReleases = nodes.every((node) => node.watchReleases !== undefined)
   /** The manager's own state of a lock; a lock of another manager is a programmer error. */
   const held = (lock: Lock.Lock): HeldLock => {
-    if (lock instanceof HeldLock && ours.has(lock)) return lock
+    if (lock instanceof HeldLock && lock.manager === manager) return lock
     throw new TypeError("effect-redlock: this lock was not acquired by this lock manager")
   }
 
@@ -530,7 +536,7 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
           acquiredAtMillis: result.endMillis
         })
         lock.issueFencingTokens = issueFencingTokens
-        ours.add(lock)
+        lock.manager = manager
         const registered = Scope.addFinalizer(scope, releaseFinalizer(lock))
         // Forked after the release is registered: finalizers run last in,
         // first out, so extension stops before the release runs.
@@ -673,24 +679,21 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
     })
 
   /** The options of one acquisition, checked, with the manager's defaults filled in. */
-  const parseAcquire = (resourcesInput: unknown, acquireOptions: AcquireOptions) =>
-    Either.gen(function*() {
-      const resources = yield* Validate.resources(resourcesInput)
-      const { nodeTimeoutMillis, ttlMillis } = yield* Validate.timing(
-        acquireOptions.ttl,
-        acquireOptions.nodeTimeout ?? defaultNodeTimeout,
-        driftFactor,
-        maxTtlMillis
-      )
-      const maxHoldMillis = yield* Validate.autoExtend(acquireOptions.autoExtend)
-      return {
-        resources,
-        ttlMillis,
-        nodeTimeout: Duration.millis(nodeTimeoutMillis),
-        maxHoldMillis,
-        schedule: acquireOptions.retry ?? defaultSchedule
-      }
+  const parseAcquire = (resourcesInput: unknown, acquireOptions: AcquireOptions) => {
+    const resources = Validate.resources(resourcesInput)
+    if (Either.isLeft(resources)) return Either.left(resources.left)
+    const timing = Validate.timing(acquireOptions.ttl, acquireOptions.nodeTimeout ?? defaultNodeTimeout, driftFactor, maxTtlMillis)
+    if (Either.isLeft(timing)) return Either.left(timing.left)
+    const maxHoldMillis = Validate.autoExtend(acquireOptions.autoExtend)
+    if (Either.isLeft(maxHoldMillis)) return Either.left(maxHoldMillis.left)
+    return Either.right({
+      resources: resources.right,
+      ttlMillis: timing.right.ttlMillis,
+      nodeTimeout: Duration.millis(timing.right.nodeTimeoutMillis),
+      maxHoldMillis: maxHoldMillis.right,
+      schedule: acquireOptions.retry ?? defaultSchedule
     })
+  }
 
   const inspect = (resource: string): Effect.Effect<InspectResult, InvalidOptions> =>
     Effect.gen(function*() {

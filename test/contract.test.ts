@@ -170,7 +170,7 @@ const contract = <R>(tester: Tester<R>, harness: Effect.Effect<Harness, unknown,
       yield* hear(3)
       assert.deepStrictEqual(heard, ["w2", "w3", ""])
       assert.deepStrictEqual(yield* h.keys, [])
-    }))
+    }).pipe(Effect.scoped))
 
   test("extend sets a new ttl on all keys only if all are ours", ({ node }) =>
     Effect.gen(function*() {

@@ -40,6 +40,8 @@ export class HeldLock implements Lock {
   readonly nodeTimeout: Duration.Duration
   readonly acquiredAtMillis: number
 
+  /** The lock manager that acquired it (an identity only). */
+  manager: object | undefined
   /** The validity deadline; moved by extensions. */
   deadline: number
   extensionCount = 0

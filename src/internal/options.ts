@@ -80,29 +80,32 @@ export const timing = (
   nodeTimeoutInput: unknown,
   drift: number,
   maxTtlMillis: number
-): Either.Either<{ readonly ttlMillis: number; readonly nodeTimeoutMillis: number }, InvalidOptions> =>
-  Either.gen(function*() {
-    if (ttlInput === undefined) return yield* invalid("ttl", "is required, e.g. { ttl: \"10 seconds\" }")
-    const ttlMillis = yield* millis("ttl", ttlInput)
-    if (ttlMillis > maxTtlMillis) {
-      return yield* invalid(
-        "ttl",
-        `${ttlMillis} ms is above the manager's maxTtl of ${maxTtlMillis} ms; raise maxTtl ` +
-          `(a restarted node then stays out of quorums that long), or use autoExtend with a shorter ttl`
-      )
-    }
-    const driftMillis = Algorithm.drift(ttlMillis, drift)
-    if (ttlMillis <= driftMillis) {
-      return yield* invalid("ttl", `${ttlMillis} ms leaves no validity after the clock drift allowance of ${driftMillis} ms`)
-    }
-    const nodeTimeoutMillis = nodeTimeoutInput === undefined
-      ? Algorithm.defaultNodeTimeoutMillis(ttlMillis)
-      : yield* millis("nodeTimeout", nodeTimeoutInput)
-    if (nodeTimeoutMillis >= ttlMillis) {
-      return yield* invalid("nodeTimeout", `${nodeTimeoutMillis} ms must be well below the ttl of ${ttlMillis} ms`)
-    }
-    return { ttlMillis, nodeTimeoutMillis }
-  })
+): Either.Either<{ readonly ttlMillis: number; readonly nodeTimeoutMillis: number }, InvalidOptions> => {
+  if (ttlInput === undefined) return invalid("ttl", "is required, e.g. { ttl: \"10 seconds\" }")
+  const ttl = millis("ttl", ttlInput)
+  if (Either.isLeft(ttl)) return Either.left(ttl.left)
+  const ttlMillis = ttl.right
+  if (ttlMillis > maxTtlMillis) {
+    return invalid(
+      "ttl",
+      `${ttlMillis} ms is above the manager's maxTtl of ${maxTtlMillis} ms; raise maxTtl ` +
+        `(a restarted node then stays out of quorums that long), or use autoExtend with a shorter ttl`
+    )
+  }
+  const driftMillis = Algorithm.drift(ttlMillis, drift)
+  if (ttlMillis <= driftMillis) {
+    return invalid("ttl", `${ttlMillis} ms leaves no validity after the clock drift allowance of ${driftMillis} ms`)
+  }
+  const nodeTimeout = nodeTimeoutInput === undefined
+    ? Either.right(Algorithm.defaultNodeTimeoutMillis(ttlMillis))
+    : millis("nodeTimeout", nodeTimeoutInput)
+  if (Either.isLeft(nodeTimeout)) return Either.left(nodeTimeout.left)
+  const nodeTimeoutMillis = nodeTimeout.right
+  if (nodeTimeoutMillis >= ttlMillis) {
+    return invalid("nodeTimeout", `${nodeTimeoutMillis} ms must be well below the ttl of ${ttlMillis} ms`)
+  }
+  return Either.right({ ttlMillis, nodeTimeoutMillis })
+}
 
 const describe = (u: unknown): string => {
   if (typeof u === "string") return JSON.stringify(u)

@@ -33,12 +33,20 @@ return 1
 export const queueKey = (key: string): string => key + "\u0000queue"
 export const leaseKey = (key: string): string => key + "\u0000lease"
 
-/** The lock keys, then their queue keys, then their lease keys. */
-export const withQueueKeys = (keys: ReadonlyArray<string>): Array<string> => [
-  ...keys,
-  ...keys.map(queueKey),
-  ...keys.map(leaseKey)
-]
+/**
+ * The lock keys, then their queue keys, then their lease keys. A fan-out
+ * passes the same key array to every node: it is worked out once.
+ */
+export const withQueueKeys = (keys: ReadonlyArray<string>): ReadonlyArray<string> => {
+  let all = allKeys.get(keys)
+  if (all === undefined) {
+    all = [...keys, ...keys.map(queueKey), ...keys.map(leaseKey)]
+    allKeys.set(keys, all)
+  }
+  return all
+}
+
+const allKeys = new WeakMap<ReadonlyArray<string>, ReadonlyArray<string>>()
 
 // Shared by the scripts below: the server's time in ms; drop waiters whose
 // lease ended from line i; whether a waiter comes before (ticket, value) in it.
