@@ -1,7 +1,7 @@
 /**
  * The library's own cost per lock+unlock, without Redis: 5 nodes whose
  * operations answer at once (resolved promises). What is left is Effect's
- * runtime and our code. `node --import tsx bench/overhead.ts [cycles]`.
+ * runtime and our code. `npm run bench:overhead [-- cycles]`.
  */
 import { Duration, Effect, Layer, ManagedRuntime, Option } from "effect"
 import * as Redlock from "../src/Redlock.js"

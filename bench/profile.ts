@@ -1,6 +1,6 @@
 /**
  * One contender, one scenario, for profiling:
- * `node --cpu-prof --import tsx bench/profile.ts [contender] [loops] [seconds]`.
+ * `npx tsc -p tsconfig.bench.json && node --cpu-prof .bench-build/bench/profile.js [contender] [loops] [seconds]`.
  */
 import * as Effect from "effect/Effect"
 import * as RedisFleet from "../fleet/RedisFleet.js"
