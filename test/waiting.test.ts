@@ -96,6 +96,26 @@ describe("waking on release (memory nodes, TestClock)", () => {
       assert.deepStrictEqual(yield* control.keys(0), [], "nobody left in line")
     }).pipe(Effect.scoped, Effect.provide(memory(3))))
 
+  it.effect("many fibers of one process waiting on one key: a release wakes one of them, not a herd", () =>
+    Effect.gen(function*() {
+      const control = yield* RedisNode.MemoryNodes
+      const redlock = yield* Redlock.make()
+      const first = yield* redlock.acquire("r", { ttl: "10 seconds" })
+      const fibers = yield* Effect.forEach(Array.from({ length: 6 }), () =>
+        Effect.fork(Effect.scoped(Effect.zipRight(
+          redlock.acquire("r", { ttl: "10 seconds", retry: slowRetry }),
+          Effect.sleep("1 second")
+        ))))
+      yield* TestClock.adjust("100 millis")
+      const before = yield* control.operations(0)
+      yield* redlock.release(first)
+      yield* TestClock.adjust("1 millis")
+      assert.strictEqual((yield* control.operations(0)) - before, 2, "the release, then one attempt")
+      const holder = (yield* redlock.inspect("r")).holder
+      assert.isTrue(Option.isSome(holder) && holder.value !== first.value, "a waiter holds it now")
+      yield* Effect.forEach(fibers, Fiber.interrupt)
+    }).pipe(Effect.scoped, Effect.provide(memory(3))))
+
   it.effect("greedy (fairHandoff: false) ignores the line: a releaser takes the resource again at once", () =>
     Effect.gen(function*() {
       const greedy = yield* Redlock.make({ fairHandoff: false })
