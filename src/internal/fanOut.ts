@@ -145,39 +145,39 @@ const withPromises = <M extends NodeOperation>(
   scheduler: Clock.ClockScheduler
 ): Effect.Effect<FanOutResult<Answer<M>>> =>
   Effect.async<FanOutResult<Answer<M>>>((resume) => {
-      const now = () => Monotonic.unsafeMonotonicMillis(clock)
-      const round = new Round(nodes, rules, now())
-      let done = false
-      const finish = () => {
-        if (done || !round.decided) return
-        done = true
-        cancelTimer()
-        resume(Effect.succeed(round.result(now())))
-      }
-      const cancelTimer = scheduler.unsafeSchedule(() => {
-        round.timedOut(now())
-        finish()
-      }, rules.timeout)
-      nodes.forEach((node, index) => {
-        const send = node.promises![call.method] as (...args: Parameters<RedisNode[M]>) => Promise<Answer<M>>
-        send(...call.args).then(
-          (answer) => {
-            if (done) return
-            round.answered(index, answer, now())
-            finish()
-          },
-          (error: unknown) => {
-            if (done) return
-            round.failed(index, error instanceof RedisNodeError ? error : unknownError(node, error), now())
-            finish()
-          }
-        )
-      })
-      return Effect.sync(() => {
-        done = true
-        cancelTimer()
-      })
+    const now = () => Monotonic.unsafeMonotonicMillis(clock)
+    const round = new Round(nodes, rules, now())
+    let done = false
+    const finish = () => {
+      if (done || !round.decided) return
+      done = true
+      cancelTimer()
+      resume(Effect.succeed(round.result(now())))
+    }
+    const cancelTimer = scheduler.unsafeSchedule(() => {
+      round.timedOut(now())
+      finish()
+    }, rules.timeout)
+    nodes.forEach((node, index) => {
+      const send = node.promises![call.method] as (...args: Parameters<RedisNode[M]>) => Promise<Answer<M>>
+      send(...call.args).then(
+        (answer) => {
+          if (done) return
+          round.answered(index, answer, now())
+          finish()
+        },
+        (error: unknown) => {
+          if (done) return
+          round.failed(index, error instanceof RedisNodeError ? error : unknownError(node, error), now())
+          finish()
+        }
+      )
     })
+    return Effect.sync(() => {
+      done = true
+      cancelTimer()
+    })
+  })
 
 /**
  * Any other nodes: each call in a daemon fiber. Daemons, not children: an
