@@ -152,7 +152,13 @@ const makeNode = (
         ? run(() => client.set(keys[0]!, value, "PX", ttlMillis, "NX")).then((reply) => reply === "OK")
         : evalScript(Scripts.acquireAll, keys, [value, ttlMillis]).then((reply) => reply === 1),
     acquireInTurn: (keys, value, ttlMillis, turn) =>
-      evalScript(Scripts.acquireInTurn, Scripts.withQueueKeys(keys), [value, ttlMillis, turn.ticket, turn.leaseMillis])
+      evalScript(Scripts.acquireInTurn, Scripts.withQueueKeys(keys), [
+        value,
+        ttlMillis,
+        turn.ticket,
+        turn.leaseMillis,
+        turn.epoch
+      ])
         .then(turnAnswer),
     release: (keys, value, announce) =>
       evalScript(Scripts.releaseOwned, Scripts.withQueueKeys(keys), [value, announce ? 1 : 0]).then(Number),
