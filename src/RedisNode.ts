@@ -166,15 +166,6 @@ export interface Turn {
    * its lease ends.
    */
   readonly leaseMillis: number
-  /**
-   * Ask for a handoff, numbered `epoch` (> 0; `0` does not ask): when the
-   * holder releases and this waiter is first in line, the release itself sets
-   * the key to this waiter's value for `ttlMillis` and announces
-   * `"=value:epoch"`. One key only (a lock on several keys is not handed
-   * over). The epoch lets the waiter tell a handoff answering its latest
-   * attempt from one its own clean-up may have undone since.
-   */
-  readonly epoch: number
 }
 
 /**
@@ -220,14 +211,12 @@ export interface RedisNode {
    */
   readonly promises?: NodePromises | undefined
   /**
-   * Call `onRelease` whenever a release (see `release`) deletes `key` on
-   * this node while waiters are in line (or an announced release deletes it),
-   * or the first waiter in line for a free `key` leaves the line, for as long
-   * as the scope is open. It is given the lock value of the waiter now first
-   * in line, `""` when nobody waits, or `"=value:epoch"` when the release
-   * handed the key over to that waiter (see `Turn.epoch`): that waiter goes
-   * at once instead of at its next scheduled attempt, and the others sleep
-   * on. The effect returns once the node will report releases: `true`
+   * Call `onRelease` whenever an announced release (see `release`) deletes
+   * `key` on this node, or the first waiter in line for a free `key` leaves
+   * the line, for as long as the scope is open. It is given the lock value of
+   * the waiter now first in line, or `""` when nobody waits: that waiter
+   * retries at once instead of at its next scheduled attempt, and the others
+   * sleep on. The effect returns once the node will report releases: `true`
    * when it was not listening to `key` until now (a release just before was
    * missed), `false` when it was (and it replays a very recent release to the
    * new watcher). Optional: without it, waiters only poll.
@@ -246,10 +235,10 @@ export interface RedisNode {
   ) => Effect.Effect<boolean, RedisNodeError>
   /**
    * Set every key to `value` with a time to live of `ttlMillis`, only if none
-   * of them exists (or holds `value` already: handed over) and no waiter
-   * comes before `turn` in the line of any key; otherwise join each key's
-   * line when `turn.leaseMillis` > 0. Waiters whose lease ended are dropped
-   * from the line first. Granting removes `value` from the lines.
+   * of them exists and no waiter comes before `turn` in the line of any key;
+   * otherwise join each key's line when `turn.leaseMillis` > 0. Waiters whose
+   * lease ended are dropped from the line first. Granting removes `value`
+   * from the lines.
    */
   readonly acquireInTurn: (
     keys: ReadonlyArray<string>,
@@ -261,8 +250,8 @@ export interface RedisNode {
    * Delete each key that still holds `value`, and take `value` out of each
    * key's line of waiters. Returns how many keys were deleted. With
    * `announce`, each deletion is announced to the key's watchers (see
-   * `watchReleases`) and may hand the key over to the first waiter in line; a
-   * failed attempt's clean-up only names the first waiter, if any. A waiter
+   * `watchReleases`): a held lock's release is; a failed attempt's clean-up is
+   * not, so that waiters are not woken for a resource nobody held. A waiter
    * that leaves the line while first in it, with the key free, is announced
    * too, so that the next one goes.
    */

@@ -44,8 +44,6 @@ import * as LockValue from "./internal/lockValue.js"
 import * as Validate from "./internal/options.js"
 import * as Waiting from "./internal/waiting.js"
 import * as Outcome from "./internal/outcome.js"
-import { Handoffs } from "./internal/handoff.js"
-import * as Quarantine from "./internal/quarantine.js"
 import * as Tracing from "./internal/tracing.js"
 import { HeldLock } from "./internal/lock.js"
 import * as Lock from "./Lock.js"
@@ -523,11 +521,6 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
         fairHandoff ? Math.min(ttlMillis, Math.max(250, 2 * intervalMillis) + 2 * nodeTimeoutMillis) : 0
       let joined = false
       let holderGoneAt: number | undefined
-      // Handoffs (internal/handoff.ts) for a waiter on one key; made when it starts to wait.
-      const asksHandoff = fairHandoff && keys.length === 1
-      let attemptStart = firstStart
-      let leaseEndsAt: number | undefined
-      let handoffs: Handoffs | undefined
 
       const granted = (result: FanOut.FanOutResult, validityMillis: number): Effect.Effect<Lock.Lock> => {
         const lock = new HeldLock({
@@ -558,9 +551,6 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
         // A node that answered Held did not take the key in this attempt, and
         // earlier attempts were released in order on the same node: skip it.
         const maybeSet = nodes.filter((_, index) => outcomes[index]._tag !== "Held")
-        // Made on the first refusal: from here on, the acquisition may be handed over.
-        handoffs ??= new Handoffs(value, asksHandoff ? attempts : 0, attemptStart)
-        handoffs.cleaned(nodes.flatMap((_, index) => outcomes[index]._tag !== "Held" ? [index] : []))
         return releaseOn(maybeSet, keys, value, nodeTimeout, false, clock).pipe(
           Effect.zipRight(Effect.logDebug(
             `effect-redlock: attempt ${attempts} on ${resources.join(", ")}: ${yes} of ${quorum} needed ` +
@@ -584,15 +574,11 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
       // lock's release is in the scope or every node was asked to release.
       const attempt = (leaseMillis: number) => Effect.uninterruptibleMask((restore) => {
         attempts++
-        attemptStart = Monotonic.unsafeMonotonicMillis(clock)
-        handoffs?.attempt(attempts, attemptStart)
         if (leaseMillis > 0) joined = true
-        leaseEndsAt = leaseMillis > 0 ? clock.unsafeCurrentTimeMillis() + leaseMillis : undefined
-        const epoch = asksHandoff && leaseMillis > 0 ? attempts : 0
         const fanOut: Effect.Effect<FanOut.FanOutResult<boolean | TurnAnswer>> = fairHandoff
           ? FanOut.untilDecided(
             nodes,
-            FanOut.call("acquireInTurn", keys, value, ttlMillis, { ticket, leaseMillis, epoch }),
+            FanOut.call("acquireInTurn", keys, value, ttlMillis, { ticket, leaseMillis }),
             isGranted,
             nodeTimeout,
             quarantineMillis,
@@ -609,8 +595,7 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
         return Effect.matchCauseEffect(
           restore(fanOut),
           {
-            onFailure: (cause) =>
-              Effect.zipRight(leaveEverywhere, Effect.suspend(() => (joined = false, Effect.failCause(cause)))),
+            onFailure: (cause) => Effect.zipRight(leaveEverywhere, Effect.failCause(cause)),
             onSuccess: (result): Effect.Effect<Lock.Lock, LockNotAcquired> => {
               const validityMillis = Algorithm.validity(ttlMillis, result.endMillis - result.startMillis, driftFactor)
               const decided = result.yes >= quorum && validityMillis > 0
@@ -648,28 +633,6 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
         if (needed <= 0 || ttls.length < needed) return undefined
         return clock.unsafeCurrentTimeMillis() + ttls.sort((a, b) => a - b)[needed - 1] + 1
       }
-      // The lock from the handoffs of a majority (internal/handoff.ts): their keys were
-      // set after the current attempt was sent, so the validity counts from then.
-      // None when they no longer make a valid lock: the waiter then attempts.
-      const claim = Effect.uninterruptible(Effect.suspend((): Effect.Effect<Option.Option<Lock.Lock>> => {
-        const now = Monotonic.unsafeMonotonicMillis(clock)
-        const from = handoffs!.nodes
-        const outcomes = nodes.map((node, index): NodeOutcome => {
-          const millis = now - attemptStart
-          if (!from.has(index)) return { _tag: "NotAwaited", node: node.name, millis }
-          const abstention = quarantineMillis === undefined
-            ? undefined
-            : Quarantine.abstention(node.run(), node.run(), attemptStart, quarantineMillis)
-          return abstention === undefined
-            ? { _tag: "Ok", node: node.name, millis }
-            : { _tag: "Abstained", node: node.name, millis, detail: abstention }
-        })
-        const yes = outcomes.filter((outcome) => outcome._tag === "Ok").length
-        const validityMillis = Algorithm.validity(ttlMillis, now - attemptStart, driftFactor)
-        if (yes < quorum || validityMillis <= 0) return Effect.succeed(Option.none())
-        const result = { outcomes, yes, answers: [], startMillis: attemptStart, endMillis: now }
-        return Effect.asSome(granted(result, validityMillis))
-      }))
       // A waiter that gives up (or is interrupted) leaves every line it joined:
       // every node is asked, and answers awaited (each within the node timeout),
       // so that it no longer stands before anyone once acquire returns.
@@ -688,24 +651,18 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
         (error) =>
           Waiting.retry({
             attempt: oneAttempt,
-            claim,
-            handoffs: handoffs ??= new Handoffs(value, asksHandoff ? attempts : 0, attemptStart),
             error,
             schedule,
             nodes,
             keys,
+            value,
             quorum,
             watch: announcesReleases,
             lease,
             holderGoneAt: () => holderGoneAt,
-            leaseEndsAt: () => leaseEndsAt,
             nodeTimeout
-          })
-      ).pipe(
-        // Around the whole acquisition: no moment between attempts escapes it.
-        Effect.onExit((exit) => Exit.isSuccess(exit) ? Effect.void : leaveLine),
-        Effect.tapBoth({ onSuccess: () => measure(undefined), onFailure: measure })
-      )
+          }).pipe(Effect.onExit((exit) => Exit.isSuccess(exit) ? Effect.void : leaveLine))
+      ).pipe(Effect.tapBoth({ onSuccess: () => measure(undefined), onFailure: measure }))
       if (!traced) return measured
       return Effect.withSpan(
         Effect.tap(

@@ -152,13 +152,7 @@ const makeNode = (
         ? run(() => client.set(keys[0]!, value, "PX", ttlMillis, "NX")).then((reply) => reply === "OK")
         : evalScript(Scripts.acquireAll, keys, [value, ttlMillis]).then((reply) => reply === 1),
     acquireInTurn: (keys, value, ttlMillis, turn) =>
-      evalScript(Scripts.acquireInTurn, Scripts.withQueueKeys(keys), [
-        value,
-        ttlMillis,
-        turn.ticket,
-        turn.leaseMillis,
-        turn.epoch
-      ])
+      evalScript(Scripts.acquireInTurn, Scripts.withQueueKeys(keys), [value, ttlMillis, turn.ticket, turn.leaseMillis])
         .then(turnAnswer),
     release: (keys, value, announce) =>
       evalScript(Scripts.releaseOwned, Scripts.withQueueKeys(keys), [value, announce ? 1 : 0]).then(Number),

@@ -39,10 +39,7 @@ class MemoryNode {
   /** Who waits for a release of which key (as subscribers of its release channel). */
   readonly releaseWatchers = new Watchers()
   /** Each lock key's line of waiters: lock value -> ticket and end of lease. */
-  readonly lines = new Map<
-    string,
-    Map<string, { readonly ticket: number; readonly leaseEnd: number; readonly handoff: string | undefined }>
-  >()
+  readonly lines = new Map<string, Map<string, { readonly ticket: number; readonly leaseEnd: number }>>()
   /** The nodes' first run started long before anything watched them. */
   run: RedisNode.NodeRun = { _tag: "Known", id: "0", startedAtMillis: Number.NEGATIVE_INFINITY }
 
@@ -167,7 +164,7 @@ class MemoryNode {
           let longest: number | undefined = 0
           for (const key of keys) {
             const entry = this.live(key, now)
-            if (entry === undefined || (entry.type === "string" && entry.value === value)) continue
+            if (entry === undefined) continue
             held = true
             if (longest !== undefined) {
               longest = entry.expiresAt === undefined ? undefined : Math.max(longest, entry.expiresAt - now)
@@ -189,11 +186,7 @@ class MemoryNode {
             for (const key of keys) {
               let line = this.lines.get(key)
               if (line === undefined) this.lines.set(key, line = new Map())
-              line.set(value, {
-                ticket: turn.ticket,
-                leaseEnd: now + turn.leaseMillis,
-                handoff: keys.length === 1 && turn.epoch > 0 ? `${ttlMillis}:${turn.epoch}` : undefined
-              })
+              line.set(value, { ticket: turn.ticket, leaseEnd: now + turn.leaseMillis })
             }
           }
           return held ? { _tag: "Held", ttlMillis: longest } : { _tag: "NotYourTurn" }
@@ -208,19 +201,10 @@ class MemoryNode {
               this.store.delete(key)
               deleted++
             }
-            const hadLine = this.line(key, now) !== undefined
             const wasFirst = this.first(key, now)?.value === value
             this.leave(key, value)
-            const next = this.first(key, now)
-            const free = this.live(key, now) === undefined
-            const handoff = next === undefined ? undefined : this.lines.get(key)?.get(next.value)?.handoff
-            if (next !== undefined && handoff !== undefined && freed && announce && free) {
-              const [ttl, epoch] = handoff.split(":")
-              this.store.set(key, { type: "string", value: next.value, expiresAt: now + Number(ttl) })
-              this.leave(key, next.value)
-              this.releaseWatchers.notify(key, Scripts.handoffMessage(next.value, Number(epoch)), now)
-            } else if (hadLine ? freed || (wasFirst && free) : freed && announce) {
-              this.releaseWatchers.notify(key, next?.value ?? "", now)
+            if ((freed && announce) || (wasFirst && this.live(key, now) === undefined)) {
+              this.releaseWatchers.notify(key, this.first(key, now)?.value ?? "", now)
             }
           }
           return deleted

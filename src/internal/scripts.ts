@@ -26,24 +26,21 @@ return 1
 
 /**
  * The keys of a lock key's line of waiters: a sorted set of lock values by
- * ticket, one of the same values by the end of their lease (server
- * milliseconds), and a hash of handoff requests (value -> "ttl:epoch", for
- * waiters on this one key). Lock keys never hold a NUL character (resources
- * and the key prefix are checked), so these can never be another resource's
- * lock key.
+ * ticket, and one of the same values by the end of their lease (server
+ * milliseconds). Lock keys never hold a NUL character (resources and the key
+ * prefix are checked), so these can never be another resource's lock key.
  */
 export const queueKey = (key: string): string => key + "\u0000queue"
 export const leaseKey = (key: string): string => key + "\u0000lease"
-export const handoffKey = (key: string): string => key + "\u0000handoff"
 
 /**
- * The lock keys, then their queue, lease and handoff keys. A fan-out passes
- * the same key array to every node: it is worked out once.
+ * The lock keys, then their queue keys, then their lease keys. A fan-out
+ * passes the same key array to every node: it is worked out once.
  */
 export const withQueueKeys = (keys: ReadonlyArray<string>): ReadonlyArray<string> => {
   let all = allKeys.get(keys)
   if (all === undefined) {
-    all = [...keys, ...keys.map(queueKey), ...keys.map(leaseKey), ...keys.map(handoffKey)]
+    all = [...keys, ...keys.map(queueKey), ...keys.map(leaseKey)]
     allKeys.set(keys, all)
   }
   return all
@@ -51,50 +48,40 @@ export const withQueueKeys = (keys: ReadonlyArray<string>): ReadonlyArray<string
 
 const allKeys = new WeakMap<ReadonlyArray<string>, ReadonlyArray<string>>()
 
-/** The message of a handoff: the lock was set to `value` by the release (see releaseOwned). */
-export const handoffMessage = (value: string, epoch: number): string => `=${value}:${epoch}`
-
 // Shared by the scripts below: the server's time in ms; drop waiters whose
-// lease ended from a line; who is first in it; take a value out of it.
+// lease ended from line i; whether a waiter comes before (ticket, value) in it.
 const queueFunctions = `
 local function nowMillis()
   local time = redis.call("TIME")
   return tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
 end
-local function leave(queue, leases, handoffs, member)
-  redis.call("ZREM", queue, member)
-  redis.call("ZREM", leases, member)
-  redis.call("HDEL", handoffs, member)
-end
-local function prune(queue, leases, handoffs, now)
+local function prune(queue, leases, now)
   local ended = redis.call("ZRANGEBYSCORE", leases, "-inf", now)
-  for _, member in ipairs(ended) do leave(queue, leases, handoffs, member) end
+  for _, member in ipairs(ended) do
+    redis.call("ZREM", queue, member)
+    redis.call("ZREM", leases, member)
+  end
 end
 local function first(queue)
   local head = redis.call("ZRANGE", queue, 0, 0, "WITHSCORES")
   return head[1], tonumber(head[2])
 end
-local function keepFor(key, lease)
-  if redis.call("PTTL", key) < lease then redis.call("PEXPIRE", key, lease) end
-end
 `
 
 /**
- * Acquire in turn (RedisNode.acquireInTurn). KEYS: n lock keys, then n
- * queue, lease and handoff keys. ARGV: value, ttl ms, ticket, lease ms (0: do
- * not join), epoch (0: no handoff). A key that holds our value already (handed
- * over by a release) counts as free for us, and is set again with the full
- * ttl. Returns { 1 } granted, { 2, pttl } held (the longest pttl; -1 when a
- * key never expires), { 3 } free but not our turn. A key of another type
- * counts as held, as with SET NX. Lines that are empty cost one EXISTS each.
+ * Acquire in turn (RedisNode.acquireInTurn). KEYS: n lock keys, n queue keys,
+ * n lease keys. ARGV: value, ttl ms, ticket, lease ms (0: do not join).
+ * Returns { 1 } granted, { 2, pttl } held (the longest pttl; -1 when a key
+ * never expires), { 3 } free but not our turn. A key of another type counts
+ * as held, as with SET NX. Lines that are empty cost one EXISTS each.
  */
 export const acquireInTurn = script(`${queueFunctions}
-local n = #KEYS / 4
-local value, ticket, lease, epoch = ARGV[1], tonumber(ARGV[3]), tonumber(ARGV[4]), ARGV[5]
+local n = #KEYS / 3
+local value, ticket, lease = ARGV[1], tonumber(ARGV[3]), tonumber(ARGV[4])
 local held, longest = false, 0
 for i = 1, n do
   local pttl = redis.call("PTTL", KEYS[i])
-  if pttl ~= -2 and redis.pcall("GET", KEYS[i]) ~= value then
+  if pttl ~= -2 then
     held = true
     if longest ~= -1 and (pttl == -1 or pttl > longest) then longest = pttl end
   end
@@ -105,7 +92,7 @@ for i = 1, n do
   local queue = KEYS[n + i]
   if redis.call("EXISTS", queue) == 1 then
     now = now or nowMillis()
-    prune(queue, KEYS[2 * n + i], KEYS[3 * n + i], now)
+    prune(queue, KEYS[2 * n + i], now)
     local head, score = first(queue)
     if head ~= nil and head ~= value and (score < ticket or (score == ticket and head < value)) then
       ourTurn = false
@@ -115,23 +102,22 @@ end
 if not held and ourTurn then
   for i = 1, n do
     redis.call("SET", KEYS[i], value, "PX", ARGV[2])
-    if now ~= nil then leave(KEYS[n + i], KEYS[2 * n + i], KEYS[3 * n + i], value) end
+    if now ~= nil then
+      redis.call("ZREM", KEYS[n + i], value)
+      redis.call("ZREM", KEYS[2 * n + i], value)
+    end
   end
   return { 1 }
 end
 if lease > 0 then
   now = now or nowMillis()
   for i = 1, n do
-    local queue, leases, handoffs = KEYS[n + i], KEYS[2 * n + i], KEYS[3 * n + i]
+    local queue, leases = KEYS[n + i], KEYS[2 * n + i]
     redis.call("ZADD", queue, ARGV[3], value)
     redis.call("ZADD", leases, now + lease, value)
     -- The line outlives its longest lease, never more.
-    keepFor(queue, lease)
-    keepFor(leases, lease)
-    if n == 1 and epoch ~= "0" then
-      redis.call("HSET", handoffs, value, ARGV[2] .. ":" .. epoch)
-      keepFor(handoffs, lease)
-    end
+    if redis.call("PTTL", queue) < lease then redis.call("PEXPIRE", queue, lease) end
+    if redis.call("PTTL", leases) < lease then redis.call("PEXPIRE", leases, lease) end
   end
 end
 if held then return { 2, longest } end
@@ -143,50 +129,36 @@ export const releaseChannelPrefix = "redlock-released:"
 
 /**
  * Delete each key that holds our value, and take our value out of its line of
- * waiters. KEYS: n lock keys, then n queue, lease and handoff keys. ARGV:
- * value, announce. Returns the number of keys deleted. A key of another type
- * is not ours and is left alone (pcall turns GET's WRONGTYPE error into a
- * value).
- *
- * When a held lock's release (ARGV[2] = "1") frees a key whose first waiter
- * asked for a handoff, the key is set to that waiter's value with its ttl,
- * the waiter leaves the line, and the key's channel says "=value:epoch".
- * Otherwise, when the key was freed, or we were first in line and it is free,
- * the channel names the waiter now first ("" for none).
+ * waiters. The message on the key's release channel names the waiter now
+ * first in line ("" for none); it is sent when ARGV[2] is "1" and the key was
+ * deleted, or when we were first in line and the key is free. A key of
+ * another type is not ours and is left alone (pcall turns GET's WRONGTYPE
+ * error into a value). KEYS: n lock keys, n queue keys, n lease keys. ARGV:
+ * value, announce. Returns the number of keys deleted.
  */
 export const releaseOwned = script(`${queueFunctions}
-local n = #KEYS / 4
+local n = #KEYS / 3
 local value = ARGV[1]
 local deleted = 0
 for i = 1, n do
-  local key, queue, leases, handoffs = KEYS[i], KEYS[n + i], KEYS[2 * n + i], KEYS[3 * n + i]
+  local key, queue, leases = KEYS[i], KEYS[n + i], KEYS[2 * n + i]
   local freed = false
   if redis.pcall("GET", key) == value then
     redis.call("DEL", key)
     deleted = deleted + 1
     freed = true
   end
-  local message = nil
+  local announce = freed and ARGV[2] == "1"
+  local nextWaiter = ""
   if redis.call("EXISTS", queue) == 1 then
     local wasFirst = first(queue) == value
-    leave(queue, leases, handoffs, value)
-    prune(queue, leases, handoffs, nowMillis())
-    local nextWaiter = first(queue)
-    local free = redis.call("EXISTS", key) == 0
-    if nextWaiter ~= nil and freed and ARGV[2] == "1" and free then
-      local handoff = redis.call("HGET", handoffs, nextWaiter)
-      if handoff then
-        local ttl, epoch = string.match(handoff, "^(%d+):(%d+)$")
-        redis.call("SET", key, nextWaiter, "PX", ttl)
-        leave(queue, leases, handoffs, nextWaiter)
-        message = "=" .. nextWaiter .. ":" .. epoch
-      end
-    end
-    if message == nil and (freed or (wasFirst and free)) then message = nextWaiter or "" end
-  elseif freed and ARGV[2] == "1" then
-    message = ""
+    redis.call("ZREM", queue, value)
+    redis.call("ZREM", leases, value)
+    prune(queue, leases, nowMillis())
+    nextWaiter = first(queue) or ""
+    if wasFirst and redis.call("EXISTS", key) == 0 then announce = true end
   end
-  if message ~= nil then redis.call("PUBLISH", "${releaseChannelPrefix}" .. key, message) end
+  if announce then redis.call("PUBLISH", "${releaseChannelPrefix}" .. key, nextWaiter) end
 end
 return deleted
 `)

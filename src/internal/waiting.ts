@@ -6,11 +6,9 @@
  * - a release announced by a majority of nodes since the last attempt began
  *   (see `RedisNode.watchReleases`) that names this waiter as the first in
  *   line, or nobody: the others in line sleep on, so one release wakes one
- *   waiter instead of a herd; when those releases handed the key over to it
- *   (see handoff.ts), it holds the lock without another attempt;
+ *   waiter instead of a herd;
  * - the moment the holder's keys run out on enough nodes, as the last
- *   attempt's answers told (a crashed holder announces nothing);
- * - the end of its place in line coming near: the attempt renews it.
+ *   attempt's answers told (a crashed holder announces nothing).
  * Nodes are watched from the first failed attempt on, for as long as the
  * acquisition waits: one that wins at once pays nothing for waiting. A node
  * that had to subscribe first may have missed a release in between: the
@@ -24,31 +22,24 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as FiberId from "effect/FiberId"
-import * as Option from "effect/Option"
 import type * as Schedule from "effect/Schedule"
 import * as ScheduleDecision from "effect/ScheduleDecision"
 import * as ScheduleIntervals from "effect/ScheduleIntervals"
 import * as Scope from "effect/Scope"
 import type { RedisNode } from "../RedisNode.js"
 import type { LockNotAcquired } from "../RedlockError.js"
-import type { Handoffs } from "./handoff.js"
 
-/**
- * Who announced a release for us since the current attempt began; `woken`
- * completes at a majority, or when handoffs from a majority stand.
- */
+/** Who announced a release for us since the current attempt began; `woken` completes at a majority. */
 class Announcements {
   private announced = new Set<number>()
   woken = Deferred.unsafeMake<void>(FiberId.none)
 
-  constructor(private readonly quorum: number, private readonly handoffs: Handoffs) {}
+  constructor(private readonly quorum: number, private readonly value: string) {}
 
-  heard(index: number, message: string): void {
-    if (this.handoffs.heard(index, message) === "other") return
+  heard(index: number, next: string): void {
+    if (next !== "" && next !== this.value) return
     this.announced.add(index)
-    if (this.announced.size >= this.quorum || this.handoffs.nodes.size >= this.quorum) {
-      Deferred.unsafeDone(this.woken, Effect.void)
-    }
+    if (this.announced.size >= this.quorum) Deferred.unsafeDone(this.woken, Effect.void)
   }
 
   /** A new attempt starts: only announcements from now on count. */
@@ -61,14 +52,12 @@ class Announcements {
 export interface RetryOptions<A> {
   /** One attempt, staying in line for the given lease when refused. */
   readonly attempt: (leaseMillis: number) => Effect.Effect<A, LockNotAcquired>
-  /** Take the lock from the handoffs of a majority, if they still make a valid lock. */
-  readonly claim: Effect.Effect<Option.Option<A>>
-  readonly handoffs: Handoffs
   /** The first attempt's failure. */
   readonly error: LockNotAcquired
   readonly schedule: Schedule.Schedule<unknown, LockNotAcquired>
   readonly nodes: ReadonlyArray<RedisNode>
   readonly keys: ReadonlyArray<string>
+  readonly value: string
   readonly quorum: number
   /** Whether every node announces releases. */
   readonly watch: boolean
@@ -76,8 +65,6 @@ export interface RetryOptions<A> {
   readonly lease: (intervalMillis: number) => number
   /** Wall-clock ms at which the last attempt expects the holder's keys to have run out on enough nodes. */
   readonly holderGoneAt: () => number | undefined
-  /** Wall-clock ms at which the place in line taken by the last attempt ends, if it took one. */
-  readonly leaseEndsAt: () => number | undefined
   /** Bound on waiting for the nodes' subscriptions. */
   readonly nodeTimeout: Duration.Duration
 }
@@ -97,7 +84,7 @@ export const retry = <A>(options: RetryOptions<A>): Effect.Effect<A, LockNotAcqu
     /** Watch every node; `true` when a release may have been missed meanwhile. */
     const startWatching = Effect.gen(function*() {
       const scope = yield* Scope.make()
-      const announcements = new Announcements(options.quorum, options.handoffs)
+      const announcements = new Announcements(options.quorum, options.value)
       watching = { scope, announcements }
       let missed = false
       return yield* Effect.forEach(
@@ -128,19 +115,13 @@ export const retry = <A>(options: RetryOptions<A>): Effect.Effect<A, LockNotAcqu
         }
         const missed = watching === undefined && options.watch ? yield* startWatching : false
         if (!missed) {
-          // Also before the place in line runs out: the attempt renews it (it may reach the node a node timeout later).
-          const renewAt = (options.leaseEndsAt() ?? Infinity) - Duration.toMillis(options.nodeTimeout)
-          const wakeAt = Math.min(dueAt, options.holderGoneAt() ?? Infinity, renewAt)
+          const wakeAt = Math.min(dueAt, options.holderGoneAt() ?? Infinity)
           const sleep = Effect.sleep(Duration.millis(Math.max(0, Math.ceil(wakeAt - now))))
           yield* watching === undefined ? sleep : Effect.raceFirst(sleep, Deferred.await(watching.announcements.woken))
           now = yield* Clock.currentTimeMillis
           if (now >= dueAt) dueAt = undefined
         }
         if (watching !== undefined && !missed) watching.announcements.reset()
-        if (options.handoffs.nodes.size >= options.quorum) {
-          const claimed = yield* options.claim
-          if (Option.isSome(claimed)) return claimed.value
-        }
         return yield* Effect.catchAll(attempt(options.lease(intervalMillis)), again)
       })
 
