@@ -521,6 +521,7 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
         fairHandoff ? Math.min(ttlMillis, Math.max(250, 2 * intervalMillis) + 2 * nodeTimeoutMillis) : 0
       let joined = false
       let holderGoneAt: number | undefined
+      let leaseEndsAt: number | undefined
 
       const granted = (result: FanOut.FanOutResult, validityMillis: number): Effect.Effect<Lock.Lock> => {
         const lock = new HeldLock({
@@ -575,6 +576,7 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
       const attempt = (leaseMillis: number) => Effect.uninterruptibleMask((restore) => {
         attempts++
         if (leaseMillis > 0) joined = true
+        leaseEndsAt = leaseMillis > 0 ? clock.unsafeCurrentTimeMillis() + leaseMillis : undefined
         const fanOut: Effect.Effect<FanOut.FanOutResult<boolean | TurnAnswer>> = fairHandoff
           ? FanOut.untilDecided(
             nodes,
@@ -595,7 +597,8 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
         return Effect.matchCauseEffect(
           restore(fanOut),
           {
-            onFailure: (cause) => Effect.zipRight(leaveEverywhere, Effect.failCause(cause)),
+            onFailure: (cause) =>
+              Effect.zipRight(leaveEverywhere, Effect.suspend(() => (joined = false, Effect.failCause(cause)))),
             onSuccess: (result): Effect.Effect<Lock.Lock, LockNotAcquired> => {
               const validityMillis = Algorithm.validity(ttlMillis, result.endMillis - result.startMillis, driftFactor)
               const decided = result.yes >= quorum && validityMillis > 0
@@ -660,9 +663,14 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
             watch: announcesReleases,
             lease,
             holderGoneAt: () => holderGoneAt,
+            leaseEndsAt: () => leaseEndsAt,
             nodeTimeout
-          }).pipe(Effect.onExit((exit) => Exit.isSuccess(exit) ? Effect.void : leaveLine))
-      ).pipe(Effect.tapBoth({ onSuccess: () => measure(undefined), onFailure: measure }))
+          })
+      ).pipe(
+        // Around the whole acquisition: no moment between attempts escapes it.
+        Effect.onExit((exit) => Exit.isSuccess(exit) ? Effect.void : leaveLine),
+        Effect.tapBoth({ onSuccess: () => measure(undefined), onFailure: measure })
+      )
       if (!traced) return measured
       return Effect.withSpan(
         Effect.tap(

@@ -8,7 +8,8 @@
  *   line, or nobody: the others in line sleep on, so one release wakes one
  *   waiter instead of a herd;
  * - the moment the holder's keys run out on enough nodes, as the last
- *   attempt's answers told (a crashed holder announces nothing).
+ *   attempt's answers told (a crashed holder announces nothing);
+ * - the end of its place in line coming near: the attempt renews it.
  * Nodes are watched from the first failed attempt on, for as long as the
  * acquisition waits: one that wins at once pays nothing for waiting. A node
  * that had to subscribe first may have missed a release in between: the
@@ -65,6 +66,8 @@ export interface RetryOptions<A> {
   readonly lease: (intervalMillis: number) => number
   /** Wall-clock ms at which the last attempt expects the holder's keys to have run out on enough nodes. */
   readonly holderGoneAt: () => number | undefined
+  /** Wall-clock ms at which the place in line taken by the last attempt ends, if it took one. */
+  readonly leaseEndsAt: () => number | undefined
   /** Bound on waiting for the nodes' subscriptions. */
   readonly nodeTimeout: Duration.Duration
 }
@@ -115,7 +118,9 @@ export const retry = <A>(options: RetryOptions<A>): Effect.Effect<A, LockNotAcqu
         }
         const missed = watching === undefined && options.watch ? yield* startWatching : false
         if (!missed) {
-          const wakeAt = Math.min(dueAt, options.holderGoneAt() ?? Infinity)
+          // Also before the place in line runs out: the attempt renews it (it may reach the node a node timeout later).
+          const renewAt = (options.leaseEndsAt() ?? Infinity) - Duration.toMillis(options.nodeTimeout)
+          const wakeAt = Math.min(dueAt, options.holderGoneAt() ?? Infinity, renewAt)
           const sleep = Effect.sleep(Duration.millis(Math.max(0, Math.ceil(wakeAt - now))))
           yield* watching === undefined ? sleep : Effect.raceFirst(sleep, Deferred.await(watching.announcements.woken))
           now = yield* Clock.currentTimeMillis
