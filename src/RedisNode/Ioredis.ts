@@ -133,41 +133,59 @@ const makeNode = (
   watchReleases: RedisNode["watchReleases"]
 ): RedisNode => {
   const batch = IoredisCommands.writeBatcher(client)
-  // Every failure becomes a RedisNodeError, also a synchronous throw of the driver.
-  const run = <A>(command: () => Promise<A>): Promise<A> => {
-    const failed = (cause: unknown) => Promise.reject(IoredisCommands.toNodeError(name, cause, lastConnectionError()))
+  const failed = (cause: unknown) => Promise.reject(IoredisCommands.toNodeError(name, cause, lastConnectionError()))
+  // One command and its reply, in one promise step: every failure becomes a
+  // RedisNodeError (also a synchronous throw of the driver), and a script the
+  // server does not have yet (first use, restart, SCRIPT FLUSH) is sent whole
+  // once, by EVAL, which caches it for the next EVALSHA.
+  const call = <R, A>(send: () => Promise<R>, parse: (reply: R) => A, sendWhole?: () => Promise<R>): Promise<A> => {
     try {
       batch()
-      return command().catch(failed)
+      return send().then(
+        parse,
+        (error: unknown) =>
+          sendWhole !== undefined && IoredisCommands.isNoScript(error) ? sendWhole().then(parse, failed) : failed(error)
+      )
     } catch (cause) {
       return failed(cause)
     }
   }
-  const evalScript = (script: Scripts.Script, keys: ReadonlyArray<string>, args: ReadonlyArray<string | number>) =>
-    run(() => IoredisCommands.evalScript(client, script, keys, args))
+  const evalScript = <A>(
+    script: Scripts.Script,
+    keys: ReadonlyArray<string>,
+    args: ReadonlyArray<string | number>,
+    parse: (reply: unknown) => A
+  ): Promise<A> =>
+    call(
+      () => client.evalsha(script.sha, keys.length, ...keys, ...args),
+      parse,
+      () => client.eval(script.lua, keys.length, ...keys, ...args)
+    )
 
   const promises: NodePromises = {
     acquire: (keys, value, ttlMillis) =>
       keys.length === 1
-        ? run(() => client.set(keys[0]!, value, "PX", ttlMillis, "NX")).then((reply) => reply === "OK")
-        : evalScript(Scripts.acquireAll, keys, [value, ttlMillis]).then((reply) => reply === 1),
+        ? call(() => client.set(keys[0]!, value, "PX", ttlMillis, "NX"), (reply) => reply === "OK")
+        : evalScript(Scripts.acquireAll, keys, [value, ttlMillis], (reply) => reply === 1),
     acquireInTurn: (keys, value, ttlMillis, turn) =>
-      evalScript(Scripts.acquireInTurn, Scripts.withQueueKeys(keys), [value, ttlMillis, turn.ticket, turn.leaseMillis])
-        .then(turnAnswer),
+      evalScript(
+        Scripts.acquireInTurn,
+        Scripts.withQueueKeys(keys),
+        [value, ttlMillis, turn.ticket, turn.leaseMillis],
+        turnAnswer
+      ),
     release: (keys, value, announce) =>
-      evalScript(Scripts.releaseOwned, Scripts.withQueueKeys(keys), [value, announce ? 1 : 0]).then(Number),
+      evalScript(Scripts.releaseOwned, Scripts.withQueueKeys(keys), [value, announce ? 1 : 0], Number),
     extend: (keys, value, ttlMillis) =>
-      evalScript(Scripts.extendOwned, keys, [value, ttlMillis]).then((reply) => reply === 1),
+      evalScript(Scripts.extendOwned, keys, [value, ttlMillis], (reply) => reply === 1),
     incrementFences: (keys, value, fenceKeys) =>
-      evalScript(Scripts.incrementFences, [...keys, ...fenceKeys], [value]).then((reply) =>
+      evalScript(Scripts.incrementFences, [...keys, ...fenceKeys], [value], (reply) =>
         Array.isArray(reply) ? Option.some(reply.map((count) => BigInt(String(count)))) : Option.none()
       ),
     commitFences: (keys, value, fenceKeys, tokens) =>
-      evalScript(Scripts.commitFences, [...keys, ...fenceKeys], [value, ...tokens.map(String)]).then((reply) =>
-        reply === 1
-      ),
+      evalScript(Scripts.commitFences, [...keys, ...fenceKeys], [value, ...tokens.map(String)], (reply) => reply === 1),
     inspect: (key) =>
-      evalScript(Scripts.inspectKey, [key], []).then((reply) => {
+      evalScript(Scripts.inspectKey, [key], [], (reply) => {
         const [pttl, value] = reply as [number, string | undefined]
         return {
           value: Option.fromNullable(value),
