@@ -32,6 +32,7 @@ import * as Exit from "effect/Exit"
 import * as FiberRef from "effect/FiberRef"
 import { dual, identity } from "effect/Function"
 import * as Layer from "effect/Layer"
+import * as LogLevel from "effect/LogLevel"
 import * as Metric from "effect/Metric"
 import * as MetricLabel from "effect/MetricLabel"
 import * as Option from "effect/Option"
@@ -553,10 +554,15 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
         // earlier attempts were released in order on the same node: skip it.
         const maybeSet = nodes.filter((_, index) => outcomes[index]._tag !== "Held")
         return releaseOn(maybeSet, keys, value, nodeTimeout, false, clock).pipe(
-          Effect.zipRight(Effect.logDebug(
-            `effect-redlock: attempt ${attempts} on ${resources.join(", ")}: ${yes} of ${quorum} needed ` +
-              `(${Outcome.describeAll(outcomes)})`
-          )),
+          // Every waiter's refused attempt passes here: the message is built only when debug logs are on.
+          Effect.zipRight(
+            fiber.getFiberRef(FiberRef.currentMinimumLogLevel).ordinal > LogLevel.Debug.ordinal
+              ? Effect.void
+              : Effect.logDebug(
+                `effect-redlock: attempt ${attempts} on ${resources.join(", ")}: ${yes} of ${quorum} needed ` +
+                  `(${Outcome.describeAll(outcomes)})`
+              )
+          ),
           Effect.zipRight(Effect.fail(
             new LockNotAcquired({
               resources,
@@ -598,7 +604,7 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
           restore(fanOut),
           {
             onFailure: (cause) =>
-              Effect.zipRight(leaveEverywhere, Effect.suspend(() => (joined = false, Effect.failCause(cause)))),
+              Effect.zipRight(leaveEverywhere(), Effect.suspend(() => (joined = false, Effect.failCause(cause)))),
             onSuccess: (result): Effect.Effect<Lock.Lock, LockNotAcquired> => {
               const validityMillis = Algorithm.validity(ttlMillis, result.endMillis - result.startMillis, driftFactor)
               const decided = result.yes >= quorum && validityMillis > 0
@@ -638,9 +644,9 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
       }
       // A waiter that gives up (or is interrupted) leaves every line it joined:
       // every node is asked, and answers awaited (each within the node timeout),
-      // so that it no longer stands before anyone once acquire returns.
-      const leaveEverywhere = FanOut.all(nodes, FanOut.call("release", keys, value, false), nodeTimeout)
-      const leaveLine = Effect.suspend(() => joined ? Effect.asVoid(leaveEverywhere) : Effect.void)
+      // so that it no longer stands before anyone once acquire returns. Built
+      // only when needed: most acquisitions never leave a line.
+      const leaveEverywhere = () => FanOut.all(nodes, FanOut.call("release", keys, value, false), nodeTimeout)
       const measure = (failure: LockNotAcquired | undefined) =>
         Effect.sync(() => {
           const labels = fiber.getFiberRef(FiberRef.currentMetricLabels)
@@ -668,7 +674,7 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
           })
       ).pipe(
         // Around the whole acquisition: no moment between attempts escapes it.
-        Effect.onExit((exit) => Exit.isSuccess(exit) ? Effect.void : leaveLine),
+        Effect.onExit((exit) => Exit.isSuccess(exit) || !joined ? Effect.void : Effect.asVoid(leaveEverywhere())),
         Effect.tapBoth({ onSuccess: () => measure(undefined), onFailure: measure })
       )
       if (!traced) return measured

@@ -16,6 +16,3 @@ const builtInTracer: Tracer.Tracer = Effect.runSync(Effect.tracer)
 
 export const isRecorded = (fiber: Fiber.RuntimeFiber<unknown, unknown>): boolean =>
   fiber.currentTracer !== builtInTracer && fiber.getFiberRef(FiberRef.currentTracerEnabled)
-
-/** The same, as an effect, for code that has no fiber at hand. */
-export const recorded: Effect.Effect<boolean> = Effect.withFiberRuntime((fiber) => Effect.succeed(isRecorded(fiber)))
