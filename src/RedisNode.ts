@@ -14,7 +14,6 @@ import type * as Duration from "effect/Duration"
 import type * as Effect from "effect/Effect"
 import type * as Layer from "effect/Layer"
 import type * as Option from "effect/Option"
-import type * as Scope from "effect/Scope"
 import * as Schema from "effect/Schema"
 import * as internal from "./internal/memoryNode.js"
 
@@ -184,6 +183,27 @@ export type TurnAnswer =
   | { readonly _tag: "NotYourTurn" }
 
 /**
+ * One registered watch of a key's releases on one node (see
+ * `RedisNode.watchReleases`). A plain handle rather than a scoped resource:
+ * a waiter watches every node on each wait, and the lock manager stops the
+ * watches itself whichever way the wait ends.
+ *
+ * @since 1.0.0
+ * @category models
+ */
+export interface ReleaseWatch {
+  /**
+   * `undefined` when the node was already listening to the key's releases
+   * (a very recent one was then replayed to the new watcher). Otherwise the
+   * node starts listening now, and this settles, never failing, once it does:
+   * a release until then may go unheard.
+   */
+  readonly ready: Promise<void> | undefined
+  /** Stop calling `onRelease`. Calling it again does nothing. */
+  readonly stop: () => void
+}
+
+/**
  * One independent Redis master. Every operation is atomic on the node and
  * takes fully prefixed keys.
  *
@@ -213,17 +233,13 @@ export interface RedisNode {
   /**
    * Call `onRelease` whenever an announced release (see `release`) deletes
    * `key` on this node, or the first waiter in line for a free `key` leaves
-   * the line, for as long as the scope is open. It is given the lock value of
-   * the waiter now first in line, or `""` when nobody waits: that waiter
-   * retries at once instead of at its next scheduled attempt, and the others
-   * sleep on. The effect returns once the node will report releases: `true`
-   * when it was not listening to `key` until now (a release just before was
-   * missed), `false` when it was (and it replays a very recent release to the
-   * new watcher). Optional: without it, waiters only poll.
+   * the line, until the watch is stopped. It is given the lock value of the
+   * waiter now first in line, or `""` when nobody waits: that waiter retries
+   * at once instead of at its next scheduled attempt, and the others sleep
+   * on. The effect registers the watch and returns at once (see
+   * {@link ReleaseWatch}). Optional: without it, waiters only poll.
    */
-  readonly watchReleases?:
-    | ((key: string, onRelease: (next: string) => void) => Effect.Effect<boolean, never, Scope.Scope>)
-    | undefined
+  readonly watchReleases?: ((key: string, onRelease: (next: string) => void) => Effect.Effect<ReleaseWatch>) | undefined
   /**
    * Set every key to `value` with a time to live of `ttlMillis`, only if none
    * of them exists. `true` when set, `false` when any key exists.

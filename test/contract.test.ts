@@ -95,9 +95,11 @@ const contract = <R>(tester: Tester<R>, harness: Effect.Effect<Harness, unknown,
   test("a release announces each deleted key to its watchers, only when asked to", ({ node }) =>
     Effect.gen(function*() {
       const heard: Array<string> = []
-      yield* Effect.scoped(Effect.gen(function*() {
-        yield* node.watchReleases!("w1", () => void heard.push("w1"))
+      const watches = [
+        yield* node.watchReleases!("w1", () => void heard.push("w1")),
         yield* node.watchReleases!("w2", () => void heard.push("w2"))
+      ]
+      yield* Effect.gen(function*() {
         // A subscription is set up asynchronously on a real server: wait until an announcement arrives.
         yield* Effect.repeat(
           Effect.zipRight(
@@ -113,12 +115,38 @@ const contract = <R>(tester: Tester<R>, harness: Effect.Effect<Harness, unknown,
         assert.strictEqual(yield* node.release(["w1", "w2"], "mine", true), 2, "a held lock's release")
         yield* Effect.repeat(Effect.sleep("10 millis"), { until: () => heard.length >= 2, times: 100 })
         assert.deepStrictEqual([...heard].sort(), ["w1", "w2"])
-      }))
-      // Once the scope closed nobody listens: later releases are not heard.
+      })
+      watches.forEach((watch) => watch.stop())
+      // Once the watches stopped nobody listens: later releases are not heard.
       assert.isTrue(yield* node.acquire(["w1"], "again", 10_000))
       yield* node.release(["w1"], "again", true)
       yield* Effect.sleep("50 millis")
       assert.deepStrictEqual([...heard].sort(), ["w1", "w2"])
+    }))
+
+  test("watches of one key are independent: a second one is ready at once, stopping one leaves the other", ({ node }) =>
+    Effect.gen(function*() {
+      const heard: Array<string> = []
+      const onRelease = (next: string) => void heard.push(next)
+      const first = yield* node.watchReleases!("w", onRelease)
+      if (first.ready !== undefined) yield* Effect.promise(() => first.ready!)
+      // The same callback twice: still two watches.
+      const second = yield* node.watchReleases!("w", onRelease)
+      assert.isUndefined(second.ready, "the node listens to the key already")
+      const releaseAndHear = (count: number) =>
+        Effect.gen(function*() {
+          assert.isTrue(yield* node.acquire(["w"], "v", 10_000))
+          assert.strictEqual(yield* node.release(["w"], "v", true), 1)
+          yield* Effect.repeat(Effect.sleep("5 millis"), { until: () => heard.length >= count, times: 200 })
+          yield* Effect.sleep("20 millis") // nothing more arrives
+        })
+      yield* releaseAndHear(2)
+      assert.deepStrictEqual(heard, ["", ""])
+      first.stop()
+      first.stop()
+      yield* releaseAndHear(3)
+      assert.deepStrictEqual(heard, ["", "", ""], "the second watch still hears; stopping twice stopped nothing more")
+      second.stop()
     }))
 
   test("acquireInTurn: the first in line gets a free key; the others wait in ticket order, then value order", (h) =>
@@ -154,7 +182,7 @@ const contract = <R>(tester: Tester<R>, harness: Effect.Effect<Harness, unknown,
     Effect.gen(function*() {
       const { node } = h
       const heard: Array<string> = []
-      yield* node.watchReleases!("q", (next) => void heard.push(next))
+      const watch = yield* node.watchReleases!("q", (next) => void heard.push(next))
       const turn = (ticket: number, leaseMillis: number): RedisNode.Turn => ({ ticket, leaseMillis })
       assert.strictEqual((yield* node.acquireInTurn(["q"], "holder", 10_000, turn(1, 0)))._tag, "Granted")
       yield* node.acquireInTurn(["q"], "w1", 10_000, turn(10, 50))
@@ -170,7 +198,8 @@ const contract = <R>(tester: Tester<R>, harness: Effect.Effect<Harness, unknown,
       yield* hear(3)
       assert.deepStrictEqual(heard, ["w2", "w3", ""])
       assert.deepStrictEqual(yield* h.keys, [])
-    }).pipe(Effect.scoped))
+      watch.stop()
+    }))
 
   test("extend sets a new ttl on all keys only if all are ours", ({ node }) =>
     Effect.gen(function*() {

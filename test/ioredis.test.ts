@@ -136,6 +136,30 @@ layer(RedisFleet.layerLocal(2, { password: "s3cret" }), { timeout: 30_000, exclu
         assert.isAtMost(reads, 3, `${reads} reads for 50 commands`)
       }))
 
+    it.scoped("a key watched again and again keeps its one subscription; it is dropped a second after the last watch", () =>
+      Effect.gen(function*() {
+        const fleet = yield* RedisFleet.RedisFleet
+        const server = fleet.servers[0]
+        const [node] = yield* nodesOf(Ioredis.layer([fleet.nodes[0]]))
+        const commandCalls = (name: string) =>
+          Effect.map(server.call("INFO", "commandstats"), (info) =>
+            Number(new RegExp(`cmdstat_${name}:calls=(\\d+)`).exec(String(info))?.[1] ?? 0))
+        const subscribesBefore = yield* commandCalls("subscribe")
+        const unsubscribesBefore = yield* commandCalls("unsubscribe")
+        // Watched for 100 ms out of every 400, for 2 s: never unwatched for a whole second.
+        for (let i = 0; i < 5; i++) {
+          const watch = yield* node.watchReleases!("turns", () => {})
+          if (watch.ready !== undefined) yield* Effect.promise(() => watch.ready!)
+          yield* Effect.sleep("100 millis")
+          watch.stop()
+          yield* Effect.sleep("300 millis")
+        }
+        assert.strictEqual((yield* commandCalls("subscribe")) - subscribesBefore, 1)
+        assert.strictEqual((yield* commandCalls("unsubscribe")) - unsubscribesBefore, 0)
+        yield* Effect.sleep("1200 millis")
+        assert.strictEqual((yield* commandCalls("unsubscribe")) - unsubscribesBefore, 1, "unsubscribed once nobody watched for a second")
+      }))
+
     it.scoped("closing the layer does not wait for a hung server (QUIT is given up on after 1 s)", () =>
       Effect.gen(function*() {
         const fleet = yield* RedisFleet.RedisFleet

@@ -151,7 +151,7 @@ class MemoryNode {
       name: this.name,
       run: () => this.run,
       watchReleases: (key, onRelease) =>
-        Effect.flatMap(Clock.currentTimeMillis, (now) => this.releaseWatchers.watch(key, onRelease, now)),
+        Effect.map(Clock.currentTimeMillis, (now) => this.releaseWatchers.watch(key, onRelease, now)),
       acquire: (keys, value, ttlMillis) =>
         this.submit((now) => {
           if (keys.some((key) => this.live(key, now) !== undefined)) return false

@@ -2,9 +2,9 @@
  * Release announcements of one ioredis node: one subscriber connection per
  * node and process, opened on the first waiter and shared by all of them
  * (never one per waiter). A channel is subscribed while someone waits on its
- * key, and for a second after the last waiter left: a key contended by a few
- * clients in turn keeps its subscription instead of paying SUBSCRIBE and
- * UNSUBSCRIBE on every wait. A message lost in a reconnect only means the
+ * key, and stays subscribed until nobody has watched the key for a second: a
+ * key contended by a few clients in turn keeps its subscription instead of
+ * paying SUBSCRIBE and UNSUBSCRIBE (and a missed release) on every wait. A message lost in a reconnect only means the
  * waiter polls on its retry schedule, as it would without announcements.
  *
  * @internal
@@ -44,15 +44,27 @@ export const make = (client: Redis) =>
         subscribed.set(key, ready)
         return ready
       }
+      // When each key lost its last watcher; its channel is dropped once nobody watched it for lingerMillis.
+      const unwatchedAt = new Map<string, number>()
       const unsubscribeLater = (key: string) => {
-        setTimeout(() => {
-          if (watchers.has(key) || !subscribed.delete(key)) return
-          subscriber?.unsubscribe(releaseChannelPrefix + key).catch(() => undefined)
-        }, lingerMillis).unref()
+        const armed = unwatchedAt.has(key)
+        unwatchedAt.set(key, performance.now())
+        if (armed) return
+        const check = () => {
+          const since = unwatchedAt.get(key)
+          if (since === undefined) return
+          if (watchers.has(key)) return void unwatchedAt.delete(key)
+          const idle = performance.now() - since
+          if (idle < lingerMillis) return void setTimeout(check, lingerMillis - idle).unref()
+          unwatchedAt.delete(key)
+          if (subscribed.delete(key)) subscriber?.unsubscribe(releaseChannelPrefix + key).catch(() => undefined)
+        }
+        setTimeout(check, lingerMillis).unref()
       }
       const watchers = new Watchers(subscribe, unsubscribeLater)
       return {
-        watch: (key: string, onRelease: (next: string) => void) => watchers.watch(key, onRelease, performance.now()),
+        watch: (key: string, onRelease: (next: string) => void) =>
+          Effect.sync(() => watchers.watch(key, onRelease, performance.now())),
         close: () => subscriber?.disconnect()
       }
     }),

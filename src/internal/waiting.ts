@@ -18,36 +18,69 @@
  * @internal
  */
 import * as Clock from "effect/Clock"
-import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as Exit from "effect/Exit"
-import * as FiberId from "effect/FiberId"
 import type * as Schedule from "effect/Schedule"
 import * as ScheduleDecision from "effect/ScheduleDecision"
 import * as ScheduleIntervals from "effect/ScheduleIntervals"
-import * as Scope from "effect/Scope"
-import type { RedisNode } from "../RedisNode.js"
+import type { RedisNode, ReleaseWatch } from "../RedisNode.js"
 import type { LockNotAcquired } from "../RedlockError.js"
+import * as Monotonic from "./clock.js"
 
-/** Who announced a release for us since the current attempt began; `woken` completes at a majority. */
+/** Who announced a release for us since the current attempt began; woken at a majority. */
 class Announcements {
   private announced = new Set<number>()
-  woken = Deferred.unsafeMake<void>(FiberId.none)
+  woken = false
+  /** Called once when woken, if set: the waiter is asleep. */
+  onWoken: (() => void) | undefined = undefined
 
   constructor(private readonly quorum: number, private readonly value: string) {}
 
   heard(index: number, next: string): void {
-    if (next !== "" && next !== this.value) return
+    if (this.woken || (next !== "" && next !== this.value)) return
     this.announced.add(index)
-    if (this.announced.size >= this.quorum) Deferred.unsafeDone(this.woken, Effect.void)
+    if (this.announced.size < this.quorum) return
+    this.woken = true
+    this.onWoken?.()
   }
 
   /** A new attempt starts: only announcements from now on count. */
   reset(): void {
-    this.announced = new Set()
-    this.woken = Deferred.unsafeMake<void>(FiberId.none)
+    this.announced.clear()
+    this.woken = false
   }
+}
+
+/**
+ * Sleep for `millis`, or until woken by announcements. On the live clock one
+ * timer and one callback, no fiber; a test clock's time only moves with the
+ * test, so there the sleep races the announcements.
+ */
+const nap = (clock: Clock.Clock, millis: number, announcements: Announcements | undefined): Effect.Effect<void> => {
+  if (announcements?.woken) return Effect.void
+  const duration = Duration.millis(millis)
+  const scheduler = Monotonic.liveScheduler(clock)
+  if (scheduler === undefined) {
+    if (announcements === undefined) return Effect.sleep(duration)
+    const woken = Effect.async<void>((resume) => {
+      announcements.onWoken = () => resume(Effect.void)
+      return Effect.sync(() => void (announcements.onWoken = undefined))
+    })
+    return Effect.raceFirst(Effect.sleep(duration), woken)
+  }
+  return Effect.async<void>((resume) => {
+    const wake = () => {
+      cancel()
+      if (announcements !== undefined) announcements.onWoken = undefined
+      resume(Effect.void)
+    }
+    const cancel = scheduler.unsafeSchedule(wake, duration)
+    if (announcements !== undefined) announcements.onWoken = wake
+    return Effect.sync(() => {
+      cancel()
+      if (announcements !== undefined) announcements.onWoken = undefined
+    })
+  })
 }
 
 export interface RetryOptions<A> {
@@ -77,38 +110,42 @@ export interface RetryOptions<A> {
  * until it succeeds or the schedule stops (then with the last failure).
  */
 export const retry = <A>(options: RetryOptions<A>): Effect.Effect<A, LockNotAcquired> =>
-  Effect.suspend(() => {
+  Effect.clockWith((clock) => {
     const { attempt, keys, nodes, schedule } = options
     let state = schedule.initial
     let dueAt: number | undefined
     let intervalMillis = 0
-    let watching: { readonly scope: Scope.CloseableScope; readonly announcements: Announcements } | undefined
+    let announcements: Announcements | undefined
+    const watches: Array<ReleaseWatch> = []
 
-    /** Watch every node; `true` when a release may have been missed meanwhile. */
-    const startWatching = Effect.gen(function*() {
-      const scope = yield* Scope.make()
-      const announcements = new Announcements(options.quorum, options.value)
-      watching = { scope, announcements }
-      let missed = false
-      return yield* Effect.forEach(
-        nodes,
-        (node, index) =>
-          Effect.forEach(keys, (key) =>
-            Effect.map(
-              Scope.extend(node.watchReleases!(key, (next) => announcements.heard(index, next)), scope),
-              (fresh) => void (missed ||= fresh)
-            )),
-        { concurrency: "unbounded", discard: true }
-      ).pipe(
-        Effect.interruptible,
-        // Not listening everywhere yet: a release may go unheard until then.
-        Effect.timeoutTo({ duration: options.nodeTimeout, onSuccess: () => missed, onTimeout: () => true })
-      )
-    })
+    /**
+     * Watch every node; `true` when a release may have been missed meanwhile
+     * (a node was not listening yet: it is waited for, within the node
+     * timeout). Registration is not interruptible, so that every watch made
+     * is in `watches`, which are stopped whichever way the retries end.
+     */
+    const startWatching = Effect.suspend(() => {
+      const heard = new Announcements(options.quorum, options.value)
+      announcements = heard
+      return Effect.forEach(nodes, (node, index) =>
+        Effect.forEach(keys, (key) =>
+          Effect.map(node.watchReleases!(key, (next) => heard.heard(index, next)), (watch) => void watches.push(watch)), {
+          discard: true
+        }), { discard: true })
+    }).pipe(
+      Effect.uninterruptible,
+      Effect.flatMap(() => {
+        const pending = watches.flatMap((watch) => watch.ready === undefined ? [] : [watch.ready])
+        if (pending.length === 0) return Effect.succeed(false)
+        return Effect.promise(() => Promise.all(pending)).pipe(
+          Effect.timeoutTo({ duration: options.nodeTimeout, onSuccess: () => true, onTimeout: () => true })
+        )
+      })
+    )
 
     const again = (error: LockNotAcquired): Effect.Effect<A, LockNotAcquired> =>
       Effect.gen(function*() {
-        let now = yield* Clock.currentTimeMillis
+        let now = clock.unsafeCurrentTimeMillis()
         if (dueAt === undefined || now >= dueAt) {
           const [next, , decision] = yield* schedule.step(now, error, state)
           state = next
@@ -116,21 +153,22 @@ export const retry = <A>(options: RetryOptions<A>): Effect.Effect<A, LockNotAcqu
           dueAt = ScheduleIntervals.start(decision.intervals)
           intervalMillis = Math.max(0, dueAt - now)
         }
-        const missed = watching === undefined && options.watch ? yield* startWatching : false
+        const missed = announcements === undefined && options.watch ? yield* startWatching : false
         if (!missed) {
           // Also before the place in line runs out: the attempt renews it (it may reach the node a node timeout later).
           const renewAt = (options.leaseEndsAt() ?? Infinity) - Duration.toMillis(options.nodeTimeout)
           const wakeAt = Math.min(dueAt, options.holderGoneAt() ?? Infinity, renewAt)
-          const sleep = Effect.sleep(Duration.millis(Math.max(0, Math.ceil(wakeAt - now))))
-          yield* watching === undefined ? sleep : Effect.raceFirst(sleep, Deferred.await(watching.announcements.woken))
-          now = yield* Clock.currentTimeMillis
+          yield* nap(clock, Math.max(0, Math.ceil(wakeAt - now)), announcements)
+          now = clock.unsafeCurrentTimeMillis()
           if (now >= dueAt) dueAt = undefined
         }
-        if (watching !== undefined && !missed) watching.announcements.reset()
+        if (announcements !== undefined && !missed) announcements.reset()
         return yield* Effect.catchAll(attempt(options.lease(intervalMillis)), again)
       })
 
     return again(options.error).pipe(
-      Effect.ensuring(Effect.suspend(() => watching === undefined ? Effect.void : Scope.close(watching.scope, Exit.void)))
+      Effect.ensuring(Effect.sync(() => {
+        for (const watch of watches) watch.stop()
+      }))
     )
   })

@@ -1,6 +1,6 @@
 /**
- * Callbacks waiting for the release of a key, for as long as their scope is
- * open. Each is given the message of the release: the lock value of the
+ * Callbacks waiting for the release of a key, until their watch is stopped.
+ * Each is given the message of the release: the lock value of the
  * waiter now first in line, or "".
  *
  * A waiter starts watching after its attempt was refused, so a release that
@@ -8,13 +8,12 @@
  * for a short while and replayed to a new watcher (a stale one costs it one
  * extra attempt at most). `subscribe` runs on every watch and returns a
  * promise when the key's releases are not heard yet (the ioredis node
- * subscribes there); the watch then waits for it and reports that earlier
+ * subscribes there); the watch hands it on, so that the waiter knows earlier
  * releases were missed. `onLast` runs when a key loses its last watcher.
  *
  * @internal
  */
-import * as Effect from "effect/Effect"
-import type * as Scope from "effect/Scope"
+import type { ReleaseWatch } from "../RedisNode.js"
 
 export type OnRelease = (next: string) => void
 
@@ -30,34 +29,33 @@ export class Watchers {
     private readonly onLast: (key: string) => void = () => {}
   ) {}
 
-  /**
-   * Watch `key` until the scope closes; returns once its releases will be
-   * heard: `true` when they were not heard until now, `false` when they were
-   * (and a recent one was replayed). `now` is on the same timeline as `notify`'s.
-   */
-  watch(key: string, onRelease: OnRelease, now: number): Effect.Effect<boolean, never, Scope.Scope> {
-    return Effect.acquireRelease(
-      Effect.sync(() => {
-        let watchers = this.byKey.get(key)
-        if (watchers === undefined) {
-          watchers = new Set()
-          this.byKey.set(key, watchers)
-        }
-        watchers.add(onRelease)
-        const ready = this.subscribe(key)
-        const last = this.lastMessage.get(key)
-        if (ready === undefined && last !== undefined && now - last.at <= replayMillis) onRelease(last.next)
-        return { watchers, ready }
-      }),
-      ({ watchers }) =>
-        Effect.sync(() => {
-          watchers.delete(onRelease)
-          if (watchers.size > 0 || this.byKey.get(key) !== watchers) return
-          this.byKey.delete(key)
-          this.lastMessage.delete(key)
-          this.onLast(key)
-        })
-    ).pipe(Effect.flatMap(({ ready }) => ready === undefined ? Effect.succeed(false) : Effect.as(Effect.promise(() => ready), true)))
+  /** Watch `key` until stopped. `now` is on the same timeline as `notify`'s. */
+  watch(key: string, onRelease: OnRelease, now: number): ReleaseWatch {
+    let watchers = this.byKey.get(key)
+    if (watchers === undefined) {
+      watchers = new Set()
+      this.byKey.set(key, watchers)
+    }
+    // A Set holds a callback once: wrapped, two watches of the same callback stay two.
+    const callback: OnRelease = (next) => onRelease(next)
+    watchers.add(callback)
+    const ready = this.subscribe(key)
+    const last = this.lastMessage.get(key)
+    if (ready === undefined && last !== undefined && now - last.at <= replayMillis) onRelease(last.next)
+    const registered = watchers
+    let stopped = false
+    return {
+      ready,
+      stop: () => {
+        if (stopped) return
+        stopped = true
+        registered.delete(callback)
+        if (registered.size > 0 || this.byKey.get(key) !== registered) return
+        this.byKey.delete(key)
+        this.lastMessage.delete(key)
+        this.onLast(key)
+      }
+    }
   }
 
   notify(key: string, next: string, now: number): void {
