@@ -281,6 +281,22 @@ const isGranted = (answer: TurnAnswer) => answer._tag === "Granted"
 const spanOptions = { captureStackTrace: false } as const
 
 /**
+ * An error made without a stack trace. Every refused attempt of a waiter makes
+ * a LockNotAcquired (its retry schedule is fed with it); its stack would only
+ * show the fiber runtime, and capturing it costs several times the rest of the
+ * error (measured: 11 of 14 µs).
+ */
+const withoutStackTrace = <E>(make: () => E): E => {
+  const limit = Error.stackTraceLimit
+  Error.stackTraceLimit = 0
+  try {
+    return make()
+  } finally {
+    Error.stackTraceLimit = limit
+  }
+}
+
+/**
  * Build a lock manager over the nodes in context.
  *
  * @since 1.0.0
@@ -563,7 +579,7 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
                   `(${Outcome.describeAll(outcomes)})`
               )
           ),
-          Effect.zipRight(Effect.fail(
+          Effect.zipRight(Effect.fail(withoutStackTrace(() =>
             new LockNotAcquired({
               resources,
               reason: yes >= quorum ? "ValidityExpired" : "NoQuorum",
@@ -572,7 +588,7 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
               quorum,
               outcomes
             }, true)
-          ))
+          )))
         )
       }
 
