@@ -176,4 +176,32 @@ layer(RedisFleet.layerLocal(3), { timeout: 60_000, excludeTestServices: true })(
       )
       assert.deepStrictEqual(after, ["redlock-released:redlock:r", 0])
     }))
+
+  it.scoped("an interrupted waiter stops watching at once: a release wakes nobody, the channel is dropped later", () =>
+    Effect.gen(function*() {
+      const fleet = yield* RedisFleet.RedisFleet
+      const manager = () => Effect.map(Layer.build(redis(fleet.nodes)), (context) => Context.get(context, Redlock.Redlock))
+      const holder = yield* manager()
+      const waiter = yield* manager()
+      const held = yield* holder.acquire("gone", { ttl: "10 seconds" })
+      const channel = "redlock-released:redlock:gone"
+      const waiting = yield* Effect.fork(Effect.scoped(waiter.acquire("gone", { ttl: "10 seconds", retry: slowRetry })))
+      yield* fleet.servers[0].call("PUBSUB", "NUMSUB", channel).pipe(
+        Effect.filterOrFail((reply) => (reply as Array<unknown>)[1] === 1, () => "not subscribed yet"),
+        Effect.retry(Schedule.spaced("20 millis").pipe(Schedule.upTo("2 seconds")))
+      )
+      const interrupted = performance.now()
+      yield* Fiber.interrupt(waiting)
+      assert.isBelow(performance.now() - interrupted, 1000, "interrupted while asleep, without waiting for its next poll")
+      yield* holder.release(held)
+      yield* Effect.sleep("100 millis")
+      // Nobody took the key: the interrupted waiter left the line and did not wake up to try.
+      const values = yield* Effect.forEach(fleet.servers, (server) => server.call("GET", "redlock:gone"))
+      assert.deepStrictEqual(values, [null, null, null])
+      const after = yield* fleet.servers[0].call("PUBSUB", "NUMSUB", channel).pipe(
+        Effect.filterOrFail((reply) => (reply as Array<unknown>)[1] === 0, () => "still subscribed"),
+        Effect.retry(Schedule.spaced("50 millis").pipe(Schedule.upTo("4 seconds")))
+      )
+      assert.deepStrictEqual(after, [channel, 0])
+    }))
 })
