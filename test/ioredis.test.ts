@@ -4,13 +4,29 @@
  */
 import { assert, describe, it, layer } from "@effect/vitest"
 import { ConfigProvider, Context, Effect, Exit, Layer, Option, Redacted, Schedule, Scope } from "effect"
-import { Redis } from "ioredis"
+import { Command, Redis } from "ioredis"
 import * as RedisFleet from "../fleet/RedisFleet.js"
 import * as Redlock from "../src/Redlock.js"
 import * as RedisNode from "../src/RedisNode.js"
 import * as Ioredis from "../src/RedisNode/Ioredis.js"
 import { InvalidOptions } from "../src/RedlockError.js"
+import * as IoredisCommands from "../src/internal/ioredisCommands.js"
+import * as Scripts from "../src/internal/scripts.js"
 import { failureOf } from "./support.js"
+
+describe("EVALSHA encoded once per fan-out", () => {
+  it("is byte for byte what ioredis sends for the same command, multi-byte characters included", () => {
+    const keys = ["redlock:ключ", "redlock:ключ\u0000queue", "redlock:ключ\u0000lease"]
+    const args = ["värde-é", 10_000, 1_700_000_000_000, 250]
+    const ours = IoredisCommands.encodedEvalsha.command(Scripts.acquireInTurn, keys, args).toWritable(undefined as never)
+    const theirs = new Command("evalsha", [Scripts.acquireInTurn.sha, keys.length, ...keys, ...args], { replyEncoding: "utf8" })
+      .toWritable(undefined as never)
+    assert.strictEqual(ours, theirs)
+    // The next node of the same fan-out gets the same wire form; other arguments get their own.
+    assert.strictEqual(IoredisCommands.encodedEvalsha.command(Scripts.acquireInTurn, keys, [...args]).toWritable(undefined as never), theirs)
+    assert.notStrictEqual(IoredisCommands.encodedEvalsha.command(Scripts.acquireInTurn, keys, ["other", 1, 2, 3]).toWritable(undefined as never), theirs)
+  })
+})
 
 describe("fromUrl", () => {
   it("reads host, port, user, password (decoded, redacted), db and TLS", () => {
@@ -97,6 +113,20 @@ layer(RedisFleet.layerLocal(2, { password: "s3cret" }), { timeout: 30_000, exclu
         yield* Scope.close(scope, Exit.void)
         assert.strictEqual(client.status, "ready")
         assert.strictEqual(yield* Effect.promise(() => client.get("k")), "v")
+      }))
+
+    it.scoped("a user's client with a key prefix keeps it: scripts go through ioredis, which prefixes their keys", () =>
+      Effect.gen(function*() {
+        const fleet = yield* RedisFleet.RedisFleet
+        const client = yield* Effect.acquireRelease(
+          Effect.sync(() => new Redis({ host: "127.0.0.1", port: fleet.servers[0].port, password: "s3cret", keyPrefix: "app:" })),
+          (client) => Effect.promise(() => client.quit())
+        )
+        const [node] = yield* nodesOf(Ioredis.layer([{ client }]))
+        assert.strictEqual((yield* node.acquireInTurn(["prefixed"], "v", 10_000, { ticket: 1, leaseMillis: 0 }))._tag, "Granted")
+        assert.strictEqual(yield* fleet.servers[0].call("GET", "app:prefixed"), "v")
+        assert.strictEqual(yield* node.release(["prefixed"], "v", true), 1)
+        assert.strictEqual(yield* fleet.servers[0].call("EXISTS", "app:prefixed"), 0)
       }))
 
     it.scoped("a node that never answered at start-up is Unavailable at once, and joins when it comes up", () =>

@@ -150,6 +150,7 @@ const makeNode = (
       return failed(cause)
     }
   }
+  const encoded = IoredisCommands.encodedEvalsha.usable(client)
   const evalScript = <A>(
     script: Scripts.Script,
     keys: ReadonlyArray<string>,
@@ -157,7 +158,9 @@ const makeNode = (
     parse: (reply: unknown) => A
   ): Promise<A> =>
     call(
-      () => client.evalsha(script.sha, keys.length, ...keys, ...args),
+      encoded
+        ? () => client.sendCommand(IoredisCommands.encodedEvalsha.command(script, keys, args)) as Promise<unknown>
+        : () => client.evalsha(script.sha, keys.length, ...keys, ...args),
       parse,
       () => client.eval(script.lua, keys.length, ...keys, ...args)
     )

@@ -4,7 +4,7 @@
  *
  * @internal
  */
-import type { Redis } from "ioredis"
+import { Command, type Redis } from "ioredis"
 import { RedisNodeError, type RedisNodeErrorReason } from "../RedisNode.js"
 import type { Script } from "./scripts.js"
 
@@ -66,6 +66,55 @@ export const evalScript = (
   client.evalsha(script.sha, keys.length, ...keys, ...args).catch((error: unknown) =>
     isNoScript(error) ? client.eval(script.lua, keys.length, ...keys, ...args) : Promise.reject(error)
   )
+
+/**
+ * EVALSHA sent as bytes encoded once per fan-out. ioredis builds each
+ * command's wire form from its arguments on every call (flattening,
+ * stringifying, a string concatenation per argument); a fan-out sends the
+ * same script with the same keys and arguments to every node, so the wire
+ * form is built for the first node and reused for the others (the last one
+ * is kept, compared by its parts). Only for clients that change nothing in a
+ * command (no key prefix, no friendly error stacks, no auto-pipelining):
+ * `usable` tells.
+ */
+export const encodedEvalsha = {
+  usable: (client: Redis): boolean =>
+    !client.options.keyPrefix && !client.options.showFriendlyErrorStack && !client.options.enableAutoPipelining,
+  command: (script: Script, keys: ReadonlyArray<string>, args: ReadonlyArray<string | number>): Command =>
+    new EncodedCommand(wireForm(script, keys, args))
+}
+
+class EncodedCommand extends Command {
+  constructor(private readonly wire: string) {
+    super("evalsha", [], { replyEncoding: "utf8" })
+  }
+  override toWritable(): string {
+    return this.wire
+  }
+}
+
+let last: {
+  readonly script: Script
+  readonly keys: ReadonlyArray<string>
+  readonly args: ReadonlyArray<string | number>
+  readonly wire: string
+} | undefined
+
+const wireForm = (script: Script, keys: ReadonlyArray<string>, args: ReadonlyArray<string | number>): string => {
+  if (
+    last !== undefined && last.script === script && last.keys === keys && last.args.length === args.length &&
+    last.args.every((arg, i) => arg === args[i])
+  ) return last.wire
+  const part = (value: string | number) => {
+    const text = String(value)
+    return "$" + Buffer.byteLength(text) + "\r\n" + text + "\r\n"
+  }
+  let wire = "*" + (3 + keys.length + args.length) + "\r\n" + part("evalsha") + part(script.sha) + part(keys.length)
+  for (const key of keys) wire += part(key)
+  for (const arg of args) wire += part(arg)
+  last = { script, keys, args, wire }
+  return wire
+}
 
 /**
  * Batch the writes of one turn of the event loop into one write to the socket.
