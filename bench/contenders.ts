@@ -25,7 +25,8 @@ export interface Client {
 
 export interface Contender {
   readonly name: string
-  readonly start: (ports: ReadonlyArray<number>, waiting: Waiting) => Promise<Client>
+  /** `slow`: the process runs many times slower (under valgrind): no per-node timeout may fire. */
+  readonly start: (ports: ReadonlyArray<number>, waiting: Waiting, slow?: boolean) => Promise<Client>
 }
 
 const connect = (ports: ReadonlyArray<number>) =>
@@ -85,14 +86,14 @@ export const floor: Contender = {
 
 export const effectRedlock: Contender = {
   name: "effect-redlock",
-  start: async (ports, waiting) => {
+  start: async (ports, waiting, slow = false) => {
     const retry = waiting === "none"
       ? Redlock.noRetry
       : waiting === "10ms"
       ? Schedule.spaced("10 millis").pipe(Schedule.jittered, Schedule.intersect(Schedule.recurs(1000)))
       : Redlock.defaultRetry
     const runtime = ManagedRuntime.make(
-      Redlock.layer({ retry, restartQuarantine: false }).pipe(
+      Redlock.layer({ retry, restartQuarantine: false, nodeTimeout: slow ? "2 seconds" : undefined }).pipe(
         Layer.provide(Ioredis.layer(ports.map((port) => ({ host: "127.0.0.1", port }))))
       )
     )

@@ -1,0 +1,77 @@
+/**
+ * Instructions per lock+unlock, counted by valgrind's callgrind: a figure
+ * that stays the same from run to run whatever else the machine does, where
+ * ops/s and CPU time move by 10–30% here. Compare builds with it; it does not
+ * count the kernel's work (socket writes) nor cache misses.
+ *
+ * `npm run bench:instructions [-- contender,... [cycles]]` (default
+ * `floor,effect`, 2000): for each contender, two runs under callgrind, of
+ * `cycles` and of 2 × `cycles` sequential lock+unlock after 6000 uncounted
+ * ones (the JIT settles); the difference divided by `cycles` leaves out
+ * start-up. Each run takes a minute or two.
+ */
+import { execFile, spawnSync } from "node:child_process"
+import * as Fs from "node:fs"
+import * as Os from "node:os"
+import * as Path from "node:path"
+import * as Effect from "effect/Effect"
+import * as RedisFleet from "../fleet/RedisFleet.js"
+import * as Contenders from "./contenders.js"
+
+const warmUp = 6000
+
+/** Inside valgrind: run `cycles` counted lock+unlock. */
+const counted = (name: string, cycles: number) =>
+  Effect.gen(function*() {
+    const fleet = yield* RedisFleet.RedisFleet
+    const ports = fleet.servers.map((server) => server.port)
+    const contender = Contenders.all.find((c) => c.name.includes(name))!
+    yield* Effect.promise(async () => {
+      const client = await contender.start(ports, "none", true)
+      const once = async (key: string) => {
+        const handle = await client.lock(key, 10_000)
+        if (handle === undefined) throw new Error(`${contender.name}: not acquired`)
+        await client.unlock(handle)
+      }
+      for (let i = 0; i < warmUp; i++) await once(`warm:${i}`)
+      // callgrind_control asks the running valgrind to count from now on; it takes a moment to be heard.
+      const instrument = (on: "on" | "off") =>
+        new Promise((resolve) =>
+          execFile("callgrind_control", ["-i", on, String(process.pid)], () => setTimeout(resolve, 2000))
+        )
+      await instrument("on")
+      for (let i = 0; i < cycles; i++) await once(`counted:${i}`)
+      await instrument("off")
+      await client.close()
+    })
+  }).pipe(Effect.scoped, Effect.provide(RedisFleet.layerLocal(5)))
+
+/** Outside: run this script under callgrind and read the total it counted. */
+const instructions = (name: string, cycles: number): number => {
+  const out = Path.join(Fs.mkdtempSync(Path.join(Os.tmpdir(), "callgrind-")), "out")
+  const run = spawnSync("valgrind", [
+    "--tool=callgrind",
+    "--instr-atstart=no",
+    `--callgrind-out-file=${out}`,
+    process.execPath,
+    process.argv[1],
+    "--counted",
+    name,
+    String(cycles)
+  ], { encoding: "utf8" })
+  const total = /refs:\s+([\d,]+)/.exec(run.stderr)
+  if (run.status !== 0 || total === null) throw new Error(`valgrind failed for ${name}:\n${run.stderr.slice(-2000)}`)
+  Fs.rmSync(Path.dirname(out), { recursive: true, force: true })
+  return Number(total[1].replaceAll(",", ""))
+}
+
+if (process.argv[2] === "--counted") {
+  Effect.runPromise(counted(process.argv[3], Number(process.argv[4]))).then(() => process.exit(0))
+} else {
+  const names = (process.argv[2] ?? "floor,effect").split(",")
+  const cycles = Number(process.argv[3] ?? 2000)
+  for (const name of names) {
+    const perCycle = (instructions(name, 2 * cycles) - instructions(name, cycles)) / cycles
+    console.log(`${Contenders.all.find((c) => c.name.includes(name))!.name}: ${Math.round(perCycle / 1000)}k instructions per lock+unlock`)
+  }
+}
