@@ -4,8 +4,9 @@
  * (never one per waiter). A channel is subscribed while someone waits on its
  * key, and stays subscribed until nobody has watched the key for a second: a
  * key contended by a few clients in turn keeps its subscription instead of
- * paying SUBSCRIBE and UNSUBSCRIBE (and a missed release) on every wait. A message lost in a reconnect only means the
- * waiter polls on its retry schedule, as it would without announcements.
+ * paying SUBSCRIBE and UNSUBSCRIBE (and a missed release) on every wait. A
+ * message lost in a reconnect only means the waiter polls on its retry
+ * schedule, as it would without announcements.
  *
  * @internal
  */
