@@ -1,6 +1,6 @@
 /**
  * Instructions per lock+unlock, counted by valgrind's callgrind: a figure
- * that stays the same from run to run whatever else the machine does, where
+ * that moves by ~3% from run to run whatever else the machine does, where
  * ops/s and CPU time move by 10–30% here. Compare builds with it; it does not
  * count the kernel's work (socket writes) nor cache misses.
  *

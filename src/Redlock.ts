@@ -21,6 +21,7 @@
  * @since 1.0.0
  */
 import type { NonEmptyReadonlyArray } from "effect/Array"
+import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
 import * as Config from "effect/Config"
 import type * as ConfigError from "effect/ConfigError"
@@ -663,14 +664,16 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
       // so that it no longer stands before anyone once acquire returns. Built
       // only when needed: most acquisitions never leave a line.
       const leaveEverywhere = () => FanOut.all(nodes, FanOut.call("release", keys, value, false), nodeTimeout)
-      const measure = (failure: LockNotAcquired | undefined) =>
-        Effect.sync(() => {
-          const labels = fiber.getFiberRef(FiberRef.currentMetricLabels)
-          if (failure === undefined) RedlockMetrics.acquisitions.unsafeUpdate(1, labels)
-          else RedlockMetrics.acquireFailures.unsafeUpdate(1, [...labels, MetricLabel.make("reason", failure.reason)])
-          RedlockMetrics.acquireDuration.unsafeUpdate(Monotonic.unsafeMonotonicMillis(clock) - firstStart, labels)
-          RedlockMetrics.attemptsPerAcquire.unsafeUpdate(attempts, labels)
-        })
+      // An acquisition that ended with a lock or a LockNotAcquired is measured; an interrupted one is not.
+      const measure = (exit: Exit.Exit<Lock.Lock, LockNotAcquired>): void => {
+        const failure = Exit.isSuccess(exit) ? undefined : Cause.failureOption(exit.cause)
+        if (failure !== undefined && Option.isNone(failure)) return
+        const labels = fiber.getFiberRef(FiberRef.currentMetricLabels)
+        if (failure === undefined) RedlockMetrics.acquisitions.unsafeUpdate(1, labels)
+        else RedlockMetrics.acquireFailures.unsafeUpdate(1, [...labels, MetricLabel.make("reason", failure.value.reason)])
+        RedlockMetrics.acquireDuration.unsafeUpdate(Monotonic.unsafeMonotonicMillis(clock) - firstStart, labels)
+        RedlockMetrics.attemptsPerAcquire.unsafeUpdate(attempts, labels)
+      }
       const measured = Effect.catchAll(
         oneAttempt(schedule === noRetry ? 0 : lease(0)),
         (error) =>
@@ -690,8 +693,11 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
           })
       ).pipe(
         // Around the whole acquisition: no moment between attempts escapes it.
-        Effect.onExit((exit) => Exit.isSuccess(exit) || !joined ? Effect.void : Effect.asVoid(leaveEverywhere())),
-        Effect.tapBoth({ onSuccess: () => measure(undefined), onFailure: measure })
+        Effect.onExit((exit) => {
+          if (!Exit.isSuccess(exit) && joined) return Effect.zipRight(leaveEverywhere(), Effect.sync(() => measure(exit)))
+          measure(exit)
+          return Effect.void
+        })
       )
       if (!traced) return measured
       return Effect.withSpan(

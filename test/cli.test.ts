@@ -113,8 +113,12 @@ layer(RedisFleet.layerLocal(3), { timeout: 60_000, excludeTestServices: true })(
     Effect.gen(function*() {
       const fleet = yield* RedisFleet.RedisFleet
       const observer = yield* manager(fleet)
-      const run = start(["run", "--resource", "lost", "--ttl", "1s", "--nodes", nodeList(fleet), "--restart-quarantine", "off", "--", process.execPath, "-e", "setTimeout(() => {}, 30000)"])
-      yield* untilHeld(observer, "lost")
+      // A 1 s ttl means 10 ms node timeouts: under a loaded machine the first attempt may time out, so it may wait.
+      const run = start(["run", "--resource", "lost", "--ttl", "1s", "--wait", "5s", "--nodes", nodeList(fleet), "--restart-quarantine", "off", "--", process.execPath, "-e", "setTimeout(() => {}, 30000)"])
+      yield* Effect.raceFirst(
+        untilHeld(observer, "lost"),
+        Effect.flatMap(run.finished, (ended) => Effect.fail(`the command ended before the lock was seen held: ${ended.code} ${ended.stderr}`))
+      )
       yield* fleet.servers[0].pause
       yield* fleet.servers[1].pause
       const started = performance.now()

@@ -57,16 +57,15 @@ interface Rules<A> {
  */
 class Round<A> {
   readonly answers: Array<A | undefined>
-  readonly outcomes: Array<NodeOutcome>
-  private readonly settled: Array<boolean>
+  /** The first word of each node; none yet: not awaited (filled in by `result`). */
+  private readonly outcomes: Array<NodeOutcome | undefined>
   private readonly runsAtStart
   private ok = 0
   private other = 0
 
   constructor(readonly nodes: ReadonlyArray<RedisNode>, readonly rules: Rules<A>, readonly start: number) {
-    this.answers = nodes.map(() => undefined)
-    this.outcomes = nodes.map((node) => ({ _tag: "NotAwaited", node: node.name, millis: 0 }))
-    this.settled = nodes.map(() => false)
+    this.answers = new Array(nodes.length).fill(undefined)
+    this.outcomes = new Array(nodes.length).fill(undefined)
     this.runsAtStart = rules.quarantineMillis === undefined ? undefined : nodes.map((node) => node.run())
   }
 
@@ -75,8 +74,7 @@ class Round<A> {
   }
 
   private settle(index: number, outcome: NodeOutcome): void {
-    if (this.settled[index]) return
-    this.settled[index] = true
+    if (this.outcomes[index] !== undefined) return
     this.outcomes[index] = outcome
     if (outcome._tag === "Ok") this.ok++
     else this.other++
@@ -115,7 +113,9 @@ class Round<A> {
 
   result(endMillis: number): FanOutResult<A> {
     return {
-      outcomes: [...this.outcomes],
+      outcomes: this.outcomes.map((outcome, index) =>
+        outcome ?? { _tag: "NotAwaited", node: this.nodes[index].name, millis: 0 }
+      ),
       yes: this.ok,
       answers: [...this.answers],
       startMillis: this.start,
