@@ -3,7 +3,7 @@
  * against 3 real redis-servers.
  */
 import { assert, describe, it, layer } from "@effect/vitest"
-import { Context, Duration, Effect, Layer, Option, Schedule } from "effect"
+import { Duration, Effect, Option, Schedule } from "effect"
 import * as ChildProcess from "node:child_process"
 import * as Fs from "node:fs"
 import * as Os from "node:os"
@@ -12,7 +12,7 @@ import { fileURLToPath } from "node:url"
 import * as CliDuration from "../cli/duration.js"
 import * as RedisFleet from "../fleet/RedisFleet.js"
 import * as Redlock from "../src/Redlock.js"
-import { redis } from "./support.js"
+import { redisManager } from "./support.js"
 
 const bin = Path.join(Path.dirname(fileURLToPath(import.meta.url)), "..", "bin", "redlock.mjs")
 
@@ -41,9 +41,6 @@ const start = (args: ReadonlyArray<string>, env: Record<string, string | undefin
 const cli = (args: ReadonlyArray<string>, env?: Record<string, string | undefined>) => start(args, env).finished
 
 const nodeList = (fleet: RedisFleet.Fleet) => fleet.servers.map((server) => `redis://127.0.0.1:${server.port}`).join(",")
-
-const manager = (fleet: RedisFleet.Fleet) =>
-  Effect.map(Layer.build(redis(fleet.nodes)), (context) => Context.get(context, Redlock.Redlock))
 
 /** Until a majority holds `resource` (the CLI started its command), at most 10 s. */
 const untilHeld = (redlock: Redlock.RedlockService, resource: string) =>
@@ -88,7 +85,7 @@ layer(RedisFleet.layerLocal(3), { timeout: 60_000, excludeTestServices: true })(
   it.scoped("--wait gives up with exit code 75 while another client holds the lock", () =>
     Effect.gen(function*() {
       const fleet = yield* RedisFleet.RedisFleet
-      const holder = yield* manager(fleet)
+      const holder = yield* redisManager(fleet.nodes)
       yield* holder.acquire("busy", { ttl: "20 seconds" })
       const started = performance.now()
       const result = yield* cli(["run", "--resource", "busy", "--wait", "300ms", "--nodes", nodeList(fleet), "--restart-quarantine", "off", "--", "true"])
@@ -100,7 +97,7 @@ layer(RedisFleet.layerLocal(3), { timeout: 60_000, excludeTestServices: true })(
   it.scoped("SIGTERM to redlock goes to the command; the lock is released when it exits, long before its ttl", () =>
     Effect.gen(function*() {
       const fleet = yield* RedisFleet.RedisFleet
-      const observer = yield* manager(fleet)
+      const observer = yield* redisManager(fleet.nodes)
       const run = start(["run", "--resource", "killed", "--ttl", "30s", "--nodes", nodeList(fleet), "--restart-quarantine", "off", "--", process.execPath, "-e", "setTimeout(() => {}, 30000)"])
       yield* untilHeld(observer, "killed")
       run.child.kill("SIGTERM")
@@ -112,7 +109,7 @@ layer(RedisFleet.layerLocal(3), { timeout: 60_000, excludeTestServices: true })(
   it.scoped("a lost lock stops the command and exits with 69", () =>
     Effect.gen(function*() {
       const fleet = yield* RedisFleet.RedisFleet
-      const observer = yield* manager(fleet)
+      const observer = yield* redisManager(fleet.nodes)
       // A 1 s ttl means 10 ms node timeouts: under a loaded machine the first attempt may time out, so it may wait.
       const run = start(["run", "--resource", "lost", "--ttl", "1s", "--wait", "5s", "--nodes", nodeList(fleet), "--restart-quarantine", "off", "--", process.execPath, "-e", "setTimeout(() => {}, 30000)"])
       yield* Effect.raceFirst(
@@ -131,7 +128,7 @@ layer(RedisFleet.layerLocal(3), { timeout: 60_000, excludeTestServices: true })(
   it.scoped("inspect shows each node's holder and the majority", () =>
     Effect.gen(function*() {
       const fleet = yield* RedisFleet.RedisFleet
-      const holder = yield* manager(fleet)
+      const holder = yield* redisManager(fleet.nodes)
       const lock = yield* holder.acquire("shown", { ttl: "20 seconds" })
       const result = yield* cli(["inspect", "shown"], { REDLOCK_NODES: nodeList(fleet) })
       assert.strictEqual(result.code, 0, result.stderr)

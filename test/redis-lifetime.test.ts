@@ -3,22 +3,19 @@
  * while a majority hangs, bounded extensions, release after expiry.
  */
 import { assert, layer } from "@effect/vitest"
-import { Context, Effect, Exit, Fiber, Layer, Option } from "effect"
+import { Effect, Exit, Fiber, Option } from "effect"
 import * as RedisFleet from "../fleet/RedisFleet.js"
 import * as Redlock from "../src/Redlock.js"
 import { LockLost } from "../src/RedlockError.js"
-import { expectEmpty, failureOf, redis } from "./support.js"
-
-const manager = (fleet: RedisFleet.Fleet, options?: Redlock.Options) =>
-  Effect.map(Layer.build(redis(fleet.nodes, options)), (context) => Context.get(context, Redlock.Redlock))
+import { expectEmpty, failureOf, redisManager } from "./support.js"
 
 layer(RedisFleet.layerLocal(5), { timeout: 60_000, excludeTestServices: true })("lock lifetime on 5 redis-servers", (it) => {
   it.scoped("autoExtend keeps a lock across 10 x ttl; another client never gets it meanwhile", () =>
     Effect.gen(function*() {
       const fleet = yield* RedisFleet.RedisFleet
       yield* fleet.reset
-      const holder = yield* manager(fleet)
-      const other = yield* manager(fleet)
+      const holder = yield* redisManager(fleet.nodes)
+      const other = yield* redisManager(fleet.nodes)
       const body = Effect.gen(function*() {
         const refused: Array<boolean> = []
         for (let i = 0; i < 10; i++) {
@@ -40,7 +37,7 @@ layer(RedisFleet.layerLocal(5), { timeout: 60_000, excludeTestServices: true })(
     Effect.gen(function*() {
       const fleet = yield* RedisFleet.RedisFleet
       yield* fleet.reset
-      const redlock = yield* manager(fleet)
+      const redlock = yield* redisManager(fleet.nodes)
       let interrupted = false
       const started = performance.now()
       const fiber = yield* Effect.fork(Effect.exit(
@@ -68,7 +65,7 @@ layer(RedisFleet.layerLocal(5), { timeout: 60_000, excludeTestServices: true })(
     Effect.gen(function*() {
       const fleet = yield* RedisFleet.RedisFleet
       yield* fleet.reset
-      const redlock = yield* manager(fleet)
+      const redlock = yield* redisManager(fleet.nodes)
       const started = performance.now()
       const fiber = yield* Effect.fork(Effect.exit(Effect.never.pipe(
         Redlock.withLock("r", { ttl: "2 seconds", autoExtend: true }),
@@ -87,7 +84,7 @@ layer(RedisFleet.layerLocal(5), { timeout: 60_000, excludeTestServices: true })(
     Effect.gen(function*() {
       const fleet = yield* RedisFleet.RedisFleet
       yield* fleet.reset
-      const redlock = yield* manager(fleet, { maxExtensions: 3 })
+      const redlock = yield* redisManager(fleet.nodes, { maxExtensions: 3 })
       const started = performance.now()
       const exit = yield* Effect.exit(Effect.never.pipe(
         Redlock.withLock("r", { ttl: "500 millis", autoExtend: true }),
@@ -103,7 +100,7 @@ layer(RedisFleet.layerLocal(5), { timeout: 60_000, excludeTestServices: true })(
     Effect.gen(function*() {
       const fleet = yield* RedisFleet.RedisFleet
       yield* fleet.reset
-      const redlock = yield* manager(fleet)
+      const redlock = yield* redisManager(fleet.nodes)
       const lock = yield* redlock.acquire("r", { ttl: "100 millis" })
       yield* Effect.sleep("150 millis")
       const started = performance.now()
@@ -121,7 +118,7 @@ layer(RedisFleet.layerLocal(5), { timeout: 60_000, excludeTestServices: true })(
     Effect.gen(function*() {
       const fleet = yield* RedisFleet.RedisFleet
       yield* fleet.reset
-      const redlock = yield* manager(fleet)
+      const redlock = yield* redisManager(fleet.nodes)
       const lock = yield* redlock.acquire("r", { ttl: "1 second" })
       yield* redlock.extend(lock, "30 seconds")
       for (const server of fleet.servers) {

@@ -4,16 +4,13 @@
  * restarted empty does not count until maxTtl has passed.
  */
 import { assert, layer } from "@effect/vitest"
-import { Context, Duration, Effect, Layer, Schedule } from "effect"
+import { Duration, Effect, Schedule } from "effect"
 import * as RedisFleet from "../fleet/RedisFleet.js"
 import * as Lock from "../src/Lock.js"
 import * as Redlock from "../src/Redlock.js"
 import type * as RedisNode from "../src/RedisNode.js"
 import { LockNotAcquired } from "../src/RedlockError.js"
-import { failureOf, redis } from "./support.js"
-
-const manager = (nodes: RedisFleet.Fleet["nodes"], options: Redlock.Options) =>
-  Effect.map(Layer.build(redis(nodes, options)), (context) => Context.get(context, Redlock.Redlock))
+import { failureOf, redisManager } from "./support.js"
 
 const tags = (outcomes: ReadonlyArray<RedisNode.NodeOutcome>) => outcomes.map((outcome) => outcome._tag)
 
@@ -29,9 +26,9 @@ layer(RedisFleet.layerLocal(5), { timeout: 60_000, excludeTestServices: true })(
     Effect.gen(function*() {
       const fleet = yield* RedisFleet.RedisFleet
       yield* fleet.reset
-      const holder = yield* manager(fleet.nodes, { maxTtl: "10 seconds", restartQuarantine: false })
-      const guarded = yield* manager(fleet.nodes, { maxTtl: "10 seconds", restartQuarantine: true })
-      const unguarded = yield* manager(fleet.nodes, { maxTtl: "10 seconds", restartQuarantine: false })
+      const holder = yield* redisManager(fleet.nodes, { maxTtl: "10 seconds", restartQuarantine: false })
+      const guarded = yield* redisManager(fleet.nodes, { maxTtl: "10 seconds", restartQuarantine: true })
+      const unguarded = yield* redisManager(fleet.nodes, { maxTtl: "10 seconds", restartQuarantine: false })
       const runsBefore = yield* allIdentified(guarded)
 
       const lock = yield* holder.acquire("r", { ttl: "10 seconds" })
@@ -86,7 +83,7 @@ layer(RedisFleet.layerLocal(5), { timeout: 60_000, excludeTestServices: true })(
       const fleet = yield* RedisFleet.RedisFleet
       yield* fleet.reset
       // One node, so that its answer is always awaited (with five, a quorum of the others may decide first).
-      const redlock = yield* manager([fleet.nodes[0]], { maxTtl: "1 second", restartQuarantine: true })
+      const redlock = yield* redisManager([fleet.nodes[0]], { maxTtl: "1 second", restartQuarantine: true })
       const attempt = Effect.scoped(redlock.acquire("r", { ttl: "1 second", retry: Redlock.noRetry }))
       const untilServer0Votes = Effect.retry(attempt, Schedule.spaced("50 millis").pipe(Schedule.upTo("5 seconds")))
       // The fleet itself was just started: wait until it is out of quarantine.

@@ -3,17 +3,13 @@
  * faults made by signals (SIGSTOP/SIGCONT, SIGKILL) and Redis commands.
  */
 import { assert, layer } from "@effect/vitest"
-import { Context, Duration, Effect, Exit, Fiber, Layer, Redacted, Schedule } from "effect"
+import { Duration, Effect, Exit, Fiber, Redacted, Schedule } from "effect"
 import { seeded } from "../faults/seeded.js"
 import * as RedisFleet from "../fleet/RedisFleet.js"
 import * as Redlock from "../src/Redlock.js"
 import * as RedisNode from "../src/RedisNode.js"
 import { LockNotAcquired } from "../src/RedlockError.js"
-import { expectEmpty, failureOf, overlaps, recordSection, redis, type Section } from "./support.js"
-
-/** A lock manager with its own connections, built in the current scope. */
-const manager = (nodes: ReadonlyArray<RedisFleet.Fleet["nodes"][number]>, options?: Redlock.Options) =>
-  Effect.map(Layer.build(redis(nodes, options)), (context) => Context.get(context, Redlock.Redlock))
+import { expectEmpty, failureOf, overlaps, recordSection, redisManager, type Section } from "./support.js"
 
 const tags = (outcomes: ReadonlyArray<RedisNode.NodeOutcome>) => outcomes.map((outcome) => outcome._tag)
 
@@ -33,7 +29,7 @@ layer(RedisFleet.layerLocal(5), { timeout: 60_000, excludeTestServices: true })(
       const retry = Schedule.spaced("2 millis").pipe(Schedule.jittered, Schedule.intersect(Schedule.recurs(2000)))
       const worker = (name: string) =>
         Effect.gen(function*() {
-          const redlock = yield* manager(fleet.nodes)
+          const redlock = yield* redisManager(fleet.nodes)
           for (let i = 0; i < 15; i++) {
             yield* Effect.scoped(Effect.flatMap(
               redlock.acquire("shared", { ttl: "2 seconds", retry }),
@@ -52,7 +48,7 @@ layer(RedisFleet.layerLocal(5), { timeout: 60_000, excludeTestServices: true })(
     Effect.gen(function*() {
       const fleet = yield* RedisFleet.RedisFleet
       yield* fleet.reset
-      const redlock = yield* manager(fleet.nodes)
+      const redlock = yield* redisManager(fleet.nodes)
       yield* Effect.forEach([1, 3], (i) => fleet.servers[i].pause)
       const started = performance.now()
       // A long per-node timeout: acquiring well before it shows the paused nodes were not waited for.
@@ -72,7 +68,7 @@ layer(RedisFleet.layerLocal(5), { timeout: 60_000, excludeTestServices: true })(
     Effect.gen(function*() {
       const fleet = yield* RedisFleet.RedisFleet
       yield* fleet.reset
-      const redlock = yield* manager(fleet.nodes)
+      const redlock = yield* redisManager(fleet.nodes)
       yield* Effect.forEach([0, 2, 4], (i) => fleet.servers[i].pause)
       const started = performance.now()
       const exit = yield* Effect.exit(Effect.scoped(
@@ -95,8 +91,8 @@ layer(RedisFleet.layerLocal(5), { timeout: 60_000, excludeTestServices: true })(
     Effect.gen(function*() {
       const fleet = yield* RedisFleet.RedisFleet
       yield* fleet.reset
-      const redlock = yield* manager(fleet.nodes)
-      const holder = yield* manager(fleet.nodes)
+      const redlock = yield* redisManager(fleet.nodes)
+      const holder = yield* redisManager(fleet.nodes)
       const random = seeded(42)
       for (let i = 0; i < 60; i++) {
         // Every third round contends with a holder (interrupted mid-retry); every fourth runs with a node paused.
@@ -122,8 +118,8 @@ layer(RedisFleet.layerLocal(5), { timeout: 60_000, excludeTestServices: true })(
     Effect.gen(function*() {
       const fleet = yield* RedisFleet.RedisFleet
       yield* fleet.reset
-      const first = yield* manager(fleet.nodes)
-      const second = yield* manager(fleet.nodes)
+      const first = yield* redisManager(fleet.nodes)
+      const second = yield* redisManager(fleet.nodes)
       const stale = yield* first.acquire("r", { ttl: "150 millis" })
       yield* Effect.sleep("250 millis")
       const current = yield* second.acquire("r", { ttl: "10 seconds", retry: Redlock.noRetry })
@@ -139,7 +135,7 @@ layer(RedisFleet.layerLocal(5), { timeout: 60_000, excludeTestServices: true })(
     Effect.gen(function*() {
       const fleet = yield* RedisFleet.RedisFleet
       yield* fleet.reset
-      const redlock = yield* manager(fleet.nodes)
+      const redlock = yield* redisManager(fleet.nodes)
       for (const server of fleet.servers) yield* server.call("SET", "redlock:b", "someone", "PX", 10_000)
       const exit = yield* Effect.exit(Effect.scoped(
         redlock.acquire(["a", "b", "c"], { ttl: "10 seconds", retry: Redlock.noRetry })
@@ -159,7 +155,7 @@ layer(RedisFleet.layerLocal(5), { timeout: 60_000, excludeTestServices: true })(
     Effect.gen(function*() {
       const fleet = yield* RedisFleet.RedisFleet
       yield* fleet.reset
-      const redlock = yield* manager([fleet.nodes[0]])
+      const redlock = yield* redisManager([fleet.nodes[0]])
       assert.strictEqual(redlock.quorum, 1)
       yield* Effect.scoped(Effect.gen(function*() {
         const lock = yield* redlock.acquire("r", { ttl: "1 second" })
@@ -174,7 +170,7 @@ layer(RedisFleet.layerLocal(5), { timeout: 60_000, excludeTestServices: true })(
     Effect.gen(function*() {
       const fleet = yield* RedisFleet.RedisFleet
       yield* fleet.reset
-      const redlock = yield* manager(fleet.nodes)
+      const redlock = yield* redisManager(fleet.nodes)
       for (const server of fleet.servers) yield* server.call("RPUSH", "redlock:r", "precious")
       const exit = yield* Effect.exit(Effect.scoped(redlock.acquire("r", { ttl: "1 second", retry: Redlock.noRetry })))
       assertRefusedByHolder(failureOf(exit as Exit.Exit<unknown, LockNotAcquired>))
@@ -185,7 +181,7 @@ layer(RedisFleet.layerLocal(5), { timeout: 60_000, excludeTestServices: true })(
     Effect.gen(function*() {
       const fleet = yield* RedisFleet.RedisFleet
       yield* fleet.reset
-      const redlock = yield* manager(fleet.nodes)
+      const redlock = yield* redisManager(fleet.nodes)
       const [s0, s1, s2] = fleet.servers
       // A replica of a master that does not exist refuses writes with READONLY.
       yield* s0.call("REPLICAOF", "127.0.0.1", "1")
@@ -210,7 +206,7 @@ layer(RedisFleet.layerLocal(5), { timeout: 60_000, excludeTestServices: true })(
     Effect.gen(function*() {
       const fleet = yield* RedisFleet.RedisFleet
       yield* fleet.reset
-      const redlock = yield* manager(fleet.nodes)
+      const redlock = yield* redisManager(fleet.nodes)
       yield* Effect.scoped(redlock.acquire(["a", "b"], { ttl: "1 second" }))
       yield* Effect.forEach(fleet.servers, (server) => server.call("SCRIPT", "FLUSH"))
       const lock = yield* redlock.acquire(["a", "b"], { ttl: "1 second" })
@@ -223,7 +219,7 @@ layer(RedisFleet.layerLocal(5), { timeout: 60_000, excludeTestServices: true })(
     Effect.gen(function*() {
       const fleet = yield* RedisFleet.RedisFleet
       yield* fleet.reset
-      const redlock = yield* manager(fleet.nodes)
+      const redlock = yield* redisManager(fleet.nodes)
       yield* fleet.servers[0].kill
       const started = performance.now()
       const lock = yield* Effect.scoped(redlock.acquire("r", { ttl: "10 seconds", nodeTimeout: "3 seconds" }))
@@ -247,7 +243,7 @@ layer(RedisFleet.layerLocal(1, { password: "s3cret" }), { timeout: 30_000, exclu
         const fleet = yield* RedisFleet.RedisFleet
         const node = fleet.nodes[0]
         for (const password of [undefined, "wrong"]) {
-          const redlock = yield* manager([{ ...node, password: password === undefined ? undefined : Redacted.make(password) }])
+          const redlock = yield* redisManager([{ ...node, password: password === undefined ? undefined : Redacted.make(password) }])
           const exit = yield* Effect.exit(Effect.scoped(redlock.acquire("r", { ttl: "1 second", retry: Redlock.noRetry })))
           const [outcome] = failureOf(exit as Exit.Exit<unknown, LockNotAcquired>).outcomes
           assert.strictEqual(outcome._tag, "Failed")
@@ -256,7 +252,7 @@ layer(RedisFleet.layerLocal(1, { password: "s3cret" }), { timeout: 30_000, exclu
             assert.notInclude(outcome.error.message, "s3cret")
           }
         }
-        const redlock = yield* manager([node])
+        const redlock = yield* redisManager([node])
         const lock = yield* redlock.acquire("r", { ttl: "1 second" })
         assert.deepStrictEqual(tags(lock.outcomes), ["Ok"])
       }))

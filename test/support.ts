@@ -1,5 +1,5 @@
 /** Helpers shared by the test files. */
-import { Cause, Effect, Exit, Layer, Option, Schedule } from "effect"
+import { Cause, Context, Effect, Exit, Layer, Option, Schedule } from "effect"
 import type * as RedisFleet from "../fleet/RedisFleet.js"
 import * as Lock from "../src/Lock.js"
 import * as Redlock from "../src/Redlock.js"
@@ -18,6 +18,10 @@ export const memory = (n: number, options?: Redlock.Options) =>
  */
 export const redis = (nodes: ReadonlyArray<Ioredis.NodeOptions>, options?: Redlock.Options) =>
   Redlock.layer({ restartQuarantine: false, ...options }).pipe(Layer.provideMerge(Ioredis.layer(nodes)))
+
+/** A lock manager with its own connections to the given servers (see `redis`), built in the current scope. */
+export const redisManager = (nodes: ReadonlyArray<Ioredis.NodeOptions>, options?: Redlock.Options) =>
+  Effect.map(Layer.build(redis(nodes, options)), (context) => Context.get(context, Redlock.Redlock))
 
 /** A critical section as seen by the test: who held what, when (monotonic ms). */
 export interface Section {

@@ -4,12 +4,12 @@
  * announcement comes; served in line; nothing left watching once the wait ends.
  */
 import { assert, describe, it, layer } from "@effect/vitest"
-import { Context, Effect, Exit, Fiber, Layer, Option, Schedule, TestClock } from "effect"
+import { Effect, Exit, Fiber, Option, Schedule, TestClock } from "effect"
 import * as RedisFleet from "../fleet/RedisFleet.js"
 import * as Lock from "../src/Lock.js"
 import * as Redlock from "../src/Redlock.js"
 import * as RedisNode from "../src/RedisNode.js"
-import { memory, redis } from "./support.js"
+import { memory, redisManager } from "./support.js"
 
 const slowRetry = Schedule.spaced("10 seconds").pipe(Schedule.intersect(Schedule.recurs(5)))
 
@@ -154,9 +154,8 @@ layer(RedisFleet.layerLocal(3), { timeout: 60_000, excludeTestServices: true })(
   it.scoped("a waiter is woken by the release's announcement, and unsubscribes when done", () =>
     Effect.gen(function*() {
       const fleet = yield* RedisFleet.RedisFleet
-      const manager = () => Effect.map(Layer.build(redis(fleet.nodes)), (context) => Context.get(context, Redlock.Redlock))
-      const holder = yield* manager()
-      const waiter = yield* manager()
+      const holder = yield* redisManager(fleet.nodes)
+      const waiter = yield* redisManager(fleet.nodes)
       const held = yield* holder.acquire("r", { ttl: "10 seconds" })
       const waiting = yield* Effect.fork(Effect.zipRight(
         waiter.acquire("r", { ttl: "10 seconds", retry: slowRetry }),
@@ -180,9 +179,8 @@ layer(RedisFleet.layerLocal(3), { timeout: 60_000, excludeTestServices: true })(
   it.scoped("an interrupted waiter stops watching at once: a release wakes nobody, the channel is dropped later", () =>
     Effect.gen(function*() {
       const fleet = yield* RedisFleet.RedisFleet
-      const manager = () => Effect.map(Layer.build(redis(fleet.nodes)), (context) => Context.get(context, Redlock.Redlock))
-      const holder = yield* manager()
-      const waiter = yield* manager()
+      const holder = yield* redisManager(fleet.nodes)
+      const waiter = yield* redisManager(fleet.nodes)
       const held = yield* holder.acquire("gone", { ttl: "10 seconds" })
       const channel = "redlock-released:redlock:gone"
       const waiting = yield* Effect.fork(Effect.scoped(waiter.acquire("gone", { ttl: "10 seconds", retry: slowRetry })))
