@@ -190,6 +190,36 @@ layer(RedisFleet.layerLocal(2, { password: "s3cret" }), { timeout: 30_000, exclu
         assert.strictEqual((yield* commandCalls("unsubscribe")) - unsubscribesBefore, 1, "unsubscribed once nobody watched for a second")
       }))
 
+    it.scoped("lock managers of one process share one subscriber connection per server, until the last one closes", () =>
+      Effect.gen(function*() {
+        const fleet = yield* RedisFleet.RedisFleet
+        const server = fleet.servers[0]
+        const subscribers = Effect.map(server.call("CLIENT", "LIST", "TYPE", "pubsub"), (list) =>
+          String(list).split("\n").filter((line) => line.trim() !== "").length)
+        const first = yield* Scope.make()
+        const second = yield* Scope.make()
+        const [nodeA] = yield* Scope.extend(nodesOf(Ioredis.layer([fleet.nodes[0]])), first)
+        const [nodeB] = yield* Scope.extend(nodesOf(Ioredis.layer([fleet.nodes[0]])), second)
+        const heardA: Array<string> = []
+        const heardB: Array<string> = []
+        const watchA = yield* nodeA.watchReleases!("shared", (next) => void heardA.push(next))
+        const watchB = yield* nodeB.watchReleases!("shared", (next) => void heardB.push(next))
+        yield* Effect.promise(() => Promise.all([watchA.ready, watchB.ready]))
+        assert.strictEqual(yield* subscribers, 1, "one subscriber for both managers")
+        // The manager that opened the connection goes away; the other still hears releases.
+        watchA.stop()
+        yield* Scope.close(first, Exit.void)
+        yield* server.call("PUBLISH", `${Scripts.releaseChannelPrefix}shared`, "next-waiter")
+        yield* Effect.sleep("100 millis")
+        assert.deepStrictEqual(heardA, [])
+        assert.deepStrictEqual(heardB, ["next-waiter"])
+        assert.strictEqual(yield* subscribers, 1)
+        watchB.stop()
+        yield* Scope.close(second, Exit.void)
+        yield* Effect.sleep("100 millis")
+        assert.strictEqual(yield* subscribers, 0, "closed with the last manager")
+      }))
+
     it.scoped("closing the layer does not wait for a hung server (QUIT is given up on after 1 s)", () =>
       Effect.gen(function*() {
         const fleet = yield* RedisFleet.RedisFleet
