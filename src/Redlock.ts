@@ -277,6 +277,8 @@ export interface RedlockService {
 export class Redlock extends Context.Tag("effect-redlock/Redlock")<Redlock, RedlockService>() {}
 
 const isGranted = (answer: TurnAnswer) => answer._tag === "Granted"
+/** Whether an attempt's answer set the key on its node (`acquire` answers a boolean, `acquireInTurn` a TurnAnswer). */
+const tookKey = (answer: boolean | TurnAnswer) => typeof answer === "boolean" ? answer : answer._tag === "Granted"
 
 // A stack trace per span would point into this module anyway, and costs more than the rest of the span.
 const spanOptions = { captureStackTrace: false } as const
@@ -565,12 +567,19 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
       }
 
       const refused = (result: FanOut.FanOutResult<boolean | TurnAnswer>): Effect.Effect<never, LockNotAcquired> => {
-        const { outcomes, yes } = result
+        const { late, outcomes, yes } = result
         holderGoneAt = holderGone(result)
-        // A node that answered Held did not take the key in this attempt, and
-        // earlier attempts were released in order on the same node: skip it.
-        const maybeSet = nodes.filter((_, index) => outcomes[index]._tag !== "Held")
-        return releaseOn(maybeSet, keys, value, nodeTimeout, false, clock).pipe(
+        // Undo what this attempt may have set. A node that answered Held did
+        // not take the key, and earlier attempts were undone in order on the
+        // same node: skip it. A node whose answer is still to come is undone
+        // when it comes, only if it took the key: most refused attempts of a
+        // waiter then send nothing more, and keep their place in every line.
+        const pending = (index: number) =>
+          late !== undefined && (outcomes[index]._tag === "NotAwaited" || outcomes[index]._tag === "TimedOut")
+        const maybeSet = nodes.filter((_, index) => outcomes[index]._tag !== "Held" && !pending(index))
+        if (late !== undefined) undoLate(late, attempts)
+        const undone = maybeSet.length === 0 ? Effect.void : releaseOn(maybeSet, keys, value, nodeTimeout, false, clock)
+        return undone.pipe(
           // Every waiter's refused attempt passes here: the message is built only when debug logs are on.
           Effect.zipRight(
             fiber.getFiberRef(FiberRef.currentMinimumLogLevel).ordinal > LogLevel.Debug.ordinal
@@ -592,6 +601,18 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
           )))
         )
       }
+
+      // A late answer that took the key is undone on its node at once, but
+      // only while no later attempt was sent: the undo then lands before that
+      // attempt on the node, and can never delete a key a later attempt
+      // counted. A late failure is left alone (it may not have run; if it
+      // did, the key expires with its ttl), as is a late answer once a later
+      // attempt was sent (that attempt saw the key as held).
+      const undoLate = (late: FanOut.Late<boolean | TurnAnswer>, attempt: number) =>
+        late.forEach((index, answer) => {
+          if (answer === undefined || attempts !== attempt || !tookKey(answer)) return
+          nodes[index].promises!.release(keys, value, false).then(undefined, () => undefined)
+        })
 
       // One attempt and the registration of its release are one unit: the
       // fan-out alone is interruptible, and whatever happens to it, either the

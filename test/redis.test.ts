@@ -87,6 +87,53 @@ layer(RedisFleet.layerLocal(5), { timeout: 60_000, excludeTestServices: true })(
       yield* expectEmpty(fleet)
     }))
 
+  it.scoped("a refused attempt undoes a node's late yes when it comes: no key is left", () =>
+    Effect.gen(function*() {
+      const fleet = yield* RedisFleet.RedisFleet
+      yield* fleet.reset
+      const redlock = yield* redisManager(fleet.nodes)
+      // Another holder on nodes 0-2; nodes 3 and 4 are free but answer late.
+      yield* Effect.forEach([0, 1, 2], (i) => fleet.servers[i].call("SET", "redlock:r", "holder", "PX", 60_000))
+      yield* Effect.forEach([3, 4], (i) => fleet.servers[i].pause)
+      const exit = yield* Effect.exit(Effect.scoped(
+        redlock.acquire("r", { ttl: "10 seconds", nodeTimeout: "2 seconds", retry: Redlock.noRetry })
+      ))
+      yield* Effect.forEach([3, 4], (i) => fleet.servers[i].resume)
+      assert.deepStrictEqual(tags(failureOf(exit).outcomes), ["Held", "Held", "Held", "NotAwaited", "NotAwaited"])
+      // Nodes 3 and 4 set the key when they resumed; it is undone once their answer comes.
+      yield* Effect.forEach([0, 1, 2], (i) => fleet.servers[i].call("DEL", "redlock:r"))
+      yield* expectEmpty(fleet)
+    }))
+
+  it.scoped("a refused waiter keeps its place in every line, on nodes that answered late too", () =>
+    Effect.gen(function*() {
+      const fleet = yield* RedisFleet.RedisFleet
+      yield* fleet.reset
+      const redlock = yield* redisManager(fleet.nodes)
+      const lineSizes = (servers = fleet.servers) =>
+        Effect.forEach(servers, (server) => Effect.map(server.call("ZCARD", "redlock:q\u0000queue"), Number))
+      yield* Effect.forEach(fleet.servers, (server) => server.call("SET", "redlock:q", "holder", "PX", 60_000))
+      yield* Effect.forEach([3, 4], (i) => fleet.servers[i].pause)
+      const waiter = yield* Effect.fork(
+        redlock.acquire("q", { ttl: "10 seconds", nodeTimeout: "2 seconds", retry: Schedule.spaced("5 seconds") })
+      )
+      // The first attempt is refused by nodes 0-2, where the waiter joined the line.
+      yield* lineSizes(fleet.servers.slice(0, 3)).pipe(
+        Effect.filterOrFail((sizes) => sizes.every((size) => size === 1)),
+        Effect.retry(Schedule.spaced("10 millis").pipe(Schedule.upTo("2 seconds")))
+      )
+      yield* Effect.sleep("100 millis")
+      // Nodes 3 and 4 run the attempt now: the waiter joins there too, and stays.
+      yield* Effect.forEach([3, 4], (i) => fleet.servers[i].resume)
+      yield* Effect.sleep("300 millis")
+      assert.deepStrictEqual(yield* lineSizes(), [1, 1, 1, 1, 1])
+      // Interrupted, it leaves every line.
+      yield* Fiber.interrupt(waiter)
+      assert.deepStrictEqual(yield* lineSizes(), [0, 0, 0, 0, 0])
+      yield* Effect.forEach(fleet.servers, (server) => server.call("DEL", "redlock:q"))
+      yield* expectEmpty(fleet)
+    }))
+
   it.scoped("interruption at random points of acquire leaves no key on any node", () =>
     Effect.gen(function*() {
       const fleet = yield* RedisFleet.RedisFleet
@@ -244,7 +291,8 @@ layer(RedisFleet.layerLocal(1, { password: "s3cret" }), { timeout: 30_000, exclu
         const node = fleet.nodes[0]
         for (const password of [undefined, "wrong"]) {
           const redlock = yield* redisManager([{ ...node, password: password === undefined ? undefined : Redacted.make(password) }])
-          const exit = yield* Effect.exit(Effect.scoped(redlock.acquire("r", { ttl: "1 second", retry: Redlock.noRetry })))
+          // A 10 s ttl gives 100 ms node timeouts: a loaded machine still hears the refusal before its timeout.
+          const exit = yield* Effect.exit(Effect.scoped(redlock.acquire("r", { ttl: "10 seconds", retry: Redlock.noRetry })))
           const [outcome] = failureOf(exit as Exit.Exit<unknown, LockNotAcquired>).outcomes
           assert.strictEqual(outcome._tag, "Failed")
           if (outcome._tag === "Failed") {
@@ -253,7 +301,7 @@ layer(RedisFleet.layerLocal(1, { password: "s3cret" }), { timeout: 30_000, exclu
           }
         }
         const redlock = yield* redisManager([node])
-        const lock = yield* redlock.acquire("r", { ttl: "1 second" })
+        const lock = yield* redlock.acquire("r", { ttl: "10 seconds" })
         assert.deepStrictEqual(tags(lock.outcomes), ["Ok"])
       }))
   }

@@ -41,6 +41,37 @@ export interface FanOutResult<A = unknown> {
   /** When the calls were sent and when the round was decided, on the monotonic timeline (ms). */
   readonly startMillis: number
   readonly endMillis: number
+  /**
+   * The answers of nodes that were not awaited (or timed out), as they come
+   * after the round was decided. Only from the promise engine, and only when
+   * some node had not answered; the fiber engine stops such calls instead.
+   */
+  readonly late?: Late<A> | undefined
+}
+
+export interface Late<A> {
+  /** Listen: to the answers that already came, then to those to come. */
+  forEach(listener: (index: number, answer: A | undefined) => void): void
+}
+
+/**
+ * Answers that came after their round was decided: each is kept until
+ * someone listens, then handed on as it comes. `undefined` is a call that
+ * failed (it may or may not have run on its node).
+ */
+class LateAnswers<A> implements Late<A> {
+  private readonly arrived: Array<readonly [number, A | undefined]> = []
+  private listener: ((index: number, answer: A | undefined) => void) | undefined
+
+  add(index: number, answer: A | undefined): void {
+    if (this.listener === undefined) this.arrived.push([index, answer])
+    else this.listener(index, answer)
+  }
+
+  forEach(listener: (index: number, answer: A | undefined) => void): void {
+    this.listener = listener
+    for (const [index, answer] of this.arrived.splice(0)) listener(index, answer)
+  }
 }
 
 interface Rules<A> {
@@ -111,7 +142,14 @@ class Round<A> {
     this.nodes.forEach((node, index) => this.settle(index, { _tag: "TimedOut", node: node.name, millis: now - this.start }))
   }
 
-  result(endMillis: number): FanOutResult<A> {
+  /** Where the answers of nodes still pending at the decision go, when they are collected. */
+  lateAnswers: LateAnswers<A> | undefined
+
+  /** The round as decided; `collectLate`: the calls still pending go on, and their answers are wanted. */
+  result(endMillis: number, collectLate: boolean): FanOutResult<A> {
+    if (collectLate && this.outcomes.some((outcome) => outcome === undefined || outcome._tag === "TimedOut")) {
+      this.lateAnswers = new LateAnswers()
+    }
     return {
       outcomes: this.outcomes.map((outcome, index) =>
         outcome ?? { _tag: "NotAwaited", node: this.nodes[index].name, millis: 0 }
@@ -119,7 +157,8 @@ class Round<A> {
       yes: this.ok,
       answers: [...this.answers],
       startMillis: this.start,
-      endMillis
+      endMillis,
+      late: this.lateAnswers
     }
   }
 }
@@ -160,7 +199,7 @@ const withPromises = <M extends NodeOperation>(
       if (done || !round.decided) return
       done = true
       cancelTimer()
-      resume(Effect.succeed(round.result(now())))
+      resume(Effect.succeed(round.result(now(), true)))
     }
     const cancelTimer = scheduler.unsafeSchedule(() => {
       round.timedOut(now())
@@ -170,12 +209,12 @@ const withPromises = <M extends NodeOperation>(
       const send = node.promises![call.method] as (...args: Parameters<RedisNode[M]>) => Promise<Answer<M>>
       send(...call.args).then(
         (answer) => {
-          if (done) return
+          if (done) return round.lateAnswers?.add(index, answer)
           round.answered(index, answer, now())
           finish()
         },
         (error: unknown) => {
-          if (done) return
+          if (done) return round.lateAnswers?.add(index, undefined)
           round.failed(index, error instanceof RedisNodeError ? error : unknownError(node, error), now())
           finish()
         }
@@ -228,7 +267,7 @@ const withFibers = <M extends NodeOperation>(
       Effect.flatMap(([fibers, timerFiber]) =>
         Deferred.await(decided).pipe(
           Effect.ensuring(Effect.forEach([...fibers, timerFiber], Fiber.interruptFork, { discard: true })),
-          Effect.zipRight(Effect.map(Monotonic.monotonicMillis, (end) => round.result(end)))
+          Effect.zipRight(Effect.map(Monotonic.monotonicMillis, (end) => round.result(end, false)))
         )
       )
     )
