@@ -705,7 +705,6 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
             nodes,
             keys,
             value,
-            quorum,
             watch: announcesReleases,
             lease,
             holderGoneAt: () => holderGoneAt,

@@ -99,7 +99,7 @@ layer(RedisFleet.layerLocal(5), { timeout: 60_000, excludeTestServices: true })(
         redlock.acquire("r", { ttl: "10 seconds", nodeTimeout: "2 seconds", retry: Redlock.noRetry })
       ))
       yield* Effect.forEach([3, 4], (i) => fleet.servers[i].resume)
-      assert.deepStrictEqual(tags(failureOf(exit).outcomes), ["Held", "Held", "Held", "NotAwaited", "NotAwaited"])
+      assert.deepStrictEqual(tags((failureOf(exit) as LockNotAcquired).outcomes), ["Held", "Held", "Held", "NotAwaited", "NotAwaited"])
       // Nodes 3 and 4 set the key when they resumed; it is undone once their answer comes.
       yield* Effect.forEach([0, 1, 2], (i) => fleet.servers[i].call("DEL", "redlock:r"))
       yield* expectEmpty(fleet)
