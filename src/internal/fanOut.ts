@@ -50,29 +50,16 @@ export interface FanOutResult<A = unknown> {
 }
 
 export interface Late<A> {
-  /** Listen: to the answers that already came, then to those to come. */
+  /**
+   * Listen: to the answers that already came, then to those to come.
+   * `undefined` is a call that failed (it may or may not have run on its node).
+   */
   forEach(listener: (index: number, answer: A | undefined) => void): void
 }
 
-/**
- * Answers that came after their round was decided: each is kept until
- * someone listens, then handed on as it comes. `undefined` is a call that
- * failed (it may or may not have run on its node).
- */
-class LateAnswers<A> implements Late<A> {
-  private readonly arrived: Array<readonly [number, A | undefined]> = []
-  private listener: ((index: number, answer: A | undefined) => void) | undefined
-
-  add(index: number, answer: A | undefined): void {
-    if (this.listener === undefined) this.arrived.push([index, answer])
-    else this.listener(index, answer)
-  }
-
-  forEach(listener: (index: number, answer: A | undefined) => void): void {
-    this.listener = listener
-    for (const [index, answer] of this.arrived.splice(0)) listener(index, answer)
-  }
-}
+// Marks, in a decided round's own outcomes, a node whose answer or failure came after the decision.
+const answeredLate: NodeOutcome = { _tag: "NotAwaited", node: "", millis: 0 }
+const failedLate: NodeOutcome = { _tag: "NotAwaited", node: "", millis: 0 }
 
 interface Rules<A> {
   readonly isYes: (answer: A) => boolean
@@ -86,7 +73,7 @@ interface Rules<A> {
  * answer, its failure, or the timeout), and the round is decided as soon as
  * the rules say so.
  */
-class Round<A> {
+class Round<A> implements Late<A> {
   readonly answers: Array<A | undefined>
   /** The first word of each node; none yet: not awaited (filled in by `result`). */
   private readonly outcomes: Array<NodeOutcome | undefined>
@@ -142,14 +129,10 @@ class Round<A> {
     this.nodes.forEach((node, index) => this.settle(index, { _tag: "TimedOut", node: node.name, millis: now - this.start }))
   }
 
-  /** Where the answers of nodes still pending at the decision go, when they are collected. */
-  lateAnswers: LateAnswers<A> | undefined
-
   /** The round as decided; `collectLate`: the calls still pending go on, and their answers are wanted. */
   result(endMillis: number, collectLate: boolean): FanOutResult<A> {
-    if (collectLate && this.outcomes.some((outcome) => outcome === undefined || outcome._tag === "TimedOut")) {
-      this.lateAnswers = new LateAnswers()
-    }
+    let pending = false
+    for (const outcome of this.outcomes) pending ||= outcome === undefined || outcome._tag === "TimedOut"
     return {
       outcomes: this.outcomes.map((outcome, index) =>
         outcome ?? { _tag: "NotAwaited", node: this.nodes[index].name, millis: 0 }
@@ -158,8 +141,30 @@ class Round<A> {
       answers: [...this.answers],
       startMillis: this.start,
       endMillis,
-      late: this.lateAnswers
+      late: collectLate && pending ? this : undefined
     }
+  }
+
+  // After the decision the round's own answers and outcomes (the result has
+  // copies) keep the late words: nothing is allocated for a round whose late
+  // answers nobody asks for.
+  private lateListener: ((index: number, answer: A | undefined) => void) | undefined
+
+  /** A node's answer (`undefined`: its failure) after the round was decided. */
+  late(index: number, answer: A | undefined): void {
+    this.answers[index] = answer
+    this.outcomes[index] = answer === undefined ? failedLate : answeredLate
+    this.lateListener?.(index, answer)
+  }
+
+  forEach(listener: (index: number, answer: A | undefined) => void): void {
+    this.lateListener = listener
+    this.outcomes.forEach((outcome, index) => {
+      const answer = this.answers[index]
+      // A node that timed out may have answered before the round was decided.
+      const answeredAfterTimeout = outcome?._tag === "TimedOut" && answer !== undefined
+      if (outcome === answeredLate || outcome === failedLate || answeredAfterTimeout) listener(index, answer)
+    })
   }
 }
 
@@ -209,12 +214,12 @@ const withPromises = <M extends NodeOperation>(
       const send = node.promises![call.method] as (...args: Parameters<RedisNode[M]>) => Promise<Answer<M>>
       send(...call.args).then(
         (answer) => {
-          if (done) return round.lateAnswers?.add(index, answer)
+          if (done) return round.late(index, answer)
           round.answered(index, answer, now())
           finish()
         },
         (error: unknown) => {
-          if (done) return round.lateAnswers?.add(index, undefined)
+          if (done) return round.late(index, undefined)
           round.failed(index, error instanceof RedisNodeError ? error : unknownError(node, error), now())
           finish()
         }
