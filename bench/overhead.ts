@@ -23,7 +23,7 @@ const instant = (name: string): RedisNode => {
     promises,
     acquire: (keys, value, ttl) => Effect.promise(() => promises.acquire(keys, value, ttl)),
     acquireInTurn: (keys, value, ttl, turn) => Effect.promise(() => promises.acquireInTurn(keys, value, ttl, turn)),
-    release: (keys, value, announce) => Effect.promise(() => promises.release(keys, value, announce)),
+    release: (keys, value, announce, keepPlace) => Effect.promise(() => promises.release(keys, value, announce, keepPlace)),
     extend: (keys, value, ttl) => Effect.promise(() => promises.extend(keys, value, ttl)),
     incrementFences: (keys, value, fences) => Effect.promise(() => promises.incrementFences(keys, value, fences)),
     commitFences: (keys, value, fences, tokens) => Effect.promise(() => promises.commitFences(keys, value, fences, tokens)),

@@ -269,9 +269,17 @@ export interface RedisNode {
    * `watchReleases`): a held lock's release is; a failed attempt's clean-up is
    * not, so that waiters are not woken for a resource nobody held. A waiter
    * that leaves the line while first in it, with the key free, is announced
-   * too, so that the next one goes.
+   * too, so that the next one goes. With `keepPlace`, only the keys are
+   * deleted: a refused attempt undoing what it may have set stays in line,
+   * and nothing is announced (an implementation that ignores it leaves the
+   * line instead, which costs the waiter its place, never safety).
    */
-  readonly release: (keys: ReadonlyArray<string>, value: string, announce: boolean) => Effect.Effect<number, RedisNodeError>
+  readonly release: (
+    keys: ReadonlyArray<string>,
+    value: string,
+    announce: boolean,
+    keepPlace?: boolean
+  ) => Effect.Effect<number, RedisNodeError>
   /**
    * Set a new time to live on every key, only if all of them still hold
    * `value`. `true` when extended, `false` when any key is not ours.

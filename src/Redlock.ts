@@ -343,11 +343,12 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
     value: string,
     timeout: Duration.Duration,
     announce: boolean,
-    clock?: Clock.Clock
+    clock?: Clock.Clock,
+    keepPlace?: boolean
   ) =>
     FanOut.untilDecided(
       targets,
-      FanOut.call("release", keys, value, announce),
+      FanOut.call("release", keys, value, announce, keepPlace),
       (deleted) => deleted > 0,
       timeout,
       undefined,
@@ -569,16 +570,18 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
       const refused = (result: FanOut.FanOutResult<boolean | TurnAnswer>): Effect.Effect<never, LockNotAcquired> => {
         const { late, outcomes, yes } = result
         holderGoneAt = holderGone(result)
-        // Undo what this attempt may have set. A node that answered Held did
-        // not take the key, and earlier attempts were undone in order on the
-        // same node: skip it. A node whose answer is still to come is undone
-        // when it comes, only if it took the key: most refused attempts of a
-        // waiter then send nothing more, and keep their place in every line.
+        // Undo what this attempt may have set, keeping its place in line. A
+        // node that answered Held did not take the key, and earlier attempts
+        // were undone in order on the same node: skip it. A node whose answer
+        // is still to come is undone when it comes, only if it took the key:
+        // most refused attempts of a waiter then send nothing more.
         const pending = (index: number) =>
           late !== undefined && (outcomes[index]._tag === "NotAwaited" || outcomes[index]._tag === "TimedOut")
         const maybeSet = nodes.filter((_, index) => outcomes[index]._tag !== "Held" && !pending(index))
         if (late !== undefined) undoLate(late, attempts)
-        const undone = maybeSet.length === 0 ? Effect.void : releaseOn(maybeSet, keys, value, nodeTimeout, false, clock)
+        const undone = maybeSet.length === 0
+          ? Effect.void
+          : releaseOn(maybeSet, keys, value, nodeTimeout, false, clock, true)
         return undone.pipe(
           // Every waiter's refused attempt passes here: the message is built only when debug logs are on.
           Effect.zipRight(
@@ -611,7 +614,7 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
       const undoLate = (late: FanOut.Late<boolean | TurnAnswer>, attempt: number) =>
         late.forEach((index, answer) => {
           if (answer === undefined || attempts !== attempt || !tookKey(answer)) return
-          nodes[index].promises!.release(keys, value, false).then(undefined, () => undefined)
+          nodes[index].promises!.release(keys, value, false, true).then(undefined, () => undefined)
         })
 
       // One attempt and the registration of its release are one unit: the

@@ -201,6 +201,29 @@ const contract = <R>(tester: Tester<R>, harness: Effect.Effect<Harness, unknown,
       watch.stop()
     }))
 
+  test("a refused attempt's undo (keepPlace) deletes only the key: the waiter stays first in line, nothing is announced", (h) =>
+    Effect.gen(function*() {
+      const { node } = h
+      const heard: Array<string> = []
+      const watch = yield* node.watchReleases!("q", (next) => void heard.push(next))
+      const turn = (ticket: number): RedisNode.Turn => ({ ticket, leaseMillis: 10_000 })
+      assert.strictEqual((yield* node.acquireInTurn(["q"], "holder", 10_000, turn(1)))._tag, "Granted")
+      assert.strictEqual((yield* node.acquireInTurn(["q"], "w1", 10_000, turn(10)))._tag, "Held")
+      assert.strictEqual((yield* node.acquireInTurn(["q"], "w2", 10_000, turn(20)))._tag, "Held")
+      // The holder's attempt was refused elsewhere: it undoes its key here, and w1 is still first.
+      assert.strictEqual(yield* node.release(["q"], "holder", false, true), 1)
+      // w1 undoes an attempt that took nothing: it keeps its place, nobody is told.
+      assert.strictEqual(yield* node.release(["q"], "w1", false, true), 0)
+      yield* Effect.sleep("50 millis")
+      assert.deepStrictEqual(heard, [])
+      assert.strictEqual((yield* node.acquireInTurn(["q"], "w2", 10_000, turn(20)))._tag, "NotYourTurn")
+      assert.strictEqual((yield* node.acquireInTurn(["q"], "w1", 10_000, turn(10)))._tag, "Granted")
+      yield* node.release(["q"], "w1", true)
+      yield* node.release(["q"], "w2", false)
+      assert.deepStrictEqual(yield* h.keys, [])
+      watch.stop()
+    }))
+
   test("extend sets a new ttl on all keys only if all are ours", ({ node }) =>
     Effect.gen(function*() {
       assert.isTrue(yield* node.acquire(["a", "b"], "mine", 1_000))

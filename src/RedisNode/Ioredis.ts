@@ -177,8 +177,8 @@ const makeNode = (
         [value, ttlMillis, turn.ticket, turn.leaseMillis],
         turnAnswer
       ),
-    release: (keys, value, announce) =>
-      evalScript(Scripts.releaseOwned, Scripts.withQueueKeys(keys), [value, announce ? 1 : 0], Number),
+    release: (keys, value, announce, keepPlace) =>
+      evalScript(Scripts.releaseOwned, Scripts.withQueueKeys(keys), [value, announce ? 1 : 0, keepPlace ? 1 : 0], Number),
     extend: (keys, value, ttlMillis) =>
       evalScript(Scripts.extendOwned, keys, [value, ttlMillis], (reply) => reply === 1),
     incrementFences: (keys, value, fenceKeys) =>
@@ -206,7 +206,7 @@ const makeNode = (
     watchReleases,
     acquire: (keys, value, ttlMillis) => effect(() => promises.acquire(keys, value, ttlMillis)),
     acquireInTurn: (keys, value, ttlMillis, turn) => effect(() => promises.acquireInTurn(keys, value, ttlMillis, turn)),
-    release: (keys, value, announce) => effect(() => promises.release(keys, value, announce)),
+    release: (keys, value, announce, keepPlace) => effect(() => promises.release(keys, value, announce, keepPlace)),
     extend: (keys, value, ttlMillis) => effect(() => promises.extend(keys, value, ttlMillis)),
     incrementFences: (keys, value, fenceKeys) => effect(() => promises.incrementFences(keys, value, fenceKeys)),
     commitFences: (keys, value, fenceKeys, tokens) => effect(() => promises.commitFences(keys, value, fenceKeys, tokens)),

@@ -191,7 +191,7 @@ class MemoryNode {
           }
           return held ? { _tag: "Held", ttlMillis: longest } : { _tag: "NotYourTurn" }
         }),
-      release: (keys, value, announce) =>
+      release: (keys, value, announce, keepPlace) =>
         this.submit((now) => {
           let deleted = 0
           for (const key of keys) {
@@ -201,6 +201,7 @@ class MemoryNode {
               this.store.delete(key)
               deleted++
             }
+            if (keepPlace === true) continue
             const wasFirst = this.first(key, now)?.value === value
             this.leave(key, value)
             if ((freed && announce) || (wasFirst && this.live(key, now) === undefined)) {

@@ -131,10 +131,12 @@ export const releaseChannelPrefix = "redlock-released:"
  * Delete each key that holds our value, and take our value out of its line of
  * waiters. The message on the key's release channel names the waiter now
  * first in line ("" for none); it is sent when ARGV[2] is "1" and the key was
- * deleted, or when we were first in line and the key is free. A key of
- * another type is not ours and is left alone (pcall turns GET's WRONGTYPE
- * error into a value). KEYS: n lock keys, n queue keys, n lease keys. ARGV:
- * value, announce. Returns the number of keys deleted.
+ * deleted, or when we were first in line and the key is free. When ARGV[3] is
+ * "1" (a refused attempt's undo), only the keys are deleted: the line and the
+ * channel are left alone. A key of another type is not ours and is left alone
+ * (pcall turns GET's WRONGTYPE error into a value). KEYS: n lock keys, n queue
+ * keys, n lease keys. ARGV: value, announce, keep place. Returns the number of
+ * keys deleted.
  */
 export const releaseOwned = script(`${queueFunctions}
 local n = #KEYS / 3
@@ -150,7 +152,7 @@ for i = 1, n do
   end
   local announce = freed and ARGV[2] == "1"
   local nextWaiter = ""
-  if redis.call("EXISTS", queue) == 1 then
+  if ARGV[3] ~= "1" and redis.call("EXISTS", queue) == 1 then
     local wasFirst = first(queue) == value
     redis.call("ZREM", queue, value)
     redis.call("ZREM", leases, value)
