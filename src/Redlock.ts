@@ -708,6 +708,7 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
             nodes,
             keys,
             value,
+            quorum,
             watch: announcesReleases,
             lease,
             holderGoneAt: () => holderGoneAt,

@@ -35,6 +35,27 @@ describe("waking on release (memory nodes, TestClock)", () => {
       assert.deepStrictEqual(yield* watchers, [0, 0, 0], "no watcher left once it holds the lock")
     }).pipe(Effect.scoped, Effect.provide(memory(3))))
 
+  it.effect("one node announcing a release that names nobody (its line was lost) wakes no one; the holder's release does", () =>
+    Effect.gen(function*() {
+      const holder = yield* Redlock.make()
+      const waiter = yield* Redlock.make()
+      const nodes = yield* RedisNode.RedisNodes
+      const control = yield* RedisNode.MemoryNodes
+      const held = yield* holder.acquire("r", { ttl: "10 seconds" })
+      const waiting = yield* Effect.fork(waiter.acquire("r", { ttl: "10 seconds", retry: slowRetry }))
+      yield* TestClock.adjust("100 millis")
+      // Node 0 restarts empty (the holder keeps nodes 1-2), then some key of the resource is released there.
+      yield* control.restart(0)
+      yield* control.putString(0, "redlock:r", "stray", 10_000)
+      const before = yield* control.operations(1)
+      assert.strictEqual(yield* nodes[0].release(["redlock:r"], "stray", true), 1)
+      yield* TestClock.adjust("100 millis")
+      assert.strictEqual(yield* control.operations(1), before, "no attempt for one node's announcement naming nobody")
+      yield* holder.release(held)
+      const lock = yield* Fiber.join(waiting)
+      assert.strictEqual(lock.attempts, 2, "woken once, by the holder's release that named it")
+    }).pipe(Effect.scoped, Effect.provide(memory(3))))
+
   it.effect("without a release (the holder's keys expire), the waiter tries when they run out, before its next poll", () =>
     Effect.gen(function*() {
       const holder = yield* Redlock.make()
