@@ -42,7 +42,7 @@ class Announcements {
   /** The nodes that announced a release naming nobody; made when the first one does. */
   private namingNobody: Set<number> | undefined
 
-  constructor(private readonly value: string, private readonly quorum: number) {}
+  constructor(private readonly quorum: number, private readonly value: string) {}
 
   heard(index: number, next: string): void {
     if (this.woken || (next !== "" && next !== this.value)) return
@@ -137,7 +137,7 @@ export const retry = <A>(options: RetryOptions<A>): Effect.Effect<A, LockNotAcqu
      * is in `watches`, which are stopped whichever way the retries end.
      */
     const startWatching = Effect.suspend(() => {
-      const heard = new Announcements(options.value, options.quorum)
+      const heard = new Announcements(options.quorum, options.value)
       announcements = heard
       return Effect.forEach(nodes, (node, index) => {
         const onRelease = (next: string) => heard.heard(index, next)
