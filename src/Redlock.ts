@@ -276,8 +276,6 @@ export interface RedlockService {
 export class Redlock extends Context.Tag("effect-redlock/Redlock")<Redlock, RedlockService>() {}
 
 const isGranted = (answer: TurnAnswer) => answer._tag === "Granted"
-/** Whether an attempt's answer set the key on its node (`acquire` answers a boolean, `acquireInTurn` a TurnAnswer). */
-const tookKey = (answer: boolean | TurnAnswer) => typeof answer === "boolean" ? answer : answer._tag === "Granted"
 
 // A stack trace per span would point into this module anyway, and costs more than the rest of the span.
 const spanOptions = { captureStackTrace: false } as const
@@ -610,9 +608,9 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
       // counted. A late failure is left alone (it may not have run; if it
       // did, the key expires with its ttl), as is a late answer once a later
       // attempt was sent (that attempt saw the key as held).
-      const undoLate = (late: FanOut.Late<boolean | TurnAnswer>, attempt: number) =>
-        late.forEach((index, answer) => {
-          if (answer === undefined || attempts !== attempt || !tookKey(answer)) return
+      const undoLate = (late: FanOut.Late, attempt: number) =>
+        late.forEach((index, tookKey) => {
+          if (tookKey !== true || attempts !== attempt) return
           nodes[index].promises!.release(keys, value, false, true).then(undefined, () => undefined)
         })
 
@@ -688,11 +686,10 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
       // only when needed: most acquisitions never leave a line.
       const leaveEverywhere = () => FanOut.all(nodes, FanOut.call("release", keys, value, false), nodeTimeout)
       // An acquisition that ended with a lock or a LockNotAcquired is measured; an interrupted one is not.
-      const measure = (failure: Option.Option<LockNotAcquired> | undefined): void => {
-        if (failure !== undefined && Option.isNone(failure)) return
+      const measure = (failure: LockNotAcquired | undefined): void => {
         const labels = fiber.getFiberRef(FiberRef.currentMetricLabels)
         if (failure === undefined) RedlockMetrics.acquisitions.unsafeUpdate(1, labels)
-        else RedlockMetrics.acquireFailures.unsafeUpdate(1, [...labels, MetricLabel.make("reason", failure.value.reason)])
+        else RedlockMetrics.acquireFailures.unsafeUpdate(1, [...labels, MetricLabel.make("reason", failure.reason)])
         RedlockMetrics.acquireDuration.unsafeUpdate(Monotonic.unsafeMonotonicMillis(clock) - firstStart, labels)
         RedlockMetrics.attemptsPerAcquire.unsafeUpdate(attempts, labels)
       }
@@ -703,7 +700,8 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
       // Ended without a lock: leave the lines joined, if any, then fail as the acquisition did.
       const failed = (cause: Cause.Cause<LockNotAcquired>): Effect.Effect<never, LockNotAcquired> => {
         const ended = Effect.suspend(() => {
-          measure(Cause.failureOption(cause))
+          const failure = Cause.failureOption(cause)
+          if (Option.isSome(failure)) measure(failure.value)
           return Effect.failCause(cause)
         })
         return joined ? Effect.zipRight(leaveEverywhere(), ended) : ended

@@ -4,7 +4,7 @@
  * announcement comes; served in line; nothing left watching once the wait ends.
  */
 import { assert, describe, it, layer } from "@effect/vitest"
-import { Effect, Exit, Fiber, Option, Schedule, TestClock } from "effect"
+import { type Duration, Effect, Exit, Fiber, Option, Schedule, TestClock } from "effect"
 import * as RedisFleet from "../fleet/RedisFleet.js"
 import * as Lock from "../src/Lock.js"
 import * as Redlock from "../src/Redlock.js"
@@ -171,6 +171,13 @@ describe("waking on release (memory nodes, TestClock)", () => {
     }).pipe(Effect.scoped, Effect.provide(memory(3))))
 })
 
+/** PUBSUB NUMSUB of a channel on the fleet's first server, asked again until it is `count` (within `within`). */
+const subscribersReach = (fleet: RedisFleet.Fleet, channel: string, count: number, within: Duration.DurationInput) =>
+  fleet.servers[0].call("PUBSUB", "NUMSUB", channel).pipe(
+    Effect.filterOrFail((reply) => (reply as Array<unknown>)[1] === count, () => `not ${count} subscribers yet`),
+    Effect.retry(Schedule.spaced("20 millis").pipe(Schedule.upTo(within)))
+  )
+
 layer(RedisFleet.layerLocal(3), { timeout: 60_000, excludeTestServices: true })("waking on release (redis-servers)", (it) => {
   it.scoped("a waiter is woken by the release's announcement, and unsubscribes when done", () =>
     Effect.gen(function*() {
@@ -189,11 +196,8 @@ layer(RedisFleet.layerLocal(3), { timeout: 60_000, excludeTestServices: true })(
       yield* holder.release(held)
       const acquired = yield* Fiber.join(waiting)
       assert.isBelow(acquired - released, 1000, `woken ${Math.round(acquired - released)} ms after the release (next poll: 10 s)`)
-      const after = yield* fleet.servers[0].call("PUBSUB", "NUMSUB", "redlock-released:redlock:r").pipe(
-        Effect.filterOrFail((reply) => (reply as Array<unknown>)[1] === 0, () => "still subscribed"),
-        // The subscription lingers a second after the last waiter left (a busy key keeps it).
-        Effect.retry(Schedule.spaced("50 millis").pipe(Schedule.upTo("4 seconds")))
-      )
+      // The subscription lingers a second after the last waiter left (a busy key keeps it).
+      const after = yield* subscribersReach(fleet, "redlock-released:redlock:r", 0, "4 seconds")
       assert.deepStrictEqual(after, ["redlock-released:redlock:r", 0])
     }))
 
@@ -205,10 +209,7 @@ layer(RedisFleet.layerLocal(3), { timeout: 60_000, excludeTestServices: true })(
       const held = yield* holder.acquire("gone", { ttl: "10 seconds" })
       const channel = "redlock-released:redlock:gone"
       const waiting = yield* Effect.fork(Effect.scoped(waiter.acquire("gone", { ttl: "10 seconds", retry: slowRetry })))
-      yield* fleet.servers[0].call("PUBSUB", "NUMSUB", channel).pipe(
-        Effect.filterOrFail((reply) => (reply as Array<unknown>)[1] === 1, () => "not subscribed yet"),
-        Effect.retry(Schedule.spaced("20 millis").pipe(Schedule.upTo("2 seconds")))
-      )
+      yield* subscribersReach(fleet, channel, 1, "2 seconds")
       const interrupted = performance.now()
       yield* Fiber.interrupt(waiting)
       assert.isBelow(performance.now() - interrupted, 1000, "interrupted while asleep, without waiting for its next poll")
@@ -217,10 +218,7 @@ layer(RedisFleet.layerLocal(3), { timeout: 60_000, excludeTestServices: true })(
       // Nobody took the key: the interrupted waiter left the line and did not wake up to try.
       const values = yield* Effect.forEach(fleet.servers, (server) => server.call("GET", "redlock:gone"))
       assert.deepStrictEqual(values, [null, null, null])
-      const after = yield* fleet.servers[0].call("PUBSUB", "NUMSUB", channel).pipe(
-        Effect.filterOrFail((reply) => (reply as Array<unknown>)[1] === 0, () => "still subscribed"),
-        Effect.retry(Schedule.spaced("50 millis").pipe(Schedule.upTo("4 seconds")))
-      )
+      const after = yield* subscribersReach(fleet, channel, 0, "4 seconds")
       assert.deepStrictEqual(after, [channel, 0])
     }))
 })

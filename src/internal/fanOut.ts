@@ -46,15 +46,17 @@ export interface FanOutResult<A = unknown> {
    * after the round was decided. Only from the promise engine, and only when
    * some node had not answered; the fiber engine stops such calls instead.
    */
-  readonly late?: Late<A> | undefined
+  readonly late?: Late | undefined
 }
 
-export interface Late<A> {
+export interface Late {
   /**
-   * Listen: to the answers that already came, then to those to come.
-   * `undefined` is a call that failed (it may or may not have run on its node).
+   * Listen: to the answers that already came, then to those to come, each
+   * told as the round's rules read it (for an attempt: whether the node took
+   * the key); `undefined` is a call that failed (it may or may not have run
+   * on its node).
    */
-  forEach(listener: (index: number, answer: A | undefined) => void): void
+  forEach(listener: (index: number, yes: boolean | undefined) => void): void
 }
 
 // Marks, in a decided round's own outcomes, a node whose answer or failure came after the decision.
@@ -73,7 +75,7 @@ interface Rules<A> {
  * answer, its failure, or the timeout), and the round is decided as soon as
  * the rules say so.
  */
-class Round<A> implements Late<A> {
+class Round<A> implements Late {
   readonly answers: Array<A | undefined>
   /** The first word of each node; none yet: not awaited (filled in by `result`). */
   private readonly outcomes: Array<NodeOutcome | undefined>
@@ -148,22 +150,26 @@ class Round<A> implements Late<A> {
   // After the decision the round's own answers and outcomes (the result has
   // copies) keep the late words: nothing is allocated for a round whose late
   // answers nobody asks for.
-  private lateListener: ((index: number, answer: A | undefined) => void) | undefined
+  private lateListener: ((index: number, yes: boolean | undefined) => void) | undefined
 
   /** A node's answer (`undefined`: its failure) after the round was decided. */
   late(index: number, answer: A | undefined): void {
     this.answers[index] = answer
     this.outcomes[index] = answer === undefined ? failedLate : answeredLate
-    this.lateListener?.(index, answer)
+    this.lateListener?.(index, this.lateYes(index))
   }
 
-  forEach(listener: (index: number, answer: A | undefined) => void): void {
+  private lateYes(index: number): boolean | undefined {
+    const answer = this.answers[index]
+    return answer === undefined ? undefined : this.rules.isYes(answer)
+  }
+
+  forEach(listener: (index: number, yes: boolean | undefined) => void): void {
     this.lateListener = listener
     this.outcomes.forEach((outcome, index) => {
-      const answer = this.answers[index]
       // A node that timed out may have answered before the round was decided.
-      const answeredAfterTimeout = outcome?._tag === "TimedOut" && answer !== undefined
-      if (outcome === answeredLate || outcome === failedLate || answeredAfterTimeout) listener(index, answer)
+      const answeredAfterTimeout = outcome?._tag === "TimedOut" && this.answers[index] !== undefined
+      if (outcome === answeredLate || outcome === failedLate || answeredAfterTimeout) listener(index, this.lateYes(index))
     })
   }
 }

@@ -150,9 +150,7 @@ export const retry = <A>(options: RetryOptions<A>): Effect.Effect<A, LockNotAcqu
       Effect.flatMap(() => {
         const pending = watches.flatMap((watch) => watch.ready === undefined ? [] : [watch.ready])
         if (pending.length === 0) return Effect.succeed(false)
-        return Effect.promise(() => Promise.all(pending)).pipe(
-          Effect.timeoutTo({ duration: options.nodeTimeout, onSuccess: () => true, onTimeout: () => true })
-        )
+        return Effect.promise(() => Promise.all(pending)).pipe(Effect.timeoutOption(options.nodeTimeout), Effect.as(true))
       })
     )
 
