@@ -21,12 +21,32 @@ export interface Client {
   readonly lock: (key: string, ttlMillis: number) => Promise<unknown>
   readonly unlock: (handle: unknown) => Promise<void>
   readonly close: () => Promise<void>
+  /**
+   * Runs the throughput scenarios' loops in the library's own idiom instead
+   * of the harness's async functions calling `lock` and `unlock`.
+   */
+  readonly runLoops?: (loops: Loops) => Promise<void>
+}
+
+/** What the throughput scenarios ask of each loop, and how a loop reports. */
+export interface Loops {
+  /** How many loops run at once. */
+  readonly loops: number
+  /** The `performance.now()` after which no loop starts another lock. */
+  readonly end: number
+  readonly ttlMillis: number
+  /** A key no other lock of the run uses. */
+  readonly nextKey: () => string
+  /** One lock call took `millis`; `acquired` is false when the lock was not acquired. */
+  readonly record: (millis: number, acquired: boolean) => void
 }
 
 export interface Contender {
   readonly name: string
   /** `slow`: the process runs many times slower (under valgrind): no per-node timeout may fire. */
   readonly start: (ports: ReadonlyArray<number>, waiting: Waiting, slow?: boolean) => Promise<Client>
+  /** Runs only the throughput scenarios (a), (b) and (d). */
+  readonly throughputOnly?: boolean
 }
 
 const connect = (ports: ReadonlyArray<number>) =>
@@ -84,33 +104,64 @@ export const floor: Contender = {
   }
 }
 
+const effectClient = async (ports: ReadonlyArray<number>, waiting: Waiting, slow: boolean) => {
+  const retry = waiting === "none"
+    ? Redlock.noRetry
+    : waiting === "10ms"
+    ? Schedule.spaced("10 millis").pipe(Schedule.jittered, Schedule.intersect(Schedule.recurs(1000)))
+    : Redlock.defaultRetry
+  const runtime = ManagedRuntime.make(
+    Redlock.layer({ retry, restartQuarantine: false, nodeTimeout: slow ? "2 seconds" : undefined }).pipe(
+      Layer.provide(Ioredis.layer(ports.map((port) => ({ host: "127.0.0.1", port }))))
+    )
+  )
+  const redlock = await runtime.runPromise(Redlock.Redlock)
+  const client: Client = {
+    lock: (key, ttlMillis) =>
+      runtime.runPromise(Effect.gen(function*() {
+        const scope = yield* Scope.make()
+        const exit = yield* Effect.exit(Scope.extend(redlock.acquire(key, { ttl: Duration.millis(ttlMillis) }), scope))
+        if (Exit.isSuccess(exit)) return { lock: exit.value, scope }
+        yield* Scope.close(scope, Exit.void)
+        return undefined
+      })),
+    unlock: (handle) =>
+      runtime.runPromise(Scope.close((handle as { lock: Lock; scope: Scope.CloseableScope }).scope, Exit.void)),
+    close: () => runtime.dispose()
+  }
+  return { client, redlock, runtime }
+}
+
+/** effect-redlock called from promise code: one `runPromise` per lock and one per unlock. */
 export const effectRedlock: Contender = {
   name: "effect-redlock",
+  start: async (ports, waiting, slow = false) => (await effectClient(ports, waiting, slow)).client
+}
+
+/**
+ * effect-redlock in an Effect program, as its users write one: each loop is
+ * a fiber running `Effect.scoped(acquire)` over and over, all in one
+ * `runPromise`. Throughput scenarios only (the contention scenarios' workers
+ * are the harness's promise loops, the same as the row above).
+ */
+export const effectRedlockFibers: Contender = {
+  name: "effect-redlock, loops as fibers",
+  throughputOnly: true,
   start: async (ports, waiting, slow = false) => {
-    const retry = waiting === "none"
-      ? Redlock.noRetry
-      : waiting === "10ms"
-      ? Schedule.spaced("10 millis").pipe(Schedule.jittered, Schedule.intersect(Schedule.recurs(1000)))
-      : Redlock.defaultRetry
-    const runtime = ManagedRuntime.make(
-      Redlock.layer({ retry, restartQuarantine: false, nodeTimeout: slow ? "2 seconds" : undefined }).pipe(
-        Layer.provide(Ioredis.layer(ports.map((port) => ({ host: "127.0.0.1", port }))))
-      )
-    )
-    const redlock = await runtime.runPromise(Redlock.Redlock)
-    return {
-      lock: (key, ttlMillis) =>
-        runtime.runPromise(Effect.gen(function*() {
-          const scope = yield* Scope.make()
-          const exit = yield* Effect.exit(Scope.extend(redlock.acquire(key, { ttl: Duration.millis(ttlMillis) }), scope))
-          if (Exit.isSuccess(exit)) return { lock: exit.value, scope }
-          yield* Scope.close(scope, Exit.void)
-          return undefined
-        })),
-      unlock: (handle) =>
-        runtime.runPromise(Scope.close((handle as { lock: Lock; scope: Scope.CloseableScope }).scope, Exit.void)),
-      close: () => runtime.dispose()
+    const { client, redlock, runtime } = await effectClient(ports, waiting, slow)
+    const runLoops = ({ end, loops, nextKey, record, ttlMillis }: Loops) => {
+      const ttl = Duration.millis(ttlMillis)
+      const lockUnlock = Effect.suspend(() => {
+        const before = performance.now()
+        return Effect.scoped(Effect.matchCause(redlock.acquire(nextKey(), { ttl }), {
+          onFailure: () => record(performance.now() - before, false),
+          onSuccess: () => record(performance.now() - before, true)
+        }))
+      })
+      const loop = Effect.whileLoop({ while: () => performance.now() < end, body: () => lockUnlock, step: () => {} })
+      return runtime.runPromise(Effect.all(Array.from({ length: loops }, () => loop), { concurrency: "unbounded", discard: true }))
     }
+    return { ...client, runLoops }
   }
 }
 
@@ -192,4 +243,12 @@ export const redlockUniversal: Contender = {
   }
 }
 
-export const all: ReadonlyArray<Contender> = [floor, effectRedlock, nodeRedlock, sesameRedlock, redisSemaphore, redlockUniversal]
+export const all: ReadonlyArray<Contender> = [
+  floor,
+  effectRedlock,
+  effectRedlockFibers,
+  nodeRedlock,
+  sesameRedlock,
+  redisSemaphore,
+  redlockUniversal
+]

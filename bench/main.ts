@@ -59,6 +59,7 @@ const program = Effect.gen(function*() {
         const single = await contender.start(ports.slice(0, 1), "none")
         push(row, "single", await Scenarios.throughput(single, 1, seconds, `n1:${tag}`))
         await single.close()
+        if (contender.throughputOnly) return
         push(row, "contendedDefaults", await Scenarios.contention(contender, ports, "defaults", 8, seconds, `d:${tag}`))
         push(row, "contended10ms", await Scenarios.contention(contender, ports, "10ms", 8, seconds, `f:${tag}`))
       })
@@ -66,7 +67,7 @@ const program = Effect.gen(function*() {
       yield* log(`round ${round + 1}: ${contender.name} done`)
     }
   }
-  for (const contender of contenders) {
+  for (const contender of contenders.filter((c) => !c.throughputOnly)) {
     yield* Effect.promise(async () => {
       const client = await contender.start(ports, "none")
       rows.get(contender.name)!.heapMb = await Scenarios.heapGrowth(client, cycles, `heap:${contender.name.split(" ")[0]}`)
@@ -103,22 +104,24 @@ const contentionMetrics = (key: "contendedDefaults" | "contended10ms"): Readonly
 const format = (value: number) =>
   Number.isNaN(value) ? "–" : Math.abs(value) >= 100 ? value.toFixed(0) : Math.abs(value) >= 1 ? value.toFixed(2) : value.toFixed(3)
 
-/** One table: a row per contender, a column per metric; then effect-redlock's ratios to the floor and to the best peer. */
+/** One table: a row per contender, a column per metric; then each effect-redlock row's ratios to the floor and to the best peer. */
 const table = (title: string, metrics: ReadonlyArray<Metric>, rows: Map<string, Row>) => {
-  const names = [...rows.keys()]
+  // A contender that did not run these scenarios has no row here.
+  const names = [...rows.keys()].filter((name) => metrics.some(([, value]) => !Number.isNaN(value(rows.get(name)!))))
   const lines = [`### ${title}`, "", `| contender | ${metrics.map(([label]) => label).join(" | ")} |`, `|---|${metrics.map(() => "---").join("|")}|`]
   for (const name of names) lines.push(`| ${name} | ${metrics.map(([, value]) => format(value(rows.get(name)!))).join(" | ")} |`)
-  const ours = rows.get(Contenders.effectRedlock.name)
+  const ours = names.filter((name) => name.startsWith(Contenders.effectRedlock.name))
   const floorRow = rows.get(Contenders.floor.name)
-  const peers = names.filter((name) => name !== Contenders.effectRedlock.name && name !== Contenders.floor.name)
-  if (ours !== undefined) {
-    const ratio = (a: number, b: number) => Number.isFinite(a) && Number.isFinite(b) && b !== 0 ? `${(a / b).toFixed(2)}x` : "–"
-    const best = ([, value, better]: Metric) => {
-      const values = peers.map((name) => value(rows.get(name)!)).filter(Number.isFinite)
-      return values.length === 0 ? NaN : better === "higher" ? Math.max(...values) : Math.min(...values)
-    }
-    lines.push(`| effect-redlock ÷ floor | ${metrics.map((m) => floorRow === undefined ? "–" : ratio(m[1](ours), m[1](floorRow))).join(" | ")} |`)
-    lines.push(`| effect-redlock ÷ best peer | ${metrics.map((m) => ratio(m[1](ours), best(m))).join(" | ")} |`)
+  const peers = names.filter((name) => !ours.includes(name) && name !== Contenders.floor.name)
+  const ratio = (a: number, b: number) => Number.isFinite(a) && Number.isFinite(b) && b !== 0 ? `${(a / b).toFixed(2)}x` : "–"
+  const best = ([, value, better]: Metric) => {
+    const values = peers.map((name) => value(rows.get(name)!)).filter(Number.isFinite)
+    return values.length === 0 ? NaN : better === "higher" ? Math.max(...values) : Math.min(...values)
+  }
+  for (const name of ours) {
+    const row = rows.get(name)!
+    lines.push(`| ${name} ÷ floor | ${metrics.map((m) => floorRow === undefined ? "–" : ratio(m[1](row), m[1](floorRow))).join(" | ")} |`)
+    lines.push(`| ${name} ÷ best peer | ${metrics.map((m) => ratio(m[1](row), best(m))).join(" | ")} |`)
   }
   return lines.join("\n")
 }

@@ -3,7 +3,7 @@
  * Times are `performance.now()` milliseconds; CPU is this process's (the
  * servers are other processes).
  */
-import type { Client, Contender, Waiting } from "./contenders.js"
+import type { Client, Contender, Loops, Waiting } from "./contenders.js"
 
 export interface Throughput {
   readonly opsPerSecond: number
@@ -51,18 +51,17 @@ export const throughput = async (client: Client, loops: number, seconds: number,
   let next = 0
   const cpu = process.cpuUsage()
   const start = performance.now()
-  const end = start + seconds * 1000
-  const loop = async () => {
-    while (performance.now() < end) {
-      const key = `bench:${tag}:${next++}`
-      const before = performance.now()
-      const handle = await client.lock(key, ttlMillis)
-      latencies.push(performance.now() - before)
-      if (handle === undefined) failures++
-      else await client.unlock(handle)
+  const harness: Loops = {
+    loops,
+    end: start + seconds * 1000,
+    ttlMillis,
+    nextKey: () => `bench:${tag}:${next++}`,
+    record: (millis, acquired) => {
+      latencies.push(millis)
+      if (!acquired) failures++
     }
   }
-  await Promise.all(Array.from({ length: loops }, loop))
+  await (client.runLoops ?? promiseLoops(client))(harness)
   const elapsed = performance.now() - start
   const used = process.cpuUsage(cpu)
   return {
@@ -72,6 +71,20 @@ export const throughput = async (client: Client, loops: number, seconds: number,
     cpuPerOp: (used.user + used.system) / 1000 / Math.max(1, latencies.length),
     failures
   }
+}
+
+/** The harness's own loops: async functions calling the client's `lock` and `unlock`. */
+const promiseLoops = (client: Client) => async ({ end, loops, nextKey, record }: Loops) => {
+  const loop = async () => {
+    while (performance.now() < end) {
+      const key = nextKey()
+      const before = performance.now()
+      const handle = await client.lock(key, ttlMillis)
+      record(performance.now() - before, handle !== undefined)
+      if (handle !== undefined) await client.unlock(handle)
+    }
+  }
+  await Promise.all(Array.from({ length: loops }, loop))
 }
 
 /** `workers` clients (own connections each) contending for one key, holding it 1 ms, for `seconds`. */
