@@ -3,6 +3,7 @@
  * `npx tsc -p tsconfig.bench.json && node --cpu-prof .bench-build/bench/profile.js [contender] [loops|contended] [seconds]`.
  */
 import * as Effect from "effect/Effect"
+import * as Fs from "node:fs"
 import * as RedisFleet from "../fleet/RedisFleet.js"
 import * as Contenders from "./contenders.js"
 import * as Scenarios from "./scenarios.js"
@@ -12,15 +13,26 @@ const [name = "effect-redlock", loops = "1", seconds = "5"] = process.argv.slice
 const contended = loops === "contended"
 const contender = Contenders.all.find((c) => c.name.includes(name))!
 
+/** CPU time (ms) the servers used so far: utime + stime from /proc, in clock ticks of 10 ms. */
+const serversCpu = (pids: ReadonlyArray<number | undefined>) =>
+  pids.reduce((sum: number, pid) => {
+    const fields = Fs.readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ")
+    return sum + (Number(fields[11]) + Number(fields[12])) * 10
+  }, 0)
+
 const program = Effect.gen(function*() {
   const fleet = yield* RedisFleet.RedisFleet
   const ports = fleet.servers.map((server) => server.port)
+  const pids = fleet.servers.map((server) => server.pid())
   return yield* Effect.promise(async () => {
     if (contended) return Scenarios.contention(contender, ports, "defaults", 8, Number(seconds), "profile")
     const client = await contender.start(ports, "none")
+    const before = serversCpu(pids)
     const result = await Scenarios.throughput(client, Number(loops), Number(seconds), "profile")
+    const ops = result.opsPerSecond * Number(seconds)
     await client.close()
-    return result
+    // The servers' CPU per lock+unlock, all five together (ms).
+    return { ...result, serversCpuPerOp: (serversCpu(pids) - before) / ops }
   })
 })
 
