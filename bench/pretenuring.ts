@@ -14,9 +14,10 @@
  * scavenge with pretenuring on or off (0.4–0.6 ms pauses); the Effect loop
  * ~450 KB (pauses ~1.7–2.2 ms), and nothing with pretenuring off (1.3–1.6
  * ms); the same steps in one fiber nothing, with or without it (and 62
- * scavenges instead of 142: it allocates less than half as much). The lock manager's sequential benchmark shows the same
- * (~600 KB against 32 KB; see bench/README.md): the cost comes with a
- * `runPromise` per call under V8's heuristic, and is worth a report upstream.
+ * scavenges instead of 142: it allocates less than half as much). The lock
+ * manager's sequential benchmark shows the same (~600 KB against 32 KB; see
+ * bench/README.md): the cost comes with a `runPromise` per call under V8's
+ * heuristic, and is worth a report upstream.
  */
 import { spawnSync } from "node:child_process"
 import { Effect, Layer, ManagedRuntime } from "effect"

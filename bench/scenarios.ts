@@ -74,7 +74,7 @@ export const throughput = async (client: Client, loops: number, seconds: number,
 }
 
 /** The harness's own loops: async functions calling the client's `lock` and `unlock`. */
-const promiseLoops = (client: Client) => async ({ end, loops, nextKey, record }: Loops) => {
+const promiseLoops = (client: Client) => async ({ end, loops, nextKey, record, ttlMillis }: Loops) => {
   const loop = async () => {
     while (performance.now() < end) {
       const key = nextKey()
