@@ -242,7 +242,9 @@ export interface RedisNode {
   readonly watchReleases?: ((key: string, onRelease: (next: string) => void) => Effect.Effect<ReleaseWatch>) | undefined
   /**
    * Set every key to `value` with a time to live of `ttlMillis`, only if none
-   * of them exists. `true` when set, `false` when any key exists.
+   * of them holds another value. A key that already holds `value` is ours (a
+   * late answer of an earlier attempt of the same acquisition) and is set
+   * again. `true` when set, `false` when any key is held by another value.
    */
   readonly acquire: (
     keys: ReadonlyArray<string>,
@@ -251,10 +253,13 @@ export interface RedisNode {
   ) => Effect.Effect<boolean, RedisNodeError>
   /**
    * Set every key to `value` with a time to live of `ttlMillis`, only if none
-   * of them exists and no waiter comes before `turn` in the line of any key;
-   * otherwise join each key's line when `turn.leaseMillis` > 0. Waiters whose
-   * lease ended are dropped from the line first. Granting removes `value`
-   * from the lines.
+   * of them holds another value (as `acquire`) and no waiter comes before
+   * `turn` in the line of any key; otherwise join each key's line when
+   * `turn.leaseMillis` > 0. Waiters whose lease ended are dropped from the
+   * line first. A newcomer's place is its ticket, bounded by the node's own
+   * time (at most 1 s before it, never after it), and is kept as it is for
+   * as long as the waiter stays in line. Granting keeps the place; `release`
+   * takes it out.
    */
   readonly acquireInTurn: (
     keys: ReadonlyArray<string>,

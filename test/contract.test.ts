@@ -50,6 +50,16 @@ const redisHarness: Effect.Effect<Harness, unknown, Scope.Scope | RedisFleet.Red
 
 const ttlOf = (state: RedisNode.KeyState) => Option.map(state.ttl, Duration.toMillis)
 
+/**
+ * Tickets `offset` ms into a second that began half a second ago: tickets are
+ * wall-clock times, and a node takes a newcomer's ticket as it is only within
+ * a second before its own time.
+ */
+const ticketsFromNow = () => {
+  const base = Date.now() - 500
+  return (offset: number) => base + offset
+}
+
 type Tester<R> = (name: string, self: () => Effect.Effect<void, unknown, R>) => void
 
 const contract = <R>(tester: Tester<R>, harness: Effect.Effect<Harness, unknown, Scope.Scope | R>) => {
@@ -152,7 +162,8 @@ const contract = <R>(tester: Tester<R>, harness: Effect.Effect<Harness, unknown,
   test("acquireInTurn: the first in line gets a free key; the others wait in ticket order, then value order", (h) =>
     Effect.gen(function*() {
       const { node } = h
-      const turn = (ticket: number, leaseMillis = 10_000): RedisNode.Turn => ({ ticket, leaseMillis })
+      const ticketAt = ticketsFromNow()
+      const turn = (ticket: number, leaseMillis = 10_000): RedisNode.Turn => ({ ticket: ticketAt(ticket), leaseMillis })
       const tag = (answer: RedisNode.TurnAnswer) => answer._tag
       assert.strictEqual(tag(yield* node.acquireInTurn(["q"], "holder", 10_000, turn(1, 0))), "Granted")
       const held = yield* node.acquireInTurn(["q"], "w2", 10_000, turn(20))
@@ -175,7 +186,7 @@ const contract = <R>(tester: Tester<R>, harness: Effect.Effect<Harness, unknown,
         waiting.splice(waiting.indexOf(next), 1)
       }
       assert.strictEqual(yield* node.release(["q"], "w2", true), 1)
-      assert.deepStrictEqual(yield* h.keys, [], "granting took each waiter out of the line")
+      assert.deepStrictEqual(yield* h.keys, [], "each release took its holder out of the line")
     }))
 
   test("a place in line ends with its lease; releases and a first waiter leaving announce who is next", (h) =>
@@ -183,7 +194,8 @@ const contract = <R>(tester: Tester<R>, harness: Effect.Effect<Harness, unknown,
       const { node } = h
       const heard: Array<string> = []
       const watch = yield* node.watchReleases!("q", (next) => void heard.push(next))
-      const turn = (ticket: number, leaseMillis: number): RedisNode.Turn => ({ ticket, leaseMillis })
+      const ticketAt = ticketsFromNow()
+      const turn = (ticket: number, leaseMillis: number): RedisNode.Turn => ({ ticket: ticketAt(ticket), leaseMillis })
       assert.strictEqual((yield* node.acquireInTurn(["q"], "holder", 10_000, turn(1, 0)))._tag, "Granted")
       yield* node.acquireInTurn(["q"], "w1", 10_000, turn(10, 50))
       yield* node.acquireInTurn(["q"], "w2", 10_000, turn(20, 10_000))
@@ -206,7 +218,8 @@ const contract = <R>(tester: Tester<R>, harness: Effect.Effect<Harness, unknown,
       const { node } = h
       const heard: Array<string> = []
       const watch = yield* node.watchReleases!("q", (next) => void heard.push(next))
-      const turn = (ticket: number): RedisNode.Turn => ({ ticket, leaseMillis: 10_000 })
+      const ticketAt = ticketsFromNow()
+      const turn = (ticket: number): RedisNode.Turn => ({ ticket: ticketAt(ticket), leaseMillis: 10_000 })
       assert.strictEqual((yield* node.acquireInTurn(["q"], "holder", 10_000, turn(1)))._tag, "Granted")
       assert.strictEqual((yield* node.acquireInTurn(["q"], "w1", 10_000, turn(10)))._tag, "Held")
       assert.strictEqual((yield* node.acquireInTurn(["q"], "w2", 10_000, turn(20)))._tag, "Held")
@@ -222,6 +235,74 @@ const contract = <R>(tester: Tester<R>, harness: Effect.Effect<Harness, unknown,
       yield* node.release(["q"], "w2", false)
       assert.deepStrictEqual(yield* h.keys, [])
       watch.stop()
+    }))
+
+  test("a grant keeps the place in line: after a split vote's undo the waiter is still first", (h) =>
+    Effect.gen(function*() {
+      const { node } = h
+      const ticketAt = ticketsFromNow()
+      const turn = (ticket: number): RedisNode.Turn => ({ ticket: ticketAt(ticket), leaseMillis: 10_000 })
+      assert.strictEqual((yield* node.acquireInTurn(["q"], "holder", 10_000, turn(1)))._tag, "Granted")
+      assert.strictEqual((yield* node.acquireInTurn(["q"], "w1", 10_000, turn(10)))._tag, "Held")
+      assert.strictEqual((yield* node.acquireInTurn(["q"], "w2", 10_000, turn(20)))._tag, "Held")
+      assert.strictEqual(yield* node.release(["q"], "holder", true), 1)
+      // w1 is granted here, but too few nodes agreed: it undoes the key and keeps its place.
+      assert.strictEqual((yield* node.acquireInTurn(["q"], "w1", 10_000, turn(10)))._tag, "Granted")
+      assert.strictEqual(yield* node.release(["q"], "w1", false, true), 1)
+      assert.strictEqual((yield* node.acquireInTurn(["q"], "w2", 10_000, turn(20)))._tag, "NotYourTurn")
+      assert.strictEqual((yield* node.acquireInTurn(["q"], "w1", 10_000, turn(10)))._tag, "Granted")
+      yield* node.release(["q"], "w1", true)
+      yield* node.release(["q"], "w2", false)
+      assert.deepStrictEqual(yield* h.keys, [])
+    }))
+
+  test("a newcomer's ticket is bounded by the node's time: a client whose clock is behind does not jump the line", (h) =>
+    Effect.gen(function*() {
+      const { node } = h
+      const turn = (ticket: number): RedisNode.Turn => ({ ticket, leaseMillis: 10_000 })
+      assert.strictEqual((yield* node.acquireInTurn(["q"], "holder", 10_000, turn(Date.now())))._tag, "Granted")
+      const honest = turn(Date.now() - 900)
+      assert.strictEqual((yield* node.acquireInTurn(["q"], "honest", 10_000, honest))._tag, "Held")
+      yield* Effect.sleep("200 millis")
+      // A minute behind: taken as the node's time less one second, after the honest waiter who came 200 ms before.
+      assert.strictEqual((yield* node.acquireInTurn(["q"], "behind", 10_000, turn(Date.now() - 60_000)))._tag, "Held")
+      assert.strictEqual(yield* node.release(["q"], "holder", true), 1)
+      assert.strictEqual((yield* node.acquireInTurn(["q"], "behind", 10_000, turn(Date.now() - 60_000)))._tag, "NotYourTurn")
+      assert.strictEqual((yield* node.acquireInTurn(["q"], "honest", 10_000, honest))._tag, "Granted")
+      yield* node.release(["q"], "honest", true)
+      yield* node.release(["q"], "behind", false)
+      assert.deepStrictEqual(yield* h.keys, [])
+    }))
+
+  test("a key holding our own value (an earlier attempt's late answer) is ours: acquired again with the new ttl", ({ node }) =>
+    Effect.gen(function*() {
+      assert.isTrue(yield* node.acquire(["k"], "v", 1_000))
+      assert.isTrue(yield* node.acquire(["k"], "v", 10_000), "acquire")
+      assert.isTrue(Option.getOrThrow(ttlOf(yield* node.inspect("k"))) > 9_000)
+      assert.isTrue(yield* node.acquire(["j", "k"], "v", 20_000), "several keys")
+      assert.isTrue(Option.getOrThrow(ttlOf(yield* node.inspect("k"))) > 19_000)
+      const again = yield* node.acquireInTurn(["k"], "v", 30_000, { ticket: Date.now(), leaseMillis: 1_000 })
+      assert.strictEqual(again._tag, "Granted", "acquireInTurn")
+      assert.isTrue(Option.getOrThrow(ttlOf(yield* node.inspect("k"))) > 29_000)
+      assert.isFalse(yield* node.acquire(["k"], "other", 1_000))
+      const other = yield* node.acquireInTurn(["k"], "other", 1_000, { ticket: Date.now(), leaseMillis: 0 })
+      assert.strictEqual(other._tag, "Held")
+      assert.deepStrictEqual((yield* node.inspect("k")).value, Option.some("v"))
+    }))
+
+  test("durations in fractional milliseconds are taken whole (rounded up), never refused", (h) =>
+    Effect.gen(function*() {
+      const { node } = h
+      assert.isTrue(yield* node.acquire(["k"], "v", 1_000.4))
+      assert.isTrue(yield* node.extend(["k"], "v", 5_000.5))
+      const ttl = Option.getOrThrow(ttlOf(yield* node.inspect("k")))
+      assert.isTrue(ttl > 4_000 && ttl <= 5_001, `ttl ${ttl}`)
+      const turn = { ticket: Date.now(), leaseMillis: 312.7 }
+      assert.strictEqual((yield* node.acquireInTurn(["k"], "w", 1_000.2, turn))._tag, "Held")
+      yield* node.release(["k"], "v", true)
+      assert.strictEqual((yield* node.acquireInTurn(["k"], "w", 1_000.2, turn))._tag, "Granted")
+      yield* node.release(["k"], "w", true)
+      assert.deepStrictEqual(yield* h.keys, [])
     }))
 
   test("extend sets a new ttl on all keys only if all are ours", ({ node }) =>
@@ -262,6 +343,15 @@ const contract = <R>(tester: Tester<R>, harness: Effect.Effect<Harness, unknown,
       assert.deepStrictEqual((yield* node.inspect("fence:k")).value, Option.some("123456789012345678901234567890"))
     }))
 
+  test("fence counters past 10^14 and 2^53 come back exact", ({ node }) =>
+    Effect.gen(function*() {
+      assert.isTrue(yield* node.acquire(["k", "j"], "v", 10_000))
+      const fences = ["fence:k", "fence:j"]
+      assert.isTrue(yield* node.commitFences(["k", "j"], "v", fences, [99_999_999_999_999n, 9_007_199_254_740_993n]))
+      const counts = yield* node.incrementFences(["k", "j"], "v", fences)
+      assert.deepStrictEqual(counts, Option.some([100_000_000_000_000n, 9_007_199_254_740_994n]))
+    }))
+
   test("a key of another type: acquire is refused, release leaves it, extend and inspect fail with WrongType", (h) =>
     Effect.gen(function*() {
       const { node } = h
@@ -290,5 +380,20 @@ describe("contract: in-memory node", () => {
 
 layer(RedisFleet.layerLocal(1), { timeout: 30_000, excludeTestServices: true })(
   "contract: redis-server via ioredis",
-  (it) => contract<RedisFleet.RedisFleet>((name, self) => it.effect(name, self), redisHarness)
+  (it) => {
+    contract<RedisFleet.RedisFleet>((name, self) => it.effect(name, self), redisHarness)
+
+    // Only a real server can hold this state: its lease set evicted under maxmemory, or a script cut short.
+    it.effect("a waiter in line without a lease is dropped when it reaches the head, not kept there for ever", () =>
+      Effect.gen(function*() {
+        const fleet = yield* RedisFleet.RedisFleet
+        yield* fleet.reset
+        const server = fleet.servers[0]
+        const node = yield* Ioredis.make(fleet.nodes[0])
+        yield* server.call("ZADD", "q\u0000queue", Date.now() - 500, "ghost")
+        const answer = yield* node.acquireInTurn(["q"], "w", 10_000, { ticket: Date.now(), leaseMillis: 1_000 })
+        assert.strictEqual(answer._tag, "Granted")
+        assert.deepStrictEqual(yield* server.call("ZRANGE", "q\u0000queue", 0, -1), [])
+      }).pipe(Effect.scoped))
+  }
 )

@@ -166,10 +166,8 @@ const makeNode = (
     )
 
   const promises: NodePromises = {
-    acquire: (keys, value, ttlMillis) =>
-      keys.length === 1
-        ? call(() => client.set(keys[0]!, value, "PX", ttlMillis, "NX"), (reply) => reply === "OK")
-        : evalScript(Scripts.acquireAll, keys, [value, ttlMillis], (reply) => reply === 1),
+    // A script even for one key: SET NX would refuse a key that a late answer of our own earlier attempt set.
+    acquire: (keys, value, ttlMillis) => evalScript(Scripts.acquireAll, keys, [value, ttlMillis], (reply) => reply === 1),
     acquireInTurn: (keys, value, ttlMillis, turn) =>
       evalScript(
         Scripts.acquireInTurn,

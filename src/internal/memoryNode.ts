@@ -117,6 +117,18 @@ class MemoryNode {
     return undefined
   }
 
+  /** Whether a live key holds anything but `value` (a key of ours is a late answer of our own earlier attempt). */
+  heldByOther(key: string, value: string, now: number): boolean {
+    const entry = this.live(key, now)
+    return entry !== undefined && !(entry.type === "string" && entry.value === value)
+  }
+
+  /** A waiter's place in a key's line: the one it holds, or its ticket bounded by this node's time. */
+  placeOf(key: string, value: string, ticket: number, now: number): number {
+    return this.lines.get(key)?.get(value)?.ticket ??
+      Math.min(Math.max(ticket, now - Scripts.ticketSlackMillis), now)
+  }
+
   /** Who is first in a key's line (lowest ticket, then lowest value), if anyone. */
   first(key: string, now: number): { readonly value: string; readonly ticket: number } | undefined {
     let head: { value: string; ticket: number } | undefined
@@ -154,7 +166,7 @@ class MemoryNode {
         Effect.map(Clock.currentTimeMillis, (now) => this.releaseWatchers.watch(key, onRelease, now)),
       acquire: (keys, value, ttlMillis) =>
         this.submit((now) => {
-          if (keys.some((key) => this.live(key, now) !== undefined)) return false
+          if (keys.some((key) => this.heldByOther(key, value, now))) return false
           for (const key of keys) this.store.set(key, { type: "string", value, expiresAt: now + ttlMillis })
           return true
         }),
@@ -163,8 +175,8 @@ class MemoryNode {
           let held = false
           let longest: number | undefined = 0
           for (const key of keys) {
-            const entry = this.live(key, now)
-            if (entry === undefined) continue
+            if (!this.heldByOther(key, value, now)) continue
+            const entry = this.live(key, now)!
             held = true
             if (longest !== undefined) {
               longest = entry.expiresAt === undefined ? undefined : Math.max(longest, entry.expiresAt - now)
@@ -172,21 +184,21 @@ class MemoryNode {
           }
           const ourTurn = keys.every((key) => {
             const head = this.first(key, now)
-            return head === undefined || head.value === value || head.ticket > turn.ticket ||
-              (head.ticket === turn.ticket && head.value > value)
+            if (head === undefined || head.value === value) return true
+            const place = this.placeOf(key, value, turn.ticket, now)
+            return head.ticket > place || (head.ticket === place && head.value > value)
           })
+          // A grant keeps the place in line (see scripts.ts, acquireInTurn): the release takes it out.
           if (!held && ourTurn) {
-            for (const key of keys) {
-              this.store.set(key, { type: "string", value, expiresAt: now + ttlMillis })
-              this.leave(key, value)
-            }
+            for (const key of keys) this.store.set(key, { type: "string", value, expiresAt: now + ttlMillis })
             return { _tag: "Granted" }
           }
           if (turn.leaseMillis > 0) {
             for (const key of keys) {
+              const ticket = this.placeOf(key, value, turn.ticket, now)
               let line = this.lines.get(key)
               if (line === undefined) this.lines.set(key, line = new Map())
-              line.set(value, { ticket: turn.ticket, leaseEnd: now + turn.leaseMillis })
+              line.set(value, { ticket, leaseEnd: now + Math.ceil(turn.leaseMillis) })
             }
           }
           return held ? { _tag: "Held", ttlMillis: longest } : { _tag: "NotYourTurn" }

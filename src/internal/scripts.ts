@@ -13,13 +13,27 @@ export interface Script {
 
 const script = (lua: string): Script => ({ lua, sha: createHash("sha1").update(lua).digest("hex") })
 
-/** Set every key, or none if any exists. ARGV: value, ttl in ms. Returns 1 or 0. */
-export const acquireAll = script(`
+// Durations reach PX and PEXPIRE as whole milliseconds (Redis refuses "12.5"),
+// rounded up, whatever the caller sent.
+const wholeMillis = `
+local function wholeMillis(text)
+  return math.ceil(tonumber(text))
+end
+`
+
+/**
+ * Set every key, or none if any holds another value. A key that holds our
+ * own value is ours (a late answer of an earlier attempt of the same
+ * acquisition): it is set again with the new ttl. ARGV: value, ttl in ms.
+ * Returns 1 or 0.
+ */
+export const acquireAll = script(`${wholeMillis}
+local value, ttl = ARGV[1], wholeMillis(ARGV[2])
 for _, key in ipairs(KEYS) do
-  if redis.call("EXISTS", key) == 1 then return 0 end
+  if redis.call("EXISTS", key) == 1 and redis.pcall("GET", key) ~= value then return 0 end
 end
 for _, key in ipairs(KEYS) do
-  redis.call("SET", key, ARGV[1], "PX", ARGV[2])
+  redis.call("SET", key, value, "PX", ttl)
 end
 return 1
 `)
@@ -48,9 +62,18 @@ export const withQueueKeys = (keys: ReadonlyArray<string>): ReadonlyArray<string
 
 const allKeys = new WeakMap<ReadonlyArray<string>, ReadonlyArray<string>>()
 
+/**
+ * How far before the server's time a newcomer's ticket may lie (ms). Tickets
+ * are the clients' wall clocks, so that every node orders the same waiters
+ * alike; a client whose clock is behind would otherwise come before everyone
+ * who joined within its lag, and starve them. Clients whose clocks agree with
+ * the servers' within this keep their tickets as they are.
+ */
+export const ticketSlackMillis = 1000
+
 // Shared by the scripts below: the server's time in ms; drop waiters whose
-// lease ended from line i; whether a waiter comes before (ticket, value) in it.
-const queueFunctions = `
+// lease ended from line i; the first waiter of a line; a newcomer's place.
+const queueFunctions = `${wholeMillis}
 local function nowMillis()
   local time = redis.call("TIME")
   return tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
@@ -62,9 +85,20 @@ local function prune(queue, leases, now)
     redis.call("ZREM", leases, member)
   end
 end
-local function first(queue)
-  local head = redis.call("ZRANGE", queue, 0, 0, "WITHSCORES")
-  return head[1], tonumber(head[2])
+-- A member without a lease (its lease set evicted, or left half-written)
+-- could never be pruned: it is dropped when it reaches the head.
+local function first(queue, leases)
+  while true do
+    local head = redis.call("ZRANGE", queue, 0, 0, "WITHSCORES")
+    if head[1] == nil then return nil, nil end
+    if redis.call("ZSCORE", leases, head[1]) then return head[1], tonumber(head[2]) end
+    redis.call("ZREM", queue, head[1])
+  end
+end
+local function placeOf(queue, value, ticket, now)
+  local kept = redis.call("ZSCORE", queue, value)
+  if kept then return tonumber(kept) end
+  return math.min(math.max(ticket, now - ${ticketSlackMillis}), now)
 end
 `
 
@@ -73,15 +107,20 @@ end
  * n lease keys. ARGV: value, ttl ms, ticket, lease ms (0: do not join).
  * Returns { 1 } granted, { 2, pttl } held (the longest pttl; -1 when a key
  * never expires), { 3 } free but not our turn. A key of another type counts
- * as held, as with SET NX. Lines that are empty cost one EXISTS each.
+ * as held, as with SET NX; a key holding our own value (a late answer of an
+ * earlier attempt) is ours. A waiter's place is its ticket, bounded by the
+ * server's time when it joins (see ticketSlackMillis), and kept until it
+ * leaves: a grant keeps it too, so that an attempt refused after a split vote
+ * (whose undo keeps the place) is still in line; the release takes it out.
+ * Lines that are empty cost one EXISTS each.
  */
 export const acquireInTurn = script(`${queueFunctions}
 local n = #KEYS / 3
-local value, ticket, lease = ARGV[1], tonumber(ARGV[3]), tonumber(ARGV[4])
+local value, ttl, ticket, lease = ARGV[1], wholeMillis(ARGV[2]), tonumber(ARGV[3]), wholeMillis(ARGV[4])
 local held, longest = false, 0
 for i = 1, n do
   local pttl = redis.call("PTTL", KEYS[i])
-  if pttl ~= -2 then
+  if pttl ~= -2 and redis.pcall("GET", KEYS[i]) ~= value then
     held = true
     if longest ~= -1 and (pttl == -1 or pttl > longest) then longest = pttl end
   end
@@ -89,23 +128,20 @@ end
 local now = nil
 local ourTurn = true
 for i = 1, n do
-  local queue = KEYS[n + i]
+  local queue, leases = KEYS[n + i], KEYS[2 * n + i]
   if redis.call("EXISTS", queue) == 1 then
     now = now or nowMillis()
-    prune(queue, KEYS[2 * n + i], now)
-    local head, score = first(queue)
-    if head ~= nil and head ~= value and (score < ticket or (score == ticket and head < value)) then
-      ourTurn = false
+    prune(queue, leases, now)
+    local head, score = first(queue, leases)
+    if head ~= nil and head ~= value then
+      local place = placeOf(queue, value, ticket, now)
+      if score < place or (score == place and head < value) then ourTurn = false end
     end
   end
 end
 if not held and ourTurn then
   for i = 1, n do
-    redis.call("SET", KEYS[i], value, "PX", ARGV[2])
-    if now ~= nil then
-      redis.call("ZREM", KEYS[n + i], value)
-      redis.call("ZREM", KEYS[2 * n + i], value)
-    end
+    redis.call("SET", KEYS[i], value, "PX", ttl)
   end
   return { 1 }
 end
@@ -113,7 +149,7 @@ if lease > 0 then
   now = now or nowMillis()
   for i = 1, n do
     local queue, leases = KEYS[n + i], KEYS[2 * n + i]
-    redis.call("ZADD", queue, ARGV[3], value)
+    redis.call("ZADD", queue, placeOf(queue, value, ticket, now), value)
     redis.call("ZADD", leases, now + lease, value)
     -- The line outlives its longest lease, never more.
     if redis.call("PTTL", queue) < lease then redis.call("PEXPIRE", queue, lease) end
@@ -153,11 +189,11 @@ for i = 1, n do
   local announce = freed and ARGV[2] == "1"
   local nextWaiter = ""
   if ARGV[3] ~= "1" and redis.call("EXISTS", queue) == 1 then
-    local wasFirst = first(queue) == value
+    prune(queue, leases, nowMillis())
+    local wasFirst = first(queue, leases) == value
     redis.call("ZREM", queue, value)
     redis.call("ZREM", leases, value)
-    prune(queue, leases, nowMillis())
-    nextWaiter = first(queue) or ""
+    nextWaiter = first(queue, leases) or ""
     if wasFirst and redis.call("EXISTS", key) == 0 then announce = true end
   end
   if announce then redis.call("PUBLISH", "${releaseChannelPrefix}" .. key, nextWaiter) end
@@ -166,12 +202,13 @@ return deleted
 `)
 
 /** New ttl on every key, only if all hold our value. ARGV: value, ttl in ms. Returns 1 or 0. */
-export const extendOwned = script(`
+export const extendOwned = script(`${wholeMillis}
+local ttl = wholeMillis(ARGV[2])
 for _, key in ipairs(KEYS) do
   if redis.call("GET", key) ~= ARGV[1] then return 0 end
 end
 for _, key in ipairs(KEYS) do
-  redis.call("PEXPIRE", key, ARGV[2])
+  redis.call("PEXPIRE", key, ttl)
 end
 return 1
 `)
@@ -185,7 +222,8 @@ return { redis.call("PTTL", KEYS[1]), value }
 /**
  * KEYS: the lock keys, then one fence counter per lock key. ARGV: value.
  * If every lock key holds our value, INCR each counter and return the new
- * counts as strings (exact beyond 2^53); otherwise nil.
+ * counts as the counters' own strings: Lua numbers are doubles, which lose
+ * digits beyond 2^53 and print in exponent notation from 10^14.
  */
 export const incrementFences = script(`
 local n = #KEYS / 2
@@ -194,7 +232,8 @@ for i = 1, n do
 end
 local counts = {}
 for i = 1, n do
-  counts[i] = tostring(redis.call("INCR", KEYS[n + i]))
+  redis.call("INCR", KEYS[n + i])
+  counts[i] = redis.call("GET", KEYS[n + i])
 end
 return counts
 `)
