@@ -407,8 +407,16 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
     lock: Lock.Lock,
     ttlInput?: Duration.DurationInput
   ): Effect.Effect<Lock.Lock, InvalidOptions | LockLost | LockNotExtended | ExtensionLimitReached> =>
-    Effect.gen(function*() {
+    Effect.suspend(() => {
       const state = held(lock)
+      return state.oneExtensionAtATime(extendHeld(state, ttlInput))
+    }).pipe(Effect.withSpan("Redlock.extend", { attributes: { "redlock.resources": lock.resources }, ...spanOptions }))
+
+  const extendHeld = (
+    state: HeldLock,
+    ttlInput: Duration.DurationInput | undefined
+  ): Effect.Effect<Lock.Lock, InvalidOptions | LockLost | LockNotExtended | ExtensionLimitReached> =>
+    Effect.gen(function*() {
       const { ttlMillis } = yield* Validate.timing(ttlInput ?? state.ttl, state.nodeTimeout, driftFactor, maxTtlMillis)
       if (state.released) return yield* state.markLost("Released")
       if (state.lostBecause !== undefined) return yield* state.lostBecause
@@ -433,11 +441,11 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
         state.deadline = start + ttlMillis - Algorithm.drift(ttlMillis, driftFactor)
         state.extensionCount++
         yield* Effect.annotateCurrentSpan("redlock.validity_ms", state.deadline - end)
-        return lock
+        return state
       }
       if (Outcome.majorityNotOurs(outcomes, quorum)) return yield* state.markLost("NotHeld", outcomes)
       return yield* new LockNotExtended({ resources: state.resources, outcomes }, true)
-    }).pipe(Effect.withSpan("Redlock.extend", { attributes: { "redlock.resources": lock.resources }, ...spanOptions }))
+    })
 
   // Fencing tokens (see README, "Fencing tokens"). Round 1: on every node that
   // still holds our keys, increment each resource's counter; the token is the
@@ -535,8 +543,13 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
       // place is held for a lease that outlasts the wait until the next attempt.
       const ticket = clock.unsafeCurrentTimeMillis()
       const nodeTimeoutMillis = Duration.toMillis(nodeTimeout)
+      // Whole milliseconds: a jittered schedule's interval is fractional, and PEXPIRE refuses fractions.
+      // No place for a waiter whose last attempt reached fewer than a quorum of nodes (see `refused`).
       const lease = (intervalMillis: number) =>
-        fairHandoff ? Math.min(ttlMillis, Math.max(250, 2 * intervalMillis) + 2 * nodeTimeoutMillis) : 0
+        fairHandoff && reachedQuorum
+          ? Math.ceil(Math.min(ttlMillis, Math.max(250, 2 * intervalMillis) + 2 * nodeTimeoutMillis))
+          : 0
+      let reachedQuorum = true
       let joined = false
       let holderGoneAt: number | undefined
       let leaseEndsAt: number | undefined
@@ -567,6 +580,15 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
       const refused = (result: FanOut.FanOutResult<boolean | TurnAnswer>): Effect.Effect<never, LockNotAcquired> => {
         const { late, outcomes, yes } = result
         holderGoneAt = holderGone(result)
+        // A waiter that reached fewer than a quorum of nodes (the others
+        // failed or timed out) cannot win now, so it holds no place in line
+        // until it reaches a quorum again; its places run out with their
+        // lease. Two such waiters over a majority of the lines would
+        // otherwise keep a free resource from everyone for as long as they
+        // retry.
+        let reached = 0
+        for (const outcome of outcomes) if (outcome._tag !== "Failed" && outcome._tag !== "TimedOut") reached++
+        reachedQuorum = reached >= quorum
         // Undo what this attempt may have set, keeping its place in line. A
         // node that answered Held did not take the key, and earlier attempts
         // were undone in order on the same node: skip it. A node whose answer
@@ -620,7 +642,7 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
       const attempt = (leaseMillis: number) => Effect.uninterruptibleMask((restore) => {
         attempts++
         if (leaseMillis > 0) joined = true
-        leaseEndsAt = leaseMillis > 0 ? clock.unsafeCurrentTimeMillis() + leaseMillis : undefined
+        leaseEndsAt = leaseMillis > 0 ? Monotonic.unsafeMonotonicMillis(clock) + leaseMillis : undefined
         const fanOut: Effect.Effect<FanOut.FanOutResult<boolean | TurnAnswer>> = fairHandoff
           ? FanOut.untilDecided(
             nodes,
@@ -665,9 +687,9 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
 
       const oneAttempt = (leaseMillis: number) =>
         traced ? Effect.withSpan(attempt(leaseMillis), "Redlock.attempt", spanOptions) : attempt(leaseMillis)
-      // The clock's wall time at which the keys of the holder seen by the last
-      // attempt have run out on enough nodes for a quorum; none when the keys
-      // are free on a majority already, or never expire.
+      // When (monotonic) the keys of the holder seen by the last attempt have
+      // run out on enough nodes for a quorum; none when the keys are free on a
+      // majority already, or never expire.
       const holderGone = (result: FanOut.FanOutResult<boolean | TurnAnswer>): number | undefined => {
         const ttls: Array<number> = []
         let free = 0
@@ -678,7 +700,7 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
         })
         const needed = quorum - free
         if (needed <= 0 || ttls.length < needed) return undefined
-        return clock.unsafeCurrentTimeMillis() + ttls.sort((a, b) => a - b)[needed - 1] + 1
+        return Monotonic.unsafeMonotonicMillis(clock) + ttls.sort((a, b) => a - b)[needed - 1] + 1
       }
       // A waiter that gives up (or is interrupted) leaves every line it joined:
       // every node is asked, and answers awaited (each within the node timeout),

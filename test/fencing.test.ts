@@ -61,6 +61,22 @@ describe("fencing tokens on memory nodes", () => {
       assert.instanceOf(failureOf(yield* Effect.exit(lock.fencingToken)), LockLost)
     }).pipe(Effect.scoped, Effect.provide(memory(3))))
 
+  it.effect("a token already issued is not handed out again once the lock is released or has run out", () =>
+    Effect.gen(function*() {
+      const released = yield* Redlock.acquire("r", { ttl: "1 second" })
+      assert.strictEqual(yield* released.fencingToken, 1n)
+      yield* Redlock.release(released)
+      const afterRelease = failureOf(yield* Effect.exit(released.fencingToken))
+      assert.instanceOf(afterRelease, LockLost)
+      assert.strictEqual(afterRelease.reason, "Released")
+      const expired = yield* Redlock.acquire("s", { ttl: "1 second" })
+      assert.strictEqual(yield* expired.fencingToken, 1n)
+      yield* TestClock.adjust("1 second")
+      const afterDeadline = failureOf(yield* Effect.exit(expired.fencingToken))
+      assert.instanceOf(afterDeadline, LockLost)
+      assert.strictEqual(afterDeadline.reason, "Expired")
+    }).pipe(Effect.scoped, Effect.provide(memory(3))))
+
   it.effect("several resources get one token each", () =>
     Effect.gen(function*() {
       yield* Effect.scoped(Effect.flatMap(Redlock.acquire("a", { ttl: "1 second" }), (l) => l.fencingToken))

@@ -37,6 +37,29 @@ describe("extend", () => {
       assert.deepStrictEqual(yield* ttlOnNode(0), Option.some(5000))
     }).pipe(Effect.scoped, Effect.provide(memory(3))))
 
+  it.effect("two extensions at once run one after the other: the deadline is that of the one the nodes applied last", () =>
+    Effect.gen(function*() {
+      const control = yield* RedisNode.MemoryNodes
+      const lock = yield* Redlock.acquire("r", { ttl: "1 second", nodeTimeout: "200 millis" })
+      for (let i = 0; i < 3; i++) yield* control.setLatency(i, "50 millis")
+      const long = yield* Effect.fork(Redlock.extend(lock, "20 seconds"))
+      const short = yield* Effect.fork(Redlock.extend(lock, "2 seconds"))
+      yield* TestClock.adjust("50 millis")
+      assert.strictEqual(lock.extensions, 1, "the second was sent only once the first had finished")
+      yield* TestClock.adjust("50 millis")
+      yield* Fiber.join(long)
+      yield* Fiber.join(short)
+      assert.strictEqual(lock.extensions, 2)
+      assert.strictEqual(lock.validUntilMillis, 50 + 2_000 - 22, "the deadline of the extension applied last")
+    }).pipe(
+      // Whatever the outcome, the release at the end of the scope must not wait on the TestClock.
+      Effect.ensuring(Effect.flatMap(RedisNode.MemoryNodes, (control) =>
+        Effect.forEach([0, 1, 2], (i) => control.setLatency(i, 0))
+      )),
+      Effect.zipRight(Effect.map(ttlOnNode(0), (ttl) => assert.deepStrictEqual(ttl, Option.some(2_000))))
+    ).pipe(Effect.scoped, Effect.provide(memory(3))))
+
+
   it.effect("after the deadline it fails with LockLost(Expired) at once, asking no node", () =>
     Effect.gen(function*() {
       const control = yield* RedisNode.MemoryNodes

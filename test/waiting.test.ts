@@ -4,12 +4,13 @@
  * announcement comes; served in line; nothing left watching once the wait ends.
  */
 import { assert, describe, it, layer } from "@effect/vitest"
-import { type Duration, Effect, Exit, Fiber, Option, Schedule, TestClock } from "effect"
+import { Clock, type Duration, Effect, Exit, Fiber, Option, Schedule, TestClock } from "effect"
 import * as RedisFleet from "../fleet/RedisFleet.js"
 import * as Lock from "../src/Lock.js"
 import * as Redlock from "../src/Redlock.js"
 import * as RedisNode from "../src/RedisNode.js"
-import { memory, redisManager } from "./support.js"
+import { LockNotAcquired } from "../src/RedlockError.js"
+import { failureOf, memory, redisManager } from "./support.js"
 
 const slowRetry = Schedule.spaced("10 seconds").pipe(Schedule.intersect(Schedule.recurs(5)))
 
@@ -171,6 +172,73 @@ describe("waking on release (memory nodes, TestClock)", () => {
     }).pipe(Effect.scoped, Effect.provide(memory(3))))
 })
 
+/** A node this client cannot reach (a network partition on its side only): every operation fails at once. */
+const unreachable = (node: RedisNode.RedisNode): RedisNode.RedisNode => {
+  const fail = Effect.fail(
+    new RedisNode.RedisNodeError({ node: node.name, reason: "Unavailable", detail: "partitioned from this client" })
+  )
+  return {
+    name: node.name,
+    run: node.run,
+    acquire: () => fail,
+    acquireInTurn: () => fail,
+    release: () => fail,
+    extend: () => fail,
+    inspect: () => fail,
+    incrementFences: () => fail,
+    commitFences: () => fail
+  }
+}
+
+/** A lock manager over the memory nodes in context that reaches only the nodes listed. */
+const managerReaching = (reachable: ReadonlyArray<number>) =>
+  Effect.flatMap(RedisNode.RedisNodes, (nodes) =>
+    Effect.provideService(
+      Redlock.make(),
+      RedisNode.RedisNodes,
+      nodes.map((node, index) => reachable.includes(index) ? node : unreachable(node))
+    ))
+
+describe("places in line (memory nodes, TestClock)", () => {
+  it.effect("waiters that reach only a minority of nodes do not keep a free resource from a client that reaches them all", () =>
+    Effect.gen(function*() {
+      const holder = yield* Redlock.make()
+      const held = yield* holder.acquire("r", { ttl: "10 seconds" })
+      // Each reaches two nodes of five, for ever; together they stand first in line on nodes 0-2.
+      const forever = Schedule.spaced("100 millis")
+      const minorities = yield* Effect.forEach([[0, 1], [1, 2]], (reachable) =>
+        Effect.flatMap(managerReaching(reachable), (manager) =>
+          Effect.fork(manager.acquire("r", { ttl: "10 seconds", retry: forever }))))
+      yield* TestClock.adjust("50 millis")
+      yield* holder.release(held)
+      const newcomer = yield* Redlock.make()
+      const taking = yield* Effect.fork(
+        newcomer.acquire("r", { ttl: "10 seconds", retry: Schedule.spaced("30 millis").pipe(Schedule.intersect(Schedule.recurs(100))) })
+      )
+      yield* TestClock.adjust("3 seconds")
+      const taken = yield* Fiber.poll(taking)
+      yield* Effect.forEach([...minorities, taking], Fiber.interruptFork)
+      yield* TestClock.adjust("1 second") // their leaving, within the node timeout
+      assert.isTrue(Option.isSome(taken) && Exit.isSuccess(taken.value), "the newcomer holds the lock")
+    }).pipe(Effect.scoped, Effect.provide(memory(5))))
+})
+
+/** A live clock whose wall time can be stepped back; its monotonic time runs on. */
+const steppableClock = (live: Clock.Clock) => {
+  const step = { backMillis: 0 }
+  const clock = {
+    [Clock.ClockTypeId]: Clock.ClockTypeId,
+    unsafeCurrentTimeMillis: () => live.unsafeCurrentTimeMillis() - step.backMillis,
+    currentTimeMillis: Effect.sync(() => live.unsafeCurrentTimeMillis() - step.backMillis),
+    unsafeCurrentTimeNanos: () => live.unsafeCurrentTimeNanos(),
+    currentTimeNanos: live.currentTimeNanos,
+    // The live clock's timer scheduler (not in the Clock type), which the library uses when a clock offers it.
+    scheduler: (live as unknown as { readonly scheduler: () => unknown }).scheduler.bind(live),
+    sleep: (duration: Duration.Duration) => live.sleep(duration)
+  } as Clock.Clock
+  return { clock, step }
+}
+
 /** PUBSUB NUMSUB of a channel on the fleet's first server, asked again until it is `count` (within `within`). */
 const subscribersReach = (fleet: RedisFleet.Fleet, channel: string, count: number, within: Duration.DurationInput) =>
   fleet.servers[0].call("PUBSUB", "NUMSUB", channel).pipe(
@@ -179,6 +247,45 @@ const subscribersReach = (fleet: RedisFleet.Fleet, channel: string, count: numbe
   )
 
 layer(RedisFleet.layerLocal(3), { timeout: 60_000, excludeTestServices: true })("waking on release (redis-servers)", (it) => {
+  it.scoped("a jittered retry schedule (fractional intervals) keeps its place in line: every attempt answered, no error", () =>
+    Effect.gen(function*() {
+      const fleet = yield* RedisFleet.RedisFleet
+      yield* fleet.reset
+      const holder = yield* redisManager(fleet.nodes)
+      const waiter = yield* redisManager(fleet.nodes)
+      yield* holder.acquire("jittered", { ttl: "10 seconds" })
+      // The README's own example schedule.
+      const retry = Schedule.exponential("20 millis").pipe(Schedule.jittered, Schedule.intersect(Schedule.recurs(5)))
+      const error = failureOf(yield* Effect.exit(Effect.scoped(waiter.acquire("jittered", { ttl: "5 seconds", retry }))))
+      assert.instanceOf(error, LockNotAcquired)
+      assert.strictEqual(error.reason, "NoQuorum")
+      assert.isAtLeast(error.attempts, 6)
+      const tags = error.outcomes.map((outcome) => outcome._tag)
+      assert.notInclude(tags, "Failed", JSON.stringify(error.outcomes))
+    }))
+
+  it.scoped("the wall clock stepped back while waiting stretches neither the retry budget nor the wait", () =>
+    Effect.gen(function*() {
+      const fleet = yield* RedisFleet.RedisFleet
+      yield* fleet.reset
+      const holder = yield* redisManager(fleet.nodes)
+      const waiter = yield* redisManager(fleet.nodes)
+      yield* holder.acquire("stepped", { ttl: "30 seconds" })
+      const { clock, step } = steppableClock(yield* Effect.clock)
+      const retry = Schedule.spaced("300 millis").pipe(Schedule.intersect(Schedule.recurs(2)))
+      const started = performance.now()
+      const waiting = yield* Effect.fork(
+        Effect.exit(Effect.scoped(waiter.acquire("stepped", { ttl: "10 seconds", retry }))).pipe(Effect.withClock(clock))
+      )
+      yield* Effect.sleep("100 millis")
+      step.backMillis = 10_000 // NTP steps the clock back ten seconds
+      const error = failureOf(yield* Fiber.join(waiting))
+      const elapsed = performance.now() - started
+      assert.instanceOf(error, LockNotAcquired)
+      assert.strictEqual(error.reason, "NoQuorum")
+      assert.isBelow(elapsed, 3_000, `gave up after ${Math.round(elapsed)} ms; the schedule allows ~600 ms`)
+    }))
+
   it.scoped("a waiter is woken by the release's announcement, and unsubscribes when done", () =>
     Effect.gen(function*() {
       const fleet = yield* RedisFleet.RedisFleet

@@ -59,6 +59,8 @@ export class HeldLock implements Lock {
   private tokens: ReadonlyArray<bigint> | undefined
   /** Made on first use: most locks never ask for a token. */
   private fencingPermit: Effect.Semaphore | undefined
+  /** Made on first extension. */
+  private extensionPermit: Effect.Semaphore | undefined
 
   constructor(fields: LockFields) {
     this.resources = fields.resources
@@ -173,14 +175,31 @@ export class HeldLock implements Lock {
         : Effect.zipRight(Effect.sleep(Duration.millis(this.deadline - now)), this.watchDeadline))
   })
 
-  /** Issued once per lock; callers at the same time wait for the same tokens. */
+  /**
+   * Issued once per lock; callers at the same time wait for the same tokens.
+   * Only while the lock is held: a token is a claim to write, and a lock
+   * released or lost (its deadline passed) no longer gives one.
+   */
   get fencingTokens(): Effect.Effect<ReadonlyArray<bigint>, LockLost | FencingTokenUnavailable> {
     this.fencingPermit ??= Effect.unsafeMakeSemaphore(1)
-    return this.fencingPermit.withPermits(1)(Effect.suspend(() =>
-      this.tokens !== undefined
+    return this.fencingPermit.withPermits(1)(Effect.flatMap(monotonicMillis, (now) => {
+      if (this.lostBecause !== undefined) return Effect.fail(this.lostBecause)
+      if (this.released) return Effect.fail(this.markLost("Released"))
+      if (now >= this.deadline) return Effect.fail(this.markLost("Expired"))
+      return this.tokens !== undefined
         ? Effect.succeed(this.tokens)
         : Effect.tap(this.issueFencingTokens(this), (tokens) => void (this.tokens = tokens))
-    ))
+    }))
+  }
+
+  /**
+   * Run extensions of this lock one at a time: two at once could leave the
+   * deadline of the one that finished last, not of the one the nodes applied
+   * last.
+   */
+  oneExtensionAtATime<A, E, R>(extension: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> {
+    this.extensionPermit ??= Effect.unsafeMakeSemaphore(1)
+    return this.extensionPermit.withPermits(1)(extension)
   }
 
   get fencingToken(): Effect.Effect<bigint, LockLost | FencingTokenUnavailable> {

@@ -129,6 +129,14 @@ class MemoryNode {
       Math.min(Math.max(ticket, now - Scripts.ticketSlackMillis), now)
   }
 
+  /** Join a key's line, or keep the place held there and renew its lease. */
+  stay(key: string, value: string, turn: RedisNode.Turn, now: number): void {
+    const ticket = this.placeOf(key, value, turn.ticket, now)
+    let line = this.lines.get(key)
+    if (line === undefined) this.lines.set(key, line = new Map())
+    line.set(value, { ticket, leaseEnd: now + Math.ceil(turn.leaseMillis) })
+  }
+
   /** Who is first in a key's line (lowest ticket, then lowest value), if anyone. */
   first(key: string, now: number): { readonly value: string; readonly ticket: number } | undefined {
     let head: { value: string; ticket: number } | undefined
@@ -188,19 +196,15 @@ class MemoryNode {
             const place = this.placeOf(key, value, turn.ticket, now)
             return head.ticket > place || (head.ticket === place && head.value > value)
           })
-          // A grant keeps the place in line (see scripts.ts, acquireInTurn): the release takes it out.
+          // A grant keeps the place in line and renews its lease (see scripts.ts, acquireInTurn): the release takes it out.
           if (!held && ourTurn) {
-            for (const key of keys) this.store.set(key, { type: "string", value, expiresAt: now + ttlMillis })
+            for (const key of keys) {
+              this.store.set(key, { type: "string", value, expiresAt: now + ttlMillis })
+              if (turn.leaseMillis > 0 && this.lines.get(key)?.has(value)) this.stay(key, value, turn, now)
+            }
             return { _tag: "Granted" }
           }
-          if (turn.leaseMillis > 0) {
-            for (const key of keys) {
-              const ticket = this.placeOf(key, value, turn.ticket, now)
-              let line = this.lines.get(key)
-              if (line === undefined) this.lines.set(key, line = new Map())
-              line.set(value, { ticket, leaseEnd: now + Math.ceil(turn.leaseMillis) })
-            }
-          }
+          if (turn.leaseMillis > 0) for (const key of keys) this.stay(key, value, turn, now)
           return held ? { _tag: "Held", ttlMillis: longest } : { _tag: "NotYourTurn" }
         }),
       release: (keys, value, announce, keepPlace) =>

@@ -100,6 +100,13 @@ local function placeOf(queue, value, ticket, now)
   if kept then return tonumber(kept) end
   return math.min(math.max(ticket, now - ${ticketSlackMillis}), now)
 end
+-- Join a line, or keep the place and renew its lease; the line outlives its longest lease, never more.
+local function stay(queue, leases, value, ticket, now, lease)
+  redis.call("ZADD", queue, placeOf(queue, value, ticket, now), value)
+  redis.call("ZADD", leases, now + lease, value)
+  if redis.call("PTTL", queue) < lease then redis.call("PEXPIRE", queue, lease) end
+  if redis.call("PTTL", leases) < lease then redis.call("PEXPIRE", leases, lease) end
+end
 `
 
 /**
@@ -110,8 +117,9 @@ end
  * as held, as with SET NX; a key holding our own value (a late answer of an
  * earlier attempt) is ours. A waiter's place is its ticket, bounded by the
  * server's time when it joins (see ticketSlackMillis), and kept until it
- * leaves: a grant keeps it too, so that an attempt refused after a split vote
- * (whose undo keeps the place) is still in line; the release takes it out.
+ * leaves: a grant keeps it too (and renews its lease), so that an attempt
+ * refused after a split vote (whose undo keeps the place) is still in line;
+ * the release takes it out.
  * Lines that are empty cost one EXISTS each.
  */
 export const acquireInTurn = script(`${queueFunctions}
@@ -142,18 +150,18 @@ end
 if not held and ourTurn then
   for i = 1, n do
     redis.call("SET", KEYS[i], value, "PX", ttl)
+    -- A waiter granted here stays in line, its lease renewed as by any attempt.
+    local queue = KEYS[n + i]
+    if lease > 0 and now ~= nil and redis.call("ZSCORE", queue, value) then
+      stay(queue, KEYS[2 * n + i], value, ticket, now, lease)
+    end
   end
   return { 1 }
 end
 if lease > 0 then
   now = now or nowMillis()
   for i = 1, n do
-    local queue, leases = KEYS[n + i], KEYS[2 * n + i]
-    redis.call("ZADD", queue, placeOf(queue, value, ticket, now), value)
-    redis.call("ZADD", leases, now + lease, value)
-    -- The line outlives its longest lease, never more.
-    if redis.call("PTTL", queue) < lease then redis.call("PEXPIRE", queue, lease) end
-    if redis.call("PTTL", leases) < lease then redis.call("PEXPIRE", leases, lease) end
+    stay(KEYS[n + i], KEYS[2 * n + i], value, ticket, now, lease)
   end
 end
 if held then return { 2, longest } end

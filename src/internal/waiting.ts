@@ -109,9 +109,9 @@ export interface RetryOptions<A> {
   readonly watch: boolean
   /** How long to hold a place in line when the next attempt is due in `intervalMillis`. */
   readonly lease: (intervalMillis: number) => number
-  /** Wall-clock ms at which the last attempt expects the holder's keys to have run out on enough nodes. */
+  /** When (monotonic ms) the last attempt expects the holder's keys to have run out on enough nodes. */
   readonly holderGoneAt: () => number | undefined
-  /** Wall-clock ms at which the place in line taken by the last attempt ends, if it took one. */
+  /** When (monotonic ms) the place in line taken by the last attempt ends, if it took one. */
   readonly leaseEndsAt: () => number | undefined
   /** Bound on waiting for the nodes' subscriptions. */
   readonly nodeTimeout: Duration.Duration
@@ -156,13 +156,18 @@ export const retry = <A>(options: RetryOptions<A>): Effect.Effect<A, LockNotAcqu
 
     const again = (error: LockNotAcquired): Effect.Effect<A, LockNotAcquired> =>
       Effect.gen(function*() {
-        let now = clock.unsafeCurrentTimeMillis()
+        let now = Monotonic.unsafeMonotonicMillis(clock)
         if (dueAt === undefined || now >= dueAt) {
-          const [next, , decision] = yield* schedule.step(now, error, state)
+          // The schedule is stepped on the wall clock, as Effect's own retry
+          // does (a cron schedule needs it); the delay it asks for becomes a
+          // due time on the monotonic timeline, which a clock step cannot
+          // stretch or shorten.
+          const wallNow = clock.unsafeCurrentTimeMillis()
+          const [next, , decision] = yield* schedule.step(wallNow, error, state)
           state = next
           if (ScheduleDecision.isDone(decision)) return yield* Effect.fail(error)
-          dueAt = ScheduleIntervals.start(decision.intervals)
-          intervalMillis = Math.max(0, dueAt - now)
+          intervalMillis = Math.max(0, ScheduleIntervals.start(decision.intervals) - wallNow)
+          dueAt = now + intervalMillis
         }
         const missed = announcements === undefined && options.watch ? yield* startWatching : false
         if (!missed) {
@@ -170,7 +175,7 @@ export const retry = <A>(options: RetryOptions<A>): Effect.Effect<A, LockNotAcqu
           const renewAt = (options.leaseEndsAt() ?? Infinity) - Duration.toMillis(options.nodeTimeout)
           const wakeAt = Math.min(dueAt, options.holderGoneAt() ?? Infinity, renewAt)
           yield* nap(clock, Math.max(0, Math.ceil(wakeAt - now)), announcements)
-          now = clock.unsafeCurrentTimeMillis()
+          now = Monotonic.unsafeMonotonicMillis(clock)
           if (now >= dueAt) dueAt = undefined
         }
         if (announcements !== undefined && !missed) announcements.reset()
