@@ -234,5 +234,67 @@ layer(RedisFleet.layerLocal(2, { password: "s3cret" }), { timeout: 30_000, exclu
         assert.isAtLeast(elapsed, 900, "QUIT was tried")
         assert.isBelow(elapsed, 3000, `closing took ${Math.round(elapsed)} ms`)
       }))
+
+    it.scoped("scripts lost (SCRIPT FLUSH): NOSCRIPT means 'did not run', nothing is sent again out of order, the scripts are loaded again", () =>
+      Effect.gen(function*() {
+        const fleet = yield* RedisFleet.RedisFleet
+        yield* fleet.reset
+        const server = fleet.servers[0]
+        const [node] = yield* nodesOf(Ioredis.layer([fleet.nodes[0]]))
+        yield* server.call("SCRIPT", "FLUSH")
+        // A refused attempt's undo, then the next attempt on the same node, sent back to back as the engine sends them.
+        const [undone, taken] = yield* Effect.promise(() =>
+          Promise.allSettled([node.promises!.release(["k"], "v", false, true), node.promises!.acquire(["k"], "v", 10_000)])
+        )
+        const held = yield* server.call("GET", "k")
+        assert.strictEqual(
+          taken.status === "fulfilled" && taken.value === true,
+          held === "v",
+          `the node's answer to the acquire (${JSON.stringify(taken)}) must match what the server holds (${held})`
+        )
+        assert.strictEqual(undone.status, "rejected")
+        assert.strictEqual((undone as PromiseRejectedResult).reason.reason, "NoScript")
+        // The NOSCRIPT reply loaded the scripts again, ahead of the next command.
+        assert.isTrue(yield* node.acquire(["k"], "v", 10_000))
+        assert.strictEqual(yield* node.release(["k"], "v", true), 1)
+      }))
+
+    it.scoped("a restarted server (its scripts gone) is given them again before any command of ours", () =>
+      Effect.gen(function*() {
+        const fleet = yield* RedisFleet.RedisFleet
+        const server = fleet.servers[0]
+        const [node] = yield* nodesOf(Ioredis.layer([fleet.nodes[0]]))
+        yield* server.kill
+        yield* server.start
+        // The first answer after the reconnection, once the node is no longer Unavailable.
+        const first = yield* Effect.either(node.inspect("k")).pipe(
+          Effect.filterOrFail(
+            (result) => !(result._tag === "Left" && result.left.reason === "Unavailable"),
+            () => "still unavailable"
+          ),
+          Effect.retry(Schedule.spaced("20 millis").pipe(Schedule.upTo("5 seconds")))
+        )
+        assert.strictEqual(first._tag, "Right", JSON.stringify(first))
+        const loaded = yield* server.call("SCRIPT", "EXISTS", ...Scripts.nodeScripts.map((script) => script.sha))
+        assert.deepStrictEqual(loaded, Scripts.nodeScripts.map(() => 1))
+      }))
+
+    it.scoped("where an ACL refuses SCRIPT LOAD, scripts are sent whole (EVAL) and locks work", () =>
+      Effect.gen(function*() {
+        const fleet = yield* RedisFleet.RedisFleet
+        yield* fleet.reset
+        const server = fleet.servers[1]
+        yield* server.call("SCRIPT", "FLUSH")
+        yield* Effect.acquireRelease(
+          server.call("ACL", "SETUSER", "evalonly", "on", ">pw", "~*", "&*", "+@all", "-script|load"),
+          () => Effect.ignore(server.call("ACL", "DELUSER", "evalonly"))
+        )
+        const [node] = yield* nodesOf(
+          Ioredis.layer([{ ...fleet.nodes[1], username: "evalonly", password: Redacted.make("pw") }])
+        )
+        assert.isTrue(yield* node.acquire(["k"], "v", 10_000))
+        assert.strictEqual(yield* node.release(["k"], "v", true), 1)
+        assert.strictEqual(yield* server.call("GET", "k"), null)
+      }))
   }
 )

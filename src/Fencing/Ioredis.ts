@@ -59,12 +59,11 @@ export const set = (
 ): Effect.Effect<void, StaleFencingToken | RedisNodeError> => {
   const tokenKey = options.tokenKey ?? `${options.key}:fencing-token`
   const node = `${client.options.host ?? "127.0.0.1"}:${client.options.port ?? 6379}`
+  // The whole script each time (EVAL), never EVALSHA with EVAL again on NOSCRIPT: a write sent again after
+  // that reply would land after the writes sent meanwhile, and an older value of the same holder (same token)
+  // would overwrite a newer one.
   return Effect.tryPromise({
-    try: () =>
-      IoredisCommands.evalScript(client, Scripts.fencedSet, [options.key, tokenKey], [
-        options.value,
-        options.token.toString()
-      ]),
+    try: () => client.eval(Scripts.fencedSet.lua, 2, options.key, tokenKey, options.value, options.token.toString()),
     catch: (cause) => IoredisCommands.toNodeError(node, cause, undefined)
   }).pipe(
     Effect.flatMap((reply) =>

@@ -21,6 +21,7 @@ import type * as Scope from "effect/Scope"
 import { Redis } from "ioredis"
 import type * as Tls from "node:tls"
 import * as IoredisCommands from "../internal/ioredisCommands.js"
+import * as LoadedScripts from "../internal/loadedScripts.js"
 import * as Scripts from "../internal/scripts.js"
 import * as ReleaseWatch from "../internal/releaseWatch.js"
 import * as ServerRun from "../internal/serverRun.js"
@@ -130,22 +131,21 @@ const makeNode = (
   client: Redis,
   lastConnectionError: () => Error | undefined,
   serverRun: () => NodeRun,
+  scripts: LoadedScripts.LoadedScripts,
   watchReleases: RedisNode["watchReleases"]
 ): RedisNode => {
   const batch = IoredisCommands.writeBatcher(client)
-  const failed = (cause: unknown) => Promise.reject(IoredisCommands.toNodeError(name, cause, lastConnectionError()))
+  const failed = (cause: unknown) => {
+    // The command did not run; it is not sent again (see loadedScripts.ts).
+    if (IoredisCommands.isNoScript(cause)) scripts.reload()
+    return Promise.reject(IoredisCommands.toNodeError(name, cause, lastConnectionError()))
+  }
   // One command and its reply, in one promise step: every failure becomes a
-  // RedisNodeError (also a synchronous throw of the driver), and a script the
-  // server does not have yet (first use, restart, SCRIPT FLUSH) is sent whole
-  // once, by EVAL, which caches it for the next EVALSHA.
-  const call = <R, A>(send: () => Promise<R>, parse: (reply: R) => A, sendWhole?: () => Promise<R>): Promise<A> => {
+  // RedisNodeError (also a synchronous throw of the driver).
+  const call = <R, A>(send: () => Promise<R>, parse: (reply: R) => A): Promise<A> => {
     try {
       batch()
-      return send().then(
-        parse,
-        (error: unknown) =>
-          sendWhole !== undefined && IoredisCommands.isNoScript(error) ? sendWhole().then(parse, failed) : failed(error)
-      )
+      return send().then(parse, failed)
     } catch (cause) {
       return failed(cause)
     }
@@ -158,11 +158,12 @@ const makeNode = (
     parse: (reply: unknown) => A
   ): Promise<A> =>
     call(
-      encoded
+      !scripts.bySha()
+        ? () => client.eval(script.lua, keys.length, ...keys, ...args)
+        : encoded
         ? () => client.sendCommand(IoredisCommands.encodedEvalsha.command(script, keys, args)) as Promise<unknown>
         : () => client.evalsha(script.sha, keys.length, ...keys, ...args),
-      parse,
-      () => client.eval(script.lua, keys.length, ...keys, ...args)
+      parse
     )
 
   const promises: NodePromises = {
@@ -234,10 +235,14 @@ const watchErrors = (client: Redis) =>
 const watch = (name: string, client: Redis, timeout: Duration.Duration) =>
   Effect.gen(function*() {
     const errors = yield* watchErrors(client)
+    // First: on each new connection the scripts are loaded before anything else is sent.
+    const scripts = yield* LoadedScripts.watch(client, Scripts.nodeScripts)
     const run = yield* ServerRun.watch(client)
     const releases = yield* ReleaseWatch.make(client)
-    yield* run.identified.pipe(Effect.timeoutTo({ duration: timeout, onTimeout: () => void 0, onSuccess: () => void 0 }))
-    return makeNode(name, client, errors.last, run.current, releases.watch)
+    yield* Effect.zipRight(run.identified, Effect.promise(scripts.settled)).pipe(
+      Effect.timeoutTo({ duration: timeout, onTimeout: () => void 0, onSuccess: () => void 0 })
+    )
+    return makeNode(name, client, errors.last, run.current, scripts, releases.watch)
   })
 
 /**

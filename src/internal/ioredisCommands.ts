@@ -54,20 +54,6 @@ export const toNodeError = (node: string, cause: unknown, lastConnectionError: E
 export const isNoScript = (error: unknown) => error instanceof Error && error.message.startsWith("NOSCRIPT")
 
 /**
- * EVALSHA, and EVAL when the server does not have the script yet (first use,
- * restart, SCRIPT FLUSH); EVAL caches it there for the next EVALSHA.
- */
-export const evalScript = (
-  client: Redis,
-  script: Script,
-  keys: ReadonlyArray<string>,
-  args: ReadonlyArray<string | number>
-): Promise<unknown> =>
-  client.evalsha(script.sha, keys.length, ...keys, ...args).catch((error: unknown) =>
-    isNoScript(error) ? client.eval(script.lua, keys.length, ...keys, ...args) : Promise.reject(error)
-  )
-
-/**
  * EVALSHA sent as bytes encoded once per fan-out. ioredis builds each
  * command's wire form from its arguments on every call (flattening,
  * stringifying, a string concatenation per argument); a fan-out sends the

@@ -283,3 +283,14 @@ if #token > #highest or (#token == #highest and token >= highest) then
 end
 return highest
 `)
+
+/** Every script a lock node runs, loaded on each connection (see loadedScripts.ts). */
+export const nodeScripts: ReadonlyArray<Script> = [
+  acquireAll,
+  acquireInTurn,
+  releaseOwned,
+  extendOwned,
+  inspectKey,
+  incrementFences,
+  commitFences
+]
