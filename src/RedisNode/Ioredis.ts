@@ -25,14 +25,8 @@ import * as LoadedScripts from "../internal/loadedScripts.js"
 import * as Scripts from "../internal/scripts.js"
 import * as ReleaseWatch from "../internal/releaseWatch.js"
 import * as ServerRun from "../internal/serverRun.js"
-import {
-  type NodePromises,
-  type NodeRun,
-  type RedisNode,
-  type RedisNodeError,
-  RedisNodes,
-  type TurnAnswer
-} from "../RedisNode.js"
+import * as Validate from "../internal/options.js"
+import { type NodePromises, type NodeRun, type RedisNode, RedisNodeError, RedisNodes, type TurnAnswer } from "../RedisNode.js"
 import { InvalidOptions } from "../RedlockError.js"
 
 /**
@@ -60,7 +54,24 @@ export interface ConnectionOptions {
   readonly connectTimeout?: Duration.DurationInput | undefined
   /** Name in outcomes and errors. Default `host:port`. */
   readonly name?: string | undefined
+  /** See {@link defaultMaxPendingCommands}. */
+  readonly maxPendingCommands?: number | undefined
 }
+
+/**
+ * How many commands of a node may wait for their answer at once, by default.
+ * A server that stops answering (paused, overloaded, cut off without a reset)
+ * keeps its connection open, and every command sent to it would wait, with
+ * its promise and the fan-out that waits for it, for as long as the server is
+ * away. Past this many, a new command fails at once as `Unavailable` without
+ * being sent: a hung node costs bounded memory, and no time. The other nodes
+ * serve quorums meanwhile. Far above what a node has in flight when it
+ * answers (one command per lock operation in progress).
+ *
+ * @since 1.0.0
+ * @category constructors
+ */
+export const defaultMaxPendingCommands = 1000
 
 /**
  * A client the user owns: we use it as it is and never close it. Prefer
@@ -73,6 +84,8 @@ export interface ConnectionOptions {
 export interface ClientOptions {
   readonly client: Redis
   readonly name?: string | undefined
+  /** See {@link defaultMaxPendingCommands}. */
+  readonly maxPendingCommands?: number | undefined
 }
 
 /**
@@ -132,20 +145,42 @@ const makeNode = (
   lastConnectionError: () => Error | undefined,
   serverRun: () => NodeRun,
   scripts: LoadedScripts.LoadedScripts,
+  maxPendingCommands: number,
   watchReleases: RedisNode["watchReleases"]
 ): RedisNode => {
   const batch = IoredisCommands.writeBatcher(client)
+  let pending = 0
+  const answered = <A>(reply: A): A => {
+    pending--
+    return reply
+  }
   const failed = (cause: unknown) => {
     // The command did not run; it is not sent again (see loadedScripts.ts).
     if (IoredisCommands.isNoScript(cause)) scripts.reload()
     return Promise.reject(IoredisCommands.toNodeError(name, cause, lastConnectionError()))
   }
+  const unanswered = (cause: unknown) => {
+    pending--
+    return failed(cause)
+  }
   // One command and its reply, in one promise step: every failure becomes a
-  // RedisNodeError (also a synchronous throw of the driver).
+  // RedisNodeError (also a synchronous throw of the driver). Not sent while
+  // too many commands wait for an answer (see defaultMaxPendingCommands).
   const call = <R, A>(send: () => Promise<R>, parse: (reply: R) => A): Promise<A> => {
+    if (pending >= maxPendingCommands) {
+      return Promise.reject(
+        new RedisNodeError({
+          node: name,
+          reason: "Unavailable",
+          detail: `${pending} commands wait for an answer: the server does not answer (paused, overloaded or cut off)`
+        }, true)
+      )
+    }
     try {
       batch()
-      return send().then(parse, failed)
+      const sent = send()
+      pending++
+      return sent.then((reply) => parse(answered(reply)), unanswered)
     } catch (cause) {
       return failed(cause)
     }
@@ -232,8 +267,9 @@ const watchErrors = (client: Redis) =>
  * client is ready and its server identified, at most `timeout`: a node that is
  * down now is not an error.
  */
-const watch = (name: string, client: Redis, timeout: Duration.Duration) =>
+const watch = (name: string, client: Redis, timeout: Duration.Duration, maxPendingCommands: number | undefined) =>
   Effect.gen(function*() {
+    const maxPending = yield* Validate.positiveCount("maxPendingCommands", maxPendingCommands ?? defaultMaxPendingCommands)
     const errors = yield* watchErrors(client)
     // First: on each new connection the scripts are loaded before anything else is sent.
     const scripts = yield* LoadedScripts.watch(client, Scripts.nodeScripts)
@@ -242,7 +278,7 @@ const watch = (name: string, client: Redis, timeout: Duration.Duration) =>
     yield* Effect.zipRight(run.identified, Effect.promise(scripts.settled)).pipe(
       Effect.timeoutTo({ duration: timeout, onTimeout: () => void 0, onSuccess: () => void 0 })
     )
-    return makeNode(name, client, errors.last, run.current, scripts, releases.watch)
+    return makeNode(name, client, errors.last, run.current, scripts, maxPending, releases.watch)
   })
 
 /**
@@ -269,7 +305,7 @@ export const make = (nodeOptions: NodeOptions): Effect.Effect<RedisNode, Invalid
     if ("client" in nodeOptions) {
       const client = nodeOptions.client
       const name = nodeOptions.name ?? `${client.options.host ?? "127.0.0.1"}:${client.options.port ?? 6379}`
-      return yield* watch(name, client, Duration.seconds(1))
+      return yield* watch(name, client, Duration.seconds(1), nodeOptions.maxPendingCommands)
     }
     let options: ConnectionOptions = nodeOptions
     if (nodeOptions.url !== undefined) {
@@ -302,7 +338,7 @@ export const make = (nodeOptions: NodeOptions): Effect.Effect<RedisNode, Invalid
       ),
       close
     )
-    return yield* watch(options.name ?? `${host}:${port}`, client, connectTimeout)
+    return yield* watch(options.name ?? `${host}:${port}`, client, connectTimeout, options.maxPendingCommands)
   })
 
 /**

@@ -121,6 +121,11 @@ export const count = (option: string, input: unknown): Either.Either<number, Inv
     ? Either.right(input)
     : invalid(option, `must be a whole number >= 0, got ${describe(input)}`)
 
+export const positiveCount = (option: string, input: unknown): Either.Either<number, InvalidOptions> =>
+  typeof input === "number" && Number.isInteger(input) && input >= 1
+    ? Either.right(input)
+    : invalid(option, `must be a whole number >= 1, got ${describe(input)}`)
+
 /** `autoExtend`: `undefined` when off, else the longest hold in ms (Infinity when unbounded). */
 export const autoExtend = (input: unknown): Either.Either<number | undefined, InvalidOptions> => {
   if (input === undefined || input === false) return Either.right(undefined)

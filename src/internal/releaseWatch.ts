@@ -10,7 +10,8 @@
  * in turn keeps its subscription instead of paying SUBSCRIBE and UNSUBSCRIBE
  * (and a missed release) on every wait. A message lost in a reconnect only
  * means the waiter polls on its retry schedule, as it would without
- * announcements.
+ * announcements. A server that is away or hung costs at most one SUBSCRIBE
+ * or UNSUBSCRIBE per key (and never more than `maxPendingCommands`).
  *
  * @internal
  */
@@ -23,9 +24,14 @@ import { Watchers } from "./watchers.js"
 
 const lingerMillis = 1000
 
+/** How long a new channel's `ready` waits for SUBSCRIBE's answer at most. */
+const readyWithinMillis = 1000
+
 /** What the nodes over one server share: who listens for which key, over one subscriber connection. */
 interface Releases {
   readonly watch: (key: string, onRelease: (next: string) => void) => Effect.Effect<ReleaseWatch>
+  /** SUBSCRIBE and UNSUBSCRIBE commands waiting for an answer. */
+  readonly pendingCommands: () => number
   readonly close: () => void
 }
 
@@ -42,6 +48,12 @@ const sharingKey = (client: Redis): string | undefined => {
   const defaultTls = tls === undefined || (typeof tls === "object" && Object.keys(tls).length === 0)
   if (!defaultTls || (sentinels !== null && sentinels !== undefined) || Connector !== undefined) return undefined
   return JSON.stringify([host, port, path ?? null, username ?? null, password ?? null, db ?? 0, keyPrefix ?? "", tls !== undefined])
+}
+
+/** The subscriber commands waiting for an answer on the connection shared by clients like `client`, if any. */
+export const pendingCommands = (client: Redis): number | undefined => {
+  const key = sharingKey(client)
+  return key === undefined ? undefined : byServer.get(key)?.releases.pendingCommands()
 }
 
 /** The announcements of the client's server, shared while the scope is open; the last user closes them. */
@@ -67,32 +79,107 @@ export const make = (client: Redis): Effect.Effect<Releases, never, Scope.Scope>
     ({ releases }) => releases
   )
 
+/**
+ * At most this many SUBSCRIBE and UNSUBSCRIBE commands wait for an answer on
+ * one subscriber connection: past it, a new channel waits for the next
+ * connection (its waiters poll meanwhile).
+ */
+const maxPendingCommands = 1000
+
+/** A watched key's channel: being subscribed (`ready` settles when SUBSCRIBE is answered or given up), or active. */
+type Channel =
+  | { readonly ready: Promise<void>; readonly settle: () => void; sent: boolean }
+  | "active"
+
 const open = (client: Redis): Releases => {
   let subscriber: Redis | undefined
-  // Channels subscribed or being subscribed, by key: a promise until SUBSCRIBE is answered.
-  const subscribed = new Map<string, Promise<void> | "active">()
-  const connection = () => {
-    if (subscriber !== undefined) return subscriber
-    // A subscriber may queue its SUBSCRIBE while it connects, and resubscribes after a reconnect.
-    subscriber = client.duplicate({ enableOfflineQueue: true, maxRetriesPerRequest: null, autoResubscribe: true })
+  const channels = new Map<string, Channel>()
+  // Commands of the current connection still waiting for an answer; answers of a closed one count for nothing.
+  let pending = 0
+  let connection = 0
+
+  const send = (key: string, channel: Exclude<Channel, "active">) => {
+    if (subscriber?.status !== "ready" || pending >= maxPendingCommands) return
+    channel.sent = true
+    pending++
+    const asked = connection
+    subscriber.subscribe(releaseChannelPrefix + key).then(
+      () => {
+        if (asked !== connection) return
+        pending--
+        if (channels.get(key) !== channel) return
+        channels.set(key, "active")
+        channel.settle()
+        // Nobody watches it any more: it lingers, then goes, as any channel.
+        if (!watchers.has(key)) unsubscribeLater(key)
+      },
+      () => {
+        if (asked === connection) pending--
+        if (channels.get(key) === channel) channels.delete(key)
+        channel.settle()
+      }
+    )
+  }
+  const unsubscribe = (key: string) => {
+    if (subscriber?.status !== "ready" || pending >= maxPendingCommands) return
+    pending++
+    const asked = connection
+    const answered = () => void (asked === connection && pending--)
+    subscriber.unsubscribe(releaseChannelPrefix + key).then(answered, answered)
+  }
+
+  const connect = () => {
+    if (subscriber !== undefined) return
+    // No offline queue and nothing sent again after a reconnect: while the
+    // server is away or hung nothing piles up (waiters poll). ioredis does not
+    // resubscribe on its own either: after a reconnect, the keys still
+    // watched are subscribed again here, so that `channels` is what the
+    // server has.
+    subscriber = client.duplicate({
+      enableOfflineQueue: false,
+      autoResubscribe: false,
+      autoResendUnfulfilledCommands: false,
+      maxRetriesPerRequest: 0
+    })
     subscriber.on("error", () => {}) // it reconnects on its own; waiters poll meanwhile
     subscriber.on("message", (channel: string, next: string) =>
       watchers.notify(channel.slice(releaseChannelPrefix.length), next, performance.now()))
-    // After a reconnect, messages may have been lost until ioredis resubscribed.
-    subscriber.on("close", () => subscribed.clear())
-    return subscriber
+    // A new connection has no subscriptions, and messages may have been lost meanwhile.
+    subscriber.on("close", () => {
+      connection++
+      pending = 0
+      for (const [key, channel] of channels) {
+        if (channel !== "active" && !channel.sent) continue
+        channels.delete(key)
+        if (channel !== "active") channel.settle()
+      }
+    })
+    subscriber.on("ready", () => {
+      for (const key of watchers.keys()) {
+        const channel = channels.get(key)
+        if (channel === undefined) subscribe(key)
+        else if (channel !== "active" && !channel.sent) send(key, channel)
+      }
+    })
   }
+
   const subscribe = (key: string): Promise<void> | undefined => {
-    const state = subscribed.get(key)
-    if (state === "active") return undefined
-    if (state !== undefined) return state
-    const ready = connection().subscribe(releaseChannelPrefix + key).then(
-      () => void (subscribed.get(key) === ready && subscribed.set(key, "active")),
-      () => void (subscribed.get(key) === ready && subscribed.delete(key))
-    )
-    subscribed.set(key, ready)
+    const known = channels.get(key)
+    if (known === "active") return undefined
+    if (known !== undefined) return known.ready
+    let settle = () => {}
+    const ready = new Promise<void>((resolve) => settle = resolve)
+    // Every waiter's wait listens to `ready`: it must settle even while the
+    // server hangs, or their listeners would pile up on it. Not subscribed by
+    // then: waiters take the release as missed, and poll.
+    setTimeout(settle, readyWithinMillis).unref()
+    const channel = { ready, settle, sent: false }
+    channels.set(key, channel)
+    connect()
+    send(key, channel)
     return ready
   }
+
   // When each key lost its last watcher; its channel is dropped once nobody watched it for lingerMillis.
   const unwatchedAt = new Map<string, number>()
   const unsubscribeLater = (key: string) => {
@@ -106,7 +193,15 @@ const open = (client: Redis): Releases => {
       const idle = performance.now() - since
       if (idle < lingerMillis) return void setTimeout(check, lingerMillis - idle).unref()
       unwatchedAt.delete(key)
-      if (subscribed.delete(key)) subscriber?.unsubscribe(releaseChannelPrefix + key).catch(() => undefined)
+      const channel = channels.get(key)
+      if (channel === "active") {
+        channels.delete(key)
+        unsubscribe(key)
+      } else if (channel !== undefined && !channel.sent) {
+        channels.delete(key)
+        channel.settle()
+      }
+      // A SUBSCRIBE still unanswered: its answer looks again (see send).
     }
     setTimeout(check, lingerMillis).unref()
   }
@@ -114,6 +209,7 @@ const open = (client: Redis): Releases => {
   return {
     watch: (key: string, onRelease: (next: string) => void) =>
       Effect.sync(() => watchers.watch(key, onRelease, performance.now())),
+    pendingCommands: () => pending,
     close: () => subscriber?.disconnect()
   }
 }

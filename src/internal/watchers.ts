@@ -69,6 +69,11 @@ export class Watchers {
     return this.byKey.has(key)
   }
 
+  /** The keys watched now. */
+  keys(): IterableIterator<string> {
+    return this.byKey.keys()
+  }
+
   get size(): number {
     let count = 0
     for (const watchers of this.byKey.values()) count += watchers.size
