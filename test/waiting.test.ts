@@ -308,6 +308,25 @@ layer(RedisFleet.layerLocal(3), { timeout: 60_000, excludeTestServices: true })(
       assert.deepStrictEqual(after, ["redlock-released:redlock:r", 0])
     }))
 
+  it.scoped("after the subscriber reconnects, the watched channel is subscribed again, and dropped once nobody watches it", () =>
+    Effect.gen(function*() {
+      const fleet = yield* RedisFleet.RedisFleet
+      const holder = yield* redisManager(fleet.nodes)
+      const waiter = yield* redisManager(fleet.nodes)
+      const held = yield* holder.acquire("reconnect", { ttl: "10 seconds" })
+      const channel = "redlock-released:redlock:reconnect"
+      const waiting = yield* Effect.fork(Effect.scoped(waiter.acquire("reconnect", { ttl: "10 seconds", retry: slowRetry })))
+      yield* subscribersReach(fleet, channel, 1, "2 seconds")
+      yield* fleet.servers[0].call("CLIENT", "KILL", "TYPE", "pubsub")
+      yield* subscribersReach(fleet, channel, 0, "1 second")
+      yield* subscribersReach(fleet, channel, 1, "3 seconds")
+      yield* holder.release(held)
+      yield* Fiber.join(waiting)
+      // Nobody watches it now: it lingers a second, then goes.
+      const after = yield* subscribersReach(fleet, channel, 0, "4 seconds")
+      assert.deepStrictEqual(after, [channel, 0])
+    }))
+
   it.scoped("an interrupted waiter stops watching at once: a release wakes nobody, the channel is dropped later", () =>
     Effect.gen(function*() {
       const fleet = yield* RedisFleet.RedisFleet
