@@ -4,7 +4,7 @@
  * announcement comes; served in line; nothing left watching once the wait ends.
  */
 import { assert, describe, it, layer } from "@effect/vitest"
-import { Clock, type Duration, Effect, Exit, Fiber, Option, Schedule, TestClock } from "effect"
+import { Clock, type Duration, Effect, type Either, Exit, Fiber, Option, Schedule, TestClock } from "effect"
 import * as RedisFleet from "../fleet/RedisFleet.js"
 import * as Lock from "../src/Lock.js"
 import * as Redlock from "../src/Redlock.js"
@@ -262,6 +262,40 @@ layer(RedisFleet.layerLocal(3), { timeout: 60_000, excludeTestServices: true })(
       assert.isAtLeast(error.attempts, 6)
       const tags = error.outcomes.map((outcome) => outcome._tag)
       assert.notInclude(tags, "Failed", JSON.stringify(error.outcomes))
+    }))
+
+  it.scoped("a waiter's own late grant, landing after its next attempt was sent, counts for it instead of blocking it", () =>
+    Effect.gen(function*() {
+      const fleet = yield* RedisFleet.RedisFleet
+      yield* fleet.reset
+      const [zero, , two] = fleet.servers
+      yield* Effect.addFinalizer(() => Effect.all([zero.resume, two.resume]))
+      const holder = yield* redisManager(fleet.nodes)
+      const waiter = yield* redisManager(fleet.nodes)
+      // The holder keeps servers 1 and 2; server 0 is free, and paused.
+      const held = yield* holder.acquire("late", { ttl: "10 seconds" })
+      yield* zero.call("DEL", "redlock:late")
+      yield* zero.pause
+      // Attempt 1: refused at once by servers 1-2; its SET waits on server 0.
+      const waiting = yield* Effect.fork(Effect.scoped(
+        Effect.map(waiter.acquire("late", { ttl: "10 seconds", nodeTimeout: "500 millis", retry: slowRetry }), (lock) => ({
+          attempts: lock.attempts,
+          outcomes: lock.outcomes.map((outcome) => outcome._tag)
+        }))
+      ))
+      yield* Effect.sleep("200 millis")
+      yield* holder.release(held)
+      yield* two.pause
+      // Attempt 2 goes out (server 0 missed the subscription: the waiter tries at once after 500 ms) and needs
+      // server 0, where it lands after attempt 1's grant, which a later attempt does not undo.
+      yield* Effect.sleep("500 millis")
+      yield* zero.resume
+      const taken = yield* Fiber.join(waiting).pipe(Effect.timeout("3 seconds"), Effect.either)
+      yield* two.resume
+      assert.strictEqual(taken._tag, "Right", JSON.stringify(taken))
+      const { attempts, outcomes } = (taken as Either.Right<never, { attempts: number; outcomes: Array<string> }>).right
+      assert.strictEqual(attempts, 2)
+      assert.deepStrictEqual([outcomes[0], outcomes[1]], ["Ok", "Ok"])
     }))
 
   it.scoped("the wall clock stepped back while waiting stretches neither the retry budget nor the wait", () =>
