@@ -65,6 +65,34 @@ layer(RedisFleet.layerLocal(2, { password: "s3cret" }), { timeout: 30_000, exclu
         assert.strictEqual(yield* node.release(["k"], "v", true), 1)
       }))
 
+    it.scoped("maxPendingCommands below 1 or not whole is InvalidOptions", () =>
+      Effect.gen(function*() {
+        const fleet = yield* RedisFleet.RedisFleet
+        for (const maxPendingCommands of [0, 1.5, -3]) {
+          const error = failureOf(yield* Effect.exit(nodesOf(Ioredis.layer([{ ...fleet.nodes[0], maxPendingCommands }]))))
+          assert.instanceOf(error, InvalidOptions)
+          assert.include((error as InvalidOptions).message, "maxPendingCommands")
+        }
+      }))
+
+    it.scoped("a server that stops answering holds at most maxPendingCommands commands; the next fail at once", () =>
+      Effect.gen(function*() {
+        const fleet = yield* RedisFleet.RedisFleet
+        const server = fleet.servers[1]
+        const [node] = yield* nodesOf(Ioredis.layer([{ ...fleet.nodes[1], maxPendingCommands: 2 }]))
+        yield* server.pause
+        yield* Effect.addFinalizer(() => server.resume)
+        const waiting = [node.promises!.inspect("a"), node.promises!.inspect("b")]
+        const started = performance.now()
+        const refused = failureOf(yield* Effect.exit(node.inspect("c")))
+        assert.isBelow(performance.now() - started, 100, "at once, without waiting for the server")
+        assert.strictEqual(refused.reason, "Unavailable")
+        assert.include(refused.detail, "2 commands wait for an answer")
+        yield* server.resume
+        yield* Effect.promise(() => Promise.all(waiting))
+        assert.isTrue(Option.isNone((yield* node.inspect("c")).value), "answering again, it takes commands again")
+      }))
+
     it.scoped("a malformed URL is InvalidOptions, without the password", () =>
       Effect.gen(function*() {
         const exit = yield* Effect.exit(nodesOf(Ioredis.layer([{ url: "http://user:s3cret@127.0.0.1:1" }])))
