@@ -1,3 +1,4 @@
+#!/usr/bin/env node
 /**
  * The `redlock` command line.
  *
@@ -25,13 +26,14 @@ import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
 import * as Option from "effect/Option"
 import * as Schedule from "effect/Schedule"
-import * as Redlock from "../src/Redlock.js"
-import * as Ioredis from "../src/RedisNode/Ioredis.js"
-import { InvalidOptions } from "../src/RedlockError.js"
+import * as Redlock from "effect-redlock/Redlock"
+import * as Ioredis from "effect-redlock/RedisNode/Ioredis"
+import { InvalidOptions } from "effect-redlock/RedlockError"
 import * as Child from "./child.js"
 import * as CliDuration from "./duration.js"
 import * as ExitCodes from "./exitCodes.js"
 import * as Signals from "./signals.js"
+import { version } from "./version.js"
 
 const duration = (name: string) =>
   Options.text(name).pipe(
@@ -183,7 +185,7 @@ Nodes come from --nodes or REDLOCK_NODES; a password from the URL or REDLOCK_PAS
 Exit codes of run: the command's own; ${ExitCodes.usage} bad usage; ${ExitCodes.notAcquired} not acquired in time;
 ${ExitCodes.lockLost} lock lost (the command was stopped); ${ExitCodes.cannotRun} the command could not be started.`
 
-const cli = Command.run(redlock, { name: "redlock", version: "0.1.0" })
+const cli = Command.run(redlock, { name: "redlock", version: version() })
 
 // The library's log lines (release warnings) go to stderr: stdout is the command's.
 const LogsToStderr = Logger.replace(Logger.defaultLogger, Logger.withConsoleError(Logger.logfmtLogger))

@@ -14,7 +14,8 @@ import * as RedisFleet from "../fleet/RedisFleet.js"
 import * as Redlock from "../src/Redlock.js"
 import { redisManager } from "./support.js"
 
-const bin = Path.join(Path.dirname(fileURLToPath(import.meta.url)), "..", "bin", "redlock.mjs")
+// The CLI from its sources (the published one is compiled: see cli/package.json and test/package.test.ts).
+const main = Path.join(Path.dirname(fileURLToPath(import.meta.url)), "..", "cli", "main.ts")
 
 interface Finished {
   readonly code: number | null
@@ -24,7 +25,7 @@ interface Finished {
 
 /** Start `redlock args...`; the fleet's servers are fresh, so quarantine is off unless a test says otherwise. */
 const start = (args: ReadonlyArray<string>, env: Record<string, string | undefined> = {}) => {
-  const child = ChildProcess.spawn(process.execPath, [bin, ...args], {
+  const child = ChildProcess.spawn(process.execPath, ["--import", "tsx", main, ...args], {
     env: { ...process.env, REDLOCK_NODES: undefined, REDLOCK_PASSWORD: undefined, ...env },
     stdio: ["ignore", "pipe", "pipe"]
   })

@@ -1,0 +1,168 @@
+/**
+ * The packages as users get them: built, packed, installed from the tarballs
+ * into a scratch folder with `effect@3` and `ioredis` from the registry, then
+ * imported (ES modules and CommonJS), type-checked by a strict consumer, and
+ * the installed `redlock` run.
+ */
+import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
+import * as ChildProcess from "node:child_process"
+import * as Fs from "node:fs"
+import * as Os from "node:os"
+import * as Path from "node:path"
+import { fileURLToPath } from "node:url"
+
+const root = Path.join(Path.dirname(fileURLToPath(import.meta.url)), "..")
+const publicModules = ["Lock", "Redlock", "RedlockError", "RedisNode", "RedlockMetrics", "RedisNode/Ioredis", "Fencing/Ioredis"]
+
+const run = (command: string, args: ReadonlyArray<string>, cwd: string): string =>
+  ChildProcess.execFileSync(command, args, { cwd, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] })
+
+/** A command that must fail: its stderr. */
+const failing = (command: string, args: ReadonlyArray<string>, cwd: string): string => {
+  try {
+    run(command, args, cwd)
+  } catch (error) {
+    return String((error as { stderr?: unknown }).stderr)
+  }
+  throw new Error(`${command} ${args.join(" ")} succeeded`)
+}
+
+const tsc = Path.join(root, "node_modules", "typescript", "bin", "tsc")
+
+let scratch = ""
+let library = ""
+let cli = ""
+
+describe("the packages as users install them", () => {
+  beforeAll(() => {
+    scratch = Fs.mkdtempSync(Path.join(Os.tmpdir(), "effect-redlock-package-"))
+    run("npm", ["run", "build"], root)
+    run(process.execPath, [tsc, "-p", "cli/tsconfig.json"], root)
+    // Built above: the pack scripts would only build again.
+    library = Path.join(scratch, run("npm", ["pack", "--ignore-scripts", "--pack-destination", scratch], root).trim())
+    Fs.copyFileSync(Path.join(root, "LICENSE"), Path.join(root, "cli", "LICENSE"))
+    cli = Path.join(scratch, run("npm", ["pack", "--ignore-scripts", "--pack-destination", scratch], Path.join(root, "cli")).trim())
+    const project = Path.join(scratch, "project")
+    Fs.mkdirSync(project)
+    Fs.writeFileSync(Path.join(project, "package.json"), JSON.stringify({ name: "consumer", private: true }))
+    run("npm", [
+      "install",
+      "--no-audit",
+      "--no-fund",
+      library,
+      cli,
+      "effect@3",
+      "ioredis",
+      "typescript@5.9",
+      "@types/node@20"
+    ], project)
+  }, 300_000)
+
+  afterAll(() => {
+    Fs.rmSync(Path.join(root, "cli", "LICENSE"), { force: true })
+    if (scratch !== "") Fs.rmSync(scratch, { recursive: true, force: true })
+  })
+
+  const project = () => Path.join(scratch, "project")
+
+  it("the tarballs hold the built package and its docs, no tests or tooling", () => {
+    const files = (tarball: string) => run("tar", ["tzf", tarball], scratch).trim().split("\n").map((f) => f.replace(/^package\//, ""))
+    const libraryFiles = files(library)
+    for (const wanted of ["package.json", "README.md", "LICENSE", "CHANGELOG.md", "dist/esm/index.js", "dist/esm/index.d.ts", "dist/cjs/index.js", "dist/cjs/index.d.ts", "dist/cjs/package.json"]) {
+      assert.include(libraryFiles, wanted)
+    }
+    const tooling = /^(test|bench|faults|fleet|cli|demo|examples|scripts|\.ci)\/|^tsconfig|^vitest/
+    assert.deepStrictEqual(libraryFiles.filter((file) => tooling.test(file)), [])
+    const cliFiles = files(cli)
+    assert.includeMembers(cliFiles, ["package.json", "LICENSE", "dist/main.js"])
+    assert.deepStrictEqual(cliFiles.filter((file) => !/^(package\.json|LICENSE|dist\/.*\.js)$/.test(file)), [])
+  })
+
+  it("the library installs with no dependencies of its own; effect and ioredis are peers", () => {
+    const manifest = JSON.parse(Fs.readFileSync(Path.join(project(), "node_modules", "effect-redlock", "package.json"), "utf8"))
+    assert.isUndefined(manifest.dependencies)
+    assert.deepStrictEqual(Object.keys(manifest.peerDependencies).sort(), ["effect", "ioredis"])
+  })
+
+  it("every public module imports as an ES module and requires as CommonJS", () => {
+    const specifiers = ["effect-redlock", ...publicModules.map((m) => `effect-redlock/${m}`)]
+    Fs.writeFileSync(
+      Path.join(project(), "check.mjs"),
+      specifiers.map((s, i) => `import * as m${i} from ${JSON.stringify(s)}`).join("\n") +
+        `\nconsole.log(JSON.stringify([${specifiers.map((_, i) => `Object.keys(m${i}).length`).join(",")}]))\n`
+    )
+    Fs.writeFileSync(
+      Path.join(project(), "check.cjs"),
+      `console.log(JSON.stringify(${JSON.stringify(specifiers)}.map((s) => Object.keys(require(s)).length)))\n`
+    )
+    const imported = JSON.parse(run(process.execPath, ["check.mjs"], project())) as Array<number>
+    const required = JSON.parse(run(process.execPath, ["check.cjs"], project())) as Array<number>
+    assert.isTrue(imported.every((count) => count > 0), JSON.stringify(imported))
+    assert.isTrue(required.every((count) => count > 0), JSON.stringify(required))
+    const { Redlock } = JSON.parse(
+      run(process.execPath, ["-e", "const m = require('effect-redlock'); console.log(JSON.stringify({ Redlock: typeof m.Redlock.acquire }))"], project())
+    )
+    assert.strictEqual(Redlock, "function")
+  })
+
+  it("internal modules cannot be imported", () => {
+    const stderr = failing(process.execPath, ["--input-type=module", "-e", "import('effect-redlock/internal/scripts.js')"], project())
+    assert.include(stderr, "ERR_PACKAGE_PATH_NOT_EXPORTED")
+  })
+
+  it("a strict TypeScript consumer type-checks with nodenext and with bundler resolution", () => {
+    const source = `import { Duration, Effect, Layer } from "effect"
+import { Redlock } from "effect-redlock"
+import * as Ioredis from "effect-redlock/RedisNode/Ioredis"
+import type { LockNotAcquired } from "effect-redlock/RedlockError"
+
+const program = Effect.gen(function*() {
+  const lock = yield* Redlock.acquire(["orders:42"], { ttl: "10 seconds" })
+  const remaining: number = Duration.toMillis(yield* lock.remaining)
+  return [lock.resources[0], remaining] as const
+}).pipe(Effect.scoped)
+
+export const main = program.pipe(
+  Effect.provide(Redlock.layer().pipe(Layer.provide(Ioredis.layer([{ host: "127.0.0.1" }]))))
+)
+// Everything required is provided; the failures are typed.
+export const checked: Effect.Effect<readonly [string, number], LockNotAcquired | { readonly _tag: string }, never> = main
+`
+    const strict = {
+      target: "es2022",
+      lib: ["es2022"],
+      strict: true,
+      noUncheckedIndexedAccess: true,
+      exactOptionalPropertyTypes: true,
+      noEmit: true,
+      skipLibCheck: false,
+      types: ["node"]
+    }
+    for (const [name, options] of [
+      ["nodenext", { module: "nodenext", moduleResolution: "nodenext" }],
+      ["bundler", { module: "esnext", moduleResolution: "bundler" }]
+    ] as const) {
+      const dir = Path.join(project(), `ts-${name}`)
+      Fs.mkdirSync(dir, { recursive: true })
+      Fs.writeFileSync(Path.join(dir, "package.json"), JSON.stringify({ type: "module" }))
+      Fs.writeFileSync(Path.join(dir, "main.ts"), source)
+      Fs.writeFileSync(Path.join(dir, "tsconfig.json"), JSON.stringify({ compilerOptions: { ...strict, ...options }, files: ["main.ts"] }))
+      const checked = (() => {
+        try {
+          return run(process.execPath, [Path.join(project(), "node_modules", "typescript", "bin", "tsc"), "-p", "tsconfig.json"], dir)
+        } catch (error) {
+          return String((error as { stdout?: unknown }).stdout)
+        }
+      })()
+      assert.strictEqual(checked.trim(), "", `${name}: ${checked}`)
+    }
+  })
+
+  it("the installed redlock command answers --version and --help", () => {
+    const bin = Path.join(project(), "node_modules", ".bin", "redlock")
+    assert.strictEqual(run(bin, ["--version"], project()).trim(), "0.1.0")
+    const help = run(bin, ["--help"], project()).replace(/\u001b\[[0-9;]*m/g, "")
+    assert.match(help, /- run --resource /)
+    assert.match(help, /- inspect /)
+  })
+})
