@@ -30,50 +30,65 @@ import * as Redlock from "effect-redlock/Redlock"
 import * as Ioredis from "effect-redlock/RedisNode/Ioredis"
 import { InvalidOptions } from "effect-redlock/RedlockError"
 import * as Child from "./child.js"
-import * as CliDuration from "./duration.js"
 import * as ExitCodes from "./exitCodes.js"
 import * as Signals from "./signals.js"
 import { version } from "./version.js"
 
-const duration = (name: string) =>
+/** A duration flag, read by the library's own parser (the one its layerConfig reads REDLOCK_* durations with). */
+const durationText = (name: string) =>
   Options.text(name).pipe(
+    Options.withPseudoName("DURATION"),
     Options.mapEffect((text) =>
-      Option.match(CliDuration.parse(text), {
-        onNone: () => Effect.fail(ValidationError.invalidValue(HelpDoc.p(`--${name}: not a duration: "${text}" (e.g. 500ms, 30s, 2m)`))),
-        onSome: Effect.succeed
-      })
+      Option.isSome(Redlock.parseDuration(text))
+        ? Effect.succeed(text)
+        : Effect.fail(ValidationError.invalidValue(HelpDoc.p(`--${name}: not a duration: "${text}" (e.g. 500ms, 30s, 2m)`)))
     )
   )
 
-const nodes = Options.text("nodes").pipe(
-  Options.withDescription("Comma-separated redis:// URLs of the independent masters (default: $REDLOCK_NODES)"),
-  Options.optional
-)
-const maxTtl = duration("max-ttl").pipe(
-  Options.withDescription("Longest ttl of any client of these resources; a restarted node sits out this long"),
-  Options.withDefault(Duration.seconds(30))
-)
-const restartQuarantine = Options.choice("restart-quarantine", ["on", "off"]).pipe(
-  Options.withDescription("Off only when every node persists its keys (AOF, appendfsync always)"),
-  Options.withDefault("on" as const)
-)
+const duration = (name: string) =>
+  durationText(name).pipe(Options.map((text) => Option.getOrThrow(Redlock.parseDuration(text))))
 
-/** The lock manager over the nodes of the flags or the environment. */
-const manager = (flags: {
-  readonly nodes: Option.Option<string>
-  readonly maxTtl: Duration.Duration
-  readonly restartQuarantine: "on" | "off"
-}) => {
-  // `--nodes` stands in for REDLOCK_NODES; everything else still comes from the environment.
-  const nodesLayer = Option.match(flags.nodes, {
-    onNone: () => Ioredis.layerConfig(),
-    onSome: (list) =>
-      Ioredis.layerConfig().pipe(Layer.provide(Layer.setConfigProvider(
-        ConfigProvider.fromMap(new Map([["REDLOCK_NODES", list]])).pipe(ConfigProvider.orElse(ConfigProvider.fromEnv))
-      )))
-  })
-  return Redlock.layer({ maxTtl: flags.maxTtl, restartQuarantine: flags.restartQuarantine === "on" }).pipe(
-    Layer.provide(nodesLayer)
+/**
+ * The lock manager's settings: each flag stands in for the variable that
+ * `Ioredis.layerConfig` or `Redlock.layerConfig` reads, so that the flags,
+ * the environment and the library's defaults are read by the library's own
+ * code, alike for the CLI and for an application sharing its locks.
+ */
+const setting = (flag: string, variable: string, description: string, value: Options.Options<string> = Options.text(flag)) =>
+  value.pipe(
+    Options.withDescription(`${description} (default: $${variable}, else the library's default)`),
+    Options.optional,
+    Options.map((text) => Option.map(text, (set) => [variable, set] as const))
+  )
+
+const managerSettings = {
+  nodes: setting("nodes", "REDLOCK_NODES", "Comma-separated redis:// URLs of the independent masters"),
+  keyPrefix: setting("key-prefix", "REDLOCK_KEY_PREFIX", "Prefix of the lock keys; the same as the applications sharing these locks"),
+  maxTtl: setting(
+    "max-ttl",
+    "REDLOCK_MAX_TTL",
+    "Longest ttl of any client of these resources; a restarted node sits out this long",
+    durationText("max-ttl")
+  ),
+  nodeTimeout: setting("node-timeout", "REDLOCK_NODE_TIMEOUT", "Per-node timeout", durationText("node-timeout")),
+  driftFactor: setting("drift-factor", "REDLOCK_DRIFT_FACTOR", "Clock drift allowance as a fraction of the ttl"),
+  maxExtensions: setting("max-extensions", "REDLOCK_MAX_EXTENSIONS", "How many times the lock may be extended"),
+  fencePrefix: setting("fence-prefix", "REDLOCK_FENCE_PREFIX", "Prefix of the fencing counters"),
+  restartQuarantine: setting(
+    "restart-quarantine",
+    "REDLOCK_RESTART_QUARANTINE",
+    "Off only when every node persists its keys (AOF, appendfsync always)",
+    Options.choice("restart-quarantine", ["on", "off"]).pipe(Options.map((choice) => choice === "on" ? "true" : "false"))
+  )
+}
+
+/** The lock manager over the nodes and settings of the flags, else of the environment. */
+const manager = (flags: { readonly [K in keyof typeof managerSettings]: Option.Option<readonly [string, string]> }) => {
+  const given = (Object.keys(managerSettings) as Array<keyof typeof managerSettings>).flatMap((key) => Option.toArray(flags[key]))
+  const provider = ConfigProvider.fromMap(new Map(given)).pipe(ConfigProvider.orElse(ConfigProvider.fromEnv))
+  return Redlock.layerConfig().pipe(
+    Layer.provide(Ioredis.layerConfig()),
+    Layer.provide(Layer.setConfigProvider(provider))
   )
 }
 
@@ -87,7 +102,11 @@ const setupErrors = <A, E, R>(self: Effect.Effect<A, E | ConfigError.ConfigError
   self.pipe(
     Effect.catchIf(
       ConfigError.isConfigError,
-      (error) => fail(ExitCodes.usage, `no usable Redis nodes: pass --nodes redis://host:port,... or set REDLOCK_NODES (${error})`)
+      (error) =>
+        fail(
+          ExitCodes.usage,
+          `configuration: ${error} (nodes: pass --nodes redis://host:port,... or set REDLOCK_NODES; see --help)`
+        )
     ),
     Effect.catchIf(isInvalidOptions, (error) => fail(ExitCodes.usage, error.message))
   )
@@ -108,9 +127,7 @@ const run = Command.make(
       Options.withDescription("After a lost lock, SIGKILL the command if SIGTERM did not stop it within this"),
       Options.withDefault(Duration.seconds(10))
     ),
-    nodes,
-    maxTtl,
-    restartQuarantine,
+    ...managerSettings,
     command: Args.text({ name: "command" }).pipe(Args.atLeast(1))
   },
   (flags) =>
@@ -144,7 +161,7 @@ const run = Command.make(
 
 const inspect = Command.make(
   "inspect",
-  { resource: Args.text({ name: "resource" }), nodes, maxTtl, restartQuarantine },
+  { resource: Args.text({ name: "resource" }), ...managerSettings },
   (flags) =>
     Effect.gen(function*() {
       const view = yield* Redlock.inspect(flags.resource)
@@ -177,11 +194,12 @@ const redlock = Command.make("redlock").pipe(
 const usage = `
 Usage:
   redlock run --resource R [--ttl 30s] [--wait 10s] [--kill-after 10s] [--nodes redis://a,redis://b,...]
-              [--max-ttl 30s] [--restart-quarantine on|off] -- <command> [args...]
-  redlock inspect R [--nodes redis://a,redis://b,...]
+              [--key-prefix P] [--max-ttl 30s] [--restart-quarantine on|off] ... -- <command> [args...]
+  redlock inspect R [--nodes redis://a,redis://b,...] [--key-prefix P] ...
   redlock <run|inspect> --help
 
-Nodes come from --nodes or REDLOCK_NODES; a password from the URL or REDLOCK_PASSWORD.
+Nodes come from --nodes or REDLOCK_NODES; a password from the URL or REDLOCK_PASSWORD. Each other
+setting comes from its flag, else its REDLOCK_* variable (see --help), else the library's default.
 Exit codes of run: the command's own; ${ExitCodes.usage} bad usage; ${ExitCodes.notAcquired} not acquired in time;
 ${ExitCodes.lockLost} lock lost (the command was stopped); ${ExitCodes.cannotRun} the command could not be started.`
 

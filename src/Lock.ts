@@ -1,7 +1,7 @@
 /**
  * The value of a held lock.
  *
- * @since 1.0.0
+ * @since 0.1.0
  */
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -11,13 +11,13 @@ import type { NodeOutcome } from "./RedisNode.js"
 import type { FencingTokenUnavailable, LockLost, ValidityTooShort } from "./RedlockError.js"
 
 /**
- * @since 1.0.0
+ * @since 0.1.0
  * @category type ids
  */
 export const TypeId: unique symbol = Symbol.for("effect-redlock/Lock")
 
 /**
- * @since 1.0.0
+ * @since 0.1.0
  * @category type ids
  */
 export type TypeId = typeof TypeId
@@ -28,7 +28,7 @@ export type TypeId = typeof TypeId
  * reaches zero, since the keys expire on the nodes on their own. Extensions
  * (by hand or automatic) move the deadline.
  *
- * @since 1.0.0
+ * @since 0.1.0
  * @category models
  */
 export interface Lock {
@@ -83,13 +83,13 @@ export interface Lock {
 /**
  * The monotonic time in milliseconds, on the same timeline as `validUntilMillis`.
  *
- * @since 1.0.0
+ * @since 0.1.0
  * @category utils
  */
 export const monotonicMillis: Effect.Effect<number> = Clock.monotonicMillis
 
 /**
- * @since 1.0.0
+ * @since 0.1.0
  * @category guards
  */
 export const isLock = (u: unknown): u is Lock => typeof u === "object" && u !== null && TypeId in u

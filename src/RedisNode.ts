@@ -7,7 +7,7 @@
  * and {@link layerMemory} (in-memory, driven by Effect's `Clock`, with fault
  * knobs for tests).
  *
- * @since 1.0.0
+ * @since 0.1.0
  */
 import * as Context from "effect/Context"
 import type * as Duration from "effect/Duration"
@@ -29,7 +29,7 @@ import * as internal from "./internal/memoryNode.js"
  * - `Unavailable`: no connection to the node right now.
  * - `Unknown`: any other error reply or driver failure.
  *
- * @since 1.0.0
+ * @since 0.1.0
  * @category errors
  */
 export const RedisNodeErrorReason = Schema.Literal(
@@ -44,7 +44,7 @@ export const RedisNodeErrorReason = Schema.Literal(
 )
 
 /**
- * @since 1.0.0
+ * @since 0.1.0
  * @category errors
  */
 export type RedisNodeErrorReason = typeof RedisNodeErrorReason.Type
@@ -54,7 +54,7 @@ export type RedisNodeErrorReason = typeof RedisNodeErrorReason.Type
  * never aborts a lock operation on its own, because the other nodes may still
  * form a quorum.
  *
- * @since 1.0.0
+ * @since 0.1.0
  * @category errors
  */
 export class RedisNodeError extends Schema.TaggedError<RedisNodeError>("effect-redlock/RedisNodeError")(
@@ -67,7 +67,7 @@ export class RedisNodeError extends Schema.TaggedError<RedisNodeError>("effect-r
   }
 ) {
   /**
-   * @since 1.0.0
+   * @since 0.1.0
    */
   override get message(): string {
     return `node ${this.node}: ${this.reason}: ${this.detail}`
@@ -75,7 +75,7 @@ export class RedisNodeError extends Schema.TaggedError<RedisNodeError>("effect-r
 }
 
 /**
- * @since 1.0.0
+ * @since 0.1.0
  * @category guards
  */
 export const isRedisNodeError = (u: unknown): u is RedisNodeError => Schema.is(RedisNodeError)(u)
@@ -96,7 +96,7 @@ export const isRedisNodeError = (u: unknown): u is RedisNodeError => Schema.is(R
  *
  * `millis` is how long the node took to answer (or how long we waited).
  *
- * @since 1.0.0
+ * @since 0.1.0
  * @category models
  */
 export const NodeOutcome = Schema.Union(
@@ -109,7 +109,7 @@ export const NodeOutcome = Schema.Union(
 )
 
 /**
- * @since 1.0.0
+ * @since 0.1.0
  * @category models
  */
 export type NodeOutcome = typeof NodeOutcome.Type
@@ -117,7 +117,7 @@ export type NodeOutcome = typeof NodeOutcome.Type
 /**
  * The state of one key on one node, as `inspect` reads it.
  *
- * @since 1.0.0
+ * @since 0.1.0
  * @category models
  */
 export interface KeyState {
@@ -138,7 +138,7 @@ export interface KeyState {
  *   later, never earlier.
  * - `Unknown`: not connected, or reconnected and not identified yet.
  *
- * @since 1.0.0
+ * @since 0.1.0
  * @category models
  */
 export type NodeRun =
@@ -148,7 +148,7 @@ export type NodeRun =
 /**
  * A place in the line of waiters for a resource (see `RedisNode.acquireInTurn`).
  *
- * @since 1.0.0
+ * @since 0.1.0
  * @category models
  */
 export interface Turn {
@@ -174,7 +174,7 @@ export interface Turn {
  *   them (`undefined` when a key never expires).
  * - `NotYourTurn`: the keys are free, but a waiter comes before us in line.
  *
- * @since 1.0.0
+ * @since 0.1.0
  * @category models
  */
 export type TurnAnswer =
@@ -188,7 +188,7 @@ export type TurnAnswer =
  * a waiter watches every node on each wait, and the lock manager stops the
  * watches itself whichever way the wait ends.
  *
- * @since 1.0.0
+ * @since 0.1.0
  * @category models
  */
 export interface ReleaseWatch {
@@ -212,7 +212,7 @@ export interface ReleaseWatch {
  * the node; implementations apply operations of one node in the order they
  * were issued, so a later release always lands after an earlier acquire.
  *
- * @since 1.0.0
+ * @since 0.1.0
  * @category models
  */
 export interface RedisNode {
@@ -321,7 +321,7 @@ export interface RedisNode {
 /**
  * The names of the operations of a node.
  *
- * @since 1.0.0
+ * @since 0.1.0
  * @category models
  */
 export type NodeOperation =
@@ -336,7 +336,7 @@ export type NodeOperation =
 /**
  * A node's operations as promises (see `RedisNode.promises`).
  *
- * @since 1.0.0
+ * @since 0.1.0
  * @category models
  */
 export type NodePromises = {
@@ -349,7 +349,7 @@ export type NodePromises = {
  * The set of independent Redis masters a lock manager uses. A `Context.Tag`
  * holds one value, so the N nodes are provided together, in a fixed order.
  *
- * @since 1.0.0
+ * @since 0.1.0
  * @category tags
  */
 export class RedisNodes extends Context.Tag("effect-redlock/RedisNodes")<RedisNodes, ReadonlyArray<RedisNode>>() {}
@@ -357,7 +357,7 @@ export class RedisNodes extends Context.Tag("effect-redlock/RedisNodes")<RedisNo
 /**
  * Fault controls of the in-memory nodes, by node index.
  *
- * @since 1.0.0
+ * @since 0.1.0
  * @category models
  */
 export interface MemoryNodesControl {
@@ -387,7 +387,7 @@ export interface MemoryNodesControl {
 }
 
 /**
- * @since 1.0.0
+ * @since 0.1.0
  * @category tags
  */
 export class MemoryNodes extends Context.Tag("effect-redlock/MemoryNodes")<MemoryNodes, MemoryNodesControl>() {}
@@ -412,7 +412,7 @@ export class MemoryNodes extends Context.Tag("effect-redlock/MemoryNodes")<Memor
  * }).pipe(Effect.scoped, Effect.provide(TestLive))
  * ```
  *
- * @since 1.0.0
+ * @since 0.1.0
  * @category layers
  */
 export const layerMemory = (n: number): Layer.Layer<RedisNodes | MemoryNodes> => internal.layer(n)

@@ -18,13 +18,13 @@
  * )
  * ```
  *
- * @since 1.0.0
+ * @since 0.1.0
  */
 import type { NonEmptyReadonlyArray } from "effect/Array"
 import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
 import * as Config from "effect/Config"
-import type * as ConfigError from "effect/ConfigError"
+import * as ConfigError from "effect/ConfigError"
 import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -63,7 +63,7 @@ import {
  * The retry policy of acquire: a `Schedule` fed with each failed attempt.
  * Any schedule works; retries stop when it stops.
  *
- * @since 1.0.0
+ * @since 0.1.0
  * @category models
  */
 export type RetrySchedule = Schedule.Schedule<unknown, LockNotAcquired>
@@ -73,7 +73,7 @@ export type RetrySchedule = Schedule.Schedule<unknown, LockNotAcquired>
  * reference's retryDelay 200 ms, jittered between half and all of it). Random
  * delays break split votes where contenders would otherwise retry in lock-step.
  *
- * @since 1.0.0
+ * @since 0.1.0
  * @category schedules
  */
 export const defaultRetry: RetrySchedule = Schedule.spaced("200 millis").pipe(
@@ -86,7 +86,7 @@ export const defaultRetry: RetrySchedule = Schedule.spaced("200 millis").pipe(
 /**
  * One attempt only.
  *
- * @since 1.0.0
+ * @since 0.1.0
  * @category schedules
  */
 export const noRetry: RetrySchedule = Schedule.stop
@@ -94,7 +94,7 @@ export const noRetry: RetrySchedule = Schedule.stop
 /**
  * Options of the lock manager.
  *
- * @since 1.0.0
+ * @since 0.1.0
  * @category models
  */
 export interface Options {
@@ -153,7 +153,7 @@ export interface Options {
 /**
  * Automatic extension of a held lock.
  *
- * @since 1.0.0
+ * @since 0.1.0
  * @category models
  */
 export interface AutoExtendOptions {
@@ -168,7 +168,7 @@ export interface AutoExtendOptions {
 /**
  * Options of one acquisition.
  *
- * @since 1.0.0
+ * @since 0.1.0
  * @category models
  */
 export interface AcquireOptions {
@@ -195,7 +195,7 @@ export interface AcquireOptions {
  *   within the ttl.
  * - `AlreadyReleased`: the lock was released before; nothing was sent.
  *
- * @since 1.0.0
+ * @since 0.1.0
  * @category models
  */
 export type ReleaseStatus = "Released" | "NotHeld" | "Incomplete" | "AlreadyReleased"
@@ -203,7 +203,7 @@ export type ReleaseStatus = "Released" | "NotHeld" | "Incomplete" | "AlreadyRele
 /**
  * What each node answered to a release.
  *
- * @since 1.0.0
+ * @since 0.1.0
  * @category models
  */
 export interface ReleaseResult {
@@ -216,7 +216,7 @@ export interface ReleaseResult {
 /**
  * One node's view of a resource, as `inspect` reads it.
  *
- * @since 1.0.0
+ * @since 0.1.0
  * @category models
  */
 export type NodeKeyState =
@@ -226,7 +226,7 @@ export type NodeKeyState =
 /**
  * Who holds a resource, node by node, and whether a majority agrees.
  *
- * @since 1.0.0
+ * @since 0.1.0
  * @category models
  */
 export interface InspectResult {
@@ -241,7 +241,7 @@ export interface InspectResult {
 /**
  * The lock manager service.
  *
- * @since 1.0.0
+ * @since 0.1.0
  * @category models
  */
 export interface RedlockService {
@@ -270,7 +270,7 @@ export interface RedlockService {
 }
 
 /**
- * @since 1.0.0
+ * @since 0.1.0
  * @category tags
  */
 export class Redlock extends Context.Tag("effect-redlock/Redlock")<Redlock, RedlockService>() {}
@@ -299,7 +299,7 @@ const withoutStackTrace = <E>(make: () => E): E => {
 /**
  * Build a lock manager over the nodes in context.
  *
- * @since 1.0.0
+ * @since 0.1.0
  * @category constructors
  */
 export const make = Effect.fnUntraced(function*(options: Options = {}) {
@@ -822,7 +822,7 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
  * `effect-redlock/RedisNode/Ioredis`). Fails with `InvalidOptions` when the
  * options are invalid or no node is provided.
  *
- * @since 1.0.0
+ * @since 0.1.0
  * @category layers
  */
 export const layer = (options?: Options): Layer.Layer<Redlock, InvalidOptions, RedisNodes> =>
@@ -846,17 +846,17 @@ export const layer = (options?: Options): Layer.Layer<Redlock, InvalidOptions, R
  * const MainLive = Redlock.layerConfig().pipe(Layer.provide(Ioredis.layerConfig()))
  * ```
  *
- * @since 1.0.0
+ * @since 0.1.0
  * @category layers
  */
 export const layerConfig = (
   config: Config.Config<Options> = Config.all({
     keyPrefix: optional(Config.string("REDLOCK_KEY_PREFIX")),
     driftFactor: optional(Config.number("REDLOCK_DRIFT_FACTOR")),
-    nodeTimeout: optional(Config.duration("REDLOCK_NODE_TIMEOUT")),
+    nodeTimeout: optional(durationConfig("REDLOCK_NODE_TIMEOUT")),
     maxExtensions: optional(Config.integer("REDLOCK_MAX_EXTENSIONS")),
     fencePrefix: optional(Config.string("REDLOCK_FENCE_PREFIX")),
-    maxTtl: optional(Config.duration("REDLOCK_MAX_TTL")),
+    maxTtl: optional(durationConfig("REDLOCK_MAX_TTL")),
     restartQuarantine: optional(Config.boolean("REDLOCK_RESTART_QUARANTINE"))
   })
 ): Layer.Layer<Redlock, ConfigError.ConfigError | InvalidOptions, RedisNodes> =>
@@ -864,6 +864,36 @@ export const layerConfig = (
 
 const optional = <A>(config: Config.Config<A>): Config.Config<A | undefined> =>
   Config.map(Config.option(config), Option.getOrUndefined)
+
+const shortDuration = /^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)\s*$/
+const shortUnits: Record<string, (n: number) => Duration.Duration> = {
+  ms: Duration.millis,
+  s: Duration.seconds,
+  m: Duration.minutes,
+  h: Duration.hours
+}
+
+/**
+ * A finite duration as people write one in configuration or on a command
+ * line: `500ms`, `30s`, `2m`, `1h`, or anything `Duration.decode` reads from
+ * a string (`"30 seconds"`). `layerConfig` reads durations with it.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
+export const parseDuration = (text: string): Option.Option<Duration.Duration> => {
+  const short = shortDuration.exec(text)
+  if (short !== null) return Option.some(shortUnits[short[2]](Number(short[1])))
+  return Option.filter(Duration.decodeUnknown(text), Duration.isFinite)
+}
+
+/** A duration from configuration, read by {@link parseDuration}. */
+const durationConfig = (name: string): Config.Config<Duration.Duration> =>
+  Config.mapOrFail(Config.string(name), (text) =>
+    Option.match(parseDuration(text), {
+      onNone: () => Either.left(ConfigError.InvalidData([name], `not a duration: "${text}" (e.g. 500ms, 30s, 2m, 30 seconds)`)),
+      onSome: Either.right
+    }))
 
 /**
  * Acquire a lock on one resource, or on several at once (all or none, on the
@@ -881,7 +911,7 @@ const optional = <A>(config: Config.Config<A>): Config.Config<A | undefined> =>
  * }).pipe(Effect.scoped)
  * ```
  *
- * @since 1.0.0
+ * @since 0.1.0
  * @category combinators
  */
 export const acquire = (
@@ -895,7 +925,7 @@ export const acquire = (
  * node answered. Releasing a lock that expired, or that another client took
  * after it expired, answers `NotHeld` at once and leaves the other's keys.
  *
- * @since 1.0.0
+ * @since 0.1.0
  * @category combinators
  */
 export const release = (lock: Lock.Lock): Effect.Effect<ReleaseResult, never, Redlock> =>
@@ -909,7 +939,7 @@ export const release = (lock: Lock.Lock): Effect.Effect<ReleaseResult, never, Re
  * too few nodes answered (the lock stays valid until its deadline), and with
  * `ExtensionLimitReached` past `maxExtensions`.
  *
- * @since 1.0.0
+ * @since 0.1.0
  * @category combinators
  */
 export const extend = (
@@ -922,7 +952,7 @@ export const extend = (
  * Who holds a resource on each node and whether a majority agrees (as
  * StackExchange.Redis's LockQuery). Needs no lock value.
  *
- * @since 1.0.0
+ * @since 0.1.0
  * @category combinators
  */
 export const inspect = (resource: string): Effect.Effect<InspectResult, InvalidOptions, Redlock> =>
@@ -945,7 +975,7 @@ export const inspect = (resource: string): Effect.Effect<InspectResult, InvalidO
  * )
  * ```
  *
- * @since 1.0.0
+ * @since 0.1.0
  * @category combinators
  */
 export const withLock: {
@@ -977,7 +1007,7 @@ export const withLock: {
 /**
  * The errors `withLock` adds to those of its body.
  *
- * @since 1.0.0
+ * @since 0.1.0
  * @category models
  */
 export type WithLockError = InvalidOptions | LockNotAcquired | LockLost

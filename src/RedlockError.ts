@@ -6,7 +6,7 @@
  * validating outcomes on every release or failed attempt costs more than the
  * Redis round trip.
  *
- * @since 1.0.0
+ * @since 0.1.0
  */
 import * as Schema from "effect/Schema"
 import * as Outcome from "./internal/outcome.js"
@@ -14,12 +14,12 @@ import { NodeOutcome } from "./RedisNode.js"
 
 export {
   /**
-   * @since 1.0.0
+   * @since 0.1.0
    * @category errors
    */
   isRedisNodeError,
   /**
-   * @since 1.0.0
+   * @since 0.1.0
    * @category errors
    */
   RedisNodeError
@@ -28,7 +28,7 @@ export {
 /**
  * An option or argument is invalid. Raised before any node is contacted.
  *
- * @since 1.0.0
+ * @since 0.1.0
  * @category errors
  */
 export class InvalidOptions extends Schema.TaggedError<InvalidOptions>("effect-redlock/InvalidOptions")(
@@ -39,7 +39,7 @@ export class InvalidOptions extends Schema.TaggedError<InvalidOptions>("effect-r
   }
 ) {
   /**
-   * @since 1.0.0
+   * @since 0.1.0
    */
   override get message(): string {
     return `invalid option "${this.option}": ${this.detail}`
@@ -52,7 +52,7 @@ export class InvalidOptions extends Schema.TaggedError<InvalidOptions>("effect-r
  * - `ValidityExpired`: a majority granted it, but the attempt took so long
  *   that no validity was left (ttl - elapsed - drift <= 0).
  *
- * @since 1.0.0
+ * @since 0.1.0
  * @category errors
  */
 export const NotAcquiredReason = Schema.Literal("NoQuorum", "ValidityExpired")
@@ -62,7 +62,7 @@ export const NotAcquiredReason = Schema.Literal("NoQuorum", "ValidityExpired")
  * node answered on the last attempt, so the cause is visible: held by another
  * client (`Held`), slow or down nodes (`TimedOut`), or node errors (`Failed`).
  *
- * @since 1.0.0
+ * @since 0.1.0
  * @category errors
  */
 export class LockNotAcquired extends Schema.TaggedError<LockNotAcquired>("effect-redlock/LockNotAcquired")(
@@ -81,7 +81,7 @@ export class LockNotAcquired extends Schema.TaggedError<LockNotAcquired>("effect
   }
 ) {
   /**
-   * @since 1.0.0
+   * @since 0.1.0
    */
   override get message(): string {
     const why = this.reason === "NoQuorum"
@@ -100,7 +100,7 @@ export class LockNotAcquired extends Schema.TaggedError<LockNotAcquired>("effect
  *   expired, or another client took them after they expired).
  * - `Released`: it was released.
  *
- * @since 1.0.0
+ * @since 0.1.0
  * @category errors
  */
 export const LockLostReason = Schema.Literal("Expired", "NotHeld", "Released")
@@ -109,7 +109,7 @@ export const LockLostReason = Schema.Literal("Expired", "NotHeld", "Released")
  * The lock is no longer held: work under it must stop. `withLock` interrupts
  * its body and fails with this error when it happens.
  *
- * @since 1.0.0
+ * @since 0.1.0
  * @category errors
  */
 export class LockLost extends Schema.TaggedError<LockLost>("effect-redlock/LockLost")("LockLost", {
@@ -119,7 +119,7 @@ export class LockLost extends Schema.TaggedError<LockLost>("effect-redlock/LockL
   outcomes: Schema.Array(NodeOutcome)
 }) {
   /**
-   * @since 1.0.0
+   * @since 0.1.0
    */
   override get message(): string {
     const why = this.reason === "Expired"
@@ -136,7 +136,7 @@ export class LockLost extends Schema.TaggedError<LockLost>("effect-redlock/LockL
  * or failing). The lock is still valid until its deadline; extending again
  * may succeed.
  *
- * @since 1.0.0
+ * @since 0.1.0
  * @category errors
  */
 export class LockNotExtended extends Schema.TaggedError<LockNotExtended>("effect-redlock/LockNotExtended")(
@@ -147,7 +147,7 @@ export class LockNotExtended extends Schema.TaggedError<LockNotExtended>("effect
   }
 ) {
   /**
-   * @since 1.0.0
+   * @since 0.1.0
    */
   override get message(): string {
     return `lock on ${this.resources.join(", ")} not extended: fewer than a majority of nodes confirmed (` +
@@ -159,7 +159,7 @@ export class LockNotExtended extends Schema.TaggedError<LockNotExtended>("effect
  * The lock was extended as often as `maxExtensions` allows. The bound keeps
  * a stuck holder from keeping a resource forever.
  *
- * @since 1.0.0
+ * @since 0.1.0
  * @category errors
  */
 export class ExtensionLimitReached
@@ -169,7 +169,7 @@ export class ExtensionLimitReached
   })
 {
   /**
-   * @since 1.0.0
+   * @since 0.1.0
    */
   override get message(): string {
     return `lock on ${this.resources.join(", ")} already extended ${this.maxExtensions} times (maxExtensions)`
@@ -180,7 +180,7 @@ export class ExtensionLimitReached
  * No fencing token could be issued: fewer than a majority of nodes answered
  * in time. The lock itself may still be valid; asking again may succeed.
  *
- * @since 1.0.0
+ * @since 0.1.0
  * @category errors
  */
 export class FencingTokenUnavailable
@@ -193,7 +193,7 @@ export class FencingTokenUnavailable
   )
 {
   /**
-   * @since 1.0.0
+   * @since 0.1.0
    */
   override get message(): string {
     return `no fencing token for ${this.resources.join(", ")}: fewer than a majority of nodes answered (` +
@@ -206,7 +206,7 @@ export class FencingTokenUnavailable
  * as large, so a later holder of the lock has written since. The writer lost
  * the lock (it was paused past its validity, say) and must not write.
  *
- * @since 1.0.0
+ * @since 0.1.0
  * @category errors
  */
 export class StaleFencingToken extends Schema.TaggedError<StaleFencingToken>("effect-redlock/StaleFencingToken")(
@@ -218,7 +218,7 @@ export class StaleFencingToken extends Schema.TaggedError<StaleFencingToken>("ef
   }
 ) {
   /**
-   * @since 1.0.0
+   * @since 0.1.0
    */
   override get message(): string {
     return `write to ${this.key} refused: fencing token ${this.token} is not above ${this.highestSeen}, already seen`
@@ -228,7 +228,7 @@ export class StaleFencingToken extends Schema.TaggedError<StaleFencingToken>("ef
 /**
  * `Lock.guard` refused to start an effect: less validity is left than it needs.
  *
- * @since 1.0.0
+ * @since 0.1.0
  * @category errors
  */
 export class ValidityTooShort extends Schema.TaggedError<ValidityTooShort>("effect-redlock/ValidityTooShort")(
@@ -240,7 +240,7 @@ export class ValidityTooShort extends Schema.TaggedError<ValidityTooShort>("effe
   }
 ) {
   /**
-   * @since 1.0.0
+   * @since 0.1.0
    */
   override get message(): string {
     return `lock on ${this.resources.join(", ")} has ${Math.round(this.remainingMillis)} ms left, ` +
@@ -251,7 +251,7 @@ export class ValidityTooShort extends Schema.TaggedError<ValidityTooShort>("effe
 /**
  * Every error the lock manager puts in the error channel.
  *
- * @since 1.0.0
+ * @since 0.1.0
  * @category errors
  */
 export type RedlockError =
@@ -264,7 +264,7 @@ export type RedlockError =
   | FencingTokenUnavailable
 
 /**
- * @since 1.0.0
+ * @since 0.1.0
  * @category guards
  */
 export const isRedlockError = (u: unknown): u is RedlockError =>

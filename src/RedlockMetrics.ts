@@ -6,7 +6,7 @@
  *
  * Durations are in milliseconds.
  *
- * @since 1.0.0
+ * @since 0.1.0
  */
 import * as Metric from "effect/Metric"
 import * as MetricBoundaries from "effect/MetricBoundaries"
@@ -18,7 +18,7 @@ const millisBoundaries = MetricBoundaries.exponential({ start: 1, factor: 2, cou
  * How long `acquire` took, from the first attempt to the lock or the final
  * failure, retries included.
  *
- * @since 1.0.0
+ * @since 0.1.0
  * @category metrics
  */
 export const acquireDuration = Metric.histogram(
@@ -30,7 +30,7 @@ export const acquireDuration = Metric.histogram(
 /**
  * Locks acquired.
  *
- * @since 1.0.0
+ * @since 0.1.0
  * @category metrics
  */
 export const acquisitions = Metric.counter("redlock_acquisitions_total", {
@@ -42,7 +42,7 @@ export const acquisitions = Metric.counter("redlock_acquisitions_total", {
  * Acquisitions that failed once the retry schedule ran out, tagged `reason`:
  * `NoQuorum` or `ValidityExpired`.
  *
- * @since 1.0.0
+ * @since 0.1.0
  * @category metrics
  */
 export const acquireFailures = Metric.counter("redlock_acquire_failures_total", {
@@ -54,7 +54,7 @@ export const acquireFailures = Metric.counter("redlock_acquire_failures_total", 
  * Attempts per acquire call (successful or not): contention shows as more
  * than one.
  *
- * @since 1.0.0
+ * @since 0.1.0
  * @category metrics
  */
 export const attemptsPerAcquire = Metric.histogram(
@@ -68,7 +68,7 @@ export const attemptsPerAcquire = Metric.histogram(
  * before a release or an extension) or `NotHeld` (a majority of nodes no
  * longer held it).
  *
- * @since 1.0.0
+ * @since 0.1.0
  * @category metrics
  */
 export const lostLocks = Metric.counter("redlock_lost_locks_total", {
@@ -81,7 +81,7 @@ export const lostLocks = Metric.counter("redlock_lost_locks_total", {
  * due (half the ttl left) to when a majority confirmed it. Growth means slow
  * nodes or a starved process.
  *
- * @since 1.0.0
+ * @since 0.1.0
  * @category metrics
  */
 export const extensionLag = Metric.histogram(
@@ -94,7 +94,7 @@ export const extensionLag = Metric.histogram(
  * Validity left when a lock was released, in ms; 0 when it had already run
  * out. Values near 0 mean the work under the lock barely fits its ttl.
  *
- * @since 1.0.0
+ * @since 0.1.0
  * @category metrics
  */
 export const remainingAtRelease = Metric.histogram(

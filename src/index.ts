@@ -1,11 +1,11 @@
 /**
- * @since 1.0.0
+ * @since 0.1.0
  */
 
 /**
  * The value of a held lock.
  *
- * @since 1.0.0
+ * @since 0.1.0
  * @category modules
  */
 export * as Lock from "./Lock.js"
@@ -13,7 +13,7 @@ export * as Lock from "./Lock.js"
 /**
  * The lock manager: acquire, withLock, release, layers and options.
  *
- * @since 1.0.0
+ * @since 0.1.0
  * @category modules
  */
 export * as Redlock from "./Redlock.js"
@@ -21,7 +21,7 @@ export * as Redlock from "./Redlock.js"
 /**
  * The typed errors of the lock manager.
  *
- * @since 1.0.0
+ * @since 0.1.0
  * @category modules
  */
 export * as RedlockError from "./RedlockError.js"
@@ -29,7 +29,7 @@ export * as RedlockError from "./RedlockError.js"
 /**
  * The node interface, the node set, and the in-memory nodes.
  *
- * @since 1.0.0
+ * @since 0.1.0
  * @category modules
  */
 export * as RedisNode from "./RedisNode.js"
@@ -37,7 +37,7 @@ export * as RedisNode from "./RedisNode.js"
 /**
  * The metrics the lock managers record.
  *
- * @since 1.0.0
+ * @since 0.1.0
  * @category modules
  */
 export * as RedlockMetrics from "./RedlockMetrics.js"

@@ -9,7 +9,6 @@ import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
 import { fileURLToPath } from "node:url"
-import * as CliDuration from "../cli/duration.js"
 import * as RedisFleet from "../fleet/RedisFleet.js"
 import * as Redlock from "../src/Redlock.js"
 import { redisManager } from "./support.js"
@@ -139,6 +138,44 @@ layer(RedisFleet.layerLocal(3), { timeout: 60_000, excludeTestServices: true })(
       assert.match(lines[3], new RegExp(`^shown: locked by ${lock.value} on a majority`))
     }))
 
+  it.scoped("--key-prefix (or REDLOCK_KEY_PREFIX) locks the keys an application with that prefix uses", () =>
+    Effect.gen(function*() {
+      const fleet = yield* RedisFleet.RedisFleet
+      const app = yield* redisManager(fleet.nodes, { keyPrefix: "app:" })
+      for (const [flags, env] of [[["--key-prefix", "app:"], {}], [[], { REDLOCK_KEY_PREFIX: "app:" }]] as const) {
+        const run = start(
+          ["run", "--resource", "prefixed", ...flags, "--nodes", nodeList(fleet), "--restart-quarantine", "off", "--", process.execPath, "-e", "setTimeout(() => {}, 1500)"],
+          env
+        )
+        const view = yield* untilHeld(app, "prefixed")
+        assert.isTrue(Option.isSome(view.holder), "the application sees the CLI's lock under its own prefix")
+        const result = yield* run.finished
+        assert.strictEqual(result.code, 0, result.stderr)
+      }
+    }))
+
+  it.scoped("durations in REDLOCK_* variables are read as the flags are (REDLOCK_MAX_TTL=45s)", () =>
+    Effect.gen(function*() {
+      const fleet = yield* RedisFleet.RedisFleet
+      const ok = yield* cli(["run", "--resource", "env", "--ttl", "40s", "--restart-quarantine", "off", "--", "true"], {
+        REDLOCK_NODES: nodeList(fleet),
+        REDLOCK_MAX_TTL: "45s"
+      })
+      assert.strictEqual(ok.code, 0, ok.stderr)
+      const bad = yield* cli(["inspect", "env"], { REDLOCK_NODES: nodeList(fleet), REDLOCK_MAX_TTL: "soon" })
+      assert.strictEqual(bad.code, 64)
+      assert.include(bad.stderr, "REDLOCK_MAX_TTL")
+    }))
+
+  it.scoped("--help shows durations as DURATION and every manager setting", () =>
+    Effect.gen(function*() {
+      const help = (yield* cli(["run", "--help"])).stdout.replace(/\u001b\[[0-9;]*m/g, "")
+      for (const flag of ["--ttl DURATION", "--max-ttl DURATION", "--node-timeout DURATION", "--key-prefix", "--drift-factor", "--max-extensions", "--fence-prefix", "--restart-quarantine"]) {
+        assert.include(help, flag)
+      }
+      assert.notInclude(help, "--ttl text")
+    }))
+
   it.scoped("bad flags print the usage and exit with 64; so does a missing node list", () =>
     Effect.gen(function*() {
       const bad = yield* cli(["run", "--resource", "r", "--ttl", "soon", "--", "true"])
@@ -154,15 +191,15 @@ layer(RedisFleet.layerLocal(3), { timeout: 60_000, excludeTestServices: true })(
     }))
 })
 
-describe("durations on the command line", () => {
+describe("durations on the command line and in REDLOCK_* variables (Redlock.parseDuration)", () => {
   it("accepts 500ms, 30s, 2m, 1h and Effect durations; refuses the rest", () => {
-    const ms = (text: string) => Option.map(CliDuration.parse(text), Duration.toMillis)
+    const ms = (text: string) => Option.map(Redlock.parseDuration(text), Duration.toMillis)
     assert.deepStrictEqual(ms("500ms"), Option.some(500))
     assert.deepStrictEqual(ms("30s"), Option.some(30_000))
     assert.deepStrictEqual(ms("2m"), Option.some(120_000))
     assert.deepStrictEqual(ms("1h"), Option.some(3_600_000))
     assert.deepStrictEqual(ms("10 seconds"), Option.some(10_000))
-    assert.isTrue(Option.isNone(CliDuration.parse("soon")))
-    assert.isTrue(Option.isNone(CliDuration.parse("Infinity")))
+    assert.isTrue(Option.isNone(Redlock.parseDuration("soon")))
+    assert.isTrue(Option.isNone(Redlock.parseDuration("Infinity")))
   })
 })

@@ -6,7 +6,7 @@
  * refuses a token smaller than one it has already seen, that holder's late
  * write is refused instead of overwriting the work of the next holder.
  *
- * @since 1.0.0
+ * @since 0.1.0
  */
 import * as Effect from "effect/Effect"
 import type { Redis } from "ioredis"
@@ -18,7 +18,7 @@ import { StaleFencingToken } from "../RedlockError.js"
 /**
  * Options of a fenced write.
  *
- * @since 1.0.0
+ * @since 0.1.0
  * @category models
  */
 export interface FencedSetOptions {
@@ -50,7 +50,7 @@ export interface FencedSetOptions {
  * }).pipe(Effect.scoped)
  * ```
  *
- * @since 1.0.0
+ * @since 0.1.0
  * @category combinators
  */
 export const set = (

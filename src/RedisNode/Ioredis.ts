@@ -8,7 +8,7 @@
  *
  * `ioredis` is an optional peer dependency, needed only by this module.
  *
- * @since 1.0.0
+ * @since 0.1.0
  */
 import * as Config from "effect/Config"
 import * as ConfigError from "effect/ConfigError"
@@ -33,7 +33,7 @@ import { InvalidOptions } from "../RedlockError.js"
  * Where a node is and how to log in. The password is `Redacted` so that it
  * never shows in logs or errors.
  *
- * @since 1.0.0
+ * @since 0.1.0
  * @category models
  */
 export interface ConnectionOptions {
@@ -68,7 +68,7 @@ export interface ConnectionOptions {
  * serve quorums meanwhile. Far above what a node has in flight when it
  * answers (one command per lock operation in progress).
  *
- * @since 1.0.0
+ * @since 0.1.0
  * @category constructors
  */
 export const defaultMaxPendingCommands = 1000
@@ -78,7 +78,7 @@ export const defaultMaxPendingCommands = 1000
  * {@link ConnectionOptions}: a client with an offline queue makes a down node
  * cost the full per-node timeout instead of failing fast.
  *
- * @since 1.0.0
+ * @since 0.1.0
  * @category models
  */
 export interface ClientOptions {
@@ -89,7 +89,7 @@ export interface ClientOptions {
 }
 
 /**
- * @since 1.0.0
+ * @since 0.1.0
  * @category models
  */
 export type NodeOptions = ConnectionOptions | ClientOptions
@@ -98,7 +98,7 @@ export type NodeOptions = ConnectionOptions | ClientOptions
  * Connection options from a `redis://` or `rediss://` URL
  * (`redis://user:password@host:port/db`).
  *
- * @since 1.0.0
+ * @since 0.1.0
  * @category constructors
  */
 export const fromUrl = (url: string): Option.Option<ConnectionOptions> => {
@@ -297,7 +297,7 @@ const close = (client: Redis) =>
  * One node. The connection is opened now and closed when the scope closes
  * (unless it is a client the user owns).
  *
- * @since 1.0.0
+ * @since 0.1.0
  * @category constructors
  */
 export const make = (nodeOptions: NodeOptions): Effect.Effect<RedisNode, InvalidOptions, Scope.Scope> =>
@@ -351,7 +351,7 @@ export const make = (nodeOptions: NodeOptions): Effect.Effect<RedisNode, Invalid
  * const NodesLive = Ioredis.layer([{ host: "10.0.0.1" }, { host: "10.0.0.2" }, { host: "10.0.0.3" }])
  * ```
  *
- * @since 1.0.0
+ * @since 0.1.0
  * @category layers
  */
 export const layer = (nodes: ReadonlyArray<NodeOptions>): Layer.Layer<RedisNodes, InvalidOptions> =>
@@ -362,7 +362,7 @@ export const layer = (nodes: ReadonlyArray<NodeOptions>): Layer.Layer<RedisNodes
  * `redis://` URLs; `REDLOCK_PASSWORD`, when set, is the password of nodes
  * whose URL has none.
  *
- * @since 1.0.0
+ * @since 0.1.0
  * @category layers
  */
 export const layerConfig = (
