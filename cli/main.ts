@@ -45,6 +45,7 @@ const durationText = (name: string) =>
     )
   )
 
+// The text was checked by durationText: it parses.
 const duration = (name: string) =>
   durationText(name).pipe(Options.map((text) => Option.getOrThrow(Redlock.parseDuration(text))))
 
