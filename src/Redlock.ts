@@ -33,7 +33,6 @@ import * as FiberRef from "effect/FiberRef"
 import { dual, identity } from "effect/Function"
 import * as Layer from "effect/Layer"
 import * as LogLevel from "effect/LogLevel"
-import * as Metric from "effect/Metric"
 import * as MetricLabel from "effect/MetricLabel"
 import * as Option from "effect/Option"
 import * as Schedule from "effect/Schedule"
@@ -47,12 +46,16 @@ import * as Waiting from "./internal/waiting.js"
 import * as Outcome from "./internal/outcome.js"
 import * as Tracing from "./internal/tracing.js"
 import { HeldLock } from "./internal/lock.js"
+import * as Extension from "./internal/manager/extension.js"
+import * as Fencing from "./internal/manager/fencing.js"
+import * as Inspection from "./internal/manager/inspection.js"
+import * as Release from "./internal/manager/release.js"
+import type { Settings } from "./internal/manager/settings.js"
 import * as Lock from "./Lock.js"
 import * as RedlockMetrics from "./RedlockMetrics.js"
 import { type KeyState, type NodeOutcome, type RedisNode, RedisNodes, type TurnAnswer } from "./RedisNode.js"
 import {
   ExtensionLimitReached,
-  FencingTokenUnavailable,
   type InvalidOptions,
   type LockLost,
   LockNotAcquired,
@@ -277,9 +280,6 @@ export class Redlock extends Context.Tag("effect-redlock/Redlock")<Redlock, Redl
 
 const isGranted = (answer: TurnAnswer) => answer._tag === "Granted"
 
-// A stack trace per span would point into this module anyway, and costs more than the rest of the span.
-const spanOptions = { captureStackTrace: false } as const
-
 /**
  * An error made without a stack trace. Every refused attempt of a waiter makes
  * a LockNotAcquired (its retry schedule is fed with it); its stack would only
@@ -321,204 +321,27 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
   )
   const defaultSchedule = options.retry ?? defaultRetry
   const quorum = Algorithm.quorum(nodes.length)
-  // Marks the locks of this manager (a field, cheaper than a WeakSet on every acquire).
-  const manager = {}
   const announcesReleases = nodes.every((node) => node.watchReleases !== undefined)
-  /** The manager's own state of a lock; a lock of another manager is a programmer error. */
-  const held = (lock: Lock.Lock): HeldLock => {
-    if (lock instanceof HeldLock && lock.manager === manager) return lock
-    throw new TypeError("effect-redlock: this lock was not acquired by this lock manager")
+  const settings: Settings = {
+    nodes,
+    quorum,
+    keyPrefix,
+    driftFactor,
+    maxExtensions,
+    fencePrefix,
+    maxTtlMillis,
+    fairHandoff,
+    quarantineMillis,
+    defaultNodeTimeout,
+    inspectTimeout,
+    defaultSchedule,
+    announcesReleases,
+    identity: {}
   }
-
-  // Release returns once a majority of the nodes asked deleted our keys, or
-  // once that can no longer happen. The other nodes were sent the release too;
-  // it lands in order on each of them, so not waiting for their answer loses
-  // nothing, and a down node does not slow every release down.
-  const releaseOn = (
-    targets: ReadonlyArray<RedisNode>,
-    keys: ReadonlyArray<string>,
-    value: string,
-    timeout: Duration.Duration,
-    announce: boolean,
-    clock?: Clock.Clock,
-    keepPlace?: boolean
-  ) =>
-    FanOut.untilDecided(
-      targets,
-      FanOut.call("release", keys, value, announce, keepPlace),
-      (deleted) => deleted > 0,
-      timeout,
-      undefined,
-      clock
-    )
-
-  const release = (lock: Lock.Lock): Effect.Effect<ReleaseResult> =>
-    Effect.withFiberRuntime<ReleaseResult>((fiber) => {
-      const state = held(lock)
-      if (state.released) return Effect.succeed({ status: "AlreadyReleased", released: 0, outcomes: [] })
-      state.released = true
-      const clock = Context.get(fiber.currentDefaultServices, Clock.Clock)
-      const sent = Monotonic.unsafeMonotonicMillis(clock)
-      const remainingMillis = state.deadline - sent
-      // Released after its validity ran out: it was lost before, unnoticed.
-      if (remainingMillis <= 0) state.markLostQuietly("Expired")
-      RedlockMetrics.remainingAtRelease.unsafeUpdate(
-        Math.max(0, remainingMillis),
-        fiber.getFiberRef(FiberRef.currentMetricLabels)
-      )
-      const released = Effect.map(
-        releaseOn(nodes, state.keys, state.value, state.nodeTimeout, true, clock),
-        ({ outcomes, yes }): ReleaseResult => {
-          state.markLostQuietly("Released", outcomes)
-          const status: ReleaseStatus = yes >= quorum
-            ? "Released"
-            : Outcome.majorityNotOurs(outcomes, quorum)
-            ? "NotHeld"
-            : "Incomplete"
-          return { status, released: yes, outcomes }
-        }
-      )
-      if (!Tracing.isRecorded(fiber)) return released
-      return Effect.withSpan(
-        Effect.tap(released, ({ outcomes, status }) =>
-          Effect.annotateCurrentSpan({ "redlock.status": status, "redlock.outcomes": Outcome.describeAll(outcomes) })),
-        "Redlock.release",
-        { attributes: { "redlock.resources": state.resources }, ...spanOptions }
-      )
-    }).pipe(Effect.uninterruptible)
-
-  // Runs when the lock's scope closes. A release that does not reach a node is
-  // not fatal (the key expires), so it is reported in the log, never as an
-  // error that could hide the result of the work done under the lock. It is a
-  // warning when a majority did not confirm: the resource may then stay
-  // blocked until the keys expire.
-  const releaseFinalizer = (lock: HeldLock) =>
-    Effect.flatMap(release(lock), (result) => {
-      const unanswered = result.outcomes.filter((o) => o._tag === "TimedOut" || o._tag === "Failed")
-      if (unanswered.length === 0) return Effect.void
-      const log = result.status === "Incomplete" ? Effect.logWarning : Effect.logDebug
-      return log(
-        `effect-redlock: release of ${lock.resources.join(", ")} did not reach ${unanswered.length} node(s); ` +
-          `their keys expire within ${Duration.format(lock.ttl)}`
-      ).pipe(Effect.annotateLogs({ outcomes: unanswered.map((o) => `${Outcome.describe(o)} after ${Math.round(o.millis)} ms`) }))
-    })
-
-  const extend = (
-    lock: Lock.Lock,
-    ttlInput?: Duration.DurationInput
-  ): Effect.Effect<Lock.Lock, InvalidOptions | LockLost | LockNotExtended | ExtensionLimitReached> =>
-    Effect.suspend(() => {
-      const state = held(lock)
-      return state.oneExtensionAtATime(extendHeld(state, ttlInput))
-    }).pipe(Effect.withSpan("Redlock.extend", { attributes: { "redlock.resources": lock.resources }, ...spanOptions }))
-
-  const extendHeld = (
-    state: HeldLock,
-    ttlInput: Duration.DurationInput | undefined
-  ): Effect.Effect<Lock.Lock, InvalidOptions | LockLost | LockNotExtended | ExtensionLimitReached> =>
-    Effect.gen(function*() {
-      const { ttlMillis } = yield* Validate.timing(ttlInput ?? state.ttl, state.nodeTimeout, driftFactor, maxTtlMillis)
-      if (state.released) return yield* state.markLost("Released")
-      if (state.lostBecause !== undefined) return yield* state.lostBecause
-      if (state.extensionCount >= maxExtensions) {
-        return yield* new ExtensionLimitReached({ resources: state.resources, maxExtensions }, true)
-      }
-      const start = yield* Lock.monotonicMillis
-      if (start >= state.deadline) return yield* state.markLost("Expired")
-      const { outcomes, yes } = yield* FanOut.untilDecided(
-        nodes,
-        FanOut.call("extend", state.keys, state.value, ttlMillis),
-        identity,
-        state.nodeTimeout,
-        quarantineMillis
-      )
-      const end = yield* Lock.monotonicMillis
-      // Counted only if a majority confirmed within the current validity: past
-      // the deadline, another client may already have taken the lock.
-      if (end >= state.deadline) return yield* state.markLost("Expired", outcomes)
-      yield* Effect.annotateCurrentSpan("redlock.outcomes", Outcome.describeAll(outcomes))
-      if (yes >= quorum && Algorithm.validity(ttlMillis, end - start, driftFactor) > 0) {
-        state.deadline = start + ttlMillis - Algorithm.drift(ttlMillis, driftFactor)
-        state.extensionCount++
-        yield* Effect.annotateCurrentSpan("redlock.validity_ms", state.deadline - end)
-        return state
-      }
-      if (Outcome.majorityNotOurs(outcomes, quorum)) return yield* state.markLost("NotHeld", outcomes)
-      return yield* new LockNotExtended({ resources: state.resources, outcomes }, true)
-    })
-
-  // Fencing tokens (see README, "Fencing tokens"). Round 1: on every node that
-  // still holds our keys, increment each resource's counter; the token is the
-  // largest count of a majority. Round 2: raise the counter to the token on a
-  // majority, still only where our keys are. Any later holder increments on a
-  // majority that overlaps ours, on a node where our round 2 ran before its
-  // key could be set, so its token is larger.
-  const issueFencingTokens = (lock: HeldLock) =>
-    Effect.gen(function*() {
-      const fenceKeys = lock.resources.map((resource) => fencePrefix + resource)
-      const fail = (outcomes: ReadonlyArray<NodeOutcome>) =>
-        Outcome.majorityNotOurs(outcomes, quorum)
-          ? lock.markLost("NotHeld", outcomes)
-          : new FencingTokenUnavailable({ resources: lock.resources, outcomes }, true)
-      if (lock.lostBecause !== undefined) return yield* lock.lostBecause
-      const counted = yield* FanOut.untilDecided(
-        nodes,
-        FanOut.call("incrementFences", lock.keys, lock.value, fenceKeys),
-        Option.isSome,
-        lock.nodeTimeout,
-        quarantineMillis
-      )
-      if (counted.yes < quorum) return yield* fail(counted.outcomes)
-      const tokens = fenceKeys.map((_, index) =>
-        counted.answers.reduce(
-          (max, answer) => answer !== undefined && Option.isSome(answer) && answer.value[index] > max ? answer.value[index] : max,
-          0n
-        )
-      )
-      const committed = yield* FanOut.untilDecided(
-        nodes,
-        FanOut.call("commitFences", lock.keys, lock.value, fenceKeys, tokens),
-        identity,
-        lock.nodeTimeout,
-        quarantineMillis
-      )
-      if (committed.yes < quorum) return yield* fail(committed.outcomes)
-      if ((yield* Lock.monotonicMillis) >= lock.deadline) return yield* lock.markLost("Expired", committed.outcomes)
-      return tokens
-    })
-
-  // Extends when half the ttl is left. A failed extension is tried again after
-  // the per-node timeout, while the lock is valid. A wake-up past the deadline
-  // (the process was paused) is a loss: the lock may already belong to another.
-  const autoExtend = (lock: HeldLock, maxHoldMillis: number) => {
-    const ttlMillis = Duration.toMillis(lock.ttl)
-    const step: Effect.Effect<boolean> = Effect.gen(function*() {
-      const now = yield* Lock.monotonicMillis
-      const wakeAt = lock.deadline - ttlMillis / 2
-      if (wakeAt > now) yield* Effect.sleep(Duration.millis(wakeAt - now))
-      const woke = yield* Lock.monotonicMillis
-      if (woke >= lock.deadline) {
-        lock.markLost("Expired")
-        return false
-      }
-      if (lock.lostBecause !== undefined || woke - lock.acquiredAtMillis >= maxHoldMillis) return false
-      return yield* extend(lock).pipe(
-        Effect.zipRight(Effect.flatMap(Lock.monotonicMillis, (done) =>
-          Metric.update(RedlockMetrics.extensionLag, Math.max(0, done - wakeAt))
-        )),
-        Effect.as(true),
-        Effect.catchTags({
-          LockNotExtended: () => Effect.as(Effect.sleep(lock.nodeTimeout), true),
-          LockLost: () => Effect.succeed(false),
-          ExtensionLimitReached: () => Effect.succeed(false),
-          InvalidOptions: () => Effect.succeed(false)
-        })
-      )
-    })
-    const loop: Effect.Effect<void> = Effect.flatMap(step, (again) => again ? loop : Effect.void)
-    return Effect.interruptible(loop)
-  }
-
+  const releaseOn = Release.releaseOn
+  const releaseFinalizer = (lock: HeldLock) => Release.releaseFinalizer(settings, lock)
+  const autoExtend = (lock: HeldLock, maxHoldMillis: number) => Extension.autoExtend(settings, lock, maxHoldMillis)
+  const issueFencingTokens = Fencing.issueFencingTokens(settings)
   // Acquire is on every caller's hot path: validation, the attempt and the
   // bookkeeping are plain code inside as few effects as possible, and spans
   // are made only where a tracer records them (internal/tracing.ts).
@@ -530,7 +353,7 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
       const traced = Tracing.isRecorded(fiber)
       const request = parseAcquire(resourcesInput, acquireOptions)
       if (Either.isLeft(request)) {
-        return traced ? Effect.withSpan(Effect.fail(request.left), "Redlock.acquire", spanOptions) : Effect.fail(request.left)
+        return traced ? Effect.withSpan(Effect.fail(request.left), "Redlock.acquire", Tracing.spanOptions) : Effect.fail(request.left)
       }
       const { maxHoldMillis, nodeTimeout, resources, schedule, ttlMillis } = request.right
       const keys = resources.map((resource) => keyPrefix + resource) as unknown as NonEmptyReadonlyArray<string>
@@ -568,7 +391,7 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
           acquiredAtMillis: result.endMillis
         })
         lock.issueFencingTokens = issueFencingTokens
-        lock.manager = manager
+        lock.manager = settings.identity
         const registered = Scope.addFinalizer(scope, releaseFinalizer(lock))
         // Forked after the release is registered: finalizers run last in,
         // first out, so extension stops before the release runs.
@@ -686,7 +509,7 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
       })
 
       const oneAttempt = (leaseMillis: number) =>
-        traced ? Effect.withSpan(attempt(leaseMillis), "Redlock.attempt", spanOptions) : attempt(leaseMillis)
+        traced ? Effect.withSpan(attempt(leaseMillis), "Redlock.attempt", Tracing.spanOptions) : attempt(leaseMillis)
       // When (monotonic) the keys of the holder seen by the last attempt have
       // run out on enough nodes for a quorum; none when the keys are free on a
       // majority already, or never expire.
@@ -771,7 +594,7 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
             Effect.annotateCurrentSpan({ "redlock.attempts": attempts, "redlock.validity_ms": Duration.toMillis(lock.validity) })
         ),
         "Redlock.acquire",
-        spanOptions
+        Tracing.spanOptions
       )
     })
 
@@ -792,29 +615,14 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
     })
   }
 
-  const inspect = (resource: string): Effect.Effect<InspectResult, InvalidOptions> =>
-    Effect.gen(function*() {
-      const [checked] = yield* Validate.resources(resource)
-      const key = keyPrefix + checked
-      const { answers: states, outcomes } = yield* FanOut.all(nodes, FanOut.call("inspect", key), inspectTimeout)
-      const read = outcomes.map((outcome, index): NodeKeyState => {
-        const state = states[index]
-        return state === undefined ? { _tag: "Unreadable", outcome } : { _tag: "Read", node: outcome.node, state }
-      })
-      const values = states.map((state) => state === undefined ? undefined : Option.getOrUndefined(state.value))
-      const holder = values.find((v) => v !== undefined && values.filter((w) => w === v).length >= quorum)
-      const ttls = states.flatMap((state, index) =>
-        state !== undefined && holder !== undefined && values[index] === holder ? Option.toArray(state.ttl) : []
-      )
-      return {
-        resource: checked,
-        nodes: read,
-        holder: Option.fromNullable(holder),
-        ttl: ttls.length === 0 ? Option.none() : Option.some(ttls.reduce((a, b) => Duration.min(a, b)))
-      }
-    })
-
-  return Redlock.of({ nodes, quorum, acquire, release, extend, inspect })
+  return Redlock.of({
+    nodes,
+    quorum,
+    acquire,
+    release: (lock) => Release.release(settings, lock),
+    extend: (lock, ttl) => Extension.extend(settings, lock, ttl),
+    inspect: (resource) => Inspection.inspect(settings, resource)
+  })
 })
 
 /**

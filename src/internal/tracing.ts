@@ -16,3 +16,6 @@ const builtInTracer: Tracer.Tracer = Effect.runSync(Effect.tracer)
 
 export const isRecorded = (fiber: Fiber.RuntimeFiber<unknown, unknown>): boolean =>
   fiber.currentTracer !== builtInTracer && fiber.getFiberRef(FiberRef.currentTracerEnabled)
+
+// A stack trace per span would point into the manager anyway, and costs more than the rest of the span.
+export const spanOptions = { captureStackTrace: false } as const

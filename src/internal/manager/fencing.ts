@@ -1,0 +1,56 @@
+/**
+ * Fencing tokens of a held lock (see README, "Fencing tokens").
+ *
+ * @internal
+ */
+import * as Effect from "effect/Effect"
+import { identity } from "effect/Function"
+import * as Option from "effect/Option"
+import * as Lock from "../../Lock.js"
+import type { NodeOutcome } from "../../RedisNode.js"
+import { FencingTokenUnavailable } from "../../RedlockError.js"
+import * as FanOut from "../fanOut.js"
+import type { HeldLock } from "../lock.js"
+import * as Outcome from "../outcome.js"
+import type { Settings } from "./settings.js"
+
+// Fencing tokens (see README, "Fencing tokens"). Round 1: on every node that
+// still holds our keys, increment each resource's counter; the token is the
+// largest count of a majority. Round 2: raise the counter to the token on a
+// majority, still only where our keys are. Any later holder increments on a
+// majority that overlaps ours, on a node where our round 2 ran before its
+// key could be set, so its token is larger.
+export const issueFencingTokens = (settings: Settings) => (lock: HeldLock) =>
+  Effect.gen(function*() {
+    const fenceKeys = lock.resources.map((resource) => settings.fencePrefix + resource)
+    const fail = (outcomes: ReadonlyArray<NodeOutcome>) =>
+      Outcome.majorityNotOurs(outcomes, settings.quorum)
+        ? lock.markLost("NotHeld", outcomes)
+        : new FencingTokenUnavailable({ resources: lock.resources, outcomes }, true)
+    if (lock.lostBecause !== undefined) return yield* lock.lostBecause
+    const counted = yield* FanOut.untilDecided(
+      settings.nodes,
+      FanOut.call("incrementFences", lock.keys, lock.value, fenceKeys),
+      Option.isSome,
+      lock.nodeTimeout,
+      settings.quarantineMillis
+    )
+    if (counted.yes < settings.quorum) return yield* fail(counted.outcomes)
+    const tokens = fenceKeys.map((_, index) =>
+      counted.answers.reduce(
+        (max, answer) => answer !== undefined && Option.isSome(answer) && answer.value[index] > max ? answer.value[index] : max,
+        0n
+      )
+    )
+    const committed = yield* FanOut.untilDecided(
+      settings.nodes,
+      FanOut.call("commitFences", lock.keys, lock.value, fenceKeys, tokens),
+      identity,
+      lock.nodeTimeout,
+      settings.quarantineMillis
+    )
+    if (committed.yes < settings.quorum) return yield* fail(committed.outcomes)
+    if ((yield* Lock.monotonicMillis) >= lock.deadline) return yield* lock.markLost("Expired", committed.outcomes)
+    return tokens
+  })
+

@@ -1,0 +1,37 @@
+/**
+ * Reading who holds a resource on each node (as StackExchange.Redis's
+ * LockQuery); needs no lock.
+ *
+ * @internal
+ */
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import type { InspectResult, NodeKeyState } from "../../Redlock.js"
+import type { InvalidOptions } from "../../RedlockError.js"
+import * as FanOut from "../fanOut.js"
+import * as Validate from "../options.js"
+import type { Settings } from "./settings.js"
+
+export const inspect = (settings: Settings, resource: string): Effect.Effect<InspectResult, InvalidOptions> =>
+  Effect.gen(function*() {
+    const [checked] = yield* Validate.resources(resource)
+    const key = settings.keyPrefix + checked
+    const { answers: states, outcomes } = yield* FanOut.all(settings.nodes, FanOut.call("inspect", key), settings.inspectTimeout)
+    const read = outcomes.map((outcome, index): NodeKeyState => {
+      const state = states[index]
+      return state === undefined ? { _tag: "Unreadable", outcome } : { _tag: "Read", node: outcome.node, state }
+    })
+    const values = states.map((state) => state === undefined ? undefined : Option.getOrUndefined(state.value))
+    const holder = values.find((v) => v !== undefined && values.filter((w) => w === v).length >= settings.quorum)
+    const ttls = states.flatMap((state, index) =>
+      state !== undefined && holder !== undefined && values[index] === holder ? Option.toArray(state.ttl) : []
+    )
+    return {
+      resource: checked,
+      nodes: read,
+      holder: Option.fromNullable(holder),
+      ttl: ttls.length === 0 ? Option.none() : Option.some(ttls.reduce((a, b) => Duration.min(a, b)))
+    }
+  })
+
