@@ -147,3 +147,18 @@ export const fencePrefix = (input: unknown, keyPrefix: string): Either.Either<st
     ? invalid("fencePrefix", `"${input}" overlaps keyPrefix "${keyPrefix}": a resource's lock key could be a fence key`)
     : Either.right(input)
 }
+
+const shortDuration = /^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)\s*$/
+const shortUnits: Record<string, (n: number) => Duration.Duration> = {
+  ms: Duration.millis,
+  s: Duration.seconds,
+  m: Duration.minutes,
+  h: Duration.hours
+}
+
+/** `Redlock.parseDuration`: `500ms`, `30s`, `2m`, `1h`, or what `Duration.decode` reads from a string. */
+export const parseDuration = (text: string): Option.Option<Duration.Duration> => {
+  const short = shortDuration.exec(text)
+  if (short !== null) return Option.some(shortUnits[short[2]](Number(short[1])))
+  return Option.filter(Duration.decodeUnknown(text), Duration.isFinite)
+}
