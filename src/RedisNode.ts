@@ -9,76 +9,62 @@
  *
  * @since 0.1.0
  */
-import * as Context from "effect/Context"
 import type * as Duration from "effect/Duration"
 import type * as Effect from "effect/Effect"
 import type * as Layer from "effect/Layer"
 import type * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import * as internal from "./internal/memoryNode.js"
+import { isRedisNodeError, MemoryNodes, RedisNodeError, RedisNodeErrorReason, RedisNodes } from "./internal/nodes.js"
 
-/**
- * Why a node could not carry out an operation.
- *
- * - `WrongType`: a key holds a value that is not a string (Redis `WRONGTYPE`).
- * - `ReadOnly`: the node is a replica (Redis `READONLY`).
- * - `OutOfMemory`: the node refuses writes (Redis `OOM`, `maxmemory` reached).
- * - `Auth`: authentication failed or is missing (`NOAUTH`, `WRONGPASS`, `NOPERM`).
- * - `NoScript`: a script was missing and could not be loaded (`NOSCRIPT`).
- * - `Busy`: the node is loading, busy running a script, or its master is down.
- * - `Unavailable`: no connection to the node right now.
- * - `Unknown`: any other error reply or driver failure.
- *
- * @since 0.1.0
- * @category errors
- */
-export const RedisNodeErrorReason = Schema.Literal(
-  "WrongType",
-  "ReadOnly",
-  "OutOfMemory",
-  "Auth",
-  "NoScript",
-  "Busy",
-  "Unavailable",
-  "Unknown"
-)
-
-/**
- * @since 0.1.0
- * @category errors
- */
-export type RedisNodeErrorReason = typeof RedisNodeErrorReason.Type
-
-/**
- * An operation on one node failed. It is recorded as that node's outcome; it
- * never aborts a lock operation on its own, because the other nodes may still
- * form a quorum.
- *
- * @since 0.1.0
- * @category errors
- */
-export class RedisNodeError extends Schema.TaggedError<RedisNodeError>("effect-redlock/RedisNodeError")(
-  "RedisNodeError",
-  {
-    node: Schema.String,
-    reason: RedisNodeErrorReason,
-    detail: Schema.String,
-    cause: Schema.optional(Schema.Defect)
-  }
-) {
+export {
+  /**
+   * Why a node could not carry out an operation.
+   *
+   * - `WrongType`: a key holds a value that is not a string (Redis `WRONGTYPE`).
+   * - `ReadOnly`: the node is a replica (Redis `READONLY`).
+   * - `OutOfMemory`: the node refuses writes (Redis `OOM`, `maxmemory` reached).
+   * - `Auth`: authentication failed or is missing (`NOAUTH`, `WRONGPASS`, `NOPERM`).
+   * - `NoScript`: the server lost the lock scripts (`NOSCRIPT`): the command did not run.
+   * - `Busy`: the node is loading, busy running a script, or its master is down.
+   * - `Unavailable`: no connection to the node right now, or it does not answer.
+   * - `Unknown`: any other error reply or driver failure.
+   *
+   * @since 0.1.0
+   * @category errors
+   */
+  RedisNodeErrorReason,
+  /**
+   * An operation on one node failed. It is recorded as that node's outcome; it
+   * never aborts a lock operation on its own, because the other nodes may still
+   * form a quorum.
+   *
+   * @since 0.1.0
+   * @category errors
+   */
+  RedisNodeError,
   /**
    * @since 0.1.0
+   * @category guards
    */
-  override get message(): string {
-    return `node ${this.node}: ${this.reason}: ${this.detail}`
-  }
+  isRedisNodeError,
+  /**
+   * The set of independent Redis masters a lock manager uses. A `Context.Tag`
+   * holds one value, so the N nodes are provided together, in a fixed order.
+   *
+   * @since 0.1.0
+   * @category tags
+   */
+  RedisNodes,
+  /**
+   * Fault controls of the in-memory nodes (see {@link layerMemory}).
+   *
+   * @since 0.1.0
+   * @category tags
+   */
+  MemoryNodes
 }
 
-/**
- * @since 0.1.0
- * @category guards
- */
-export const isRedisNodeError = (u: unknown): u is RedisNodeError => Schema.is(RedisNodeError)(u)
 
 /**
  * What one node answered to one operation of a lock.
@@ -345,14 +331,6 @@ export type NodePromises = {
   ) => Promise<Effect.Effect.Success<ReturnType<RedisNode[K]>>>
 }
 
-/**
- * The set of independent Redis masters a lock manager uses. A `Context.Tag`
- * holds one value, so the N nodes are provided together, in a fixed order.
- *
- * @since 0.1.0
- * @category tags
- */
-export class RedisNodes extends Context.Tag("effect-redlock/RedisNodes")<RedisNodes, ReadonlyArray<RedisNode>>() {}
 
 /**
  * Fault controls of the in-memory nodes, by node index.
@@ -386,11 +364,6 @@ export interface MemoryNodesControl {
   readonly releaseWatchers: (index: number) => Effect.Effect<number>
 }
 
-/**
- * @since 0.1.0
- * @category tags
- */
-export class MemoryNodes extends Context.Tag("effect-redlock/MemoryNodes")<MemoryNodes, MemoryNodesControl>() {}
 
 /**
  * `n` in-memory nodes with the same semantics as Redis: expiry runs on Effect's

@@ -1,0 +1,88 @@
+/**
+ * The node error and the tags of the node set: defined here, re-exported by
+ * the public `RedisNode` module, and used by the in-memory node, which that
+ * module builds (so that neither imports the other at run time).
+ *
+ * @internal
+ */
+import * as Context from "effect/Context"
+import * as Schema from "effect/Schema"
+import type { MemoryNodesControl, RedisNode } from "../RedisNode.js"
+
+/**
+ * Why a node could not carry out an operation (documented in RedisNode.ts).
+ *
+ * - `WrongType`: a key holds a value that is not a string (Redis `WRONGTYPE`).
+ * - `ReadOnly`: the node is a replica (Redis `READONLY`).
+ * - `OutOfMemory`: the node refuses writes (Redis `OOM`, `maxmemory` reached).
+ * - `Auth`: authentication failed or is missing (`NOAUTH`, `WRONGPASS`, `NOPERM`).
+ * - `NoScript`: a script was missing and could not be loaded (`NOSCRIPT`).
+ * - `Busy`: the node is loading, busy running a script, or its master is down.
+ * - `Unavailable`: no connection to the node right now.
+ * - `Unknown`: any other error reply or driver failure.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export const RedisNodeErrorReason = Schema.Literal(
+  "WrongType",
+  "ReadOnly",
+  "OutOfMemory",
+  "Auth",
+  "NoScript",
+  "Busy",
+  "Unavailable",
+  "Unknown"
+)
+
+/**
+ * @since 0.1.0
+ * @category errors
+ */
+export type RedisNodeErrorReason = typeof RedisNodeErrorReason.Type
+
+/**
+ * An operation on one node failed. It is recorded as that node's outcome; it
+ * never aborts a lock operation on its own, because the other nodes may still
+ * form a quorum.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class RedisNodeError extends Schema.TaggedError<RedisNodeError>("effect-redlock/RedisNodeError")(
+  "RedisNodeError",
+  {
+    node: Schema.String,
+    reason: RedisNodeErrorReason,
+    detail: Schema.String,
+    cause: Schema.optional(Schema.Defect)
+  }
+) {
+  /**
+   * @since 0.1.0
+   */
+  override get message(): string {
+    return `node ${this.node}: ${this.reason}: ${this.detail}`
+  }
+}
+
+/**
+ * @since 0.1.0
+ * @category guards
+ */
+export const isRedisNodeError = (u: unknown): u is RedisNodeError => Schema.is(RedisNodeError)(u)
+
+/**
+ * The set of independent Redis masters a lock manager uses. A `Context.Tag`
+ * holds one value, so the N nodes are provided together, in a fixed order.
+ *
+ * @since 0.1.0
+ * @category tags
+ */
+export class RedisNodes extends Context.Tag("effect-redlock/RedisNodes")<RedisNodes, ReadonlyArray<RedisNode>>() {}
+
+/**
+ * @since 0.1.0
+ * @category tags
+ */
+export class MemoryNodes extends Context.Tag("effect-redlock/MemoryNodes")<MemoryNodes, MemoryNodesControl>() {}
