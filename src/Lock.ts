@@ -6,7 +6,7 @@
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import type { NonEmptyReadonlyArray } from "effect/Array"
-import * as Clock from "./internal/clock.js"
+import * as Monotonic from "./internal/monotonic.js"
 import type { NodeOutcome } from "./RedisNode.js"
 import type { FencingTokenUnavailable, LockLost, ValidityTooShort } from "./RedlockError.js"
 
@@ -86,7 +86,7 @@ export interface Lock {
  * @since 0.1.0
  * @category utils
  */
-export const monotonicMillis: Effect.Effect<number> = Clock.monotonicMillis
+export const monotonicMillis: Effect.Effect<number> = Monotonic.monotonicMillis
 
 /**
  * @since 0.1.0

@@ -14,7 +14,7 @@ import type * as Effect from "effect/Effect"
 import type * as Layer from "effect/Layer"
 import type * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
-import * as internal from "./internal/memoryNode.js"
+import * as internal from "./internal/memory/memoryNode.js"
 import { isRedisNodeError, MemoryNodes, RedisNodeError, RedisNodeErrorReason, RedisNodes } from "./internal/nodes.js"
 
 export {

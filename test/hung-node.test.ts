@@ -11,7 +11,7 @@ import * as Vm from "node:vm"
 import * as RedisFleet from "../fleet/RedisFleet.js"
 import * as Redlock from "../src/Redlock.js"
 import * as Ioredis from "../src/RedisNode/Ioredis.js"
-import * as ReleaseWatch from "../src/internal/releaseWatch.js"
+import * as ReleaseWatch from "../src/internal/ioredis/releaseWatch.js"
 
 V8.setFlagsFromString("--expose-gc")
 const gc = Vm.runInNewContext("gc") as () => void

@@ -18,7 +18,7 @@ import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import { type NodeOperation, type NodeOutcome, type RedisNode, RedisNodeError } from "../RedisNode.js"
 import * as Algorithm from "./algorithm.js"
-import * as Monotonic from "./clock.js"
+import * as Monotonic from "./monotonic.js"
 import * as Quarantine from "./quarantine.js"
 
 /** Which operation to send, with its arguments. */

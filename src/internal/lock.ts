@@ -17,7 +17,7 @@ import { type Lock, monotonicMillis, TypeId } from "../Lock.js"
 import type { NodeOutcome } from "../RedisNode.js"
 import { type FencingTokenUnavailable, LockLost, ValidityTooShort } from "../RedlockError.js"
 import * as RedlockMetrics from "../RedlockMetrics.js"
-import * as Monotonic from "./clock.js"
+import * as Monotonic from "./monotonic.js"
 
 export interface LockFields extends
   Pick<Lock, "resources" | "keys" | "value" | "ttl" | "validity" | "validUntilMillis" | "attempts" | "outcomes">

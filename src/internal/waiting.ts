@@ -32,7 +32,7 @@ import * as ScheduleDecision from "effect/ScheduleDecision"
 import * as ScheduleIntervals from "effect/ScheduleIntervals"
 import type { RedisNode, ReleaseWatch } from "../RedisNode.js"
 import type { LockNotAcquired } from "../RedlockError.js"
-import * as Monotonic from "./clock.js"
+import * as Monotonic from "./monotonic.js"
 
 /** Whether a release for us was announced since the current attempt began. */
 class Announcements {

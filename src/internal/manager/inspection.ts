@@ -10,7 +10,7 @@ import * as Option from "effect/Option"
 import type { InspectResult, NodeKeyState } from "../../Redlock.js"
 import type { InvalidOptions } from "../../RedlockError.js"
 import * as FanOut from "../fanOut.js"
-import * as Validate from "../options.js"
+import * as Validate from "../validate.js"
 import type { Settings } from "./settings.js"
 
 export const inspect = (settings: Settings, resource: string): Effect.Effect<InspectResult, InvalidOptions> =>

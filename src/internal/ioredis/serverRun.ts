@@ -9,8 +9,8 @@
 import * as Effect from "effect/Effect"
 import * as Runtime from "effect/Runtime"
 import type { Redis } from "ioredis"
-import type { NodeRun } from "../RedisNode.js"
-import * as Clock from "./clock.js"
+import type { NodeRun } from "../../RedisNode.js"
+import * as Monotonic from "../monotonic.js"
 
 /** `run_id` and `uptime_in_seconds` of an `INFO server` reply. */
 export const parseInfo = (reply: string): { readonly id: string; readonly uptimeSeconds: number } | undefined => {
@@ -42,7 +42,7 @@ export interface RunWatcher {
 export const watch = (client: Redis) =>
   Effect.acquireRelease(
     Effect.map(Effect.runtime<never>(), (runtime) => {
-      const now = () => Runtime.runSync(runtime)(Clock.monotonicMillis)
+      const now = () => Runtime.runSync(runtime)(Monotonic.monotonicMillis)
       let run: NodeRun = { _tag: "Unknown", detail: "not connected yet" }
       let identifying = false
       let connection = 0

@@ -7,11 +7,11 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Queue from "effect/Queue"
-import type * as RedisNode from "../RedisNode.js"
-import { MemoryNodes, RedisNodeError, RedisNodes } from "./nodes.js"
-import * as Monotonic from "./clock.js"
-import * as Scripts from "./scripts.js"
-import { Watchers } from "./watchers.js"
+import type * as RedisNode from "../../RedisNode.js"
+import { MemoryNodes, RedisNodeError, RedisNodes } from "../nodes.js"
+import * as Monotonic from "../monotonic.js"
+import * as Scripts from "../scripts.js"
+import { Watchers } from "../watchers.js"
 
 type Entry =
   | { readonly type: "string"; readonly value: string; expiresAt: number | undefined }

@@ -18,9 +18,9 @@
 import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
 import type { Redis } from "ioredis"
-import type { ReleaseWatch } from "../RedisNode.js"
-import { releaseChannelPrefix } from "./scripts.js"
-import { Watchers } from "./watchers.js"
+import type { ReleaseWatch } from "../../RedisNode.js"
+import { releaseChannelPrefix } from "../scripts.js"
+import { Watchers } from "../watchers.js"
 
 const lingerMillis = 1000
 

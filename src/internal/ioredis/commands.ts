@@ -5,8 +5,8 @@
  * @internal
  */
 import { Command, type Redis } from "ioredis"
-import { RedisNodeError, type RedisNodeErrorReason } from "../RedisNode.js"
-import type { Script } from "./scripts.js"
+import { RedisNodeError, type RedisNodeErrorReason } from "../../RedisNode.js"
+import type { Script } from "../scripts.js"
 
 /** Map a driver failure to a node error; connection failures carry the last connection error's text. */
 export const toNodeError = (node: string, cause: unknown, lastConnectionError: Error | undefined): RedisNodeError => {
