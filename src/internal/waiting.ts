@@ -94,12 +94,8 @@ const nap = (clock: Clock.Clock, millis: number, announcements: Announcements | 
   })
 }
 
-export interface RetryOptions<A> {
-  /** One attempt, staying in line for the given lease when refused. */
-  readonly attempt: (leaseMillis: number) => Effect.Effect<A, LockNotAcquired>
-  /** The first attempt's failure. */
-  readonly error: LockNotAcquired
-  readonly schedule: Schedule.Schedule<unknown, LockNotAcquired>
+/** What waiting reads of an acquisition (see manager/acquisition.ts), as it is after each attempt. */
+export interface Waiter<A> {
   readonly nodes: ReadonlyArray<RedisNode>
   readonly keys: ReadonlyArray<string>
   readonly value: string
@@ -107,23 +103,25 @@ export interface RetryOptions<A> {
   readonly quorum: number
   /** Whether every node announces releases. */
   readonly watch: boolean
-  /** How long to hold a place in line when the next attempt is due in `intervalMillis`. */
-  readonly lease: (intervalMillis: number) => number
-  /** When (monotonic ms) the last attempt expects the holder's keys to have run out on enough nodes. */
-  readonly holderGoneAt: () => number | undefined
-  /** When (monotonic ms) the place in line taken by the last attempt ends, if it took one. */
-  readonly leaseEndsAt: () => number | undefined
   /** Bound on waiting for the nodes' subscriptions. */
   readonly nodeTimeout: Duration.Duration
+  /** When (monotonic ms) the last attempt expects the holder's keys to have run out on enough nodes. */
+  readonly holderGoneAt: number | undefined
+  /** When (monotonic ms) the place in line taken by the last attempt ends, if it took one. */
+  readonly leaseEndsAt: number | undefined
+  /** How long to hold a place in line when the next attempt is due in `intervalMillis`. */
+  lease(intervalMillis: number): number
+  /** One attempt, staying in line for the given lease when refused. */
+  attempt(leaseMillis: number): Effect.Effect<A, LockNotAcquired>
 }
 
-/**
- * After the first attempt failed: run `attempt` again after each failure,
- * until it succeeds or the schedule stops (then with the last failure).
- */
-export const retry = <A>(options: RetryOptions<A>): Effect.Effect<A, LockNotAcquired> =>
+export const retry = <A>(
+  waiter: Waiter<A>,
+  error: LockNotAcquired,
+  schedule: Schedule.Schedule<unknown, LockNotAcquired>
+): Effect.Effect<A, LockNotAcquired> =>
   Effect.clockWith((clock) => {
-    const { attempt, keys, nodes, schedule } = options
+    const { keys, nodes } = waiter
     let state = schedule.initial
     let dueAt: number | undefined
     let intervalMillis = 0
@@ -137,7 +135,7 @@ export const retry = <A>(options: RetryOptions<A>): Effect.Effect<A, LockNotAcqu
      * is in `watches`, which are stopped whichever way the retries end.
      */
     const startWatching = Effect.suspend(() => {
-      const heard = new Announcements(options.quorum, options.value)
+      const heard = new Announcements(waiter.quorum, waiter.value)
       announcements = heard
       return Effect.forEach(nodes, (node, index) => {
         const onRelease = (next: string) => heard.heard(index, next)
@@ -150,7 +148,7 @@ export const retry = <A>(options: RetryOptions<A>): Effect.Effect<A, LockNotAcqu
       Effect.flatMap(() => {
         const pending = watches.flatMap((watch) => watch.ready === undefined ? [] : [watch.ready])
         if (pending.length === 0) return Effect.succeed(false)
-        return Effect.promise(() => Promise.all(pending)).pipe(Effect.timeoutOption(options.nodeTimeout), Effect.as(true))
+        return Effect.promise(() => Promise.all(pending)).pipe(Effect.timeoutOption(waiter.nodeTimeout), Effect.as(true))
       })
     )
 
@@ -169,20 +167,20 @@ export const retry = <A>(options: RetryOptions<A>): Effect.Effect<A, LockNotAcqu
           intervalMillis = Math.max(0, ScheduleIntervals.start(decision.intervals) - wallNow)
           dueAt = now + intervalMillis
         }
-        const missed = announcements === undefined && options.watch ? yield* startWatching : false
+        const missed = announcements === undefined && waiter.watch ? yield* startWatching : false
         if (!missed) {
           // Also before the place in line runs out: the attempt renews it (it may reach the node a node timeout later).
-          const renewAt = (options.leaseEndsAt() ?? Infinity) - Duration.toMillis(options.nodeTimeout)
-          const wakeAt = Math.min(dueAt, options.holderGoneAt() ?? Infinity, renewAt)
+          const renewAt = (waiter.leaseEndsAt ?? Infinity) - Duration.toMillis(waiter.nodeTimeout)
+          const wakeAt = Math.min(dueAt, waiter.holderGoneAt ?? Infinity, renewAt)
           yield* nap(clock, Math.max(0, Math.ceil(wakeAt - now)), announcements)
           now = Monotonic.unsafeMonotonicMillis(clock)
           if (now >= dueAt) dueAt = undefined
         }
         if (announcements !== undefined && !missed) announcements.reset()
-        return yield* Effect.catchAll(attempt(options.lease(intervalMillis)), again)
+        return yield* Effect.catchAll(waiter.attempt(waiter.lease(intervalMillis)), again)
       })
 
-    return again(options.error).pipe(
+    return again(error).pipe(
       Effect.ensuring(Effect.sync(() => {
         for (const watch of watches) watch.stop()
       }))
