@@ -26,6 +26,10 @@ export interface LockFields extends
   readonly nodeTimeout: Duration.Duration
   /** When it was acquired, on the monotonic timeline. */
   readonly acquiredAtMillis: number
+  /** The lock manager that acquired it (an identity only). */
+  readonly manager: object
+  /** Issues the tokens on the nodes (the manager's fencing). */
+  readonly issueFencingTokens: (lock: HeldLock) => Effect.Effect<ReadonlyArray<bigint>, LockLost | FencingTokenUnavailable>
 }
 
 export class HeldLock implements Lock {
@@ -41,7 +45,7 @@ export class HeldLock implements Lock {
   readonly acquiredAtMillis: number
 
   /** The lock manager that acquired it (an identity only). */
-  manager: object | undefined
+  readonly manager: object
   /** The validity deadline; moved by extensions. */
   deadline: number
   extensionCount = 0
@@ -53,9 +57,7 @@ export class HeldLock implements Lock {
   private lostSignal: Deferred.Deferred<void> | undefined
   /** Called once when the lock is lost (see `runWhileHeld`). */
   private lostListeners: Set<() => void> | undefined
-  /** Issues the tokens on the nodes; set by the manager. */
-  issueFencingTokens: (lock: HeldLock) => Effect.Effect<ReadonlyArray<bigint>, LockLost | FencingTokenUnavailable> =
-    () => Effect.dieMessage("effect-redlock: no fencing for this lock")
+  private readonly issueFencingTokens: LockFields["issueFencingTokens"]
   private tokens: ReadonlyArray<bigint> | undefined
   /** Made on first use: most locks never ask for a token. */
   private fencingPermit: Effect.Semaphore | undefined
@@ -73,6 +75,8 @@ export class HeldLock implements Lock {
     this.nodeTimeout = fields.nodeTimeout
     this.acquiredAtMillis = fields.acquiredAtMillis
     this.deadline = fields.validUntilMillis
+    this.manager = fields.manager
+    this.issueFencingTokens = fields.issueFencingTokens
   }
 
   get validUntilMillis(): number {

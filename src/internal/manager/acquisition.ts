@@ -239,10 +239,10 @@ class Acquisition implements Waiting.Waiter<Lock.Lock> {
       attempts: this.attempts,
       outcomes: result.outcomes,
       nodeTimeout: this.nodeTimeout,
-      acquiredAtMillis: result.endMillis
+      acquiredAtMillis: result.endMillis,
+      manager: this.settings.identity,
+      issueFencingTokens: Fencing.issueFencingTokens(this.settings)
     })
-    lock.issueFencingTokens = Fencing.issueFencingTokens(this.settings)
-    lock.manager = this.settings.identity
     const registered = Scope.addFinalizer(this.scope, Release.releaseFinalizer(this.settings, lock))
     // Forked after the release is registered: finalizers run last in,
     // first out, so extension stops before the release runs.
