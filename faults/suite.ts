@@ -19,6 +19,8 @@ import * as Readline from "node:readline"
 import { fileURLToPath } from "node:url"
 import type { Fleet, FleetError } from "../fleet/RedisFleet.js"
 import * as Algorithm from "../src/internal/algorithm.js"
+import * as ServerRun from "../src/internal/ioredis/serverRun.js"
+import * as Quarantine from "../src/internal/quarantine.js"
 import * as Checker from "./checker.js"
 import { hrMillis, type WorkerConfig, type WorkerEvent } from "./protocol.js"
 import { seeded } from "./seeded.js"
@@ -117,12 +119,11 @@ const spawnWorker = (config: WorkerConfig, onEvent: (event: WorkerEvent) => void
 const settle = (fleet: Fleet, settings: Settings) =>
   Effect.gen(function*() {
     yield* fleet.reset
-    const quarantineSeconds = Math.ceil(
-      (settings.maxTtlMillis + Algorithm.drift(settings.maxTtlMillis, 0.01)) / 1000
-    )
+    // The workers' managers use the default drift factor.
+    const quarantineSeconds = Math.ceil(Quarantine.durationMillis(settings.maxTtlMillis, Algorithm.defaultDriftFactor) / 1000)
     yield* Effect.forEach(fleet.servers.slice(0, lockNodes), (server) =>
       server.call("INFO", "server").pipe(
-        Effect.map((reply) => Number(/uptime_in_seconds:(\d+)/.exec(String(reply))?.[1] ?? 0)),
+        Effect.map((reply) => ServerRun.parseInfo(String(reply))?.uptimeSeconds ?? 0),
         Effect.filterOrFail((uptime) => uptime >= quarantineSeconds, () => "in quarantine"),
         Effect.retry(Schedule.spaced("200 millis").pipe(Schedule.upTo(Duration.seconds(quarantineSeconds + 5)))),
         Effect.orDie

@@ -33,6 +33,7 @@ import * as Option from "effect/Option"
 import * as Schedule from "effect/Schedule"
 import * as Scope from "effect/Scope"
 import * as Algorithm from "./internal/algorithm.js"
+import * as Quarantine from "./internal/quarantine.js"
 import * as Validate from "./internal/validate.js"
 import { HeldLock } from "./internal/lock.js"
 import * as Acquisition from "./internal/manager/acquisition.js"
@@ -275,13 +276,13 @@ export class Redlock extends Context.Tag("effect-redlock/Redlock")<Redlock, Redl
 export const make = Effect.fnUntraced(function*(options: Options = {}) {
   const nodes = yield* RedisNodes
   const keyPrefix = yield* Validate.keyPrefix(options.keyPrefix ?? "redlock:")
-  const driftFactor = yield* Validate.driftFactor(options.driftFactor ?? 0.01)
+  const driftFactor = yield* Validate.driftFactor(options.driftFactor ?? Algorithm.defaultDriftFactor)
   const maxExtensions = yield* Validate.count("maxExtensions", options.maxExtensions ?? 1000)
   const fencePrefix = yield* Validate.fencePrefix(options.fencePrefix ?? "redlock-fence:", keyPrefix)
   const maxTtlMillis = yield* Validate.maxTtl(options.maxTtl ?? "30 seconds")
   const fairHandoff = yield* Validate.flag("fairHandoff", options.fairHandoff ?? true)
   const quarantineMillis = (yield* Validate.flag("restartQuarantine", options.restartQuarantine ?? true))
-    ? maxTtlMillis + Algorithm.drift(maxTtlMillis, driftFactor)
+    ? Quarantine.durationMillis(maxTtlMillis, driftFactor)
     : undefined
   yield* Validate.nodeCount(nodes.length)
   const defaultNodeTimeout = options.nodeTimeout

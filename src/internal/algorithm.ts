@@ -16,6 +16,9 @@ export const quorum = (nodes: number): number => Math.floor(nodes / 2) + 1
  */
 export const drift = (ttlMillis: number, driftFactor: number): number => Math.ceil(ttlMillis * driftFactor) + 2
 
+/** The reference's clock drift factor, the manager's default. */
+export const defaultDriftFactor = 0.01
+
 /** The time a lock may be relied on after an attempt that took `elapsedMillis`. */
 export const validity = (ttlMillis: number, elapsedMillis: number, driftFactor: number): number =>
   ttlMillis - elapsedMillis - drift(ttlMillis, driftFactor)

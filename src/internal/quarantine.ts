@@ -11,6 +11,11 @@
  * @internal
  */
 import type { NodeRun } from "../RedisNode.js"
+import * as Algorithm from "./algorithm.js"
+
+/** How long a restarted node abstains: the longest ttl in use, plus its drift allowance. */
+export const durationMillis = (maxTtlMillis: number, driftFactor: number): number =>
+  maxTtlMillis + Algorithm.drift(maxTtlMillis, driftFactor)
 
 /**
  * Why a node's yes must not count, or `undefined` when it counts. `before` is
