@@ -6,6 +6,7 @@
  */
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import { Context, Duration, Effect, Layer, Schedule } from "effect"
+import * as Checker from "../faults/checker.js"
 import * as RedisFleet from "../fleet/RedisFleet.js"
 import * as Lock from "../src/Lock.js"
 import * as Redlock from "../src/Redlock.js"
@@ -108,13 +109,12 @@ const program = Effect.gen(function*() {
   })
 
   const byStart = [...sections].sort((a, b) => a.start - b.start)
-  let overlapping = 0
+  const overlapping = Checker.overlappingPairs(sections).length
   const handoffs: Array<number> = []
   for (let i = 1; i < byStart.length; i++) {
     const previous = byStart[i - 1]
     const next = byStart[i]
-    if (next.start < previous.end) overlapping++
-    else if (next.worker !== previous.worker) handoffs.push(next.start - previous.end)
+    if (next.start >= previous.end && next.worker !== previous.worker) handoffs.push(next.start - previous.end)
   }
   handoffs.sort((a, b) => a - b)
   const perWorker = Array.from({ length: WORKERS }, (_, i) => sections.filter((s) => s.worker === i + 1).length)

@@ -35,8 +35,27 @@ export interface Verdict {
 }
 
 /**
- * Sections sorted by start; each later section is compared with every earlier
- * one still open when it started. Tokens must increase in acquisition order.
+ * Pairs of critical sections that overlap in time (the later one started
+ * before the earlier one ended), earlier first; each later section is
+ * compared with every earlier one still open when it started. The one
+ * overlap check of the tests, the demo and the fault suite.
+ */
+export const overlappingPairs = <S extends { readonly start: number; readonly end: number }>(
+  sections: ReadonlyArray<S>
+): Array<[S, S]> => {
+  const sorted = [...sections].sort((a, b) => a.start - b.start)
+  const pairs: Array<[S, S]> = []
+  for (let j = 0; j < sorted.length; j++) {
+    for (let i = 0; i < j; i++) {
+      if (sorted[j].start < sorted[i].end) pairs.push([sorted[i], sorted[j]])
+    }
+  }
+  return pairs
+}
+
+/**
+ * An overlap is a violation when the later section started within the
+ * earlier holder's validity. Tokens must increase in acquisition order.
  * The gap is measured in whole milliseconds over `[window[0], window[1])`.
  */
 export const check = (
@@ -47,17 +66,12 @@ export const check = (
   const sorted = [...sections].sort((a, b) => a.start - b.start)
   const violations: Array<Overlap> = []
   const expiredOverlaps: Array<Overlap> = []
-  let tokenRegressions = 0
-  for (let j = 0; j < sorted.length; j++) {
-    const second = sorted[j]
-    for (let i = 0; i < j; i++) {
-      const first = sorted[i]
-      if (second.start >= first.end) continue
-      if (second.start < first.validUntil) violations.push({ first, second })
-      else expiredOverlaps.push({ first, second })
-    }
-    if (j > 0 && second.token <= sorted[j - 1].token) tokenRegressions++
+  for (const [first, second] of overlappingPairs(sorted)) {
+    if (second.start < first.validUntil) violations.push({ first, second })
+    else expiredOverlaps.push({ first, second })
   }
+  let tokenRegressions = 0
+  for (let j = 1; j < sorted.length; j++) if (sorted[j].token <= sorted[j - 1].token) tokenRegressions++
   return {
     acquisitions: sorted.length,
     violations,

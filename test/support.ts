@@ -1,5 +1,6 @@
 /** Helpers shared by the test files. */
 import { Cause, Context, Effect, Exit, Layer, Option, Schedule } from "effect"
+import * as Checker from "../faults/checker.js"
 import type * as RedisFleet from "../fleet/RedisFleet.js"
 import * as Lock from "../src/Lock.js"
 import * as Redlock from "../src/Redlock.js"
@@ -32,17 +33,8 @@ export interface Section {
   readonly validUntil: number
 }
 
-/** Pairs of sections that overlap in time. */
-export const overlaps = (sections: ReadonlyArray<Section>): Array<[Section, Section]> => {
-  const sorted = [...sections].sort((a, b) => a.start - b.start)
-  const found: Array<[Section, Section]> = []
-  for (let i = 0; i < sorted.length; i++) {
-    for (let j = i + 1; j < sorted.length && sorted[j].start < sorted[i].end; j++) {
-      found.push([sorted[i], sorted[j]])
-    }
-  }
-  return found
-}
+/** Pairs of sections that overlap in time (the fault suite's own check). */
+export const overlaps = (sections: ReadonlyArray<Section>) => Checker.overlappingPairs(sections)
 
 /** Run `body` as a critical section under a held lock, recording it on the lock's own timeline. */
 export const recordSection = (holder: string, lock: Lock.Lock, body: Effect.Effect<void>, into: Array<Section>) =>
