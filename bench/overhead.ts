@@ -5,7 +5,7 @@
  */
 import { Duration, Effect, Layer, ManagedRuntime, Option } from "effect"
 import * as Redlock from "../src/Redlock.js"
-import { type NodePromises, type RedisNode, RedisNodes } from "../src/RedisNode.js"
+import { fromPromises, type NodePromises, type RedisNode, RedisNodes } from "../src/RedisNode.js"
 
 const instant = (name: string): RedisNode => {
   const promises: NodePromises = {
@@ -17,18 +17,7 @@ const instant = (name: string): RedisNode => {
     commitFences: () => Promise.resolve(true),
     inspect: () => Promise.resolve({ value: Option.none(), ttl: Option.none() })
   }
-  return {
-    name,
-    run: () => ({ _tag: "Known", id: name, startedAtMillis: 0 }),
-    promises,
-    acquire: (keys, value, ttl) => Effect.promise(() => promises.acquire(keys, value, ttl)),
-    acquireInTurn: (keys, value, ttl, turn) => Effect.promise(() => promises.acquireInTurn(keys, value, ttl, turn)),
-    release: (keys, value, announce, keepPlace) => Effect.promise(() => promises.release(keys, value, announce, keepPlace)),
-    extend: (keys, value, ttl) => Effect.promise(() => promises.extend(keys, value, ttl)),
-    incrementFences: (keys, value, fences) => Effect.promise(() => promises.incrementFences(keys, value, fences)),
-    commitFences: (keys, value, fences, tokens) => Effect.promise(() => promises.commitFences(keys, value, fences, tokens)),
-    inspect: (key) => Effect.promise(() => promises.inspect(key))
-  }
+  return fromPromises({ name, run: () => ({ _tag: "Known", id: name, startedAtMillis: 0 }), promises })
 }
 
 const cycles = Number(process.argv[2] ?? 50_000)

@@ -10,7 +10,7 @@
  * @since 0.1.0
  */
 import type * as Duration from "effect/Duration"
-import type * as Effect from "effect/Effect"
+import * as Effect from "effect/Effect"
 import type * as Layer from "effect/Layer"
 import type * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
@@ -331,6 +331,40 @@ export type NodePromises = {
   ) => Promise<Effect.Effect.Success<ReturnType<RedisNode[K]>>>
 }
 
+
+/**
+ * A node from its operations as promises, each rejecting only with a
+ * `RedisNodeError`: the Effects are built over them, and the lock manager
+ * calls the promises directly, one fan-out in a single asynchronous step.
+ * The ioredis nodes are made this way; so can a node over another
+ * promise-based driver.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const fromPromises = (node: {
+  readonly name: string
+  readonly run: () => NodeRun
+  readonly promises: NodePromises
+  readonly watchReleases?: RedisNode["watchReleases"]
+}): RedisNode => {
+  const { promises } = node
+  const effect = <A>(promise: () => Promise<A>) =>
+    Effect.tryPromise({ try: promise, catch: (error) => error as RedisNodeError })
+  return {
+    name: node.name,
+    run: node.run,
+    promises,
+    watchReleases: node.watchReleases,
+    acquire: (keys, value, ttlMillis) => effect(() => promises.acquire(keys, value, ttlMillis)),
+    acquireInTurn: (keys, value, ttlMillis, turn) => effect(() => promises.acquireInTurn(keys, value, ttlMillis, turn)),
+    release: (keys, value, announce, keepPlace) => effect(() => promises.release(keys, value, announce, keepPlace)),
+    extend: (keys, value, ttlMillis) => effect(() => promises.extend(keys, value, ttlMillis)),
+    incrementFences: (keys, value, fenceKeys) => effect(() => promises.incrementFences(keys, value, fenceKeys)),
+    commitFences: (keys, value, fenceKeys, tokens) => effect(() => promises.commitFences(keys, value, fenceKeys, tokens)),
+    inspect: (key) => effect(() => promises.inspect(key))
+  }
+}
 
 /**
  * Fault controls of the in-memory nodes, by node index.

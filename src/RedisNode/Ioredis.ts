@@ -26,7 +26,15 @@ import * as Scripts from "../internal/scripts.js"
 import * as ReleaseWatch from "../internal/ioredis/releaseWatch.js"
 import * as ServerRun from "../internal/ioredis/serverRun.js"
 import * as Validate from "../internal/validate.js"
-import { type NodePromises, type NodeRun, type RedisNode, RedisNodeError, RedisNodes, type TurnAnswer } from "../RedisNode.js"
+import {
+  fromPromises,
+  type NodePromises,
+  type NodeRun,
+  type RedisNode,
+  RedisNodeError,
+  RedisNodes,
+  type TurnAnswer
+} from "../RedisNode.js"
 import { InvalidOptions } from "../RedlockError.js"
 
 /**
@@ -230,22 +238,7 @@ const makeNode = (
         }
       })
   }
-  const effect = <A>(promise: () => Promise<A>) =>
-    Effect.tryPromise({ try: promise, catch: (error) => error as RedisNodeError })
-
-  return {
-    name,
-    run: serverRun,
-    promises,
-    watchReleases,
-    acquire: (keys, value, ttlMillis) => effect(() => promises.acquire(keys, value, ttlMillis)),
-    acquireInTurn: (keys, value, ttlMillis, turn) => effect(() => promises.acquireInTurn(keys, value, ttlMillis, turn)),
-    release: (keys, value, announce, keepPlace) => effect(() => promises.release(keys, value, announce, keepPlace)),
-    extend: (keys, value, ttlMillis) => effect(() => promises.extend(keys, value, ttlMillis)),
-    incrementFences: (keys, value, fenceKeys) => effect(() => promises.incrementFences(keys, value, fenceKeys)),
-    commitFences: (keys, value, fenceKeys, tokens) => effect(() => promises.commitFences(keys, value, fenceKeys, tokens)),
-    inspect: (key) => effect(() => promises.inspect(key))
-  }
+  return fromPromises({ name, run: serverRun, promises, watchReleases })
 }
 
 /** Keeps the last connection error, so "not connected" can say why (refused, WRONGPASS ...). */
