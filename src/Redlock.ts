@@ -41,14 +41,14 @@ import * as Extension from "./internal/manager/extension.js"
 import * as Inspection from "./internal/manager/inspection.js"
 import * as Release from "./internal/manager/release.js"
 import type { Settings } from "./internal/manager/settings.js"
-import * as Lock from "./Lock.js"
+import type * as Lock from "./Lock.js"
 import { type KeyState, type NodeOutcome, type RedisNode, RedisNodes } from "./RedisNode.js"
-import {
+import type {
   ExtensionLimitReached,
-  type InvalidOptions,
-  type LockLost,
+  InvalidOptions,
+  LockLost,
   LockNotAcquired,
-  LockNotExtended,
+  LockNotExtended
 } from "./RedlockError.js"
 
 /**

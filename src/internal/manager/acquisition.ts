@@ -28,7 +28,7 @@ import * as RedlockMetrics from "../../RedlockMetrics.js"
 import * as Algorithm from "../algorithm.js"
 import * as Monotonic from "../monotonic.js"
 import * as FanOut from "../fanOut.js"
-import { HeldLock } from "../lock.js"
+import { HeldLock, type LockFields } from "../lock.js"
 import * as LockValue from "../lockValue.js"
 import * as Validate from "../validate.js"
 import * as Outcome from "../outcome.js"
@@ -60,17 +60,24 @@ const withoutStackTrace = <E>(make: () => E): E => {
 // Acquire is on every caller's hot path: validation, the attempt and the
 // bookkeeping are plain code inside as few effects as possible, and spans
 // are made only where a tracer records them (internal/tracing.ts).
-export const acquire = (settings: Settings) =>
-(
-  resourcesInput: string | NonEmptyReadonlyArray<string>,
-  acquireOptions: AcquireOptions
-): Effect.Effect<Lock.Lock, InvalidOptions | LockNotAcquired, Scope.Scope> =>
-  Effect.withFiberRuntime((fiber) => {
-    const traced = Tracing.isRecorded(fiber)
-    const request = parseAcquire(settings, resourcesInput, acquireOptions)
-    if (Either.isRight(request)) return new Acquisition(settings, fiber, traced, request.right).run()
-    return traced ? Effect.withSpan(Effect.fail(request.left), "Redlock.acquire", Tracing.spanOptions) : Effect.fail(request.left)
-  })
+export const acquire = (settings: Settings) => {
+  // One per manager: every lock it grants issues its tokens with it.
+  const issueFencingTokens = Fencing.issueFencingTokens(settings)
+  return (
+    resourcesInput: string | NonEmptyReadonlyArray<string>,
+    acquireOptions: AcquireOptions
+  ): Effect.Effect<Lock.Lock, InvalidOptions | LockNotAcquired, Scope.Scope> =>
+    Effect.withFiberRuntime((fiber) => {
+      const traced = Tracing.isRecorded(fiber)
+      const request = parseAcquire(settings, resourcesInput, acquireOptions)
+      if (Either.isRight(request)) {
+        return new Acquisition(settings, issueFencingTokens, fiber, traced, request.right).run()
+      }
+      return traced
+        ? Effect.withSpan(Effect.fail(request.left), "Redlock.acquire", Tracing.spanOptions)
+        : Effect.fail(request.left)
+    })
+}
 
 type Request = Either.Either.Right<ReturnType<typeof parseAcquire>>
 
@@ -85,6 +92,7 @@ class Acquisition implements Waiting.Waiter<Lock.Lock> {
   readonly keys: NonEmptyReadonlyArray<string>
   readonly value = LockValue.unsafeMake()
   readonly nodeTimeout: Duration.Duration
+  private readonly nodeTimeoutMillis: number
   private readonly scope: Scope.Scope
   private readonly clock: Clock.Clock
   private readonly firstStart: number
@@ -101,6 +109,7 @@ class Acquisition implements Waiting.Waiter<Lock.Lock> {
 
   constructor(
     private readonly settings: Settings,
+    private readonly issueFencingTokens: LockFields["issueFencingTokens"],
     private readonly fiber: Fiber.RuntimeFiber<unknown, unknown>,
     private readonly traced: boolean,
     private readonly request: Request
@@ -112,6 +121,7 @@ class Acquisition implements Waiting.Waiter<Lock.Lock> {
       string
     >
     this.nodeTimeout = request.nodeTimeout
+    this.nodeTimeoutMillis = Duration.toMillis(request.nodeTimeout)
     this.scope = Context.get(fiber.currentContext as Context.Context<Scope.Scope>, Scope.Scope)
     this.clock = Context.get(fiber.currentDefaultServices, Clock.Clock)
     this.firstStart = Monotonic.unsafeMonotonicMillis(this.clock)
@@ -122,8 +132,7 @@ class Acquisition implements Waiting.Waiter<Lock.Lock> {
   // No place for a waiter whose last attempt reached fewer than a quorum of nodes (see `refused`).
   lease(intervalMillis: number): number {
     if (!this.settings.fairHandoff || !this.reachedQuorum) return 0
-    const nodeTimeoutMillis = Duration.toMillis(this.nodeTimeout)
-    return Math.ceil(Math.min(this.request.ttlMillis, Math.max(250, 2 * intervalMillis) + 2 * nodeTimeoutMillis))
+    return Math.ceil(Math.min(this.request.ttlMillis, Math.max(250, 2 * intervalMillis) + 2 * this.nodeTimeoutMillis))
   }
 
   attempt(leaseMillis: number): Effect.Effect<Lock.Lock, LockNotAcquired> {
@@ -241,7 +250,7 @@ class Acquisition implements Waiting.Waiter<Lock.Lock> {
       nodeTimeout: this.nodeTimeout,
       acquiredAtMillis: result.endMillis,
       manager: this.settings.identity,
-      issueFencingTokens: Fencing.issueFencingTokens(this.settings)
+      issueFencingTokens: this.issueFencingTokens
     })
     const registered = Scope.addFinalizer(this.scope, Release.releaseFinalizer(this.settings, lock))
     // Forked after the release is registered: finalizers run last in,
