@@ -6,6 +6,7 @@
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import type { NonEmptyReadonlyArray } from "effect/Array"
+import * as internal from "./internal/lock.js"
 import * as Monotonic from "./internal/monotonic.js"
 import type { NodeOutcome } from "./RedisNode.js"
 import type { FencingTokenUnavailable, LockLost, ValidityTooShort } from "./RedlockError.js"
@@ -14,7 +15,7 @@ import type { FencingTokenUnavailable, LockLost, ValidityTooShort } from "./Redl
  * @since 0.1.0
  * @category type ids
  */
-export const TypeId: unique symbol = Symbol.for("effect-redlock/Lock")
+export const TypeId: unique symbol = internal.TypeId
 
 /**
  * @since 0.1.0

@@ -13,9 +13,15 @@ import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import type * as Layer from "effect/Layer"
 import type * as Option from "effect/Option"
-import * as Schema from "effect/Schema"
 import * as internal from "./internal/memory/memoryNode.js"
-import { isRedisNodeError, MemoryNodes, RedisNodeError, RedisNodeErrorReason, RedisNodes } from "./internal/nodes.js"
+import {
+  isRedisNodeError,
+  MemoryNodes,
+  NodeOutcome,
+  RedisNodeError,
+  RedisNodeErrorReason,
+  RedisNodes
+} from "./internal/nodes.js"
 
 export {
   /**
@@ -62,43 +68,28 @@ export {
    * @since 0.1.0
    * @category tags
    */
-  MemoryNodes
+  MemoryNodes,
+  /**
+   * What one node answered to one operation of a lock.
+   *
+   * - `Ok`: the node did it (acquired, released, extended every key).
+   * - `Held`: another value holds a key (acquire), or a key is no longer ours
+   *   (release, extend).
+   * - `TimedOut`: no answer within the per-node timeout.
+   * - `Failed`: the node answered with an error.
+   * - `NotAwaited`: the operation was decided by the other nodes before this one
+   *   answered, so its answer was not waited for.
+   * - `Abstained`: the node did it, but its vote does not count: it restarted
+   *   (and may have lost keys) less than the quarantine ago, or this client has
+   *   not yet learned when its server started. `detail` says which.
+   *
+   * `millis` is how long the node took to answer (or how long we waited).
+   *
+   * @since 0.1.0
+   * @category models
+   */
+  NodeOutcome
 }
-
-
-/**
- * What one node answered to one operation of a lock.
- *
- * - `Ok`: the node did it (acquired, released, extended every key).
- * - `Held`: another value holds a key (acquire), or a key is no longer ours
- *   (release, extend).
- * - `TimedOut`: no answer within the per-node timeout.
- * - `Failed`: the node answered with an error.
- * - `NotAwaited`: the operation was decided by the other nodes before this one
- *   answered, so its answer was not waited for.
- * - `Abstained`: the node did it, but its vote does not count: it restarted
- *   (and may have lost keys) less than the quarantine ago, or this client has
- *   not yet learned when its server started. `detail` says which.
- *
- * `millis` is how long the node took to answer (or how long we waited).
- *
- * @since 0.1.0
- * @category models
- */
-export const NodeOutcome = Schema.Union(
-  Schema.TaggedStruct("Ok", { node: Schema.String, millis: Schema.Number }),
-  Schema.TaggedStruct("Held", { node: Schema.String, millis: Schema.Number }),
-  Schema.TaggedStruct("TimedOut", { node: Schema.String, millis: Schema.Number }),
-  Schema.TaggedStruct("Failed", { node: Schema.String, millis: Schema.Number, error: RedisNodeError }),
-  Schema.TaggedStruct("NotAwaited", { node: Schema.String, millis: Schema.Number }),
-  Schema.TaggedStruct("Abstained", { node: Schema.String, millis: Schema.Number, detail: Schema.String })
-)
-
-/**
- * @since 0.1.0
- * @category models
- */
-export type NodeOutcome = typeof NodeOutcome.Type
 
 /**
  * The state of one key on one node, as `inspect` reads it.

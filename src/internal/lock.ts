@@ -13,14 +13,17 @@ import type * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as FiberId from "effect/FiberId"
 import * as MetricLabel from "effect/MetricLabel"
-import { type Lock, monotonicMillis, TypeId } from "../Lock.js"
+import type * as Lock from "../Lock.js"
 import type { NodeOutcome } from "../RedisNode.js"
-import { type FencingTokenUnavailable, LockLost, ValidityTooShort } from "../RedlockError.js"
-import * as RedlockMetrics from "../RedlockMetrics.js"
+import { type FencingTokenUnavailable, LockLost, ValidityTooShort } from "./errors.js"
+import * as RedlockMetrics from "./metrics.js"
 import * as Monotonic from "./monotonic.js"
 
+/** The mark of a `Lock` (re-exported by the public `Lock` module). */
+export const TypeId: Lock.TypeId = Symbol.for("effect-redlock/Lock") as Lock.TypeId
+
 export interface LockFields extends
-  Pick<Lock, "resources" | "keys" | "value" | "ttl" | "validity" | "validUntilMillis" | "attempts" | "outcomes">
+  Pick<Lock.Lock, "resources" | "keys" | "value" | "ttl" | "validity" | "validUntilMillis" | "attempts" | "outcomes">
 {
   /** Per-node timeout chosen at acquisition, used by extend and release too. */
   readonly nodeTimeout: Duration.Duration
@@ -32,8 +35,8 @@ export interface LockFields extends
   readonly issueFencingTokens: (lock: HeldLock) => Effect.Effect<ReadonlyArray<bigint>, LockLost | FencingTokenUnavailable>
 }
 
-export class HeldLock implements Lock {
-  readonly [TypeId]: TypeId = TypeId
+export class HeldLock implements Lock.Lock {
+  readonly [TypeId]: Lock.TypeId = TypeId
   readonly resources: NonEmptyReadonlyArray<string>
   readonly keys: NonEmptyReadonlyArray<string>
   readonly value: string
@@ -88,7 +91,7 @@ export class HeldLock implements Lock {
   }
 
   get remaining(): Effect.Effect<Duration.Duration> {
-    return Effect.map(monotonicMillis, (now) => Duration.millis(Math.max(0, this.deadline - now)))
+    return Effect.map(Monotonic.monotonicMillis, (now) => Duration.millis(Math.max(0, this.deadline - now)))
   }
 
   /** Why the lock was lost, if it was. Built on first use: every release marks a loss, few ask why. */
@@ -173,7 +176,7 @@ export class HeldLock implements Lock {
    */
   private readonly watchDeadline: Effect.Effect<LockLost> = Effect.suspend(() => {
     if (this.lostBecause !== undefined) return Effect.succeed(this.lostBecause)
-    return Effect.flatMap(monotonicMillis, (now) =>
+    return Effect.flatMap(Monotonic.monotonicMillis, (now) =>
       now >= this.deadline
         ? Effect.sync(() => this.markLost("Expired"))
         : Effect.zipRight(Effect.sleep(Duration.millis(this.deadline - now)), this.watchDeadline))
@@ -186,7 +189,7 @@ export class HeldLock implements Lock {
    */
   get fencingTokens(): Effect.Effect<ReadonlyArray<bigint>, LockLost | FencingTokenUnavailable> {
     this.fencingPermit ??= Effect.unsafeMakeSemaphore(1)
-    return this.fencingPermit.withPermits(1)(Effect.flatMap(monotonicMillis, (now) => {
+    return this.fencingPermit.withPermits(1)(Effect.flatMap(Monotonic.monotonicMillis, (now) => {
       if (this.lostBecause !== undefined) return Effect.fail(this.lostBecause)
       if (this.released) return Effect.fail(this.markLost("Released"))
       if (now >= this.deadline) return Effect.fail(this.markLost("Expired"))
@@ -221,7 +224,7 @@ export class HeldLock implements Lock {
   readonly guard = (minRemaining: Duration.DurationInput) => {
     const requiredMillis = Duration.toMillis(minRemaining)
     return <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E | LockLost | ValidityTooShort, R> =>
-      Effect.flatMap(monotonicMillis, (now): Effect.Effect<A, E | LockLost | ValidityTooShort, R> => {
+      Effect.flatMap(Monotonic.monotonicMillis, (now): Effect.Effect<A, E | LockLost | ValidityTooShort, R> => {
         if (this.lostBecause !== undefined) return Effect.fail(this.lostBecause)
         const remainingMillis = this.deadline - now
         if (remainingMillis <= 0) return Effect.fail(this.markLost("Expired"))

@@ -73,6 +73,40 @@ export class RedisNodeError extends Schema.TaggedError<RedisNodeError>("effect-r
 export const isRedisNodeError = (u: unknown): u is RedisNodeError => Schema.is(RedisNodeError)(u)
 
 /**
+ * What one node answered to one operation of a lock.
+ *
+ * - `Ok`: the node did it (acquired, released, extended every key).
+ * - `Held`: another value holds a key (acquire), or a key is no longer ours
+ *   (release, extend).
+ * - `TimedOut`: no answer within the per-node timeout.
+ * - `Failed`: the node answered with an error.
+ * - `NotAwaited`: the operation was decided by the other nodes before this one
+ *   answered, so its answer was not waited for.
+ * - `Abstained`: the node did it, but its vote does not count: it restarted
+ *   (and may have lost keys) less than the quarantine ago, or this client has
+ *   not yet learned when its server started. `detail` says which.
+ *
+ * `millis` is how long the node took to answer (or how long we waited).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const NodeOutcome = Schema.Union(
+  Schema.TaggedStruct("Ok", { node: Schema.String, millis: Schema.Number }),
+  Schema.TaggedStruct("Held", { node: Schema.String, millis: Schema.Number }),
+  Schema.TaggedStruct("TimedOut", { node: Schema.String, millis: Schema.Number }),
+  Schema.TaggedStruct("Failed", { node: Schema.String, millis: Schema.Number, error: RedisNodeError }),
+  Schema.TaggedStruct("NotAwaited", { node: Schema.String, millis: Schema.Number }),
+  Schema.TaggedStruct("Abstained", { node: Schema.String, millis: Schema.Number, detail: Schema.String })
+)
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type NodeOutcome = typeof NodeOutcome.Type
+
+/**
  * The set of independent Redis masters a lock manager uses. A `Context.Tag`
  * holds one value, so the N nodes are provided together, in a fixed order.
  *

@@ -7,7 +7,7 @@ import type { NonEmptyReadonlyArray } from "effect/Array"
 import * as Duration from "effect/Duration"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
-import { InvalidOptions } from "../RedlockError.js"
+import { InvalidOptions } from "./errors.js"
 import * as Algorithm from "./algorithm.js"
 
 /** Keys per lock at most: one Lua call carries them all, and a lock on more is almost surely a bug. */

@@ -5,7 +5,7 @@
  * @internal
  */
 import { Command, type Redis } from "ioredis"
-import { RedisNodeError, type RedisNodeErrorReason } from "../../RedisNode.js"
+import { RedisNodeError, type RedisNodeErrorReason } from "../nodes.js"
 import type { Script } from "../scripts.js"
 
 /** Map a driver failure to a node error; connection failures carry the last connection error's text. */

@@ -7,19 +7,15 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import { identity } from "effect/Function"
 import * as Metric from "effect/Metric"
-import * as Lock from "../../Lock.js"
-import {
-  ExtensionLimitReached,
-  type InvalidOptions,
-  type LockLost,
-  LockNotExtended
-} from "../../RedlockError.js"
-import * as RedlockMetrics from "../../RedlockMetrics.js"
+import type * as Lock from "../../Lock.js"
 import * as Algorithm from "../algorithm.js"
+import { ExtensionLimitReached, type InvalidOptions, type LockLost, LockNotExtended } from "../errors.js"
 import * as FanOut from "../fanOut.js"
 import type { HeldLock } from "../lock.js"
-import * as Validate from "../validate.js"
+import * as RedlockMetrics from "../metrics.js"
+import * as Monotonic from "../monotonic.js"
 import * as Outcome from "../outcome.js"
+import * as Validate from "../validate.js"
 import * as Tracing from "../tracing.js"
 import { held, type Settings } from "./settings.js"
 
@@ -50,7 +46,7 @@ const extendHeld = (
     if (state.extensionCount >= settings.maxExtensions) {
       return yield* new ExtensionLimitReached({ resources: state.resources, maxExtensions: settings.maxExtensions }, true)
     }
-    const start = yield* Lock.monotonicMillis
+    const start = yield* Monotonic.monotonicMillis
     if (start >= state.deadline) return yield* state.markLost("Expired")
     const { outcomes, yes } = yield* FanOut.untilDecided(
       settings.nodes,
@@ -59,7 +55,7 @@ const extendHeld = (
       state.nodeTimeout,
       settings.quarantineMillis
     )
-    const end = yield* Lock.monotonicMillis
+    const end = yield* Monotonic.monotonicMillis
     // Counted only if a majority confirmed within the current validity: past
     // the deadline, another client may already have taken the lock.
     if (end >= state.deadline) return yield* state.markLost("Expired", outcomes)
@@ -81,17 +77,17 @@ const extendHeld = (
 export const autoExtend = (settings: Settings, lock: HeldLock, maxHoldMillis: number) => {
   const ttlMillis = Duration.toMillis(lock.ttl)
   const step: Effect.Effect<boolean> = Effect.gen(function*() {
-    const now = yield* Lock.monotonicMillis
+    const now = yield* Monotonic.monotonicMillis
     const wakeAt = lock.deadline - ttlMillis / 2
     if (wakeAt > now) yield* Effect.sleep(Duration.millis(wakeAt - now))
-    const woke = yield* Lock.monotonicMillis
+    const woke = yield* Monotonic.monotonicMillis
     if (woke >= lock.deadline) {
       lock.markLost("Expired")
       return false
     }
     if (lock.lostBecause !== undefined || woke - lock.acquiredAtMillis >= maxHoldMillis) return false
     return yield* extend(settings, lock).pipe(
-      Effect.zipRight(Effect.flatMap(Lock.monotonicMillis, (done) =>
+      Effect.zipRight(Effect.flatMap(Monotonic.monotonicMillis, (done) =>
         Metric.update(RedlockMetrics.extensionLag, Math.max(0, done - wakeAt))
       )),
       Effect.as(true),

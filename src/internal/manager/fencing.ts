@@ -6,11 +6,11 @@
 import * as Effect from "effect/Effect"
 import { identity } from "effect/Function"
 import * as Option from "effect/Option"
-import * as Lock from "../../Lock.js"
 import type { NodeOutcome } from "../../RedisNode.js"
-import { FencingTokenUnavailable } from "../../RedlockError.js"
+import { FencingTokenUnavailable } from "../errors.js"
 import * as FanOut from "../fanOut.js"
 import type { HeldLock } from "../lock.js"
+import * as Monotonic from "../monotonic.js"
 import * as Outcome from "../outcome.js"
 import type { Settings } from "./settings.js"
 
@@ -50,7 +50,7 @@ export const issueFencingTokens = (settings: Settings) => (lock: HeldLock) =>
       settings.quarantineMillis
     )
     if (committed.yes < settings.quorum) return yield* fail(committed.outcomes)
-    if ((yield* Lock.monotonicMillis) >= lock.deadline) return yield* lock.markLost("Expired", committed.outcomes)
+    if ((yield* Monotonic.monotonicMillis) >= lock.deadline) return yield* lock.markLost("Expired", committed.outcomes)
     return tokens
   })
 

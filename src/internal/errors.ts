@@ -1,0 +1,238 @@
+/**
+ * The typed errors of the lock manager, defined here so that the engine's
+ * modules use them without importing the public `RedlockError` module, which
+ * re-exports them.
+ *
+ * The library builds them with Schema validation off (the constructor's second
+ * argument): their fields come from values that are already typed, and
+ * validating outcomes on every release or failed attempt costs more than the
+ * Redis round trip.
+ *
+ * @internal
+ */
+import * as Schema from "effect/Schema"
+import { NodeOutcome } from "./nodes.js"
+import * as Outcome from "./outcome.js"
+
+/**
+ * An option or argument is invalid. Raised before any node is contacted.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class InvalidOptions extends Schema.TaggedError<InvalidOptions>("effect-redlock/InvalidOptions")(
+  "InvalidOptions",
+  {
+    option: Schema.String,
+    detail: Schema.String
+  }
+) {
+  /**
+   * @since 0.1.0
+   */
+  override get message(): string {
+    return `invalid option "${this.option}": ${this.detail}`
+  }
+}
+
+/**
+ * Why an acquisition attempt failed.
+ * - `NoQuorum`: fewer than a majority of nodes granted the lock.
+ * - `ValidityExpired`: a majority granted it, but the attempt took so long
+ *   that no validity was left (ttl - elapsed - drift <= 0).
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export const NotAcquiredReason = Schema.Literal("NoQuorum", "ValidityExpired")
+
+/**
+ * The lock could not be acquired within the retry schedule. Carries what every
+ * node answered on the last attempt, so the cause is visible: held by another
+ * client (`Held`), slow or down nodes (`TimedOut`), or node errors (`Failed`).
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class LockNotAcquired extends Schema.TaggedError<LockNotAcquired>("effect-redlock/LockNotAcquired")(
+  "LockNotAcquired",
+  {
+    resources: Schema.Array(Schema.String),
+    reason: NotAcquiredReason,
+    /** Attempts made, including the last one. */
+    attempts: Schema.Number,
+    /** Time from the start of the first attempt to the end of the last one. */
+    elapsedMillis: Schema.Number,
+    /** How many nodes had to agree. */
+    quorum: Schema.Number,
+    /** What each node answered on the last attempt. */
+    outcomes: Schema.Array(NodeOutcome)
+  }
+) {
+  /**
+   * @since 0.1.0
+   */
+  override get message(): string {
+    const why = this.reason === "NoQuorum"
+      ? `fewer than ${this.quorum} of ${this.outcomes.length} nodes granted it`
+      : "a quorum granted it but no validity was left; raise ttl or lower nodeTimeout"
+    return `lock on ${this.resources.join(", ")} not acquired after ${this.attempts} attempt(s) ` +
+      `in ${Math.round(this.elapsedMillis)} ms: ${why} (last attempt: ${Outcome.describeAll(this.outcomes)})`
+  }
+}
+
+/**
+ * Why a held lock was lost.
+ * - `Expired`: its validity deadline passed without a successful extension
+ *   (including when a timer fired late, after a pause of the process).
+ * - `NotHeld`: a majority of nodes say its keys are no longer ours (they
+ *   expired, or another client took them after they expired).
+ * - `Released`: it was released.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export const LockLostReason = Schema.Literal("Expired", "NotHeld", "Released")
+
+/**
+ * The lock is no longer held: work under it must stop. `withLock` interrupts
+ * its body and fails with this error when it happens.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class LockLost extends Schema.TaggedError<LockLost>("effect-redlock/LockLost")("LockLost", {
+  resources: Schema.Array(Schema.String),
+  reason: LockLostReason,
+  /** What each node answered, when nodes were asked. */
+  outcomes: Schema.Array(NodeOutcome)
+}) {
+  /**
+   * @since 0.1.0
+   */
+  override get message(): string {
+    const why = this.reason === "Expired"
+      ? "its validity ran out before it was extended"
+      : this.reason === "NotHeld"
+      ? "a majority of nodes no longer hold it for us (expired, or taken by another client after it expired)"
+      : "it was released"
+    return `lock on ${this.resources.join(", ")} lost: ${why}`
+  }
+}
+
+/**
+ * An extension did not reach a majority of nodes in time (nodes slow, down
+ * or failing). The lock is still valid until its deadline; extending again
+ * may succeed.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class LockNotExtended extends Schema.TaggedError<LockNotExtended>("effect-redlock/LockNotExtended")(
+  "LockNotExtended",
+  {
+    resources: Schema.Array(Schema.String),
+    outcomes: Schema.Array(NodeOutcome)
+  }
+) {
+  /**
+   * @since 0.1.0
+   */
+  override get message(): string {
+    return `lock on ${this.resources.join(", ")} not extended: fewer than a majority of nodes confirmed (` +
+      Outcome.describeAll(this.outcomes) + ")"
+  }
+}
+
+/**
+ * The lock was extended as often as `maxExtensions` allows. The bound keeps
+ * a stuck holder from keeping a resource forever.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class ExtensionLimitReached
+  extends Schema.TaggedError<ExtensionLimitReached>("effect-redlock/ExtensionLimitReached")("ExtensionLimitReached", {
+    resources: Schema.Array(Schema.String),
+    maxExtensions: Schema.Number
+  })
+{
+  /**
+   * @since 0.1.0
+   */
+  override get message(): string {
+    return `lock on ${this.resources.join(", ")} already extended ${this.maxExtensions} times (maxExtensions)`
+  }
+}
+
+/**
+ * No fencing token could be issued: fewer than a majority of nodes answered
+ * in time. The lock itself may still be valid; asking again may succeed.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class FencingTokenUnavailable
+  extends Schema.TaggedError<FencingTokenUnavailable>("effect-redlock/FencingTokenUnavailable")(
+    "FencingTokenUnavailable",
+    {
+      resources: Schema.Array(Schema.String),
+      outcomes: Schema.Array(NodeOutcome)
+    }
+  )
+{
+  /**
+   * @since 0.1.0
+   */
+  override get message(): string {
+    return `no fencing token for ${this.resources.join(", ")}: fewer than a majority of nodes answered (` +
+      Outcome.describeAll(this.outcomes) + ")"
+  }
+}
+
+/**
+ * A fenced write was refused: the storage has already seen a token at least
+ * as large, so a later holder of the lock has written since. The writer lost
+ * the lock (it was paused past its validity, say) and must not write.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class StaleFencingToken extends Schema.TaggedError<StaleFencingToken>("effect-redlock/StaleFencingToken")(
+  "StaleFencingToken",
+  {
+    key: Schema.String,
+    token: Schema.BigIntFromSelf,
+    highestSeen: Schema.BigIntFromSelf
+  }
+) {
+  /**
+   * @since 0.1.0
+   */
+  override get message(): string {
+    return `write to ${this.key} refused: fencing token ${this.token} is not above ${this.highestSeen}, already seen`
+  }
+}
+
+/**
+ * `Lock.guard` refused to start an effect: less validity is left than it needs.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class ValidityTooShort extends Schema.TaggedError<ValidityTooShort>("effect-redlock/ValidityTooShort")(
+  "ValidityTooShort",
+  {
+    resources: Schema.Array(Schema.String),
+    remainingMillis: Schema.Number,
+    requiredMillis: Schema.Number
+  }
+) {
+  /**
+   * @since 0.1.0
+   */
+  override get message(): string {
+    return `lock on ${this.resources.join(", ")} has ${Math.round(this.remainingMillis)} ms left, ` +
+      `${this.requiredMillis} ms needed`
+  }
+}
