@@ -11,7 +11,7 @@ import * as Vm from "node:vm"
 import * as RedisFleet from "../fleet/RedisFleet.js"
 import * as Redlock from "../src/Redlock.js"
 import * as Ioredis from "../src/RedisNode/Ioredis.js"
-import * as ReleaseWatch from "../src/internal/ioredis/releaseWatch.js"
+import * as ReleaseSubscriber from "../src/internal/ioredis/releaseSubscriber.js"
 
 V8.setFlagsFromString("--expose-gc")
 const gc = Vm.runInNewContext("gc") as () => void
@@ -78,7 +78,7 @@ layer(RedisFleet.layerLocal(3), { timeout: 30_000, excludeTestServices: true })(
         const sample = Effect.sync(() => ({
           heap: heapMegabytes(),
           pending: pendingOf(clients[hung]),
-          subscriber: ReleaseWatch.pendingCommands(clients[hung]) ?? 0,
+          subscriber: ReleaseSubscriber.pendingCommands(clients[hung]) ?? 0,
           granted
         }))
         yield* Effect.sleep(`${sampleAtSeconds} seconds`)

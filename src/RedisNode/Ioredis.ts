@@ -23,7 +23,7 @@ import type * as Tls from "node:tls"
 import * as IoredisCommands from "../internal/ioredis/commands.js"
 import * as LoadedScripts from "../internal/ioredis/loadedScripts.js"
 import * as Scripts from "../internal/scripts.js"
-import * as ReleaseWatch from "../internal/ioredis/releaseWatch.js"
+import * as ReleaseSubscriber from "../internal/ioredis/releaseSubscriber.js"
 import * as ServerRun from "../internal/ioredis/serverRun.js"
 import * as Validate from "../internal/validate.js"
 import {
@@ -267,7 +267,7 @@ const watch = (name: string, client: Redis, timeout: Duration.Duration, maxPendi
     // First: on each new connection the scripts are loaded before anything else is sent.
     const scripts = yield* LoadedScripts.watch(client, Scripts.nodeScripts)
     const run = yield* ServerRun.watch(client)
-    const releases = yield* ReleaseWatch.make(client)
+    const releases = yield* ReleaseSubscriber.make(client)
     yield* Effect.zipRight(run.identified, Effect.promise(scripts.settled)).pipe(
       Effect.timeoutTo({ duration: timeout, onTimeout: () => void 0, onSuccess: () => void 0 })
     )

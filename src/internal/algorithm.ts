@@ -3,6 +3,7 @@
  *
  * @internal
  */
+import type { NodeOutcome } from "../RedisNode.js"
 
 /**
  * How many nodes must agree: a strict majority. Any two majorities of the same
@@ -46,3 +47,7 @@ export const tally = (nodes: number, yes: number, no: number): Tally => {
   if (nodes - no < needed) return "lost"
   return "open"
 }
+
+/** A majority of nodes said our keys are not (or no longer) ours: however the rest answer, no quorum is left. */
+export const majorityNotOurs = (outcomes: ReadonlyArray<NodeOutcome>, quorum: number): boolean =>
+  outcomes.length - outcomes.filter((outcome) => outcome._tag === "Held").length < quorum

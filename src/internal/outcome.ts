@@ -1,4 +1,8 @@
-/** @internal */
+/**
+ * How node outcomes read in error messages, spans and logs.
+ *
+ * @internal
+ */
 import type { NodeOutcome } from "../RedisNode.js"
 
 /** One node's answer for messages and logs: `node=Tag`, `node=Failed(reason: detail)` or `node=Abstained(why)`. */
@@ -10,7 +14,3 @@ export const describe = (outcome: NodeOutcome): string =>
     : `${outcome.node}=${outcome._tag}`
 
 export const describeAll = (outcomes: ReadonlyArray<NodeOutcome>): string => outcomes.map(describe).join(", ")
-
-/** A majority of nodes said our keys are not (or no longer) ours: however the rest answer, no quorum is left. */
-export const majorityNotOurs = (outcomes: ReadonlyArray<NodeOutcome>, quorum: number): boolean =>
-  outcomes.length - outcomes.filter((outcome) => outcome._tag === "Held").length < quorum

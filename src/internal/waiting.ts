@@ -115,7 +115,12 @@ export interface Waiter<A> {
   attempt(leaseMillis: number): Effect.Effect<A, LockNotAcquired>
 }
 
-export const retry = <A>(
+/**
+ * Attempts again, waiting in between as the schedule says (woken early as
+ * described above), until one is granted or the schedule ends: it then fails
+ * with the last refusal.
+ */
+export const untilGranted = <A>(
   waiter: Waiter<A>,
   error: LockNotAcquired,
   schedule: Schedule.Schedule<unknown, LockNotAcquired>

@@ -30,9 +30,9 @@ import { HeldLock, type LockFields } from "../lock.js"
 import * as LockValue from "../lockValue.js"
 import * as RedlockMetrics from "../metrics.js"
 import * as Monotonic from "../monotonic.js"
-import * as Validate from "../validate.js"
 import * as Outcome from "../outcome.js"
 import * as Tracing from "../tracing.js"
+import * as Validate from "../validate.js"
 import * as Waiting from "../waiting.js"
 import * as Extension from "./extension.js"
 import * as Fencing from "./fencing.js"
@@ -161,7 +161,7 @@ class Acquisition implements Waiting.Waiter<Lock.Lock> {
         onFailure: (cause) => {
           const refusal = Cause.failureOption(cause)
           if (Option.isNone(refusal)) return failed(cause)
-          return Effect.matchCauseEffect(restore(Waiting.retry(this, refusal.value, schedule)), {
+          return Effect.matchCauseEffect(restore(Waiting.untilGranted(this, refusal.value, schedule)), {
             onSuccess: succeeded,
             onFailure: failed
           })

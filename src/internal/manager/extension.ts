@@ -66,7 +66,7 @@ const extendHeld = (
       yield* Effect.annotateCurrentSpan("redlock.validity_ms", state.deadline - end)
       return state
     }
-    if (Outcome.majorityNotOurs(outcomes, settings.quorum)) return yield* state.markLost("NotHeld", outcomes)
+    if (Algorithm.majorityNotOurs(outcomes, settings.quorum)) return yield* state.markLost("NotHeld", outcomes)
     return yield* new LockNotExtended({ resources: state.resources, outcomes }, true)
   })
 

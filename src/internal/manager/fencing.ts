@@ -7,11 +7,11 @@ import * as Effect from "effect/Effect"
 import { identity } from "effect/Function"
 import * as Option from "effect/Option"
 import type { NodeOutcome } from "../../RedisNode.js"
+import * as Algorithm from "../algorithm.js"
 import { FencingTokenUnavailable } from "../errors.js"
 import * as FanOut from "../fanOut.js"
 import type { HeldLock } from "../lock.js"
 import * as Monotonic from "../monotonic.js"
-import * as Outcome from "../outcome.js"
 import type { Settings } from "./settings.js"
 
 // Fencing tokens (see README, "Fencing tokens"). Round 1: on every node that
@@ -24,7 +24,7 @@ export const issueFencingTokens = (settings: Settings) => (lock: HeldLock) =>
   Effect.gen(function*() {
     const fenceKeys = lock.resources.map((resource) => settings.fencePrefix + resource)
     const fail = (outcomes: ReadonlyArray<NodeOutcome>) =>
-      Outcome.majorityNotOurs(outcomes, settings.quorum)
+      Algorithm.majorityNotOurs(outcomes, settings.quorum)
         ? lock.markLost("NotHeld", outcomes)
         : new FencingTokenUnavailable({ resources: lock.resources, outcomes }, true)
     if (lock.lostBecause !== undefined) return yield* lock.lostBecause

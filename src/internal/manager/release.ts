@@ -12,10 +12,11 @@ import * as FiberRef from "effect/FiberRef"
 import type * as Lock from "../../Lock.js"
 import type { RedisNode } from "../../RedisNode.js"
 import type { ReleaseResult, ReleaseStatus } from "../../Redlock.js"
-import * as RedlockMetrics from "../metrics.js"
-import * as Monotonic from "../monotonic.js"
+import * as Algorithm from "../algorithm.js"
 import * as FanOut from "../fanOut.js"
 import type { HeldLock } from "../lock.js"
+import * as RedlockMetrics from "../metrics.js"
+import * as Monotonic from "../monotonic.js"
 import * as Outcome from "../outcome.js"
 import * as Tracing from "../tracing.js"
 import { held, type Settings } from "./settings.js"
@@ -62,7 +63,7 @@ export const release = (settings: Settings, lock: Lock.Lock): Effect.Effect<Rele
         state.markLostQuietly("Released", outcomes)
         const status: ReleaseStatus = yes >= settings.quorum
           ? "Released"
-          : Outcome.majorityNotOurs(outcomes, settings.quorum)
+          : Algorithm.majorityNotOurs(outcomes, settings.quorum)
           ? "NotHeld"
           : "Incomplete"
         return { status, released: yes, outcomes }
