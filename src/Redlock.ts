@@ -21,26 +21,24 @@
  * @since 0.1.0
  */
 import type { NonEmptyReadonlyArray } from "effect/Array"
-import * as Config from "effect/Config"
-import * as ConfigError from "effect/ConfigError"
+import type * as Config from "effect/Config"
+import type * as ConfigError from "effect/ConfigError"
 import * as Context from "effect/Context"
-import * as Duration from "effect/Duration"
+import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
 import { dual } from "effect/Function"
 import * as Layer from "effect/Layer"
-import * as Option from "effect/Option"
+import type * as Option from "effect/Option"
 import * as Schedule from "effect/Schedule"
 import * as Scope from "effect/Scope"
-import * as Algorithm from "./internal/algorithm.js"
-import * as Quarantine from "./internal/quarantine.js"
-import * as Validate from "./internal/validate.js"
+import * as RedlockConfig from "./internal/config.js"
 import { HeldLock } from "./internal/lock.js"
 import * as Acquisition from "./internal/manager/acquisition.js"
 import * as Extension from "./internal/manager/extension.js"
 import * as Inspection from "./internal/manager/inspection.js"
 import * as Release from "./internal/manager/release.js"
-import type { Settings } from "./internal/manager/settings.js"
+import * as Settings from "./internal/manager/settings.js"
+import * as Validate from "./internal/validate.js"
 import type * as Lock from "./Lock.js"
 import { type KeyState, type NodeOutcome, type RedisNode, RedisNodes } from "./RedisNode.js"
 import type {
@@ -68,12 +66,7 @@ export type RetrySchedule = Schedule.Schedule<unknown, LockNotAcquired>
  * @since 0.1.0
  * @category schedules
  */
-export const defaultRetry: RetrySchedule = Schedule.spaced("200 millis").pipe(
-  Schedule.jitteredWith({ min: 0.5, max: 1 }),
-  // Whole milliseconds: the TestClock cannot hold fractional ones.
-  Schedule.modifyDelay((_, delay) => Duration.millis(Math.round(Duration.toMillis(delay)))),
-  Schedule.intersect(Schedule.recurs(3))
-)
+export const defaultRetry: RetrySchedule = Settings.defaultRetry
 
 /**
  * One attempt only.
@@ -275,43 +268,10 @@ export class Redlock extends Context.Tag("effect-redlock/Redlock")<Redlock, Redl
  */
 export const make = Effect.fnUntraced(function*(options: Options = {}) {
   const nodes = yield* RedisNodes
-  const keyPrefix = yield* Validate.keyPrefix(options.keyPrefix ?? "redlock:")
-  const driftFactor = yield* Validate.driftFactor(options.driftFactor ?? Algorithm.defaultDriftFactor)
-  const maxExtensions = yield* Validate.count("maxExtensions", options.maxExtensions ?? 1000)
-  const fencePrefix = yield* Validate.fencePrefix(options.fencePrefix ?? "redlock-fence:", keyPrefix)
-  const maxTtlMillis = yield* Validate.maxTtl(options.maxTtl ?? "30 seconds")
-  const fairHandoff = yield* Validate.flag("fairHandoff", options.fairHandoff ?? true)
-  const quarantineMillis = (yield* Validate.flag("restartQuarantine", options.restartQuarantine ?? true))
-    ? Quarantine.durationMillis(maxTtlMillis, driftFactor)
-    : undefined
-  yield* Validate.nodeCount(nodes.length)
-  const defaultNodeTimeout = options.nodeTimeout
-  // Reads have no ttl to derive a timeout from: the manager's, or the largest default.
-  const inspectTimeout = Duration.millis(
-    defaultNodeTimeout === undefined ? 250 : yield* Validate.millis("nodeTimeout", defaultNodeTimeout)
-  )
-  const defaultSchedule = options.retry ?? defaultRetry
-  const quorum = Algorithm.quorum(nodes.length)
-  const announcesReleases = nodes.every((node) => node.watchReleases !== undefined)
-  const settings: Settings = {
-    nodes,
-    quorum,
-    keyPrefix,
-    driftFactor,
-    maxExtensions,
-    fencePrefix,
-    maxTtlMillis,
-    fairHandoff,
-    quarantineMillis,
-    defaultNodeTimeout,
-    inspectTimeout,
-    defaultSchedule,
-    announcesReleases,
-    identity: {}
-  }
+  const settings = yield* Settings.make(nodes, options)
   return Redlock.of({
     nodes,
-    quorum,
+    quorum: settings.quorum,
     acquire: Acquisition.acquire(settings),
     release: (lock) => Release.release(settings, lock),
     extend: (lock, ttl) => Extension.extend(settings, lock, ttl),
@@ -352,20 +312,9 @@ export const layer = (options?: Options): Layer.Layer<Redlock, InvalidOptions, R
  * @category layers
  */
 export const layerConfig = (
-  config: Config.Config<Options> = Config.all({
-    keyPrefix: optional(Config.string("REDLOCK_KEY_PREFIX")),
-    driftFactor: optional(Config.number("REDLOCK_DRIFT_FACTOR")),
-    nodeTimeout: optional(durationConfig("REDLOCK_NODE_TIMEOUT")),
-    maxExtensions: optional(Config.integer("REDLOCK_MAX_EXTENSIONS")),
-    fencePrefix: optional(Config.string("REDLOCK_FENCE_PREFIX")),
-    maxTtl: optional(durationConfig("REDLOCK_MAX_TTL")),
-    restartQuarantine: optional(Config.boolean("REDLOCK_RESTART_QUARANTINE"))
-  })
+  config: Config.Config<Options> = RedlockConfig.options
 ): Layer.Layer<Redlock, ConfigError.ConfigError | InvalidOptions, RedisNodes> =>
   Layer.effect(Redlock, Effect.flatMap(config, make))
-
-const optional = <A>(config: Config.Config<A>): Config.Config<A | undefined> =>
-  Config.map(Config.option(config), Option.getOrUndefined)
 
 /**
  * A finite duration as people write one in configuration or on a command
@@ -376,14 +325,6 @@ const optional = <A>(config: Config.Config<A>): Config.Config<A | undefined> =>
  * @category utils
  */
 export const parseDuration: (text: string) => Option.Option<Duration.Duration> = Validate.parseDuration
-
-/** A duration from configuration, read by {@link parseDuration}. */
-const durationConfig = (name: string): Config.Config<Duration.Duration> =>
-  Config.mapOrFail(Config.string(name), (text) =>
-    Option.match(parseDuration(text), {
-      onNone: () => Either.left(ConfigError.InvalidData([name], `not a duration: "${text}" (e.g. 500ms, 30s, 2m, 30 seconds)`)),
-      onSome: Either.right
-    }))
 
 /**
  * Acquire a lock on one resource, or on several at once (all or none, on the

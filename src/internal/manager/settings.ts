@@ -4,12 +4,18 @@
  *
  * @internal
  */
-import type * as Duration from "effect/Duration"
-import type * as Schedule from "effect/Schedule"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Schedule from "effect/Schedule"
 import type * as Lock from "../../Lock.js"
 import type { RedisNode } from "../../RedisNode.js"
+import type { Options, RetrySchedule } from "../../Redlock.js"
 import type { LockNotAcquired } from "../../RedlockError.js"
+import * as Algorithm from "../algorithm.js"
+import type { InvalidOptions } from "../errors.js"
 import { HeldLock } from "../lock.js"
+import * as Quarantine from "../quarantine.js"
+import * as Validate from "../validate.js"
 
 export interface Settings {
   readonly nodes: ReadonlyArray<RedisNode>
@@ -33,6 +39,53 @@ export interface Settings {
   /** Marks the locks of this manager (a field, cheaper than a WeakSet on every acquire). */
   readonly identity: object
 }
+
+/** `Redlock.defaultRetry` (documented there). */
+export const defaultRetry: RetrySchedule = Schedule.spaced("200 millis").pipe(
+  Schedule.jitteredWith({ min: 0.5, max: 1 }),
+  // Whole milliseconds: the TestClock cannot hold fractional ones.
+  Schedule.modifyDelay((_, delay) => Duration.millis(Math.round(Duration.toMillis(delay)))),
+  Schedule.intersect(Schedule.recurs(3))
+)
+
+/** The manager's options validated, with their defaults (see `Redlock.Options`). */
+export const make = (
+  nodes: ReadonlyArray<RedisNode>,
+  options: Options
+): Effect.Effect<Settings, InvalidOptions> =>
+  Effect.gen(function*() {
+    const keyPrefix = yield* Validate.keyPrefix(options.keyPrefix ?? "redlock:")
+    const driftFactor = yield* Validate.driftFactor(options.driftFactor ?? Algorithm.defaultDriftFactor)
+    const maxExtensions = yield* Validate.count("maxExtensions", options.maxExtensions ?? 1000)
+    const fencePrefix = yield* Validate.fencePrefix(options.fencePrefix ?? "redlock-fence:", keyPrefix)
+    const maxTtlMillis = yield* Validate.maxTtl(options.maxTtl ?? "30 seconds")
+    const fairHandoff = yield* Validate.flag("fairHandoff", options.fairHandoff ?? true)
+    const quarantineMillis = (yield* Validate.flag("restartQuarantine", options.restartQuarantine ?? true))
+      ? Quarantine.durationMillis(maxTtlMillis, driftFactor)
+      : undefined
+    yield* Validate.nodeCount(nodes.length)
+    const defaultNodeTimeout = options.nodeTimeout
+    // Reads have no ttl to derive a timeout from: the manager's, or the largest default.
+    const inspectTimeout = Duration.millis(
+      defaultNodeTimeout === undefined ? 250 : yield* Validate.millis("nodeTimeout", defaultNodeTimeout)
+    )
+    return {
+      nodes,
+      quorum: Algorithm.quorum(nodes.length),
+      keyPrefix,
+      driftFactor,
+      maxExtensions,
+      fencePrefix,
+      maxTtlMillis,
+      fairHandoff,
+      quarantineMillis,
+      defaultNodeTimeout,
+      inspectTimeout,
+      defaultSchedule: options.retry ?? defaultRetry,
+      announcesReleases: nodes.every((node) => node.watchReleases !== undefined),
+      identity: {}
+    }
+  })
 
 /** The manager's own state of a lock; a lock of another manager is a programmer error. */
 export const held = (settings: Settings, lock: Lock.Lock): HeldLock => {
