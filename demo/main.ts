@@ -44,7 +44,7 @@ const memorySetup = Effect.gen(function*() {
     manager: Redlock.make().pipe(Effect.provide(context), Effect.orDie),
     fail: (i) => control.setDown(i, true),
     slow: (i) => control.setLatency(i, "30 millis"),
-    heal: (i) => Effect.zipRight(control.setDown(i, false), control.setLatency(i, 0))
+    heal: control.heal
   }
   return setup
 })

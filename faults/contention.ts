@@ -141,11 +141,7 @@ const program = (plan: ContentionSchedule, options: Redlock.Options) =>
     const faults = yield* Effect.forEach(plan.faults, (fault) => Effect.fork(applyFault(control, fault)))
     yield* Fiber.joinAll(fibers)
     yield* Fiber.joinAll(faults)
-    for (let i = 0; i < plan.nodes; i++) {
-      yield* control.setDown(i, false)
-      yield* control.setFailure(i, Option.none())
-      yield* control.setLatency(i, 0)
-    }
+    for (let i = 0; i < plan.nodes; i++) yield* control.heal(i)
 
     const problems: Array<string> = []
     const ordered = [...grants].sort((a, b) => a.at - b.at)

@@ -12,6 +12,7 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Queue from "effect/Queue"
+import * as Random from "effect/Random"
 import * as Schedule from "effect/Schedule"
 import * as ChildProcess from "node:child_process"
 import * as Path from "node:path"
@@ -23,7 +24,6 @@ import * as ServerRun from "../src/internal/ioredis/serverRun.js"
 import * as Quarantine from "../src/internal/quarantine.js"
 import * as Checker from "./checker.js"
 import { hrMillis, type WorkerConfig, type WorkerEvent } from "./protocol.js"
-import { seeded } from "./seeded.js"
 
 /** The lock's nodes are the fleet's first 5 servers; the 6th holds the fenced storage key. */
 export const lockNodes = 5
@@ -43,7 +43,7 @@ type EnterEvent = Extract<WorkerEvent, { readonly type: "enter" }>
 /** What a fault schedule may do. Every change of a node is logged with its time. */
 export interface Faults {
   /** Seeded: the same seed gives the same schedule. */
-  readonly random: () => number
+  readonly random: Random.Random
   readonly pauseNode: (index: number) => Effect.Effect<void>
   readonly resumeNode: (index: number) => Effect.Effect<void>
   readonly killNode: (index: number) => Effect.Effect<void>
@@ -182,7 +182,7 @@ export const runScenario = (fleet: Fleet, scenario: Scenario, settings: Settings
     const logNodes = () => downLog.push([hrMillis(), new Set([...paused, ...killed]).size])
     const server = (index: number) => fleet.servers[index]
     const faults: Faults = {
-      random: seeded(settings.seed),
+      random: Random.make(settings.seed),
       pauseNode: (i) => Effect.zipRight(server(i).pause, Effect.sync(() => (paused.add(i), logNodes()))),
       resumeNode: (i) => Effect.zipRight(server(i).resume, Effect.sync(() => (paused.delete(i), logNodes()))),
       killNode: (i) => Effect.zipRight(server(i).kill, Effect.sync(() => (killed.add(i), logNodes()))),
@@ -266,14 +266,13 @@ const sectionOf = (entered: EnterEvent, end: number): Checker.Section => ({
   validUntil: entered.validUntil
 })
 
-const pick = (random: () => number, count: number): Array<number> => {
-  const indexes = Array.from({ length: lockNodes }, (_, i) => i)
-  for (let i = indexes.length - 1; i > 0; i--) {
-    const j = Math.floor(random() * (i + 1))
-    ;[indexes[i], indexes[j]] = [indexes[j], indexes[i]]
-  }
-  return indexes.slice(0, count)
-}
+/** One or two of the lock nodes, at random. */
+const minority = (random: Random.Random): Effect.Effect<Array<number>> =>
+  Effect.zipWith(
+    random.shuffle(Array.from({ length: lockNodes }, (_, i) => i)),
+    random.nextIntBetween(1, 3),
+    (indexes, count) => Array.from(indexes).slice(0, count)
+  )
 
 /** The scenarios of the issue, in order. `ttl` is the settings' ttl. */
 export const scenarios = (settings: Settings): ReadonlyArray<Scenario> => [
@@ -284,10 +283,10 @@ export const scenarios = (settings: Settings): ReadonlyArray<Scenario> => [
     expect: "safe",
     faults: (f) =>
       Effect.forever(Effect.gen(function*() {
-        yield* sleepMillis(200 + f.random() * 400)
-        const nodes = pick(f.random, 1 + Math.floor(f.random() * 2))
+        yield* sleepMillis(yield* f.random.nextRange(200, 600))
+        const nodes = yield* minority(f.random)
         yield* Effect.forEach(nodes, f.pauseNode)
-        yield* sleepMillis(500 + f.random() * 1000).pipe(Effect.ensuring(Effect.forEach(nodes, f.resumeNode)))
+        yield* sleepMillis(yield* f.random.nextRange(500, 1500)).pipe(Effect.ensuring(Effect.forEach(nodes, f.resumeNode)))
       }))
   },
   {
@@ -296,8 +295,8 @@ export const scenarios = (settings: Settings): ReadonlyArray<Scenario> => [
     expect: "safe",
     faults: (f) =>
       Effect.forever(Effect.gen(function*() {
-        yield* sleepMillis(300 + f.random() * 500)
-        const nodes = pick(f.random, 1 + Math.floor(f.random() * 2))
+        yield* sleepMillis(yield* f.random.nextRange(300, 800))
+        const nodes = yield* minority(f.random)
         yield* Effect.forEach(nodes, f.killNode)
         yield* sleepMillis(1000)
         yield* Effect.forEach(nodes, f.startNode)

@@ -8,21 +8,20 @@
  * In each section it writes twice to a fenced storage key: at entry, and at
  * the end of its hold (the "late" write of a holder that was paused).
  */
-import { Duration, Effect, Layer, Logger, Schedule } from "effect"
+import { Duration, Effect, Layer, Logger, Random, Schedule } from "effect"
 import { Redis } from "ioredis"
 import * as Fenced from "../src/Fencing/Ioredis.js"
 import * as Redlock from "../src/Redlock.js"
 import * as Ioredis from "../src/RedisNode/Ioredis.js"
 import { hrMillis, type WorkerConfig, type WorkerEvent } from "./protocol.js"
-import { seeded } from "./seeded.js"
 
 const config = JSON.parse(process.argv[2] ?? "{}") as WorkerConfig
 const emit = (event: WorkerEvent) => process.stdout.write(JSON.stringify(event) + "\n")
 process.on("unhandledRejection", (reason) => emit({ type: "unhandled", id: config.id, detail: String(reason) }))
 process.on("uncaughtException", (error) => emit({ type: "unhandled", id: config.id, detail: String(error) }))
 
-/** The same seed gives the same holds. */
-const random = seeded(config.seed)
+/** The same seed gives the same holds (the lock manager's own jitter stays unseeded). */
+const random = Random.make(config.seed)
 
 const program = Effect.gen(function*() {
   const redlock = yield* Redlock.Redlock
@@ -55,7 +54,7 @@ const program = Effect.gen(function*() {
       emit({ type: "enter", id: config.id, token: token.toString(), at, validUntil })
       yield* write(`worker ${config.id} enters`, token)
       const [min, max] = config.holdMillis
-      yield* Effect.sleep(Duration.millis(Math.round(min + random() * (max - min))))
+      yield* Effect.sleep(Duration.millis(Math.round(yield* random.nextRange(min, max))))
       const lateWrite = yield* write(`worker ${config.id} leaves`, token)
       emit({ type: "leave", id: config.id, at: hrMillis(), lateWrite })
     })).pipe(
@@ -67,7 +66,7 @@ const program = Effect.gen(function*() {
       Effect.catchAllCause((cause) => Effect.sync(() => emit({ type: "error", id: config.id, detail: String(cause) })))
     )
     // A short pause off the lock, so that the releaser does not always win it back.
-    yield* Effect.sleep(Duration.millis(Math.round(5 + random() * 20)))
+    yield* Effect.sleep(Duration.millis(Math.round(yield* random.nextRange(5, 25))))
   }
   emit({ type: "done", id: config.id, acquisitions, gaveUp })
 })

@@ -372,6 +372,8 @@ export interface MemoryNodesControl {
   readonly setLatency: (index: number, latency: Duration.DurationInput) => Effect.Effect<void>
   /** Every following operation fails with this error reason, until set to `None`. */
   readonly setFailure: (index: number, reason: Option.Option<RedisNodeErrorReason>) => Effect.Effect<void>
+  /** Every fault of the node cleared: up, no added latency, no failure. Its keys are kept. */
+  readonly heal: (index: number) => Effect.Effect<void>
   /**
    * A restart without persistence: every key is lost, and the node's run
    * starts now (the nodes' first run started long before the layer was built).

@@ -3,8 +3,7 @@
  * faults made by signals (SIGSTOP/SIGCONT, SIGKILL) and Redis commands.
  */
 import { assert, layer } from "@effect/vitest"
-import { Duration, Effect, Exit, Fiber, Redacted, Schedule } from "effect"
-import { seeded } from "../faults/seeded.js"
+import { Duration, Effect, Exit, Fiber, Random, Redacted, Schedule } from "effect"
 import * as RedisFleet from "../fleet/RedisFleet.js"
 import * as Redlock from "../src/Redlock.js"
 import * as RedisNode from "../src/RedisNode.js"
@@ -140,7 +139,7 @@ layer(RedisFleet.layerLocal(5), { timeout: 60_000, excludeTestServices: true })(
       yield* fleet.reset
       const redlock = yield* redisManager(fleet.nodes)
       const holder = yield* redisManager(fleet.nodes)
-      const random = seeded(42)
+      const random = Random.make(42)
       for (let i = 0; i < 60; i++) {
         // Every third round contends with a holder (interrupted mid-retry); every fourth runs with a node paused.
         const contended = i % 3 === 0
@@ -149,7 +148,7 @@ layer(RedisFleet.layerLocal(5), { timeout: 60_000, excludeTestServices: true })(
           if (contended) yield* holder.acquire(`r${i}`, { ttl: "10 seconds" })
           if (paused) yield* fleet.servers[i % 5].pause
           const fiber = yield* Effect.fork(redlock.acquire(`r${i}`, { ttl: "10 seconds", nodeTimeout: "50 millis" }))
-          yield* Effect.sleep(Duration.micros(BigInt(Math.floor(random() * 4000))))
+          yield* Effect.sleep(Duration.micros(BigInt(yield* random.nextIntBetween(0, 4000))))
           yield* Fiber.interrupt(fiber)
           if (paused) yield* fleet.servers[i % 5].resume
           if (contended) {

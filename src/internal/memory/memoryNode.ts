@@ -284,6 +284,13 @@ export const layer = (n: number): Layer.Layer<RedisNodes | MemoryNodes> =>
       setDown: (index, down) => Effect.sync(() => void (at(index).down = down)),
       setLatency: (index, latency) => Effect.sync(() => void (at(index).latencyMillis = Duration.toMillis(latency))),
       setFailure: (index, reason) => Effect.sync(() => void (at(index).failure = reason)),
+      heal: (index) =>
+        Effect.sync(() => {
+          const node = at(index)
+          node.down = false
+          node.latencyMillis = 0
+          node.failure = Option.none()
+        }),
       restart: (index) =>
         Effect.map(Monotonic.monotonicMillis, (now) => {
           const node = at(index)
