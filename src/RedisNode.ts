@@ -222,6 +222,8 @@ export interface RedisNode {
    * of them holds another value. A key that already holds `value` is ours (a
    * late answer of an earlier attempt of the same acquisition) and is set
    * again. `true` when set, `false` when any key is held by another value.
+   * A key of another type (a list, a hash ...) fails with `WrongType` naming
+   * the type, and nothing is written.
    */
   readonly acquire: (
     keys: ReadonlyArray<string>,

@@ -352,15 +352,26 @@ const contract = <R>(tester: Tester<R>, harness: Effect.Effect<Harness, unknown,
       assert.deepStrictEqual(counts, Option.some([100_000_000_000_000n, 9_007_199_254_740_994n]))
     }))
 
-  test("a key of another type: acquire is refused, release leaves it, extend and inspect fail with WrongType", (h) =>
+  test("a key of another type: acquire fails with WrongType naming the type, writes nothing; release leaves it; extend and inspect fail with WrongType", (h) =>
     Effect.gen(function*() {
       const { node } = h
       yield* h.putForeign("list")
-      assert.isFalse(yield* node.acquire(["list"], "v", 1_000))
-      assert.isFalse(yield* node.acquire(["free", "list"], "v", 1_000))
-      const inTurn = yield* node.acquireInTurn(["free", "list"], "v", 1_000, { ticket: 1, leaseMillis: 0 })
-      assert.deepStrictEqual(inTurn, { _tag: "Held", ttlMillis: undefined }, "a key that never expires")
-      assert.isTrue(Option.isNone((yield* node.inspect("free")).value))
+      const acquires: ReadonlyArray<Effect.Effect<unknown, RedisNode.RedisNodeError>> = [
+        node.acquire(["list"], "v", 1_000),
+        node.acquire(["free", "list"], "v", 1_000),
+        node.acquireInTurn(["free", "list"], "v", 1_000, { ticket: 1, leaseMillis: 5_000 })
+      ]
+      for (const acquire of acquires) {
+        const exit = yield* Effect.exit(acquire)
+        assert.isTrue(Exit.isFailure(exit))
+        const error = Cause.squash((exit as Exit.Failure<unknown, RedisNode.RedisNodeError>).cause)
+        assert.instanceOf(error, RedisNode.RedisNodeError)
+        assert.strictEqual((error as RedisNode.RedisNodeError).reason, "WrongType")
+        assert.match((error as RedisNode.RedisNodeError).detail, /lock key list holds a list/)
+      }
+      assert.isTrue(Option.isNone((yield* node.inspect("free")).value), "nothing written, all or none")
+      // Nor did the waiter join the free key's line: another value is granted at once.
+      assert.deepStrictEqual(yield* node.acquireInTurn(["free"], "w", 1_000, { ticket: 2, leaseMillis: 0 }), { _tag: "Granted" })
       assert.strictEqual(yield* node.release(["list"], "v", true), 0)
       for (const operation of [Effect.asVoid(node.extend(["list"], "v", 1_000)), Effect.asVoid(node.inspect("list"))]) {
         const exit = yield* Effect.exit(operation)

@@ -212,14 +212,21 @@ layer(RedisFleet.layerLocal(5), { timeout: 60_000, excludeTestServices: true })(
       assert.strictEqual(yield* fleet.servers[0].call("DBSIZE"), 0)
     }))
 
-  it.scoped("a key holding a list: not acquired (Held), the list is intact", () =>
+  it.scoped("a key holding a list: not acquired, each node says WrongType naming the type, the list is intact", () =>
     Effect.gen(function*() {
       const fleet = yield* RedisFleet.RedisFleet
       yield* fleet.reset
       const redlock = yield* redisManager(fleet.nodes)
       for (const server of fleet.servers) yield* server.call("RPUSH", "redlock:r", "precious")
-      const exit = yield* Effect.exit(Effect.scoped(redlock.acquire("r", { ttl: "1 second", retry: Redlock.noRetry })))
-      assertRefusedByHolder(failureOf(exit as Exit.Exit<unknown, LockNotAcquired>))
+      for (const retry of [Redlock.noRetry, Schedule.recurs(1)]) {
+        const exit = yield* Effect.exit(Effect.scoped(redlock.acquire("r", { ttl: "1 second", retry })))
+        const error = failureOf(exit as Exit.Exit<unknown, LockNotAcquired>)
+        const answers = error.outcomes.map((o) => o._tag === "Failed" ? o.error.reason : o._tag)
+        // Decided once a majority failed: the rest may not be awaited.
+        assert.isAtLeast(answers.filter((answer) => answer === "WrongType").length, 3, answers.join())
+        assert.deepStrictEqual(answers.filter((answer) => answer !== "WrongType" && answer !== "NotAwaited"), [])
+        assert.match(error.message, /WRONGTYPE lock key redlock:r holds a list, not a lock value/)
+      }
       for (const server of fleet.servers) assert.deepStrictEqual(yield* server.call("LRANGE", "redlock:r", 0, -1), ["precious"])
     }))
 

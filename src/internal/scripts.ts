@@ -21,16 +21,31 @@ local function wholeMillis(text)
 end
 `
 
+// A lock key that holds another type (a list, a hash ...) is someone's data,
+// not a lock: acquiring refuses it with WRONGTYPE, naming the type, before
+// anything is written, and leaves it as it is. Called where GET (by pcall)
+// answered with an error: only a key that is not free pays for TYPE.
+const wrongType = `
+local function wrongType(key)
+  local kind = redis.call("TYPE", key).ok
+  return redis.error_reply("WRONGTYPE lock key " .. key .. " holds a " .. kind .. ", not a lock value (left untouched)")
+end
+`
+
 /**
  * Set every key, or none if any holds another value. A key that holds our
  * own value is ours (a late answer of an earlier attempt of the same
  * acquisition): it is set again with the new ttl. ARGV: value, ttl in ms.
- * Returns 1 or 0.
+ * Returns 1 or 0; a key of another type is a WRONGTYPE error.
  */
-export const acquireAll = script(`${wholeMillis}
+export const acquireAll = script(`${wholeMillis}${wrongType}
 local value, ttl = ARGV[1], wholeMillis(ARGV[2])
 for _, key in ipairs(KEYS) do
-  if redis.call("EXISTS", key) == 1 and redis.pcall("GET", key) ~= value then return 0 end
+  if redis.call("EXISTS", key) == 1 then
+    local current = redis.pcall("GET", key)
+    if type(current) == "table" then return wrongType(key) end
+    if current ~= value then return 0 end
+  end
 end
 for _, key in ipairs(KEYS) do
   redis.call("SET", key, value, "PX", ttl)
@@ -113,24 +128,28 @@ end
  * Acquire in turn (RedisNode.acquireInTurn). KEYS: n lock keys, n queue keys,
  * n lease keys. ARGV: value, ttl ms, ticket, lease ms (0: do not join).
  * Returns { 1 } granted, { 2, pttl } held (the longest pttl; -1 when a key
- * never expires), { 3 } free but not our turn. A key of another type counts
- * as held, as with SET NX; a key holding our own value (a late answer of an
- * earlier attempt) is ours. A waiter's place is its ticket, bounded by the
+ * never expires), { 3 } free but not our turn. A key of another type is a
+ * WRONGTYPE error (nothing written); a key holding our own value (a late
+ * answer of an earlier attempt) is ours. A waiter's place is its ticket, bounded by the
  * server's time when it joins (see ticketSlackMillis), and kept until it
  * leaves: a grant keeps it too (and renews its lease), so that an attempt
  * refused after a split vote (whose undo keeps the place) is still in line;
  * the release takes it out.
  * Lines that are empty cost one EXISTS each.
  */
-export const acquireInTurn = script(`${queueFunctions}
+export const acquireInTurn = script(`${queueFunctions}${wrongType}
 local n = #KEYS / 3
 local value, ttl, ticket, lease = ARGV[1], wholeMillis(ARGV[2]), tonumber(ARGV[3]), wholeMillis(ARGV[4])
 local held, longest = false, 0
 for i = 1, n do
   local pttl = redis.call("PTTL", KEYS[i])
-  if pttl ~= -2 and redis.pcall("GET", KEYS[i]) ~= value then
-    held = true
-    if longest ~= -1 and (pttl == -1 or pttl > longest) then longest = pttl end
+  if pttl ~= -2 then
+    local current = redis.pcall("GET", KEYS[i])
+    if type(current) == "table" then return wrongType(KEYS[i]) end
+    if current ~= value then
+      held = true
+      if longest ~= -1 and (pttl == -1 or pttl > longest) then longest = pttl end
+    end
   end
 end
 local now = nil

@@ -117,10 +117,18 @@ class MemoryNode {
     return undefined
   }
 
-  /** Whether a live key holds anything but `value` (a key of ours is a late answer of our own earlier attempt). */
+  /**
+   * Whether a live key holds anything but `value` (a key of ours is a late
+   * answer of our own earlier attempt). A key of another type is refused
+   * with WRONGTYPE naming the type, as the acquire scripts do.
+   */
   heldByOther(key: string, value: string, now: number): boolean {
     const entry = this.live(key, now)
-    return entry !== undefined && !(entry.type === "string" && entry.value === value)
+    if (entry === undefined) return false
+    if (entry.type !== "string") {
+      throw this.error("WrongType", `WRONGTYPE lock key ${key} holds a ${entry.type}, not a lock value (left untouched)`)
+    }
+    return entry.value !== value
   }
 
   /** A waiter's place in a key's line: the one it holds, or its ticket bounded by this node's time. */
