@@ -7,6 +7,7 @@ import type { NonEmptyReadonlyArray } from "effect/Array"
 import * as Duration from "effect/Duration"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
+import * as Schedule from "effect/Schedule"
 import { InvalidOptions } from "./errors.js"
 import * as Algorithm from "./algorithm.js"
 
@@ -47,9 +48,21 @@ export const millis = (option: string, input: unknown): Either.Either<number, In
   if (Option.isNone(decoded)) return invalid(option, `expected a Duration input such as "10 seconds", got ${describe(input)}`)
   if (!Duration.isFinite(decoded.value)) return invalid(option, "must be finite")
   const ms = Math.ceil(Duration.toMillis(decoded.value))
-  if (!(ms >= 1)) return invalid(option, `must be at least 1 millisecond, got ${Duration.format(decoded.value)}`)
+  // Named as given: Duration reads NaN and negative inputs as zero.
+  if (!(ms >= 1)) return invalid(option, `must be at least 1 millisecond, got ${describeDuration(input)}`)
   return Either.right(ms)
 }
+
+const describeDuration = (input: unknown): string =>
+  Duration.isDuration(input)
+    ? Duration.format(input)
+    : Array.isArray(input)
+    ? `[${input.map(String).join(", ")}]`
+    : describe(input)
+
+/** A retry policy: a `Schedule` (JavaScript callers can pass anything). */
+export const schedule = <S>(option: string, input: S): Either.Either<S, InvalidOptions> =>
+  Schedule.isSchedule(input) ? Either.right(input) : invalid(option, `must be a Schedule, got ${describe(input)}`)
 
 export const driftFactor = (input: unknown): Either.Either<number, InvalidOptions> =>
   typeof input === "number" && Number.isFinite(input) && input >= 0 && input < 1

@@ -378,12 +378,16 @@ const parseAcquire = (settings: Settings, resourcesInput: unknown, acquireOption
   if (Either.isLeft(timing)) return Either.left(timing.left)
   const maxHoldMillis = Validate.autoExtend(acquireOptions.autoExtend)
   if (Either.isLeft(maxHoldMillis)) return Either.left(maxHoldMillis.left)
+  const schedule = acquireOptions.retry === undefined
+    ? Either.right(defaultSchedule)
+    : Validate.schedule("retry", acquireOptions.retry)
+  if (Either.isLeft(schedule)) return Either.left(schedule.left)
   return Either.right({
     resources: resources.right,
     ttlMillis: timing.right.ttlMillis,
     nodeTimeout: Duration.millis(timing.right.nodeTimeoutMillis),
     maxHoldMillis: maxHoldMillis.right,
-    schedule: acquireOptions.retry ?? defaultSchedule
+    schedule: schedule.right
   })
 }
 

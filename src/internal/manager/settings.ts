@@ -63,6 +63,7 @@ export const make = (
     const quarantineMillis = (yield* Validate.flag("restartQuarantine", options.restartQuarantine ?? true))
       ? Quarantine.durationMillis(maxTtlMillis, driftFactor)
       : undefined
+    const defaultSchedule = options.retry === undefined ? defaultRetry : yield* Validate.schedule("retry", options.retry)
     yield* Validate.nodeCount(nodes.length)
     const defaultNodeTimeout = options.nodeTimeout
     // Reads have no ttl to derive a timeout from: the manager's, or the largest default.
@@ -81,7 +82,7 @@ export const make = (
       quarantineMillis,
       defaultNodeTimeout,
       inspectTimeout,
-      defaultSchedule: options.retry ?? defaultRetry,
+      defaultSchedule,
       announcesReleases: nodes.every((node) => node.watchReleases !== undefined),
       identity: {}
     }
