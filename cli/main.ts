@@ -78,7 +78,8 @@ const managerSettings = {
   restartQuarantine: setting(
     "restart-quarantine",
     "REDLOCK_RESTART_QUARANTINE",
-    "Off only when every node persists its keys (AOF, appendfsync always)",
+    "A server that restarted (or just started) sits out --max-ttl unless it keeps its keys (AOF with appendfsync always, " +
+      "detected on connect); off only for a throw-away development server",
     Options.choice("restart-quarantine", ["on", "off"]).pipe(Options.map((choice) => choice === "on" ? "true" : "false"))
   )
 }
@@ -201,6 +202,8 @@ Usage:
 
 Nodes come from --nodes or REDLOCK_NODES; a password from the URL or REDLOCK_PASSWORD. Each other
 setting comes from its flag, else its REDLOCK_* variable (see --help), else the library's default.
+A server started less than --max-ttl ago votes only if it keeps its keys across restarts: for a local
+one, redis-server --appendonly yes --appendfsync always.
 Exit codes of run: the command's own; ${ExitCodes.usage} bad usage; ${ExitCodes.notAcquired} not acquired in time;
 ${ExitCodes.lockLost} lock lost (the command was stopped); ${ExitCodes.cannotRun} the command could not be started.`
 

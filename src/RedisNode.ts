@@ -112,15 +112,38 @@ export interface KeyState {
  *
  * - `Known`: `id` names the run (Redis `run_id`); it started at
  *   `startedAtMillis` on this process's monotonic clock (Effect's `Clock`), or
- *   later, never earlier.
+ *   later, never earlier. `persistence`, when known, says whether the server
+ *   keeps its keys across a restart: one that does votes at once after it.
  * - `Unknown`: not connected, or reconnected and not identified yet.
  *
  * @since 0.1.0
  * @category models
  */
 export type NodeRun =
-  | { readonly _tag: "Known"; readonly id: string; readonly startedAtMillis: number }
+  | {
+    readonly _tag: "Known"
+    readonly id: string
+    readonly startedAtMillis: number
+    readonly persistence?: Persistence | undefined
+  }
   | { readonly _tag: "Unknown"; readonly detail: string }
+
+/**
+ * Whether a server keeps every key it acknowledged across a restart, as the
+ * client read it from the server (or the user declared it, where the server
+ * does not let the client read it). Only an append-only file with
+ * `appendfsync always` does: the server writes each command to disk before
+ * it answers. `everysec` may lose the last second or two of writes, an RDB
+ * snapshot everything written since, so those keep the restart quarantine.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Persistence {
+  readonly keepsKeys: boolean
+  /** What was found, in words: `AOF, appendfsync always`, `no AOF`, `unknown: CONFIG GET refused (...)` ... */
+  readonly detail: string
+}
 
 /**
  * A place in the line of waiters for a resource (see `RedisNode.acquireInTurn`).
@@ -377,10 +400,17 @@ export interface MemoryNodesControl {
   /** Every fault of the node cleared: up, no added latency, no failure. Its keys are kept. */
   readonly heal: (index: number) => Effect.Effect<void>
   /**
-   * A restart without persistence: every key is lost, and the node's run
-   * starts now (the nodes' first run started long before the layer was built).
+   * A restart: the node's run starts now (the nodes' first run started long
+   * before the layer was built). Every key is lost, unless the node was made
+   * durable.
    */
   readonly restart: (index: number) => Effect.Effect<void>
+  /**
+   * Whether the node keeps its keys across a restart, as a server with an
+   * append-only file and `appendfsync always` does; its run says so from now
+   * on. Default `false` (no persistence).
+   */
+  readonly setDurable: (index: number, durable: boolean) => Effect.Effect<void>
   /** Store a key of another type (as `LPUSH` would), to exercise `WrongType`. */
   readonly putForeign: (index: number, key: string) => Effect.Effect<void>
   /** Store a plain string key, with an optional time to live. */

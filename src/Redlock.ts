@@ -38,6 +38,8 @@ import * as Extension from "./internal/manager/extension.js"
 import * as Inspection from "./internal/manager/inspection.js"
 import * as Release from "./internal/manager/release.js"
 import * as Settings from "./internal/manager/settings.js"
+import * as Monotonic from "./internal/monotonic.js"
+import * as Quarantine from "./internal/quarantine.js"
 import * as Validate from "./internal/validate.js"
 import type * as Lock from "./Lock.js"
 import { type KeyState, type NodeOutcome, type RedisNode, RedisNodes } from "./RedisNode.js"
@@ -115,9 +117,11 @@ export interface Options {
    * the keys it held, and counting it could give a second client a quorum
    * while the first still holds the lock. The client cannot tell a restart
    * from a first start, so a freshly started cluster serves no lock for
-   * `maxTtl`. Turn it off only when every node persists its keys
-   * (`appendonly yes` with `appendfsync always`), or when nodes are never
-   * restarted sooner than `maxTtl` after a crash. Default `true`.
+   * `maxTtl`, except on servers that keep their keys across restarts
+   * (`appendonly yes` with `appendfsync always`, read from each server): those
+   * vote at once. Turn it off only for a throw-away development server, or
+   * when nodes are never restarted sooner than `maxTtl` after a crash.
+   * Default `true`.
    */
   readonly restartQuarantine?: boolean | undefined
   /**
@@ -269,6 +273,10 @@ export class Redlock extends Context.Tag("effect-redlock/Redlock")<Redlock, Redl
 export const make = Effect.fnUntraced(function*(options: Options = {}) {
   const nodes = yield* RedisNodes
   const settings = yield* Settings.make(nodes, options)
+  if (settings.quarantineMillis !== undefined) {
+    const notice = Quarantine.startupNotice(nodes, settings.quorum, settings.quarantineMillis, yield* Monotonic.monotonicMillis)
+    if (notice !== undefined) yield* Effect.logWarning(notice)
+  }
   return Redlock.of({
     nodes,
     quorum: settings.quorum,

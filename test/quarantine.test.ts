@@ -3,7 +3,7 @@
  * restarted empty less than maxTtl ago does not count toward any quorum.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { ConfigProvider, Context, Duration, Effect, Fiber, Layer, TestClock } from "effect"
+import { ConfigProvider, Context, Duration, Effect, Fiber, Layer, Logger, TestClock } from "effect"
 import * as Quarantine from "../src/internal/quarantine.js"
 import * as ServerRun from "../src/internal/ioredis/serverRun.js"
 import * as Redlock from "../src/Redlock.js"
@@ -115,6 +115,45 @@ describe("restart quarantine", () => {
       yield* control.setDown(2, false)
     }).pipe(Effect.scoped, Effect.provide(memory(3, { maxTtl: "10 seconds" }))))
 
+  it.effect("a durable node keeps its keys across a restart and votes at once: the holder keeps its lock", () =>
+    Effect.gen(function*() {
+      const control = yield* RedisNode.MemoryNodes
+      yield* control.setDurable(2, true)
+      const lock = yield* holderThenRestart
+      assert.deepStrictEqual(yield* control.keys(2), ["redlock:r"], "the key survived the restart")
+      const other = yield* Redlock.make({ maxTtl: "10 seconds" })
+      const error = failureOf(
+        yield* Effect.exit(Effect.scoped(other.acquire("r", { ttl: "10 seconds", retry: Redlock.noRetry })))
+      ) as LockNotAcquired
+      assert.deepStrictEqual(tags(error.outcomes).slice(0, 3), ["Held", "Held", "Held"], error.message)
+      assert.isAbove(Duration.toMillis(yield* lock.remaining), 0)
+      // And on a free resource, its vote counts at once (no Abstained), 0.0 s after its restart.
+      const free = yield* other.acquire("s", { ttl: "1 second" })
+      assert.notInclude(tags(free.outcomes), "Abstained")
+      assert.strictEqual(free.outcomes[2]._tag, "Ok")
+    }).pipe(Effect.scoped, Effect.provide(memory(5, { maxTtl: "10 seconds" }))))
+
+  it.effect("a manager that starts while nodes abstain says so once: which nodes, why, when they vote", () =>
+    Effect.gen(function*() {
+      const control = yield* RedisNode.MemoryNodes
+      yield* control.restart(0)
+      yield* control.restart(1)
+      yield* TestClock.adjust("2 seconds")
+      const logged: Array<string> = []
+      const capture = Logger.replace(Logger.defaultLogger, Logger.make(({ message }) => void logged.push(String(message))))
+      yield* Redlock.make({ maxTtl: "10 seconds" }).pipe(Effect.provide(capture))
+      assert.strictEqual(logged.length, 1)
+      assert.match(logged[0], /^effect-redlock: 2 of 3 nodes abstain for now \(memory-0: server started 2\.0 s ago, votes again in 8\.1 s/)
+      assert.include(logged[0], "1 vote, 2 needed: acquisitions fail until then")
+      assert.include(logged[0], "appendonly yes, appendfsync always")
+      // Durable nodes, or nodes up for maxTtl, make no notice.
+      yield* control.setDurable(0, true)
+      yield* control.setDurable(1, true)
+      yield* Redlock.make({ maxTtl: "10 seconds" }).pipe(Effect.provide(capture))
+      yield* Redlock.make({ maxTtl: "10 seconds", restartQuarantine: false }).pipe(Effect.provide(capture))
+      assert.strictEqual(logged.length, 1)
+    }).pipe(Effect.provide(RedisNode.layerMemory(3))))
+
   it.effect("a release still deletes the key a quarantined node holds", () =>
     Effect.gen(function*() {
       const control = yield* RedisNode.MemoryNodes
@@ -185,6 +224,41 @@ describe("abstention rule", () => {
     const unknown: RedisNode.NodeRun = { _tag: "Unknown", detail: "reconnecting" }
     assert.include(Quarantine.abstention(unknown, known("a", 0), 5000, 1000), "unknown (reconnecting)")
     assert.include(Quarantine.abstention(known("a", 0), unknown, 5000, 1000), "unknown (reconnecting)")
+  })
+
+  it("a server that keeps its keys votes at once after a restart; any other says why it waits", () => {
+    const durable = { keepsKeys: true, detail: "AOF, appendfsync always" }
+    const everysec = { keepsKeys: false, detail: "AOF, appendfsync everysec: a crash may lose the last writes" }
+    const run = (persistence: RedisNode.Persistence): RedisNode.NodeRun => ({ _tag: "Known", id: "a", startedAtMillis: 900, persistence })
+    assert.isUndefined(Quarantine.abstention(run(durable), run(durable), 1000, 1000))
+    assert.include(Quarantine.abstention(run(everysec), run(everysec), 1000, 1000), "(restart quarantine; AOF, appendfsync everysec")
+    // Still: a restart in flight, or an unknown run, never counts.
+    const restarted: RedisNode.NodeRun = { _tag: "Known", id: "b", startedAtMillis: 900, persistence: durable }
+    assert.include(Quarantine.abstention(run(durable), restarted, 1000, 1000), "restarted while the command")
+  })
+
+  it("persistence is durable only for AOF with appendfsync always, or as declared where the server cannot be read", () => {
+    const aofOn = "# Persistence\r\nloading:0\r\naof_enabled:1\r\n"
+    const aofOff = "# Persistence\r\nloading:0\r\naof_enabled:0\r\n"
+    const noPerm = new Error("NOPERM this user has no permissions to run the 'config|get' command")
+    const cases: ReadonlyArray<[string | Error, ReadonlyArray<string> | Error, boolean, boolean, string]> = [
+      [aofOn, ["appendfsync", "always"], false, true, "AOF, appendfsync always"],
+      [aofOn, ["appendfsync", "everysec"], false, false, "appendfsync everysec"],
+      [aofOn, ["appendfsync", "everysec"], true, false, "declared durable, but the server says otherwise"],
+      [aofOn, ["appendfsync", "no"], false, false, "appendfsync no"],
+      [aofOff, ["appendfsync", "always"], false, false, "no AOF"],
+      [aofOff, ["appendfsync", "always"], true, false, "no AOF: a restart loses keys (declared durable, but"],
+      [aofOn, noPerm, false, false, "persistence unknown: AOF on, CONFIG GET appendfsync refused: NOPERM"],
+      [aofOn, noPerm, true, true, "declared durable; AOF on, CONFIG GET appendfsync refused: NOPERM"],
+      [noPerm, noPerm, false, false, "persistence unknown: INFO persistence failed"],
+      [noPerm, noPerm, true, true, "declared durable; INFO persistence failed"],
+      [aofOn, [], false, false, "CONFIG GET appendfsync gave nothing"]
+    ]
+    for (const [info, appendfsync, declared, keepsKeys, detail] of cases) {
+      const persistence = ServerRun.persistenceOf(info, appendfsync, declared)
+      assert.strictEqual(persistence.keepsKeys, keepsKeys, persistence.detail)
+      assert.include(persistence.detail, detail)
+    }
   })
 
   it("reads run_id and uptime from INFO server, and refuses a reply without them", () => {

@@ -4,7 +4,7 @@
  * restarted empty does not count until maxTtl has passed.
  */
 import { assert, layer } from "@effect/vitest"
-import { Duration, Effect, Schedule } from "effect"
+import { Duration, Effect, Redacted, Schedule } from "effect"
 import * as RedisFleet from "../fleet/RedisFleet.js"
 import * as Lock from "../src/Lock.js"
 import * as Redlock from "../src/Redlock.js"
@@ -109,3 +109,77 @@ layer(RedisFleet.layerLocal(5), { timeout: 60_000, excludeTestServices: true })(
       assert.deepStrictEqual(sizes, [0, 0, 0, 0, 0], "every attempt released its keys, counted or not")
     }))
 })
+
+/** The run of each node once it is known and, where given, newer than `than`. */
+const knownRuns = (redlock: Redlock.RedlockService, than?: ReadonlyArray<RedisNode.NodeRun>) =>
+  Effect.sync(() => redlock.nodes.map((node) => node.run())).pipe(
+    Effect.filterOrFail(
+      (runs) => runs.every((run, i) => run._tag === "Known" && (than === undefined || run.id !== (than[i] as typeof run).id)),
+      (runs) => JSON.stringify(runs)
+    ),
+    Effect.retry(Schedule.spaced("50 millis").pipe(Schedule.upTo("5 seconds")))
+  )
+
+layer(RedisFleet.layerLocal(3, { persistence: true }), { timeout: 60_000, excludeTestServices: true })(
+  "restart quarantine on 3 redis-servers with AOF, appendfsync always",
+  (it) => {
+    it.scoped("servers that keep their keys vote at once after a restart, and the holder keeps its lock", () =>
+      Effect.gen(function*() {
+        const fleet = yield* RedisFleet.RedisFleet
+        yield* fleet.reset
+        const holder = yield* redisManager(fleet.nodes, { maxTtl: "10 seconds", restartQuarantine: true })
+        const other = yield* redisManager(fleet.nodes, { maxTtl: "10 seconds", restartQuarantine: true })
+        const before = yield* knownRuns(other)
+        for (const run of before) {
+          assert.deepStrictEqual(run._tag === "Known" && run.persistence, { keepsKeys: true, detail: "AOF, appendfsync always" })
+        }
+        // The fleet was just started: without the persistence rule every node would abstain for 10 s.
+        const lock = yield* holder.acquire("r", { ttl: "10 seconds" })
+        assert.notInclude(tags(lock.outcomes), "Abstained")
+        for (const server of fleet.servers) {
+          yield* server.kill
+          yield* server.start
+        }
+        yield* knownRuns(other, before)
+        const refused = failureOf(
+          yield* Effect.exit(Effect.scoped(other.acquire("r", { ttl: "10 seconds", retry: Redlock.noRetry })))
+        ) as LockNotAcquired
+        assert.instanceOf(refused, LockNotAcquired)
+        assert.notInclude(tags(refused.outcomes), "Ok", "the holder's keys came back with the servers")
+        assert.notInclude(tags(refused.outcomes), "Abstained", refused.message)
+        assert.isAbove(Duration.toMillis(yield* lock.remaining), 0)
+        const free = yield* Effect.scoped(other.acquire("s", { ttl: "1 second", retry: Redlock.noRetry }))
+        assert.notInclude(tags(free.outcomes), "Abstained", "restarted 0 s ago, and counted")
+      }))
+
+    it.scoped("weaker persistence (appendfsync everysec) or a refused CONFIG GET keeps the quarantine, and says so", () =>
+      Effect.gen(function*() {
+        const fleet = yield* RedisFleet.RedisFleet
+        yield* fleet.reset
+        const [s0, s1, s2] = fleet.servers
+        // A user that may not read the configuration: persistence unknown unless declared.
+        for (const server of fleet.servers) {
+          yield* server.call("ACL", "SETUSER", "locker", "on", ">secret", "~*", "&*", "+@all", "-config")
+        }
+        yield* s0.call("CONFIG", "SET", "appendfsync", "everysec")
+        const login = { username: "locker", password: Redacted.make("secret") }
+        const nodes = fleet.nodes.map((node, i) => ({ ...node, ...(i === 0 ? {} : login), durable: i === 2 }))
+        const redlock = yield* redisManager(nodes, { maxTtl: "10 seconds", restartQuarantine: true })
+        const runs = yield* knownRuns(redlock)
+        const persistence = runs.map((run) => run._tag === "Known" ? run.persistence : undefined)
+        assert.deepStrictEqual(persistence.map((p) => p?.keepsKeys), [false, false, true])
+        assert.include(persistence[0]?.detail, "appendfsync everysec")
+        assert.include(persistence[1]?.detail, "persistence unknown: AOF on, CONFIG GET appendfsync refused: NOPERM")
+        assert.include(persistence[2]?.detail, "declared durable")
+        // The servers started moments ago: 0 and 1 abstain, saying why (2 would count, but 1 of 3 is no quorum).
+        const refused = failureOf(
+          yield* Effect.exit(Effect.scoped(redlock.acquire("r", { ttl: "1 second", retry: Redlock.noRetry })))
+        ) as LockNotAcquired
+        assert.deepStrictEqual(tags(refused.outcomes).slice(0, 2), ["Abstained", "Abstained"], refused.message)
+        assert.include(refused.message, "restart quarantine; AOF, appendfsync everysec")
+        assert.include(refused.message, "restart quarantine; persistence unknown")
+        yield* s0.call("CONFIG", "SET", "appendfsync", "always")
+        for (const server of [s0, s1, s2]) yield* server.call("ACL", "DELUSER", "locker")
+      }))
+  }
+)

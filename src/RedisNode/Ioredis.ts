@@ -64,6 +64,16 @@ export interface ConnectionOptions {
   readonly name?: string | undefined
   /** See {@link defaultMaxPendingCommands}. */
   readonly maxPendingCommands?: number | undefined
+  /**
+   * Declare the server durable (an append-only file with `appendfsync
+   * always`: it keeps every key it acknowledged across a restart), for a
+   * server that does not let this client read its configuration (ACLs that
+   * refuse `CONFIG GET`). Otherwise not needed: the client reads it from the
+   * server on each connection. A server that reports weaker persistence is
+   * not believed durable, declared or not. A durable server votes at once
+   * after a restart (see `restartQuarantine` in `Redlock.Options`). Default `false`.
+   */
+  readonly durable?: boolean | undefined
 }
 
 /**
@@ -94,6 +104,8 @@ export interface ClientOptions {
   readonly name?: string | undefined
   /** See {@link defaultMaxPendingCommands}. */
   readonly maxPendingCommands?: number | undefined
+  /** See {@link ConnectionOptions.durable}. */
+  readonly durable?: boolean | undefined
 }
 
 /**
@@ -260,13 +272,17 @@ const watchErrors = (client: Redis) =>
  * client is ready and its server identified, at most `timeout`: a node that is
  * down now is not an error.
  */
-const watch = (name: string, client: Redis, timeout: Duration.Duration, maxPendingCommands: number | undefined) =>
+const watch = (name: string, client: Redis, timeout: Duration.Duration, options: ClientOptions | ConnectionOptions) =>
   Effect.gen(function*() {
-    const maxPending = yield* Validate.positiveCount("maxPendingCommands", maxPendingCommands ?? defaultMaxPendingCommands)
+    const maxPending = yield* Validate.positiveCount(
+      "maxPendingCommands",
+      options.maxPendingCommands ?? defaultMaxPendingCommands
+    )
+    const durable = yield* Validate.flag("durable", options.durable ?? false)
     const errors = yield* watchErrors(client)
     // First: on each new connection the scripts are loaded before anything else is sent.
     const scripts = yield* LoadedScripts.watch(client, Scripts.nodeScripts)
-    const run = yield* ServerRun.watch(client)
+    const run = yield* ServerRun.watch(client, durable)
     const releases = yield* ReleaseSubscriber.make(client)
     yield* Effect.zipRight(run.identified, Effect.promise(scripts.settled)).pipe(
       Effect.timeoutTo({ duration: timeout, onTimeout: () => void 0, onSuccess: () => void 0 })
@@ -298,7 +314,7 @@ export const make = (nodeOptions: NodeOptions): Effect.Effect<RedisNode, Invalid
     if ("client" in nodeOptions) {
       const client = nodeOptions.client
       const name = nodeOptions.name ?? `${client.options.host ?? "127.0.0.1"}:${client.options.port ?? 6379}`
-      return yield* watch(name, client, Duration.seconds(1), nodeOptions.maxPendingCommands)
+      return yield* watch(name, client, Duration.seconds(1), nodeOptions)
     }
     let options: ConnectionOptions = nodeOptions
     if (nodeOptions.url !== undefined) {
@@ -331,7 +347,7 @@ export const make = (nodeOptions: NodeOptions): Effect.Effect<RedisNode, Invalid
       ),
       close
     )
-    return yield* watch(options.name ?? `${host}:${port}`, client, connectTimeout, options.maxPendingCommands)
+    return yield* watch(options.name ?? `${host}:${port}`, client, connectTimeout, options)
   })
 
 /**

@@ -6,7 +6,9 @@
  * passed since the restart none of them can still be relied on, and the node
  * may vote again. Until then its votes do not count. The client cannot tell a
  * restart from a first start, so a server that started less than `maxTtl` ago
- * abstains either way.
+ * abstains either way, unless it keeps its keys across restarts (an
+ * append-only file with `appendfsync always`, see `RedisNode.Persistence`):
+ * then it lost nothing, and votes at once.
  *
  * @internal
  */
@@ -32,10 +34,36 @@ export const abstention = (
   if (before._tag === "Unknown") return `server run unknown (${before.detail})`
   if (after._tag === "Unknown") return `server run unknown (${after.detail})`
   if (before.id !== after.id) return "the server restarted while the command was in flight"
+  const { persistence } = before
+  if (persistence?.keepsKeys === true) return undefined
   const upMillis = sentAtMillis - before.startedAtMillis
   if (upMillis >= quarantineMillis) return undefined
   return `server started ${seconds(upMillis)} s ago, votes again in ${seconds(quarantineMillis - upMillis)} s ` +
-    `(restart quarantine)`
+    `(restart quarantine${persistence === undefined ? "" : `; ${persistence.detail}`})`
 }
 
 const seconds = (millis: number) => (Math.max(0, millis) / 1000).toFixed(1)
+
+/**
+ * One line for a manager that starts while nodes abstain (a new cluster, a
+ * restart): which nodes, why, and when they vote; `undefined` when none does.
+ * A brand-new development server otherwise only shows as failed acquisitions.
+ */
+export const startupNotice = (
+  nodes: ReadonlyArray<{ readonly name: string; readonly run: () => NodeRun }>,
+  quorum: number,
+  quarantineMillis: number,
+  nowMillis: number
+): string | undefined => {
+  const waiting = nodes.flatMap((node) => {
+    const run = node.run()
+    const why = abstention(run, run, nowMillis, quarantineMillis)
+    return why === undefined ? [] : [`${node.name}: ${why}`]
+  })
+  if (waiting.length === 0) return undefined
+  const voting = nodes.length - waiting.length
+  return `effect-redlock: ${waiting.length} of ${nodes.length} nodes abstain for now (${waiting.join("; ")})` +
+    (voting < quorum ? `; ${voting} vote, ${quorum} needed: acquisitions fail until then` : "") +
+    ". A server that keeps its keys (appendonly yes, appendfsync always) votes at once after a restart; " +
+    "restartQuarantine: false suits a throw-away development server only (README, \"Restarts and quarantine\")"
+}

@@ -1,30 +1,70 @@
 /**
- * Which server run an ioredis client talks to, for the restart quarantine
- * (quarantine.ts). A restarted server is always a new TCP connection, so the
- * run is unknown from the moment a connection closes until `INFO server`
- * answers on the next one.
+ * Which server run an ioredis client talks to, and whether it keeps its keys
+ * across restarts, for the restart quarantine (quarantine.ts). A restarted
+ * server is always a new TCP connection, so the run is unknown from the
+ * moment a connection closes until `INFO server` answers on the next one.
+ * Persistence is read on each connection too (`INFO persistence`, `CONFIG
+ * GET appendfsync`): a change of configuration at run time is seen at the
+ * next connection only.
  *
  * @internal
  */
 import * as Effect from "effect/Effect"
 import * as Runtime from "effect/Runtime"
 import type { Redis } from "ioredis"
-import type { NodeRun } from "../../RedisNode.js"
+import type { NodeRun, Persistence } from "../../RedisNode.js"
 import * as Monotonic from "../monotonic.js"
 
-/** `run_id` and `uptime_in_seconds` of an `INFO server` reply. */
-export const parseInfo = (reply: string): { readonly id: string; readonly uptimeSeconds: number } | undefined => {
+/** The `field:value` lines of an `INFO` reply. */
+const infoFields = (reply: string): Map<string, string> => {
   const fields = new Map<string, string>()
   for (const line of reply.split(/\r?\n/)) {
     const colon = line.indexOf(":")
     if (colon > 0) fields.set(line.slice(0, colon), line.slice(colon + 1).trim())
   }
+  return fields
+}
+
+/** `run_id` and `uptime_in_seconds` of an `INFO server` reply. */
+export const parseInfo = (reply: string): { readonly id: string; readonly uptimeSeconds: number } | undefined => {
+  const fields = infoFields(reply)
   const id = fields.get("run_id")
   const uptimeSeconds = Number(fields.get("uptime_in_seconds"))
   return id !== undefined && id.length > 0 && Number.isInteger(uptimeSeconds) && uptimeSeconds >= 0
     ? { id, uptimeSeconds }
     : undefined
 }
+
+/**
+ * Whether the server keeps its keys across a restart, from its `INFO
+ * persistence` reply and its `CONFIG GET appendfsync` reply (`[name, value]`),
+ * either of which may be an error where the server refuses it (ACLs, a
+ * renamed CONFIG). `declared`: the user says the server is durable; believed
+ * only where the server cannot be read, never against what it says.
+ */
+export const persistenceOf = (
+  info: string | Error,
+  appendfsync: ReadonlyArray<string> | Error,
+  declared: boolean
+): Persistence => {
+  const unreadable = (what: string): Persistence =>
+    declared
+      ? { keepsKeys: true, detail: `declared durable; ${what}` }
+      : { keepsKeys: false, detail: `persistence unknown: ${what} (declare the node durable if it runs AOF with appendfsync always)` }
+  const notAsDeclared = declared ? " (declared durable, but the server says otherwise)" : ""
+  if (info instanceof Error) return unreadable(`INFO persistence failed: ${info.message}`)
+  const aof = infoFields(info).get("aof_enabled")
+  if (aof === undefined) return unreadable("INFO persistence gave no aof_enabled")
+  if (aof !== "1") return { keepsKeys: false, detail: `no AOF: a restart loses keys${notAsDeclared}` }
+  if (appendfsync instanceof Error) return unreadable(`AOF on, CONFIG GET appendfsync refused: ${appendfsync.message}`)
+  const policy = appendfsync[1]
+  if (policy === undefined) return unreadable("AOF on, CONFIG GET appendfsync gave nothing")
+  return policy === "always"
+    ? { keepsKeys: true, detail: "AOF, appendfsync always" }
+    : { keepsKeys: false, detail: `AOF, appendfsync ${policy}: a crash may lose the last writes${notAsDeclared}` }
+}
+
+const asError = (cause: unknown): Error => cause instanceof Error ? cause : new Error(String(cause))
 
 export interface RunWatcher {
   readonly current: () => NodeRun
@@ -39,7 +79,7 @@ export interface RunWatcher {
  * that, read when the reply arrives: the latest the server can have started.
  * The quarantine errs long (by up to 2 s), never short.
  */
-export const watch = (client: Redis) =>
+export const watch = (client: Redis, declaredDurable: boolean) =>
   Effect.acquireRelease(
     Effect.map(Effect.runtime<never>(), (runtime) => {
       const now = () => Runtime.runSync(runtime)(Monotonic.monotonicMillis)
@@ -61,14 +101,22 @@ export const watch = (client: Redis) =>
       const onReady = () => {
         const asked = connection
         identifying = true
-        client.info("server").then(
-          (reply) => {
+        // The start is read off the INFO server reply as it arrives; persistence may come after.
+        const server = client.info("server").then((reply) => ({ info: parseInfo(reply), at: now() }))
+        const persistence = client.info("persistence").then((reply) => reply, asError)
+        const appendfsync = client.config("GET", "appendfsync").then((reply) => reply as Array<string>, asError)
+        Promise.all([server, persistence, appendfsync]).then(
+          ([{ at, info }, persistenceInfo, appendfsyncReply]) => {
             if (asked !== connection) return
-            const info = parseInfo(reply)
             settle(
               info === undefined
                 ? { _tag: "Unknown", detail: "INFO server gave no run_id and uptime_in_seconds" }
-                : { _tag: "Known", id: info.id, startedAtMillis: now() - Math.max(0, info.uptimeSeconds - 1) * 1000 }
+                : {
+                  _tag: "Known",
+                  id: info.id,
+                  startedAtMillis: at - Math.max(0, info.uptimeSeconds - 1) * 1000,
+                  persistence: persistenceOf(persistenceInfo, appendfsyncReply, declaredDurable)
+                }
             )
           },
           (error: unknown) => {

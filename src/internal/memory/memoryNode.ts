@@ -42,6 +42,8 @@ class MemoryNode {
   readonly lines = new Map<string, Map<string, { readonly ticket: number; readonly leaseEnd: number }>>()
   /** The nodes' first run started long before anything watched them. */
   run: RedisNode.NodeRun = { _tag: "Known", id: "0", startedAtMillis: Number.NEGATIVE_INFINITY }
+  /** Whether a restart keeps the keys (see `MemoryNodesControl.setDurable`). */
+  durable = false
 
   constructor(readonly name: string, readonly queue: Queue.Queue<Pending>) {}
 
@@ -302,10 +304,25 @@ export const layer = (n: number): Layer.Layer<RedisNodes | MemoryNodes> =>
       restart: (index) =>
         Effect.map(Monotonic.monotonicMillis, (now) => {
           const node = at(index)
-          node.store.clear()
-          node.lines.clear()
+          if (!node.durable) {
+            node.store.clear()
+            node.lines.clear()
+          }
           node.restarts++
-          node.run = { _tag: "Known", id: String(node.restarts), startedAtMillis: now }
+          node.run = { ...node.run, _tag: "Known", id: String(node.restarts), startedAtMillis: now }
+        }),
+      setDurable: (index, durable) =>
+        Effect.sync(() => {
+          const node = at(index)
+          node.durable = durable
+          if (node.run._tag === "Known") {
+            node.run = {
+              ...node.run,
+              persistence: durable
+                ? { keepsKeys: true, detail: "in memory, durable (as AOF with appendfsync always)" }
+                : { keepsKeys: false, detail: "in memory, keys lost on restart" }
+            }
+          }
         }),
       putForeign: (index, key) => Effect.sync(() => void at(index).store.set(key, { type: "list", expiresAt: undefined })),
       putString: (index, key, value, ttlMillis) =>
