@@ -1,6 +1,7 @@
 /**
  * `npm run faults`: the full fault suite on 6 local redis-servers (5 lock
- * nodes and a fenced storage server), every scenario in turn, then one table.
+ * nodes and a fenced storage server; durable scenarios on 6 more, with AOF),
+ * every scenario in turn, then one table.
  * Exits with 1 when a scenario does not hold what it promises.
  *
  * Options: `--workers K` (default 4), `--seconds S` per scenario (default 10),
@@ -35,7 +36,12 @@ const program = Effect.gen(function*() {
   )
   const reports: Array<Suite.Report> = []
   for (const scenario of Suite.scenarios(settings)) {
-    const report = yield* Suite.runScenario(fleet, scenario, settings)
+    // Durable scenarios get their own servers (AOF, appendfsync always), started for them.
+    const report = yield* (scenario.durable === true
+      ? Effect.flatMap(RedisFleet.RedisFleet, (durable) => Suite.runScenario(durable, scenario, settings)).pipe(
+        Effect.provide(Suite.fleetFor(scenario))
+      )
+      : Suite.runScenario(fleet, scenario, settings))
     reports.push(report)
     yield* Console.log(`${scenario.name}: ${report.acquisitions} acquisitions, ${report.violations} violations`)
     for (const problem of report.problems.slice(0, 5)) yield* Console.log(`  ${problem}`)

@@ -18,6 +18,7 @@ import * as ChildProcess from "node:child_process"
 import * as Path from "node:path"
 import * as Readline from "node:readline"
 import { fileURLToPath } from "node:url"
+import * as RedisFleet from "../fleet/RedisFleet.js"
 import type { Fleet, FleetError } from "../fleet/RedisFleet.js"
 import * as Algorithm from "../src/internal/algorithm.js"
 import * as ServerRun from "../src/internal/ioredis/serverRun.js"
@@ -60,8 +61,14 @@ export interface Scenario {
   /** `safe`: must have no violation. `hazard`: a configuration known to be unsafe, run to show it. */
   readonly expect: "safe" | "hazard"
   readonly holdMillis?: readonly [number, number]
+  /** Run on servers that keep their keys across restarts (AOF, appendfsync always): see `fleetFor`. */
+  readonly durable?: boolean | undefined
   readonly faults: (faults: Faults) => Effect.Effect<void, FleetError>
 }
+
+/** The fleet a scenario runs on: durable servers (AOF, appendfsync always) or servers without persistence. */
+export const fleetFor = (scenario: Scenario) =>
+  RedisFleet.layerLocal(fleetSize, { persistence: scenario.durable === true })
 
 export interface Report {
   readonly scenario: string
@@ -302,9 +309,11 @@ export const scenarios = (settings: Settings): ReadonlyArray<Scenario> => [
         yield* Effect.forEach(nodes, f.startNode)
       }))
   },
-  ...[true, false].map((restartQuarantine): Scenario => ({
-    name: `majority killed under a holder, restarted at once, quarantine ${restartQuarantine ? "on" : "off"}`,
+  ...[[true, false], [false, false], [true, true]].map(([restartQuarantine, durable]): Scenario => ({
+    name: `majority killed under a holder, restarted at once${durable ? " (durable: AOF, appendfsync always)" : ""}, ` +
+      `quarantine ${restartQuarantine ? "on" : "off"}`,
     restartQuarantine,
+    durable,
     expect: restartQuarantine ? "safe" : "hazard",
     // Long holds, so that the holder is still inside its validity when the servers are back.
     holdMillis: [settings.ttlMillis * 0.4, settings.ttlMillis * 0.6],

@@ -18,29 +18,36 @@ const settings: Suite.Settings = {
   seed: 7
 }
 
-layer(RedisFleet.layerLocal(Suite.fleetSize), { timeout: 60_000, excludeTestServices: true })("fault suite (short)", (it) => {
-  for (const scenario of Suite.scenarios(settings)) {
-    it.effect(`${scenario.name}: ${scenario.expect === "safe" ? "no violation" : "the hazard shows"}`, () =>
-      Effect.gen(function*() {
-        const fleet = yield* RedisFleet.RedisFleet
-        const report = yield* Suite.runScenario(fleet, scenario, settings)
-        const summary = Suite.table([report]) + "\n" + report.problems.join("\n")
-        assert.strictEqual(report.unhandled, 0, summary)
-        assert.strictEqual(report.leakedKeys, 0, summary)
-        assert.isAbove(report.acquisitions, 0, summary)
-        if (scenario.expect === "safe") {
-          assert.strictEqual(report.violations, 0, summary)
-          assert.strictEqual(report.tokenRegressions, 0, summary)
-        } else {
-          assert.isTrue(Suite.hazardShown(report), summary)
-        }
-        if (scenario.name === "holder paused past its ttl") {
-          assert.isAtLeast(report.staleWritesRejected, 1, "the paused holder's late write was refused")
-          assert.isAtLeast(report.expiredOverlaps, 1, "others held the lock while it was paused")
-        }
-      }), 90_000)
-  }
-})
+const scenarios = Suite.scenarios(settings)
+
+// Durable scenarios run on their own servers (AOF, appendfsync always).
+for (const durable of [false, true]) {
+  const group = scenarios.filter((scenario) => (scenario.durable === true) === durable)
+  const name = `fault suite (short)${durable ? ", durable servers" : ""}`
+  layer(Suite.fleetFor(group[0]), { timeout: 60_000, excludeTestServices: true })(name, (it) => {
+    for (const scenario of group) {
+      it.effect(`${scenario.name}: ${scenario.expect === "safe" ? "no violation" : "the hazard shows"}`, () =>
+        Effect.gen(function*() {
+          const fleet = yield* RedisFleet.RedisFleet
+          const report = yield* Suite.runScenario(fleet, scenario, settings)
+          const summary = Suite.table([report]) + "\n" + report.problems.join("\n")
+          assert.strictEqual(report.unhandled, 0, summary)
+          assert.strictEqual(report.leakedKeys, 0, summary)
+          assert.isAbove(report.acquisitions, 0, summary)
+          if (scenario.expect === "safe") {
+            assert.strictEqual(report.violations, 0, summary)
+            assert.strictEqual(report.tokenRegressions, 0, summary)
+          } else {
+            assert.isTrue(Suite.hazardShown(report), summary)
+          }
+          if (scenario.name === "holder paused past its ttl") {
+            assert.isAtLeast(report.staleWritesRejected, 1, "the paused holder's late write was refused")
+            assert.isAtLeast(report.expiredOverlaps, 1, "others held the lock while it was paused")
+          }
+        }), 90_000)
+    }
+  })
+}
 
 describe("fault checker", () => {
   const section = (worker: number, token: bigint, start: number, end: number, validUntil: number): Checker.Section => ({
