@@ -191,6 +191,28 @@ layer(RedisFleet.layerLocal(3), { timeout: 60_000, excludeTestServices: true })(
     }))
 })
 
+// The first run as a new user meets it: servers started a moment ago, the quarantine on (the default).
+for (const durable of [false, true]) {
+  const name = `first run on servers just started ${durable ? "with AOF, appendfsync always" : "without persistence"}`
+  layer(RedisFleet.layerLocal(3, { persistence: durable }), { timeout: 60_000, excludeTestServices: true })(name, (it) => {
+    it.scoped(durable ? "the lock is granted at once" : "exit 75, and stderr says which nodes wait, why, and what to do", () =>
+      Effect.gen(function*() {
+        const fleet = yield* RedisFleet.RedisFleet
+        const result = yield* cli(["run", "--resource", "nightly", "--nodes", nodeList(fleet), "--", "echo", "hi"])
+        if (durable) {
+          assert.strictEqual(result.code, 0, result.stderr)
+          assert.strictEqual(result.stdout, "hi\n")
+          assert.notInclude(result.stderr, "abstain")
+        } else {
+          assert.strictEqual(result.code, 75)
+          assert.include(result.stderr, "3 of 3 nodes abstain for now")
+          assert.include(result.stderr, "no AOF: a restart loses keys")
+          assert.include(result.stderr, "appendonly yes, appendfsync always")
+        }
+      }))
+  })
+}
+
 describe("durations on the command line and in REDLOCK_* variables (Redlock.parseDuration)", () => {
   it("accepts 500ms, 30s, 2m, 1h and Effect durations; refuses the rest", () => {
     const ms = (text: string) => Option.map(Redlock.parseDuration(text), Duration.toMillis)
