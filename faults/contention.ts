@@ -37,9 +37,11 @@ export interface Acquisition {
 }
 
 /**
- * `restart` loses every key; `durableRestart` makes the node durable (AOF,
- * appendfsync always) for the rest of the schedule and restarts it: it keeps
- * its keys and votes at once.
+ * `restart` loses every key, unless the node is durable; `durableRestart`
+ * makes the node durable (AOF, appendfsync always) for the whole schedule,
+ * from its start (a server does not change its persistence between runs:
+ * README, "Restarts and quarantine"), and restarts it: it keeps its keys and
+ * votes at once.
  */
 export type FaultKind = "down" | "slow" | "failing" | "restart" | "durableRestart"
 
@@ -100,9 +102,7 @@ const applyFault = (control: RedisNode.MemoryNodesControl, fault: Fault) =>
     yield* Effect.sleep(Duration.millis(fault.atMillis))
     switch (fault.kind) {
       case "restart":
-        return yield* control.restart(fault.node)
       case "durableRestart":
-        yield* control.setDurable(fault.node, true)
         return yield* control.restart(fault.node)
       case "down":
         yield* control.setDown(fault.node, true)
@@ -123,6 +123,8 @@ const applyFault = (control: RedisNode.MemoryNodesControl, fault: Fault) =>
 const program = (plan: ContentionSchedule, options: Redlock.Options) =>
   Effect.gen(function*() {
     const control = yield* RedisNode.MemoryNodes
+    const durable = new Set(plan.faults.flatMap((fault) => fault.kind === "durableRestart" ? [fault.node] : []))
+    for (const node of durable) yield* control.setDurable(node, true)
     const grants: Array<Grant> = []
     const retry = Schedule.spaced("40 millis").pipe(Schedule.jittered, Schedule.intersect(Schedule.recurs(30)))
     const client = (acquisitions: ReadonlyArray<Acquisition>, index: number) =>
@@ -163,8 +165,9 @@ const program = (plan: ContentionSchedule, options: Redlock.Options) =>
         }
       }
     }
-    // Tokens may go back after an empty restart (README, "Fencing tokens"); a durable one loses no counter.
-    if (!plan.faults.some((fault) => fault.kind === "restart")) {
+    // Without the quarantine, an empty restart may send tokens back (README, "Fencing tokens").
+    const emptyRestart = plan.faults.some((fault) => fault.kind === "restart" && !durable.has(fault.node))
+    if (options.restartQuarantine !== false || !emptyRestart) {
       const tokens = ordered.flatMap((grant) => Option.toArray(grant.token).map((token) => ({ grant, token })))
       for (let i = 1; i < tokens.length; i++) {
         if (tokens[i].token <= tokens[i - 1].token) {

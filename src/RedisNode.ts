@@ -299,9 +299,11 @@ export interface RedisNode {
   /** Read a key's value and remaining time to live. */
   readonly inspect: (key: string) => Effect.Effect<KeyState, RedisNodeError>
   /**
-   * If every key still holds `value`, increment each fence counter (one per
-   * key, kept without expiry) and return the new counts; `None` when any key
-   * is not ours.
+   * If every key still holds `value`, advance each fence counter (one per
+   * key, kept without expiry) to the larger of its count + 1 and the node's
+   * time in microseconds, and return the new counts; `None` when any key is
+   * not ours. (The time lets a counter lost in an empty restart start again
+   * above every token issued before it; README, "Fencing tokens".)
    */
   readonly incrementFences: (
     keys: ReadonlyArray<string>,

@@ -326,17 +326,27 @@ const contract = <R>(tester: Tester<R>, harness: Effect.Effect<Harness, unknown,
       assert.isTrue(yield* node.acquire(["k"], "v2", 1_000))
     }))
 
-  test("fence counters: incremented and raised only while our keys are held", ({ node }) =>
+  test("fence counters: advanced (to at least the time in µs) and raised only while our keys are held", ({ node }) =>
     Effect.gen(function*() {
       assert.isTrue(Option.isNone(yield* node.incrementFences(["k"], "v", ["fence:k"])), "not ours: nothing counted")
       assert.isFalse(yield* node.commitFences(["k"], "v", ["fence:k"], [5n]))
       assert.isTrue(Option.isNone((yield* node.inspect("fence:k")).value))
       assert.isTrue(yield* node.acquire(["k", "j"], "v", 10_000))
-      assert.deepStrictEqual(yield* node.incrementFences(["k", "j"], "v", ["fence:k", "fence:j"]), Option.some([1n, 1n]))
-      assert.deepStrictEqual(yield* node.incrementFences(["k"], "v", ["fence:k"]), Option.some([2n]))
-      assert.isTrue(yield* node.commitFences(["k", "j"], "v", ["fence:k", "fence:j"], [10n, 1n]))
+      // A new counter starts from the node's time in microseconds (the servers run on this machine's clock).
+      const micros = () => BigInt(Date.now()) * 1000n
+      const before = micros()
+      const first = Option.getOrThrow(yield* node.incrementFences(["k", "j"], "v", ["fence:k", "fence:j"]))
+      const after = micros()
+      for (const count of first) {
+        assert.isTrue(count >= before - 1000n && count <= after + 1000n, `${count} is the time in µs (${before}..${after})`)
+      }
+      const [second] = Option.getOrThrow(yield* node.incrementFences(["k"], "v", ["fence:k"]))
+      assert.isTrue(second > first[0], "each advance is strictly larger")
+      const high = after + 10_000_000n
+      assert.isTrue(yield* node.commitFences(["k", "j"], "v", ["fence:k", "fence:j"], [high, 1n]))
       assert.isTrue(yield* node.commitFences(["k"], "v", ["fence:k"], [7n]), "a smaller token never lowers it")
-      assert.deepStrictEqual((yield* node.inspect("fence:k")).value, Option.some("10"))
+      assert.deepStrictEqual((yield* node.inspect("fence:k")).value, Option.some(high.toString()))
+      assert.deepStrictEqual(yield* node.incrementFences(["k"], "v", ["fence:k"]), Option.some([high + 1n]), "ahead of the time: + 1")
       assert.isTrue(Option.isNone((yield* node.inspect("fence:k")).ttl), "counters never expire")
       assert.isTrue(yield* node.commitFences(["k"], "v", ["fence:k"], [123456789012345678901234567890n]))
       assert.deepStrictEqual(yield* node.incrementFences(["k"], "w", ["fence:k"]), Option.none())
@@ -347,9 +357,9 @@ const contract = <R>(tester: Tester<R>, harness: Effect.Effect<Harness, unknown,
     Effect.gen(function*() {
       assert.isTrue(yield* node.acquire(["k", "j"], "v", 10_000))
       const fences = ["fence:k", "fence:j"]
-      assert.isTrue(yield* node.commitFences(["k", "j"], "v", fences, [99_999_999_999_999n, 9_007_199_254_740_993n]))
+      assert.isTrue(yield* node.commitFences(["k", "j"], "v", fences, [999_999_999_999_999_999n, 9_007_199_254_740_993n]))
       const counts = yield* node.incrementFences(["k", "j"], "v", fences)
-      assert.deepStrictEqual(counts, Option.some([100_000_000_000_000n, 9_007_199_254_740_994n]))
+      assert.deepStrictEqual(counts, Option.some([1_000_000_000_000_000_000n, 9_007_199_254_740_994n]))
     }))
 
   test("a key of another type: acquire fails with WrongType naming the type, writes nothing; release leaves it; extend and inspect fail with WrongType", (h) =>

@@ -248,19 +248,32 @@ return { redis.call("PTTL", KEYS[1]), value }
 
 /**
  * KEYS: the lock keys, then one fence counter per lock key. ARGV: value.
- * If every lock key holds our value, INCR each counter and return the new
+ * If every lock key holds our value, advance each counter and return the new
  * counts as the counters' own strings: Lua numbers are doubles, which lose
  * digits beyond 2^53 and print in exponent notation from 10^14.
+ *
+ * A counter advances to the larger of its count + 1 and the server's time in
+ * microseconds (a hybrid logical clock): a counter lost in an empty restart
+ * starts again from the time, which is past every token issued before the
+ * restart once the node has sat out its quarantine (README, "Fencing
+ * tokens"). Decimal strings are compared length first, so nothing is lost.
  */
 export const incrementFences = script(`
 local n = #KEYS / 2
 for i = 1, n do
   if redis.call("GET", KEYS[i]) ~= ARGV[1] then return false end
 end
+local time = redis.call("TIME")
+local nowMicros = time[1] .. string.format("%06d", tonumber(time[2]))
 local counts = {}
 for i = 1, n do
   redis.call("INCR", KEYS[n + i])
-  counts[i] = redis.call("GET", KEYS[n + i])
+  local count = redis.call("GET", KEYS[n + i])
+  if #nowMicros > #count or (#nowMicros == #count and nowMicros > count) then
+    redis.call("SET", KEYS[n + i], nowMicros)
+    count = nowMicros
+  end
+  counts[i] = count
 end
 return counts
 `)

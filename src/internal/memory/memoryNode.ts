@@ -245,8 +245,11 @@ class MemoryNode {
       incrementFences: (keys, value, fenceKeys) =>
         this.submit((now) => {
           if (!keys.every((key) => this.getString(key, now) === value)) return Option.none()
+          // As the script: the larger of count + 1 and the time in microseconds.
+          const nowMicros = BigInt(Math.floor(now * 1000))
           return Option.some(fenceKeys.map((fenceKey) => {
-            const next = this.counter(fenceKey, now) + 1n
+            const count = this.counter(fenceKey, now) + 1n
+            const next = count > nowMicros ? count : nowMicros
             this.store.set(fenceKey, { type: "string", value: next.toString(), expiresAt: undefined })
             return next
           }))
