@@ -14,10 +14,13 @@ import { failureOf, redisManager } from "./support.js"
 
 const tags = (outcomes: ReadonlyArray<RedisNode.NodeOutcome>) => outcomes.map((outcome) => outcome._tag)
 
-/** Every node of the manager connected to a server whose run it knows. */
-const allIdentified = (redlock: Redlock.RedlockService) =>
+/** Every node's run, once each node is connected to a server whose run it knows (and, where given, a newer one than `than`). */
+const knownRuns = (redlock: Redlock.RedlockService, than?: ReadonlyArray<RedisNode.NodeRun>) =>
   Effect.sync(() => redlock.nodes.map((node) => node.run())).pipe(
-    Effect.filterOrFail((runs) => runs.every((run) => run._tag === "Known"), (runs) => JSON.stringify(runs)),
+    Effect.filterOrFail(
+      (runs) => runs.every((run, i) => run._tag === "Known" && (than === undefined || run.id !== (than[i] as typeof run).id)),
+      (runs) => JSON.stringify(runs)
+    ),
     Effect.retry(Schedule.spaced("50 millis").pipe(Schedule.upTo("5 seconds")))
   )
 
@@ -29,7 +32,7 @@ layer(RedisFleet.layerLocal(5), { timeout: 60_000, excludeTestServices: true })(
       const holder = yield* redisManager(fleet.nodes, { maxTtl: "10 seconds", restartQuarantine: false })
       const guarded = yield* redisManager(fleet.nodes, { maxTtl: "10 seconds", restartQuarantine: true })
       const unguarded = yield* redisManager(fleet.nodes, { maxTtl: "10 seconds", restartQuarantine: false })
-      const runsBefore = yield* allIdentified(guarded)
+      const runsBefore = yield* knownRuns(guarded)
 
       const lock = yield* holder.acquire("r", { ttl: "10 seconds" })
       // Three of five servers crash and come straight back, empty.
@@ -38,7 +41,7 @@ layer(RedisFleet.layerLocal(5), { timeout: 60_000, excludeTestServices: true })(
         yield* server.kill
         yield* server.start
       }
-      const runsAfter = yield* allIdentified(guarded).pipe(
+      const runsAfter = yield* knownRuns(guarded).pipe(
         Effect.filterOrFail(
           (runs) => runs.slice(0, 3).every((run, i) => run._tag === "Known" && run.id !== (runsBefore[i] as typeof run).id),
           () => "not reconnected to the new runs yet"
@@ -91,7 +94,7 @@ layer(RedisFleet.layerLocal(5), { timeout: 60_000, excludeTestServices: true })(
       const restartedAt = performance.now()
       yield* fleet.servers[0].kill
       yield* fleet.servers[0].start
-      yield* allIdentified(redlock)
+      yield* knownRuns(redlock)
       const during = failureOf(yield* Effect.exit(attempt)) as LockNotAcquired
       assert.deepStrictEqual(tags(during.outcomes), ["Abstained"], "the restarted server does not count")
       yield* untilServer0Votes
@@ -109,16 +112,6 @@ layer(RedisFleet.layerLocal(5), { timeout: 60_000, excludeTestServices: true })(
       assert.deepStrictEqual(sizes, [0, 0, 0, 0, 0], "every attempt released its keys, counted or not")
     }))
 })
-
-/** The run of each node once it is known and, where given, newer than `than`. */
-const knownRuns = (redlock: Redlock.RedlockService, than?: ReadonlyArray<RedisNode.NodeRun>) =>
-  Effect.sync(() => redlock.nodes.map((node) => node.run())).pipe(
-    Effect.filterOrFail(
-      (runs) => runs.every((run, i) => run._tag === "Known" && (than === undefined || run.id !== (than[i] as typeof run).id)),
-      (runs) => JSON.stringify(runs)
-    ),
-    Effect.retry(Schedule.spaced("50 millis").pipe(Schedule.upTo("5 seconds")))
-  )
 
 layer(RedisFleet.layerLocal(3, { persistence: true }), { timeout: 60_000, excludeTestServices: true })(
   "restart quarantine on 3 redis-servers with AOF, appendfsync always",
