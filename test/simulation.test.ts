@@ -38,7 +38,7 @@ describe("virtual time", () => {
 })
 
 describe("random contention with node faults", () => {
-  it("no two holders inside their validity, tokens increase without empty restarts, no key left", () => {
+  it("no two holders inside their validity, tokens increase (empty and durable restarts included), no key left", () => {
     // On failure fast-check prints the seed and path; replay with `npm run simulate -- --seed S --path P`.
     fc.assert(Contention.property(), { numRuns: 150 })
   }, 120_000)
