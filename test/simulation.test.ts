@@ -1,6 +1,6 @@
 /**
  * Deterministic simulation: random schedules of contending clients and node
- * faults (down, slow, failing, restarted empty) on in-memory nodes, run on
+ * faults (down, slow, failing, restarted empty or durable) on in-memory nodes, run on
  * virtual time. `npm run simulate` runs thousands; this runs a few hundred.
  */
 import { assert, describe, it } from "@effect/vitest"
