@@ -14,6 +14,8 @@ export interface WorkerConfig {
   readonly restartQuarantine: boolean
   readonly durationMillis: number
   readonly seed: number
+  /** Wait for SIGUSR2 after "ready" before the first acquisition (the parent starts a brand-new cluster meanwhile). */
+  readonly waitForStart: boolean
 }
 
 /** What a worker prints, one JSON object per line. Tokens are decimal strings. */

@@ -64,8 +64,9 @@ export interface Scenario {
   /** Run on servers that keep their keys across restarts (AOF, appendfsync always): see `fleetFor`. */
   readonly durable?: boolean | undefined
   /**
-   * A brand-new cluster: the lock servers are restarted empty just before the
-   * workers start (instead of waiting until they are out of quarantine).
+   * A brand-new cluster: once the workers are ready, the lock servers are
+   * restarted empty, and then the workers start acquiring; the report gives
+   * the time from the restart to the first acquisition.
    */
   readonly freshServers?: boolean | undefined
   readonly faults: (faults: Faults) => Effect.Effect<void, FleetError>
@@ -88,7 +89,7 @@ export interface Report {
   readonly unhandled: number
   readonly gaveUp: number
   readonly longestGapMillis: number
-  /** From the start to the first acquisition by any worker; `undefined` when none. */
+  /** Brand-new cluster scenarios: from the servers' start to the first acquisition by any worker. */
   readonly firstAcquisitionMillis: number | undefined
   /** Worker errors and non-zero exits, for diagnosis. */
   readonly problems: ReadonlyArray<string>
@@ -158,15 +159,7 @@ const majorityUpIntervals = (log: ReadonlyArray<readonly [number, number]>, end:
 
 export const runScenario = (fleet: Fleet, scenario: Scenario, settings: Settings): Effect.Effect<Report, FleetError> =>
   Effect.scoped(Effect.gen(function*() {
-    if (scenario.freshServers === true) {
-      yield* fleet.reset
-      for (const server of fleet.servers.slice(0, lockNodes)) {
-        yield* server.kill
-        yield* server.start
-      }
-    } else {
-      yield* settle(fleet, settings)
-    }
+    yield* settle(fleet, settings)
     const events: Array<WorkerEvent> = []
     const enters = yield* Queue.unbounded<EnterEvent>()
     const allReady = yield* Deferred.make<void>()
@@ -187,7 +180,8 @@ export const runScenario = (fleet: Fleet, scenario: Scenario, settings: Settings
         holdMillis: scenario.holdMillis ?? settings.holdMillis,
         restartQuarantine: scenario.restartQuarantine,
         durationMillis: settings.durationMillis,
-        seed: settings.seed * 31 + id
+        seed: settings.seed * 31 + id,
+        waitForStart: scenario.freshServers === true
       }, onEvent))
     // Workers load TypeScript first; a worker that never gets ready ends the wait at its exit.
     yield* Deferred.await(allReady).pipe(
@@ -221,6 +215,12 @@ export const runScenario = (fleet: Fleet, scenario: Scenario, settings: Settings
           pausedWorkers.delete(id)
         })
     }
+    if (scenario.freshServers === true) {
+      for (let i = 0; i < lockNodes; i++) yield* faults.killNode(i)
+      for (let i = 0; i < lockNodes; i++) yield* faults.startNode(i)
+      for (const worker of workers) worker.child.kill("SIGUSR2")
+    }
+    const freshAt = hrMillis()
     const schedule = yield* Effect.fork(
       scenario.faults(faults).pipe(Effect.timeout(Duration.millis(settings.durationMillis)), Effect.ignore)
     )
@@ -276,9 +276,9 @@ export const runScenario = (fleet: Fleet, scenario: Scenario, settings: Settings
       unhandled: problems.length,
       gaveUp: events.reduce((sum, event) => sum + (event.type === "done" ? event.gaveUp : 0), 0),
       longestGapMillis: verdict.longestGapMillis,
-      firstAcquisitionMillis: sections.length === 0
+      firstAcquisitionMillis: scenario.freshServers !== true || sections.length === 0
         ? undefined
-        : Math.round(Math.min(...sections.map((section) => section.start)) - start),
+        : Math.round(Math.min(...sections.map((section) => section.start)) - freshAt),
       problems
     }
   }))
@@ -412,7 +412,7 @@ const columns: ReadonlyArray<readonly [string, (report: Report) => string | numb
   ["unhandled", (r) => r.unhandled],
   ["gave up", (r) => r.gaveUp],
   ["longest gap (ms)", (r) => r.longestGapMillis],
-  ["first acquisition (ms)", (r) => r.firstAcquisitionMillis ?? "none"],
+  ["first acquisition (ms)", (r) => r.firstAcquisitionMillis ?? "–"],
   ["verdict", (r) => !passed(r) ? "FAIL" : r.expect === "safe" ? "ok" : hazardShown(r) ? "unsafe, as expected" : "hazard not hit"]
 ]
 

@@ -8,7 +8,7 @@
  * In each section it writes twice to a fenced storage key: at entry, and at
  * the end of its hold (the "late" write of a holder that was paused).
  */
-import { Duration, Effect, Layer, Logger, Random, Schedule } from "effect"
+import { Duration, Effect, Fiber, Layer, Logger, Random, Schedule } from "effect"
 import { Redis } from "ioredis"
 import * as Fenced from "../src/Fencing/Ioredis.js"
 import * as Redlock from "../src/Redlock.js"
@@ -43,7 +43,11 @@ const program = Effect.gen(function*() {
   const stopAt = hrMillis() + config.durationMillis
   let acquisitions = 0
   let gaveUp = 0
+  // Listening before "ready", so that the signal cannot come first.
+  const started = Effect.async<void>((resume) => void process.once("SIGUSR2", () => resume(Effect.void)))
+  const startSignal = config.waitForStart ? yield* Effect.fork(started) : undefined
   emit({ type: "ready", id: config.id })
+  if (startSignal !== undefined) yield* Fiber.join(startSignal)
   while (hrMillis() < stopAt) {
     yield* Effect.scoped(Effect.gen(function*() {
       const lock = yield* redlock.acquire(config.resource, { ttl: Duration.millis(config.ttlMillis), retry })
