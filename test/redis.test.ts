@@ -7,7 +7,7 @@ import { Duration, Effect, Exit, Fiber, Random, Redacted, Schedule } from "effec
 import * as RedisFleet from "../fleet/RedisFleet.js"
 import * as Redlock from "../src/Redlock.js"
 import * as RedisNode from "../src/RedisNode.js"
-import { LockNotAcquired } from "../src/RedlockError.js"
+import { InvalidOptions, LockNotAcquired } from "../src/RedlockError.js"
 import { expectEmpty, failureOf, overlaps, recordSection, redisManager, type Section } from "./support.js"
 
 const tags = (outcomes: ReadonlyArray<RedisNode.NodeOutcome>) => outcomes.map((outcome) => outcome._tag)
@@ -210,6 +210,31 @@ layer(RedisFleet.layerLocal(5), { timeout: 60_000, excludeTestServices: true })(
         assert.deepStrictEqual(tags(failureOf(refused as Exit.Exit<unknown, LockNotAcquired>).outcomes), ["Held"])
       }))
       assert.strictEqual(yield* fleet.servers[0].call("DBSIZE"), 0)
+    }))
+
+  it.scoped("bad options from JavaScript are InvalidOptions naming the value given, and nothing reaches the servers", () =>
+    Effect.gen(function*() {
+      const fleet = yield* RedisFleet.RedisFleet
+      yield* fleet.reset
+      const redlock = yield* redisManager(fleet.nodes)
+      const commands = () =>
+        Effect.forEach(fleet.servers, (server) =>
+          Effect.map(server.call("INFO", "commandstats"), (reply) => /cmdstat_evalsha:calls=(\d+)/.exec(String(reply))?.[1] ?? "0"))
+      const before = yield* commands()
+      const cases: ReadonlyArray<[unknown, string, RegExp]> = [
+        [{ ttl: NaN }, "ttl", /got NaN$/],
+        [{ ttl: -5 }, "ttl", /got -5$/],
+        [{ ttl: "1 second", retry: 3 }, "retry", /must be a Schedule, got 3$/]
+      ]
+      for (const [options, option, detail] of cases) {
+        const error = failureOf(yield* Effect.exit(Effect.scoped(redlock.acquire("r", options as Redlock.AcquireOptions))))
+        assert.instanceOf(error, InvalidOptions)
+        assert.strictEqual((error as InvalidOptions).option, option)
+        assert.match((error as InvalidOptions).detail, detail)
+      }
+      const invalidManager = yield* Effect.exit(redisManager(fleet.nodes, { retry: "200ms" as unknown as Redlock.RetrySchedule }))
+      assert.strictEqual((failureOf(invalidManager) as InvalidOptions).option, "retry")
+      assert.deepStrictEqual(yield* commands(), before, "no script ran on any server")
     }))
 
   it.scoped("a key holding a list: not acquired, each node says WrongType naming the type, the list is intact", () =>
