@@ -8,7 +8,7 @@
  * In each section it writes twice to a fenced storage key: at entry, and at
  * the end of its hold (the "late" write of a holder that was paused).
  */
-import { Duration, Effect, Fiber, Layer, Logger, Random, Schedule } from "effect"
+import { Duration, Effect, Layer, Logger, Random, Schedule } from "effect"
 import { Redis } from "ioredis"
 import * as Fenced from "../src/Fencing/Ioredis.js"
 import * as Redlock from "../src/Redlock.js"
@@ -19,6 +19,9 @@ const config = JSON.parse(process.argv[2] ?? "{}") as WorkerConfig
 const emit = (event: WorkerEvent) => process.stdout.write(JSON.stringify(event) + "\n")
 process.on("unhandledRejection", (reason) => emit({ type: "unhandled", id: config.id, detail: String(reason) }))
 process.on("uncaughtException", (error) => emit({ type: "unhandled", id: config.id, detail: String(error) }))
+
+/** SIGUSR2: the parent's go for a brand-new cluster (listened to from the start, so it cannot come first). */
+const startSignal = new Promise<void>((resolve) => process.once("SIGUSR2", () => resolve()))
 
 /** The same seed gives the same holds (the lock manager's own jitter stays unseeded). */
 const random = Random.make(config.seed)
@@ -43,11 +46,8 @@ const program = Effect.gen(function*() {
   const stopAt = hrMillis() + config.durationMillis
   let acquisitions = 0
   let gaveUp = 0
-  // Listening before "ready", so that the signal cannot come first.
-  const started = Effect.async<void>((resume) => void process.once("SIGUSR2", () => resume(Effect.void)))
-  const startSignal = config.waitForStart ? yield* Effect.fork(started) : undefined
   emit({ type: "ready", id: config.id })
-  if (startSignal !== undefined) yield* Fiber.join(startSignal)
+  if (config.waitForStart) yield* Effect.promise(() => startSignal)
   while (hrMillis() < stopAt) {
     yield* Effect.scoped(Effect.gen(function*() {
       const lock = yield* redlock.acquire(config.resource, { ttl: Duration.millis(config.ttlMillis), retry })
