@@ -38,7 +38,6 @@ import * as Extension from "./internal/manager/extension.js"
 import * as Inspection from "./internal/manager/inspection.js"
 import * as Release from "./internal/manager/release.js"
 import * as Settings from "./internal/manager/settings.js"
-import * as Monotonic from "./internal/monotonic.js"
 import * as Quarantine from "./internal/quarantine.js"
 import * as Validate from "./internal/validate.js"
 import type * as Lock from "./Lock.js"
@@ -273,10 +272,7 @@ export class Redlock extends Context.Tag("effect-redlock/Redlock")<Redlock, Redl
 export const make = Effect.fnUntraced(function*(options: Options = {}) {
   const nodes = yield* RedisNodes
   const settings = yield* Settings.make(nodes, options)
-  if (settings.quarantineMillis !== undefined) {
-    const notice = Quarantine.startupNotice(nodes, settings.quorum, settings.quarantineMillis, yield* Monotonic.monotonicMillis)
-    if (notice !== undefined) yield* Effect.logWarning(notice)
-  }
+  yield* Quarantine.announceAtStart(nodes, settings.quorum, settings.quarantineMillis)
   return Redlock.of({
     nodes,
     quorum: settings.quorum,
