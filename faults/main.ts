@@ -8,7 +8,9 @@
  * `--seed N` (default 1).
  */
 import * as Console from "effect/Console"
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import * as RedisFleet from "../fleet/RedisFleet.js"
 import * as Suite from "./suite.js"
 
@@ -28,20 +30,21 @@ const settings: Suite.Settings = {
   seed: argument("seed", 1)
 }
 
+/** A fleet started for the run, stopped (by PID) when it ends. */
+const fleetOf = (durable: boolean) =>
+  Effect.map(Layer.build(Suite.fleetFor({ durable })), (context) => Context.get(context, RedisFleet.RedisFleet))
+
 const program = Effect.gen(function*() {
-  const fleet = yield* RedisFleet.RedisFleet
+  // Durable scenarios run on servers of their own (AOF, appendfsync always).
+  const plain = yield* fleetOf(false)
+  const durable = yield* fleetOf(true)
   yield* Console.log(
     `fault suite: ${settings.workers} worker processes, ${Suite.lockNodes} lock nodes, ` +
       `ttl ${settings.ttlMillis} ms, maxTtl ${settings.maxTtlMillis} ms, ${settings.durationMillis / 1000} s per scenario, seed ${settings.seed}`
   )
   const reports: Array<Suite.Report> = []
   for (const scenario of Suite.scenarios(settings)) {
-    // Durable scenarios get their own servers (AOF, appendfsync always), started for them.
-    const report = yield* (scenario.durable === true
-      ? Effect.flatMap(RedisFleet.RedisFleet, (durable) => Suite.runScenario(durable, scenario, settings)).pipe(
-        Effect.provide(Suite.fleetFor(scenario))
-      )
-      : Suite.runScenario(fleet, scenario, settings))
+    const report = yield* Suite.runScenario(scenario.durable === true ? durable : plain, scenario, settings)
     reports.push(report)
     yield* Console.log(`${scenario.name}: ${report.acquisitions} acquisitions, ${report.violations} violations`)
     for (const problem of report.problems.slice(0, 5)) yield* Console.log(`  ${problem}`)
@@ -51,7 +54,7 @@ const program = Effect.gen(function*() {
 })
 
 Effect.runPromise(
-  program.pipe(Effect.scoped, Effect.provide(RedisFleet.layerLocal(Suite.fleetSize)))
+  Effect.scoped(program)
 ).then(
   (ok) => process.exit(ok ? 0 : 1),
   (error) => {

@@ -73,7 +73,7 @@ export interface Scenario {
 }
 
 /** The fleet a scenario runs on: durable servers (AOF, appendfsync always) or servers without persistence. */
-export const fleetFor = (scenario: Scenario) =>
+export const fleetFor = (scenario: Pick<Scenario, "durable">) =>
   RedisFleet.layerLocal(fleetSize, { persistence: scenario.durable === true })
 
 export interface Report {

@@ -267,18 +267,29 @@ const watchErrors = (client: Redis) =>
     (watcher) => Effect.sync(watcher.stop)
   )
 
-/**
- * Follow the client's connection errors and server run, and wait until the
- * client is ready and its server identified, at most `timeout`: a node that is
- * down now is not an error.
- */
-const watch = (name: string, client: Redis, timeout: Duration.Duration, options: ClientOptions | ConnectionOptions) =>
+interface NodeSettings {
+  readonly maxPending: number
+  readonly durable: boolean
+}
+
+const nodeSettings = (options: NodeOptions): Effect.Effect<NodeSettings, InvalidOptions> =>
   Effect.gen(function*() {
     const maxPending = yield* Validate.positiveCount(
       "maxPendingCommands",
       options.maxPendingCommands ?? defaultMaxPendingCommands
     )
     const durable = yield* Validate.flag("durable", options.durable ?? false)
+    return { maxPending, durable }
+  })
+
+/**
+ * Follow the client's connection errors and server run, and wait until the
+ * client is ready and its server identified, at most `timeout`: a node that is
+ * down now is not an error.
+ */
+const watch = (name: string, client: Redis, timeout: Duration.Duration, settings: NodeSettings) =>
+  Effect.gen(function*() {
+    const { durable, maxPending } = settings
     const errors = yield* watchErrors(client)
     // First: on each new connection the scripts are loaded before anything else is sent.
     const scripts = yield* LoadedScripts.watch(client, Scripts.nodeScripts)
@@ -311,10 +322,12 @@ const close = (client: Redis) =>
  */
 export const make = (nodeOptions: NodeOptions): Effect.Effect<RedisNode, InvalidOptions, Scope.Scope> =>
   Effect.gen(function*() {
+    // Checked before the connection is opened.
+    const settings = yield* nodeSettings(nodeOptions)
     if ("client" in nodeOptions) {
       const client = nodeOptions.client
       const name = nodeOptions.name ?? `${client.options.host ?? "127.0.0.1"}:${client.options.port ?? 6379}`
-      return yield* watch(name, client, Duration.seconds(1), nodeOptions)
+      return yield* watch(name, client, Duration.seconds(1), settings)
     }
     let options: ConnectionOptions = nodeOptions
     if (nodeOptions.url !== undefined) {
@@ -347,7 +360,7 @@ export const make = (nodeOptions: NodeOptions): Effect.Effect<RedisNode, Invalid
       ),
       close
     )
-    return yield* watch(options.name ?? `${host}:${port}`, client, connectTimeout, options)
+    return yield* watch(options.name ?? `${host}:${port}`, client, connectTimeout, settings)
   })
 
 /**
