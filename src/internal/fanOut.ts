@@ -64,7 +64,8 @@ export interface Late {
 const answeredLate: NodeOutcome = { _tag: "NotAwaited", node: "", millis: 0 }
 const failedLate: NodeOutcome = { _tag: "NotAwaited", node: "", millis: 0 }
 
-interface Rules<A> {
+/** When a round is decided, and how a node's answer counts. */
+export interface Rules<A> {
   readonly isYes: (answer: A) => boolean
   readonly isDecided: (ok: number, other: number) => boolean
   readonly timeout: Duration.Duration
@@ -184,8 +185,68 @@ const unknownError = (node: RedisNode, cause: Cause.Cause<unknown> | unknown) =>
   }, true)
 
 /**
- * Every node offers promises: call them all from one asynchronous step, with
- * the timeout on the live clock's scheduler. Interruption only stops the
+ * Every node offers promises: call them all, with the timeout on the live
+ * clock's scheduler, and tell `decided` once the round is decided. Plain
+ * code, no fiber: the acquisition's and the release's fast paths call it
+ * directly, and the Effect engine below from one asynchronous step.
+ */
+export const sendWithPromises = <M extends NodeOperation>(
+  nodes: ReadonlyArray<RedisNode>,
+  call: Call<M>,
+  rules: Rules<Answer<M>>,
+  engine: PromiseEngine,
+  decided: (result: FanOutResult<Answer<M>>) => void
+): void => {
+  const { clock, scheduler } = engine
+  const now = () => Monotonic.unsafeMonotonicMillis(clock)
+  const round = new Round(nodes, rules, now())
+  let done = false
+  const finish = () => {
+    if (done || !round.decided) return
+    done = true
+    cancelTimer()
+    decided(round.result(now(), true))
+  }
+  const cancelTimer = scheduler.unsafeSchedule(() => {
+    round.timedOut(now())
+    finish()
+  }, rules.timeout)
+  for (let index = 0; index < nodes.length; index++) {
+    const node = nodes[index]
+    const send = node.promises![call.method] as (...args: Parameters<RedisNode[M]>) => Promise<Answer<M>>
+    send(...call.args).then(
+      (answer) => {
+        if (done) return round.late(index, answer)
+        round.answered(index, answer, now())
+        finish()
+      },
+      (error: unknown) => {
+        if (done) return round.late(index, undefined)
+        round.failed(index, error instanceof RedisNodeError ? error : unknownError(node, error), now())
+        finish()
+      }
+    )
+  }
+}
+
+/**
+ * What the promise engine needs: the live clock and its timer scheduler.
+ * Only when every node offers promises and the clock is live (a test clock
+ * has no scheduler; its time moves only when the test says so).
+ */
+export interface PromiseEngine {
+  readonly clock: Clock.Clock
+  readonly scheduler: Clock.ClockScheduler
+}
+
+export const promiseEngine = (nodes: ReadonlyArray<RedisNode>, clock: Clock.Clock): PromiseEngine | undefined => {
+  if (nodes.length === 0 || !nodes.every((node) => node.promises !== undefined)) return undefined
+  const scheduler = Monotonic.liveScheduler(clock)
+  return scheduler === undefined ? undefined : { clock, scheduler }
+}
+
+/**
+ * The promise engine as one asynchronous step. Interruption only stops the
  * waiting: the commands were sent, and land on each node in order.
  *
  * No canceler is returned: an interrupted fiber stops waiting all the same
@@ -200,39 +261,11 @@ const withPromises = <M extends NodeOperation>(
   nodes: ReadonlyArray<RedisNode>,
   call: Call<M>,
   rules: Rules<Answer<M>>,
-  clock: Clock.Clock,
-  scheduler: Clock.ClockScheduler
+  engine: PromiseEngine
 ): Effect.Effect<FanOutResult<Answer<M>>> =>
-  Effect.async<FanOutResult<Answer<M>>>((resume) => {
-    const now = () => Monotonic.unsafeMonotonicMillis(clock)
-    const round = new Round(nodes, rules, now())
-    let done = false
-    const finish = () => {
-      if (done || !round.decided) return
-      done = true
-      cancelTimer()
-      resume(Effect.succeed(round.result(now(), true)))
-    }
-    const cancelTimer = scheduler.unsafeSchedule(() => {
-      round.timedOut(now())
-      finish()
-    }, rules.timeout)
-    nodes.forEach((node, index) => {
-      const send = node.promises![call.method] as (...args: Parameters<RedisNode[M]>) => Promise<Answer<M>>
-      send(...call.args).then(
-        (answer) => {
-          if (done) return round.late(index, answer)
-          round.answered(index, answer, now())
-          finish()
-        },
-        (error: unknown) => {
-          if (done) return round.late(index, undefined)
-          round.failed(index, error instanceof RedisNodeError ? error : unknownError(node, error), now())
-          finish()
-        }
-      )
-    })
-  })
+  Effect.async<FanOutResult<Answer<M>>>((resume) =>
+    sendWithPromises(nodes, call, rules, engine, (result) => resume(Effect.succeed(result)))
+  )
 
 /**
  * Any other nodes: each call in a daemon fiber. Daemons, not children: an
@@ -297,13 +330,35 @@ const fanOut = <M extends NodeOperation>(
       return Effect.succeed({ outcomes: [], yes: 0, answers: [], startMillis: now, endMillis: now })
     }
     // A test clock has no timer scheduler: the fiber engine's timer sleeps on it.
-    const scheduler = Monotonic.liveScheduler(clock)
-    return scheduler !== undefined && nodes.every((node) => node.promises !== undefined)
-      ? withPromises(nodes, call, rules, clock, scheduler)
-      : withFibers(nodes, call, rules)
+    const engine = promiseEngine(nodes, clock)
+    return engine !== undefined ? withPromises(nodes, call, rules, engine) : withFibers(nodes, call, rules)
   }
   return clock === undefined ? Clock.clockWith(run) : run(clock)
 }
+
+/** Every node's answer is awaited (each bounded by `timeout`). */
+export const everyNode = (nodes: ReadonlyArray<RedisNode>, timeout: Duration.Duration): Rules<unknown> => ({
+  isYes: () => true,
+  isDecided: (ok, other) => ok + other === nodes.length,
+  timeout,
+  quarantineMillis: undefined
+})
+
+/**
+ * Decided as soon as a quorum of nodes answered yes, or a quorum can no
+ * longer be reached; votes are quarantined when `quarantineMillis` is given.
+ */
+export const atQuorum = <A>(
+  nodes: ReadonlyArray<RedisNode>,
+  isYes: (answer: A) => boolean,
+  timeout: Duration.Duration,
+  quarantineMillis: number | undefined
+): Rules<A> => ({
+  isYes,
+  isDecided: (ok, other) => Algorithm.tally(nodes.length, ok, other) !== "open",
+  timeout,
+  quarantineMillis
+})
 
 /**
  * Every node, waiting for all of them (each bounded by `timeout`), with each
@@ -314,12 +369,7 @@ export const all = <M extends NodeOperation>(
   call: Call<M>,
   timeout: Duration.Duration
 ): Effect.Effect<FanOutResult<Answer<M>>> =>
-  fanOut(nodes, call, {
-    isYes: () => true,
-    isDecided: (ok, other) => ok + other === nodes.length,
-    timeout,
-    quarantineMillis: undefined
-  }, undefined)
+  fanOut(nodes, call, everyNode(nodes, timeout), undefined)
 
 /**
  * Every node, returning as soon as the operation is decided: a quorum of nodes
@@ -339,9 +389,4 @@ export const untilDecided = <M extends NodeOperation>(
   quarantineMillis?: number,
   clock?: Clock.Clock
 ): Effect.Effect<FanOutResult<Answer<M>>> =>
-  fanOut(nodes, call, {
-    isYes,
-    isDecided: (ok, other) => Algorithm.tally(nodes.length, ok, other) !== "open",
-    timeout,
-    quarantineMillis
-  }, clock)
+  fanOut(nodes, call, atQuorum(nodes, isYes, timeout, quarantineMillis), clock)

@@ -132,12 +132,10 @@ export class HeldLock implements Lock.Lock {
         Effect.flatMap(Effect.fork(restore(self)), (child) =>
           restore(Effect.async<A, E | LockLost, R>((resume) => {
             let settled = false
-            let cancelTimer = () => {}
-            const listeners = this.lostListeners ??= new Set()
+            let stopWatching = () => {}
             const settle = () => {
               settled = true
-              cancelTimer()
-              listeners.delete(lose)
+              stopWatching()
               child.removeObserver(ended)
             }
             const lose = () => {
@@ -150,16 +148,9 @@ export class HeldLock implements Lock.Lock {
               settle()
               resume(Effect.zipRight(Fiber.inheritAll(child), exit))
             }
-            const watchDeadline = () => {
-              if (settled) return
-              const left = this.deadline - Monotonic.unsafeMonotonicMillis(clock)
-              if (left <= 0) this.markLost("Expired")
-              else cancelTimer = scheduler.unsafeSchedule(watchDeadline, Duration.millis(left))
-            }
             if (this.lostBecause !== undefined) return lose()
-            listeners.add(lose)
             child.addObserver(ended)
-            watchDeadline()
+            stopWatching = this.whenLost(clock, scheduler, lose)
             return Effect.suspend(() => {
               if (settled) return Effect.void
               settle()
@@ -168,6 +159,41 @@ export class HeldLock implements Lock.Lock {
           })))
       )
     })
+  }
+
+  /**
+   * Call `lost` once, when the lock is lost: marked lost, or its deadline
+   * passed (watched by one timer on the live clock's scheduler, set again
+   * when an extension moved the deadline). Returns the way to stop watching.
+   * Plain code, for `runWhileHeld` and promise callers.
+   */
+  whenLost(clock: Clock.Clock, scheduler: Clock.ClockScheduler, lost: () => void): () => void {
+    let watching = true
+    let cancelTimer = () => {}
+    const listeners = this.lostListeners ??= new Set()
+    const stop = () => {
+      watching = false
+      cancelTimer()
+      listeners.delete(lose)
+    }
+    const lose = () => {
+      if (!watching) return
+      stop()
+      lost()
+    }
+    const watchDeadline = () => {
+      if (!watching) return
+      const left = this.deadline - Monotonic.unsafeMonotonicMillis(clock)
+      if (left <= 0) this.markLost("Expired")
+      else cancelTimer = scheduler.unsafeSchedule(watchDeadline, Duration.millis(left))
+    }
+    if (this.lostBecause !== undefined) {
+      lose()
+      return stop
+    }
+    listeners.add(lose)
+    watchDeadline()
+    return stop
   }
 
   /**

@@ -12,9 +12,7 @@ import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
-import type * as Fiber from "effect/Fiber"
 import * as FiberRef from "effect/FiberRef"
-import { identity } from "effect/Function"
 import * as LogLevel from "effect/LogLevel"
 import * as MetricLabel from "effect/MetricLabel"
 import * as Option from "effect/Option"
@@ -38,8 +36,6 @@ import * as Extension from "./extension.js"
 import * as Fencing from "./fencing.js"
 import * as Release from "./release.js"
 import type { Settings } from "./settings.js"
-
-const isGranted = (answer: TurnAnswer) => answer._tag === "Granted"
 
 /**
  * An error made without a stack trace. Every refused attempt of a waiter makes
@@ -71,7 +67,14 @@ export const acquire = (settings: Settings) => {
       const traced = Tracing.isRecorded(fiber)
       const request = parseAcquire(settings, resourcesInput, acquireOptions)
       if (Either.isRight(request)) {
-        return new Acquisition(settings, issueFencingTokens, fiber, traced, request.right).run()
+        const surroundings: Surroundings = {
+          clock: Context.get(fiber.currentDefaultServices, Clock.Clock),
+          scope: Context.get(fiber.currentContext as Context.Context<Scope.Scope>, Scope.Scope),
+          metricLabels: fiber.getFiberRef(FiberRef.currentMetricLabels),
+          traced,
+          debugLogs: fiber.getFiberRef(FiberRef.currentMinimumLogLevel).ordinal <= LogLevel.Debug.ordinal
+        }
+        return new Acquisition(settings, issueFencingTokens, surroundings, request.right).run()
       }
       return traced
         ? Effect.withSpan(Effect.fail(request.left), "Redlock.acquire", Tracing.spanOptions)
@@ -79,7 +82,82 @@ export const acquire = (settings: Settings) => {
     })
 }
 
+/**
+ * Runs the part of a promise caller's acquisition that needs a fiber (the
+ * waiting between attempts), in the facade's runtime; an abort signal
+ * interrupts it.
+ */
+export type FiberRunner = <A, E>(effect: Effect.Effect<A, E>, signal: AbortSignal | undefined) => Promise<A>
+
+/**
+ * Acquire for promise code (effect-redlock/Promise). The first attempt is
+ * plain code over the nodes' promises, as the Effect path's attempt is: an
+ * uncontended lock is acquired without a fiber. Only a refused attempt that
+ * may wait goes on in a fiber (waiting.ts), with the same state: its place
+ * in line, its attempts, its metrics. The lock's release is the caller's
+ * (no scope). Nodes without promises (in-memory) run the whole acquisition
+ * in a fiber.
+ */
+export const acquireForPromises = (settings: Settings, clock: Clock.Clock, runInFiber: FiberRunner) => {
+  const issueFencingTokens = Fencing.issueFencingTokens(settings)
+  const engine = FanOut.promiseEngine(settings.nodes, clock)
+  const surroundings: Surroundings = { clock, scope: undefined, metricLabels: [], traced: false, debugLogs: false }
+  return (
+    resourcesInput: string | NonEmptyReadonlyArray<string>,
+    acquireOptions: AcquireOptions,
+    signal: AbortSignal | undefined
+  ): Promise<{ readonly lock: HeldLock; readonly maxHoldMillis: number | undefined }> => {
+    const request = parseAcquire(settings, resourcesInput, acquireOptions)
+    if (Either.isLeft(request)) return Promise.reject(request.left)
+    const { maxHoldMillis, schedule } = request.right
+    const acquisition = new Acquisition(settings, issueFencingTokens, surroundings, request.right)
+    const granted = (lock: Lock.Lock) => ({ lock: lock as HeldLock, maxHoldMillis })
+    const waits = schedule !== Schedule.stop
+    if (engine === undefined || signal?.aborted) return runInFiber(acquisition.run(), signal).then(granted)
+    return new Promise((resolve, reject) => {
+      acquisition.attemptWithPromises(waits ? acquisition.lease(0) : 0, engine, (end) => {
+        if (end.granted !== undefined) {
+          acquisition.measure(undefined)
+          return resolve(granted(end.granted))
+        }
+        if (waits) return runInFiber(acquisition.waitAfter(end.refusal), signal).then(granted).then(resolve, reject)
+        acquisition.measure(end.refusal)
+        reject(end.refusal)
+      })
+    })
+  }
+}
+
 type Request = Either.Either.Right<ReturnType<typeof parseAcquire>>
+
+/** What an acquisition takes from where it runs: a fiber, or promise code (see `acquireWithPromises`). */
+interface Surroundings {
+  readonly clock: Clock.Clock
+  /** Where the lock's release is registered; none: the caller releases it (the promise facade). */
+  readonly scope: Scope.Scope | undefined
+  readonly metricLabels: ReadonlyArray<MetricLabel.MetricLabel>
+  /** Whether spans are recorded (internal/tracing.ts). */
+  readonly traced: boolean
+  /** Whether refused attempts are logged (debug level). */
+  readonly debugLogs: boolean
+}
+
+/** How an attempt ended, both engines alike: the lock, or the refusal (its undo sent by the engine). */
+type AttemptEnd = { readonly granted: HeldLock; readonly result: FanOut.FanOutResult } | Refused
+
+interface Refused {
+  readonly granted: undefined
+  readonly refusal: LockNotAcquired
+  /** The nodes where the attempt may have set the keys and whose answer came: undone at once. */
+  readonly undoOn: ReadonlyArray<RedisNode>
+  readonly result: FanOut.FanOutResult
+}
+
+type AttemptOperation = "acquire" | "acquireInTurn"
+
+const tookKeys = (answer: boolean | TurnAnswer): boolean => answer === true || (typeof answer === "object" && answer._tag === "Granted")
+
+const isDeleted = (deleted: number) => deleted > 0
 
 /**
  * One acquisition: its attempts and the state they share, read by the
@@ -93,7 +171,6 @@ class Acquisition implements Waiting.Waiter<Lock.Lock> {
   readonly value = LockValue.unsafeMake()
   readonly nodeTimeout: Duration.Duration
   private readonly nodeTimeoutMillis: number
-  private readonly scope: Scope.Scope
   private readonly clock: Clock.Clock
   private readonly firstStart: number
   // Waiting in line (fairHandoff): the place is the time of the first attempt; a
@@ -110,9 +187,8 @@ class Acquisition implements Waiting.Waiter<Lock.Lock> {
   constructor(
     private readonly settings: Settings,
     private readonly issueFencingTokens: LockFields["issueFencingTokens"],
-    private readonly fiber: Fiber.RuntimeFiber<unknown, unknown>,
-    private readonly traced: boolean,
-    private readonly request: Request
+    private readonly surroundings: Surroundings,
+    readonly request: Request
   ) {
     this.nodes = settings.nodes
     this.quorum = settings.quorum
@@ -122,8 +198,7 @@ class Acquisition implements Waiting.Waiter<Lock.Lock> {
     >
     this.nodeTimeout = request.nodeTimeout
     this.nodeTimeoutMillis = Duration.toMillis(request.nodeTimeout)
-    this.scope = Context.get(fiber.currentContext as Context.Context<Scope.Scope>, Scope.Scope)
-    this.clock = Context.get(fiber.currentDefaultServices, Clock.Clock)
+    this.clock = surroundings.clock
     this.firstStart = Monotonic.unsafeMonotonicMillis(this.clock)
     this.ticket = this.clock.unsafeCurrentTimeMillis()
   }
@@ -136,7 +211,7 @@ class Acquisition implements Waiting.Waiter<Lock.Lock> {
   }
 
   attempt(leaseMillis: number): Effect.Effect<Lock.Lock, LockNotAcquired> {
-    return this.traced
+    return this.surroundings.traced
       ? Effect.withSpan(this.oneAttempt(leaseMillis), "Redlock.attempt", Tracing.spanOptions)
       : this.oneAttempt(leaseMillis)
   }
@@ -144,11 +219,6 @@ class Acquisition implements Waiting.Waiter<Lock.Lock> {
   /** The whole acquisition: the first attempt, then the waiting and the retries; measured. */
   run(): Effect.Effect<Lock.Lock, LockNotAcquired> {
     const { resources, schedule, ttlMillis } = this.request
-    const succeeded = (lock: Lock.Lock): Effect.Effect<Lock.Lock> => {
-      this.measure(undefined)
-      return Effect.succeed(lock)
-    }
-    const failed = (cause: Cause.Cause<LockNotAcquired>) => this.failed(cause)
     // Around the whole acquisition, uninterruptible between its steps, so
     // that no moment between attempts escapes the leave and the metrics.
     // Written with matchCauseEffect, not catchAll and onExit: what those
@@ -157,18 +227,14 @@ class Acquisition implements Waiting.Waiter<Lock.Lock> {
     // ~600 KB against ~310 KB; bench/README.md).
     const measured = Effect.uninterruptibleMask((restore) =>
       Effect.matchCauseEffect(restore(this.attempt(schedule === Schedule.stop ? 0 : this.lease(0))), {
-        onSuccess: succeeded,
+        onSuccess: this.succeeded,
         onFailure: (cause) => {
           const refusal = Cause.failureOption(cause)
-          if (Option.isNone(refusal)) return failed(cause)
-          return Effect.matchCauseEffect(restore(Waiting.untilGranted(this, refusal.value, schedule)), {
-            onSuccess: succeeded,
-            onFailure: failed
-          })
+          return Option.isNone(refusal) ? this.failed(cause) : this.waitingAfter(restore, refusal.value)
         }
       })
     )
-    if (!this.traced) return measured
+    if (!this.surroundings.traced) return measured
     return Effect.withSpan(
       Effect.tap(
         Effect.zipRight(
@@ -183,62 +249,121 @@ class Acquisition implements Waiting.Waiter<Lock.Lock> {
     )
   }
 
+  /**
+   * The rest of an acquisition whose first attempt was made outside a fiber
+   * (by promise code, `acquireForPromises`) and refused: waiting and retries,
+   * measured as `run` measures.
+   */
+  waitAfter(refusal: LockNotAcquired): Effect.Effect<Lock.Lock, LockNotAcquired> {
+    return Effect.uninterruptibleMask((restore) => this.waitingAfter(restore, refusal))
+  }
+
+  private waitingAfter(
+    restore: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>,
+    refusal: LockNotAcquired
+  ): Effect.Effect<Lock.Lock, LockNotAcquired> {
+    return Effect.matchCauseEffect(restore(Waiting.untilGranted(this, refusal, this.request.schedule)), {
+      onSuccess: this.succeeded,
+      onFailure: (cause) => this.failed(cause)
+    })
+  }
+
+  private readonly succeeded = (lock: Lock.Lock): Effect.Effect<Lock.Lock> => {
+    this.measure(undefined)
+    return Effect.succeed(lock)
+  }
+
   // One attempt and the registration of its release are one unit: the
   // fan-out alone is interruptible, and whatever happens to it, either the
   // lock's release is in the scope or every node was asked to release.
   private oneAttempt(leaseMillis: number): Effect.Effect<Lock.Lock, LockNotAcquired> {
-    return Effect.uninterruptibleMask((restore) => {
-      const { driftFactor, fairHandoff, quarantineMillis } = this.settings
-      const { ttlMillis } = this.request
-      this.attempts++
-      if (leaseMillis > 0) this.joined = true
-      this.leaseEndsAt = leaseMillis > 0 ? Monotonic.unsafeMonotonicMillis(this.clock) + leaseMillis : undefined
-      const fanOut: Effect.Effect<FanOut.FanOutResult<boolean | TurnAnswer>> = fairHandoff
-        ? FanOut.untilDecided(
-          this.nodes,
-          FanOut.call("acquireInTurn", this.keys, this.value, ttlMillis, { ticket: this.ticket, leaseMillis }),
-          isGranted,
-          this.nodeTimeout,
-          quarantineMillis,
-          this.clock
-        )
-        : FanOut.untilDecided(
-          this.nodes,
-          FanOut.call("acquire", this.keys, this.value, ttlMillis),
-          identity,
-          this.nodeTimeout,
-          quarantineMillis,
-          this.clock
-        )
-      return Effect.matchCauseEffect(
-        restore(fanOut),
-        {
-          onFailure: (cause) =>
-            Effect.zipRight(this.leaveEverywhere(), Effect.suspend(() => (this.joined = false, Effect.failCause(cause)))),
-          onSuccess: (result): Effect.Effect<Lock.Lock, LockNotAcquired> => {
-            const validityMillis = Algorithm.validity(ttlMillis, result.endMillis - result.startMillis, driftFactor)
-            const decided = result.yes >= this.quorum && validityMillis > 0
-              ? this.granted(result, validityMillis)
-              : this.refused(result)
-            return this.traced
-              ? Effect.zipRight(
-                Effect.annotateCurrentSpan({
-                  "redlock.attempt": this.attempts,
-                  "redlock.granted": result.yes,
-                  "redlock.outcomes": Outcome.describeAll(result.outcomes)
-                }),
-                decided
-              )
-              : decided
-          }
+    return Effect.uninterruptibleMask((restore) =>
+      Effect.matchCauseEffect(restore(this.attemptOnEngine(leaseMillis)), {
+        onFailure: (cause) =>
+          Effect.zipRight(this.leaveEverywhere(), Effect.suspend(() => (this.joined = false, Effect.failCause(cause)))),
+        onSuccess: (end): Effect.Effect<Lock.Lock, LockNotAcquired> => {
+          const decided = end.granted !== undefined ? this.register(end.granted) : this.refusedWith(end)
+          if (!this.surroundings.traced) return decided
+          return Effect.zipRight(
+            Effect.annotateCurrentSpan({
+              "redlock.attempt": this.attempts,
+              "redlock.granted": end.result.yes,
+              "redlock.outcomes": Outcome.describeAll(end.result.outcomes)
+            }),
+            decided
+          )
         }
+      })
+    )
+  }
+
+  /**
+   * One attempt on the engine the nodes allow: plain code over their
+   * promises (ioredis), else a fiber per node (the reference engine: the
+   * in-memory node, any other implementation). Both decide alike (`decide`).
+   */
+  private attemptOnEngine(leaseMillis: number): Effect.Effect<AttemptEnd> {
+    const engine = FanOut.promiseEngine(this.nodes, this.clock)
+    if (engine !== undefined) {
+      return Effect.async((resume) => this.attemptWithPromises(leaseMillis, engine, (end) => resume(Effect.succeed(end))))
+    }
+    const { call, isYes } = this.startAttempt(leaseMillis)
+    const { quarantineMillis } = this.settings
+    return Effect.flatMap(
+      FanOut.untilDecided(this.nodes, call, isYes, this.nodeTimeout, quarantineMillis, this.clock),
+      (result) => {
+        const end = this.decide(result)
+        if (end.granted !== undefined || end.undoOn.length === 0) return Effect.succeed(end)
+        return Effect.as(Release.releaseOn(end.undoOn, this.keys, this.value, this.nodeTimeout, false, this.clock, true), end)
+      }
+    )
+  }
+
+  /**
+   * One attempt as plain code over the nodes' promises: the fan-out, the
+   * decision, and the undo of a refused attempt; `done` is called once,
+   * after the undo was answered (or timed out).
+   */
+  attemptWithPromises(leaseMillis: number, engine: FanOut.PromiseEngine, done: (end: AttemptEnd) => void): void {
+    const { call, isYes } = this.startAttempt(leaseMillis)
+    const rules = FanOut.atQuorum(this.nodes, isYes, this.nodeTimeout, this.settings.quarantineMillis)
+    FanOut.sendWithPromises(this.nodes, call, rules, engine, (result) => {
+      const end = this.decide(result)
+      if (end.granted !== undefined || end.undoOn.length === 0) return done(end)
+      FanOut.sendWithPromises(
+        end.undoOn,
+        FanOut.call("release", this.keys, this.value, false, true),
+        FanOut.atQuorum(end.undoOn, isDeleted, this.nodeTimeout, undefined),
+        engine,
+        () => done(end)
       )
     })
   }
 
-  private granted(result: FanOut.FanOutResult, validityMillis: number): Effect.Effect<Lock.Lock> {
-    const { maxHoldMillis, resources, ttlMillis } = this.request
-    const lock = new HeldLock({
+  private startAttempt(leaseMillis: number) {
+    const { fairHandoff } = this.settings
+    const { ttlMillis } = this.request
+    this.attempts++
+    if (leaseMillis > 0) this.joined = true
+    this.leaseEndsAt = leaseMillis > 0 ? Monotonic.unsafeMonotonicMillis(this.clock) + leaseMillis : undefined
+    const call = fairHandoff
+      ? FanOut.call("acquireInTurn", this.keys, this.value, ttlMillis, { ticket: this.ticket, leaseMillis })
+      : FanOut.call("acquire", this.keys, this.value, ttlMillis)
+    return { call: call as FanOut.Call<AttemptOperation>, isYes: tookKeys }
+  }
+
+  /** Granted when a quorum took the keys within the validity; otherwise refused, with what to undo. */
+  private decide(result: FanOut.FanOutResult<boolean | TurnAnswer>): AttemptEnd {
+    const { driftFactor } = this.settings
+    const { ttlMillis } = this.request
+    const validityMillis = Algorithm.validity(ttlMillis, result.endMillis - result.startMillis, driftFactor)
+    if (result.yes >= this.quorum && validityMillis > 0) return { granted: this.lockFrom(result, validityMillis), result }
+    return this.refused(result)
+  }
+
+  private lockFrom(result: FanOut.FanOutResult, validityMillis: number): HeldLock {
+    const { resources, ttlMillis } = this.request
+    return new HeldLock({
       resources,
       keys: this.keys,
       value: this.value,
@@ -252,18 +377,28 @@ class Acquisition implements Waiting.Waiter<Lock.Lock> {
       manager: this.settings.identity,
       issueFencingTokens: this.issueFencingTokens
     })
-    const registered = Scope.addFinalizer(this.scope, Release.releaseFinalizer(this.settings, lock))
-    // Forked after the release is registered: finalizers run last in,
-    // first out, so extension stops before the release runs.
+  }
+
+  /**
+   * The lock's release in the scope (none: promise code releases it itself),
+   * then its extension. Extension is forked after the release is registered:
+   * finalizers run last in, first out, so extension stops before the release
+   * runs.
+   */
+  private register(lock: HeldLock): Effect.Effect<Lock.Lock> {
+    const { scope } = this.surroundings
+    if (scope === undefined) return Effect.succeed(lock)
+    const { maxHoldMillis } = this.request
+    const registered = Scope.addFinalizer(scope, Release.releaseFinalizer(this.settings, lock))
     return maxHoldMillis === undefined
       ? Effect.as(registered, lock)
       : Effect.as(
-        Effect.zipRight(registered, Effect.forkIn(Extension.autoExtend(this.settings, lock, maxHoldMillis), this.scope)),
+        Effect.zipRight(registered, Effect.forkIn(Extension.autoExtend(this.settings, lock, maxHoldMillis), scope)),
         lock
       )
   }
 
-  private refused(result: FanOut.FanOutResult<boolean | TurnAnswer>): Effect.Effect<never, LockNotAcquired> {
+  private refused(result: FanOut.FanOutResult<boolean | TurnAnswer>): AttemptEnd {
     const { late, outcomes, yes } = result
     const { quorum } = this
     const { resources } = this.request
@@ -284,31 +419,30 @@ class Acquisition implements Waiting.Waiter<Lock.Lock> {
     // most refused attempts of a waiter then send nothing more.
     const pending = (index: number) =>
       late !== undefined && (outcomes[index]._tag === "NotAwaited" || outcomes[index]._tag === "TimedOut")
-    const maybeSet = this.nodes.filter((_, index) => outcomes[index]._tag !== "Held" && !pending(index))
+    const undoOn = this.nodes.filter((_, index) => outcomes[index]._tag !== "Held" && !pending(index))
     if (late !== undefined) this.undoLate(late, this.attempts)
-    const undone = maybeSet.length === 0
-      ? Effect.void
-      : Release.releaseOn(maybeSet, this.keys, this.value, this.nodeTimeout, false, this.clock, true)
-    return undone.pipe(
-      // Every waiter's refused attempt passes here: the message is built only when debug logs are on.
-      Effect.zipRight(
-        this.fiber.getFiberRef(FiberRef.currentMinimumLogLevel).ordinal > LogLevel.Debug.ordinal
-          ? Effect.void
-          : Effect.logDebug(
-            `effect-redlock: attempt ${this.attempts} on ${resources.join(", ")}: ${yes} of ${quorum} needed ` +
-              `(${Outcome.describeAll(outcomes)})`
-          )
+    const refusal = withoutStackTrace(() =>
+      new LockNotAcquired({
+        resources,
+        reason: yes >= quorum ? "ValidityExpired" : "NoQuorum",
+        attempts: this.attempts,
+        elapsedMillis: Monotonic.unsafeMonotonicMillis(this.clock) - this.firstStart,
+        quorum,
+        outcomes
+      }, true)
+    )
+    return { granted: undefined, refusal, undoOn, result }
+  }
+
+  private refusedWith(end: Refused): Effect.Effect<never, LockNotAcquired> {
+    // Every waiter's refused attempt passes here: the message is built only when debug logs are on.
+    if (!this.surroundings.debugLogs) return Effect.fail(end.refusal)
+    return Effect.zipRight(
+      Effect.logDebug(
+        `effect-redlock: attempt ${this.attempts} on ${this.request.resources.join(", ")}: ` +
+          `${end.result.yes} of ${this.quorum} needed (${Outcome.describeAll(end.result.outcomes)})`
       ),
-      Effect.zipRight(Effect.fail(withoutStackTrace(() =>
-        new LockNotAcquired({
-          resources,
-          reason: yes >= quorum ? "ValidityExpired" : "NoQuorum",
-          attempts: this.attempts,
-          elapsedMillis: Monotonic.unsafeMonotonicMillis(this.clock) - this.firstStart,
-          quorum,
-          outcomes
-        }, true)
-      )))
+      Effect.fail(end.refusal)
     )
   }
 
@@ -350,8 +484,8 @@ class Acquisition implements Waiting.Waiter<Lock.Lock> {
   }
 
   // An acquisition that ended with a lock or a LockNotAcquired is measured; an interrupted one is not.
-  private measure(failure: LockNotAcquired | undefined): void {
-    const labels = this.fiber.getFiberRef(FiberRef.currentMetricLabels)
+  measure(failure: LockNotAcquired | undefined): void {
+    const labels = this.surroundings.metricLabels
     if (failure === undefined) RedlockMetrics.acquisitions.unsafeUpdate(1, labels)
     else RedlockMetrics.acquireFailures.unsafeUpdate(1, [...labels, MetricLabel.make("reason", failure.reason)])
     RedlockMetrics.acquireDuration.unsafeUpdate(Monotonic.unsafeMonotonicMillis(this.clock) - this.firstStart, labels)

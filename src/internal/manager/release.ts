@@ -9,6 +9,7 @@ import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as FiberRef from "effect/FiberRef"
+import type * as MetricLabel from "effect/MetricLabel"
 import type * as Lock from "../../Lock.js"
 import type { RedisNode } from "../../RedisNode.js"
 import type { ReleaseResult, ReleaseStatus } from "../../Redlock.js"
@@ -43,32 +44,68 @@ export const releaseOn = (
     clock
   )
 
+/**
+ * The release's bookkeeping before anything is sent: `false` when the lock
+ * was released already (nothing is sent again).
+ */
+const begin = (state: HeldLock, clock: Clock.Clock, labels: ReadonlyArray<MetricLabel.MetricLabel>): boolean => {
+  if (state.released) return false
+  state.released = true
+  const remainingMillis = state.deadline - Monotonic.unsafeMonotonicMillis(clock)
+  // Released after its validity ran out: it was lost before, unnoticed.
+  if (remainingMillis <= 0) state.markLostQuietly("Expired")
+  RedlockMetrics.remainingAtRelease.unsafeUpdate(Math.max(0, remainingMillis), labels)
+  return true
+}
+
+const alreadyReleased: ReleaseResult = { status: "AlreadyReleased", released: 0, outcomes: [] }
+
+const ended = (settings: Settings, state: HeldLock, { outcomes, yes }: FanOut.FanOutResult): ReleaseResult => {
+  state.markLostQuietly("Released", outcomes)
+  const status: ReleaseStatus = yes >= settings.quorum
+    ? "Released"
+    : Algorithm.majorityNotOurs(outcomes, settings.quorum)
+    ? "NotHeld"
+    : "Incomplete"
+  return { status, released: yes, outcomes }
+}
+
+/** The release as plain code over the nodes' promises (see `FanOut.sendWithPromises`). */
+export const releaseWithPromises = (
+  settings: Settings,
+  state: HeldLock,
+  engine: FanOut.PromiseEngine,
+  labels: ReadonlyArray<MetricLabel.MetricLabel>,
+  done: (result: ReleaseResult) => void
+): void => {
+  if (!begin(state, engine.clock, labels)) return done(alreadyReleased)
+  FanOut.sendWithPromises(
+    settings.nodes,
+    FanOut.call("release", state.keys, state.value, true),
+    FanOut.atQuorum(settings.nodes, isDeleted, state.nodeTimeout, undefined),
+    engine,
+    (result) => done(ended(settings, state, result))
+  )
+}
+
+const isDeleted = (deleted: number) => deleted > 0
+
 export const release = (settings: Settings, lock: Lock.Lock): Effect.Effect<ReleaseResult> =>
   Effect.withFiberRuntime<ReleaseResult>((fiber) => {
     const state = held(settings, lock)
-    if (state.released) return Effect.succeed({ status: "AlreadyReleased", released: 0, outcomes: [] })
-    state.released = true
     const clock = Context.get(fiber.currentDefaultServices, Clock.Clock)
-    const sent = Monotonic.unsafeMonotonicMillis(clock)
-    const remainingMillis = state.deadline - sent
-    // Released after its validity ran out: it was lost before, unnoticed.
-    if (remainingMillis <= 0) state.markLostQuietly("Expired")
-    RedlockMetrics.remainingAtRelease.unsafeUpdate(
-      Math.max(0, remainingMillis),
-      fiber.getFiberRef(FiberRef.currentMetricLabels)
-    )
-    const released = Effect.map(
-      releaseOn(settings.nodes, state.keys, state.value, state.nodeTimeout, true, clock),
-      ({ outcomes, yes }): ReleaseResult => {
-        state.markLostQuietly("Released", outcomes)
-        const status: ReleaseStatus = yes >= settings.quorum
-          ? "Released"
-          : Algorithm.majorityNotOurs(outcomes, settings.quorum)
-          ? "NotHeld"
-          : "Incomplete"
-        return { status, released: yes, outcomes }
-      }
-    )
+    const labels = fiber.getFiberRef(FiberRef.currentMetricLabels)
+    const engine = FanOut.promiseEngine(settings.nodes, clock)
+    const released: Effect.Effect<ReleaseResult> = engine !== undefined
+      ? Effect.async((resume) =>
+        releaseWithPromises(settings, state, engine, labels, (result) => resume(Effect.succeed(result)))
+      )
+      : begin(state, clock, labels)
+      ? Effect.map(
+        releaseOn(settings.nodes, state.keys, state.value, state.nodeTimeout, true, clock),
+        (result) => ended(settings, state, result)
+      )
+      : Effect.succeed(alreadyReleased)
     if (!Tracing.isRecorded(fiber)) return released
     return Effect.withSpan(
       Effect.tap(released, ({ outcomes, status }) =>
