@@ -12,7 +12,7 @@ import * as Path from "node:path"
 import { fileURLToPath } from "node:url"
 
 const root = Path.join(Path.dirname(fileURLToPath(import.meta.url)), "..")
-const publicModules = ["Lock", "Redlock", "RedlockError", "RedisNode", "RedlockMetrics", "RedisNode/Ioredis", "Fencing/Ioredis"]
+const publicModules = ["Lock", "Redlock", "RedlockError", "RedisNode", "RedlockMetrics", "RedisNode/Ioredis", "Fencing/Ioredis", "Promise"]
 
 const run = (command: string, args: ReadonlyArray<string>, cwd: string): string =>
   ChildProcess.execFileSync(command, args, { cwd, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] })
@@ -105,6 +105,36 @@ describe("the packages as users install them", () => {
     assert.strictEqual(Redlock, "function")
   })
 
+  it("the promise facade runs from the installed package, as an ES module and as CommonJS", () => {
+    const body = (imports: string) =>
+      `${imports}
+const main = async () => {
+  const redlock = await makeRedlock(RedisNode.layerMemory(3))
+  const lock = await redlock.acquire("orders:42", { ttl: 1000 })
+  const refused = await redlock.acquire("orders:42", { ttl: 1000, retry: Schedule.stop }).catch((error) => error._tag)
+  const released = await redlock.release(lock)
+  await redlock.close()
+  console.log(JSON.stringify([lock.resources[0], refused, released.status]))
+}
+main()
+`
+    Fs.writeFileSync(
+      Path.join(project(), "promise.mjs"),
+      body(`import { makeRedlock } from "effect-redlock/Promise"
+import { RedisNode } from "effect-redlock"
+import { Schedule } from "effect"`)
+    )
+    Fs.writeFileSync(
+      Path.join(project(), "promise.cjs"),
+      body(`const { makeRedlock } = require("effect-redlock/Promise")
+const { RedisNode } = require("effect-redlock")
+const { Schedule } = require("effect")`)
+    )
+    for (const file of ["promise.mjs", "promise.cjs"]) {
+      assert.deepStrictEqual(JSON.parse(run(process.execPath, [file], project())), ["orders:42", "LockNotAcquired", "Released"], file)
+    }
+  })
+
   it("internal modules cannot be imported", () => {
     const stderr = failing(process.execPath, ["--input-type=module", "-e", "import('effect-redlock/internal/scripts.js')"], project())
     assert.include(stderr, "ERR_PACKAGE_PATH_NOT_EXPORTED")
@@ -115,6 +145,7 @@ describe("the packages as users install them", () => {
 import { Redlock } from "effect-redlock"
 import * as Ioredis from "effect-redlock/RedisNode/Ioredis"
 import type { LockNotAcquired } from "effect-redlock/RedlockError"
+import { makeRedlock } from "effect-redlock/Promise"
 
 const program = Effect.gen(function*() {
   const lock = yield* Redlock.acquire(["orders:42"], { ttl: "10 seconds" })
@@ -127,6 +158,14 @@ export const main = program.pipe(
 )
 // Everything required is provided; the failures are typed.
 export const checked: Effect.Effect<readonly [string, number], LockNotAcquired | { readonly _tag: string }, never> = main
+
+// The promise facade, as a node-redlock user would move to it.
+export const fromPromises = async (): Promise<string> => {
+  const redlock = await makeRedlock([{ host: "127.0.0.1", port: 6379 }], { retry: Redlock.noRetry })
+  const owner: string = await redlock.using("orders:42", { ttl: 10_000 }, async (lock, signal) => signal.aborted ? "" : lock.value)
+  await redlock.close()
+  return owner
+}
 `
     const strict = {
       target: "es2022",

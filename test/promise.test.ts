@@ -1,0 +1,201 @@
+/**
+ * The promise facade (effect-redlock/Promise) against 5 real redis-servers:
+ * the plain first attempt and release, the waiting that goes on in a fiber,
+ * `using` and its signal, aborting, auto-extension; and over in-memory
+ * nodes (the fiber engine).
+ */
+import { assert, layer } from "@effect/vitest"
+import { Effect, Schedule } from "effect"
+import * as RedisFleet from "../fleet/RedisFleet.js"
+import { makeRedlock, type PromiseRedlock } from "../src/Promise.js"
+import * as RedisNode from "../src/RedisNode.js"
+import type * as Redlock from "../src/Redlock.js"
+import { InvalidOptions, LockLost, LockNotAcquired } from "../src/RedlockError.js"
+import { expectEmpty, overlaps, type Section } from "./support.js"
+
+/** A facade over the fleet, closed when the test's scope closes. */
+const facade = (fleet: RedisFleet.Fleet, options?: Redlock.Options) =>
+  Effect.acquireRelease(
+    Effect.promise(() => makeRedlock(fleet.nodes, { restartQuarantine: false, ...options })),
+    (redlock) => Effect.promise(() => redlock.close())
+  )
+
+const keyCount = (fleet: RedisFleet.Fleet, key: string) =>
+  Effect.map(Effect.forEach(fleet.servers, (server) => server.call("EXISTS", key)), (counts) =>
+    counts.reduce((sum: number, count) => sum + Number(count), 0))
+
+const sleep = (millis: number) => new Promise((resolve) => setTimeout(resolve, millis))
+
+layer(RedisFleet.layerLocal(5), { timeout: 60_000, excludeTestServices: true })("promise facade, 5 redis-servers", (it) => {
+  it.scoped("acquire sets the key on every node, release deletes it; a second release says so", () =>
+    Effect.gen(function*() {
+      const fleet = yield* RedisFleet.RedisFleet
+      yield* fleet.reset
+      const redlock = yield* facade(fleet)
+      const lock = yield* Effect.promise(() => redlock.acquire("p:one", { ttl: 10_000 }))
+      assert.deepStrictEqual(lock.resources, ["p:one"])
+      assert.strictEqual(lock.outcomes.filter((outcome) => outcome._tag === "Ok").length >= 3, true)
+      // A release returns at a quorum; the other nodes' sets landed before it on their connection.
+      assert.isAtLeast(yield* keyCount(fleet, "redlock:p:one"), 3)
+      const released = yield* Effect.promise(() => redlock.release(lock))
+      assert.strictEqual(released.status, "Released")
+      assert.isAtLeast(released.released, 3)
+      assert.strictEqual((yield* Effect.promise(() => redlock.release(lock))).status, "AlreadyReleased")
+      yield* expectEmpty(fleet)
+    }))
+
+  it.scoped("a held lock: noRetry rejects with LockNotAcquired at once; bad options reject with InvalidOptions", () =>
+    Effect.gen(function*() {
+      const fleet = yield* RedisFleet.RedisFleet
+      yield* fleet.reset
+      const redlock = yield* facade(fleet)
+      const lock = yield* Effect.promise(() => redlock.acquire("p:held", { ttl: 10_000 }))
+      const refused = yield* Effect.promise(() =>
+        redlock.acquire("p:held", { ttl: 10_000, retry: Schedule.stop }).then(() => undefined, (error: unknown) => error)
+      )
+      assert.instanceOf(refused, LockNotAcquired)
+      assert.strictEqual((refused as LockNotAcquired).reason, "NoQuorum")
+      assert.strictEqual((refused as LockNotAcquired).attempts, 1)
+      const invalid = yield* Effect.promise(() =>
+        redlock.acquire("p:bad", { ttl: -5 }).then(() => undefined, (error: unknown) => error)
+      )
+      assert.instanceOf(invalid, InvalidOptions)
+      assert.strictEqual(yield* keyCount(fleet, "redlock:p:bad"), 0)
+      // A lock of another manager is a programmer error, told by a rejected promise (not a throw).
+      const other = yield* facade(fleet)
+      const foreign = yield* Effect.promise(() => other.release(lock).then(() => undefined, (error: unknown) => error))
+      assert.instanceOf(foreign, TypeError)
+      yield* Effect.promise(() => redlock.release(lock))
+      yield* expectEmpty(fleet)
+    }))
+
+  it.scoped("held by another on 3 of 5 nodes: refused, and the 2 keys this attempt set are undone at once", () =>
+    Effect.gen(function*() {
+      const fleet = yield* RedisFleet.RedisFleet
+      yield* fleet.reset
+      const redlock = yield* facade(fleet)
+      yield* Effect.forEach([0, 2, 4], (i) => fleet.servers[i].call("SET", "redlock:p:split", "someone-else", "PX", 10_000))
+      const refused = yield* Effect.promise(() =>
+        redlock.acquire("p:split", { ttl: 10_000, retry: Schedule.stop }).then(() => undefined, (error: unknown) => error)
+      )
+      assert.instanceOf(refused, LockNotAcquired)
+      const outcomes = (refused as LockNotAcquired).outcomes.map((outcome) => outcome._tag)
+      assert.strictEqual(outcomes.filter((tag) => tag === "Held").length, 3, outcomes.join())
+      // The undo was answered before the promise rejected: only the other holder's keys are left.
+      assert.strictEqual(yield* keyCount(fleet, "redlock:p:split"), 3)
+      for (const i of [1, 3]) assert.isNull(yield* fleet.servers[i].call("GET", "redlock:p:split"))
+      yield* fleet.reset
+    }))
+
+  it.scoped("four managers contending with retries never overlap, and every one gets its turns", () =>
+    Effect.gen(function*() {
+      const fleet = yield* RedisFleet.RedisFleet
+      yield* fleet.reset
+      const managers: Array<PromiseRedlock> = []
+      for (let i = 0; i < 4; i++) managers.push(yield* facade(fleet))
+      const sections: Array<Section> = []
+      const retry = Schedule.spaced("5 millis").pipe(Schedule.jittered, Schedule.intersect(Schedule.recurs(2000)))
+      const worker = async (redlock: PromiseRedlock, name: string) => {
+        for (let i = 0; i < 10; i++) {
+          const lock = await redlock.acquire("p:shared", { ttl: 2_000, retry })
+          const start = performance.now()
+          await sleep(2)
+          sections.push({ holder: name, value: lock.value, start, end: performance.now(), validUntil: lock.validUntilMillis })
+          await redlock.release(lock)
+        }
+      }
+      yield* Effect.promise(() => Promise.all(managers.map((redlock, i) => worker(redlock, `w${i}`))))
+      assert.strictEqual(sections.length, 40)
+      assert.deepStrictEqual(overlaps(sections), [])
+      // Some acquisitions had to wait (the waiting goes on in a fiber): attempts > 1 somewhere.
+      yield* expectEmpty(fleet)
+    }))
+
+  it.scoped("using: returns the body's result and releases; a body that throws rejects and releases", () =>
+    Effect.gen(function*() {
+      const fleet = yield* RedisFleet.RedisFleet
+      yield* fleet.reset
+      const redlock = yield* facade(fleet)
+      const result = yield* Effect.promise(() =>
+        redlock.using("p:using", { ttl: 10_000 }, async (lock, signal) => {
+          assert.isFalse(signal.aborted)
+          return lock.resources[0]
+        })
+      )
+      assert.strictEqual(result, "p:using")
+      yield* expectEmpty(fleet)
+      const thrown = yield* Effect.promise(() =>
+        redlock.using("p:using", { ttl: 10_000 }, async () => {
+          throw new Error("body failed")
+        }).then(() => undefined, (error: unknown) => error)
+      )
+      assert.strictEqual((thrown as Error).message, "body failed")
+      yield* expectEmpty(fleet)
+    }))
+
+  it.scoped("using: the signal aborts with LockLost once the validity runs out; autoExtend keeps it held", () =>
+    Effect.gen(function*() {
+      const fleet = yield* RedisFleet.RedisFleet
+      yield* fleet.reset
+      const redlock = yield* facade(fleet)
+      const reason = yield* Effect.promise(() =>
+        redlock.using("p:short", { ttl: 200 }, (_, signal) =>
+          new Promise<unknown>((resolve) => signal.addEventListener("abort", () => resolve(signal.reason))))
+      )
+      assert.instanceOf(reason, LockLost)
+      assert.strictEqual((reason as LockLost).reason, "Expired")
+      const extended = yield* Effect.promise(() =>
+        redlock.using("p:long", { ttl: 300, autoExtend: true }, async (lock, signal) => {
+          await sleep(800)
+          return { aborted: signal.aborted, extensions: lock.extensions }
+        })
+      )
+      assert.isFalse(extended.aborted)
+      assert.isAtLeast(extended.extensions, 2)
+      yield* expectEmpty(fleet)
+    }))
+
+  it.scoped("aborting a waiting acquire rejects with the signal's reason and leaves the line", () =>
+    Effect.gen(function*() {
+      const fleet = yield* RedisFleet.RedisFleet
+      yield* fleet.reset
+      const redlock = yield* facade(fleet)
+      const lock = yield* Effect.promise(() => redlock.acquire("p:wait", { ttl: 10_000 }))
+      const controller = new AbortController()
+      const waiting = redlock.acquire("p:wait", {
+        ttl: 10_000,
+        retry: Schedule.spaced("20 millis").pipe(Schedule.intersect(Schedule.recurs(1000))),
+        signal: controller.signal
+      }).then(() => "acquired", (error: unknown) => error)
+      yield* Effect.promise(() => sleep(100))
+      // The waiter stands in line on the nodes (fair handoff).
+      assert.isAtLeast(yield* keyCount(fleet, "redlock:p:wait\u0000queue"), 3)
+      controller.abort(new Error("gave up"))
+      assert.strictEqual(((yield* Effect.promise(() => waiting)) as Error).message, "gave up")
+      assert.strictEqual(yield* keyCount(fleet, "redlock:p:wait\u0000queue"), 0)
+      yield* Effect.promise(() => redlock.release(lock))
+      yield* expectEmpty(fleet)
+    }))
+})
+
+layer(RedisFleet.layerLocal(1), { timeout: 30_000, excludeTestServices: true })("promise facade, setup", (it) => {
+  it.effect("invalid manager options reject makeRedlock with InvalidOptions", () =>
+    Effect.gen(function*() {
+      const fleet = yield* RedisFleet.RedisFleet
+      const error = yield* Effect.promise(() => makeRedlock(fleet.nodes, { driftFactor: 2 }).then(() => undefined, (e: unknown) => e))
+      assert.instanceOf(error, InvalidOptions)
+    }))
+
+  it.effect("over in-memory nodes (the fiber engine): acquire, refusal, release", () =>
+    Effect.promise(async () => {
+      const redlock = await makeRedlock(RedisNode.layerMemory(3))
+      const lock = await redlock.acquire("m", { ttl: 1_000 })
+      const refused = await redlock.acquire("m", { ttl: 1_000, retry: Schedule.stop }).then(() => undefined, (e: unknown) => e)
+      assert.instanceOf(refused, LockNotAcquired)
+      assert.strictEqual((await redlock.release(lock)).status, "Released")
+      const again = await redlock.acquire("m", { ttl: 1_000, retry: Schedule.stop })
+      assert.strictEqual((await redlock.inspect("m")).holder._tag, "Some")
+      await redlock.release(again)
+      await redlock.close()
+    }))
+})
