@@ -11,6 +11,7 @@ import { RedlockMutex } from "redis-semaphore"
 import { createRedlock, IoredisAdapter } from "redlock-universal"
 import * as Redlock from "../src/Redlock.js"
 import * as Ioredis from "../src/RedisNode/Ioredis.js"
+import { makeRedlock } from "../src/Promise.js"
 import type { Lock } from "../src/Lock.js"
 
 /** How a contender waits for a held lock: its defaults, or a 10 ms retry delay where it has the option. */
@@ -138,6 +139,30 @@ export const effectRedlock: Contender = {
   start: async (ports, waiting, slow = false) => (await effectClient(ports, waiting, slow)).client
 }
 
+/** effect-redlock's promise facade (effect-redlock/Promise), as promise code and node-redlock users meet it. */
+export const effectRedlockPromise: Contender = {
+  name: "effect-redlock/Promise",
+  start: async (ports, waiting, slow = false) => {
+    const retry = waiting === "none"
+      ? Redlock.noRetry
+      : waiting === "10ms"
+      ? Schedule.spaced("10 millis").pipe(Schedule.jittered, Schedule.intersect(Schedule.recurs(1000)))
+      : Redlock.defaultRetry
+    const redlock = await makeRedlock(ports.map((port) => ({ host: "127.0.0.1", port })), {
+      retry,
+      restartQuarantine: false,
+      nodeTimeout: slow ? "2 seconds" : undefined
+    })
+    return {
+      lock: (key, ttlMillis) => redlock.acquire(key, { ttl: ttlMillis }).catch(() => undefined),
+      unlock: async (handle) => {
+        await redlock.release(handle as Lock)
+      },
+      close: () => redlock.close()
+    }
+  }
+}
+
 /**
  * effect-redlock in an Effect program, as its users write one: each loop is
  * a fiber running `Effect.scoped(acquire)` over and over, all in one
@@ -246,6 +271,7 @@ export const redlockUniversal: Contender = {
 export const all: ReadonlyArray<Contender> = [
   floor,
   effectRedlock,
+  effectRedlockPromise,
   effectRedlockFibers,
   nodeRedlock,
   sesameRedlock,

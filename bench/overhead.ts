@@ -4,6 +4,7 @@
  * runtime and our code. `npm run bench:overhead [-- cycles]`.
  */
 import { Duration, Effect, Layer, ManagedRuntime, Option } from "effect"
+import { makeRedlock } from "../src/Promise.js"
 import * as Redlock from "../src/Redlock.js"
 import { fromPromises, type NodePromises, type RedisNode, RedisNodes } from "../src/RedisNode.js"
 
@@ -44,5 +45,8 @@ const main = async () => {
   const used = process.cpuUsage(cpu)
   console.log(`in one fiber: ${((used.user + used.system) / cycles).toFixed(1)} µs CPU per lock+unlock`)
   await runtime.dispose()
+  const facade = await makeRedlock(nodes, { retry: Redlock.noRetry, restartQuarantine: false })
+  await measure("effect-redlock/Promise acquire + release", async (i) => facade.release(await facade.acquire(`k${i}`, { ttl })))
+  await facade.close()
 }
 main()
