@@ -204,13 +204,35 @@ const contract = <R>(tester: Tester<R>, harness: Effect.Effect<Harness, unknown,
       const hear = (count: number) => Effect.repeat(Effect.sleep("5 millis"), { until: () => heard.length >= count, times: 200 })
       assert.strictEqual(yield* node.release(["q"], "holder", true), 1)
       yield* hear(1)
-      assert.strictEqual(yield* node.release(["q"], "w2", false), 0, "w2 leaves, first in line with the key free")
+      // The release handed the key to w2 (first in line): leaving, w2 passes it on to w3.
+      assert.strictEqual(Option.getOrNull((yield* node.inspect("q")).value), "w2", "handed to the first in line")
+      assert.strictEqual(yield* node.release(["q"], "w2", false), 1, "w2 leaves, first in line, holding the handed key")
       yield* hear(2)
-      assert.strictEqual(yield* node.release(["q"], "w3", false), 0, "w3 leaves: nobody is left")
+      assert.strictEqual(Option.getOrNull((yield* node.inspect("q")).value), "w3", "passed on to the next")
+      assert.strictEqual(yield* node.release(["q"], "w3", false), 1, "w3 leaves: nobody is left")
       yield* hear(3)
       assert.deepStrictEqual(heard, ["w2", "w3", ""])
       assert.deepStrictEqual(yield* h.keys, [])
       watch.stop()
+    }))
+
+  test("a release hands the key to the first in line, for the rest of its lease: newcomers find it held, the waiter finds it ours", (h) =>
+    Effect.gen(function*() {
+      const { node } = h
+      const ticketAt = ticketsFromNow()
+      assert.strictEqual((yield* node.acquireInTurn(["q"], "holder", 10_000, { ticket: ticketAt(1), leaseMillis: 0 }))._tag, "Granted")
+      assert.strictEqual((yield* node.acquireInTurn(["q"], "w1", 10_000, { ticket: ticketAt(10), leaseMillis: 2_000 }))._tag, "Held")
+      assert.strictEqual(yield* node.release(["q"], "holder", true), 1)
+      const handed = yield* node.inspect("q")
+      assert.strictEqual(Option.getOrNull(handed.value), "w1")
+      const ttl = Option.getOrThrow(ttlOf(handed))
+      assert.isTrue(ttl > 1_500 && ttl <= 2_000, `the rest of w1's lease, not a lock's ttl: ${ttl}`)
+      assert.isFalse(yield* node.acquire(["q"], "newcomer", 10_000), "a newcomer's plain acquire is refused")
+      const granted = yield* node.acquireInTurn(["q"], "w1", 10_000, { ticket: ticketAt(10), leaseMillis: 2_000 })
+      assert.strictEqual(granted._tag, "Granted")
+      assert.isTrue(Option.getOrThrow(ttlOf(yield* node.inspect("q"))) > 9_000, "set again with the lock's ttl")
+      assert.strictEqual(yield* node.release(["q"], "w1", true), 1)
+      assert.deepStrictEqual(yield* h.keys, [], "nobody in line: the release frees the key")
     }))
 
   test("a refused attempt's undo (keepPlace) deletes only the key: the waiter stays first in line, nothing is announced", (h) =>
@@ -267,7 +289,8 @@ const contract = <R>(tester: Tester<R>, harness: Effect.Effect<Harness, unknown,
       // A minute behind: taken as the node's time less one second, after the honest waiter who came 200 ms before.
       assert.strictEqual((yield* node.acquireInTurn(["q"], "behind", 10_000, turn(Date.now() - 60_000)))._tag, "Held")
       assert.strictEqual(yield* node.release(["q"], "holder", true), 1)
-      assert.strictEqual((yield* node.acquireInTurn(["q"], "behind", 10_000, turn(Date.now() - 60_000)))._tag, "NotYourTurn")
+      // The key is handed to the honest waiter, first in line: held, for the one behind.
+      assert.strictEqual((yield* node.acquireInTurn(["q"], "behind", 10_000, turn(Date.now() - 60_000)))._tag, "Held")
       assert.strictEqual((yield* node.acquireInTurn(["q"], "honest", 10_000, honest))._tag, "Granted")
       yield* node.release(["q"], "honest", true)
       yield* node.release(["q"], "behind", false)

@@ -32,7 +32,14 @@ layer(RedisFleet.layerLocal(5), { timeout: 60_000, excludeTestServices: true })(
       const fleet = yield* RedisFleet.RedisFleet
       yield* fleet.reset
       const redlock = yield* facade(fleet)
+      yield* Effect.forEach(fleet.servers, (server) => server.call("CONFIG", "RESETSTAT"))
       const lock = yield* Effect.promise(() => redlock.acquire("p:one", { ttl: 10_000 }))
+      // A free resource costs one native SET NX PX per node, no script (the probe, see acquisition.ts).
+      const stats = yield* Effect.forEach(fleet.servers, (server) => server.call("INFO", "commandstats"))
+      for (const info of stats) {
+        assert.match(String(info), /cmdstat_set:calls=1,/)
+        assert.notMatch(String(info), /cmdstat_evalsha/)
+      }
       assert.deepStrictEqual(lock.resources, ["p:one"])
       assert.strictEqual(lock.outcomes.filter((outcome) => outcome._tag === "Ok").length >= 3, true)
       // A release returns at a quorum; the other nodes' sets landed before it on their connection.

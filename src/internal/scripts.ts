@@ -200,6 +200,15 @@ export const releaseChannelPrefix = "redlock-released:"
  * (pcall turns GET's WRONGTYPE error into a value). KEYS: n lock keys, n queue
  * keys, n lease keys. ARGV: value, announce, keep place. Returns the number of
  * keys deleted.
+ *
+ * Handover: a key we freed (or found free when we were first in line) while
+ * others wait in line is set to the value of the waiter now first, for what
+ * is left of its lease, instead of staying free. That waiter's next attempt
+ * finds its own value, which is its (acquireInTurn); anyone else finds the
+ * key held, so a newcomer's plain SET NX (the uncontended first attempt, see
+ * RedisNode.acquire) cannot take the lock ahead of the line. No lock is held
+ * by it: the waiter holds the lock only once its attempt set the key with its
+ * ttl on a quorum, as any attempt.
  */
 export const releaseOwned = script(`${queueFunctions}
 local n = #KEYS / 3
@@ -221,7 +230,12 @@ for i = 1, n do
     redis.call("ZREM", queue, value)
     redis.call("ZREM", leases, value)
     nextWaiter = first(queue, leases) or ""
-    if wasFirst and redis.call("EXISTS", key) == 0 then announce = true end
+    local free = redis.call("EXISTS", key) == 0
+    if wasFirst and free then announce = true end
+    if free and (freed or wasFirst) and nextWaiter ~= "" then
+      local leaseLeft = tonumber(redis.call("ZSCORE", leases, nextWaiter)) - nowMillis()
+      if leaseLeft > 0 then redis.call("SET", key, nextWaiter, "PX", leaseLeft) end
+    end
   end
   if announce then redis.call("PUBLISH", "${releaseChannelPrefix}" .. key, nextWaiter) end
 end

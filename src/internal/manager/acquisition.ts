@@ -115,15 +115,18 @@ export const acquireForPromises = (settings: Settings, clock: Clock.Clock, runIn
     const waits = schedule !== Schedule.stop
     if (engine === undefined || signal?.aborted) return runInFiber(acquisition.run(), signal).then(granted)
     return new Promise((resolve, reject) => {
-      acquisition.attemptWithPromises(waits ? acquisition.lease(0) : 0, engine, (end) => {
+      const attempted = (end: AttemptEnd) => {
         if (end.granted !== undefined) {
           acquisition.measure(undefined)
           return resolve(granted(end.granted))
         }
-        if (waits) return runInFiber(acquisition.waitAfter(end.refusal), signal).then(granted).then(resolve, reject)
-        acquisition.measure(end.refusal)
-        reject(end.refusal)
-      })
+        if (!waits) {
+          acquisition.measure(end.refusal)
+          return reject(end.refusal)
+        }
+        runInFiber(acquisition.waitAfter(end.refusal), signal).then(granted).then(resolve, reject)
+      }
+      acquisition.attemptWithPromises(waits ? acquisition.lease(0) : 0, engine, attempted)
     })
   }
 }
@@ -181,6 +184,8 @@ class Acquisition implements Waiting.Waiter<Lock.Lock> {
   private joined = false
   /** Whether the last attempt reached a quorum of nodes (see `refused`). */
   private reachedQuorum = true
+  /** How many fan-outs of attempts were sent (a first attempt may send two: see `probes`). */
+  private sent = 0
   holderGoneAt: number | undefined = undefined
   leaseEndsAt: number | undefined = undefined
 
@@ -298,6 +303,21 @@ class Acquisition implements Waiting.Waiter<Lock.Lock> {
   }
 
   /**
+   * Whether this attempt starts with a probe. The first attempt on one
+   * resource with waiting in line first sends the node's plain `acquire`
+   * (one SET NX PX on Redis: about half the server time of the line-keeping
+   * script, for the case that matters most, a free resource). A free key has
+   * no one waiting for it: a release hands the key to the first waiter in
+   * line instead of freeing it (scripts.ts, releaseOwned). Only when the
+   * probe is refused does the same attempt go on with the script that joins
+   * the line, its ticket still the time the acquisition began, so waiters
+   * keep their order; the acquisition that may not wait stops at the probe.
+   */
+  private probes(): boolean {
+    return this.attempts === 1 && this.settings.fairHandoff && this.keys.length === 1
+  }
+
+  /**
    * One attempt on the engine the nodes allow: plain code over their
    * promises (ioredis), else a fiber per node (the reference engine: the
    * in-memory node, any other implementation). Both decide alike (`decide`).
@@ -307,7 +327,14 @@ class Acquisition implements Waiting.Waiter<Lock.Lock> {
     if (engine !== undefined) {
       return Effect.async((resume) => this.attemptWithPromises(leaseMillis, engine, (end) => resume(Effect.succeed(end))))
     }
-    const { call, isYes } = this.startAttempt(leaseMillis)
+    this.attempts++
+    if (!this.probes()) return this.fanOutOnFibers(leaseMillis, false)
+    return Effect.flatMap(this.fanOutOnFibers(0, true), (end) =>
+      end.granted !== undefined || leaseMillis === 0 ? Effect.succeed(end) : this.fanOutOnFibers(this.lease(0), false))
+  }
+
+  private fanOutOnFibers(leaseMillis: number, probe: boolean): Effect.Effect<AttemptEnd> {
+    const { call, isYes } = this.send(leaseMillis, probe)
     const { quarantineMillis } = this.settings
     return Effect.flatMap(
       FanOut.untilDecided(this.nodes, call, isYes, this.nodeTimeout, quarantineMillis, this.clock),
@@ -320,12 +347,27 @@ class Acquisition implements Waiting.Waiter<Lock.Lock> {
   }
 
   /**
-   * One attempt as plain code over the nodes' promises: the fan-out, the
-   * decision, and the undo of a refused attempt; `done` is called once,
-   * after the undo was answered (or timed out).
+   * One attempt as plain code over the nodes' promises: the fan-out (after
+   * a refused probe, the second), the decision, and the undo of a refused
+   * attempt; `done` is called once, after the undo was answered (or timed
+   * out).
    */
   attemptWithPromises(leaseMillis: number, engine: FanOut.PromiseEngine, done: (end: AttemptEnd) => void): void {
-    const { call, isYes } = this.startAttempt(leaseMillis)
+    this.attempts++
+    if (!this.probes()) return this.fanOutWithPromises(leaseMillis, false, engine, done)
+    this.fanOutWithPromises(0, true, engine, (end) =>
+      end.granted !== undefined || leaseMillis === 0
+        ? done(end)
+        : this.fanOutWithPromises(this.lease(0), false, engine, done))
+  }
+
+  private fanOutWithPromises(
+    leaseMillis: number,
+    probe: boolean,
+    engine: FanOut.PromiseEngine,
+    done: (end: AttemptEnd) => void
+  ): void {
+    const { call, isYes } = this.send(leaseMillis, probe)
     const rules = FanOut.atQuorum(this.nodes, isYes, this.nodeTimeout, this.settings.quarantineMillis)
     FanOut.sendWithPromises(this.nodes, call, rules, engine, (result) => {
       const end = this.decide(result)
@@ -340,13 +382,12 @@ class Acquisition implements Waiting.Waiter<Lock.Lock> {
     })
   }
 
-  private startAttempt(leaseMillis: number) {
-    const { fairHandoff } = this.settings
+  private send(leaseMillis: number, probe: boolean) {
     const { ttlMillis } = this.request
-    this.attempts++
+    this.sent++
     if (leaseMillis > 0) this.joined = true
     this.leaseEndsAt = leaseMillis > 0 ? Monotonic.unsafeMonotonicMillis(this.clock) + leaseMillis : undefined
-    const call = fairHandoff
+    const call = this.settings.fairHandoff && !probe
       ? FanOut.call("acquireInTurn", this.keys, this.value, ttlMillis, { ticket: this.ticket, leaseMillis })
       : FanOut.call("acquire", this.keys, this.value, ttlMillis)
     return { call: call as FanOut.Call<AttemptOperation>, isYes: tookKeys }
@@ -420,7 +461,7 @@ class Acquisition implements Waiting.Waiter<Lock.Lock> {
     const pending = (index: number) =>
       late !== undefined && (outcomes[index]._tag === "NotAwaited" || outcomes[index]._tag === "TimedOut")
     const undoOn = this.nodes.filter((_, index) => outcomes[index]._tag !== "Held" && !pending(index))
-    if (late !== undefined) this.undoLate(late, this.attempts)
+    if (late !== undefined) this.undoLate(late, this.sent)
     const refusal = withoutStackTrace(() =>
       new LockNotAcquired({
         resources,
@@ -447,14 +488,14 @@ class Acquisition implements Waiting.Waiter<Lock.Lock> {
   }
 
   // A late answer that took the key is undone on its node at once, but
-  // only while no later attempt was sent: the undo then lands before that
-  // attempt on the node, and can never delete a key a later attempt
-  // counted. A late failure is left alone (it may not have run; if it
-  // did, the key expires with its ttl), as is a late answer once a later
-  // attempt was sent (that attempt saw the key as held).
-  private undoLate(late: FanOut.Late, attempt: number): void {
+  // only while nothing later was sent (an attempt, or the script after a
+  // probe): the undo then lands before it on the node, and can never
+  // delete a key it counted. A late failure is left alone (it may not have
+  // run; if it did, the key expires with its ttl), as is a late answer once
+  // something later was sent (which found the key ours and set it again).
+  private undoLate(late: FanOut.Late, sentAt: number): void {
     late.forEach((index, tookKey) => {
-      if (tookKey !== true || this.attempts !== attempt) return
+      if (tookKey !== true || this.sent !== sentAt) return
       this.nodes[index].promises!.release(this.keys, this.value, false, true).then(undefined, () => undefined)
     })
   }

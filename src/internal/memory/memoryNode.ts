@@ -230,9 +230,14 @@ class MemoryNode {
             if (keepPlace === true) continue
             const wasFirst = this.first(key, now)?.value === value
             this.leave(key, value)
-            if ((freed && announce) || (wasFirst && this.live(key, now) === undefined)) {
-              this.releaseWatchers.notify(key, this.first(key, now)?.value ?? "", now)
+            const free = this.live(key, now) === undefined
+            const next = this.first(key, now)
+            // The handover (see scripts.ts, releaseOwned): the key waits for the first in line, for the rest of its lease.
+            if (free && (freed || wasFirst) && next !== undefined) {
+              const leaseEnd = this.lines.get(key)!.get(next.value)!.leaseEnd
+              this.store.set(key, { type: "string", value: next.value, expiresAt: leaseEnd })
             }
+            if ((freed && announce) || (wasFirst && free)) this.releaseWatchers.notify(key, next?.value ?? "", now)
           }
           return deleted
         }),
