@@ -236,10 +236,16 @@ export const runScenario = (fleet: Fleet, scenario: Scenario, settings: Settings
     for (const i of paused) yield* faults.resumeNode(i)
     for (const i of killed) yield* faults.startNode(i)
     for (const id of pausedWorkers) yield* faults.resumeWorker(id)
-    // Releases sent just before a worker exited land within moments.
-    yield* sleepMillis(300)
-    const leakedKeys = yield* Effect.reduce(fleet.servers.slice(0, lockNodes), 0, (sum, srv) =>
+    // Releases sent just before a worker exited land within moments. A key
+    // handed to a waiter that is gone (a worker that exited or was cut off
+    // while in line) and a line's own keys expire with the waiter's lease,
+    // which is at most the ttl: a key still there after that is leaked.
+    const keysLeft = Effect.reduce(fleet.servers.slice(0, lockNodes), 0, (sum, srv) =>
       Effect.map(srv.call("KEYS", "redlock:*"), (keys) => sum + (keys as Array<string>).length))
+    yield* sleepMillis(300)
+    const waitUntil = hrMillis() + settings.ttlMillis
+    while ((yield* keysLeft) > 0 && hrMillis() < waitUntil) yield* sleepMillis(100)
+    const leakedKeys = yield* keysLeft
 
     const sections: Array<Checker.Section> = []
     const open = new Map<number, EnterEvent>()
