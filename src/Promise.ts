@@ -157,8 +157,9 @@ const fromSettings = (
   // The auto-extension of each lock that has one, stopped before its release.
   const extensions = new Map<HeldLock, Fiber.RuntimeFiber<void, unknown>>()
 
-  const acquire: PromiseRedlock["acquire"] = async (resources, { signal, ...options }) => {
-    const { lock, maxHoldMillis } = await acquireLock(resources, options, signal)
+  // The options are read as AcquireOptions: the signal is not one of them, and copying them costs an object per lock.
+  const acquire: PromiseRedlock["acquire"] = async (resources, options) => {
+    const { lock, maxHoldMillis } = await acquireLock(resources, options, options.signal)
     if (maxHoldMillis !== undefined) {
       const fiber = runtime.runFork(Extension.autoExtend(settings, lock, maxHoldMillis))
       extensions.set(lock, fiber)

@@ -133,7 +133,7 @@ export const acquireForPromises = (settings: Settings, clock: Clock.Clock, runIn
 
 type Request = Either.Either.Right<ReturnType<typeof parseAcquire>>
 
-/** What an acquisition takes from where it runs: a fiber, or promise code (see `acquireWithPromises`). */
+/** What an acquisition takes from where it runs: a fiber, or promise code (see `acquireForPromises`). */
 interface Surroundings {
   readonly clock: Clock.Clock
   /** Where the lock's release is registered; none: the caller releases it (the promise facade). */
