@@ -280,6 +280,13 @@ export interface RedisNode {
    * deleted: a refused attempt undoing what it may have set stays in line,
    * and nothing is announced (an implementation that ignores it leaves the
    * line instead, which costs the waiter its place, never safety).
+   *
+   * Without `keepPlace`, a key left free (deleted, or found free by the first
+   * in line leaving) while others wait is handed to the waiter now first:
+   * set to its value for the rest of its lease, so that a newcomer's plain
+   * `acquire` finds it held and that waiter's `acquireInTurn` finds it ours.
+   * An implementation that frees the key instead lets newcomers take it
+   * ahead of the line: fairness, never safety.
    */
   readonly release: (
     keys: ReadonlyArray<string>,
