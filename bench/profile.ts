@@ -1,6 +1,7 @@
 /**
  * One contender, one scenario, for profiling:
- * `npx tsc -p tsconfig.bench.json && node --cpu-prof .bench-build/bench/profile.js [contender] [loops|contended] [seconds]`.
+ * `npx tsc -p tsconfig.bench.json && node --cpu-prof .bench-build/bench/profile.js [contender] [loops|contended] [seconds]`;
+ * `SINGLE=1` in the environment: one node instead of five (scenario (d)).
  */
 import * as Effect from "effect/Effect"
 import * as Fs from "node:fs"
@@ -26,7 +27,7 @@ const program = Effect.gen(function*() {
   const pids = fleet.servers.map((server) => server.pid())
   return yield* Effect.promise(async () => {
     if (contended) return Scenarios.contention(contender, ports, "defaults", 8, Number(seconds), "profile")
-    const client = await contender.start(ports, "none")
+    const client = await contender.start(process.env.SINGLE ? ports.slice(0, 1) : ports, "none")
     const before = serversCpu(pids)
     const result = await Scenarios.throughput(client, Number(loops), Number(seconds), "profile")
     const ops = result.opsPerSecond * Number(seconds)
