@@ -55,9 +55,8 @@ import * as Inspection from "./internal/manager/inspection.js"
 import * as Release from "./internal/manager/release.js"
 import * as Settings from "./internal/manager/settings.js"
 import * as Monotonic from "./internal/monotonic.js"
-import * as Quarantine from "./internal/quarantine.js"
 import type * as Lock from "./Lock.js"
-import { RedisNodes } from "./RedisNode.js"
+import type { RedisNodes } from "./RedisNode.js"
 import type * as Ioredis from "./RedisNode/Ioredis.js"
 import type { AcquireOptions, InspectResult, Options, ReleaseResult } from "./Redlock.js"
 
@@ -123,17 +122,12 @@ export const makeRedlock = async (
     ? nodes as Layer.Layer<RedisNodes, unknown>
     : (await import("./RedisNode/Ioredis.js")).layer(nodes as ReadonlyArray<Ioredis.NodeOptions>)
   const runtime = ManagedRuntime.make(nodesLayer)
-  const made = await runtime.runPromiseExit(Effect.gen(function*() {
-    const nodeList = yield* RedisNodes
-    const settings = yield* Settings.make(nodeList, options)
-    yield* Quarantine.announceAtStart(nodeList, settings.quorum, settings.quarantineMillis)
-    return { settings, clock: yield* Effect.clock }
-  }))
+  const made = await runtime.runPromiseExit(Effect.zip(Settings.fromContext(options), Effect.clock))
   if (Exit.isFailure(made)) {
     await runtime.dispose()
     throw Cause.squash(made.cause)
   }
-  return fromSettings(runtime, made.value.settings, made.value.clock)
+  return fromSettings(runtime, made.value[0], made.value[1])
 }
 
 const fromSettings = (

@@ -38,7 +38,6 @@ import * as Extension from "./internal/manager/extension.js"
 import * as Inspection from "./internal/manager/inspection.js"
 import * as Release from "./internal/manager/release.js"
 import * as Settings from "./internal/manager/settings.js"
-import * as Quarantine from "./internal/quarantine.js"
 import * as Validate from "./internal/validate.js"
 import type * as Lock from "./Lock.js"
 import { type KeyState, type NodeOutcome, type RedisNode, RedisNodes } from "./RedisNode.js"
@@ -270,11 +269,9 @@ export class Redlock extends Context.Tag("effect-redlock/Redlock")<Redlock, Redl
  * @category constructors
  */
 export const make = Effect.fnUntraced(function*(options: Options = {}) {
-  const nodes = yield* RedisNodes
-  const settings = yield* Settings.make(nodes, options)
-  yield* Quarantine.announceAtStart(nodes, settings.quorum, settings.quarantineMillis)
+  const settings = yield* Settings.fromContext(options)
   return Redlock.of({
-    nodes,
+    nodes: settings.nodes,
     quorum: settings.quorum,
     acquire: Acquisition.acquire(settings),
     release: (lock) => Release.release(settings, lock),

@@ -337,7 +337,7 @@ const fanOut = <M extends NodeOperation>(
 }
 
 /** Every node's answer is awaited (each bounded by `timeout`). */
-export const everyNode = (nodes: ReadonlyArray<RedisNode>, timeout: Duration.Duration): Rules<unknown> => ({
+const everyNode = (nodes: ReadonlyArray<RedisNode>, timeout: Duration.Duration): Rules<unknown> => ({
   isYes: () => true,
   isDecided: (ok, other) => ok + other === nodes.length,
   timeout,

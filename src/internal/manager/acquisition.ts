@@ -160,8 +160,6 @@ type AttemptOperation = "acquire" | "acquireInTurn"
 
 const tookKeys = (answer: boolean | TurnAnswer): boolean => answer === true || (typeof answer === "object" && answer._tag === "Granted")
 
-const isDeleted = (deleted: number) => deleted > 0
-
 /**
  * One acquisition: its attempts and the state they share, read by the
  * waiting between attempts (waiting.ts) as it is after each attempt.
@@ -372,13 +370,7 @@ class Acquisition implements Waiting.Waiter<Lock.Lock> {
     FanOut.sendWithPromises(this.nodes, call, rules, engine, (result) => {
       const end = this.decide(result)
       if (end.granted !== undefined || end.undoOn.length === 0) return done(end)
-      FanOut.sendWithPromises(
-        end.undoOn,
-        FanOut.call("release", this.keys, this.value, false, true),
-        FanOut.atQuorum(end.undoOn, isDeleted, this.nodeTimeout, undefined),
-        engine,
-        () => done(end)
-      )
+      Release.undoWithPromises(end.undoOn, this.keys, this.value, this.nodeTimeout, engine, () => done(end))
     })
   }
 

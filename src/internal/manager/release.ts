@@ -22,6 +22,8 @@ import * as Outcome from "../outcome.js"
 import * as Tracing from "../tracing.js"
 import { held, type Settings } from "./settings.js"
 
+const isDeleted = (deleted: number) => deleted > 0
+
 // Release returns once a majority of the nodes asked deleted our keys, or
 // once that can no longer happen. The other nodes were sent the release too;
 // it lands in order on each of them, so not waiting for their answer loses
@@ -38,10 +40,30 @@ export const releaseOn = (
   FanOut.untilDecided(
     targets,
     FanOut.call("release", keys, value, announce, keepPlace),
-    (deleted) => deleted > 0,
+    isDeleted,
     timeout,
     undefined,
     clock
+  )
+
+/**
+ * `releaseOn` for a refused attempt's undo (no announcement, the place in
+ * line kept), as plain code over the nodes' promises; `done` once decided.
+ */
+export const undoWithPromises = (
+  targets: ReadonlyArray<RedisNode>,
+  keys: ReadonlyArray<string>,
+  value: string,
+  timeout: Duration.Duration,
+  engine: FanOut.PromiseEngine,
+  done: () => void
+): void =>
+  FanOut.sendWithPromises(
+    targets,
+    FanOut.call("release", keys, value, false, true),
+    FanOut.atQuorum(targets, isDeleted, timeout, undefined),
+    engine,
+    done
   )
 
 /**
@@ -87,8 +109,6 @@ export const releaseWithPromises = (
     (result) => done(ended(settings, state, result))
   )
 }
-
-const isDeleted = (deleted: number) => deleted > 0
 
 export const release = (settings: Settings, lock: Lock.Lock): Effect.Effect<ReleaseResult> =>
   Effect.withFiberRuntime<ReleaseResult>((fiber) => {

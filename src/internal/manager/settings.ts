@@ -14,6 +14,7 @@ import type { LockNotAcquired } from "../../RedlockError.js"
 import * as Algorithm from "../algorithm.js"
 import type { InvalidOptions } from "../errors.js"
 import { HeldLock } from "../lock.js"
+import { RedisNodes } from "../nodes.js"
 import * as Quarantine from "../quarantine.js"
 import * as Validate from "../validate.js"
 
@@ -87,6 +88,16 @@ export const make = (
       identity: {}
     }
   })
+
+/**
+ * The settings of a manager over the nodes in context, announcing at start
+ * the nodes that abstain (quarantine.ts): what `Redlock.make` and the
+ * promise facade's `makeRedlock` both begin with.
+ */
+export const fromContext = (options: Options): Effect.Effect<Settings, InvalidOptions, RedisNodes> =>
+  Effect.flatMap(RedisNodes, (nodes) =>
+    Effect.tap(make(nodes, options), (settings) =>
+      Quarantine.announceAtStart(nodes, settings.quorum, settings.quarantineMillis)))
 
 /** The manager's own state of a lock; a lock of another manager is a programmer error. */
 export const held = (settings: Settings, lock: Lock.Lock): HeldLock => {
