@@ -14,13 +14,23 @@ import { fileURLToPath } from "node:url"
 const root = Path.join(Path.dirname(fileURLToPath(import.meta.url)), "..")
 const publicModules = ["Lock", "Redlock", "RedlockError", "RedisNode", "RedlockMetrics", "RedisNode/Ioredis", "Fencing/Ioredis", "Promise"]
 
-const run = (command: string, args: ReadonlyArray<string>, cwd: string): string =>
-  ChildProcess.execFileSync(command, args, { cwd, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] })
+/**
+ * A command's stdout; it fails with the error (its stdout and stderr attached) when the command does.
+ * Never synchronous: a worker that blocks for a minute (build, pack, install) cannot read vitest's
+ * replies, and vitest reports a timeout of its own messages even though every test passed.
+ */
+const run = (command: string, args: ReadonlyArray<string>, cwd: string): Promise<string> =>
+  new Promise((resolve, reject) => {
+    ChildProcess.execFile(command, args, { cwd, encoding: "utf8", maxBuffer: 64 * 2 ** 20 }, (error, stdout, stderr) => {
+      if (error === null) resolve(stdout)
+      else reject(Object.assign(error, { stdout, stderr }))
+    })
+  })
 
 /** A command that must fail: its stderr. */
-const failing = (command: string, args: ReadonlyArray<string>, cwd: string): string => {
+const failing = async (command: string, args: ReadonlyArray<string>, cwd: string): Promise<string> => {
   try {
-    run(command, args, cwd)
+    await run(command, args, cwd)
   } catch (error) {
     return String((error as { stderr?: unknown }).stderr)
   }
@@ -34,18 +44,18 @@ let library = ""
 let cli = ""
 
 describe("the packages as users install them", () => {
-  beforeAll(() => {
+  beforeAll(async () => {
     scratch = Fs.mkdtempSync(Path.join(Os.tmpdir(), "effect-redlock-package-"))
-    run("npm", ["run", "build"], root)
-    run(process.execPath, [tsc, "-p", "cli/tsconfig.json"], root)
+    await run("npm", ["run", "build"], root)
+    await run(process.execPath, [tsc, "-p", "cli/tsconfig.json"], root)
     // Built above: the pack scripts would only build again.
-    library = Path.join(scratch, run("npm", ["pack", "--ignore-scripts", "--pack-destination", scratch], root).trim())
+    library = Path.join(scratch, (await run("npm", ["pack", "--ignore-scripts", "--pack-destination", scratch], root)).trim())
     Fs.copyFileSync(Path.join(root, "LICENSE"), Path.join(root, "cli", "LICENSE"))
-    cli = Path.join(scratch, run("npm", ["pack", "--ignore-scripts", "--pack-destination", scratch], Path.join(root, "cli")).trim())
+    cli = Path.join(scratch, (await run("npm", ["pack", "--ignore-scripts", "--pack-destination", scratch], Path.join(root, "cli"))).trim())
     const project = Path.join(scratch, "project")
     Fs.mkdirSync(project)
     Fs.writeFileSync(Path.join(project, "package.json"), JSON.stringify({ name: "consumer", private: true }))
-    run("npm", [
+    await run("npm", [
       "install",
       "--no-audit",
       "--no-fund",
@@ -65,26 +75,27 @@ describe("the packages as users install them", () => {
 
   const project = () => Path.join(scratch, "project")
 
-  it("the tarballs hold the built package and its docs, no tests or tooling", () => {
-    const files = (tarball: string) => run("tar", ["tzf", tarball], scratch).trim().split("\n").map((f) => f.replace(/^package\//, ""))
-    const libraryFiles = files(library)
+  it("the tarballs hold the built package and its docs, no tests or tooling", async () => {
+    const files = async (tarball: string) =>
+      (await run("tar", ["tzf", tarball], scratch)).trim().split("\n").map((f) => f.replace(/^package\//, ""))
+    const libraryFiles = await files(library)
     for (const wanted of ["package.json", "README.md", "LICENSE", "CHANGELOG.md", "dist/esm/index.js", "dist/esm/index.d.ts", "dist/cjs/index.js", "dist/cjs/index.d.ts", "dist/cjs/package.json"]) {
       assert.include(libraryFiles, wanted)
     }
     const tooling = /^(test|bench|faults|fleet|cli|demo|examples|scripts|\.ci)\/|^tsconfig|^vitest/
     assert.deepStrictEqual(libraryFiles.filter((file) => tooling.test(file)), [])
-    const cliFiles = files(cli)
+    const cliFiles = await files(cli)
     assert.includeMembers(cliFiles, ["package.json", "LICENSE", "dist/main.js"])
     assert.deepStrictEqual(cliFiles.filter((file) => !/^(package\.json|LICENSE|dist\/.*\.js)$/.test(file)), [])
   })
 
-  it("the library installs with no dependencies of its own; effect and ioredis are peers", () => {
+  it("the library installs with no dependencies of its own; effect and ioredis are peers", async () => {
     const manifest = JSON.parse(Fs.readFileSync(Path.join(project(), "node_modules", "effect-redlock", "package.json"), "utf8"))
     assert.isUndefined(manifest.dependencies)
     assert.deepStrictEqual(Object.keys(manifest.peerDependencies).sort(), ["effect", "ioredis"])
   })
 
-  it("every public module imports as an ES module and requires as CommonJS", () => {
+  it("every public module imports as an ES module and requires as CommonJS", async () => {
     const specifiers = ["effect-redlock", ...publicModules.map((m) => `effect-redlock/${m}`)]
     Fs.writeFileSync(
       Path.join(project(), "check.mjs"),
@@ -95,17 +106,17 @@ describe("the packages as users install them", () => {
       Path.join(project(), "check.cjs"),
       `console.log(JSON.stringify(${JSON.stringify(specifiers)}.map((s) => Object.keys(require(s)).length)))\n`
     )
-    const imported = JSON.parse(run(process.execPath, ["check.mjs"], project())) as Array<number>
-    const required = JSON.parse(run(process.execPath, ["check.cjs"], project())) as Array<number>
+    const imported = JSON.parse(await run(process.execPath, ["check.mjs"], project())) as Array<number>
+    const required = JSON.parse(await run(process.execPath, ["check.cjs"], project())) as Array<number>
     assert.isTrue(imported.every((count) => count > 0), JSON.stringify(imported))
     assert.isTrue(required.every((count) => count > 0), JSON.stringify(required))
     const { Redlock } = JSON.parse(
-      run(process.execPath, ["-e", "const m = require('effect-redlock'); console.log(JSON.stringify({ Redlock: typeof m.Redlock.acquire }))"], project())
+      await run(process.execPath, ["-e", "const m = require('effect-redlock'); console.log(JSON.stringify({ Redlock: typeof m.Redlock.acquire }))"], project())
     )
     assert.strictEqual(Redlock, "function")
   })
 
-  it("the promise facade runs from the installed package, as an ES module and as CommonJS", () => {
+  it("the promise facade runs from the installed package, as an ES module and as CommonJS", async () => {
     const body = (imports: string) =>
       `${imports}
 const main = async () => {
@@ -131,16 +142,16 @@ const { RedisNode } = require("effect-redlock")
 const { Schedule } = require("effect")`)
     )
     for (const file of ["promise.mjs", "promise.cjs"]) {
-      assert.deepStrictEqual(JSON.parse(run(process.execPath, [file], project())), ["orders:42", "LockNotAcquired", "Released"], file)
+      assert.deepStrictEqual(JSON.parse(await run(process.execPath, [file], project())), ["orders:42", "LockNotAcquired", "Released"], file)
     }
   })
 
-  it("internal modules cannot be imported", () => {
-    const stderr = failing(process.execPath, ["--input-type=module", "-e", "import('effect-redlock/internal/scripts.js')"], project())
+  it("internal modules cannot be imported", async () => {
+    const stderr = await failing(process.execPath, ["--input-type=module", "-e", "import('effect-redlock/internal/scripts.js')"], project())
     assert.include(stderr, "ERR_PACKAGE_PATH_NOT_EXPORTED")
   })
 
-  it("a strict TypeScript consumer type-checks with nodenext and with bundler resolution", () => {
+  it("a strict TypeScript consumer type-checks with nodenext and with bundler resolution", async () => {
     const source = `import { Duration, Effect, Layer } from "effect"
 import { Redlock } from "effect-redlock"
 import * as Ioredis from "effect-redlock/RedisNode/Ioredis"
@@ -186,9 +197,9 @@ export const fromPromises = async (): Promise<string> => {
       Fs.writeFileSync(Path.join(dir, "package.json"), JSON.stringify({ type: "module" }))
       Fs.writeFileSync(Path.join(dir, "main.ts"), source)
       Fs.writeFileSync(Path.join(dir, "tsconfig.json"), JSON.stringify({ compilerOptions: { ...strict, ...options }, files: ["main.ts"] }))
-      const checked = (() => {
+      const checked = await (async () => {
         try {
-          return run(process.execPath, [Path.join(project(), "node_modules", "typescript", "bin", "tsc"), "-p", "tsconfig.json"], dir)
+          return await run(process.execPath, [Path.join(project(), "node_modules", "typescript", "bin", "tsc"), "-p", "tsconfig.json"], dir)
         } catch (error) {
           return String((error as { stdout?: unknown }).stdout)
         }
@@ -197,10 +208,10 @@ export const fromPromises = async (): Promise<string> => {
     }
   })
 
-  it("the installed redlock command answers --version and --help", () => {
+  it("the installed redlock command answers --version and --help", async () => {
     const bin = Path.join(project(), "node_modules", ".bin", "redlock")
-    assert.strictEqual(run(bin, ["--version"], project()).trim(), "0.1.0")
-    const help = run(bin, ["--help"], project()).replace(/\u001b\[[0-9;]*m/g, "")
+    assert.strictEqual((await run(bin, ["--version"], project())).trim(), "0.1.0")
+    const help = (await run(bin, ["--help"], project())).replace(/\u001b\[[0-9;]*m/g, "")
     assert.match(help, /- run --resource /)
     assert.match(help, /- inspect /)
   })
