@@ -13,6 +13,7 @@ import * as Redlock from "../src/Redlock.js"
 import * as Ioredis from "../src/RedisNode/Ioredis.js"
 import { makeRedlock } from "../src/Promise.js"
 import type { Lock } from "../src/Lock.js"
+import * as Scripts from "../src/internal/scripts.js"
 
 /** How a contender waits for a held lock: its defaults, or a 10 ms retry delay where it has the option. */
 export type Waiting = "none" | "defaults" | "10ms"
@@ -76,6 +77,52 @@ export const floor: Contender = {
     const quorum = Math.floor(clients.length / 2) + 1
     const release = (key: string, value: string) =>
       Promise.all(clients.map((client) => client.evalsha(sha, 1, key, value).catch(() => 0)))
+    const once = async (key: string, ttlMillis: number) => {
+      const value = Math.random().toString(36).slice(2) + Math.random().toString(36).slice(2)
+      const start = performance.now()
+      const replies = await Promise.all(
+        clients.map((client) => client.set(key, value, "PX", ttlMillis, "NX").catch(() => null))
+      )
+      const validity = ttlMillis - (performance.now() - start) - (Math.ceil(ttlMillis * 0.01) + 2)
+      if (replies.filter((reply) => reply === "OK").length >= quorum && validity > 0) return { key, value }
+      await release(key, value)
+      return undefined
+    }
+    return {
+      lock: async (key, ttlMillis) => {
+        for (let attempt = 0; attempt <= attempts(waiting, 3); attempt++) {
+          const held = await once(key, ttlMillis)
+          if (held !== undefined) return held
+          await new Promise((resolve) => setTimeout(resolve, 5 + Math.random() * 10))
+        }
+        return undefined
+      },
+      unlock: async (handle) => {
+        const { key, value } = handle as { key: string; value: string }
+        await release(key, value)
+      },
+      close: () => closeAll(clients)
+    }
+  }
+}
+
+/**
+ * Not a contender of the tables: the floor's algorithm sending effect-redlock's
+ * own commands (SET NX PX, and the release script with its line keys and
+ * flags), with no library around them. What it costs beyond the floor is the
+ * wire's (ioredis encoding more arguments, the server running the longer
+ * script); what the library costs beyond it is the library's.
+ */
+export const ourWire: Contender = {
+  name: "effect-redlock's commands on bare ioredis",
+  start: async (ports, waiting) => {
+    const clients = connect(ports)
+    await Promise.all(clients.map((client) => client.script("LOAD", Scripts.releaseOwned.lua)))
+    const quorum = Math.floor(clients.length / 2) + 1
+    const release = (key: string, value: string) => {
+      const keys = Scripts.withQueueKeys([key])
+      return Promise.all(clients.map((client) => client.evalsha(Scripts.releaseOwned.sha, keys.length, ...keys, value, 0, 0).catch(() => 0)))
+    }
     const once = async (key: string, ttlMillis: number) => {
       const value = Math.random().toString(36).slice(2) + Math.random().toString(36).slice(2)
       const start = performance.now()
@@ -278,3 +325,10 @@ export const all: ReadonlyArray<Contender> = [
   redisSemaphore,
   redlockUniversal
 ]
+
+/** Contenders measured only by name (`bench:instructions`, `bench/profile.ts`), never in the tables. */
+export const diagnostic: ReadonlyArray<Contender> = [ourWire]
+
+export const byName = (name: string): Contender | undefined =>
+  [...all, ...diagnostic].find((contender) => contender.name === name) ??
+    [...all, ...diagnostic].find((contender) => contender.name.includes(name))

@@ -8,7 +8,8 @@
  * `floor,effect`, 2000): for each contender, two runs under callgrind, of
  * `cycles` and of 2 × `cycles` sequential lock+unlock after 6000 uncounted
  * ones (the JIT settles); the difference divided by `cycles` leaves out
- * start-up. Each run takes a minute or two.
+ * start-up. Each run takes a minute or two. `SINGLE=1` in the environment:
+ * one node instead of five.
  */
 import { execFile, spawnSync } from "node:child_process"
 import * as Fs from "node:fs"
@@ -25,9 +26,9 @@ const counted = (name: string, cycles: number) =>
   Effect.gen(function*() {
     const fleet = yield* RedisFleet.RedisFleet
     const ports = fleet.servers.map((server) => server.port)
-    const contender = Contenders.all.find((c) => c.name.includes(name))!
+    const contender = Contenders.byName(name)!
     yield* Effect.promise(async () => {
-      const client = await contender.start(ports, "none", true)
+      const client = await contender.start(process.env.SINGLE ? ports.slice(0, 1) : ports, "none", true)
       const once = async (key: string) => {
         const handle = await client.lock(key, 10_000)
         if (handle === undefined) throw new Error(`${contender.name}: not acquired`)
@@ -72,6 +73,6 @@ if (process.argv[2] === "--counted") {
   const cycles = Number(process.argv[3] ?? 2000)
   for (const name of names) {
     const perCycle = (instructions(name, 2 * cycles) - instructions(name, cycles)) / cycles
-    console.log(`${Contenders.all.find((c) => c.name.includes(name))!.name}: ${Math.round(perCycle / 1000)}k instructions per lock+unlock`)
+    console.log(`${Contenders.byName(name)!.name}${process.env.SINGLE ? " (one node)" : ""}: ${Math.round(perCycle / 1000)}k instructions per lock+unlock`)
   }
 }

@@ -12,7 +12,7 @@ import * as Scenarios from "./scenarios.js"
 const [name = "effect-redlock", loops = "1", seconds = "5"] = process.argv.slice(2)
 // `contended` instead of a number of loops: 8 workers on one key, default waiting.
 const contended = loops === "contended"
-const contender = Contenders.all.find((c) => c.name.includes(name))!
+const contender = Contenders.byName(name)!
 
 /** CPU time (ms) the servers used so far: utime + stime from /proc, in clock ticks of 10 ms. */
 const serversCpu = (pids: ReadonlyArray<number | undefined>) =>

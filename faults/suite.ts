@@ -229,7 +229,14 @@ export const runScenario = (fleet: Fleet, scenario: Scenario, settings: Settings
       Effect.timeout(Duration.millis(settings.durationMillis + 30_000)),
       Effect.orElseSucceed(() => workers.map(() => -1))
     )
-    yield* Fiber.interrupt(schedule)
+    // Bounded, and named when it is not: a fault step (a server start, say) that never ends must not hang the run.
+    yield* Fiber.interrupt(schedule).pipe(
+      Effect.disconnect,
+      Effect.timeoutFail({
+        duration: "20 seconds",
+        onTimeout: () => new RedisFleet.FleetError({ message: `${scenario.name}: the fault schedule did not stop within 20 s` })
+      })
+    )
     const end = hrMillis()
 
     // Heal: every server running again, every worker resumed.

@@ -13,6 +13,7 @@ import * as FileSystem from "@effect/platform/FileSystem"
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import * as Context from "effect/Context"
 import * as Data from "effect/Data"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as ExecutionStrategy from "effect/ExecutionStrategy"
 import * as Exit from "effect/Exit"
@@ -139,11 +140,16 @@ const adminConnection = (index: number, port: number, options: FleetOptions, fle
     ).pipe(Scope.extend(fleetScope))
     client.on("error", () => {}) // it reconnects on its own; errors surface on the commands
 
+    // Bounded: a command that waits longer than any test pauses a server names itself instead of hanging the test.
     const call = (command: string, ...args: ReadonlyArray<string | number>) =>
       Effect.tryPromise({
         try: () => client.call(command, ...args),
         catch: (cause) => new FleetError({ message: `server ${index} (port ${port}): ${command} failed`, cause })
-      })
+      }).pipe(Effect.timeoutFail({
+        duration: adminCallTimeout,
+        onTimeout: () =>
+          new FleetError({ message: `server ${index} (port ${port}): ${command} did not answer within ${Duration.format(adminCallTimeout)}` })
+      }))
 
     const awaitReady = Effect.promise(() => client.connect().catch(() => undefined)).pipe(
       Effect.zipRight(call("PING").pipe(
@@ -154,6 +160,8 @@ const adminConnection = (index: number, port: number, options: FleetOptions, fle
     )
     return { call, awaitReady }
   })
+
+const adminCallTimeout = Duration.seconds(40)
 
 const startLocalServer = (
   index: number,
