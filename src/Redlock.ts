@@ -30,13 +30,14 @@ import { dual } from "effect/Function"
 import * as Layer from "effect/Layer"
 import type * as Option from "effect/Option"
 import * as Schedule from "effect/Schedule"
-import * as Scope from "effect/Scope"
+import type * as Scope from "effect/Scope"
 import * as RedlockConfig from "./internal/config.js"
-import { HeldLock } from "./internal/lock.js"
+import { whileHolding } from "./internal/lock.js"
 import * as Acquisition from "./internal/manager/acquisition.js"
 import * as Extension from "./internal/manager/extension.js"
 import * as Inspection from "./internal/manager/inspection.js"
 import * as Release from "./internal/manager/release.js"
+import * as Semaphore from "./internal/manager/semaphore.js"
 import * as Settings from "./internal/manager/settings.js"
 import * as Validate from "./internal/validate.js"
 import type * as Lock from "./Lock.js"
@@ -48,6 +49,7 @@ import type {
   LockNotAcquired,
   LockNotExtended
 } from "./RedlockError.js"
+import type { PermitOptions } from "./Semaphore.js"
 
 /**
  * The retry policy of acquire: a `Schedule` fed with each failed attempt.
@@ -254,6 +256,11 @@ export interface RedlockService {
   ) => Effect.Effect<Lock.Lock, InvalidOptions | LockLost | LockNotExtended | ExtensionLimitReached>
   /** Read who holds a resource on each node. Needs no lock. */
   readonly inspect: (resource: string) => Effect.Effect<InspectResult, InvalidOptions>
+  /** One permit of a counting semaphore on `resource` (see the `Semaphore` module). */
+  readonly acquirePermit: (
+    resource: string,
+    options: PermitOptions
+  ) => Effect.Effect<Lock.Lock, InvalidOptions | LockNotAcquired, Scope.Scope>
 }
 
 /**
@@ -276,7 +283,8 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
     acquire: Acquisition.acquire(settings),
     release: (lock) => Release.release(settings, lock),
     extend: (lock, ttl) => Extension.extend(settings, lock, ttl),
-    inspect: (resource) => Inspection.inspect(settings, resource)
+    inspect: (resource) => Inspection.inspect(settings, resource),
+    acquirePermit: Semaphore.acquirePermit(settings)
   })
 })
 
@@ -424,17 +432,7 @@ export const withLock: {
   self: Effect.Effect<A, E, R>,
   resources: string | NonEmptyReadonlyArray<string>,
   options: AcquireOptions
-): Effect.Effect<A, E | WithLockError, R | Redlock> =>
-  Effect.acquireUseRelease(
-    Scope.make(),
-    (scope) =>
-      Effect.flatMap(
-        Scope.extend(acquire(resources, options), scope),
-        (lock) =>
-          lock instanceof HeldLock ? lock.runWhileHeld(self) : Effect.raceFirst(self, Effect.flatMap(lock.lost, Effect.fail))
-      ),
-    (scope, exit) => Scope.close(scope, exit)
-  ))
+): Effect.Effect<A, E | WithLockError, R | Redlock> => whileHolding(acquire(resources, options), self))
 
 /**
  * The errors `withLock` adds to those of its body.

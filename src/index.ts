@@ -19,6 +19,14 @@ export * as Lock from "./Lock.js"
 export * as Redlock from "./Redlock.js"
 
 /**
+ * A counting semaphore: at most `limit` holders at once, as safe as a lock.
+ *
+ * @since 0.1.0
+ * @category modules
+ */
+export * as Semaphore from "./Semaphore.js"
+
+/**
  * The typed errors of the lock manager.
  *
  * @since 0.1.0

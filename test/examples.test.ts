@@ -56,6 +56,14 @@ layer(RedisFleet.layerLocal(4), { timeout: 60_000, excludeTestServices: true })(
       assert.isAbove(tokens[1], tokens[0])
     }))
 
+  it.effect("semaphore.ts builds five reports, at most two at once", () =>
+    Effect.gen(function*() {
+      const { code, output } = yield* runExample("semaphore.ts", yield* RedisFleet.RedisFleet)
+      assert.strictEqual(code, 0, output)
+      assert.strictEqual([...output.matchAll(/building report \d/g)].length, 5, output)
+      assert.include(output, "5 reports built, at most 2 at once")
+    }))
+
   it.effect("opentelemetry.ts exports the lock manager's spans", () =>
     Effect.gen(function*() {
       const { code, output } = yield* runExample("opentelemetry.ts", yield* RedisFleet.RedisFleet)

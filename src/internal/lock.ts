@@ -13,6 +13,7 @@ import type * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as FiberId from "effect/FiberId"
 import * as MetricLabel from "effect/MetricLabel"
+import * as Scope from "effect/Scope"
 import type * as Lock from "../Lock.js"
 import type { NodeOutcome } from "../RedisNode.js"
 import { type FencingTokenUnavailable, LockLost, ValidityTooShort } from "./errors.js"
@@ -260,3 +261,23 @@ export class HeldLock implements Lock.Lock {
       })
   }
 }
+
+/**
+ * Run `self` while holding what `acquire` grants (a lock, a permit), in a
+ * scope of its own that releases it when `self` ends; `self` is interrupted
+ * and fails with `LockLost` if it is lost first. `withLock` and `withPermit`.
+ */
+export const whileHolding = <A, E, R, E2, R2>(
+  acquire: Effect.Effect<Lock.Lock, E2, R2 | Scope.Scope>,
+  self: Effect.Effect<A, E, R>
+): Effect.Effect<A, E | E2 | LockLost, R | Exclude<R2, Scope.Scope>> =>
+  Effect.acquireUseRelease(
+    Scope.make(),
+    (scope) =>
+      Effect.flatMap(
+        Scope.extend(acquire, scope),
+        (lock) =>
+          lock instanceof HeldLock ? lock.runWhileHeld(self) : Effect.raceFirst(self, Effect.flatMap(lock.lost, Effect.fail))
+      ),
+    (scope, exit) => Scope.close(scope, exit)
+  )

@@ -42,6 +42,28 @@ export const resources = (
   return Either.right(list as unknown as NonEmptyReadonlyArray<string>)
 }
 
+/**
+ * The most permits of one semaphore: a refused round of an acquisition tries
+ * every slot once, so the limit bounds what one round sends.
+ */
+export const maxPermits = 64
+
+/** A semaphore's resource (one string, checked as a lock's) and its limit. */
+export const permits = (
+  resourceInput: unknown,
+  limitInput: unknown
+): Either.Either<{ readonly resource: string; readonly limit: number }, InvalidOptions> => {
+  if (typeof resourceInput !== "string") {
+    return invalid("resource", `a semaphore guards one resource, a string; got ${describe(resourceInput)}`)
+  }
+  const resource = resources(resourceInput)
+  if (Either.isLeft(resource)) return invalid("resource", resource.left.detail)
+  if (!(typeof limitInput === "number" && Number.isInteger(limitInput) && limitInput >= 1 && limitInput <= maxPermits)) {
+    return invalid("limit", `must be a whole number from 1 to ${maxPermits}, got ${describe(limitInput)}`)
+  }
+  return Either.right({ resource: resourceInput, limit: limitInput })
+}
+
 /** A duration in whole milliseconds (rounded up), finite and at least 1 ms. */
 export const millis = (option: string, input: unknown): Either.Either<number, InvalidOptions> => {
   const decoded = Duration.decodeUnknown(input)

@@ -56,7 +56,7 @@ const withoutStackTrace = <E>(make: () => E): E => {
 // Acquire is on every caller's hot path: validation, the attempt and the
 // bookkeeping are plain code inside as few effects as possible, and spans
 // are made only where a tracer records them (internal/tracing.ts).
-export const acquire = (settings: Settings) => {
+export const acquire = (settings: Settings, checkResources: ResourceCheck = Validate.resources) => {
   // One per manager: every lock it grants issues its tokens with it.
   const issueFencingTokens = Fencing.issueFencingTokens(settings)
   return (
@@ -65,7 +65,7 @@ export const acquire = (settings: Settings) => {
   ): Effect.Effect<Lock.Lock, InvalidOptions | LockNotAcquired, Scope.Scope> =>
     Effect.withFiberRuntime((fiber) => {
       const traced = Tracing.isRecorded(fiber)
-      const request = parseAcquire(settings, resourcesInput, acquireOptions)
+      const request = parseAcquire(settings, resourcesInput, acquireOptions, checkResources)
       if (Either.isRight(request)) {
         const surroundings: Surroundings = {
           clock: Context.get(fiber.currentDefaultServices, Clock.Clock),
@@ -536,10 +536,22 @@ class Acquisition implements Waiting.Waiter<Lock.Lock> {
   }
 }
 
+/**
+ * How an acquisition checks its resources: users' resources by
+ * `Validate.resources`; names the manager makes itself (a semaphore's
+ * slots, semaphore.ts) are built from checked resources.
+ */
+export type ResourceCheck = (input: unknown) => Either.Either<NonEmptyReadonlyArray<string>, InvalidOptions>
+
 /** The options of one acquisition, checked, with the manager's defaults filled in. */
-const parseAcquire = (settings: Settings, resourcesInput: unknown, acquireOptions: AcquireOptions) => {
+const parseAcquire = (
+  settings: Settings,
+  resourcesInput: unknown,
+  acquireOptions: AcquireOptions,
+  checkResources: ResourceCheck = Validate.resources
+) => {
   const { defaultNodeTimeout, defaultSchedule, driftFactor, maxTtlMillis } = settings
-  const resources = Validate.resources(resourcesInput)
+  const resources = checkResources(resourcesInput)
   if (Either.isLeft(resources)) return Either.left(resources.left)
   const timing = Validate.timing(acquireOptions.ttl, acquireOptions.nodeTimeout ?? defaultNodeTimeout, driftFactor, maxTtlMillis)
   if (Either.isLeft(timing)) return Either.left(timing.left)

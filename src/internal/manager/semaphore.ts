@@ -1,0 +1,97 @@
+/**
+ * A counting semaphore over the lock manager: `limit` slots per resource,
+ * each slot an ordinary Redlock lock, and a permit is one slot held. Two
+ * holders of one slot never overlap within their validity (the lock's
+ * guarantee), and there are `limit` slots: at most `limit` permits are held
+ * at once, under exactly the lock's assumptions. Counting holders on each
+ * node and taking a majority of the counts is not safe (test/semaphore.test.ts
+ * shows three holders of a limit of two); this is why each slot is a lock.
+ *
+ * @internal
+ */
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Random from "effect/Random"
+import * as Schedule from "effect/Schedule"
+import type * as Scope from "effect/Scope"
+import type * as Lock from "../../Lock.js"
+import type { AcquireOptions } from "../../Redlock.js"
+import type { PermitOptions } from "../../Semaphore.js"
+import { type InvalidOptions, LockNotAcquired } from "../errors.js"
+import * as Monotonic from "../monotonic.js"
+import * as Validate from "../validate.js"
+import * as Acquisition from "./acquisition.js"
+import type { Settings } from "./settings.js"
+
+/**
+ * The lock resource of one slot. Users' resources never hold a NUL
+ * character (Validate.resources), so no lock of theirs can take a slot.
+ */
+export const slotResource = (resource: string, slot: number): string => `${resource}\u0000permit${slot}`
+
+/** A slot's name is made here, from a checked resource. */
+const slotName: Acquisition.ResourceCheck = (input) => Either.right([input as string])
+
+export const acquirePermit = (settings: Settings) => {
+  const acquireSlot = Acquisition.acquire(settings, slotName)
+  return (
+    resourceInput: string,
+    options: PermitOptions
+  ): Effect.Effect<Lock.Lock, InvalidOptions | LockNotAcquired, Scope.Scope> =>
+    Effect.suspend(() => {
+      const permits = Validate.permits(resourceInput, options?.limit)
+      if (Either.isLeft(permits)) return Effect.fail(permits.left)
+      const schedule = options.retry === undefined
+        ? Either.right(settings.defaultSchedule)
+        : Validate.schedule("retry", options.retry)
+      if (Either.isLeft(schedule)) return Effect.fail(schedule.left)
+      const { limit, resource } = permits.right
+      // Each slot gets one attempt per round and no place in its line: a
+      // waiter for any slot must not hold up one slot's line. Between
+      // rounds, the semaphore's own retry schedule.
+      const slotOptions: AcquireOptions = {
+        ttl: options.ttl,
+        nodeTimeout: options.nodeTimeout,
+        autoExtend: options.autoExtend,
+        retry: Schedule.stop
+      }
+      let attempts = 0
+      const start = Monotonic.unsafeMonotonicMillis
+      // One round: every slot once, from a random one on, so that permits
+      // spread over the slots rather than every caller trying slot 0 first.
+      // Invalid options fail the first slot's attempt, and are not retried.
+      const round = Effect.flatMap(Random.nextIntBetween(0, limit), (first) => {
+        const trySlot = (tried: number): Effect.Effect<Either.Either<Lock.Lock, InvalidOptions>, LockNotAcquired, Scope.Scope> =>
+          acquireSlot(slotResource(resource, (first + tried) % limit), slotOptions).pipe(
+            Effect.tap(() => void attempts++),
+            Effect.map(Either.right),
+            Effect.catchTags({
+              InvalidOptions: (invalid) => Effect.succeed(Either.left(invalid)),
+              LockNotAcquired: (refusal) => {
+                attempts++
+                return tried + 1 < limit ? trySlot(tried + 1) : Effect.fail(refusal)
+              }
+            })
+          )
+        return trySlot(0)
+      })
+      return Effect.clockWith((clock) => {
+        const startedAt = start(clock)
+        return round.pipe(
+          Effect.retry(schedule.right),
+          // The refusal names the semaphore's resource and counts every slot attempt.
+          Effect.mapError((refusal) =>
+            new LockNotAcquired({
+              resources: [resource],
+              reason: refusal.reason,
+              attempts,
+              elapsedMillis: start(clock) - startedAt,
+              quorum: refusal.quorum,
+              outcomes: refusal.outcomes
+            }, true)
+          ),
+          Effect.flatMap(Either.match({ onLeft: Effect.fail, onRight: Effect.succeed }))
+        )
+      })
+    })
+}

@@ -1,0 +1,149 @@
+/**
+ * The counting semaphore: at most `limit` permits held at once, on in-memory
+ * nodes (TestClock) and on 5 real redis-servers; bad input; and the reason
+ * for its construction: counting holders per node and taking a majority of
+ * the counts grants more than `limit` permits.
+ */
+import { assert, describe, it, layer } from "@effect/vitest"
+import { Effect, Exit, Fiber, Layer, Option, Schedule, Scope, TestClock } from "effect"
+import * as RedisFleet from "../fleet/RedisFleet.js"
+import * as Redlock from "../src/Redlock.js"
+import * as RedisNode from "../src/RedisNode.js"
+import { InvalidOptions, LockNotAcquired } from "../src/RedlockError.js"
+import * as Semaphore from "../src/Semaphore.js"
+import { expectEmpty, failureOf, memory, redis } from "./support.js"
+
+/** A permit held in a scope of its own, closed by the caller. */
+const holdPermit = (resource: string, options: Semaphore.PermitOptions) =>
+  Effect.gen(function*() {
+    const scope = yield* Scope.make()
+    const permit = yield* Scope.extend(Semaphore.acquire(resource, options), scope)
+    return { permit, release: Scope.close(scope, Exit.void) }
+  })
+
+describe("semaphore on in-memory nodes", () => {
+  it.effect("limit permits are granted on distinct slots; the next is refused until one is released", () =>
+    Effect.gen(function*() {
+      const options: Semaphore.PermitOptions = { limit: 2, ttl: "10 seconds", retry: Redlock.noRetry }
+      const first = yield* holdPermit("exports", options)
+      const second = yield* holdPermit("exports", options)
+      assert.notStrictEqual(first.permit.resources[0], second.permit.resources[0])
+      for (const { permit } of [first, second]) assert.match(permit.resources[0], /^exports\u0000permit[01]$/)
+
+      const refused = failureOf(yield* Effect.exit(Effect.scoped(Semaphore.acquire("exports", options))))
+      assert.instanceOf(refused, LockNotAcquired)
+      assert.deepStrictEqual((refused as LockNotAcquired).resources, ["exports"])
+      assert.strictEqual((refused as LockNotAcquired).attempts, 2, "one attempt per slot")
+
+      // Another resource, and a plain lock on the same name, are not counted.
+      yield* Effect.scoped(Semaphore.acquire("imports", options))
+      yield* Effect.scoped(Redlock.acquire("exports", { ttl: "1 second", retry: Redlock.noRetry }))
+
+      yield* first.release
+      const third = yield* holdPermit("exports", options)
+      assert.strictEqual(third.permit.resources[0], first.permit.resources[0])
+      yield* second.release
+      yield* third.release
+    }).pipe(Effect.provide(memory(3))))
+
+  it.effect("a waiter retries on its schedule and gets the permit released meanwhile; withPermit releases it", () =>
+    Effect.gen(function*() {
+      const holder = yield* holdPermit("jobs", { limit: 1, ttl: "10 seconds" })
+      const waiter = yield* Effect.fork(
+        Effect.succeed("ran").pipe(
+          Semaphore.withPermit("jobs", { limit: 1, ttl: "10 seconds", retry: Schedule.spaced("100 millis") })
+        )
+      )
+      yield* TestClock.adjust("250 millis")
+      assert.isNull(waiter.unsafePoll(), "still waiting while the permit is held")
+      yield* holder.release
+      yield* TestClock.adjust("100 millis")
+      assert.strictEqual(yield* Fiber.join(waiter), "ran")
+      // withPermit released it: the permit is free again.
+      yield* Effect.scoped(Semaphore.acquire("jobs", { limit: 1, ttl: "1 second", retry: Redlock.noRetry }))
+    }).pipe(Effect.provide(memory(3))))
+
+  it.effect("bad input fails with InvalidOptions naming the option", () =>
+    Effect.gen(function*() {
+      const options = (limit: unknown) => ({ limit, ttl: "1 second" }) as Semaphore.PermitOptions
+      const invalid = (effect: Effect.Effect<unknown, unknown, Redlock.Redlock | Scope.Scope>) =>
+        Effect.map(Effect.exit(Effect.scoped(effect)), (exit) => failureOf(exit) as InvalidOptions)
+      for (const limit of [0, 1.5, 65, -1, "2", undefined]) {
+        const error = yield* invalid(Semaphore.acquire("r", options(limit)))
+        assert.instanceOf(error, InvalidOptions)
+        assert.strictEqual(error.option, "limit", String(limit))
+      }
+      for (const resource of [["a", "b"], "", "a\u0000b"] as const) {
+        const error = yield* invalid(Semaphore.acquire(resource as unknown as string, options(2)))
+        assert.instanceOf(error, InvalidOptions)
+        assert.strictEqual(error.option, "resource", JSON.stringify(resource))
+      }
+      const ttl = yield* invalid(Semaphore.acquire("r", { limit: 2, ttl: "0 millis" }))
+      assert.strictEqual(ttl.option, "ttl")
+      const retry = yield* invalid(Semaphore.acquire("r", { limit: 2, ttl: "1 second", retry: 3 as never }))
+      assert.strictEqual(retry.option, "retry")
+    }).pipe(Effect.provide(memory(3))))
+})
+
+describe("why each slot is a lock", () => {
+  // Three clients, each cut off from a different one of the nodes A, B, C (a
+  // partition, or a node that times out for that client only): client 0
+  // reaches A and B, client 1 reaches B and C, client 2 reaches A and C.
+  const reachable = [[0, 1], [1, 2], [0, 2]] as const
+  const limit = 2
+
+  it("counting holders per node and taking a majority of the counts grants more than limit permits", () => {
+    // The construction of redis-semaphore's RedlockSemaphore: a node admits a
+    // holder while it counts fewer than `limit`; a client holds a permit when
+    // a majority admitted it.
+    const holders: Array<Set<number>> = [new Set(), new Set(), new Set()]
+    const granted = reachable.filter((nodes, client) => {
+      const admitted = nodes.filter((node) => holders[node].size < limit && holders[node].add(client))
+      return admitted.length >= 2
+    })
+    assert.strictEqual(granted.length, 3, "three holders of a limit of two")
+  })
+
+  it.effect("with a lock per slot, the same three clients get two permits", () =>
+    Effect.gen(function*() {
+      const control = yield* RedisNode.MemoryNodes
+      const all = yield* RedisNode.RedisNodes
+      // Node 3 fails every command, for everyone: it stands in for the node a client cannot reach.
+      yield* control.setFailure(3, Option.some("Unavailable"))
+      const grants = yield* Effect.forEach(reachable, (nodes) =>
+        Effect.gen(function*() {
+          const seen = [0, 1, 2].map((node) => nodes.includes(node as never) ? all[node] : all[3])
+          const manager = yield* Redlock.make({ restartQuarantine: false }).pipe(
+            Effect.provideService(RedisNode.RedisNodes, seen)
+          )
+          const exit = yield* Effect.exit(manager.acquirePermit("reports", { limit, ttl: "10 seconds", retry: Redlock.noRetry }))
+          return Exit.isSuccess(exit)
+        }))
+      assert.deepStrictEqual(grants, [true, true, false])
+    }).pipe(Effect.scoped, Effect.provide(RedisNode.layerMemory(4))))
+})
+
+layer(RedisFleet.layerLocal(5), { timeout: 60_000, excludeTestServices: true })("semaphore on 5 redis-servers", (it) => {
+  it.scoped("six fibers share three permits: never more than three at once, and all of them run", () =>
+    Effect.gen(function*() {
+      const fleet = yield* RedisFleet.RedisFleet
+      yield* fleet.reset
+      const context = yield* Layer.build(redis(fleet.nodes))
+      let inside = 0
+      let most = 0
+      let done = 0
+      const retry = Schedule.spaced("5 millis").pipe(Schedule.jittered, Schedule.intersect(Schedule.recurs(2000)))
+      const work = Effect.gen(function*() {
+        most = Math.max(most, ++inside)
+        yield* Effect.sleep("15 millis")
+        inside--
+        done++
+      }).pipe(Semaphore.withPermit("builds", { limit: 3, ttl: "5 seconds", retry }))
+      yield* Effect.forEach(Array.from({ length: 6 }), () => Effect.repeatN(work, 4), { concurrency: "unbounded" }).pipe(
+        Effect.provide(context)
+      )
+      assert.strictEqual(done, 30)
+      assert.strictEqual(most, 3, "three holders at a time, not more (and the permits were used)")
+      yield* expectEmpty(fleet)
+    }))
+})
