@@ -5,9 +5,11 @@
  *
  * 1. No two holders inside their validity: the intervals from each
  *    acquisition to the end of its hold or of its validity, whichever comes
- *    first, never overlap.
- * 2. Fencing tokens strictly increase in acquisition order, in schedules where
- *    no node restarted empty (counters need persistence, see README).
+ *    first, never overlap. For a semaphore of `limit` permits: no more than
+ *    `limit` of them overlap at any moment.
+ * 2. Fencing tokens strictly increase in acquisition order (of each
+ *    semaphore slot), in schedules where no node restarted empty (counters
+ *    need persistence, see README).
  * 3. No key is left: once every scope closed and every node is back, the
  *    lock keys that releases could not reach expire within the ttl.
  */
@@ -54,6 +56,8 @@ export interface Fault {
 
 export interface ContentionSchedule {
   readonly nodes: number
+  /** The clients take permits of a semaphore of this many; none: they take the lock. */
+  readonly limit: number | undefined
   readonly clients: ReadonlyArray<ReadonlyArray<Acquisition>>
   readonly faults: ReadonlyArray<Fault>
   readonly seed: number
@@ -69,9 +73,21 @@ const acquisition: fc.Arbitrary<Acquisition> = fc.record({
   fencing: fc.boolean()
 })
 
-export const schedule: fc.Arbitrary<ContentionSchedule> = fc.constantFrom(3, 5).chain((nodes) =>
+/** Which primitive the clients contend for: the lock, a semaphore (of 1 to 3 permits), or either. */
+export type Primitive = "lock" | "semaphore" | "any"
+
+const limits = (primitive: Primitive): fc.Arbitrary<number | undefined> =>
+  primitive === "lock"
+    ? fc.constant(undefined)
+    : primitive === "semaphore"
+    ? fc.integer({ min: 1, max: 3 })
+    : fc.oneof(fc.constant(undefined), fc.integer({ min: 1, max: 3 }))
+
+export const schedule = (primitive: Primitive = "any"): fc.Arbitrary<ContentionSchedule> =>
+  fc.constantFrom(3, 5).chain((nodes) =>
   fc.record({
     nodes: fc.constant(nodes),
+    limit: limits(primitive),
     clients: fc.array(fc.array(acquisition, { minLength: 1, maxLength: 4 }), { minLength: 2, maxLength: 5 }),
     faults: fc.array(
       fc.record({
@@ -88,6 +104,8 @@ export const schedule: fc.Arbitrary<ContentionSchedule> = fc.constantFrom(3, 5).
 
 interface Grant {
   readonly client: number
+  /** The lock's resource: for a semaphore, the slot. */
+  readonly resource: string
   readonly at: number
   token: Option.Option<bigint>
   /** The end of the part of the hold this holder could rely on. */
@@ -133,13 +151,22 @@ const program = (plan: ContentionSchedule, options: Redlock.Options) =>
         for (const step of acquisitions) {
           yield* Effect.sleep(Duration.millis(step.delayMillis))
           yield* Effect.scoped(Effect.gen(function*() {
-            const lock = yield* redlock.acquire("r", {
+            const options: Redlock.AcquireOptions = {
               ttl: Duration.millis(step.ttlMillis),
               nodeTimeout: "20 millis",
               retry,
               autoExtend: step.autoExtend
-            })
-            const grant: Grant = { client: index, at: yield* Lock.monotonicMillis, token: Option.none(), until: lock.validUntilMillis }
+            }
+            const lock = yield* (plan.limit === undefined
+              ? redlock.acquire("r", options)
+              : redlock.acquirePermit("r", { ...options, limit: plan.limit }))
+            const grant: Grant = {
+              client: index,
+              resource: lock.resources[0],
+              at: yield* Lock.monotonicMillis,
+              token: Option.none(),
+              until: lock.validUntilMillis
+            }
             grants.push(grant)
             if (step.fencing) grant.token = yield* Effect.option(lock.fencingToken)
             yield* Effect.sleep(Duration.millis(step.holdMillis))
@@ -155,24 +182,28 @@ const program = (plan: ContentionSchedule, options: Redlock.Options) =>
 
     const problems: Array<string> = []
     const ordered = [...grants].sort((a, b) => a.at - b.at)
+    // Holders at a moment: the count only grows at a grant, so checking at each grant is enough.
+    const limit = plan.limit ?? 1
     for (let j = 0; j < ordered.length; j++) {
-      for (let i = 0; i < j; i++) {
-        if (ordered[j].at < ordered[i].until) {
-          problems.push(
-            `client ${ordered[j].client} got the lock at ${ordered[j].at} ms while client ${ordered[i].client} ` +
-              `held it (from ${ordered[i].at} ms, valid until ${ordered[i].until} ms)`
-          )
-        }
+      const holding = ordered.slice(0, j).filter((earlier) => ordered[j].at < earlier.until)
+      if (holding.length >= limit) {
+        problems.push(
+          `client ${ordered[j].client} got ${plan.limit === undefined ? "the lock" : `a permit of ${limit}`} at ` +
+            `${ordered[j].at} ms while ${holding.map((h) => `client ${h.client} (from ${h.at} ms, valid until ${h.until} ms)`).join(", ")} held`
+        )
       }
     }
     // Without the quarantine, an empty restart may send tokens back (README, "Fencing tokens").
     const emptyRestart = plan.faults.some((fault) => fault.kind === "restart" && !durable.has(fault.node))
     if (options.restartQuarantine !== false || !emptyRestart) {
-      const tokens = ordered.flatMap((grant) => Option.toArray(grant.token).map((token) => ({ grant, token })))
-      for (let i = 1; i < tokens.length; i++) {
-        if (tokens[i].token <= tokens[i - 1].token) {
-          problems.push(`token ${tokens[i].token} at ${tokens[i].grant.at} ms after token ${tokens[i - 1].token}`)
+      const last = new Map<string, bigint>()
+      for (const grant of ordered) {
+        if (Option.isNone(grant.token)) continue
+        const before = last.get(grant.resource)
+        if (before !== undefined && grant.token.value <= before) {
+          problems.push(`token ${grant.token.value} at ${grant.at} ms after token ${before} (${JSON.stringify(grant.resource)})`)
         }
+        last.set(grant.resource, grant.token.value)
       }
     }
     // Releases that could not reach a node leave keys that expire within the ttl.
@@ -195,8 +226,8 @@ export const check = (plan: ContentionSchedule, options: Redlock.Options = {}): 
 }
 
 /** A fast-check property over random schedules. */
-export const property = (options: Redlock.Options = {}) =>
-  fc.property(schedule, (plan) => {
+export const property = (options: Redlock.Options = {}, primitive: Primitive = "any") =>
+  fc.property(schedule(primitive), (plan) => {
     const problems = check(plan, options)
     if (problems.length > 0) throw new Error(problems.slice(0, 3).join("\n"))
   })

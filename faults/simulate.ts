@@ -5,7 +5,9 @@
  * `--seed S --path P`.
  *
  * Options: `--runs N` (default 5000), `--seed S`, `--path P`,
- * `--quarantine off` (to watch the checker find the restart hazard).
+ * `--quarantine off` (to watch the checker find the restart hazard),
+ * `--primitive lock|semaphore|any` (default any: each schedule the lock or a
+ * semaphore of 1 to 3 permits).
  */
 import * as fc from "effect/FastCheck"
 import * as Contention from "./contention.js"
@@ -19,9 +21,10 @@ const runs = Number(flag("runs") ?? 5000)
 const seed = flag("seed") === undefined ? Date.now() % 2 ** 31 : Number(flag("seed"))
 const path = flag("path")
 const restartQuarantine = flag("quarantine") !== "off"
+const primitive = (flag("primitive") ?? "any") as Contention.Primitive
 
 const started = performance.now()
-const result = fc.check(Contention.property({ restartQuarantine }), {
+const result = fc.check(Contention.property({ restartQuarantine }, primitive), {
   numRuns: runs,
   seed,
   ...(path === undefined ? {} : { path, endOnFailure: true })
@@ -29,9 +32,9 @@ const result = fc.check(Contention.property({ restartQuarantine }), {
 const seconds = ((performance.now() - started) / 1000).toFixed(1)
 if (result.failed) {
   console.log(`FAILED after ${result.numRuns} schedules (${seconds} s): seed ${result.seed}, path ${result.counterexamplePath}`)
-  console.log(`replay: npm run simulate -- --seed ${result.seed} --path ${result.counterexamplePath}` + (restartQuarantine ? "" : " --quarantine off"))
+  console.log(`replay: npm run simulate -- --seed ${result.seed} --path ${result.counterexamplePath}` + (restartQuarantine ? "" : " --quarantine off") + ` --primitive ${primitive}`)
   console.log(JSON.stringify(result.counterexample, null, 1))
   console.log(String(result.errorInstance))
   process.exit(1)
 }
-console.log(`${result.numRuns} schedules passed in ${seconds} s (seed ${seed}, restart quarantine ${restartQuarantine ? "on" : "off"})`)
+console.log(`${result.numRuns} schedules passed in ${seconds} s (seed ${seed}, restart quarantine ${restartQuarantine ? "on" : "off"}, primitive ${primitive})`)

@@ -31,7 +31,7 @@ describe("virtual time", () => {
   })
 
   it("replays a schedule exactly", () => {
-    const [plan] = fc.sample(Contention.schedule, { seed: 42, numRuns: 1 })
+    const [plan] = fc.sample(Contention.schedule(), { seed: 42, numRuns: 1 })
     const first = Contention.check(plan)
     assert.deepStrictEqual(Contention.check(plan), first)
   })
@@ -40,12 +40,16 @@ describe("virtual time", () => {
 describe("random contention with node faults", () => {
   it("no two holders inside their validity, tokens increase (empty and durable restarts included), no key left", () => {
     // On failure fast-check prints the seed and path; replay with `npm run simulate -- --seed S --path P`.
-    fc.assert(Contention.property(), { numRuns: 150 })
+    fc.assert(Contention.property({}, "lock"), { numRuns: 150 })
+  }, 120_000)
+
+  it("semaphores of 1 to 3 permits: never more holders inside their validity than permits, tokens increase per slot", () => {
+    fc.assert(Contention.property({}, "semaphore"), { numRuns: 150 })
   }, 120_000)
 
   it("with the restart quarantine off, the same checker finds two holders at once", () => {
-    const result = fc.check(Contention.property({ restartQuarantine: false }), { numRuns: 300, seed: 2, endOnFailure: true })
+    const result = fc.check(Contention.property({ restartQuarantine: false }, "lock"), { numRuns: 300, seed: 2, endOnFailure: true })
     assert.isTrue(result.failed, "a restart that loses keys gives a second client the lock")
-    assert.match(String(result.errorInstance), /got the lock at .* while client \d+ held it/)
+    assert.match(String(result.errorInstance), /got the lock at .* while client \d+ \(from .*\) held/)
   }, 120_000)
 })
