@@ -43,8 +43,9 @@ import type { InvalidOptions, LockNotAcquired } from "./RedlockError.js"
  * Every holder of a resource's permits must use the same `limit`.
  *
  * `retry` is fed with each refused round (every slot tried once, starting
- * from a random one); waiting is by the schedule alone: a semaphore's
- * waiters hold no place in line.
+ * from a random one) and bounds the waiting; a release of any slot wakes
+ * the waiters for another round at once. A semaphore's waiters hold no
+ * place in line: the first round to reach a free slot wins.
  *
  * @since 0.1.0
  * @category models

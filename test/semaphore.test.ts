@@ -5,7 +5,7 @@
  * the counts grants more than `limit` permits.
  */
 import { assert, describe, it, layer } from "@effect/vitest"
-import { Effect, Exit, Fiber, Layer, Option, Schedule, Scope, TestClock } from "effect"
+import { Duration, Effect, Exit, Fiber, Layer, Option, Schedule, Scope, TestClock } from "effect"
 import * as RedisFleet from "../fleet/RedisFleet.js"
 import * as Redlock from "../src/Redlock.js"
 import * as RedisNode from "../src/RedisNode.js"
@@ -61,6 +61,23 @@ describe("semaphore on in-memory nodes", () => {
       assert.strictEqual(yield* Fiber.join(waiter), "ran")
       // withPermit released it: the permit is free again.
       yield* Effect.scoped(Semaphore.acquire("jobs", { limit: 1, ttl: "1 second", retry: Redlock.noRetry }))
+    }).pipe(Effect.provide(memory(3))))
+
+  it.effect("a waiter is woken by the release of any slot, long before its schedule's next round", () =>
+    Effect.gen(function*() {
+      const options: Semaphore.PermitOptions = { limit: 2, ttl: "30 seconds", retry: Schedule.spaced("10 seconds") }
+      const holders = [yield* holdPermit("jobs", options), yield* holdPermit("jobs", options)]
+      const waiter = yield* Effect.fork(holdPermit("jobs", options))
+      yield* TestClock.adjust("5 millis")
+      assert.isTrue(Option.isNone(yield* Fiber.poll(waiter)), "both permits are held")
+      // Whichever slot is released, the waiter watches it.
+      yield* holders[1].release
+      yield* TestClock.adjust("1 millis")
+      assert.isTrue(Option.isSome(yield* Fiber.poll(waiter)), "woken by the release, not by the schedule 10 s later")
+      const third = yield* Fiber.join(waiter)
+      assert.strictEqual(third.permit.resources[0], holders[1].permit.resources[0])
+      yield* holders[0].release
+      yield* third.release
     }).pipe(Effect.provide(memory(3))))
 
   it.effect("bad input fails with InvalidOptions naming the option", () =>
@@ -144,6 +161,26 @@ layer(RedisFleet.layerLocal(5), { timeout: 60_000, excludeTestServices: true })(
       )
       assert.strictEqual(done, 30)
       assert.strictEqual(most, 3, "three holders at a time, not more (and the permits were used)")
+      yield* expectEmpty(fleet)
+    }))
+
+  it.scoped("a release wakes a waiter through the servers' announcements, long before its schedule's next round", () =>
+    Effect.gen(function*() {
+      const fleet = yield* RedisFleet.RedisFleet
+      yield* fleet.reset
+      const context = yield* Layer.build(redis(fleet.nodes))
+      const options: Semaphore.PermitOptions = { limit: 1, ttl: "20 seconds", retry: Schedule.spaced("30 seconds") }
+      const holder = yield* holdPermit("reports", options).pipe(Effect.provide(context))
+      const waiter = yield* Effect.fork(Effect.timed(holdPermit("reports", options)).pipe(Effect.provide(context)))
+      yield* Effect.sleep("300 millis")
+      assert.isTrue(Option.isNone(yield* Fiber.poll(waiter)), "the permit is held")
+      yield* holder.release
+      const [waited, third] = yield* Fiber.join(waiter).pipe(Effect.timeoutFail({
+        duration: "5 seconds",
+        onTimeout: () => new Error("the waiter was not woken by the release")
+      }))
+      assert.isBelow(Duration.toMillis(waited), 3_000)
+      yield* third.release
       yield* expectEmpty(fleet)
     }))
 })

@@ -9,17 +9,19 @@
  *
  * @internal
  */
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Random from "effect/Random"
 import * as Schedule from "effect/Schedule"
-import type * as Scope from "effect/Scope"
+import * as Scope from "effect/Scope"
 import type * as Lock from "../../Lock.js"
 import type { AcquireOptions } from "../../Redlock.js"
 import type { PermitOptions } from "../../Semaphore.js"
 import { type InvalidOptions, LockNotAcquired } from "../errors.js"
 import * as Monotonic from "../monotonic.js"
 import * as Validate from "../validate.js"
+import * as Waiting from "../waiting.js"
 import * as Acquisition from "./acquisition.js"
 import type { Settings } from "./settings.js"
 
@@ -41,14 +43,21 @@ export const acquirePermit = (settings: Settings) => {
     Effect.suspend(() => {
       const permits = Validate.permits(resourceInput, options?.limit)
       if (Either.isLeft(permits)) return Effect.fail(permits.left)
+      const { limit, resource } = permits.right
+      // Checked here as the slots' acquisitions check them: waiting needs the node timeout.
+      const timing = Validate.timing(
+        options.ttl,
+        options.nodeTimeout ?? settings.defaultNodeTimeout,
+        settings.driftFactor,
+        settings.maxTtlMillis
+      )
+      if (Either.isLeft(timing)) return Effect.fail(timing.left)
       const schedule = options.retry === undefined
         ? Either.right(settings.defaultSchedule)
         : Validate.schedule("retry", options.retry)
       if (Either.isLeft(schedule)) return Effect.fail(schedule.left)
-      const { limit, resource } = permits.right
       // Each slot gets one attempt per round and no place in its line: a
-      // waiter for any slot must not hold up one slot's line. Between
-      // rounds, the semaphore's own retry schedule.
+      // waiter for any slot must not hold up one slot's line.
       const slotOptions: AcquireOptions = {
         ttl: options.ttl,
         nodeTimeout: options.nodeTimeout,
@@ -56,7 +65,6 @@ export const acquirePermit = (settings: Settings) => {
         retry: Schedule.stop
       }
       let attempts = 0
-      const start = Monotonic.unsafeMonotonicMillis
       // One round: every slot once, from a random one on, so that permits
       // spread over the slots rather than every caller trying slot 0 first.
       // Invalid options fail the first slot's attempt, and are not retried.
@@ -75,21 +83,37 @@ export const acquirePermit = (settings: Settings) => {
           )
         return trySlot(0)
       })
-      return Effect.clockWith((clock) => {
-        const startedAt = start(clock)
-        return round.pipe(
-          Effect.retry(schedule.right),
-          // The refusal names the semaphore's resource and counts every slot attempt.
-          Effect.mapError((refusal) =>
+      return Effect.flatMap(Effect.all([Monotonic.monotonicMillis, Effect.scope]), ([startedAt, scope]) => {
+        const refused = (refusal: LockNotAcquired) =>
+          Effect.map(Monotonic.monotonicMillis, (now) =>
+            // The refusal names the semaphore's resource and counts every slot attempt.
             new LockNotAcquired({
               resources: [resource],
               reason: refusal.reason,
               attempts,
-              elapsedMillis: start(clock) - startedAt,
+              elapsedMillis: now - startedAt,
               quorum: refusal.quorum,
               outcomes: refusal.outcomes
-            }, true)
-          ),
+            }, true))
+        // Between rounds, the lock's waiting (waiting.ts) on the semaphore's
+        // schedule: it watches every slot, and a release of any slot that a
+        // majority of nodes announces wakes the waiter for another round.
+        const waiter: Waiting.Waiter<Either.Either<Lock.Lock, InvalidOptions>> = {
+          nodes: settings.nodes,
+          keys: Array.from({ length: limit }, (_, slot) => settings.keyPrefix + slotResource(resource, slot)),
+          // Slots have no line, so their releases name no waiter: none is ours.
+          value: "",
+          quorum: settings.quorum,
+          watch: settings.announcesReleases,
+          nodeTimeout: Duration.millis(timing.right.nodeTimeoutMillis),
+          holderGoneAt: undefined,
+          leaseEndsAt: undefined,
+          lease: () => 0,
+          attempt: () => Scope.extend(round, scope)
+        }
+        return round.pipe(
+          Effect.catchAll((refusal) => Waiting.untilGranted(waiter, refusal, schedule.right)),
+          Effect.catchAll((refusal) => Effect.flatMap(refused(refusal), Effect.fail)),
           Effect.flatMap(Either.match({ onLeft: Effect.fail, onRight: Effect.succeed }))
         )
       })
