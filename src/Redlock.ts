@@ -49,7 +49,7 @@ import type {
   LockNotAcquired,
   LockNotExtended
 } from "./RedlockError.js"
-import type { PermitOptions } from "./Semaphore.js"
+import type { PermitOptions, PermitsInspection } from "./Semaphore.js"
 
 /**
  * The retry policy of acquire: a `Schedule` fed with each failed attempt.
@@ -261,6 +261,8 @@ export interface RedlockService {
     resource: string,
     options: PermitOptions
   ) => Effect.Effect<Lock.Lock, InvalidOptions | LockNotAcquired, Scope.Scope>
+  /** Who holds each permit of a semaphore (see the `Semaphore` module). */
+  readonly inspectPermits: (resource: string, limit: number) => Effect.Effect<PermitsInspection, InvalidOptions>
 }
 
 /**
@@ -284,7 +286,8 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
     release: (lock) => Release.release(settings, lock),
     extend: (lock, ttl) => Extension.extend(settings, lock, ttl),
     inspect: (resource) => Inspection.inspect(settings, resource),
-    acquirePermit: Semaphore.acquirePermit(settings)
+    acquirePermit: Semaphore.acquirePermit(settings),
+    inspectPermits: (resource, limit) => Semaphore.inspectPermits(settings, resource, limit)
   })
 })
 

@@ -35,7 +35,7 @@ import { dual } from "effect/Function"
 import type * as Scope from "effect/Scope"
 import { whileHolding } from "./internal/lock.js"
 import type * as Lock from "./Lock.js"
-import { type AcquireOptions, Redlock, type WithLockError } from "./Redlock.js"
+import { type AcquireOptions, type InspectResult, Redlock, type WithLockError } from "./Redlock.js"
 import type { InvalidOptions, LockNotAcquired } from "./RedlockError.js"
 
 /**
@@ -53,6 +53,21 @@ import type { InvalidOptions, LockNotAcquired } from "./RedlockError.js"
 export interface PermitOptions extends AcquireOptions {
   /** How many permits the resource has: a whole number from 1 to 64. */
   readonly limit: number
+}
+
+/**
+ * Who holds the permits of a semaphore, slot by slot (see `Semaphore.inspect`).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface PermitsInspection {
+  readonly resource: string
+  readonly limit: number
+  /** Each slot as `Redlock.inspect` reads a lock; a slot's `resource` is its lock's name. */
+  readonly slots: ReadonlyArray<InspectResult>
+  /** How many slots a majority of nodes holds: the permits in use. */
+  readonly held: number
 }
 
 /**
@@ -103,3 +118,13 @@ export const withPermit: {
   resource: string,
   options: PermitOptions
 ): Effect.Effect<A, E | WithLockError, R | Redlock> => whileHolding(acquire(resource, options), self))
+
+/**
+ * Who holds each of the `limit` permits of `resource` on each node, and how
+ * many are held on a majority. Needs no permit.
+ *
+ * @since 0.1.0
+ * @category combinators
+ */
+export const inspect = (resource: string, limit: number): Effect.Effect<PermitsInspection, InvalidOptions, Redlock> =>
+  Effect.flatMap(Redlock, (redlock) => redlock.inspectPermits(resource, limit))

@@ -30,6 +30,14 @@ describe("semaphore on in-memory nodes", () => {
       assert.notStrictEqual(first.permit.resources[0], second.permit.resources[0])
       for (const { permit } of [first, second]) assert.match(permit.resources[0], /^exports\u0000permit[01]$/)
 
+      const view = yield* Semaphore.inspect("exports", 2)
+      assert.strictEqual(view.held, 2)
+      assert.sameMembers(
+        view.slots.map((slot) => Option.getOrUndefined(slot.holder)),
+        [first.permit.value, second.permit.value]
+      )
+      assert.strictEqual((yield* Semaphore.inspect("exports", 3)).held, 2, "a third slot nobody took")
+
       const refused = failureOf(yield* Effect.exit(Effect.scoped(Semaphore.acquire("exports", options))))
       assert.instanceOf(refused, LockNotAcquired)
       assert.deepStrictEqual((refused as LockNotAcquired).resources, ["exports"])
@@ -40,6 +48,7 @@ describe("semaphore on in-memory nodes", () => {
       yield* Effect.scoped(Redlock.acquire("exports", { ttl: "1 second", retry: Redlock.noRetry }))
 
       yield* first.release
+      assert.strictEqual((yield* Semaphore.inspect("exports", 2)).held, 1)
       const third = yield* holdPermit("exports", options)
       assert.strictEqual(third.permit.resources[0], first.permit.resources[0])
       yield* second.release
@@ -95,6 +104,8 @@ describe("semaphore on in-memory nodes", () => {
         assert.instanceOf(error, InvalidOptions)
         assert.strictEqual(error.option, "resource", JSON.stringify(resource))
       }
+      const inspected = failureOf(yield* Effect.exit(Semaphore.inspect("r", 0)))
+      assert.strictEqual(inspected.option, "limit")
       const ttl = yield* invalid(Semaphore.acquire("r", { limit: 2, ttl: "0 millis" }))
       assert.strictEqual(ttl.option, "ttl")
       const retry = yield* invalid(Semaphore.acquire("r", { limit: 2, ttl: "1 second", retry: 3 as never }))

@@ -14,9 +14,12 @@ import * as Validate from "../validate.js"
 import type { Settings } from "./settings.js"
 
 export const inspect = (settings: Settings, resource: string): Effect.Effect<InspectResult, InvalidOptions> =>
+  Effect.flatMap(Validate.resources(resource), ([checked]) => inspectChecked(settings, checked))
+
+/** A resource already checked, or a name the manager made (a semaphore's slot). */
+export const inspectChecked = (settings: Settings, resource: string): Effect.Effect<InspectResult> =>
   Effect.gen(function*() {
-    const [checked] = yield* Validate.resources(resource)
-    const key = settings.keyPrefix + checked
+    const key = settings.keyPrefix + resource
     const { answers: states, outcomes } = yield* FanOut.all(settings.nodes, FanOut.call("inspect", key), settings.inspectTimeout)
     const read = outcomes.map((outcome, index): NodeKeyState => {
       const state = states[index]
@@ -28,7 +31,7 @@ export const inspect = (settings: Settings, resource: string): Effect.Effect<Ins
       state !== undefined && holder !== undefined && values[index] === holder ? Option.toArray(state.ttl) : []
     )
     return {
-      resource: checked,
+      resource,
       nodes: read,
       holder: Option.fromNullable(holder),
       ttl: ttls.length === 0 ? Option.none() : Option.some(ttls.reduce((a, b) => Duration.min(a, b)))

@@ -12,17 +12,19 @@
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
+import * as Option from "effect/Option"
 import * as Random from "effect/Random"
 import * as Schedule from "effect/Schedule"
 import * as Scope from "effect/Scope"
 import type * as Lock from "../../Lock.js"
 import type { AcquireOptions } from "../../Redlock.js"
-import type { PermitOptions } from "../../Semaphore.js"
+import type { PermitOptions, PermitsInspection } from "../../Semaphore.js"
 import { type InvalidOptions, LockNotAcquired } from "../errors.js"
 import * as Monotonic from "../monotonic.js"
 import * as Validate from "../validate.js"
 import * as Waiting from "../waiting.js"
 import * as Acquisition from "./acquisition.js"
+import * as Inspection from "./inspection.js"
 import type { Settings } from "./settings.js"
 
 /**
@@ -119,3 +121,19 @@ export const acquirePermit = (settings: Settings) => {
       })
     })
 }
+
+/** Who holds each slot of a semaphore, read as `inspect` reads a lock. */
+export const inspectPermits = (
+  settings: Settings,
+  resourceInput: string,
+  limitInput: number
+): Effect.Effect<PermitsInspection, InvalidOptions> =>
+  Effect.flatMap(Validate.permits(resourceInput, limitInput), ({ limit, resource }) =>
+    Effect.map(
+      Effect.forEach(
+        Array.from({ length: limit }, (_, slot) => slotResource(resource, slot)),
+        (slot) => Inspection.inspectChecked(settings, slot),
+        { concurrency: "unbounded" }
+      ),
+      (slots) => ({ resource, limit, slots, held: slots.filter((slot) => Option.isSome(slot.holder)).length })
+    ))
