@@ -2,8 +2,8 @@
 /**
  * The `redlock` command line.
  *
- *   redlock run --resource R --ttl 30s [--wait 10s] [--nodes redis://a,...] -- <command> [args...]
- *   redlock inspect R [--nodes redis://a,...]
+ *   redlock run --resource R --ttl 30s [--wait 10s] [--limit N] [--nodes redis://a,...] -- <command> [args...]
+ *   redlock inspect R [--limit N] [--nodes redis://a,...]
  *
  * Nodes come from `--nodes` or `REDLOCK_NODES` (comma-separated redis://
  * URLs); a password comes from the URL or `REDLOCK_PASSWORD` and is never
@@ -27,6 +27,7 @@ import * as Logger from "effect/Logger"
 import * as Option from "effect/Option"
 import * as Schedule from "effect/Schedule"
 import * as Redlock from "effect-redlock/Redlock"
+import * as Semaphore from "effect-redlock/Semaphore"
 import * as Ioredis from "effect-redlock/RedisNode/Ioredis"
 import { InvalidOptions } from "effect-redlock/RedlockError"
 import * as Child from "./child.js"
@@ -113,6 +114,8 @@ const setupErrors = <A, E, R>(self: Effect.Effect<A, E | ConfigError.ConfigError
     Effect.catchIf(isInvalidOptions, (error) => fail(ExitCodes.usage, error.message))
   )
 
+const permitLimit = Options.integer("limit").pipe(Options.withPseudoName("N"), Options.optional)
+
 const run = Command.make(
   "run",
   {
@@ -124,6 +127,11 @@ const run = Command.make(
     wait: duration("wait").pipe(
       Options.withDescription("How long to wait for the lock (default: try once)"),
       Options.optional
+    ),
+    limit: permitLimit.pipe(
+      Options.withDescription(
+        "Hold one of N permits of the resource instead of its lock: at most N copies of the command run at once"
+      )
     ),
     killAfter: duration("kill-after").pipe(
       Options.withDescription("After a lost lock, SIGKILL the command if SIGTERM did not stop it within this"),
@@ -139,7 +147,11 @@ const run = Command.make(
         onNone: () => Redlock.noRetry,
         onSome: (wait) => Schedule.spaced("100 millis").pipe(Schedule.jittered, Schedule.upTo(wait))
       })
-      const lock = yield* redlock.acquire(flags.resource, { ttl: flags.ttl, retry, autoExtend: true })
+      const options = { ttl: flags.ttl, retry, autoExtend: true }
+      const lock = yield* Option.match(flags.limit, {
+        onNone: () => redlock.acquire(flags.resource, options),
+        onSome: (limit) => redlock.acquirePermit(flags.resource, { ...options, limit })
+      })
       const [command, ...args] = flags.command
       const child = yield* Child.spawn(command, args)
       const ended = yield* Effect.raceFirst(
@@ -147,7 +159,8 @@ const run = Command.make(
         Effect.map(lock.lost, (lost) => ({ _tag: "Lost" as const, lost }))
       )
       if (ended._tag === "Exited") return yield* Effect.sync(() => void (process.exitCode = ended.code))
-      yield* Console.error(`redlock: lock on ${flags.resource} lost (${ended.lost.message}); stopping the command`)
+      const held = Option.isNone(flags.limit) ? "lock on" : "permit of"
+      yield* Console.error(`redlock: ${held} ${flags.resource} lost (${ended.lost.message}); stopping the command`)
       yield* child.stop(flags.killAfter)
       process.exitCode = ExitCodes.lockLost
     }).pipe(
@@ -161,30 +174,52 @@ const run = Command.make(
     )
 ).pipe(Command.withDescription("Run a command while holding a lock; release it when the command exits"))
 
+const seconds = (ttl: Option.Option<Duration.Duration>) =>
+  Option.match(ttl, { onNone: () => "no expiry", onSome: (d) => `${(Duration.toMillis(d) / 1000).toFixed(1)} s left` })
+
+/** One line per node: what it holds for the resource (`label` names a semaphore's slot). */
+const nodeLines = (view: Redlock.InspectResult, label: string) =>
+  Effect.forEach(view.nodes, (node) => {
+    if (node._tag === "Unreadable") {
+      const outcome = node.outcome
+      return Console.log(`${outcome.node}\t${label}unreadable: ${outcome._tag === "Failed" ? outcome.error.message : outcome._tag}`)
+    }
+    const line = Option.match(node.state.value, {
+      onNone: () => "free",
+      onSome: (value) => `held by ${value}, ${seconds(node.state.ttl)}`
+    })
+    return Console.log(`${node.node}\t${label}${line}`)
+  }, { discard: true })
+
 const inspect = Command.make(
   "inspect",
-  { resource: Args.text({ name: "resource" }), ...managerSettings },
+  {
+    resource: Args.text({ name: "resource" }),
+    limit: permitLimit.pipe(Options.withDescription("Show the N permits of a semaphore on the resource instead of its lock")),
+    ...managerSettings
+  },
   (flags) =>
-    Effect.gen(function*() {
-      const view = yield* Redlock.inspect(flags.resource)
-      const seconds = (ttl: Option.Option<Duration.Duration>) =>
-        Option.match(ttl, { onNone: () => "no expiry", onSome: (d) => `${(Duration.toMillis(d) / 1000).toFixed(1)} s left` })
-      for (const node of view.nodes) {
-        if (node._tag === "Unreadable") {
-          const outcome = node.outcome
-          yield* Console.log(`${outcome.node}\tunreadable: ${outcome._tag === "Failed" ? outcome.error.message : outcome._tag}`)
-        } else {
-          const line = Option.match(node.state.value, {
-            onNone: () => "free",
-            onSome: (value) => `held by ${value}, ${seconds(node.state.ttl)}`
-          })
-          yield* Console.log(`${node.node}\t${line}`)
-        }
-      }
-      yield* Console.log(Option.match(view.holder, {
-        onNone: () => `${view.resource}: not locked (no majority of nodes holds it)`,
-        onSome: (holder) => `${view.resource}: locked by ${holder} on a majority, ${seconds(view.ttl)}`
-      }))
+    Option.match(flags.limit, {
+      onNone: () =>
+        Effect.gen(function*() {
+          const view = yield* Redlock.inspect(flags.resource)
+          yield* nodeLines(view, "")
+          yield* Console.log(Option.match(view.holder, {
+            onNone: () => `${view.resource}: not locked (no majority of nodes holds it)`,
+            onSome: (holder) => `${view.resource}: locked by ${holder} on a majority, ${seconds(view.ttl)}`
+          }))
+        }),
+      onSome: (limit) =>
+        Effect.gen(function*() {
+          const view = yield* Semaphore.inspect(flags.resource, limit)
+          yield* Effect.forEach(view.slots, (slot, index) => nodeLines(slot, `permit ${index}: `), { discard: true })
+          yield* Console.log(`${view.resource}: ${view.held} of ${view.limit} permits held on a majority`)
+          yield* Effect.forEach(view.slots, (slot, index) =>
+            Option.match(slot.holder, {
+              onNone: () => Effect.void,
+              onSome: (holder) => Console.log(`  permit ${index}: ${holder}, ${seconds(slot.ttl)}`)
+            }), { discard: true })
+        })
     }).pipe(Effect.provide(manager(flags)), setupErrors)
 ).pipe(Command.withDescription("Show who holds a resource on each node"))
 
@@ -195,9 +230,9 @@ const redlock = Command.make("redlock").pipe(
 
 const usage = `
 Usage:
-  redlock run --resource R [--ttl 30s] [--wait 10s] [--kill-after 10s] [--nodes redis://a,redis://b,...]
+  redlock run --resource R [--ttl 30s] [--wait 10s] [--limit N] [--kill-after 10s] [--nodes redis://a,redis://b,...]
               [--key-prefix P] [--max-ttl 30s] [--restart-quarantine on|off] ... -- <command> [args...]
-  redlock inspect R [--nodes redis://a,redis://b,...] [--key-prefix P] ...
+  redlock inspect R [--limit N] [--nodes redis://a,redis://b,...] [--key-prefix P] ...
   redlock <run|inspect> --help
 
 Nodes come from --nodes or REDLOCK_NODES; a password from the URL or REDLOCK_PASSWORD. Each other
@@ -205,7 +240,7 @@ setting comes from its flag, else its REDLOCK_* variable (see --help), else the 
 A server started less than --max-ttl ago votes only if it keeps its keys across restarts: for a local
 one, redis-server --appendonly yes --appendfsync always.
 Exit codes of run: the command's own; ${ExitCodes.usage} bad usage; ${ExitCodes.notAcquired} not acquired in time;
-${ExitCodes.lockLost} lock lost (the command was stopped); ${ExitCodes.cannotRun} the command could not be started.`
+${ExitCodes.lockLost} lock (or permit) lost (the command was stopped); ${ExitCodes.cannotRun} the command could not be started.`
 
 const cli = Command.run(redlock, { name: "redlock", version: version() })
 

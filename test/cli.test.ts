@@ -125,6 +125,44 @@ layer(RedisFleet.layerLocal(3), { timeout: 60_000, excludeTestServices: true })(
       assert.isBelow(performance.now() - started, 8000, "stopped within the ttl plus the shutdown bounds")
     }))
 
+  it.scoped("run --limit 2: three runs started at once, at most two commands at a time, all three run", () =>
+    Effect.gen(function*() {
+      const fleet = yield* RedisFleet.RedisFleet
+      const dir = Fs.mkdtempSync(Path.join(Os.tmpdir(), "redlock-cli-"))
+      const log = Path.join(dir, "sections.log")
+      const args = ["run", "--resource", "builds", "--limit", "2", "--ttl", "5s", "--wait", "30s", "--nodes", nodeList(fleet), "--restart-quarantine", "off", "--", ...recorder(log, 4000)]
+      const runs = yield* Effect.all([cli(args), cli(args), cli(args)], { concurrency: 3 })
+      for (const run of runs) assert.strictEqual(run.code, 0, run.stderr)
+      const events = Fs.readFileSync(log, "utf8").trim().split("\n").map((line) => line.split(" "))
+      Fs.rmSync(dir, { recursive: true })
+      assert.strictEqual(events.filter(([kind]) => kind === "start").length, 3)
+      let running = 0
+      let most = 0
+      for (const [kind] of events.sort((a, b) => Number(a[1]) - Number(b[1]))) {
+        running += kind === "start" ? 1 : -1
+        most = Math.max(most, running)
+      }
+      assert.strictEqual(most, 2, "two at a time (the runs start within the first one's 4 s)")
+    }))
+
+  it.scoped("inspect --limit shows each permit's holder and how many are held", () =>
+    Effect.gen(function*() {
+      const fleet = yield* RedisFleet.RedisFleet
+      const holder = yield* redisManager(fleet.nodes)
+      const permit = yield* holder.acquirePermit("pool", { limit: 3, ttl: "20 seconds" })
+      const result = yield* cli(["inspect", "pool", "--limit", "3"], { REDLOCK_NODES: nodeList(fleet) })
+      assert.strictEqual(result.code, 0, result.stderr)
+      const lines = result.stdout.trim().split("\n")
+      // A line per node and permit, the summary, then the held permit.
+      assert.strictEqual(lines.length, 3 * 3 + 2, result.stdout)
+      assert.strictEqual(lines.filter((line) => line.includes(`held by ${permit.value}`)).length, 3)
+      assert.strictEqual(lines[9], "pool: 1 of 3 permits held on a majority")
+      assert.match(lines[10], new RegExp(`^  permit [012]: ${permit.value}, \\d+\\.\\d s left$`))
+      const bad = yield* cli(["inspect", "pool", "--limit", "0"], { REDLOCK_NODES: nodeList(fleet) })
+      assert.strictEqual(bad.code, 64)
+      assert.include(bad.stderr, "limit")
+    }))
+
   it.scoped("inspect shows each node's holder and the majority", () =>
     Effect.gen(function*() {
       const fleet = yield* RedisFleet.RedisFleet
