@@ -1,7 +1,8 @@
 /**
  * The fault suite's checker: from the critical sections that worker processes
  * reported (on the machine-wide monotonic clock), count what matters for a
- * lock's safety and liveness. Pure, so that it is tested on its own.
+ * lock's (or a semaphore's) safety and liveness. Pure, so that it is tested
+ * on its own.
  */
 
 /** One critical section of one worker, in milliseconds of `process.hrtime`. */
@@ -12,6 +13,8 @@ export interface Section {
   readonly end: number
   /** Until when the holder could rely on the lock (start + its remaining validity). */
   readonly validUntil: number
+  /** The lock's resource: a semaphore's slot. Tokens increase per slot. */
+  readonly slot?: string | undefined
 }
 
 export interface Overlap {
@@ -24,11 +27,18 @@ export type Interval = readonly [from: number, to: number]
 
 export interface Verdict {
   readonly acquisitions: number
-  /** A holder entered while another was still inside its section and its validity: mutual exclusion broken. */
+  /**
+   * A holder entered while `limit` others (one, for a lock) were still inside
+   * their sections and their validity: mutual exclusion (the limit) broken.
+   * `first` is the one of them whose section started last.
+   */
   readonly violations: ReadonlyArray<Overlap>
-  /** A holder entered while another was still inside its section but past its validity (allowed by Redlock). */
+  /**
+   * A holder entered while `limit` others were still inside their sections,
+   * some of them past their validity (allowed by Redlock).
+   */
   readonly expiredOverlaps: ReadonlyArray<Overlap>
-  /** Consecutive acquisitions (by start) whose fencing tokens did not increase. */
+  /** Consecutive acquisitions (by start, of one slot) whose fencing tokens did not increase. */
   readonly tokenRegressions: number
   /** The longest time with no holder while a majority of nodes was up, in ms. */
   readonly longestGapMillis: number
@@ -54,24 +64,36 @@ export const overlappingPairs = <S extends { readonly start: number; readonly en
 }
 
 /**
- * An overlap is a violation when the later section started within the
- * earlier holder's validity. Tokens must increase in acquisition order.
- * The gap is measured in whole milliseconds over `[window[0], window[1])`.
+ * A section that starts while `limit` earlier ones are still open breaks the
+ * limit: a violation when `limit` of them were still within their validity,
+ * else an overlap after expiry. Tokens must increase in acquisition order,
+ * slot by slot. The gap is measured in whole milliseconds over
+ * `[window[0], window[1])`.
  */
 export const check = (
   sections: ReadonlyArray<Section>,
   majorityUp: ReadonlyArray<Interval>,
-  window: Interval
+  window: Interval,
+  limit = 1
 ): Verdict => {
   const sorted = [...sections].sort((a, b) => a.start - b.start)
   const violations: Array<Overlap> = []
   const expiredOverlaps: Array<Overlap> = []
-  for (const [first, second] of overlappingPairs(sorted)) {
-    if (second.start < first.validUntil) violations.push({ first, second })
-    else expiredOverlaps.push({ first, second })
+  for (let j = 0; j < sorted.length; j++) {
+    const second = sorted[j]
+    const open = sorted.slice(0, j).filter((earlier) => second.start < earlier.end)
+    if (open.length < limit) continue
+    const valid = open.filter((earlier) => second.start < earlier.validUntil)
+    if (valid.length >= limit) violations.push({ first: valid[valid.length - 1], second })
+    else expiredOverlaps.push({ first: open[open.length - 1], second })
   }
   let tokenRegressions = 0
-  for (let j = 1; j < sorted.length; j++) if (sorted[j].token <= sorted[j - 1].token) tokenRegressions++
+  const lastToken = new Map<string, bigint>()
+  for (const section of sorted) {
+    const before = lastToken.get(section.slot ?? "")
+    if (before !== undefined && section.token <= before) tokenRegressions++
+    lastToken.set(section.slot ?? "", section.token)
+  }
   return {
     acquisitions: sorted.length,
     violations,

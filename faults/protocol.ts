@@ -16,12 +16,22 @@ export interface WorkerConfig {
   readonly seed: number
   /** Wait for SIGUSR2 after "ready" before the first acquisition (the parent starts a brand-new cluster meanwhile). */
   readonly waitForStart: boolean
+  /** Take permits of a semaphore of this many instead of the lock. */
+  readonly limit?: number | undefined
 }
 
 /** What a worker prints, one JSON object per line. Tokens are decimal strings. */
 export type WorkerEvent =
   | { readonly type: "ready"; readonly id: number }
-  | { readonly type: "enter"; readonly id: number; readonly token: string; readonly at: number; readonly validUntil: number }
+  | {
+    readonly type: "enter"
+    readonly id: number
+    readonly token: string
+    readonly at: number
+    readonly validUntil: number
+    /** The lock's resource (a semaphore's slot). */
+    readonly slot: string
+  }
   | { readonly type: "leave"; readonly id: number; readonly at: number; readonly lateWrite: "accepted" | "stale" | "failed" }
   | { readonly type: "error"; readonly id: number; readonly detail: string }
   | { readonly type: "unhandled"; readonly id: number; readonly detail: string }

@@ -69,6 +69,8 @@ export interface Scenario {
    * the time from the restart to the first acquisition.
    */
   readonly freshServers?: boolean | undefined
+  /** The workers take permits of a semaphore of this many instead of the lock. */
+  readonly limit?: number | undefined
   readonly faults: (faults: Faults) => Effect.Effect<void, FleetError>
 }
 
@@ -181,7 +183,8 @@ export const runScenario = (fleet: Fleet, scenario: Scenario, settings: Settings
         restartQuarantine: scenario.restartQuarantine,
         durationMillis: settings.durationMillis,
         seed: settings.seed * 31 + id,
-        waitForStart: scenario.freshServers === true
+        waitForStart: scenario.freshServers === true,
+        limit: scenario.limit
       }, onEvent))
     // Workers load TypeScript first; a worker that never gets ready ends the wait at its exit.
     yield* Deferred.await(allReady).pipe(
@@ -266,7 +269,7 @@ export const runScenario = (fleet: Fleet, scenario: Scenario, settings: Settings
     }
     // A worker that never left (killed, hung) held until the end, as far as anyone can tell.
     for (const entered of open.values()) sections.push(sectionOf(entered, end))
-    const verdict = Checker.check(sections, majorityUpIntervals(downLog, end), [start, end])
+    const verdict = Checker.check(sections, majorityUpIntervals(downLog, end), [start, end], scenario.limit)
 
     const problems = [
       ...events.flatMap((event) =>
@@ -301,7 +304,8 @@ const sectionOf = (entered: EnterEvent, end: number): Checker.Section => ({
   token: BigInt(entered.token),
   start: entered.at,
   end,
-  validUntil: entered.validUntil
+  validUntil: entered.validUntil,
+  slot: entered.slot
 })
 
 /** One or two of the lock nodes, at random. */
@@ -312,8 +316,29 @@ const minority = (random: Random.Random): Effect.Effect<Array<number>> =>
     (indexes, count) => Array.from(indexes).slice(0, count)
   )
 
-/** The scenarios of the issue, in order. `ttl` is the settings' ttl. */
-export const scenarios = (settings: Settings): ReadonlyArray<Scenario> => [
+/** The lock's scenarios, then the semaphore's: some of the same faults with permits of 2. */
+export const scenarios = (settings: Settings): ReadonlyArray<Scenario> => {
+  const lock = lockScenarios(settings)
+  return [
+    ...lock,
+    ...lock.filter((scenario) => semaphoreFaults.includes(scenario.name)).map((scenario): Scenario => ({
+      ...scenario,
+      name: `semaphore of 2: ${scenario.name}`,
+      limit: 2
+    }))
+  ]
+}
+
+const semaphoreFaults = [
+  "no faults",
+  "minority paused (SIGSTOP 1-2 of 5)",
+  "majority killed under a holder, restarted at once, quarantine on",
+  "majority paused, then back",
+  "holder paused past its ttl"
+]
+
+/** The lock's scenarios, in order. `ttl` is the settings' ttl. */
+const lockScenarios = (settings: Settings): ReadonlyArray<Scenario> => [
   { name: "no faults", restartQuarantine: true, expect: "safe", faults: () => Effect.void },
   // The first run: servers started just before the clients, under each documented setting.
   ...[[true, false], [true, true], [false, false]].map(([restartQuarantine, durable]): Scenario => ({

@@ -1,7 +1,7 @@
 /**
  * One contender of the fault suite, run as its own Node process with its own
- * lock manager and connections. It takes the lock again and again until its
- * time is up, and reports each critical section on stdout, one JSON line per
+ * lock manager and connections. It takes the lock (or a permit of a
+ * semaphore) again and again until its time is up, and reports each critical section on stdout, one JSON line per
  * event, on the machine-wide monotonic clock (`process.hrtime`), so that the
  * parent can compare sections of different processes.
  *
@@ -37,8 +37,9 @@ const program = Effect.gen(function*() {
     Schedule.modifyDelay((_, delay) => Duration.millis(Math.round(Duration.toMillis(delay)))),
     Schedule.upTo("1 second")
   )
-  const write = (value: string, token: bigint) =>
-    Fenced.set(storage, { key: "fault-suite:data", value, token }).pipe(
+  // One fenced key per lock: a semaphore's slots each order their own holders.
+  const write = (slot: string, value: string, token: bigint) =>
+    Fenced.set(storage, { key: `fault-suite:data:${slot}`, value, token }).pipe(
       Effect.as("accepted" as const),
       Effect.catchTag("StaleFencingToken", () => Effect.succeed("stale" as const)),
       Effect.catchAll(() => Effect.succeed("failed" as const))
@@ -50,16 +51,20 @@ const program = Effect.gen(function*() {
   if (config.waitForStart) yield* Effect.promise(() => startSignal)
   while (hrMillis() < stopAt) {
     yield* Effect.scoped(Effect.gen(function*() {
-      const lock = yield* redlock.acquire(config.resource, { ttl: Duration.millis(config.ttlMillis), retry })
+      const options = { ttl: Duration.millis(config.ttlMillis), retry }
+      const lock = yield* (config.limit === undefined
+        ? redlock.acquire(config.resource, options)
+        : redlock.acquirePermit(config.resource, { ...options, limit: config.limit }))
+      const slot = lock.resources[0]
       const token = yield* lock.fencingToken
       const at = hrMillis()
       const validUntil = at + Duration.toMillis(yield* lock.remaining)
       acquisitions++
-      emit({ type: "enter", id: config.id, token: token.toString(), at, validUntil })
-      yield* write(`worker ${config.id} enters`, token)
+      emit({ type: "enter", id: config.id, token: token.toString(), at, validUntil, slot })
+      yield* write(slot, `worker ${config.id} enters`, token)
       const [min, max] = config.holdMillis
       yield* Effect.sleep(Duration.millis(Math.round(yield* random.nextRange(min, max))))
-      const lateWrite = yield* write(`worker ${config.id} leaves`, token)
+      const lateWrite = yield* write(slot, `worker ${config.id} leaves`, token)
       emit({ type: "leave", id: config.id, at: hrMillis(), lateWrite })
     })).pipe(
       Effect.catchTags({

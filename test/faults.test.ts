@@ -1,7 +1,8 @@
 /**
- * The multi-process fault suite, short: every scenario of `npm run faults`
- * for 3.5 s with 3 worker processes on 5 real redis-servers (plus one for the
- * fenced storage). Each scenario is one test.
+ * The multi-process fault suite, short: every lock scenario of `npm run
+ * faults` and two of the semaphore's, for 4.5 s with 3 worker processes on 5
+ * real redis-servers (plus one for the fenced storage). Each scenario is one
+ * test.
  */
 import { assert, describe, it, layer } from "@effect/vitest"
 import { Effect } from "effect"
@@ -20,7 +21,14 @@ const settings: Suite.Settings = {
   seed: 7
 }
 
-const scenarios = Suite.scenarios(settings)
+// The semaphore's rows here are two of the five that `npm run faults` runs (each row is ~12 s of CI).
+const semaphoreRows = [
+  "semaphore of 2: minority paused (SIGSTOP 1-2 of 5)",
+  "semaphore of 2: majority killed under a holder, restarted at once, quarantine on"
+]
+const scenarios = Suite.scenarios(settings).filter((scenario) =>
+  scenario.limit === undefined || semaphoreRows.includes(scenario.name)
+)
 
 // Durable scenarios run on their own servers (AOF, appendfsync always).
 for (const durable of [false, true]) {
@@ -76,5 +84,28 @@ describe("fault checker", () => {
     assert.strictEqual(verdict.tokenRegressions, 1)
     // Nobody holds from 200 to 300, a majority is up from 180: 100 ms; the gap 20-30 is 10 ms.
     assert.strictEqual(verdict.longestGapMillis, 100)
+  })
+
+  it("for a semaphore, counts holders beyond the limit, and tokens per slot", () => {
+    const slotted = (worker: number, slot: string, token: bigint, start: number, end: number, validUntil: number) => ({
+      ...section(worker, token, start, end, validUntil),
+      slot
+    })
+    const verdict = Checker.check(
+      [
+        slotted(0, "a", 1n, 0, 100, 1000),
+        slotted(1, "b", 1n, 10, 100, 1000), // two at once: within a limit of 2
+        slotted(2, "a", 2n, 20, 30, 1000), // a third while both are valid: a violation
+        slotted(3, "b", 2n, 200, 300, 210), // alone
+        slotted(4, "a", 3n, 220, 280, 1000), // with 3, valid: within the limit
+        slotted(5, "b", 1n, 250, 260, 1000) // with 3 (past its validity) and 4: an overlap after expiry; b's token went back
+      ],
+      [[0, 300]],
+      [0, 300],
+      2
+    )
+    assert.deepStrictEqual(verdict.violations.map((o) => [o.first.worker, o.second.worker]), [[1, 2]])
+    assert.deepStrictEqual(verdict.expiredOverlaps.map((o) => [o.first.worker, o.second.worker]), [[4, 5]])
+    assert.strictEqual(verdict.tokenRegressions, 1)
   })
 })
