@@ -4,13 +4,15 @@
  * scenario with each figure's ratio to the floor and to the best peer.
  *
  * Options: `--seconds S` per scenario (default 3), `--rounds R` (default 2),
- * `--cycles N` for the heap scenario (default 100000), `--only name,...`.
+ * `--cycles N` for the heap scenario (default 100000), `--only name,...`
+ * (lock contenders only; the semaphore table (e) runs without it).
  */
 import * as Effect from "effect/Effect"
 import * as Os from "node:os"
 import * as RedisFleet from "../fleet/RedisFleet.js"
 import * as Contenders from "./contenders.js"
 import * as Scenarios from "./scenarios.js"
+import * as Semaphores from "./semaphores.js"
 
 const flag = (name: string): string | undefined => {
   const index = process.argv.indexOf(`--${name}`)
@@ -76,7 +78,9 @@ const program = Effect.gen(function*() {
     yield* fleet.reset
     yield* log(`heap: ${contender.name} done`)
   }
-  return rows
+  // (e) semaphores: only when every contender runs (not with --only).
+  const permits = only === undefined ? yield* Semaphores.rounds(fleet, seconds, rounds, log) : new Map()
+  return { rows, permits }
 })
 
 type Metric = readonly [label: string, value: (row: Row) => number, better: "higher" | "lower"]
@@ -126,7 +130,7 @@ const table = (title: string, metrics: ReadonlyArray<Metric>, rows: Map<string, 
   return lines.join("\n")
 }
 
-Effect.runPromise(program.pipe(Effect.scoped, Effect.provide(RedisFleet.layerLocal(5)))).then((rows) => {
+Effect.runPromise(program.pipe(Effect.scoped, Effect.provide(RedisFleet.layerLocal(5)))).then(({ permits, rows }) => {
   const heap: Metric = ["heap growth MB", (row) => row.heapMb ?? NaN, "lower"]
   console.log([
     `Benchmark ${new Date().toISOString().slice(0, 10)}: ${Os.cpus().length} × ${Os.cpus()[0]?.model ?? "cpu"}, Node ${process.version}, ` +
@@ -142,7 +146,8 @@ Effect.runPromise(program.pipe(Effect.scoped, Effect.provide(RedisFleet.layerLoc
     "",
     table("(d) N = 1, sequential", throughputMetrics("single"), rows),
     "",
-    table(`heap growth over ${cycles} lock+unlock cycles (16 loops, after GC)`, [heap], rows)
+    table(`heap growth over ${cycles} lock+unlock cycles (16 loops, after GC)`, [heap], rows),
+    ...(permits.size === 0 ? [] : ["", `### ${Semaphores.table(permits)}`])
   ].join("\n"))
   process.exit(0)
 }, (error) => {

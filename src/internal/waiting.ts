@@ -113,6 +113,8 @@ export interface Waiter<A> {
   lease(intervalMillis: number): number
   /** One attempt, staying in line for the given lease when refused. */
   attempt(leaseMillis: number): Effect.Effect<A, LockNotAcquired>
+  /** Told the key of every release a node announces, before the waiter is woken by it. */
+  readonly heard?: ((key: string) => void) | undefined
 }
 
 /**
@@ -142,12 +144,14 @@ export const untilGranted = <A>(
     const startWatching = Effect.suspend(() => {
       const heard = new Announcements(waiter.quorum, waiter.value)
       announcements = heard
-      return Effect.forEach(nodes, (node, index) => {
-        const onRelease = (next: string) => heard.heard(index, next)
-        return Effect.forEach(keys, (key) => Effect.map(node.watchReleases!(key, onRelease), (watch) => void watches.push(watch)), {
-          discard: true
-        })
-      }, { discard: true })
+      return Effect.forEach(nodes, (node, index) =>
+        Effect.forEach(keys, (key) => {
+          const onRelease = (next: string) => {
+            waiter.heard?.(key)
+            heard.heard(index, next)
+          }
+          return Effect.map(node.watchReleases!(key, onRelease), (watch) => void watches.push(watch))
+        }, { discard: true }), { discard: true })
     }).pipe(
       Effect.uninterruptible,
       Effect.flatMap(() => {

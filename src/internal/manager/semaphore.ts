@@ -66,24 +66,36 @@ export const acquirePermit = (settings: Settings) => {
         autoExtend: options.autoExtend,
         retry: Schedule.stop
       }
+      const keys = Array.from({ length: limit }, (_, slot) => settings.keyPrefix + slotResource(resource, slot))
       let attempts = 0
+      // The slot whose release was announced last, if any since the last round.
+      let released: number | undefined
       // One round: every slot once, from a random one on, so that permits
       // spread over the slots rather than every caller trying slot 0 first.
-      // Invalid options fail the first slot's attempt, and are not retried.
-      const round = Effect.flatMap(Random.nextIntBetween(0, limit), (first) => {
-        const trySlot = (tried: number): Effect.Effect<Either.Either<Lock.Lock, InvalidOptions>, LockNotAcquired, Scope.Scope> =>
-          acquireSlot(slotResource(resource, (first + tried) % limit), slotOptions).pipe(
-            Effect.tap(() => void attempts++),
-            Effect.map(Either.right),
-            Effect.catchTags({
-              InvalidOptions: (invalid) => Effect.succeed(Either.left(invalid)),
-              LockNotAcquired: (refusal) => {
-                attempts++
-                return tried + 1 < limit ? trySlot(tried + 1) : Effect.fail(refusal)
-              }
-            })
-          )
-        return trySlot(0)
+      // A round woken by the release of a slot tries that slot alone: the
+      // others were taken a moment ago, and a waiter woken by each release
+      // would otherwise send up to `limit` attempts for it. Invalid options
+      // fail the first slot's attempt, and are not retried.
+      const round = Effect.suspend(() => {
+        const only = released
+        released = undefined
+        const first = only === undefined ? Random.nextIntBetween(0, limit) : Effect.succeed(only)
+        const tries = only === undefined ? limit : 1
+        return Effect.flatMap(first, (first) => {
+          const trySlot = (tried: number): Effect.Effect<Either.Either<Lock.Lock, InvalidOptions>, LockNotAcquired, Scope.Scope> =>
+            acquireSlot(slotResource(resource, (first + tried) % limit), slotOptions).pipe(
+              Effect.tap(() => void attempts++),
+              Effect.map(Either.right),
+              Effect.catchTags({
+                InvalidOptions: (invalid) => Effect.succeed(Either.left(invalid)),
+                LockNotAcquired: (refusal) => {
+                  attempts++
+                  return tried + 1 < tries ? trySlot(tried + 1) : Effect.fail(refusal)
+                }
+              })
+            )
+          return trySlot(0)
+        })
       })
       return Effect.flatMap(Effect.all([Monotonic.monotonicMillis, Effect.scope]), ([startedAt, scope]) => {
         const refused = (refusal: LockNotAcquired) =>
@@ -102,7 +114,7 @@ export const acquirePermit = (settings: Settings) => {
         // majority of nodes announces wakes the waiter for another round.
         const waiter: Waiting.Waiter<Either.Either<Lock.Lock, InvalidOptions>> = {
           nodes: settings.nodes,
-          keys: Array.from({ length: limit }, (_, slot) => settings.keyPrefix + slotResource(resource, slot)),
+          keys,
           // Slots have no line, so their releases name no waiter: none is ours.
           value: "",
           quorum: settings.quorum,
@@ -111,7 +123,8 @@ export const acquirePermit = (settings: Settings) => {
           holderGoneAt: undefined,
           leaseEndsAt: undefined,
           lease: () => 0,
-          attempt: () => Scope.extend(round, scope)
+          attempt: () => Scope.extend(round, scope),
+          heard: (key) => void (released = keys.indexOf(key))
         }
         return round.pipe(
           Effect.catchAll((refusal) => Waiting.untilGranted(waiter, refusal, schedule.right)),

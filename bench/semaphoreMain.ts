@@ -1,0 +1,27 @@
+/**
+ * `npm run bench:semaphore [-- --seconds S --rounds R]`: the semaphore table
+ * (e) of `npm run bench` alone (bench/semaphores.ts), on 5 local redis-servers.
+ */
+import * as Effect from "effect/Effect"
+import * as RedisFleet from "../fleet/RedisFleet.js"
+import * as Semaphores from "./semaphores.js"
+
+const flag = (name: string): string | undefined => {
+  const index = process.argv.indexOf(`--${name}`)
+  return index >= 0 ? process.argv[index + 1] : undefined
+}
+const seconds = Number(flag("seconds") ?? 3)
+const rounds = Number(flag("rounds") ?? 2)
+
+const program = Effect.flatMap(
+  RedisFleet.RedisFleet,
+  (fleet) => Semaphores.rounds(fleet, seconds, rounds, (line) => Effect.sync(() => console.error(line)))
+)
+
+Effect.runPromise(program.pipe(Effect.scoped, Effect.provide(RedisFleet.layerLocal(5)))).then((results) => {
+  console.log(Semaphores.table(results))
+  process.exit(0)
+}, (error) => {
+  console.error(error)
+  process.exit(1)
+})

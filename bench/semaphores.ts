@@ -1,0 +1,195 @@
+/**
+ * Semaphores under contention: 8 workers, each with its own connections,
+ * take one of 3 permits of one resource again and again, hold it 1 ms, and
+ * release it; effect-redlock's `Semaphore` against redis-semaphore's
+ * `RedlockSemaphore` on the same 5 servers. Both wait with a ~10 ms retry.
+ * Part of `npm run bench`; alone: `npm run bench:semaphore [-- --seconds S]`.
+ *
+ * RedlockSemaphore counts holders on each node and grants a permit when a
+ * majority of the counts is below the limit: fast, but not safe when clients
+ * reach different majorities (README, "Semaphores"). The "most at once"
+ * column is what this run saw, on healthy servers.
+ */
+import { Duration, Effect, Layer, ManagedRuntime, Schedule } from "effect"
+import type * as RedisFleet from "../fleet/RedisFleet.js"
+import { Redis } from "ioredis"
+import { RedlockSemaphore } from "redis-semaphore"
+import * as Redlock from "../src/Redlock.js"
+import * as Ioredis from "../src/RedisNode/Ioredis.js"
+import * as Semaphore from "../src/Semaphore.js"
+
+export const workers = 8
+export const limit = 3
+const ttlMillis = 10_000
+const holdMillis = 1
+
+/** One worker's way to hold a permit around `hold`; false when it gave up. */
+interface PermitClient {
+  readonly withPermit: (hold: () => Promise<void>) => Promise<boolean>
+  readonly close: () => Promise<void>
+}
+
+export interface SemaphoreContender {
+  readonly name: string
+  readonly start: (ports: ReadonlyArray<number>, key: string) => Promise<PermitClient>
+}
+
+const effectRedlock: SemaphoreContender = {
+  name: "effect-redlock Semaphore",
+  start: async (ports, key) => {
+    const runtime = ManagedRuntime.make(
+      Redlock.layer({ restartQuarantine: false }).pipe(
+        Layer.provide(Ioredis.layer(ports.map((port) => ({ host: "127.0.0.1", port }))))
+      )
+    )
+    const options: Semaphore.PermitOptions = {
+      limit,
+      ttl: Duration.millis(ttlMillis),
+      retry: Schedule.spaced("10 millis").pipe(Schedule.jittered, Schedule.intersect(Schedule.recurs(1000)))
+    }
+    return {
+      withPermit: (hold) =>
+        runtime.runPromise(
+          Effect.promise(hold).pipe(Semaphore.withPermit(key, options), Effect.as(true), Effect.orElseSucceed(() => false))
+        ),
+      close: () => runtime.dispose()
+    }
+  }
+}
+
+const redisSemaphore: SemaphoreContender = {
+  name: "redis-semaphore 5.8 (RedlockSemaphore)",
+  start: async (ports, key) => {
+    const clients = ports.map((port) => new Redis({ host: "127.0.0.1", port, maxRetriesPerRequest: 1 }))
+    return {
+      withPermit: async (hold) => {
+        const semaphore = new RedlockSemaphore(clients, key, limit, {
+          lockTimeout: ttlMillis,
+          acquireTimeout: 10_000,
+          retryInterval: 10,
+          refreshInterval: 0
+        })
+        if (!(await semaphore.tryAcquire().catch(() => false))) return false
+        await hold()
+        await semaphore.release().catch(() => undefined)
+        return true
+      },
+      close: async () => {
+        await Promise.all(clients.map((client) => client.quit().catch(() => undefined)))
+      }
+    }
+  }
+}
+
+export const contenders: ReadonlyArray<SemaphoreContender> = [effectRedlock, redisSemaphore]
+
+export interface PermitContention {
+  readonly acquisitionsPerSecond: number
+  readonly waitP50: number
+  readonly waitP99: number
+  readonly waitMax: number
+  /** The most holders seen at once (the limit is 3). */
+  readonly mostAtOnce: number
+  readonly fairness: number
+  readonly gaveUp: number
+}
+
+const percentile = (values: ReadonlyArray<number>, p: number) => {
+  if (values.length === 0) return NaN
+  const sorted = [...values].sort((a, b) => a - b)
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]
+}
+
+/** Jain's index of the workers' acquisition counts: 1 when all got the same share. */
+const jain = (counts: ReadonlyArray<number>) => {
+  const sum = counts.reduce((a, b) => a + b, 0)
+  const squares = counts.reduce((a, b) => a + b * b, 0)
+  return squares === 0 ? NaN : (sum * sum) / (counts.length * squares)
+}
+
+const sleep = (millis: number) => new Promise<void>((resolve) => setTimeout(resolve, millis))
+
+export const contention = async (
+  contender: SemaphoreContender,
+  ports: ReadonlyArray<number>,
+  seconds: number,
+  key: string
+): Promise<PermitContention> => {
+  const clients = await Promise.all(Array.from({ length: workers }, () => contender.start(ports, key)))
+  const counts = clients.map(() => 0)
+  const waits: Array<number> = []
+  let holding = 0
+  let mostAtOnce = 0
+  let gaveUp = 0
+  const start = performance.now()
+  const end = start + seconds * 1000
+  const worker = async (client: PermitClient, id: number) => {
+    while (performance.now() < end) {
+      const asked = performance.now()
+      const held = await client.withPermit(async () => {
+        waits.push(performance.now() - asked)
+        counts[id]++
+        mostAtOnce = Math.max(mostAtOnce, ++holding)
+        await sleep(holdMillis)
+        holding--
+      })
+      if (!held) gaveUp++
+    }
+  }
+  await Promise.all(clients.map(worker))
+  const elapsed = performance.now() - start
+  await Promise.all(clients.map((client) => client.close()))
+  return {
+    acquisitionsPerSecond: counts.reduce((a, b) => a + b, 0) / (elapsed / 1000),
+    waitP50: percentile(waits, 50),
+    waitP99: percentile(waits, 99),
+    waitMax: waits.length === 0 ? NaN : Math.max(...waits),
+    mostAtOnce,
+    fairness: jain(counts),
+    gaveUp
+  }
+}
+
+/** Every contender `rounds` times, in alternating order, the servers emptied after each. */
+export const rounds = (fleet: RedisFleet.Fleet, seconds: number, count: number, log: (line: string) => Effect.Effect<void>) =>
+  Effect.gen(function*() {
+    const ports = fleet.servers.map((server) => server.port)
+    const results = new Map<string, Array<PermitContention>>()
+    for (let round = 0; round < count; round++) {
+      const order = round % 2 === 0 ? contenders : [...contenders].reverse()
+      for (const contender of order) {
+        const result = yield* Effect.promise(() =>
+          contention(contender, ports, seconds, `bench:permits:${round}:${contender.name.split(" ")[0]}`)
+        )
+        results.set(contender.name, [...(results.get(contender.name) ?? []), result])
+        yield* fleet.reset
+        yield* log(`semaphores, round ${round + 1}: ${contender.name} done`)
+      }
+    }
+    return results
+  })
+
+const format = (value: number) =>
+  Number.isNaN(value) ? "–" : Math.abs(value) >= 100 ? value.toFixed(0) : Math.abs(value) >= 1 ? value.toFixed(2) : value.toFixed(3)
+
+/** The results (one or more runs per contender, averaged) as a Markdown table. */
+export const table = (results: ReadonlyMap<string, ReadonlyArray<PermitContention>>): string => {
+  const metrics: ReadonlyArray<readonly [string, (r: PermitContention) => number]> = [
+    ["acq/s", (r) => r.acquisitionsPerSecond],
+    ["wait p50 ms", (r) => r.waitP50],
+    ["wait p99 ms", (r) => r.waitP99],
+    ["wait max ms", (r) => r.waitMax],
+    ["most at once", (r) => r.mostAtOnce],
+    ["fairness (Jain)", (r) => r.fairness],
+    ["gave up", (r) => r.gaveUp]
+  ]
+  const mean = (runs: ReadonlyArray<PermitContention>, pick: (r: PermitContention) => number) =>
+    runs.reduce((sum, run) => sum + pick(run), 0) / runs.length
+  return [
+    `(e) semaphore: ${workers} workers, ${limit} permits, ${holdMillis} ms hold, ~10 ms retry`,
+    "",
+    `| contender | ${metrics.map(([label]) => label).join(" | ")} |`,
+    `|---|${metrics.map(() => "---").join("|")}|`,
+    ...[...results].map(([name, runs]) => `| ${name} | ${metrics.map(([, pick]) => format(mean(runs, pick))).join(" | ")} |`)
+  ].join("\n")
+}
