@@ -106,6 +106,8 @@ describe("semaphore on in-memory nodes", () => {
       }
       const inspected = failureOf(yield* Effect.exit(Semaphore.inspect("r", 0)))
       assert.strictEqual(inspected.option, "limit")
+      const missing = yield* invalid(Semaphore.acquire("r", undefined as unknown as Semaphore.PermitOptions))
+      assert.strictEqual(missing.option, "options")
       const ttl = yield* invalid(Semaphore.acquire("r", { limit: 2, ttl: "0 millis" }))
       assert.strictEqual(ttl.option, "ttl")
       const retry = yield* invalid(Semaphore.acquire("r", { limit: 2, ttl: "1 second", retry: 3 as never }))

@@ -19,7 +19,7 @@ import * as Scope from "effect/Scope"
 import type * as Lock from "../../Lock.js"
 import type { AcquireOptions } from "../../Redlock.js"
 import type { PermitOptions, PermitsInspection } from "../../Semaphore.js"
-import { type InvalidOptions, LockNotAcquired } from "../errors.js"
+import { InvalidOptions, LockNotAcquired } from "../errors.js"
 import * as Monotonic from "../monotonic.js"
 import * as Validate from "../validate.js"
 import * as Waiting from "../waiting.js"
@@ -43,7 +43,10 @@ export const acquirePermit = (settings: Settings) => {
     options: PermitOptions
   ): Effect.Effect<Lock.Lock, InvalidOptions | LockNotAcquired, Scope.Scope> =>
     Effect.suspend(() => {
-      const permits = Validate.permits(resourceInput, options?.limit)
+      if (typeof options !== "object" || options === null) {
+        return Effect.fail(new InvalidOptions({ option: "options", detail: "expected { limit, ttl, ... }" }, true))
+      }
+      const permits = Validate.permits(resourceInput, options.limit)
       if (Either.isLeft(permits)) return Effect.fail(permits.left)
       const { limit, resource } = permits.right
       // Checked here as the slots' acquisitions check them: waiting needs the node timeout.
@@ -70,17 +73,14 @@ export const acquirePermit = (settings: Settings) => {
       let attempts = 0
       // The slot whose release was announced last, if any since the last round.
       let released: number | undefined
-      // One round: every slot once, from a random one on, so that permits
-      // spread over the slots rather than every caller trying slot 0 first.
-      // A round woken by the release of a slot tries that slot alone: the
-      // others were taken a moment ago, and a waiter woken by each release
-      // would otherwise send up to `limit` attempts for it. Invalid options
+      // One round: every slot once, from the slot whose release was
+      // announced last if any (it is free, unless another waiter was
+      // quicker), else from a random one, so that permits spread over the
+      // slots rather than every caller trying slot 0 first. Invalid options
       // fail the first slot's attempt, and are not retried.
       const round = Effect.suspend(() => {
-        const only = released
+        const first = released === undefined ? Random.nextIntBetween(0, limit) : Effect.succeed(released)
         released = undefined
-        const first = only === undefined ? Random.nextIntBetween(0, limit) : Effect.succeed(only)
-        const tries = only === undefined ? limit : 1
         return Effect.flatMap(first, (first) => {
           const trySlot = (tried: number): Effect.Effect<Either.Either<Lock.Lock, InvalidOptions>, LockNotAcquired, Scope.Scope> =>
             acquireSlot(slotResource(resource, (first + tried) % limit), slotOptions).pipe(
@@ -90,7 +90,7 @@ export const acquirePermit = (settings: Settings) => {
                 InvalidOptions: (invalid) => Effect.succeed(Either.left(invalid)),
                 LockNotAcquired: (refusal) => {
                   attempts++
-                  return tried + 1 < tries ? trySlot(tried + 1) : Effect.fail(refusal)
+                  return tried + 1 < limit ? trySlot(tried + 1) : Effect.fail(refusal)
                 }
               })
             )
