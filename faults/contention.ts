@@ -6,7 +6,9 @@
  * 1. No two holders inside their validity: the intervals from each
  *    acquisition to the end of its hold or of its validity, whichever comes
  *    first, never overlap. For a semaphore of `limit` permits: no more than
- *    `limit` of them overlap at any moment.
+ *    `limit` of them overlap at any moment. For a read-write lock: a write
+ *    hold overlaps no other hold, and no more than `maxReaders` read holds
+ *    overlap.
  * 2. Fencing tokens strictly increase in acquisition order (of each
  *    semaphore slot), in schedules where no node restarted empty (counters
  *    need persistence, see README).
@@ -36,6 +38,8 @@ export interface Acquisition {
   readonly holdMillis: number
   readonly autoExtend: boolean
   readonly fencing: boolean
+  /** For a read-write lock: a write hold (else a read hold). */
+  readonly write: boolean
 }
 
 /**
@@ -58,6 +62,8 @@ export interface ContentionSchedule {
   readonly nodes: number
   /** The clients take permits of a semaphore of this many; none: they take the lock. */
   readonly limit: number | undefined
+  /** The clients hold a read-write lock of this many readers (reading or writing); none: see `limit`. */
+  readonly maxReaders: number | undefined
   readonly clients: ReadonlyArray<ReadonlyArray<Acquisition>>
   readonly faults: ReadonlyArray<Fault>
   readonly seed: number
@@ -70,24 +76,37 @@ const acquisition: fc.Arbitrary<Acquisition> = fc.record({
   ttlMillis: fc.integer({ min: 100, max: maxTtlMillis }),
   holdMillis: fc.integer({ min: 0, max: 2500 }),
   autoExtend: fc.boolean(),
-  fencing: fc.boolean()
+  fencing: fc.boolean(),
+  write: fc.boolean()
 })
 
-/** Which primitive the clients contend for: the lock, a semaphore (of 1 to 3 permits), or either. */
-export type Primitive = "lock" | "semaphore" | "any"
+/**
+ * Which primitive the clients contend for: the lock, a semaphore (of 1 to 3
+ * permits), a read-write lock (of 1 to 3 readers), or any of them.
+ */
+export type Primitive = "lock" | "semaphore" | "readWrite" | "any"
 
-const limits = (primitive: Primitive): fc.Arbitrary<number | undefined> =>
-  primitive === "lock"
-    ? fc.constant(undefined)
+const primitives = (
+  primitive: Primitive
+): fc.Arbitrary<{ readonly limit: number | undefined; readonly maxReaders: number | undefined }> => {
+  const lock = fc.constant({ limit: undefined, maxReaders: undefined })
+  const semaphore = fc.integer({ min: 1, max: 3 }).map((limit) => ({ limit, maxReaders: undefined }))
+  const readWrite = fc.integer({ min: 1, max: 3 }).map((maxReaders) => ({ limit: undefined, maxReaders }))
+  return primitive === "lock"
+    ? lock
     : primitive === "semaphore"
-    ? fc.integer({ min: 1, max: 3 })
-    : fc.oneof(fc.constant(undefined), fc.integer({ min: 1, max: 3 }))
+    ? semaphore
+    : primitive === "readWrite"
+    ? readWrite
+    : fc.oneof(lock, semaphore, readWrite)
+}
 
 export const schedule = (primitive: Primitive = "any"): fc.Arbitrary<ContentionSchedule> =>
-  fc.constantFrom(3, 5).chain((nodes) =>
+  fc.tuple(fc.constantFrom(3, 5), primitives(primitive)).chain(([nodes, { limit, maxReaders }]) =>
   fc.record({
     nodes: fc.constant(nodes),
-    limit: limits(primitive),
+    limit: fc.constant(limit),
+    maxReaders: fc.constant(maxReaders),
     clients: fc.array(fc.array(acquisition, { minLength: 1, maxLength: 4 }), { minLength: 2, maxLength: 5 }),
     faults: fc.array(
       fc.record({
@@ -104,6 +123,8 @@ export const schedule = (primitive: Primitive = "any"): fc.Arbitrary<ContentionS
 
 interface Grant {
   readonly client: number
+  /** A read-write lock's write hold. */
+  readonly write: boolean
   /** The lock's resource: for a semaphore, the slot. */
   readonly resource: string
   readonly at: number
@@ -157,18 +178,22 @@ const program = (plan: ContentionSchedule, options: Redlock.Options) =>
               retry,
               autoExtend: step.autoExtend
             }
-            const lock = yield* (plan.limit === undefined
-              ? redlock.acquire("r", options)
-              : redlock.acquirePermit("r", { ...options, limit: plan.limit }))
+            const lock = yield* (plan.maxReaders !== undefined
+              ? (step.write ? redlock.acquireWrite : redlock.acquireRead)("r", { ...options, maxReaders: plan.maxReaders })
+              : plan.limit !== undefined
+              ? redlock.acquirePermit("r", { ...options, limit: plan.limit })
+              : redlock.acquire("r", options))
             const grant: Grant = {
               client: index,
+              write: plan.maxReaders !== undefined && step.write,
               resource: lock.resources[0],
               at: yield* Lock.monotonicMillis,
               token: Option.none(),
               until: lock.validUntilMillis
             }
             grants.push(grant)
-            if (step.fencing) grant.token = yield* Effect.option(lock.fencingToken)
+            // A writer holds every read slot: its tokens are one per slot, not one to order.
+            if (step.fencing && !grant.write) grant.token = yield* Effect.option(lock.fencingToken)
             yield* Effect.sleep(Duration.millis(step.holdMillis))
             grant.until = Math.min(yield* Lock.monotonicMillis, lock.validUntilMillis)
           })).pipe(Effect.ignore)
@@ -183,13 +208,25 @@ const program = (plan: ContentionSchedule, options: Redlock.Options) =>
     const problems: Array<string> = []
     const ordered = [...grants].sort((a, b) => a.at - b.at)
     // Holders at a moment: the count only grows at a grant, so checking at each grant is enough.
-    const limit = plan.limit ?? 1
+    // A read-write lock: a writer alone, at most maxReaders readers; else at most `limit` (1: the lock).
+    const limit = plan.maxReaders ?? plan.limit ?? 1
+    const what = (grant: Grant) =>
+      plan.maxReaders !== undefined
+        ? `${grant.write ? "the write" : "a read"} hold of ${limit} readers`
+        : plan.limit === undefined
+        ? "the lock"
+        : `a permit of ${limit}`
     for (let j = 0; j < ordered.length; j++) {
       const holding = ordered.slice(0, j).filter((earlier) => ordered[j].at < earlier.until)
-      if (holding.length >= limit) {
+      const broken = plan.maxReaders === undefined
+        ? holding.length >= limit
+        : ordered[j].write
+        ? holding.length > 0
+        : holding.some((h) => h.write) || holding.length >= limit
+      if (broken) {
         problems.push(
-          `client ${ordered[j].client} got ${plan.limit === undefined ? "the lock" : `a permit of ${limit}`} at ` +
-            `${ordered[j].at} ms while ${holding.map((h) => `client ${h.client} (from ${h.at} ms, valid until ${h.until} ms)`).join(", ")} held`
+          `client ${ordered[j].client} got ${what(ordered[j])} at ${ordered[j].at} ms while ` +
+            `${holding.map((h) => `client ${h.client}${h.write ? " (writing)" : ""} (from ${h.at} ms, valid until ${h.until} ms)`).join(", ")} held`
         )
       }
     }

@@ -6,8 +6,9 @@
  *
  * Options: `--runs N` (default 5000), `--seed S`, `--path P`,
  * `--quarantine off` (to watch the checker find the restart hazard),
- * `--primitive lock|semaphore|any` (default any: each schedule the lock or a
- * semaphore of 1 to 3 permits).
+ * `--primitive lock|semaphore|readWrite|any` (default any: each schedule the
+ * lock, a semaphore of 1 to 3 permits, or a read-write lock of 1 to 3
+ * readers).
  */
 import * as fc from "effect/FastCheck"
 import * as Contention from "./contention.js"

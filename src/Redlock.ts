@@ -36,6 +36,7 @@ import { whileHolding } from "./internal/lock.js"
 import * as Acquisition from "./internal/manager/acquisition.js"
 import * as Extension from "./internal/manager/extension.js"
 import * as Inspection from "./internal/manager/inspection.js"
+import * as ReadWrite from "./internal/manager/readWrite.js"
 import * as Release from "./internal/manager/release.js"
 import * as Semaphore from "./internal/manager/semaphore.js"
 import * as Settings from "./internal/manager/settings.js"
@@ -49,6 +50,7 @@ import type {
   LockNotAcquired,
   LockNotExtended
 } from "./RedlockError.js"
+import type { ReadWriteOptions } from "./ReadWriteLock.js"
 import type { PermitOptions, PermitsInspection } from "./Semaphore.js"
 
 /**
@@ -263,6 +265,16 @@ export interface RedlockService {
   ) => Effect.Effect<Lock.Lock, InvalidOptions | LockNotAcquired, Scope.Scope>
   /** Who holds each permit of a semaphore (see the `Semaphore` module). */
   readonly inspectPermits: (resource: string, limit: number) => Effect.Effect<PermitsInspection, InvalidOptions>
+  /** Hold `resource` for reading (see the `ReadWriteLock` module). */
+  readonly acquireRead: (
+    resource: string,
+    options: ReadWriteOptions
+  ) => Effect.Effect<Lock.Lock, InvalidOptions | LockNotAcquired, Scope.Scope>
+  /** Hold `resource` for writing (see the `ReadWriteLock` module). */
+  readonly acquireWrite: (
+    resource: string,
+    options: ReadWriteOptions
+  ) => Effect.Effect<Lock.Lock, InvalidOptions | LockNotAcquired, Scope.Scope>
 }
 
 /**
@@ -287,7 +299,9 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
     extend: (lock, ttl) => Extension.extend(settings, lock, ttl),
     inspect: (resource) => Inspection.inspect(settings, resource),
     acquirePermit: Semaphore.acquirePermit(settings),
-    inspectPermits: (resource, limit) => Semaphore.inspectPermits(settings, resource, limit)
+    inspectPermits: (resource, limit) => Semaphore.inspectPermits(settings, resource, limit),
+    acquireRead: ReadWrite.acquireRead(settings),
+    acquireWrite: ReadWrite.acquireWrite(settings)
   })
 })
 

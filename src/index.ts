@@ -27,6 +27,14 @@ export * as Redlock from "./Redlock.js"
 export * as Semaphore from "./Semaphore.js"
 
 /**
+ * A read-write lock: many readers or one writer, as safe as a lock.
+ *
+ * @since 0.1.0
+ * @category modules
+ */
+export * as ReadWriteLock from "./ReadWriteLock.js"
+
+/**
  * The typed errors of the lock manager.
  *
  * @since 0.1.0

@@ -12,7 +12,7 @@ import * as Path from "node:path"
 import { fileURLToPath } from "node:url"
 
 const root = Path.join(Path.dirname(fileURLToPath(import.meta.url)), "..")
-const publicModules = ["Lock", "Redlock", "RedlockError", "RedisNode", "RedlockMetrics", "RedisNode/Ioredis", "Fencing/Ioredis", "Promise", "Semaphore"]
+const publicModules = ["Lock", "Redlock", "RedlockError", "RedisNode", "RedlockMetrics", "RedisNode/Ioredis", "Fencing/Ioredis", "Promise", "Semaphore", "ReadWriteLock"]
 
 /**
  * A command's stdout; it fails with the error (its stdout and stderr attached) when the command does.
@@ -153,7 +153,7 @@ const { Schedule } = require("effect")`)
 
   it("a strict TypeScript consumer type-checks with nodenext and with bundler resolution", async () => {
     const source = `import { Duration, Effect, Layer } from "effect"
-import { Redlock, Semaphore } from "effect-redlock"
+import { ReadWriteLock, Redlock, Semaphore } from "effect-redlock"
 import * as Ioredis from "effect-redlock/RedisNode/Ioredis"
 import type { LockNotAcquired } from "effect-redlock/RedlockError"
 import { makeRedlock } from "effect-redlock/Promise"
@@ -173,6 +173,9 @@ export const checked: Effect.Effect<readonly [string, number], LockNotAcquired |
 // A permit of a semaphore, from the root module and from its own entry point.
 export const permitted: Effect.Effect<void, { readonly _tag: string }, Redlock.Redlock> = Effect.log("one of 3").pipe(
   Semaphore.withPermit("reports", { limit: 3, ttl: "10 seconds" })
+)
+export const rebuilt: Effect.Effect<void, { readonly _tag: string }, Redlock.Redlock> = Effect.log("rebuilt").pipe(
+  ReadWriteLock.withWrite("cache", { ttl: "10 seconds", maxReaders: 8 })
 )
 
 // The promise facade, as a node-redlock user would move to it.

@@ -47,6 +47,10 @@ describe("random contention with node faults", () => {
     fc.assert(Contention.property({}, "semaphore"), { numRuns: 150 })
   }, 120_000)
 
+  it("read-write locks of 1 to 3 readers: a writer is alone inside its validity, readers at most maxReaders", () => {
+    fc.assert(Contention.property({}, "readWrite"), { numRuns: 150 })
+  }, 120_000)
+
   it("with the restart quarantine off, the same checker finds two holders at once", () => {
     const result = fc.check(Contention.property({ restartQuarantine: false }, "lock"), { numRuns: 300, seed: 2, endOnFailure: true })
     assert.isTrue(result.failed, "a restart that loses keys gives a second client the lock")

@@ -56,7 +56,8 @@ const withoutStackTrace = <E>(make: () => E): E => {
 // Acquire is on every caller's hot path: validation, the attempt and the
 // bookkeeping are plain code inside as few effects as possible, and spans
 // are made only where a tracer records them (internal/tracing.ts).
-export const acquire = (settings: Settings, checkResources: ResourceCheck = Validate.resources) => {
+export const acquire = (settings: Settings, variant: Variant = userLocks) => {
+  const { checkResources, probe } = variant
   // One per manager: every lock it grants issues its tokens with it.
   const issueFencingTokens = Fencing.issueFencingTokens(settings)
   return (
@@ -74,7 +75,7 @@ export const acquire = (settings: Settings, checkResources: ResourceCheck = Vali
           traced,
           debugLogs: fiber.getFiberRef(FiberRef.currentMinimumLogLevel).ordinal <= LogLevel.Debug.ordinal
         }
-        return new Acquisition(settings, issueFencingTokens, surroundings, request.right).run()
+        return new Acquisition(settings, issueFencingTokens, surroundings, request.right, probe).run()
       }
       return traced
         ? Effect.withSpan(Effect.fail(request.left), "Redlock.acquire", Tracing.spanOptions)
@@ -191,7 +192,9 @@ class Acquisition implements Waiting.Waiter<Lock.Lock> {
     private readonly settings: Settings,
     private readonly issueFencingTokens: LockFields["issueFencingTokens"],
     private readonly surroundings: Surroundings,
-    readonly request: Request
+    readonly request: Request,
+    /** Whether a first attempt on one key may start with a plain `acquire` (see `probes`). */
+    private readonly probe = true
   ) {
     this.nodes = settings.nodes
     this.quorum = settings.quorum
@@ -312,7 +315,7 @@ class Acquisition implements Waiting.Waiter<Lock.Lock> {
    * keep their order; the acquisition that may not wait stops at the probe.
    */
   private probes(): boolean {
-    return this.attempts === 1 && this.settings.fairHandoff && this.keys.length === 1
+    return this.probe && this.attempts === 1 && this.settings.fairHandoff && this.keys.length === 1
   }
 
   /**
@@ -542,6 +545,20 @@ class Acquisition implements Waiting.Waiter<Lock.Lock> {
  * slots, semaphore.ts) are built from checked resources.
  */
 export type ResourceCheck = (input: unknown) => Either.Either<NonEmptyReadonlyArray<string>, InvalidOptions>
+
+/**
+ * The locks the manager grants through `acquire`: users' locks, or the slot
+ * locks of semaphores and read-write locks. `probe: false` for a lock whose
+ * free key may have a line of waiters (a read-write lock's slot, which a
+ * waiting writer holds no key of): the first attempt then respects the line
+ * instead of taking the free key at once.
+ */
+export interface Variant {
+  readonly checkResources: ResourceCheck
+  readonly probe: boolean
+}
+
+const userLocks: Variant = { checkResources: Validate.resources, probe: true }
 
 /** The options of one acquisition, checked, with the manager's defaults filled in. */
 const parseAcquire = (

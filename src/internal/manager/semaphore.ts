@@ -28,16 +28,36 @@ import * as Inspection from "./inspection.js"
 import type { Settings } from "./settings.js"
 
 /**
+ * The slots of a semaphore (`permit`) or of a read-write lock's readers
+ * (`read`, readwrite.ts): each kind names its own keys, so a semaphore and
+ * a read-write lock on the same resource are unrelated. Read slots are
+ * taken without the probe: a writer waits in their lines while holding no
+ * key of them (see `Acquisition.Variant`).
+ */
+export interface SlotKind {
+  readonly name: "permit" | "read"
+  readonly probe: boolean
+}
+
+export const permitSlots: SlotKind = { name: "permit", probe: true }
+export const readSlots: SlotKind = { name: "read", probe: false }
+
+/**
  * The lock resource of one slot. Users' resources never hold a NUL
  * character (Validate.resources), so no lock of theirs can take a slot.
  */
-export const slotResource = (resource: string, slot: number): string => `${resource}\u0000permit${slot}`
+export const slotResource = (resource: string, slot: number, kind: SlotKind = permitSlots): string =>
+  `${resource}\u0000${kind.name}${slot}`
 
-/** A slot's name is made here, from a checked resource. */
-const slotName: Acquisition.ResourceCheck = (input) => Either.right([input as string])
+/** Slot names are made here, from a checked resource. */
+export const slotNames: Acquisition.ResourceCheck = (input) =>
+  Either.right((Array.isArray(input) ? input : [input]) as unknown as readonly [string, ...Array<string>])
 
-export const acquirePermit = (settings: Settings) => {
-  const acquireSlot = Acquisition.acquire(settings, slotName)
+export const acquirePermit = (settings: Settings) => acquireSlot(settings, permitSlots)
+
+/** One slot of `limit`, as a semaphore's permit or a read-write lock's reader. */
+export const acquireSlot = (settings: Settings, kind: SlotKind) => {
+  const acquireSlot = Acquisition.acquire(settings, { checkResources: slotNames, probe: kind.probe })
   return (
     resourceInput: string,
     options: PermitOptions
@@ -69,7 +89,7 @@ export const acquirePermit = (settings: Settings) => {
         autoExtend: options.autoExtend,
         retry: Schedule.stop
       }
-      const keys = Array.from({ length: limit }, (_, slot) => settings.keyPrefix + slotResource(resource, slot))
+      const keys = Array.from({ length: limit }, (_, slot) => settings.keyPrefix + slotResource(resource, slot, kind))
       let attempts = 0
       // The slot whose release was announced last, if any since the last round.
       let released: number | undefined
@@ -83,7 +103,7 @@ export const acquirePermit = (settings: Settings) => {
         released = undefined
         return Effect.flatMap(first, (first) => {
           const trySlot = (tried: number): Effect.Effect<Either.Either<Lock.Lock, InvalidOptions>, LockNotAcquired, Scope.Scope> =>
-            acquireSlot(slotResource(resource, (first + tried) % limit), slotOptions).pipe(
+            acquireSlot(slotResource(resource, (first + tried) % limit, kind), slotOptions).pipe(
               Effect.tap(() => void attempts++),
               Effect.map(Either.right),
               Effect.catchTags({

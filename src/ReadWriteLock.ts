@@ -1,0 +1,120 @@
+/**
+ * A read-write lock over the same Redis nodes as the locks: many readers of
+ * a resource at once (up to `maxReaders`), or one writer and no reader,
+ * across every process ("many readers of the cache, one rebuilder"). Read and
+ * write holds are scoped resources, released on every exit of their scope.
+ *
+ * Guarantee: a writer never holds within its validity while another writer
+ * or a reader does, and at most `maxReaders` readers hold at once, under the
+ * lock's own assumptions. A resource has `maxReaders` read slots, each an
+ * ordinary Redlock lock: a reader holds one slot, a writer holds every slot
+ * at once (one lock of many keys, all or none on each node). A writer and a
+ * reader within their validity would both hold the reader's slot, which a
+ * lock forbids.
+ *
+ * A waiting writer is not starved by a stream of readers: it waits in every
+ * slot's line, readers that ask after it wait behind it, and each slot the
+ * earlier readers release is handed to it. Readers do not line up among
+ * themselves (they wait as a semaphore's waiters do).
+ *
+ * A hold is the `Lock` of its slots: `remaining`, `validity`, `lost`,
+ * `guard`, extension and `autoExtend` work as for a lock. Its `resources`
+ * name the slots (the resource, a NUL character, `read` and the slot number).
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { ReadWriteLock } from "effect-redlock"
+ *
+ * const readCache = Effect.log("reading the cache").pipe(
+ *   ReadWriteLock.withRead("cache", { ttl: "10 seconds" })
+ * )
+ * const rebuildCache = Effect.log("rebuilding the cache").pipe(
+ *   ReadWriteLock.withWrite("cache", { ttl: "30 seconds", autoExtend: true })
+ * )
+ * ```
+ *
+ * @since 0.1.0
+ */
+import * as Effect from "effect/Effect"
+import { dual } from "effect/Function"
+import type * as Scope from "effect/Scope"
+import { whileHolding } from "./internal/lock.js"
+import type * as Lock from "./Lock.js"
+import { type AcquireOptions, Redlock, type WithLockError } from "./Redlock.js"
+import type { InvalidOptions, LockNotAcquired } from "./RedlockError.js"
+
+/**
+ * The options of one read or write hold: a lock's options and `maxReaders`.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface ReadWriteOptions extends AcquireOptions {
+  /**
+   * How many readers may hold at once: a whole number from 1 to 64, default
+   * 16. Every client of a resource must use the same value. A writer's
+   * attempt sets this many keys on each node.
+   */
+  readonly maxReaders?: number | undefined
+}
+
+/**
+ * Hold `resource` for reading until the scope closes: with other readers,
+ * never with a writer. Fails with `LockNotAcquired` once the retry schedule
+ * ends, and with `InvalidOptions` for a bad resource or option.
+ *
+ * @since 0.1.0
+ * @category combinators
+ */
+export const acquireRead = (
+  resource: string,
+  options: ReadWriteOptions
+): Effect.Effect<Lock.Lock, InvalidOptions | LockNotAcquired, Redlock | Scope.Scope> =>
+  Effect.flatMap(Redlock, (redlock) => redlock.acquireRead(resource, options))
+
+/**
+ * Hold `resource` for writing until the scope closes: with no reader and no
+ * other writer. Fails with `LockNotAcquired` once the retry schedule ends,
+ * and with `InvalidOptions` for a bad resource or option.
+ *
+ * @since 0.1.0
+ * @category combinators
+ */
+export const acquireWrite = (
+  resource: string,
+  options: ReadWriteOptions
+): Effect.Effect<Lock.Lock, InvalidOptions | LockNotAcquired, Redlock | Scope.Scope> =>
+  Effect.flatMap(Redlock, (redlock) => redlock.acquireWrite(resource, options))
+
+/**
+ * Run an effect while holding `resource` for reading, released when it ends;
+ * interrupted with `LockLost` if the hold is lost first.
+ *
+ * @since 0.1.0
+ * @category combinators
+ */
+export const withRead: {
+  (
+    resource: string,
+    options: ReadWriteOptions
+  ): <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.Effect<A, E | WithLockError, R | Redlock>
+  <A, E, R>(self: Effect.Effect<A, E, R>, resource: string, options: ReadWriteOptions): Effect.Effect<A, E | WithLockError, R | Redlock>
+} = dual(3, <A, E, R>(self: Effect.Effect<A, E, R>, resource: string, options: ReadWriteOptions) =>
+  whileHolding(acquireRead(resource, options), self))
+
+/**
+ * Run an effect while holding `resource` for writing, released when it ends;
+ * interrupted with `LockLost` if the hold is lost first.
+ *
+ * @since 0.1.0
+ * @category combinators
+ */
+export const withWrite: {
+  (
+    resource: string,
+    options: ReadWriteOptions
+  ): <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.Effect<A, E | WithLockError, R | Redlock>
+  <A, E, R>(self: Effect.Effect<A, E, R>, resource: string, options: ReadWriteOptions): Effect.Effect<A, E | WithLockError, R | Redlock>
+} = dual(3, <A, E, R>(self: Effect.Effect<A, E, R>, resource: string, options: ReadWriteOptions) =>
+  whileHolding(acquireWrite(resource, options), self))

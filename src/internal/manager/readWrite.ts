@@ -1,0 +1,72 @@
+/**
+ * A read-write lock over the lock manager: `maxReaders` read slots per
+ * resource, each an ordinary lock. A reader holds one read slot, taken as a
+ * semaphore's permit (semaphore.ts); a writer holds every read slot at once,
+ * as one lock of many keys (all or none on each node, on one quorum).
+ *
+ * Why it is safe: a writer and a reader within their validity would both
+ * hold the reader's slot within its validity, and a lock has at most one
+ * such holder; two writers would both hold every slot. At most `maxReaders`
+ * readers hold at once, as a semaphore's permits.
+ *
+ * Why a writer is not starved by readers: a waiting writer waits in every
+ * slot's line (fair handoff), and a reader's attempt respects the lines
+ * (its first attempt is not the plain `acquire` probe, which would take a
+ * free key whoever waits): a reader that asks after the writer does not get
+ * a slot ahead of it, and each slot the readers release is handed to the
+ * writer, which holds them all once the last reader ahead of it leaves.
+ *
+ * @internal
+ */
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import type * as Scope from "effect/Scope"
+import type * as Lock from "../../Lock.js"
+import type { ReadWriteOptions } from "../../ReadWriteLock.js"
+import { InvalidOptions, LockNotAcquired } from "../errors.js"
+import * as Validate from "../validate.js"
+import * as Acquisition from "./acquisition.js"
+import * as Semaphore from "./semaphore.js"
+import type { Settings } from "./settings.js"
+
+/** Readers at once when `maxReaders` is not given; every client of a resource must use the same. */
+export const defaultMaxReaders = 16
+
+const checked = (resource: unknown, options: ReadWriteOptions) => {
+  if (typeof options !== "object" || options === null) {
+    return Either.left(new InvalidOptions({ option: "options", detail: "expected { ttl, ... }" }, true))
+  }
+  return Either.mapLeft(
+    Validate.permits(resource, options.maxReaders ?? defaultMaxReaders),
+    (invalid) => invalid.option === "limit" ? new InvalidOptions({ option: "maxReaders", detail: invalid.detail }, true) : invalid
+  )
+}
+
+export const acquireRead = (settings: Settings) => {
+  const acquireSlot = Semaphore.acquireSlot(settings, Semaphore.readSlots)
+  return (resource: string, options: ReadWriteOptions): Effect.Effect<Lock.Lock, InvalidOptions | LockNotAcquired, Scope.Scope> =>
+    Effect.flatMap(checked(resource, options), ({ limit }) => acquireSlot(resource, { ...options, limit }))
+}
+
+export const acquireWrite = (settings: Settings) => {
+  const acquireAll = Acquisition.acquire(settings, { checkResources: Semaphore.slotNames, probe: false })
+  return (resource: string, options: ReadWriteOptions): Effect.Effect<Lock.Lock, InvalidOptions | LockNotAcquired, Scope.Scope> =>
+    Effect.flatMap(checked(resource, options), ({ limit }) => {
+      const slots = Array.from({ length: limit }, (_, slot) => Semaphore.slotResource(resource, slot, Semaphore.readSlots))
+      return acquireAll(slots as unknown as readonly [string, ...Array<string>], options).pipe(
+        // The refusal names the resource, not its slots.
+        Effect.mapError((error) =>
+          error._tag === "LockNotAcquired"
+            ? new LockNotAcquired({
+              resources: [resource],
+              reason: error.reason,
+              attempts: error.attempts,
+              elapsedMillis: error.elapsedMillis,
+              quorum: error.quorum,
+              outcomes: error.outcomes
+            }, true)
+            : error
+        )
+      )
+    })
+}
