@@ -15,6 +15,8 @@ export interface Section {
   readonly validUntil: number
   /** The lock's resource: a semaphore's slot. Tokens increase per slot. */
   readonly slot?: string | undefined
+  /** A read-write lock's write hold. */
+  readonly write?: boolean | undefined
 }
 
 export interface Overlap {
@@ -64,17 +66,32 @@ export const overlappingPairs = <S extends { readonly start: number; readonly en
 }
 
 /**
- * A section that starts while `limit` earlier ones are still open breaks the
- * limit: a violation when `limit` of them were still within their validity,
- * else an overlap after expiry. Tokens must increase in acquisition order,
- * slot by slot. The gap is measured in whole milliseconds over
- * `[window[0], window[1])`.
+ * Which holders may overlap: at most `limit` (1: a lock; a semaphore's
+ * permits), or a read-write lock's rule (a writer alone, at most
+ * `maxReaders` readers).
+ */
+export type Sharing = { readonly limit: number } | { readonly maxReaders: number }
+
+/** Whether `entering` may join the sections in `holding`. */
+const allowed = (sharing: Sharing, entering: Section, holding: ReadonlyArray<Section>): boolean =>
+  "limit" in sharing
+    ? holding.length < sharing.limit
+    : entering.write === true
+    ? holding.length === 0
+    : !holding.some((held) => held.write === true) && holding.length < sharing.maxReaders
+
+/**
+ * A section that starts while the earlier ones still open do not allow it
+ * breaks the rule: a violation when those still within their validity do not
+ * allow it either, else an overlap after expiry. Tokens must increase in
+ * acquisition order, slot by slot. The gap is measured in whole milliseconds
+ * over `[window[0], window[1])`.
  */
 export const check = (
   sections: ReadonlyArray<Section>,
   majorityUp: ReadonlyArray<Interval>,
   window: Interval,
-  limit = 1
+  sharing: Sharing = { limit: 1 }
 ): Verdict => {
   const sorted = [...sections].sort((a, b) => a.start - b.start)
   const violations: Array<Overlap> = []
@@ -82,9 +99,9 @@ export const check = (
   for (let j = 0; j < sorted.length; j++) {
     const second = sorted[j]
     const open = sorted.slice(0, j).filter((earlier) => second.start < earlier.end)
-    if (open.length < limit) continue
+    if (allowed(sharing, second, open)) continue
     const valid = open.filter((earlier) => second.start < earlier.validUntil)
-    if (valid.length >= limit) violations.push({ first: valid[valid.length - 1], second })
+    if (!allowed(sharing, second, valid)) violations.push({ first: valid[valid.length - 1], second })
     else expiredOverlaps.push({ first: open[open.length - 1], second })
   }
   let tokenRegressions = 0

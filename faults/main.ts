@@ -5,7 +5,7 @@
  * Exits with 1 when a scenario does not hold what it promises.
  *
  * Options: `--workers K` (default 4), `--seconds S` per scenario (default 10),
- * `--seed N` (default 1).
+ * `--seed N` (default 1), `--only TEXT` (the scenarios whose name contains it).
  */
 import * as Console from "effect/Console"
 import * as Context from "effect/Context"
@@ -20,6 +20,9 @@ const argument = (name: string, fallback: number): number => {
   if (!Number.isFinite(value) || value <= 0) throw new Error(`--${name} must be a positive number`)
   return value
 }
+
+const onlyIndex = process.argv.indexOf("--only")
+const only = onlyIndex >= 0 ? process.argv[onlyIndex + 1] : undefined
 
 const settings: Suite.Settings = {
   workers: argument("workers", 4),
@@ -43,7 +46,7 @@ const program = Effect.gen(function*() {
       `ttl ${settings.ttlMillis} ms, maxTtl ${settings.maxTtlMillis} ms, ${settings.durationMillis / 1000} s per scenario, seed ${settings.seed}`
   )
   const reports: Array<Suite.Report> = []
-  for (const scenario of Suite.scenarios(settings)) {
+  for (const scenario of Suite.scenarios(settings).filter((scenario) => only === undefined || scenario.name.includes(only))) {
     const report = yield* Suite.runScenario(scenario.durable === true ? durable : plain, scenario, settings)
     reports.push(report)
     yield* Console.log(`${scenario.name}: ${report.acquisitions} acquisitions, ${report.violations} violations`)

@@ -18,6 +18,8 @@ export interface WorkerConfig {
   readonly waitForStart: boolean
   /** Take permits of a semaphore of this many instead of the lock. */
   readonly limit?: number | undefined
+  /** Hold a read-write lock of this many readers instead of the lock: a third of the holds write. */
+  readonly maxReaders?: number | undefined
 }
 
 /** What a worker prints, one JSON object per line. Tokens are decimal strings. */
@@ -29,8 +31,10 @@ export type WorkerEvent =
     readonly token: string
     readonly at: number
     readonly validUntil: number
-    /** The lock's resource (a semaphore's slot). */
+    /** The lock's resource (a semaphore's slot; a writer's first slot). */
     readonly slot: string
+    /** A read-write lock's write hold. */
+    readonly write: boolean
   }
   | { readonly type: "leave"; readonly id: number; readonly at: number; readonly lateWrite: "accepted" | "stale" | "failed" }
   | { readonly type: "error"; readonly id: number; readonly detail: string }

@@ -71,6 +71,8 @@ export interface Scenario {
   readonly freshServers?: boolean | undefined
   /** The workers take permits of a semaphore of this many instead of the lock. */
   readonly limit?: number | undefined
+  /** The workers hold a read-write lock of this many readers instead of the lock (a third of the holds write). */
+  readonly maxReaders?: number | undefined
   readonly faults: (faults: Faults) => Effect.Effect<void, FleetError>
 }
 
@@ -184,7 +186,8 @@ export const runScenario = (fleet: Fleet, scenario: Scenario, settings: Settings
         durationMillis: settings.durationMillis,
         seed: settings.seed * 31 + id,
         waitForStart: scenario.freshServers === true,
-        limit: scenario.limit
+        limit: scenario.limit,
+        maxReaders: scenario.maxReaders
       }, onEvent))
     // Workers load TypeScript first; a worker that never gets ready ends the wait at its exit.
     yield* Deferred.await(allReady).pipe(
@@ -269,7 +272,10 @@ export const runScenario = (fleet: Fleet, scenario: Scenario, settings: Settings
     }
     // A worker that never left (killed, hung) held until the end, as far as anyone can tell.
     for (const entered of open.values()) sections.push(sectionOf(entered, end))
-    const verdict = Checker.check(sections, majorityUpIntervals(downLog, end), [start, end], scenario.limit)
+    const sharing: Checker.Sharing = scenario.maxReaders !== undefined
+      ? { maxReaders: scenario.maxReaders }
+      : { limit: scenario.limit ?? 1 }
+    const verdict = Checker.check(sections, majorityUpIntervals(downLog, end), [start, end], sharing)
 
     const problems = [
       ...events.flatMap((event) =>
@@ -305,7 +311,8 @@ const sectionOf = (entered: EnterEvent, end: number): Checker.Section => ({
   start: entered.at,
   end,
   validUntil: entered.validUntil,
-  slot: entered.slot
+  slot: entered.slot,
+  write: entered.write
 })
 
 /** One or two of the lock nodes, at random. */
@@ -316,20 +323,21 @@ const minority = (random: Random.Random): Effect.Effect<Array<number>> =>
     (indexes, count) => Array.from(indexes).slice(0, count)
   )
 
-/** The lock's scenarios, then the semaphore's: some of the same faults with permits of 2. */
+/**
+ * The lock's scenarios, then some of the same faults for a semaphore (permits
+ * of 2) and for a read-write lock (2 readers, a third of the holds writing).
+ */
 export const scenarios = (settings: Settings): ReadonlyArray<Scenario> => {
   const lock = lockScenarios(settings)
+  const some = lock.filter((scenario) => sharedFaults.includes(scenario.name))
   return [
     ...lock,
-    ...lock.filter((scenario) => semaphoreFaults.includes(scenario.name)).map((scenario): Scenario => ({
-      ...scenario,
-      name: `semaphore of 2: ${scenario.name}`,
-      limit: 2
-    }))
+    ...some.map((scenario): Scenario => ({ ...scenario, name: `semaphore of 2: ${scenario.name}`, limit: 2 })),
+    ...some.map((scenario): Scenario => ({ ...scenario, name: `read-write of 2 readers: ${scenario.name}`, maxReaders: 2 }))
   ]
 }
 
-const semaphoreFaults = [
+const sharedFaults = [
   "no faults",
   "minority paused (SIGSTOP 1-2 of 5)",
   "majority killed under a holder, restarted at once, quarantine on",

@@ -1,7 +1,8 @@
 /**
  * One contender of the fault suite, run as its own Node process with its own
  * lock manager and connections. It takes the lock (or a permit of a
- * semaphore) again and again until its time is up, and reports each critical section on stdout, one JSON line per
+ * semaphore, or a read or write hold of a read-write lock) again and again
+ * until its time is up, and reports each critical section on stdout, one JSON line per
  * event, on the machine-wide monotonic clock (`process.hrtime`), so that the
  * parent can compare sections of different processes.
  *
@@ -52,15 +53,18 @@ const program = Effect.gen(function*() {
   while (hrMillis() < stopAt) {
     yield* Effect.scoped(Effect.gen(function*() {
       const options = { ttl: Duration.millis(config.ttlMillis), retry }
-      const lock = yield* (config.limit === undefined
-        ? redlock.acquire(config.resource, options)
-        : redlock.acquirePermit(config.resource, { ...options, limit: config.limit }))
+      const writing = config.maxReaders !== undefined && (yield* random.nextIntBetween(0, 3)) === 0
+      const lock = yield* (config.maxReaders !== undefined
+        ? (writing ? redlock.acquireWrite : redlock.acquireRead)(config.resource, { ...options, maxReaders: config.maxReaders })
+        : config.limit !== undefined
+        ? redlock.acquirePermit(config.resource, { ...options, limit: config.limit })
+        : redlock.acquire(config.resource, options))
       const slot = lock.resources[0]
       const token = yield* lock.fencingToken
       const at = hrMillis()
       const validUntil = at + Duration.toMillis(yield* lock.remaining)
       acquisitions++
-      emit({ type: "enter", id: config.id, token: token.toString(), at, validUntil, slot })
+      emit({ type: "enter", id: config.id, token: token.toString(), at, validUntil, slot, write: writing })
       yield* write(slot, `worker ${config.id} enters`, token)
       const [min, max] = config.holdMillis
       yield* Effect.sleep(Duration.millis(Math.round(yield* random.nextRange(min, max))))

@@ -1,8 +1,8 @@
 /**
  * The multi-process fault suite, short: every lock scenario of `npm run
- * faults` and two of the semaphore's, for 4.5 s with 3 worker processes on 5
- * real redis-servers (plus one for the fenced storage). Each scenario is one
- * test.
+ * faults` and two each of the semaphore's and the read-write lock's, for
+ * 4.5 s with 3 worker processes on 5 real redis-servers (plus one for the
+ * fenced storage). Each scenario is one test.
  */
 import { assert, describe, it, layer } from "@effect/vitest"
 import { Effect } from "effect"
@@ -21,13 +21,14 @@ const settings: Suite.Settings = {
   seed: 7
 }
 
-// The semaphore's rows here are two of the five that `npm run faults` runs (each row is ~12 s of CI).
-const semaphoreRows = [
-  "semaphore of 2: minority paused (SIGSTOP 1-2 of 5)",
-  "semaphore of 2: majority killed under a holder, restarted at once, quarantine on"
+// Of the semaphore's and the read-write lock's rows of `npm run faults`, two each here (each row is ~12 s of CI).
+const sharedRows = [
+  "minority paused (SIGSTOP 1-2 of 5)",
+  "majority killed under a holder, restarted at once, quarantine on"
 ]
 const scenarios = Suite.scenarios(settings).filter((scenario) =>
-  scenario.limit === undefined || semaphoreRows.includes(scenario.name)
+  (scenario.limit === undefined && scenario.maxReaders === undefined) ||
+  sharedRows.some((row) => scenario.name.endsWith(`: ${row}`))
 )
 
 // Durable scenarios run on their own servers (AOF, appendfsync always).
@@ -102,10 +103,35 @@ describe("fault checker", () => {
       ],
       [[0, 300]],
       [0, 300],
-      2
+      { limit: 2 }
     )
     assert.deepStrictEqual(verdict.violations.map((o) => [o.first.worker, o.second.worker]), [[1, 2]])
     assert.deepStrictEqual(verdict.expiredOverlaps.map((o) => [o.first.worker, o.second.worker]), [[4, 5]])
     assert.strictEqual(verdict.tokenRegressions, 1)
+  })
+
+  it("for a read-write lock, a writer must be alone and readers at most maxReaders", () => {
+    const held = (worker: number, write: boolean, start: number, end: number, validUntil: number) => ({
+      ...section(worker, BigInt(worker + 1), start, end, validUntil),
+      slot: String(worker),
+      write
+    })
+    const verdict = Checker.check(
+      [
+        held(0, false, 0, 100, 1000),
+        held(1, false, 10, 100, 1000), // two readers: allowed
+        held(2, true, 20, 30, 1000), // a writer with readers: a violation
+        held(3, true, 200, 300, 210),
+        held(4, false, 250, 260, 1000), // a reader with a writer past its validity: an overlap after expiry
+        held(5, false, 400, 500, 1000),
+        held(6, false, 410, 500, 1000),
+        held(7, false, 420, 430, 1000) // a third reader of 2: a violation
+      ],
+      [[0, 500]],
+      [0, 500],
+      { maxReaders: 2 }
+    )
+    assert.deepStrictEqual(verdict.violations.map((o) => o.second.worker), [2, 7])
+    assert.deepStrictEqual(verdict.expiredOverlaps.map((o) => o.second.worker), [4])
   })
 })
