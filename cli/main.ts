@@ -2,7 +2,7 @@
 /**
  * The `redlock` command line.
  *
- *   redlock run --resource R --ttl 30s [--wait 10s] [--limit N] [--nodes redis://a,...] -- <command> [args...]
+ *   redlock run --resource R --ttl 30s [--wait 10s] [--limit N | --mode read|write] [--nodes redis://a,...] -- <command> [args...]
  *   redlock inspect R [--limit N] [--nodes redis://a,...]
  *
  * Nodes come from `--nodes` or `REDLOCK_NODES` (comma-separated redis://
@@ -133,6 +133,17 @@ const run = Command.make(
         "Hold one of N permits of the resource instead of its lock: at most N copies of the command run at once"
       )
     ),
+    mode: Options.choice("mode", ["lock", "read", "write"]).pipe(
+      Options.withDescription(
+        "read: hold the resource with other readers (a read-write lock); write: alone, no reader; lock (default): its lock"
+      ),
+      Options.withDefault("lock" as const)
+    ),
+    maxReaders: Options.integer("max-readers").pipe(
+      Options.withPseudoName("N"),
+      Options.withDescription("With --mode read or write: readers at once (the library's default: 16); the same for every client"),
+      Options.optional
+    ),
     killAfter: duration("kill-after").pipe(
       Options.withDescription("After a lost lock, SIGKILL the command if SIGTERM did not stop it within this"),
       Options.withDefault(Duration.seconds(10))
@@ -148,10 +159,17 @@ const run = Command.make(
         onSome: (wait) => Schedule.spaced("100 millis").pipe(Schedule.jittered, Schedule.upTo(wait))
       })
       const options = { ttl: flags.ttl, retry, autoExtend: true }
-      const lock = yield* Option.match(flags.limit, {
-        onNone: () => redlock.acquire(flags.resource, options),
-        onSome: (limit) => redlock.acquirePermit(flags.resource, { ...options, limit })
-      })
+      const readWrite = { ...options, maxReaders: Option.getOrUndefined(flags.maxReaders) }
+      if (Option.isSome(flags.limit) && flags.mode !== "lock") {
+        return yield* fail(ExitCodes.usage, "--limit holds a permit; it does not go with --mode read or write")
+      }
+      const lock = yield* (Option.isSome(flags.limit)
+        ? redlock.acquirePermit(flags.resource, { ...options, limit: flags.limit.value })
+        : flags.mode === "read"
+        ? redlock.acquireRead(flags.resource, readWrite)
+        : flags.mode === "write"
+        ? redlock.acquireWrite(flags.resource, readWrite)
+        : redlock.acquire(flags.resource, options))
       const [command, ...args] = flags.command
       const child = yield* Child.spawn(command, args)
       const ended = yield* Effect.raceFirst(
@@ -159,7 +177,7 @@ const run = Command.make(
         Effect.map(lock.lost, (lost) => ({ _tag: "Lost" as const, lost }))
       )
       if (ended._tag === "Exited") return yield* Effect.sync(() => void (process.exitCode = ended.code))
-      const held = Option.isNone(flags.limit) ? "lock on" : "permit of"
+      const held = Option.isSome(flags.limit) ? "permit of" : flags.mode === "lock" ? "lock on" : `${flags.mode} hold of`
       yield* Console.error(`redlock: ${held} ${flags.resource} lost (${ended.lost.message}); stopping the command`)
       yield* child.stop(flags.killAfter)
       process.exitCode = ExitCodes.lockLost
@@ -230,7 +248,8 @@ const redlock = Command.make("redlock").pipe(
 
 const usage = `
 Usage:
-  redlock run --resource R [--ttl 30s] [--wait 10s] [--limit N] [--kill-after 10s] [--nodes redis://a,redis://b,...]
+  redlock run --resource R [--ttl 30s] [--wait 10s] [--limit N | --mode read|write [--max-readers N]]
+              [--kill-after 10s] [--nodes redis://a,redis://b,...]
               [--key-prefix P] [--max-ttl 30s] [--restart-quarantine on|off] ... -- <command> [args...]
   redlock inspect R [--limit N] [--nodes redis://a,redis://b,...] [--key-prefix P] ...
   redlock <run|inspect> --help

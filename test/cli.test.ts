@@ -145,6 +145,36 @@ layer(RedisFleet.layerLocal(3), { timeout: 60_000, excludeTestServices: true })(
       assert.strictEqual(most, 2, "two at a time (the runs start within the first one's 4 s)")
     }))
 
+  it.scoped("run --mode read and --mode write: the writer's command runs alone, every command runs", () =>
+    Effect.gen(function*() {
+      const fleet = yield* RedisFleet.RedisFleet
+      const dir = Fs.mkdtempSync(Path.join(Os.tmpdir(), "redlock-cli-"))
+      const log = Path.join(dir, "sections.log")
+      const args = (mode: string, name: string) => [
+        "run", "--resource", "report-db", "--mode", mode, "--max-readers", "4", "--ttl", "5s", "--wait", "30s",
+        "--nodes", nodeList(fleet), "--restart-quarantine", "off", "--",
+        process.execPath, "-e",
+        `const fs = require("fs"); const t = () => Number(process.hrtime.bigint()) / 1e6;
+         fs.appendFileSync(${JSON.stringify(log)}, "start ${name} " + t() + "\\n");
+         setTimeout(() => fs.appendFileSync(${JSON.stringify(log)}, "end ${name} " + t() + "\\n"), 1500);`
+      ]
+      const runs = yield* Effect.all([cli(args("read", "r1")), cli(args("write", "w")), cli(args("read", "r2"))], { concurrency: 3 })
+      for (const run of runs) assert.strictEqual(run.code, 0, run.stderr)
+      const events = Fs.readFileSync(log, "utf8").trim().split("\n").map((line) => line.split(" "))
+      Fs.rmSync(dir, { recursive: true })
+      const interval = (name: string) => {
+        const at = (kind: string) => Number(events.find(([k, n]) => k === kind && n === name)![2])
+        return [at("start"), at("end")] as const
+      }
+      const [writeStart, writeEnd] = interval("w")
+      for (const reader of ["r1", "r2"]) {
+        const [start, end] = interval(reader)
+        assert.isTrue(end <= writeStart || start >= writeEnd, `${reader} ran apart from the writer`)
+      }
+      const conflicting = yield* cli(["run", "--resource", "x", "--limit", "2", "--mode", "read", "--nodes", nodeList(fleet), "--", "true"])
+      assert.strictEqual(conflicting.code, 64)
+    }))
+
   it.scoped("inspect --limit shows each permit's holder and how many are held", () =>
     Effect.gen(function*() {
       const fleet = yield* RedisFleet.RedisFleet
