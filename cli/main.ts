@@ -3,7 +3,7 @@
  * The `redlock` command line.
  *
  *   redlock run --resource R --ttl 30s [--wait 10s] [--limit N | --mode read|write] [--nodes redis://a,...] -- <command> [args...]
- *   redlock inspect R [--limit N] [--nodes redis://a,...]
+ *   redlock inspect R [--limit N | --max-readers N] [--nodes redis://a,...]
  *
  * Nodes come from `--nodes` or `REDLOCK_NODES` (comma-separated redis://
  * URLs); a password comes from the URL or `REDLOCK_PASSWORD` and is never
@@ -27,6 +27,7 @@ import * as Logger from "effect/Logger"
 import * as Option from "effect/Option"
 import * as Schedule from "effect/Schedule"
 import * as Redlock from "effect-redlock/Redlock"
+import * as ReadWriteLock from "effect-redlock/ReadWriteLock"
 import * as Semaphore from "effect-redlock/Semaphore"
 import * as Ioredis from "effect-redlock/RedisNode/Ioredis"
 import { InvalidOptions } from "effect-redlock/RedlockError"
@@ -209,36 +210,56 @@ const nodeLines = (view: Redlock.InspectResult, label: string) =>
     return Console.log(`${node.node}\t${label}${line}`)
   }, { discard: true })
 
+const showLock = (resource: string) =>
+  Effect.gen(function*() {
+    const view = yield* Redlock.inspect(resource)
+    yield* nodeLines(view, "")
+    yield* Console.log(Option.match(view.holder, {
+      onNone: () => `${view.resource}: not locked (no majority of nodes holds it)`,
+      onSome: (holder) => `${view.resource}: locked by ${holder} on a majority, ${seconds(view.ttl)}`
+    }))
+  })
+
+const showPermits = (resource: string, limit: number) =>
+  Effect.gen(function*() {
+    const view = yield* Semaphore.inspect(resource, limit)
+    yield* Effect.forEach(view.slots, (slot, index) => nodeLines(slot, `permit ${index}: `), { discard: true })
+    yield* Console.log(`${view.resource}: ${view.held} of ${view.limit} permits held on a majority`)
+    yield* Effect.forEach(view.slots, (slot, index) =>
+      Option.match(slot.holder, {
+        onNone: () => Effect.void,
+        onSome: (holder) => Console.log(`  permit ${index}: ${holder}, ${seconds(slot.ttl)}`)
+      }), { discard: true })
+  })
+
+const showReadWrite = (resource: string, maxReaders: number) =>
+  Effect.gen(function*() {
+    const view = yield* ReadWriteLock.inspect(resource, maxReaders)
+    yield* Effect.forEach(view.slots, (slot, index) => nodeLines(slot, `read slot ${index}: `), { discard: true })
+    yield* Console.log(Option.match(view.writer, {
+      onNone: () => `${view.resource}: ${view.readers} of ${view.maxReaders} readers hold it on a majority`,
+      onSome: (writer) => `${view.resource}: held for writing by ${writer} on a majority`
+    }))
+  })
+
 const inspect = Command.make(
   "inspect",
   {
     resource: Args.text({ name: "resource" }),
     limit: permitLimit.pipe(Options.withDescription("Show the N permits of a semaphore on the resource instead of its lock")),
+    maxReaders: Options.integer("max-readers").pipe(
+      Options.withPseudoName("N"),
+      Options.withDescription("Show the read-write lock of N readers on the resource instead of its lock"),
+      Options.optional
+    ),
     ...managerSettings
   },
   (flags) =>
-    Option.match(flags.limit, {
-      onNone: () =>
-        Effect.gen(function*() {
-          const view = yield* Redlock.inspect(flags.resource)
-          yield* nodeLines(view, "")
-          yield* Console.log(Option.match(view.holder, {
-            onNone: () => `${view.resource}: not locked (no majority of nodes holds it)`,
-            onSome: (holder) => `${view.resource}: locked by ${holder} on a majority, ${seconds(view.ttl)}`
-          }))
-        }),
-      onSome: (limit) =>
-        Effect.gen(function*() {
-          const view = yield* Semaphore.inspect(flags.resource, limit)
-          yield* Effect.forEach(view.slots, (slot, index) => nodeLines(slot, `permit ${index}: `), { discard: true })
-          yield* Console.log(`${view.resource}: ${view.held} of ${view.limit} permits held on a majority`)
-          yield* Effect.forEach(view.slots, (slot, index) =>
-            Option.match(slot.holder, {
-              onNone: () => Effect.void,
-              onSome: (holder) => Console.log(`  permit ${index}: ${holder}, ${seconds(slot.ttl)}`)
-            }), { discard: true })
-        })
-    }).pipe(Effect.provide(manager(flags)), setupErrors)
+    (Option.isSome(flags.maxReaders)
+      ? showReadWrite(flags.resource, flags.maxReaders.value)
+      : Option.isSome(flags.limit)
+      ? showPermits(flags.resource, flags.limit.value)
+      : showLock(flags.resource)).pipe(Effect.provide(manager(flags)), setupErrors)
 ).pipe(Command.withDescription("Show who holds a resource on each node"))
 
 const redlock = Command.make("redlock").pipe(
@@ -251,7 +272,7 @@ Usage:
   redlock run --resource R [--ttl 30s] [--wait 10s] [--limit N | --mode read|write [--max-readers N]]
               [--kill-after 10s] [--nodes redis://a,redis://b,...]
               [--key-prefix P] [--max-ttl 30s] [--restart-quarantine on|off] ... -- <command> [args...]
-  redlock inspect R [--limit N] [--nodes redis://a,redis://b,...] [--key-prefix P] ...
+  redlock inspect R [--limit N | --max-readers N] [--nodes redis://a,redis://b,...] [--key-prefix P] ...
   redlock <run|inspect> --help
 
 Nodes come from --nodes or REDLOCK_NODES; a password from the URL or REDLOCK_PASSWORD. Each other

@@ -41,7 +41,8 @@ import { dual } from "effect/Function"
 import type * as Scope from "effect/Scope"
 import { whileHolding } from "./internal/lock.js"
 import type * as Lock from "./Lock.js"
-import { type AcquireOptions, Redlock, type WithLockError } from "./Redlock.js"
+import type * as Option from "effect/Option"
+import { type AcquireOptions, type InspectResult, Redlock, type WithLockError } from "./Redlock.js"
 import type { InvalidOptions, LockNotAcquired } from "./RedlockError.js"
 
 /**
@@ -57,6 +58,26 @@ export interface ReadWriteOptions extends AcquireOptions {
    * attempt sets this many keys on each node.
    */
   readonly maxReaders?: number | undefined
+}
+
+/**
+ * Who holds a read-write lock (see `ReadWriteLock.inspect`).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface ReadWriteInspection {
+  readonly resource: string
+  readonly maxReaders: number
+  /** Each read slot as `Redlock.inspect` reads a lock. */
+  readonly slots: ReadonlyArray<InspectResult>
+  /** How many read slots a majority holds for readers. */
+  readonly readers: number
+  /**
+   * The writer's lock value, when one value holds every slot on a majority
+   * (with `maxReaders` 1, a reader looks the same, and is reported as one).
+   */
+  readonly writer: Option.Option<string>
 }
 
 /**
@@ -118,3 +139,16 @@ export const withWrite: {
   <A, E, R>(self: Effect.Effect<A, E, R>, resource: string, options: ReadWriteOptions): Effect.Effect<A, E | WithLockError, R | Redlock>
 } = dual(3, <A, E, R>(self: Effect.Effect<A, E, R>, resource: string, options: ReadWriteOptions) =>
   whileHolding(acquireWrite(resource, options), self))
+
+/**
+ * Who holds `resource` for reading or writing, read slot by read slot, on
+ * each node. Needs no hold; `maxReaders` must be the holders' (default 16).
+ *
+ * @since 0.1.0
+ * @category combinators
+ */
+export const inspect = (
+  resource: string,
+  maxReaders?: number
+): Effect.Effect<ReadWriteInspection, InvalidOptions, Redlock> =>
+  Effect.flatMap(Redlock, (redlock) => redlock.inspectReadWrite(resource, maxReaders))

@@ -50,7 +50,7 @@ import type {
   LockNotAcquired,
   LockNotExtended
 } from "./RedlockError.js"
-import type { ReadWriteOptions } from "./ReadWriteLock.js"
+import type { ReadWriteInspection, ReadWriteOptions } from "./ReadWriteLock.js"
 import type { PermitOptions, PermitsInspection } from "./Semaphore.js"
 
 /**
@@ -275,6 +275,11 @@ export interface RedlockService {
     resource: string,
     options: ReadWriteOptions
   ) => Effect.Effect<Lock.Lock, InvalidOptions | LockNotAcquired, Scope.Scope>
+  /** Who holds a read-write lock (see the `ReadWriteLock` module). */
+  readonly inspectReadWrite: (
+    resource: string,
+    maxReaders?: number
+  ) => Effect.Effect<ReadWriteInspection, InvalidOptions>
 }
 
 /**
@@ -301,7 +306,8 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
     acquirePermit: Semaphore.acquirePermit(settings),
     inspectPermits: (resource, limit) => Semaphore.inspectPermits(settings, resource, limit),
     acquireRead: ReadWrite.acquireRead(settings),
-    acquireWrite: ReadWrite.acquireWrite(settings)
+    acquireWrite: ReadWrite.acquireWrite(settings),
+    inspectReadWrite: (resource, maxReaders) => ReadWrite.inspect(settings, resource, maxReaders)
   })
 })
 

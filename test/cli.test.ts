@@ -193,6 +193,23 @@ layer(RedisFleet.layerLocal(3), { timeout: 60_000, excludeTestServices: true })(
       assert.include(bad.stderr, "limit")
     }))
 
+  it.scoped("inspect --max-readers shows the readers, or the writer, of a read-write lock", () =>
+    Effect.gen(function*() {
+      const fleet = yield* RedisFleet.RedisFleet
+      const holder = yield* redisManager(fleet.nodes)
+      const options = { ttl: "20 seconds", maxReaders: 2 } as const
+      // `cli` starts the process when called: once per use.
+      const inspect = Effect.suspend(() => cli(["inspect", "rw-doc", "--max-readers", "2"], { REDLOCK_NODES: nodeList(fleet) }))
+      const readers = yield* Effect.scoped(Effect.zipRight(holder.acquireRead("rw-doc", options), inspect))
+      assert.strictEqual(readers.code, 0, readers.stderr)
+      assert.include(readers.stdout, "rw-doc: 1 of 2 readers hold it on a majority")
+      const writer = yield* Effect.scoped(Effect.flatMap(holder.acquireWrite("rw-doc", options), (lock) =>
+        Effect.map(inspect, (result) => ({ result, value: lock.value }))))
+      assert.strictEqual(writer.result.code, 0, writer.result.stderr)
+      assert.include(writer.result.stdout, `rw-doc: held for writing by ${writer.value} on a majority`)
+      assert.strictEqual(writer.result.stdout.trim().split("\n").length, 2 * 3 + 1, "a line per read slot and node, then the verdict")
+    }))
+
   it.scoped("inspect shows each node's holder and the majority", () =>
     Effect.gen(function*() {
       const fleet = yield* RedisFleet.RedisFleet

@@ -33,6 +33,9 @@ describe("read-write lock on in-memory nodes", () => {
         yield* hold(ReadWriteLock.acquireRead("cache", once))
       ]
       assert.instanceOf(yield* refused(ReadWriteLock.acquireRead("cache", once)), LockNotAcquired, "a fourth reader of 3")
+      const read = yield* ReadWriteLock.inspect("cache", 3)
+      assert.strictEqual(read.readers, 3)
+      assert.isTrue(Option.isNone(read.writer))
       const writerRefused = yield* refused(ReadWriteLock.acquireWrite("cache", once))
       assert.instanceOf(writerRefused, LockNotAcquired)
       assert.deepStrictEqual((writerRefused as LockNotAcquired).resources, ["cache"])
@@ -41,7 +44,11 @@ describe("read-write lock on in-memory nodes", () => {
       assert.instanceOf(yield* refused(ReadWriteLock.acquireWrite("cache", once)), LockNotAcquired, "one reader left")
       yield* readers[2]
 
+      assert.strictEqual((yield* ReadWriteLock.inspect("cache", 3)).readers, 0)
       const writer = yield* hold(ReadWriteLock.acquireWrite("cache", once))
+      const written = yield* ReadWriteLock.inspect("cache", 3)
+      assert.strictEqual(written.readers, 0)
+      assert.isTrue(Option.isSome(written.writer))
       assert.instanceOf(yield* refused(ReadWriteLock.acquireRead("cache", once)), LockNotAcquired, "no reader with a writer")
       assert.instanceOf(yield* refused(ReadWriteLock.acquireWrite("cache", once)), LockNotAcquired, "one writer")
       // A plain lock, and a semaphore, on the same name are other resources.

@@ -20,9 +20,10 @@
  */
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
+import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
 import type * as Lock from "../../Lock.js"
-import type { ReadWriteOptions } from "../../ReadWriteLock.js"
+import type { ReadWriteInspection, ReadWriteOptions } from "../../ReadWriteLock.js"
 import { InvalidOptions, LockNotAcquired } from "../errors.js"
 import * as Validate from "../validate.js"
 import * as Acquisition from "./acquisition.js"
@@ -70,3 +71,17 @@ export const acquireWrite = (settings: Settings) => {
       )
     })
 }
+
+/** Who holds each read slot; a writer holds all of them with one value. */
+export const inspect = (
+  settings: Settings,
+  resource: string,
+  maxReaders: number | undefined
+): Effect.Effect<ReadWriteInspection, InvalidOptions> =>
+  Effect.flatMap(checked(resource, { ttl: 1, maxReaders }), ({ limit }) =>
+    Effect.map(Semaphore.inspectPermits(settings, resource, limit, Semaphore.readSlots), ({ held, slots }) => {
+      const holders = new Set(slots.flatMap((slot) => Option.toArray(slot.holder)))
+      // One value on every slot: a writer (with a single read slot, a reader looks the same).
+      const writer = limit > 1 && held === limit && holders.size === 1 ? Option.some([...holders][0]) : Option.none()
+      return { resource, maxReaders: limit, slots, readers: Option.isSome(writer) ? 0 : held, writer }
+    }))

@@ -155,16 +155,17 @@ export const acquireSlot = (settings: Settings, kind: SlotKind) => {
     })
 }
 
-/** Who holds each slot of a semaphore, read as `inspect` reads a lock. */
+/** Who holds each slot of a semaphore (or of a read-write lock's readers), read as `inspect` reads a lock. */
 export const inspectPermits = (
   settings: Settings,
   resourceInput: string,
-  limitInput: number
+  limitInput: number,
+  kind: SlotKind = permitSlots
 ): Effect.Effect<PermitsInspection, InvalidOptions> =>
   Effect.flatMap(Validate.permits(resourceInput, limitInput), ({ limit, resource }) =>
     Effect.map(
       Effect.forEach(
-        Array.from({ length: limit }, (_, slot) => slotResource(resource, slot)),
+        Array.from({ length: limit }, (_, slot) => slotResource(resource, slot, kind)),
         (slot) => Inspection.inspectChecked(settings, slot),
         { concurrency: "unbounded" }
       ),
