@@ -64,6 +64,16 @@ layer(RedisFleet.layerLocal(4), { timeout: 60_000, excludeTestServices: true })(
       assert.include(output, "5 reports built, at most 2 at once")
     }))
 
+  it.effect("read-write.ts runs the readers together and the migration alone", () =>
+    Effect.gen(function*() {
+      const { code, output } = yield* runExample("read-write.ts", yield* RedisFleet.RedisFleet)
+      assert.strictEqual(code, 0, output)
+      assert.strictEqual([...output.matchAll(/report \d reads/g)].length, 3, output)
+      assert.match(output, /the migration writes \(0 reading\)/)
+      assert.notInclude(output, "WHILE WRITING")
+      assert.include(output, "message=done")
+    }))
+
   it.effect("opentelemetry.ts exports the lock manager's spans", () =>
     Effect.gen(function*() {
       const { code, output } = yield* runExample("opentelemetry.ts", yield* RedisFleet.RedisFleet)
