@@ -61,11 +61,47 @@ const closeAll = async (clients: ReadonlyArray<Redis>) => {
 const attempts = (waiting: Waiting, defaults: number) => waiting === "none" ? 0 : waiting === "10ms" ? 1000 : defaults
 
 /**
- * The floor: a minimal correct Redlock on plain ioredis. SET NX PX to every
- * node at once, held when a majority said OK within the validity; release by
- * compare-and-delete (EVALSHA) on every node at once. No retry policy of its
- * own beyond a 10 ms jittered loop when waiting.
+ * The floor's algorithm: SET NX PX to every node at once, held when a
+ * majority said OK within the validity; `release` on every node at once. No
+ * retry policy of its own beyond a 10 ms jittered loop when waiting.
  */
+const minimalRedlock = (
+  clients: ReadonlyArray<Redis>,
+  waiting: Waiting,
+  release: (client: Redis, key: string, value: string) => Promise<unknown>
+): Client => {
+  const quorum = Math.floor(clients.length / 2) + 1
+  const releaseAll = (key: string, value: string) =>
+    Promise.all(clients.map((client) => release(client, key, value).catch(() => 0)))
+  const once = async (key: string, ttlMillis: number) => {
+    const value = Math.random().toString(36).slice(2) + Math.random().toString(36).slice(2)
+    const start = performance.now()
+    const replies = await Promise.all(
+      clients.map((client) => client.set(key, value, "PX", ttlMillis, "NX").catch(() => null))
+    )
+    const validity = ttlMillis - (performance.now() - start) - (Math.ceil(ttlMillis * 0.01) + 2)
+    if (replies.filter((reply) => reply === "OK").length >= quorum && validity > 0) return { key, value }
+    await releaseAll(key, value)
+    return undefined
+  }
+  return {
+    lock: async (key, ttlMillis) => {
+      for (let attempt = 0; attempt <= attempts(waiting, 3); attempt++) {
+        const held = await once(key, ttlMillis)
+        if (held !== undefined) return held
+        await new Promise((resolve) => setTimeout(resolve, 5 + Math.random() * 10))
+      }
+      return undefined
+    },
+    unlock: async (handle) => {
+      const { key, value } = handle as { key: string; value: string }
+      await releaseAll(key, value)
+    },
+    close: () => closeAll(clients)
+  }
+}
+
+/** The floor: a minimal correct Redlock on plain ioredis, released by compare-and-delete (EVALSHA). */
 const releaseScript = `if redis.call("GET", KEYS[1]) == ARGV[1] then return redis.call("DEL", KEYS[1]) else return 0 end`
 
 export const floor: Contender = {
@@ -74,35 +110,7 @@ export const floor: Contender = {
     const clients = connect(ports)
     const sha = await clients[0].script("LOAD", releaseScript) as string
     await Promise.all(clients.slice(1).map((client) => client.script("LOAD", releaseScript)))
-    const quorum = Math.floor(clients.length / 2) + 1
-    const release = (key: string, value: string) =>
-      Promise.all(clients.map((client) => client.evalsha(sha, 1, key, value).catch(() => 0)))
-    const once = async (key: string, ttlMillis: number) => {
-      const value = Math.random().toString(36).slice(2) + Math.random().toString(36).slice(2)
-      const start = performance.now()
-      const replies = await Promise.all(
-        clients.map((client) => client.set(key, value, "PX", ttlMillis, "NX").catch(() => null))
-      )
-      const validity = ttlMillis - (performance.now() - start) - (Math.ceil(ttlMillis * 0.01) + 2)
-      if (replies.filter((reply) => reply === "OK").length >= quorum && validity > 0) return { key, value }
-      await release(key, value)
-      return undefined
-    }
-    return {
-      lock: async (key, ttlMillis) => {
-        for (let attempt = 0; attempt <= attempts(waiting, 3); attempt++) {
-          const held = await once(key, ttlMillis)
-          if (held !== undefined) return held
-          await new Promise((resolve) => setTimeout(resolve, 5 + Math.random() * 10))
-        }
-        return undefined
-      },
-      unlock: async (handle) => {
-        const { key, value } = handle as { key: string; value: string }
-        await release(key, value)
-      },
-      close: () => closeAll(clients)
-    }
+    return minimalRedlock(clients, waiting, (client, key, value) => client.evalsha(sha, 1, key, value))
   }
 }
 
@@ -118,37 +126,10 @@ export const ourWire: Contender = {
   start: async (ports, waiting) => {
     const clients = connect(ports)
     await Promise.all(clients.map((client) => client.script("LOAD", Scripts.releaseOwned.lua)))
-    const quorum = Math.floor(clients.length / 2) + 1
-    const release = (key: string, value: string) => {
+    return minimalRedlock(clients, waiting, (client, key, value) => {
       const keys = Scripts.withQueueKeys([key])
-      return Promise.all(clients.map((client) => client.evalsha(Scripts.releaseOwned.sha, keys.length, ...keys, value, 0, 0).catch(() => 0)))
-    }
-    const once = async (key: string, ttlMillis: number) => {
-      const value = Math.random().toString(36).slice(2) + Math.random().toString(36).slice(2)
-      const start = performance.now()
-      const replies = await Promise.all(
-        clients.map((client) => client.set(key, value, "PX", ttlMillis, "NX").catch(() => null))
-      )
-      const validity = ttlMillis - (performance.now() - start) - (Math.ceil(ttlMillis * 0.01) + 2)
-      if (replies.filter((reply) => reply === "OK").length >= quorum && validity > 0) return { key, value }
-      await release(key, value)
-      return undefined
-    }
-    return {
-      lock: async (key, ttlMillis) => {
-        for (let attempt = 0; attempt <= attempts(waiting, 3); attempt++) {
-          const held = await once(key, ttlMillis)
-          if (held !== undefined) return held
-          await new Promise((resolve) => setTimeout(resolve, 5 + Math.random() * 10))
-        }
-        return undefined
-      },
-      unlock: async (handle) => {
-        const { key, value } = handle as { key: string; value: string }
-        await release(key, value)
-      },
-      close: () => closeAll(clients)
-    }
+      return client.evalsha(Scripts.releaseOwned.sha, keys.length, ...keys, value, 0, 0)
+    })
   }
 }
 

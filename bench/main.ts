@@ -12,6 +12,7 @@ import * as Os from "node:os"
 import * as RedisFleet from "../fleet/RedisFleet.js"
 import * as Contenders from "./contenders.js"
 import * as Scenarios from "./scenarios.js"
+import { format } from "./scenarios.js"
 import * as Semaphores from "./semaphores.js"
 
 const flag = (name: string): string | undefined => {
@@ -104,9 +105,6 @@ const contentionMetrics = (key: "contendedDefaults" | "contended10ms"): Readonly
   ["gave up", (row) => mean(row[key], (c) => c.gaveUp), "lower"],
   ["overlaps", (row) => mean(row[key], (c) => c.overlaps), "lower"]
 ]
-
-const format = (value: number) =>
-  Number.isNaN(value) ? "–" : Math.abs(value) >= 100 ? value.toFixed(0) : Math.abs(value) >= 1 ? value.toFixed(2) : value.toFixed(3)
 
 /** One table: a row per contender, a column per metric; then each effect-redlock row's ratios to the floor and to the best peer. */
 const table = (title: string, metrics: ReadonlyArray<Metric>, rows: Map<string, Row>) => {

@@ -42,6 +42,10 @@ export const jain = (counts: ReadonlyArray<number>): number => {
 }
 
 const ttlMillis = 10_000
+/** A figure for the tables: whole above 100, two decimals above 1, three below. */
+export const format = (value: number) =>
+  Number.isNaN(value) ? "–" : Math.abs(value) >= 100 ? value.toFixed(0) : Math.abs(value) >= 1 ? value.toFixed(2) : value.toFixed(3)
+
 const sleep = (millis: number) => new Promise((resolve) => setTimeout(resolve, millis))
 
 /** `loops` concurrent loops of lock+unlock on distinct keys for `seconds`. */

@@ -17,6 +17,7 @@ import { RedlockSemaphore } from "redis-semaphore"
 import * as Redlock from "../src/Redlock.js"
 import * as Ioredis from "../src/RedisNode/Ioredis.js"
 import * as Semaphore from "../src/Semaphore.js"
+import { format, jain, percentile } from "./scenarios.js"
 
 export const workers = 8
 export const limit = 3
@@ -94,19 +95,6 @@ export interface PermitContention {
   readonly gaveUp: number
 }
 
-const percentile = (values: ReadonlyArray<number>, p: number) => {
-  if (values.length === 0) return NaN
-  const sorted = [...values].sort((a, b) => a - b)
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]
-}
-
-/** Jain's index of the workers' acquisition counts: 1 when all got the same share. */
-const jain = (counts: ReadonlyArray<number>) => {
-  const sum = counts.reduce((a, b) => a + b, 0)
-  const squares = counts.reduce((a, b) => a + b * b, 0)
-  return squares === 0 ? NaN : (sum * sum) / (counts.length * squares)
-}
-
 const sleep = (millis: number) => new Promise<void>((resolve) => setTimeout(resolve, millis))
 
 export const contention = async (
@@ -168,9 +156,6 @@ export const rounds = (fleet: RedisFleet.Fleet, seconds: number, count: number, 
     }
     return results
   })
-
-const format = (value: number) =>
-  Number.isNaN(value) ? "–" : Math.abs(value) >= 100 ? value.toFixed(0) : Math.abs(value) >= 1 ? value.toFixed(2) : value.toFixed(3)
 
 /** The results (one or more runs per contender, averaged) as a Markdown table. */
 export const table = (results: ReadonlyMap<string, ReadonlyArray<PermitContention>>): string => {
