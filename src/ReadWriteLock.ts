@@ -38,10 +38,10 @@
  */
 import * as Effect from "effect/Effect"
 import { dual } from "effect/Function"
+import type * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
 import { whileHolding } from "./internal/lock.js"
 import type * as Lock from "./Lock.js"
-import type * as Option from "effect/Option"
 import { type AcquireOptions, type InspectResult, Redlock, type WithLockError } from "./Redlock.js"
 import type { InvalidOptions, LockNotAcquired } from "./RedlockError.js"
 

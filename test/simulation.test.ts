@@ -37,22 +37,27 @@ describe("virtual time", () => {
   })
 })
 
+// Schedules run synchronously on virtual time: asyncProperty lets the event loop turn between them.
 describe("random contention with node faults", () => {
-  it("no two holders inside their validity, tokens increase (empty and durable restarts included), no key left", () => {
+  it("no two holders inside their validity, tokens increase (empty and durable restarts included), no key left", async () => {
     // On failure fast-check prints the seed and path; replay with `npm run simulate -- --seed S --path P`.
-    fc.assert(Contention.property({}, "lock"), { numRuns: 150 })
+    await fc.assert(Contention.asyncProperty({}, "lock"), { numRuns: 150 })
   }, 120_000)
 
-  it("semaphores of 1 to 3 permits: never more holders inside their validity than permits, tokens increase per slot", () => {
-    fc.assert(Contention.property({}, "semaphore"), { numRuns: 150 })
+  it("semaphores of 1 to 3 permits: never more holders inside their validity than permits, tokens increase per slot", async () => {
+    await fc.assert(Contention.asyncProperty({}, "semaphore"), { numRuns: 150 })
   }, 120_000)
 
-  it("read-write locks of 1 to 3 readers: a writer is alone inside its validity, readers at most maxReaders", () => {
-    fc.assert(Contention.property({}, "readWrite"), { numRuns: 150 })
+  it("read-write locks of 1 to 3 readers: a writer is alone inside its validity, readers at most maxReaders", async () => {
+    await fc.assert(Contention.asyncProperty({}, "readWrite"), { numRuns: 150 })
   }, 120_000)
 
-  it("with the restart quarantine off, the same checker finds two holders at once", () => {
-    const result = fc.check(Contention.property({ restartQuarantine: false }, "lock"), { numRuns: 300, seed: 2, endOnFailure: true })
+  it("with the restart quarantine off, the same checker finds two holders at once", async () => {
+    const result = await fc.check(Contention.asyncProperty({ restartQuarantine: false }, "lock"), {
+      numRuns: 300,
+      seed: 2,
+      endOnFailure: true
+    })
     assert.isTrue(result.failed, "a restart that loses keys gives a second client the lock")
     assert.match(String(result.errorInstance), /got the lock at .* while client \d+ \(from .*\) held/)
   }, 120_000)
