@@ -69,6 +69,8 @@ export interface Scenario {
    * the time from the restart to the first acquisition.
    */
   readonly freshServers?: boolean | undefined
+  /** The least time the scenario needs to show what it shows, whatever the settings' duration. */
+  readonly minDurationMillis?: number | undefined
   /** The workers take permits of a semaphore of this many instead of the lock. */
   readonly limit?: number | undefined
   /** The workers hold a read-write lock of this many readers instead of the lock (a third of the holds write). */
@@ -161,8 +163,12 @@ const majorityUpIntervals = (log: ReadonlyArray<readonly [number, number]>, end:
   return intervals
 }
 
-export const runScenario = (fleet: Fleet, scenario: Scenario, settings: Settings): Effect.Effect<Report, FleetError> =>
+export const runScenario = (fleet: Fleet, scenario: Scenario, suiteSettings: Settings): Effect.Effect<Report, FleetError> =>
   Effect.scoped(Effect.gen(function*() {
+    const settings: Settings = {
+      ...suiteSettings,
+      durationMillis: Math.max(suiteSettings.durationMillis, scenario.minDurationMillis ?? 0)
+    }
     yield* settle(fleet, settings)
     const events: Array<WorkerEvent> = []
     const enters = yield* Queue.unbounded<EnterEvent>()
@@ -429,6 +435,10 @@ const lockScenarios = (settings: Settings): ReadonlyArray<Scenario> => [
     expect: "safe",
     // Holds long enough that the SIGSTOP lands inside the section.
     holdMillis: [300, 500],
+    // The pause lasts ttl + 0.5 s from the first entry; another worker must enter after the
+    // paused holder's key expired and write before it wakes: time for a late first entry on a
+    // loaded machine (4.5 s once left too little).
+    minDurationMillis: settings.ttlMillis * 3 + 1500,
     faults: (f) =>
       Effect.forever(Effect.gen(function*() {
         const { id } = yield* f.nextEnter

@@ -12,8 +12,7 @@ import * as RedisFleet from "../fleet/RedisFleet.js"
 
 const settings: Suite.Settings = {
   workers: 3,
-  // The paused-holder scenario needs another worker to take the lock once the paused one's key expires (2 s after it
-  // entered) before the duration ends: 4.5 s leaves a loaded machine 2.4 s to make the first entry (3.5 s left 1.4 s).
+  // The paused-holder scenario runs longer (its minDurationMillis, 7.5 s here).
   durationMillis: 4500,
   ttlMillis: 2000,
   maxTtlMillis: 2000,
