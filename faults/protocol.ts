@@ -14,8 +14,6 @@ export interface WorkerConfig {
   readonly restartQuarantine: boolean
   readonly durationMillis: number
   readonly seed: number
-  /** Wait for SIGUSR2 after "ready" before the first acquisition (the parent starts a brand-new cluster meanwhile). */
-  readonly waitForStart: boolean
   /** Take permits of a semaphore of this many instead of the lock. */
   readonly limit?: number | undefined
   /** Hold a read-write lock of this many readers instead of the lock: a third of the holds write. */

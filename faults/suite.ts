@@ -49,7 +49,7 @@ export interface Faults {
   readonly resumeNode: (index: number) => Effect.Effect<void>
   readonly killNode: (index: number) => Effect.Effect<void>
   readonly startNode: (index: number) => Effect.Effect<void, FleetError>
-  /** The next time a worker enters its critical section. */
+  /** The next time a worker enters its critical section, from now on. */
   readonly nextEnter: Effect.Effect<EnterEvent>
   readonly pauseWorker: (id: number) => Effect.Effect<void>
   readonly resumeWorker: (id: number) => Effect.Effect<void>
@@ -191,7 +191,6 @@ export const runScenario = (fleet: Fleet, scenario: Scenario, suiteSettings: Set
         restartQuarantine: scenario.restartQuarantine,
         durationMillis: settings.durationMillis,
         seed: settings.seed * 31 + id,
-        waitForStart: scenario.freshServers === true,
         limit: scenario.limit,
         maxReaders: scenario.maxReaders
       }, onEvent))
@@ -215,7 +214,8 @@ export const runScenario = (fleet: Fleet, scenario: Scenario, suiteSettings: Set
       resumeNode: (i) => Effect.zipRight(server(i).resume, Effect.sync(() => (paused.delete(i), logNodes()))),
       killNode: (i) => Effect.zipRight(server(i).kill, Effect.sync(() => (killed.add(i), logNodes()))),
       startNode: (i) => Effect.zipRight(server(i).start, Effect.sync(() => (killed.delete(i), logNodes()))),
-      nextEnter: Queue.take(enters),
+      // The next entry from now on: entries made earlier (while a worker was paused, say) are dropped.
+      nextEnter: Effect.zipRight(Queue.takeAll(enters), Queue.take(enters)),
       pauseWorker: (id) =>
         Effect.sync(() => {
           workers[id].child.kill("SIGSTOP")
@@ -230,8 +230,9 @@ export const runScenario = (fleet: Fleet, scenario: Scenario, suiteSettings: Set
     if (scenario.freshServers === true) {
       for (let i = 0; i < lockNodes; i++) yield* faults.killNode(i)
       for (let i = 0; i < lockNodes; i++) yield* faults.startNode(i)
-      for (const worker of workers) worker.child.kill("SIGUSR2")
     }
+    // Every worker starts at once, with the faults: none runs ahead while others still load.
+    for (const worker of workers) worker.child.kill("SIGUSR2")
     const freshAt = hrMillis()
     const schedule = yield* Effect.fork(
       scenario.faults(faults).pipe(Effect.timeout(Duration.millis(settings.durationMillis)), Effect.ignore)
@@ -435,9 +436,8 @@ const lockScenarios = (settings: Settings): ReadonlyArray<Scenario> => [
     expect: "safe",
     // Holds long enough that the SIGSTOP lands inside the section.
     holdMillis: [300, 500],
-    // The pause lasts ttl + 0.5 s from the first entry; another worker must enter after the
-    // paused holder's key expired and write before it wakes: time for a late first entry on a
-    // loaded machine (4.5 s once left too little).
+    // The pause lasts ttl + 0.5 s from an entry; another worker must enter after the paused
+    // holder's key expired and write before it wakes: room for a slow start on a loaded machine.
     minDurationMillis: settings.ttlMillis * 3 + 1500,
     faults: (f) =>
       Effect.forever(Effect.gen(function*() {

@@ -21,7 +21,10 @@ const emit = (event: WorkerEvent) => process.stdout.write(JSON.stringify(event) 
 process.on("unhandledRejection", (reason) => emit({ type: "unhandled", id: config.id, detail: String(reason) }))
 process.on("uncaughtException", (error) => emit({ type: "unhandled", id: config.id, detail: String(error) }))
 
-/** SIGUSR2: the parent's go for a brand-new cluster (listened to from the start, so it cannot come first). */
+/**
+ * SIGUSR2: the parent's go, once every worker is ready (and a brand-new
+ * cluster started); listened to from the start, so it cannot come first.
+ */
 const startSignal = new Promise<void>((resolve) => process.once("SIGUSR2", () => resolve()))
 
 /** The same seed gives the same holds (the lock manager's own jitter stays unseeded). */
@@ -45,11 +48,11 @@ const program = Effect.gen(function*() {
       Effect.catchTag("StaleFencingToken", () => Effect.succeed("stale" as const)),
       Effect.catchAll(() => Effect.succeed("failed" as const))
     )
-  const stopAt = hrMillis() + config.durationMillis
   let acquisitions = 0
   let gaveUp = 0
   emit({ type: "ready", id: config.id })
-  if (config.waitForStart) yield* Effect.promise(() => startSignal)
+  yield* Effect.promise(() => startSignal)
+  const stopAt = hrMillis() + config.durationMillis
   while (hrMillis() < stopAt) {
     yield* Effect.scoped(Effect.gen(function*() {
       const options = { ttl: Duration.millis(config.ttlMillis), retry }

@@ -51,8 +51,8 @@ for (const durable of [false, true]) {
             assert.isTrue(Suite.hazardShown(report), summary)
           }
           if (scenario.name === "holder paused past its ttl") {
-            assert.isAtLeast(report.staleWritesRejected, 1, "the paused holder's late write was refused")
-            assert.isAtLeast(report.expiredOverlaps, 1, "others held the lock while it was paused")
+            assert.isAtLeast(report.staleWritesRejected, 1, `the paused holder's late write was refused\n${summary}`)
+            assert.isAtLeast(report.expiredOverlaps, 1, `others held the lock while it was paused\n${summary}`)
           }
         }), 90_000)
     }
