@@ -116,6 +116,7 @@ const setupErrors = <A, E, R>(self: Effect.Effect<A, E | ConfigError.ConfigError
   )
 
 const permitLimit = Options.integer("limit").pipe(Options.withPseudoName("N"), Options.optional)
+const maxReaders = Options.integer("max-readers").pipe(Options.withPseudoName("N"), Options.optional)
 
 const run = Command.make(
   "run",
@@ -140,10 +141,8 @@ const run = Command.make(
       ),
       Options.withDefault("lock" as const)
     ),
-    maxReaders: Options.integer("max-readers").pipe(
-      Options.withPseudoName("N"),
-      Options.withDescription("With --mode read or write: readers at once (the library's default: 16); the same for every client"),
-      Options.optional
+    maxReaders: maxReaders.pipe(
+      Options.withDescription("With --mode read or write: readers at once (the library's default: 16); the same for every client")
     ),
     killAfter: duration("kill-after").pipe(
       Options.withDescription("After a lost lock, SIGKILL the command if SIGTERM did not stop it within this"),
@@ -247,10 +246,8 @@ const inspect = Command.make(
   {
     resource: Args.text({ name: "resource" }),
     limit: permitLimit.pipe(Options.withDescription("Show the N permits of a semaphore on the resource instead of its lock")),
-    maxReaders: Options.integer("max-readers").pipe(
-      Options.withPseudoName("N"),
-      Options.withDescription("Show the read-write lock of N readers on the resource instead of its lock"),
-      Options.optional
+    maxReaders: maxReaders.pipe(
+      Options.withDescription("Show the read-write lock of N readers on the resource instead of its lock")
     ),
     ...managerSettings
   },

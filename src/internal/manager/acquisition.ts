@@ -567,9 +567,18 @@ const parseAcquire = (
   acquireOptions: AcquireOptions,
   checkResources: ResourceCheck = Validate.resources
 ) => {
-  const { defaultNodeTimeout, defaultSchedule, driftFactor, maxTtlMillis } = settings
   const resources = checkResources(resourcesInput)
   if (Either.isLeft(resources)) return Either.left(resources.left)
+  return Either.map(parseOptions(settings, acquireOptions), (options) => ({ resources: resources.right, ...options }))
+}
+
+/**
+ * An acquisition's options (ttl, node timeout, autoExtend, retry), checked,
+ * with the manager's defaults filled in; semaphores check theirs up front
+ * with it (semaphore.ts).
+ */
+export const parseOptions = (settings: Settings, acquireOptions: AcquireOptions) => {
+  const { defaultNodeTimeout, defaultSchedule, driftFactor, maxTtlMillis } = settings
   const timing = Validate.timing(acquireOptions.ttl, acquireOptions.nodeTimeout ?? defaultNodeTimeout, driftFactor, maxTtlMillis)
   if (Either.isLeft(timing)) return Either.left(timing.left)
   const maxHoldMillis = Validate.autoExtend(acquireOptions.autoExtend)
@@ -579,7 +588,6 @@ const parseAcquire = (
     : Validate.schedule("retry", acquireOptions.retry)
   if (Either.isLeft(schedule)) return Either.left(schedule.left)
   return Either.right({
-    resources: resources.right,
     ttlMillis: timing.right.ttlMillis,
     nodeTimeout: Duration.millis(timing.right.nodeTimeoutMillis),
     maxHoldMillis: maxHoldMillis.right,

@@ -9,7 +9,6 @@
  *
  * @internal
  */
-import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
@@ -62,25 +61,17 @@ export const acquireSlot = (settings: Settings, kind: SlotKind) => {
     resourceInput: string,
     options: PermitOptions
   ): Effect.Effect<Lock.Lock, InvalidOptions | LockNotAcquired, Scope.Scope> =>
-    Effect.suspend(() => {
+    Effect.suspend((): Effect.Effect<Lock.Lock, InvalidOptions | LockNotAcquired, Scope.Scope> => {
       if (typeof options !== "object" || options === null) {
         return Effect.fail(new InvalidOptions({ option: "options", detail: "expected { limit, ttl, ... }" }, true))
       }
       const permits = Validate.permits(resourceInput, options.limit)
       if (Either.isLeft(permits)) return Effect.fail(permits.left)
       const { limit, resource } = permits.right
-      // Checked here as the slots' acquisitions check them: waiting needs the node timeout.
-      const timing = Validate.timing(
-        options.ttl,
-        options.nodeTimeout ?? settings.defaultNodeTimeout,
-        settings.driftFactor,
-        settings.maxTtlMillis
-      )
-      if (Either.isLeft(timing)) return Effect.fail(timing.left)
-      const schedule = options.retry === undefined
-        ? Either.right(settings.defaultSchedule)
-        : Validate.schedule("retry", options.retry)
-      if (Either.isLeft(schedule)) return Effect.fail(schedule.left)
+      // Checked up front, as each slot's acquisition checks them again: waiting needs the node timeout and the schedule.
+      const checked = Acquisition.parseOptions(settings, options)
+      if (Either.isLeft(checked)) return Effect.fail(checked.left)
+      const { nodeTimeout, schedule } = checked.right
       // Each slot gets one attempt per round and no place in its line: a
       // waiter for any slot must not hold up one slot's line.
       const slotOptions: AcquireOptions = {
@@ -96,18 +87,17 @@ export const acquireSlot = (settings: Settings, kind: SlotKind) => {
       // One round: every slot once, from the slot whose release was
       // announced last if any (it is free, unless another waiter was
       // quicker), else from a random one, so that permits spread over the
-      // slots rather than every caller trying slot 0 first. Invalid options
-      // fail the first slot's attempt, and are not retried.
+      // slots rather than every caller trying slot 0 first. The options
+      // were checked above, so a slot's acquisition cannot find them invalid.
       const round = Effect.suspend(() => {
         const first = released === undefined ? Random.nextIntBetween(0, limit) : Effect.succeed(released)
         released = undefined
         return Effect.flatMap(first, (first) => {
-          const trySlot = (tried: number): Effect.Effect<Either.Either<Lock.Lock, InvalidOptions>, LockNotAcquired, Scope.Scope> =>
+          const trySlot = (tried: number): Effect.Effect<Lock.Lock, LockNotAcquired, Scope.Scope> =>
             acquireSlot(slotResource(resource, (first + tried) % limit, kind), slotOptions).pipe(
               Effect.tap(() => void attempts++),
-              Effect.map(Either.right),
               Effect.catchTags({
-                InvalidOptions: (invalid) => Effect.succeed(Either.left(invalid)),
+                InvalidOptions: Effect.die,
                 LockNotAcquired: (refusal) => {
                   attempts++
                   return tried + 1 < limit ? trySlot(tried + 1) : Effect.fail(refusal)
@@ -132,14 +122,14 @@ export const acquireSlot = (settings: Settings, kind: SlotKind) => {
         // Between rounds, the lock's waiting (waiting.ts) on the semaphore's
         // schedule: it watches every slot, and a release of any slot that a
         // majority of nodes announces wakes the waiter for another round.
-        const waiter: Waiting.Waiter<Either.Either<Lock.Lock, InvalidOptions>> = {
+        const waiter: Waiting.Waiter<Lock.Lock> = {
           nodes: settings.nodes,
           keys,
           // Slots have no line, so their releases name no waiter: none is ours.
           value: "",
           quorum: settings.quorum,
           watch: settings.announcesReleases,
-          nodeTimeout: Duration.millis(timing.right.nodeTimeoutMillis),
+          nodeTimeout,
           holderGoneAt: undefined,
           leaseEndsAt: undefined,
           lease: () => 0,
@@ -147,9 +137,8 @@ export const acquireSlot = (settings: Settings, kind: SlotKind) => {
           heard: (key) => void (released = keys.indexOf(key))
         }
         return round.pipe(
-          Effect.catchAll((refusal) => Waiting.untilGranted(waiter, refusal, schedule.right)),
-          Effect.catchAll((refusal) => Effect.flatMap(refused(refusal), Effect.fail)),
-          Effect.flatMap(Either.match({ onLeft: Effect.fail, onRight: Effect.succeed }))
+          Effect.catchAll((refusal) => Waiting.untilGranted(waiter, refusal, schedule)),
+          Effect.catchAll((refusal) => Effect.flatMap(refused(refusal), Effect.fail))
         )
       })
     })
