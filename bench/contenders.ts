@@ -34,8 +34,8 @@ export interface Client {
 export interface Loops {
   /** How many loops run at once. */
   readonly loops: number
-  /** The `performance.now()` after which no loop starts another lock. */
-  readonly end: number
+  /** Whether a loop starts another lock (false once the scenario's time is up). */
+  readonly running: () => boolean
   readonly ttlMillis: number
   /** A key no other lock of the run uses. */
   readonly nextKey: () => string
@@ -202,7 +202,7 @@ export const effectRedlockFibers: Contender = {
   throughputOnly: true,
   start: async (ports, waiting, slow = false) => {
     const { client, redlock, runtime } = await effectClient(ports, waiting, slow)
-    const runLoops = ({ end, loops, nextKey, record, ttlMillis }: Loops) => {
+    const runLoops = ({ loops, nextKey, record, running, ttlMillis }: Loops) => {
       const ttl = Duration.millis(ttlMillis)
       const lockUnlock = Effect.suspend(() => {
         const before = performance.now()
@@ -211,7 +211,7 @@ export const effectRedlockFibers: Contender = {
           onSuccess: () => record(performance.now() - before, true)
         }))
       })
-      const loop = Effect.whileLoop({ while: () => performance.now() < end, body: () => lockUnlock, step: () => {} })
+      const loop = Effect.whileLoop({ while: running, body: () => lockUnlock, step: () => {} })
       return runtime.runPromise(Effect.all(Array.from({ length: loops }, () => loop), { concurrency: "unbounded", discard: true }))
     }
     return { ...client, runLoops }

@@ -55,9 +55,10 @@ export const throughput = async (client: Client, loops: number, seconds: number,
   let next = 0
   const cpu = process.cpuUsage()
   const start = performance.now()
+  const end = start + seconds * 1000
   const harness: Loops = {
     loops,
-    end: start + seconds * 1000,
+    running: () => performance.now() < end,
     ttlMillis,
     nextKey: () => `bench:${tag}:${next++}`,
     record: (millis, acquired) => {
@@ -78,9 +79,9 @@ export const throughput = async (client: Client, loops: number, seconds: number,
 }
 
 /** The harness's own loops: async functions calling the client's `lock` and `unlock`. */
-const promiseLoops = (client: Client) => async ({ end, loops, nextKey, record, ttlMillis }: Loops) => {
+const promiseLoops = (client: Client) => async ({ loops, nextKey, record, running, ttlMillis }: Loops) => {
   const loop = async () => {
-    while (performance.now() < end) {
+    while (running()) {
       const key = nextKey()
       const before = performance.now()
       const handle = await client.lock(key, ttlMillis)
