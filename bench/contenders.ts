@@ -116,8 +116,8 @@ export const floor: Contender = {
 
 /**
  * Not a contender of the tables: the floor's algorithm sending effect-redlock's
- * own commands (SET NX PX, and the release script with its line keys and
- * flags), with no library around them. What it costs beyond the floor is the
+ * own commands (SET NX PX, and the release script, which takes the lock key
+ * and the value as the floor's does), with no library around them. What it costs beyond the floor is the
  * wire's (ioredis encoding more arguments, the server running the longer
  * script); what the library costs beyond it is the library's.
  */
@@ -126,10 +126,7 @@ export const ourWire: Contender = {
   start: async (ports, waiting) => {
     const clients = connect(ports)
     await Promise.all(clients.map((client) => client.script("LOAD", Scripts.releaseOwned.lua)))
-    return minimalRedlock(clients, waiting, (client, key, value) => {
-      const keys = Scripts.withQueueKeys([key])
-      return client.evalsha(Scripts.releaseOwned.sha, keys.length, ...keys, value, 0, 0)
-    })
+    return minimalRedlock(clients, waiting, (client, key, value) => client.evalsha(Scripts.releaseOwned.sha, 1, key, value))
   }
 }
 

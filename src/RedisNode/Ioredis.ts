@@ -235,14 +235,15 @@ const makeNode = (
           (set) => set || acquireAll(keys, value, ttlMillis)
         ),
     acquireInTurn: (keys, value, ttlMillis, turn) =>
-      evalScript(
-        Scripts.acquireInTurn,
-        Scripts.withQueueKeys(keys),
-        [value, ttlMillis, turn.ticket, turn.leaseMillis],
-        turnAnswer
-      ),
+      evalScript(Scripts.acquireInTurn, keys, [value, ttlMillis, turn.ticket, turn.leaseMillis], turnAnswer),
+    // A lock's release (announced, its place left) sends the value alone: the script's defaults.
     release: (keys, value, announce, keepPlace) =>
-      evalScript(Scripts.releaseOwned, Scripts.withQueueKeys(keys), [value, announce ? 1 : 0, keepPlace ? 1 : 0], Number),
+      evalScript(
+        Scripts.releaseOwned,
+        keys,
+        announce && !keepPlace ? [value] : [value, announce ? 1 : 0, keepPlace ? 1 : 0],
+        Number
+      ),
     extend: (keys, value, ttlMillis) =>
       evalScript(Scripts.extendOwned, keys, [value, ttlMillis], (reply) => reply === 1),
     incrementFences: (keys, value, fenceKeys) =>

@@ -58,24 +58,26 @@ return 1
  * ticket, and one of the same values by the end of their lease (server
  * milliseconds). Lock keys never hold a NUL character (resources and the key
  * prefix are checked), so these can never be another resource's lock key.
+ *
+ * The scripts work them out from the lock key (`lineKeys` below) instead of
+ * being sent them: a release then sends what the plain compare-and-delete
+ * sends (one key, one value), where naming the line's keys cost 17% more
+ * client instructions per lock+unlock at N = 1 (bench/README.md). Redis runs
+ * keys a script did not declare on a standalone master, which every node is
+ * (independent masters); a Redis Cluster would refuse these scripts either
+ * way, since a lock key and its line's keys hash to different slots.
  */
-export const queueKey = (key: string): string => key + "\u0000queue"
-export const leaseKey = (key: string): string => key + "\u0000lease"
+const queueSuffix = "\u0000queue"
+const leaseSuffix = "\u0000lease"
+export const queueKey = (key: string): string => key + queueSuffix
+export const leaseKey = (key: string): string => key + leaseSuffix
 
-/**
- * The lock keys, then their queue keys, then their lease keys. A fan-out
- * passes the same key array to every node: it is worked out once.
- */
-export const withQueueKeys = (keys: ReadonlyArray<string>): ReadonlyArray<string> => {
-  let all = allKeys.get(keys)
-  if (all === undefined) {
-    all = [...keys, ...keys.map(queueKey), ...keys.map(leaseKey)]
-    allKeys.set(keys, all)
-  }
-  return all
-}
-
-const allKeys = new WeakMap<ReadonlyArray<string>, ReadonlyArray<string>>()
+// The same names in Lua ("\0" is the NUL character there too).
+const lineKeys = `
+local function lineKeys(key)
+  return key .. "\\0queue", key .. "\\0lease"
+end
+`
 
 /**
  * How far before the server's time a newcomer's ticket may lie (ms). Tickets
@@ -88,7 +90,7 @@ export const ticketSlackMillis = 1000
 
 // Shared by the scripts below: the server's time in ms; drop waiters whose
 // lease ended from line i; the first waiter of a line; a newcomer's place.
-const queueFunctions = `${wholeMillis}
+const queueFunctions = `${wholeMillis}${lineKeys}
 local function nowMillis()
   local time = redis.call("TIME")
   return tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
@@ -125,8 +127,8 @@ end
 `
 
 /**
- * Acquire in turn (RedisNode.acquireInTurn). KEYS: n lock keys, n queue keys,
- * n lease keys. ARGV: value, ttl ms, ticket, lease ms (0: do not join).
+ * Acquire in turn (RedisNode.acquireInTurn). KEYS: the lock keys (their
+ * lines' keys are worked out from them). ARGV: value, ttl ms, ticket, lease ms (0: do not join).
  * Returns { 1 } granted, { 2, pttl } held (the longest pttl; -1 when a key
  * never expires), { 3 } free but not our turn. A key of another type is a
  * WRONGTYPE error (nothing written); a key holding our own value (a late
@@ -138,7 +140,7 @@ end
  * Lines that are empty cost one EXISTS each.
  */
 export const acquireInTurn = script(`${queueFunctions}${wrongType}
-local n = #KEYS / 3
+local n = #KEYS
 local value, ttl, ticket, lease = ARGV[1], wholeMillis(ARGV[2]), tonumber(ARGV[3]), wholeMillis(ARGV[4])
 local held, longest = false, 0
 for i = 1, n do
@@ -155,7 +157,7 @@ end
 local now = nil
 local ourTurn = true
 for i = 1, n do
-  local queue, leases = KEYS[n + i], KEYS[2 * n + i]
+  local queue, leases = lineKeys(KEYS[i])
   if redis.call("EXISTS", queue) == 1 then
     now = now or nowMillis()
     prune(queue, leases, now)
@@ -170,9 +172,9 @@ if not held and ourTurn then
   for i = 1, n do
     redis.call("SET", KEYS[i], value, "PX", ttl)
     -- A waiter granted here stays in line, its lease renewed as by any attempt.
-    local queue = KEYS[n + i]
+    local queue, leases = lineKeys(KEYS[i])
     if lease > 0 and now ~= nil and redis.call("ZSCORE", queue, value) then
-      stay(queue, KEYS[2 * n + i], value, ticket, now, lease)
+      stay(queue, leases, value, ticket, now, lease)
     end
   end
   return { 1 }
@@ -180,7 +182,8 @@ end
 if lease > 0 then
   now = now or nowMillis()
   for i = 1, n do
-    stay(KEYS[n + i], KEYS[2 * n + i], value, ticket, now, lease)
+    local queue, leases = lineKeys(KEYS[i])
+    stay(queue, leases, value, ticket, now, lease)
   end
 end
 if held then return { 2, longest } end
@@ -197,9 +200,11 @@ export const releaseChannelPrefix = "redlock-released:"
  * deleted, or when we were first in line and the key is free. When ARGV[3] is
  * "1" (a refused attempt's undo), only the keys are deleted: the line and the
  * channel are left alone. A key of another type is not ours and is left alone
- * (pcall turns GET's WRONGTYPE error into a value). KEYS: n lock keys, n queue
- * keys, n lease keys. ARGV: value, announce, keep place. Returns the number of
- * keys deleted.
+ * (pcall turns GET's WRONGTYPE error into a value). KEYS: the lock keys (their
+ * lines' keys are worked out from them). ARGV: value, then announce and keep
+ * place, both "1" or "0"; a lock's release sends the value alone (announce,
+ * do not keep the place), as a plain compare-and-delete does. Returns the
+ * number of keys deleted.
  *
  * Handover: a key we freed (or found free when we were first in line) while
  * others wait in line is set to the value of the waiter now first, for what
@@ -211,20 +216,20 @@ export const releaseChannelPrefix = "redlock-released:"
  * ttl on a quorum, as any attempt.
  */
 export const releaseOwned = script(`${queueFunctions}
-local n = #KEYS / 3
 local value = ARGV[1]
+local announces, keepsPlace = (ARGV[2] or "1") == "1", ARGV[3] == "1"
 local deleted = 0
-for i = 1, n do
-  local key, queue, leases = KEYS[i], KEYS[n + i], KEYS[2 * n + i]
+for _, key in ipairs(KEYS) do
+  local queue, leases = lineKeys(key)
   local freed = false
   if redis.pcall("GET", key) == value then
     redis.call("DEL", key)
     deleted = deleted + 1
     freed = true
   end
-  local announce = freed and ARGV[2] == "1"
+  local announce = freed and announces
   local nextWaiter = ""
-  if ARGV[3] ~= "1" and redis.call("EXISTS", queue) == 1 then
+  if not keepsPlace and redis.call("EXISTS", queue) == 1 then
     prune(queue, leases, nowMillis())
     local wasFirst = first(queue, leases) == value
     redis.call("ZREM", queue, value)
