@@ -21,6 +21,7 @@ import { RedisNodeError } from "./nodes.js"
 import * as Algorithm from "./algorithm.js"
 import * as Monotonic from "./monotonic.js"
 import * as Quarantine from "./quarantine.js"
+import * as Timeouts from "./timeouts.js"
 
 /** Which operation to send, with its arguments. */
 export interface Call<M extends NodeOperation> {
@@ -185,8 +186,8 @@ const unknownError = (node: RedisNode, cause: Cause.Cause<unknown> | unknown) =>
   }, true)
 
 /**
- * Every node offers promises: call them all, with the timeout on the live
- * clock's scheduler, and tell `decided` once the round is decided. Plain
+ * Every node offers promises: call them all, with the timeout on a timer
+ * shared by the fan-outs of the same timeout (timeouts.ts), and tell `decided` once the round is decided. Plain
  * code, no fiber: the acquisition's and the release's fast paths call it
  * directly, and the Effect engine below from one asynchronous step.
  */
@@ -197,20 +198,20 @@ export const sendWithPromises = <M extends NodeOperation>(
   engine: PromiseEngine,
   decided: (result: FanOutResult<Answer<M>>) => void
 ): void => {
-  const { clock, scheduler } = engine
+  const { clock } = engine
   const now = () => Monotonic.unsafeMonotonicMillis(clock)
   const round = new Round(nodes, rules, now())
   let done = false
   const finish = () => {
     if (done || !round.decided) return
     done = true
-    cancelTimer()
+    Timeouts.cancel(timeout)
     decided(round.result(now(), true))
   }
-  const cancelTimer = scheduler.unsafeSchedule(() => {
+  const timeout = Timeouts.start(Duration.toMillis(rules.timeout), () => {
     round.timedOut(now())
     finish()
-  }, rules.timeout)
+  })
   for (let index = 0; index < nodes.length; index++) {
     const node = nodes[index]
     const send = node.promises![call.method] as (...args: Parameters<RedisNode[M]>) => Promise<Answer<M>>
@@ -230,19 +231,17 @@ export const sendWithPromises = <M extends NodeOperation>(
 }
 
 /**
- * What the promise engine needs: the live clock and its timer scheduler.
- * Only when every node offers promises and the clock is live (a test clock
- * has no scheduler; its time moves only when the test says so).
+ * What the promise engine needs: the live clock. Only when every node offers
+ * promises and the clock is live (a test clock has no scheduler; its time
+ * moves only when the test says so).
  */
 export interface PromiseEngine {
   readonly clock: Clock.Clock
-  readonly scheduler: Clock.ClockScheduler
 }
 
 export const promiseEngine = (nodes: ReadonlyArray<RedisNode>, clock: Clock.Clock): PromiseEngine | undefined => {
   if (nodes.length === 0 || !nodes.every((node) => node.promises !== undefined)) return undefined
-  const scheduler = Monotonic.liveScheduler(clock)
-  return scheduler === undefined ? undefined : { clock, scheduler }
+  return Monotonic.liveScheduler(clock) === undefined ? undefined : { clock }
 }
 
 /**

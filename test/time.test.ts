@@ -1,0 +1,71 @@
+/**
+ * Reading the live clock, and the fan-outs' shared timeouts (real time).
+ */
+import { assert, describe, it } from "@effect/vitest"
+import { Clock } from "effect"
+import * as Monotonic from "../src/internal/monotonic.js"
+import * as Timeouts from "../src/internal/timeouts.js"
+
+const sleep = (millis: number) => new Promise((resolve) => setTimeout(resolve, millis))
+
+describe("the live clock's monotonic milliseconds", () => {
+  it("are the clock's own nanoseconds, read as a number: never later than the clock, at most a millisecond earlier", () => {
+    const clock = Clock.make()
+    for (let i = 0; i < 10_000; i++) {
+      const ours = Monotonic.unsafeMonotonicMillis(clock)
+      const clocks = Number(clock.unsafeCurrentTimeNanos()) / 1e6
+      // 0.001 ms: a double near 1.7e12 ms keeps about a quarter of a microsecond.
+      assert.isAtMost(ours, clocks + 0.001)
+      assert.isBelow(clocks - ours, 1)
+    }
+  })
+})
+
+describe("shared timeouts", () => {
+  it("each comes once its own duration has passed, not much later, in order; a cancelled one never comes", async () => {
+    const came: Array<[string, number]> = []
+    const started = new Map<string, number>()
+    const startOne = (name: string) => {
+      started.set(name, performance.now())
+      return Timeouts.start(200, () => came.push([name, performance.now()]))
+    }
+    startOne("a")
+    const cancelled = startOne("b")
+    await sleep(100)
+    // Due 100 ms after the timer set for "a": the timer is set again for it, for what is left.
+    startOne("c")
+    Timeouts.cancel(cancelled)
+    Timeouts.cancel(cancelled)
+    await sleep(300)
+    assert.deepStrictEqual(came.map(([name]) => name), ["a", "c"])
+    for (const [name, at] of came) {
+      // Node's timers may fire up to a millisecond before performance.now() says the time is up.
+      assert.isAtLeast(at - started.get(name)!, 199, `${name} came too early`)
+      assert.isBelow(at - started.get(name)!, 280, `${name} came a duration late`)
+    }
+  })
+
+  it("timeouts of other durations have their own timers", async () => {
+    const came: Array<string> = []
+    Timeouts.start(80, () => came.push("long"))
+    Timeouts.start(20, () => came.push("short"))
+    await sleep(50)
+    assert.deepStrictEqual(came, ["short"])
+    await sleep(60)
+    assert.deepStrictEqual(came, ["short", "long"])
+  })
+
+  it("one that comes may cancel and start others of its duration", async () => {
+    const came: Array<string> = []
+    let second: Timeouts.Timeout | undefined
+    Timeouts.start(20, () => {
+      came.push("first")
+      Timeouts.cancel(second!)
+      Timeouts.start(20, () => came.push("third"))
+    })
+    await sleep(5)
+    second = Timeouts.start(20, () => came.push("second"))
+    await sleep(80)
+    assert.deepStrictEqual(came, ["first", "third"])
+  })
+})
