@@ -110,10 +110,10 @@ describe("option validation", () => {
 })
 
 describe("lock values", () => {
-  it.effect("are 160 bits (27 base64url characters), and never repeat across refills of the pool", () =>
+  it.effect("are 168 bits (28 base64url characters), and never repeat across refills of the pool", () =>
     Effect.gen(function*() {
       const values = yield* Effect.replicateEffect(LockValue.make, 10_000)
-      assert.isTrue(values.every((value) => /^[A-Za-z0-9_-]{27}$/.test(value)))
+      assert.isTrue(values.every((value) => /^[A-Za-z0-9_-]{28}$/.test(value)))
       assert.strictEqual(new Set(values).size, values.length)
     }))
 })

@@ -202,15 +202,17 @@ export const sendWithPromises = <M extends NodeOperation>(
   const now = () => Monotonic.unsafeMonotonicMillis(clock)
   const round = new Round(nodes, rules, now())
   let done = false
-  const finish = () => {
+  // `at`: the time of the word that may have decided the round, which is when it was decided.
+  const finish = (at: number) => {
     if (done || !round.decided) return
     done = true
     Timeouts.cancel(timeout)
-    decided(round.result(now(), true))
+    decided(round.result(at, true))
   }
   const timeout = Timeouts.start(Duration.toMillis(rules.timeout), () => {
-    round.timedOut(now())
-    finish()
+    const at = now()
+    round.timedOut(at)
+    finish(at)
   })
   for (let index = 0; index < nodes.length; index++) {
     const node = nodes[index]
@@ -218,13 +220,15 @@ export const sendWithPromises = <M extends NodeOperation>(
     send(...call.args).then(
       (answer) => {
         if (done) return round.late(index, answer)
-        round.answered(index, answer, now())
-        finish()
+        const at = now()
+        round.answered(index, answer, at)
+        finish(at)
       },
       (error: unknown) => {
         if (done) return round.late(index, undefined)
-        round.failed(index, error instanceof RedisNodeError ? error : unknownError(node, error), now())
-        finish()
+        const at = now()
+        round.failed(index, error instanceof RedisNodeError ? error : unknownError(node, error), at)
+        finish(at)
       }
     )
   }

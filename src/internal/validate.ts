@@ -22,10 +22,15 @@ const invalid = (option: string, detail: string) => Either.left(new InvalidOptio
 export const resources = (
   input: unknown
 ): Either.Either<NonEmptyReadonlyArray<string>, InvalidOptions> => {
-  const list: ReadonlyArray<unknown> = typeof input === "string" ? [input] : Array.isArray(input) ? input : []
-  if (typeof input !== "string" && !Array.isArray(input)) {
+  if (typeof input === "string") {
+    // One string, the common case: no list to build or check for repeats.
+    const problem = resourceProblem(input)
+    return problem === undefined ? Either.right([input]) : invalid("resources", problem)
+  }
+  if (!Array.isArray(input)) {
     return invalid("resources", `expected a string or an array of strings, got ${describe(input)}`)
   }
+  const list: ReadonlyArray<unknown> = input
   if (list.length === 0) return invalid("resources", "at least one resource is required")
   if (list.length > maxResources) {
     return invalid("resources", `at most ${maxResources} resources per lock, got ${list.length}`)
@@ -33,13 +38,19 @@ export const resources = (
   const seen = new Set<string>()
   for (const resource of list) {
     if (typeof resource !== "string") return invalid("resources", `every resource must be a string, got ${describe(resource)}`)
-    if (resource.length === 0) return invalid("resources", "a resource must not be the empty string")
-    // The keys of a resource's line of waiters are its lock key + NUL + a name (internal/scripts.ts).
-    if (resource.includes("\u0000")) return invalid("resources", "a resource must not contain the NUL character")
+    const problem = resourceProblem(resource)
+    if (problem !== undefined) return invalid("resources", problem)
     if (seen.has(resource)) return invalid("resources", `resource "${resource}" is listed twice`)
     seen.add(resource)
   }
   return Either.right(list as unknown as NonEmptyReadonlyArray<string>)
+}
+
+const resourceProblem = (resource: string): string | undefined => {
+  if (resource.length === 0) return "a resource must not be the empty string"
+  // The keys of a resource's line of waiters are its lock key + NUL + a name (internal/scripts.ts).
+  if (resource.includes("\u0000")) return "a resource must not contain the NUL character"
+  return undefined
 }
 
 /**

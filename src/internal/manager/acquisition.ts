@@ -217,9 +217,7 @@ class Acquisition implements Waiting.Waiter<Lock.Lock> {
   }
 
   attempt(leaseMillis: number): Effect.Effect<Lock.Lock, LockNotAcquired> {
-    return this.surroundings.traced
-      ? Effect.withSpan(this.oneAttempt(leaseMillis), "Redlock.attempt", Tracing.spanOptions)
-      : this.oneAttempt(leaseMillis)
+    return Effect.uninterruptibleMask((restore) => this.attemptWithin(restore, leaseMillis))
   }
 
   /** The whole acquisition: the first attempt, then the waiting and the retries; measured. */
@@ -232,7 +230,7 @@ class Acquisition implements Waiting.Waiter<Lock.Lock> {
     // generation, which doubled what every scavenge promoted (sequential:
     // ~600 KB against ~310 KB; bench/README.md).
     const measured = Effect.uninterruptibleMask((restore) =>
-      Effect.matchCauseEffect(restore(this.attempt(schedule === Schedule.stop ? 0 : this.lease(0))), {
+      Effect.matchCauseEffect(this.attemptWithin(restore, schedule === Schedule.stop ? 0 : this.lease(0)), {
         onSuccess: this.succeeded,
         onFailure: (cause) => {
           const refusal = Cause.failureOption(cause)
@@ -280,27 +278,30 @@ class Acquisition implements Waiting.Waiter<Lock.Lock> {
   }
 
   // One attempt and the registration of its release are one unit: the
-  // fan-out alone is interruptible, and whatever happens to it, either the
-  // lock's release is in the scope or every node was asked to release.
-  private oneAttempt(leaseMillis: number): Effect.Effect<Lock.Lock, LockNotAcquired> {
-    return Effect.uninterruptibleMask((restore) =>
-      Effect.matchCauseEffect(restore(this.attemptOnEngine(leaseMillis)), {
-        onFailure: (cause) =>
-          Effect.zipRight(this.leaveEverywhere(), Effect.suspend(() => (this.joined = false, Effect.failCause(cause)))),
-        onSuccess: (end): Effect.Effect<Lock.Lock, LockNotAcquired> => {
-          const decided = end.granted !== undefined ? this.register(end.granted) : this.refusedWith(end)
-          if (!this.surroundings.traced) return decided
-          return Effect.zipRight(
-            Effect.annotateCurrentSpan({
-              "redlock.attempt": this.attempts,
-              "redlock.granted": end.result.yes,
-              "redlock.outcomes": Outcome.describeAll(end.result.outcomes)
-            }),
-            decided
-          )
-        }
-      })
-    )
+  // fan-out alone is interruptible (`restore`, in an uninterruptible
+  // region), and whatever happens to it, either the lock's release is in the
+  // scope or every node was asked to release.
+  private attemptWithin(
+    restore: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>,
+    leaseMillis: number
+  ): Effect.Effect<Lock.Lock, LockNotAcquired> {
+    const attempt = Effect.matchCauseEffect(restore(this.attemptOnEngine(leaseMillis)), {
+      onFailure: (cause) =>
+        Effect.zipRight(this.leaveEverywhere(), Effect.suspend(() => (this.joined = false, Effect.failCause(cause)))),
+      onSuccess: (end): Effect.Effect<Lock.Lock, LockNotAcquired> => {
+        const decided = end.granted !== undefined ? this.register(end.granted) : this.refusedWith(end)
+        if (!this.surroundings.traced) return decided
+        return Effect.zipRight(
+          Effect.annotateCurrentSpan({
+            "redlock.attempt": this.attempts,
+            "redlock.granted": end.result.yes,
+            "redlock.outcomes": Outcome.describeAll(end.result.outcomes)
+          }),
+          decided
+        )
+      }
+    })
+    return this.surroundings.traced ? Effect.withSpan(attempt, "Redlock.attempt", Tracing.spanOptions) : attempt
   }
 
   /**
