@@ -187,9 +187,10 @@ const unknownError = (node: RedisNode, cause: Cause.Cause<unknown> | unknown) =>
 
 /**
  * Every node offers promises: call them all, with the timeout on a timer
- * shared by the fan-outs of the same timeout (timeouts.ts), and tell `decided` once the round is decided. Plain
- * code, no fiber: the acquisition's and the release's fast paths call it
- * directly, and the Effect engine below from one asynchronous step.
+ * shared by the fan-outs of the same timeout (timeouts.ts), and tell
+ * `decided` once the round is decided. Plain code, no fiber: the
+ * acquisition's and the release's fast paths call it directly, and the
+ * Effect engine below from one asynchronous step.
  */
 export const sendWithPromises = <M extends NodeOperation>(
   nodes: ReadonlyArray<RedisNode>,

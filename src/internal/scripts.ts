@@ -128,8 +128,8 @@ end
 
 /**
  * Acquire in turn (RedisNode.acquireInTurn). KEYS: the lock keys (their
- * lines' keys are worked out from them). ARGV: value, ttl ms, ticket, lease ms (0: do not join).
- * Returns { 1 } granted, { 2, pttl } held (the longest pttl; -1 when a key
+ * lines' keys are worked out from them). ARGV: value, ttl ms, ticket, lease
+ * ms (0: do not join). Returns { 1 } granted, { 2, pttl } held (the longest pttl; -1 when a key
  * never expires), { 3 } free but not our turn. A key of another type is a
  * WRONGTYPE error (nothing written); a key holding our own value (a late
  * answer of an earlier attempt) is ours. A waiter's place is its ticket, bounded by the
