@@ -161,6 +161,10 @@ type AttemptOperation = "acquire" | "acquireInTurn"
 
 const tookKeys = (answer: boolean | TurnAnswer): boolean => answer === true || (typeof answer === "object" && answer._tag === "Granted")
 
+// A node's answer that someone else holds the key (a refused probe, or the script's Held).
+const isHeld = (answer: boolean | TurnAnswer | undefined): boolean =>
+  answer === false || (typeof answer === "object" && answer._tag === "Held")
+
 /**
  * One acquisition: its attempts and the state they share, read by the
  * waiting between attempts (waiting.ts) as it is after each attempt.
@@ -314,9 +318,12 @@ class Acquisition implements Waiting.Waiter<Lock.Lock> {
    * probe is refused does the same attempt go on with the script that joins
    * the line, its ticket still the time the acquisition began, so waiters
    * keep their order; the acquisition that may not wait stops at the probe.
+   * A key this manager found held within the last second skips the probe
+   * (contendedKeys.ts): it would most likely be refused again.
    */
   private probes(): boolean {
-    return this.probe && this.attempts === 1 && this.settings.fairHandoff && this.keys.length === 1
+    return this.probe && this.attempts === 1 && this.settings.fairHandoff && this.keys.length === 1 &&
+      !this.settings.contendedKeys.isContended(this.keys[0], this.firstStart)
   }
 
   /**
@@ -440,6 +447,9 @@ class Acquisition implements Waiting.Waiter<Lock.Lock> {
     const { quorum } = this
     const { resources } = this.request
     this.holderGoneAt = this.holderGone(result)
+    if (this.keys.length === 1 && result.answers.some(isHeld)) {
+      this.settings.contendedKeys.held(this.keys[0], Monotonic.unsafeMonotonicMillis(this.clock))
+    }
     // A waiter that reached fewer than a quorum of nodes (the others
     // failed or timed out) cannot win now, so it holds no place in line
     // until it reaches a quorum again; its places run out with their

@@ -14,6 +14,7 @@ import type { LockNotAcquired } from "../../RedlockError.js"
 import * as Algorithm from "../algorithm.js"
 import type { InvalidOptions } from "../errors.js"
 import { HeldLock } from "../lock.js"
+import { ContendedKeys } from "./contendedKeys.js"
 import { RedisNodes } from "../nodes.js"
 import * as Quarantine from "../quarantine.js"
 import * as Validate from "../validate.js"
@@ -39,6 +40,8 @@ export interface Settings {
   readonly announcesReleases: boolean
   /** Marks the locks of this manager (a field, cheaper than a WeakSet on every acquire). */
   readonly identity: object
+  /** Keys this manager found held lately: their acquisitions skip the probe. */
+  readonly contendedKeys: ContendedKeys
 }
 
 /** `Redlock.defaultRetry` (documented there). */
@@ -85,7 +88,8 @@ export const make = (
       inspectTimeout,
       defaultSchedule,
       announcesReleases: nodes.every((node) => node.watchReleases !== undefined),
-      identity: {}
+      identity: {},
+      contendedKeys: new ContendedKeys()
     }
   })
 
