@@ -11,12 +11,15 @@ const sleep = (millis: number) => new Promise((resolve) => setTimeout(resolve, m
 describe("the live clock's monotonic milliseconds", () => {
   it("are the clock's own nanoseconds, read as a number: never later than the clock, at most a millisecond earlier", () => {
     const clock = Clock.make()
+    const clocks = () => Number(clock.unsafeCurrentTimeNanos()) / 1e6
     for (let i = 0; i < 10_000; i++) {
+      // Read between two of the clock's own readings, so that the thread being descheduled in between cannot fail it.
+      const before = clocks()
       const ours = Monotonic.unsafeMonotonicMillis(clock)
-      const clocks = Number(clock.unsafeCurrentTimeNanos()) / 1e6
+      const after = clocks()
       // 0.001 ms: a double near 1.7e12 ms keeps about a quarter of a microsecond.
-      assert.isAtMost(ours, clocks + 0.001)
-      assert.isBelow(clocks - ours, 1)
+      assert.isAtMost(ours, after + 0.001)
+      assert.isAtLeast(ours, before - 1)
     }
   })
 })
@@ -27,21 +30,22 @@ describe("shared timeouts", () => {
     const started = new Map<string, number>()
     const startOne = (name: string) => {
       started.set(name, performance.now())
-      return Timeouts.start(200, () => came.push([name, performance.now()]))
+      return Timeouts.start(400, () => came.push([name, performance.now()]))
     }
     startOne("a")
     const cancelled = startOne("b")
     await sleep(100)
-    // Due 100 ms after the timer set for "a": the timer is set again for it, for what is left.
+    // Due 100 ms after the timer set for "a": the timer is set again for it, for what is left (a timer set
+    // again for a whole duration would call it 300 ms late).
     startOne("c")
     Timeouts.cancel(cancelled)
     Timeouts.cancel(cancelled)
-    await sleep(300)
+    await sleep(700)
     assert.deepStrictEqual(came.map(([name]) => name), ["a", "c"])
     for (const [name, at] of came) {
       // Node's timers may fire up to a millisecond before performance.now() says the time is up.
-      assert.isAtLeast(at - started.get(name)!, 199, `${name} came too early`)
-      assert.isBelow(at - started.get(name)!, 280, `${name} came a duration late`)
+      assert.isAtLeast(at - started.get(name)!, 399, `${name} came too early`)
+      assert.isBelow(at - started.get(name)!, 550, `${name} came much too late`)
     }
   })
 
