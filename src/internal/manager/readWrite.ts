@@ -24,7 +24,7 @@ import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
 import type * as Lock from "../../Lock.js"
 import type { ReadWriteInspection, ReadWriteOptions } from "../../ReadWriteLock.js"
-import { InvalidOptions, LockNotAcquired } from "../errors.js"
+import { InvalidOptions, type LockNotAcquired } from "../errors.js"
 import * as Validate from "../validate.js"
 import * as Acquisition from "./acquisition.js"
 import * as Semaphore from "./semaphore.js"
@@ -55,19 +55,7 @@ export const acquireWrite = (settings: Settings) => {
     Effect.flatMap(checked(resource, options), ({ limit }) => {
       const slots = Array.from({ length: limit }, (_, slot) => Semaphore.slotResource(resource, slot, Semaphore.readSlots))
       return acquireAll(slots as unknown as readonly [string, ...Array<string>], options).pipe(
-        // The refusal names the resource, not its slots.
-        Effect.mapError((error) =>
-          error._tag === "LockNotAcquired"
-            ? new LockNotAcquired({
-              resources: [resource],
-              reason: error.reason,
-              attempts: error.attempts,
-              elapsedMillis: error.elapsedMillis,
-              quorum: error.quorum,
-              outcomes: error.outcomes
-            }, true)
-            : error
-        )
+        Effect.catchTag("LockNotAcquired", (refusal) => Effect.fail(Semaphore.namingResource(refusal, resource)))
       )
     })
 }

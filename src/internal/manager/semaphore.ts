@@ -110,15 +110,8 @@ export const acquireSlot = (settings: Settings, kind: SlotKind) => {
       return Effect.flatMap(Effect.all([Monotonic.monotonicMillis, Effect.scope]), ([startedAt, scope]) => {
         const refused = (refusal: LockNotAcquired) =>
           Effect.map(Monotonic.monotonicMillis, (now) =>
-            // The refusal names the semaphore's resource and counts every slot attempt.
-            new LockNotAcquired({
-              resources: [resource],
-              reason: refusal.reason,
-              attempts,
-              elapsedMillis: now - startedAt,
-              quorum: refusal.quorum,
-              outcomes: refusal.outcomes
-            }, true))
+            // The refusal counts every slot attempt.
+            namingResource(refusal, resource, { attempts, elapsedMillis: now - startedAt }))
         // Between rounds, the lock's waiting (waiting.ts) on the semaphore's
         // schedule: it watches every slot, and a release of any slot that a
         // majority of nodes announces wakes the waiter for another round.
@@ -143,6 +136,25 @@ export const acquireSlot = (settings: Settings, kind: SlotKind) => {
       })
     })
 }
+
+/**
+ * A slot's refusal as the refusal of the resource whose slot it is (users
+ * asked for the resource, not for a slot); `counted`: the attempts and time
+ * of a whole acquisition of several slot attempts.
+ */
+export const namingResource = (
+  refusal: LockNotAcquired,
+  resource: string,
+  counted?: { readonly attempts: number; readonly elapsedMillis: number }
+): LockNotAcquired =>
+  new LockNotAcquired({
+    resources: [resource],
+    reason: refusal.reason,
+    attempts: counted?.attempts ?? refusal.attempts,
+    elapsedMillis: counted?.elapsedMillis ?? refusal.elapsedMillis,
+    quorum: refusal.quorum,
+    outcomes: refusal.outcomes
+  }, true)
 
 /** Who holds each slot of a semaphore (or of a read-write lock's readers), read as `inspect` reads a lock. */
 export const inspectPermits = (
