@@ -90,6 +90,9 @@ export const ticketSlackMillis = 1000
 
 // Shared by the scripts below: the server's time in ms; drop waiters whose
 // lease ended from line i; the first waiter of a line; a newcomer's place.
+// Every redis.call costs the node CPU, and a contended lock runs three of
+// these scripts per acquisition on every node: each script reads what it
+// needs once (the time, a waiter's score) and passes it on.
 const queueFunctions = `${wholeMillis}${lineKeys}
 local function nowMillis()
   local time = redis.call("TIME")
@@ -102,27 +105,35 @@ local function prune(queue, leases, now)
     redis.call("ZREM", leases, member)
   end
 end
--- A member without a lease (its lease set evicted, or left half-written)
--- could never be pruned: it is dropped when it reaches the head.
+-- The first waiter of a line, its ticket and the end of its lease. A member
+-- without a lease (its lease set evicted, or left half-written) could never
+-- be pruned: it is dropped when it reaches the head.
 local function first(queue, leases)
   while true do
     local head = redis.call("ZRANGE", queue, 0, 0, "WITHSCORES")
-    if head[1] == nil then return nil, nil end
-    if redis.call("ZSCORE", leases, head[1]) then return head[1], tonumber(head[2]) end
+    if head[1] == nil then return nil, nil, nil end
+    local leaseEnd = redis.call("ZSCORE", leases, head[1])
+    if leaseEnd then return head[1], tonumber(head[2]), tonumber(leaseEnd) end
     redis.call("ZREM", queue, head[1])
   end
 end
+-- A waiter's place: the ticket it kept, else (a newcomer) its own ticket,
+-- bounded by the server's time; and whether it was kept.
 local function placeOf(queue, value, ticket, now)
   local kept = redis.call("ZSCORE", queue, value)
-  if kept then return tonumber(kept) end
-  return math.min(math.max(ticket, now - ${ticketSlackMillis}), now)
+  if kept then return tonumber(kept), true end
+  return math.min(math.max(ticket, now - ${ticketSlackMillis}), now), false
 end
--- Join a line, or keep the place and renew its lease; the line outlives its longest lease, never more.
-local function stay(queue, leases, value, ticket, now, lease)
-  redis.call("ZADD", queue, placeOf(queue, value, ticket, now), value)
+-- Renew a waiter's lease; the line outlives its longest lease, never more.
+local function renewLease(queue, leases, value, now, lease)
   redis.call("ZADD", leases, now + lease, value)
   if redis.call("PTTL", queue) < lease then redis.call("PEXPIRE", queue, lease) end
   if redis.call("PTTL", leases) < lease then redis.call("PEXPIRE", leases, lease) end
+end
+-- Join a line at a place (placeOf), or keep the place, and renew the lease.
+local function stay(queue, leases, value, place, kept, now, lease)
+  if not kept then redis.call("ZADD", queue, place, value) end
+  renewLease(queue, leases, value, now, lease)
 end
 `
 
@@ -144,27 +155,29 @@ local n = #KEYS
 local value, ttl, ticket, lease = ARGV[1], wholeMillis(ARGV[2]), tonumber(ARGV[3]), wholeMillis(ARGV[4])
 local held, longest = false, 0
 for i = 1, n do
-  local pttl = redis.call("PTTL", KEYS[i])
-  if pttl ~= -2 then
-    local current = redis.pcall("GET", KEYS[i])
-    if type(current) == "table" then return wrongType(KEYS[i]) end
-    if current ~= value then
-      held = true
-      if longest ~= -1 and (pttl == -1 or pttl > longest) then longest = pttl end
-    end
+  local current = redis.pcall("GET", KEYS[i])
+  if type(current) == "table" then return wrongType(KEYS[i]) end
+  if current and current ~= value then
+    held = true
+    local pttl = redis.call("PTTL", KEYS[i])
+    if longest ~= -1 and (pttl == -1 or pttl > longest) then longest = pttl end
   end
 end
 local now = nil
 local ourTurn = true
+-- Per line with waiters: our place in it, and whether we hold it already.
+local places, kept = {}, {}
 for i = 1, n do
   local queue, leases = lineKeys(KEYS[i])
   if redis.call("EXISTS", queue) == 1 then
     now = now or nowMillis()
     prune(queue, leases, now)
     local head, score = first(queue, leases)
-    if head ~= nil and head ~= value then
-      local place = placeOf(queue, value, ticket, now)
-      if score < place or (score == place and head < value) then ourTurn = false end
+    if head == value then
+      places[i], kept[i] = score, true
+    elseif head ~= nil then
+      places[i], kept[i] = placeOf(queue, value, ticket, now)
+      if score < places[i] or (score == places[i] and head < value) then ourTurn = false end
     end
   end
 end
@@ -172,9 +185,9 @@ if not held and ourTurn then
   for i = 1, n do
     redis.call("SET", KEYS[i], value, "PX", ttl)
     -- A waiter granted here stays in line, its lease renewed as by any attempt.
-    local queue, leases = lineKeys(KEYS[i])
-    if lease > 0 and now ~= nil and redis.call("ZSCORE", queue, value) then
-      stay(queue, leases, value, ticket, now, lease)
+    if lease > 0 and kept[i] then
+      local queue, leases = lineKeys(KEYS[i])
+      renewLease(queue, leases, value, now, lease)
     end
   end
   return { 1 }
@@ -183,7 +196,8 @@ if lease > 0 then
   now = now or nowMillis()
   for i = 1, n do
     local queue, leases = lineKeys(KEYS[i])
-    stay(queue, leases, value, ticket, now, lease)
+    if places[i] == nil then places[i], kept[i] = placeOf(queue, value, ticket, now) end
+    stay(queue, leases, value, places[i], kept[i], now, lease)
   end
 end
 if held then return { 2, longest } end
@@ -230,16 +244,19 @@ for _, key in ipairs(KEYS) do
   local announce = freed and announces
   local nextWaiter = ""
   if not keepsPlace and redis.call("EXISTS", queue) == 1 then
-    prune(queue, leases, nowMillis())
-    local wasFirst = first(queue, leases) == value
+    local now = nowMillis()
+    prune(queue, leases, now)
+    -- Whether we were first matters only when this release announces nothing yet.
+    local wasFirst = false
+    if not announce then wasFirst = first(queue, leases) == value end
     redis.call("ZREM", queue, value)
     redis.call("ZREM", leases, value)
-    nextWaiter = first(queue, leases) or ""
-    local free = redis.call("EXISTS", key) == 0
+    local head, _, leaseEnd = first(queue, leases)
+    nextWaiter = head or ""
+    local free = freed or redis.call("EXISTS", key) == 0
     if wasFirst and free then announce = true end
-    if free and (freed or wasFirst) and nextWaiter ~= "" then
-      local leaseLeft = tonumber(redis.call("ZSCORE", leases, nextWaiter)) - nowMillis()
-      if leaseLeft > 0 then redis.call("SET", key, nextWaiter, "PX", leaseLeft) end
+    if free and (freed or wasFirst) and head ~= nil and leaseEnd - now > 0 then
+      redis.call("SET", key, head, "PX", leaseEnd - now)
     end
   end
   if announce then redis.call("PUBLISH", "${releaseChannelPrefix}" .. key, nextWaiter) end
