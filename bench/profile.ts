@@ -4,6 +4,7 @@
  * `SINGLE=1` in the environment: one node instead of five (scenario (d)).
  */
 import * as Effect from "effect/Effect"
+import { Redis } from "ioredis"
 import * as Fs from "node:fs"
 import * as RedisFleet from "../fleet/RedisFleet.js"
 import * as Contenders from "./contenders.js"
@@ -21,12 +22,46 @@ const serversCpu = (pids: ReadonlyArray<number | undefined>) =>
     return sum + (Number(fields[11]) + Number(fields[12])) * 10
   }, 0)
 
+/** Calls per command, summed over the servers (INFO commandstats). */
+const commandCalls = async (ports: ReadonlyArray<number>) => {
+  const calls = new Map<string, number>()
+  for (const port of ports) {
+    const redis = new Redis({ host: "127.0.0.1", port, lazyConnect: true })
+    await redis.connect()
+    const info = await redis.info("commandstats")
+    redis.disconnect()
+    for (const match of info.matchAll(/^cmdstat_([^:]+):calls=(\d+),usec=(\d+)/gm)) {
+      calls.set(match[1]!, (calls.get(match[1]!) ?? 0) + Number(match[2]))
+      calls.set(`${match[1]!} µs`, (calls.get(`${match[1]!} µs`) ?? 0) + Number(match[3]))
+    }
+  }
+  return calls
+}
+
 const program = Effect.gen(function*() {
   const fleet = yield* RedisFleet.RedisFleet
   const ports = fleet.servers.map((server) => server.port)
   const pids = fleet.servers.map((server) => server.pid())
   return yield* Effect.promise(async () => {
-    if (contended) return Scenarios.contention(contender, ports, "defaults", 8, Number(seconds), "profile")
+    if (contended) {
+      const before = { cpu: serversCpu(pids), calls: await commandCalls(ports), client: process.cpuUsage() }
+      const result = await Scenarios.contention(contender, ports, "defaults", 8, Number(seconds), "profile")
+      const acquisitions = result.acquisitionsPerSecond * Number(seconds)
+      const client = process.cpuUsage(before.client)
+      const calls = await commandCalls(ports)
+      const perAcquisition: Record<string, number> = {}
+      for (const [command, count] of calls) {
+        const added = count - (before.calls.get(command) ?? 0)
+        if (added > 0) perAcquisition[command] = Math.round((added / acquisitions) * 10) / 10
+      }
+      // CPU (ms; the servers: all five) and commands (all five; "µs": their server time) per acquisition.
+      return {
+        ...result,
+        clientCpuPerAcquisition: (client.user + client.system) / 1000 / acquisitions,
+        serversCpuPerAcquisition: (serversCpu(pids) - before.cpu) / acquisitions,
+        perAcquisition
+      }
+    }
     const client = await contender.start(process.env.SINGLE ? ports.slice(0, 1) : ports, "none")
     const before = serversCpu(pids)
     const result = await Scenarios.throughput(client, Number(loops), Number(seconds), "profile")
