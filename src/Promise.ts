@@ -55,6 +55,7 @@ import * as Inspection from "./internal/manager/inspection.js"
 import * as Release from "./internal/manager/release.js"
 import * as Settings from "./internal/manager/settings.js"
 import * as Monotonic from "./internal/monotonic.js"
+import type * as Waiting from "./internal/waiting.js"
 import type * as Lock from "./Lock.js"
 import type { RedisNodes } from "./RedisNode.js"
 import type * as Ioredis from "./RedisNode/Ioredis.js"
@@ -139,6 +140,9 @@ const fromSettings = (
   const scheduler = Monotonic.liveScheduler(clock)!
   const run = <A, E>(effect: Effect.Effect<A, E>): Promise<A> =>
     runtime.runPromiseExit(effect).then((exit) => Exit.isSuccess(exit) ? exit.value : Promise.reject(Cause.squash(exit.cause)))
+  // The layer was built by makeRedlock: its error cannot come up here.
+  const runThen: Waiting.Runner = <X, E>(effect: Effect.Effect<X, E>, done: (exit: Exit.Exit<X, E>) => void) =>
+    (runtime.runFork(effect) as Fiber.RuntimeFiber<X, E>).addObserver(done)
   const acquireLock = Acquisition.acquireForPromises(settings, clock, (effect, signal) =>
     // The fiber's end is taken as a value from an uninterruptible region: a
     // lock granted just as the signal aborts is still handed over, never lost.
@@ -147,7 +151,7 @@ const fromSettings = (
         if (Exit.isFailure(outer)) return rejectWith(outer.cause, signal)
         return Exit.isSuccess(outer.value) ? outer.value.value : rejectWith(outer.value.cause, signal)
       }
-    ))
+    ), runThen)
   // The auto-extension of each lock that has one, stopped before its release.
   const extensions = new Map<HeldLock, Fiber.RuntimeFiber<void, unknown>>()
 

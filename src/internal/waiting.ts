@@ -24,9 +24,12 @@
  *
  * @internal
  */
-import * as Clock from "effect/Clock"
+import * as Cause from "effect/Cause"
+import type * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Option from "effect/Option"
 import type * as Schedule from "effect/Schedule"
 import * as ScheduleDecision from "effect/ScheduleDecision"
 import * as ScheduleIntervals from "effect/ScheduleIntervals"
@@ -35,7 +38,7 @@ import type { LockNotAcquired } from "../RedlockError.js"
 import * as Monotonic from "./monotonic.js"
 
 /** Whether a release for us was announced since the current attempt began. */
-class Announcements {
+export class Announcements {
   woken = false
   /** Called once when woken, if set: the waiter is asleep. */
   onWoken: (() => void) | undefined = undefined
@@ -63,35 +66,57 @@ class Announcements {
 }
 
 /**
- * Sleep for `millis`, or until woken by announcements. On the live clock one
- * timer and one callback, no fiber; a test clock's time only moves with the
- * test, so there the sleep races the announcements.
+ * On the live clock: sleep for `millis`, or until woken by announcements,
+ * then call `wake`; one timer and one callback, no fiber. Returns the
+ * cancel.
+ */
+export const napThen = (
+  scheduler: Clock.ClockScheduler,
+  millis: number,
+  announcements: Announcements | undefined,
+  wake: () => void
+): () => void => {
+  if (announcements?.woken) {
+    wake()
+    return () => {}
+  }
+  const cancel = scheduler.unsafeSchedule(() => {
+    if (announcements !== undefined) announcements.onWoken = undefined
+    wake()
+  }, Duration.millis(millis))
+  if (announcements !== undefined) {
+    announcements.onWoken = () => {
+      cancel()
+      announcements.onWoken = undefined
+      wake()
+    }
+  }
+  return () => {
+    cancel()
+    if (announcements !== undefined) announcements.onWoken = undefined
+  }
+}
+
+/**
+ * Sleep for `millis`, or until woken by announcements. A test clock's time
+ * only moves with the test, so there the sleep races the announcements.
  */
 const nap = (clock: Clock.Clock, millis: number, announcements: Announcements | undefined): Effect.Effect<void> => {
   if (announcements?.woken) return Effect.void
-  const duration = Duration.millis(millis)
   const scheduler = Monotonic.liveScheduler(clock)
-  if (scheduler === undefined) {
-    if (announcements === undefined) return Effect.sleep(duration)
-    const woken = Effect.async<void>((resume) => {
-      announcements.onWoken = () => resume(Effect.void)
-      return Effect.sync(() => void (announcements.onWoken = undefined))
+  if (scheduler !== undefined) {
+    return Effect.async<void>((resume) => {
+      const cancel = napThen(scheduler, millis, announcements, () => resume(Effect.void))
+      return Effect.sync(cancel)
     })
-    return Effect.raceFirst(Effect.sleep(duration), woken)
   }
-  return Effect.async<void>((resume) => {
-    const wake = () => {
-      cancel()
-      if (announcements !== undefined) announcements.onWoken = undefined
-      resume(Effect.void)
-    }
-    const cancel = scheduler.unsafeSchedule(wake, duration)
-    if (announcements !== undefined) announcements.onWoken = wake
-    return Effect.sync(() => {
-      cancel()
-      if (announcements !== undefined) announcements.onWoken = undefined
-    })
+  const duration = Duration.millis(millis)
+  if (announcements === undefined) return Effect.sleep(duration)
+  const woken = Effect.async<void>((resume) => {
+    announcements.onWoken = () => resume(Effect.void)
+    return Effect.sync(() => void (announcements.onWoken = undefined))
   })
+  return Effect.raceFirst(Effect.sleep(duration), woken)
 }
 
 /** What waiting reads of an acquisition (see manager/acquisition.ts), as it is after each attempt. */
@@ -118,9 +143,127 @@ export interface Waiter<A> {
 }
 
 /**
+ * The state of one wait, kept alike by both loops below: the schedule's
+ * state and the time its next attempt is due, the announcements heard, and
+ * the watches to stop whichever way the wait ends.
+ */
+class WaitState<A> {
+  private state: unknown
+  /** When (monotonic ms) the schedule's next attempt is due; undefined: step the schedule first. */
+  private dueAt: number | undefined
+  private intervalMillis = 0
+  announcements: Announcements | undefined
+  private readonly watches: Array<ReleaseWatch> = []
+
+  constructor(
+    private readonly waiter: Waiter<A>,
+    readonly schedule: Schedule.Schedule<unknown, LockNotAcquired>,
+    readonly clock: Clock.Clock
+  ) {
+    this.state = schedule.initial
+  }
+
+  now(): number {
+    return Monotonic.unsafeMonotonicMillis(this.clock)
+  }
+
+  /**
+   * The schedule's step with `error`, or undefined when its next attempt
+   * is not due yet. It is stepped on the wall clock, as Effect's own retry
+   * does (a cron schedule needs it); the delay it asks for becomes a due
+   * time on the monotonic timeline, which a clock step cannot stretch or
+   * shorten. `stepped` takes its answer.
+   */
+  step(now: number, error: LockNotAcquired): Step | undefined {
+    if (this.dueAt !== undefined && now < this.dueAt) return undefined
+    const wallNow = this.clock.unsafeCurrentTimeMillis()
+    return { now, wallNow, step: this.schedule.step(wallNow, error, this.state) }
+  }
+
+  /** Whether the schedule goes on. */
+  stepped(step: Step, [state, , decision]: StepResult): boolean {
+    this.state = state
+    if (ScheduleDecision.isDone(decision)) return false
+    this.intervalMillis = Math.max(0, ScheduleIntervals.start(decision.intervals) - step.wallNow)
+    this.dueAt = step.now + this.intervalMillis
+    return true
+  }
+
+  needsWatching(): boolean {
+    return this.announcements === undefined && this.waiter.watch
+  }
+
+  /**
+   * Watch every node from the first wait on; `true` when a release may have
+   * been missed meanwhile (a node was not listening yet: it is waited for,
+   * within the node timeout). Registration is not interruptible, so that
+   * every watch made is in `watches`, which `stop` stops.
+   */
+  watching(): Effect.Effect<boolean> {
+    const { keys, nodes } = this.waiter
+    const heard = new Announcements(this.waiter.quorum, this.waiter.value)
+    this.announcements = heard
+    return Effect.suspend(() =>
+      Effect.forEach(nodes, (node, index) =>
+        Effect.forEach(keys, (key) => {
+          const onRelease = (next: string) => {
+            this.waiter.heard?.(key)
+            heard.heard(index, next)
+          }
+          return Effect.map(node.watchReleases!(key, onRelease), (watch) => void this.watches.push(watch))
+        }, { discard: true }), { discard: true })
+    ).pipe(
+      Effect.uninterruptible,
+      Effect.flatMap(() => {
+        const pending = this.watches.flatMap((watch) => watch.ready === undefined ? [] : [watch.ready])
+        if (pending.length === 0) return Effect.succeed(false)
+        return Effect.promise(() => Promise.all(pending)).pipe(Effect.timeoutOption(this.waiter.nodeTimeout), Effect.as(true))
+      })
+    )
+  }
+
+  /**
+   * How long to nap from `now`: until the schedule's due time, the holder's
+   * keys running out, or the time to renew the place in line (the attempt
+   * renews it; it may reach the node a node timeout later).
+   */
+  napMillis(now: number): number {
+    const renewAt = (this.waiter.leaseEndsAt ?? Infinity) - Duration.toMillis(this.waiter.nodeTimeout)
+    const wakeAt = Math.min(this.dueAt!, this.waiter.holderGoneAt ?? Infinity, renewAt)
+    return Math.max(0, Math.ceil(wakeAt - now))
+  }
+
+  /**
+   * A nap ended: an attempt at or after the due time is the schedule's
+   * (the schedule steps after it), and only announcements from now on count.
+   */
+  woke(): void {
+    if (this.now() >= this.dueAt!) this.dueAt = undefined
+    this.announcements?.reset()
+  }
+
+  /** The lease of the next attempt's place in line. */
+  lease(): number {
+    return this.waiter.lease(this.intervalMillis)
+  }
+
+  stop(): void {
+    for (const watch of this.watches) watch.stop()
+  }
+}
+
+type StepResult = Effect.Effect.Success<ReturnType<Schedule.Schedule<unknown, LockNotAcquired>["step"]>>
+
+interface Step {
+  readonly now: number
+  readonly wallNow: number
+  readonly step: Effect.Effect<StepResult>
+}
+
+/**
  * Attempts again, waiting in between as the schedule says (woken early as
  * described above), until one is granted or the schedule ends: it then fails
- * with the last refusal.
+ * with the last refusal. The reference loop: a fiber, any clock, any node.
  */
 export const untilGranted = <A>(
   waiter: Waiter<A>,
@@ -128,70 +271,102 @@ export const untilGranted = <A>(
   schedule: Schedule.Schedule<unknown, LockNotAcquired>
 ): Effect.Effect<A, LockNotAcquired> =>
   Effect.clockWith((clock) => {
-    const { keys, nodes } = waiter
-    let state = schedule.initial
-    let dueAt: number | undefined
-    let intervalMillis = 0
-    let announcements: Announcements | undefined
-    const watches: Array<ReleaseWatch> = []
-
-    /**
-     * Watch every node; `true` when a release may have been missed meanwhile
-     * (a node was not listening yet: it is waited for, within the node
-     * timeout). Registration is not interruptible, so that every watch made
-     * is in `watches`, which are stopped whichever way the retries end.
-     */
-    const startWatching = Effect.suspend(() => {
-      const heard = new Announcements(waiter.quorum, waiter.value)
-      announcements = heard
-      return Effect.forEach(nodes, (node, index) =>
-        Effect.forEach(keys, (key) => {
-          const onRelease = (next: string) => {
-            waiter.heard?.(key)
-            heard.heard(index, next)
-          }
-          return Effect.map(node.watchReleases!(key, onRelease), (watch) => void watches.push(watch))
-        }, { discard: true }), { discard: true })
-    }).pipe(
-      Effect.uninterruptible,
-      Effect.flatMap(() => {
-        const pending = watches.flatMap((watch) => watch.ready === undefined ? [] : [watch.ready])
-        if (pending.length === 0) return Effect.succeed(false)
-        return Effect.promise(() => Promise.all(pending)).pipe(Effect.timeoutOption(waiter.nodeTimeout), Effect.as(true))
-      })
-    )
-
+    const wait = new WaitState(waiter, schedule, clock)
     const again = (error: LockNotAcquired): Effect.Effect<A, LockNotAcquired> =>
       Effect.gen(function*() {
-        let now = Monotonic.unsafeMonotonicMillis(clock)
-        if (dueAt === undefined || now >= dueAt) {
-          // The schedule is stepped on the wall clock, as Effect's own retry
-          // does (a cron schedule needs it); the delay it asks for becomes a
-          // due time on the monotonic timeline, which a clock step cannot
-          // stretch or shorten.
-          const wallNow = clock.unsafeCurrentTimeMillis()
-          const [next, , decision] = yield* schedule.step(wallNow, error, state)
-          state = next
-          if (ScheduleDecision.isDone(decision)) return yield* Effect.fail(error)
-          intervalMillis = Math.max(0, ScheduleIntervals.start(decision.intervals) - wallNow)
-          dueAt = now + intervalMillis
-        }
-        const missed = announcements === undefined && waiter.watch ? yield* startWatching : false
+        const now = wait.now()
+        const step = wait.step(now, error)
+        if (step !== undefined && !wait.stepped(step, yield* step.step)) return yield* Effect.fail(error)
+        const missed = wait.needsWatching() ? yield* wait.watching() : false
         if (!missed) {
-          // Also before the place in line runs out: the attempt renews it (it may reach the node a node timeout later).
-          const renewAt = (waiter.leaseEndsAt ?? Infinity) - Duration.toMillis(waiter.nodeTimeout)
-          const wakeAt = Math.min(dueAt, waiter.holderGoneAt ?? Infinity, renewAt)
-          yield* nap(clock, Math.max(0, Math.ceil(wakeAt - now)), announcements)
-          now = Monotonic.unsafeMonotonicMillis(clock)
-          if (now >= dueAt) dueAt = undefined
+          yield* nap(clock, wait.napMillis(now), wait.announcements)
+          wait.woke()
         }
-        if (announcements !== undefined && !missed) announcements.reset()
-        return yield* Effect.catchAll(waiter.attempt(waiter.lease(intervalMillis)), again)
+        return yield* Effect.catchAll(waiter.attempt(wait.lease()), again)
       })
-
-    return again(error).pipe(
-      Effect.ensuring(Effect.sync(() => {
-        for (const watch of watches) watch.stop()
-      }))
-    )
+    return again(error).pipe(Effect.ensuring(Effect.sync(() => wait.stop())))
   })
+
+/** Runs an effect and calls back with its exit (a fiber of the caller's runtime). */
+export type Runner = <X, E>(effect: Effect.Effect<X, E>, done: (exit: Exit.Exit<X, E>) => void) => void
+
+/** A waiter whose attempts are plain code over the nodes' promises (see `untilGrantedPlain`). */
+export interface PlainWaiter<G> extends Waiter<unknown> {
+  /** One attempt: `done` is called once, with the granted lock or the refusal. */
+  attemptPlain(leaseMillis: number, done: (exit: Exit.Exit<G, LockNotAcquired>) => void): void
+}
+
+/**
+ * The same waiting as `untilGranted`, as plain code on the live clock: the
+ * nap is a timer, the announcement that ends it sends the next attempt at
+ * once, and no fiber runs between attempts. Only the schedule's step and the
+ * registration of watches, which are effects, are run by `run`. `done` is
+ * called once, with the granted lock or the last refusal (or a defect of the
+ * schedule). Returns the cancel, which says whether an attempt was in flight
+ * (it may have taken keys: the caller leaves every line then).
+ */
+export const untilGrantedPlain = <G>(
+  waiter: PlainWaiter<G>,
+  error: LockNotAcquired,
+  schedule: Schedule.Schedule<unknown, LockNotAcquired>,
+  clock: Clock.Clock,
+  scheduler: Clock.ClockScheduler,
+  run: Runner,
+  done: (exit: Exit.Exit<G, LockNotAcquired>) => void
+): (() => { readonly inFlight: boolean }) => {
+  const wait = new WaitState(waiter, schedule, clock)
+  let stopped = false
+  let inFlight = false
+  let cancelNap: (() => void) | undefined
+
+  const finish = (exit: Exit.Exit<G, LockNotAcquired>) => {
+    stopped = true
+    wait.stop()
+    done(exit)
+  }
+  const again = (error: LockNotAcquired) => {
+    const now = wait.now()
+    const step = wait.step(now, error)
+    if (step === undefined) return watchThenNap(now)
+    run(step.step, (exit) => {
+      if (stopped) return
+      if (Exit.isFailure(exit)) return finish(Exit.failCause(exit.cause))
+      if (!wait.stepped(step, exit.value)) return finish(Exit.fail(error))
+      watchThenNap(now)
+    })
+  }
+  const watchThenNap = (now: number) => {
+    if (!wait.needsWatching()) return napThenAttempt(now)
+    run(wait.watching(), (exit) => {
+      if (stopped) return wait.stop()
+      if (Exit.isSuccess(exit) && exit.value) return attempt()
+      napThenAttempt(now)
+    })
+  }
+  const napThenAttempt = (now: number) => {
+    cancelNap = napThen(scheduler, wait.napMillis(now), wait.announcements, () => {
+      cancelNap = undefined
+      wait.woke()
+      attempt()
+    })
+  }
+  const attempt = () => {
+    inFlight = true
+    waiter.attemptPlain(wait.lease(), (exit) => {
+      inFlight = false
+      if (stopped) return
+      if (Exit.isSuccess(exit)) return finish(exit)
+      const refusal = Cause.failureOption(exit.cause)
+      if (Option.isNone(refusal)) return finish(exit)
+      again(refusal.value)
+    })
+  }
+
+  again(error)
+  return () => {
+    stopped = true
+    cancelNap?.()
+    wait.stop()
+    return { inFlight }
+  }
+}

@@ -12,10 +12,13 @@ import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
+import * as Exit from "effect/Exit"
+import * as FiberId from "effect/FiberId"
 import * as FiberRef from "effect/FiberRef"
 import * as LogLevel from "effect/LogLevel"
 import * as MetricLabel from "effect/MetricLabel"
 import * as Option from "effect/Option"
+import * as Runtime from "effect/Runtime"
 import * as Schedule from "effect/Schedule"
 import * as Scope from "effect/Scope"
 import type * as Lock from "../../Lock.js"
@@ -91,15 +94,14 @@ export const acquire = (settings: Settings, variant: Variant = userLocks) => {
 export type FiberRunner = <A, E>(effect: Effect.Effect<A, E>, signal: AbortSignal | undefined) => Promise<A>
 
 /**
- * Acquire for promise code (effect-redlock/Promise). The first attempt is
- * plain code over the nodes' promises, as the Effect path's attempt is: an
- * uncontended lock is acquired without a fiber. Only a refused attempt that
- * may wait goes on in a fiber (waiting.ts), with the same state: its place
- * in line, its attempts, its metrics. The lock's release is the caller's
- * (no scope). Nodes without promises (in-memory) run the whole acquisition
- * in a fiber.
+ * Acquire for promise code (effect-redlock/Promise). The attempts and the
+ * waiting between them are plain code over the nodes' promises, as on the
+ * Effect path: no fiber, except for a step of the retry schedule and the
+ * registration of watches (`run`). The lock's release is the caller's (no
+ * scope). Nodes without promises (in-memory) run the whole acquisition in
+ * a fiber.
  */
-export const acquireForPromises = (settings: Settings, clock: Clock.Clock, runInFiber: FiberRunner) => {
+export const acquireForPromises = (settings: Settings, clock: Clock.Clock, runInFiber: FiberRunner, run: Waiting.Runner) => {
   const issueFencingTokens = Fencing.issueFencingTokens(settings)
   const engine = FanOut.promiseEngine(settings.nodes, clock)
   const surroundings: Surroundings = { clock, scope: undefined, metricLabels: [], traced: false, debugLogs: false }
@@ -125,7 +127,7 @@ export const acquireForPromises = (settings: Settings, clock: Clock.Clock, runIn
           acquisition.measure(end.refusal)
           return reject(end.refusal)
         }
-        runInFiber(acquisition.waitAfter(end.refusal), signal).then(granted).then(resolve, reject)
+        acquisition.waitWithPromises(end.refusal, run, signal).then(granted).then(resolve, reject)
       }
       acquisition.attemptWithPromises(waits ? acquisition.lease(0) : 0, engine, attempted)
     })
@@ -169,7 +171,7 @@ const isHeld = (answer: boolean | TurnAnswer | undefined): boolean =>
  * One acquisition: its attempts and the state they share, read by the
  * waiting between attempts (waiting.ts) as it is after each attempt.
  */
-class Acquisition implements Waiting.Waiter<Lock.Lock> {
+class Acquisition implements Waiting.Waiter<Lock.Lock>, Waiting.PlainWaiter<HeldLock> {
   readonly nodes: ReadonlyArray<RedisNode>
   readonly quorum: number
   readonly watch: boolean
@@ -191,6 +193,8 @@ class Acquisition implements Waiting.Waiter<Lock.Lock> {
   private sent = 0
   holderGoneAt: number | undefined = undefined
   leaseEndsAt: number | undefined = undefined
+  /** The nodes' promises on the live clock, if every node has them (see `attemptOnEngine`). */
+  private readonly engine: FanOut.PromiseEngine | undefined
 
   constructor(
     private readonly settings: Settings,
@@ -211,6 +215,7 @@ class Acquisition implements Waiting.Waiter<Lock.Lock> {
     this.clock = surroundings.clock
     this.firstStart = Monotonic.unsafeMonotonicMillis(this.clock)
     this.ticket = this.clock.unsafeCurrentTimeMillis()
+    this.engine = FanOut.promiseEngine(this.nodes, this.clock)
   }
 
   // Whole milliseconds: a jittered schedule's interval is fractional, and PEXPIRE refuses fractions.
@@ -221,7 +226,7 @@ class Acquisition implements Waiting.Waiter<Lock.Lock> {
   }
 
   attempt(leaseMillis: number): Effect.Effect<Lock.Lock, LockNotAcquired> {
-    return Effect.uninterruptibleMask((restore) => this.attemptWithin(restore, leaseMillis))
+    return Effect.uninterruptibleMask((restore) => this.attemptWithin(restore, this.attemptOnEngine(leaseMillis)))
   }
 
   /** The whole acquisition: the first attempt, then the waiting and the retries; measured. */
@@ -234,7 +239,7 @@ class Acquisition implements Waiting.Waiter<Lock.Lock> {
     // generation, which doubled what every scavenge promoted (sequential:
     // ~600 KB against ~310 KB; bench/README.md).
     const measured = Effect.uninterruptibleMask((restore) =>
-      Effect.matchCauseEffect(this.attemptWithin(restore, schedule === Schedule.stop ? 0 : this.lease(0)), {
+      Effect.matchCauseEffect(this.attemptWithin(restore, this.attemptOnEngine(schedule === Schedule.stop ? 0 : this.lease(0))), {
         onSuccess: this.succeeded,
         onFailure: (cause) => {
           const refusal = Cause.failureOption(cause)
@@ -257,23 +262,93 @@ class Acquisition implements Waiting.Waiter<Lock.Lock> {
     )
   }
 
-  /**
-   * The rest of an acquisition whose first attempt was made outside a fiber
-   * (by promise code, `acquireForPromises`) and refused: waiting and retries,
-   * measured as `run` measures.
-   */
-  waitAfter(refusal: LockNotAcquired): Effect.Effect<Lock.Lock, LockNotAcquired> {
-    return Effect.uninterruptibleMask((restore) => this.waitingAfter(restore, refusal))
-  }
-
   private waitingAfter(
     restore: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>,
     refusal: LockNotAcquired
   ): Effect.Effect<Lock.Lock, LockNotAcquired> {
-    return Effect.matchCauseEffect(restore(Waiting.untilGranted(this, refusal, this.request.schedule)), {
-      onSuccess: this.succeeded,
+    // Attempts that are traced or logged are made one by one in the fiber, each with its span and log.
+    const { debugLogs, traced } = this.surroundings
+    if (this.engine === undefined || traced || debugLogs) {
+      return Effect.matchCauseEffect(restore(Waiting.untilGranted(this, refusal, this.request.schedule)), {
+        onSuccess: this.succeeded,
+        onFailure: (cause) => this.failed(cause)
+      })
+    }
+    const waiting = Effect.flatMap(Effect.runtime<never>(), (runtime) =>
+      Effect.async<HeldLock, LockNotAcquired>((resume) => {
+        const runFork = Runtime.runFork(runtime)
+        const cancel = this.untilGrantedPlain(refusal, (effect, done) => runFork(effect).addObserver(done), resume)
+        return Effect.sync(() => void cancel())
+      }))
+    return Effect.matchCauseEffect(restore(waiting), {
+      onSuccess: (lock) => Effect.flatMap(this.register(lock), this.succeeded),
       onFailure: (cause) => this.failed(cause)
     })
+  }
+
+  /**
+   * The waiting as plain code (waiting.ts `untilGrantedPlain`), for nodes
+   * with promises on the live clock. An acquisition that may hold keys when
+   * it ends without handing a lock over (an attempt in flight when it was
+   * cancelled, or a lock granted but not registered) counts as joined, so
+   * that ending it leaves every line, which releases them.
+   */
+  private untilGrantedPlain(
+    refusal: LockNotAcquired,
+    run: Waiting.Runner,
+    done: (exit: Exit.Exit<HeldLock, LockNotAcquired>) => void
+  ): () => void {
+    const cancel = Waiting.untilGrantedPlain(
+      this,
+      refusal,
+      this.request.schedule,
+      this.clock,
+      Monotonic.liveScheduler(this.clock)!,
+      run,
+      (exit) => {
+        if (Exit.isSuccess(exit)) this.joined = true
+        done(exit)
+      }
+    )
+    return () => {
+      if (cancel().inFlight) this.joined = true
+    }
+  }
+
+  /**
+   * The rest of a promise caller's acquisition whose first attempt was
+   * refused (see `acquireForPromises`): the plain waiting, measured as `run`
+   * measures; the signal's abort stops it, leaves every line joined and
+   * rejects with the signal's reason.
+   */
+  waitWithPromises(refusal: LockNotAcquired, run: Waiting.Runner, signal: AbortSignal | undefined): Promise<HeldLock> {
+    return new Promise((resolve, reject) => {
+      let settled = false
+      const failed = (cause: Cause.Cause<LockNotAcquired>, reason: () => unknown) =>
+        run(this.failed(cause), () => reject(reason()))
+      const onAbort = () => {
+        if (settled) return
+        settled = true
+        cancel()
+        failed(Cause.interrupt(FiberId.none), () => signal!.reason)
+      }
+      const cancel = this.untilGrantedPlain(refusal, run, (exit) => {
+        if (settled) return
+        settled = true
+        signal?.removeEventListener("abort", onAbort)
+        if (Exit.isFailure(exit)) return failed(exit.cause, () => Cause.squash(exit.cause))
+        this.measure(undefined)
+        this.joined = false
+        resolve(exit.value)
+      })
+      if (signal?.aborted) onAbort()
+      else if (!settled) signal?.addEventListener("abort", onAbort, { once: true })
+    })
+  }
+
+  attemptPlain(leaseMillis: number, done: (exit: Exit.Exit<HeldLock, LockNotAcquired>) => void): void {
+    this.attemptWithPromises(leaseMillis, this.engine!, (end) =>
+      done(end.granted !== undefined ? Exit.succeed(end.granted) : Exit.fail(end.refusal)))
   }
 
   private readonly succeeded = (lock: Lock.Lock): Effect.Effect<Lock.Lock> => {
@@ -287,9 +362,9 @@ class Acquisition implements Waiting.Waiter<Lock.Lock> {
   // scope or every node was asked to release.
   private attemptWithin(
     restore: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>,
-    leaseMillis: number
+    onEngine: Effect.Effect<AttemptEnd>
   ): Effect.Effect<Lock.Lock, LockNotAcquired> {
-    const attempt = Effect.matchCauseEffect(restore(this.attemptOnEngine(leaseMillis)), {
+    const attempt = Effect.matchCauseEffect(restore(onEngine), {
       onFailure: (cause) =>
         Effect.zipRight(this.leaveEverywhere(), Effect.suspend(() => (this.joined = false, Effect.failCause(cause)))),
       onSuccess: (end): Effect.Effect<Lock.Lock, LockNotAcquired> => {
@@ -332,7 +407,7 @@ class Acquisition implements Waiting.Waiter<Lock.Lock> {
    * in-memory node, any other implementation). Both decide alike (`decide`).
    */
   private attemptOnEngine(leaseMillis: number): Effect.Effect<AttemptEnd> {
-    const engine = FanOut.promiseEngine(this.nodes, this.clock)
+    const { engine } = this
     if (engine !== undefined) {
       return Effect.async((resume) => this.attemptWithPromises(leaseMillis, engine, (end) => resume(Effect.succeed(end))))
     }
