@@ -241,6 +241,13 @@ export interface RedisNode {
    */
   readonly watchReleases?: ((key: string, onRelease: (next: string) => void) => Effect.Effect<ReleaseWatch>) | undefined
   /**
+   * `watchReleases` as a plain call, for nodes that register a watch at once
+   * (the ioredis nodes): the lock manager's waiting, which is plain code on
+   * the live clock, then registers its watches without running an effect.
+   * Optional; the same watch as `watchReleases` when given.
+   */
+  readonly watchReleasesNow?: ((key: string, onRelease: (next: string) => void) => ReleaseWatch) | undefined
+  /**
    * Set every key to `value` with a time to live of `ttlMillis`, only if none
    * of them holds another value. A key that already holds `value` is ours (a
    * late answer of an earlier attempt of the same acquisition) and is set
@@ -372,6 +379,7 @@ export const fromPromises = (node: {
   readonly run: () => NodeRun
   readonly promises: NodePromises
   readonly watchReleases?: RedisNode["watchReleases"]
+  readonly watchReleasesNow?: RedisNode["watchReleasesNow"]
 }): RedisNode => {
   const { promises } = node
   const effect = <A>(promise: () => Promise<A>) =>
@@ -381,6 +389,7 @@ export const fromPromises = (node: {
     run: node.run,
     promises,
     watchReleases: node.watchReleases,
+    watchReleasesNow: node.watchReleasesNow,
     acquire: (keys, value, ttlMillis) => effect(() => promises.acquire(keys, value, ttlMillis)),
     acquireInTurn: (keys, value, ttlMillis, turn) => effect(() => promises.acquireInTurn(keys, value, ttlMillis, turn)),
     release: (keys, value, announce, keepPlace) => effect(() => promises.release(keys, value, announce, keepPlace)),

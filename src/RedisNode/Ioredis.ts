@@ -166,7 +166,7 @@ const makeNode = (
   serverRun: () => NodeRun,
   scripts: LoadedScripts.LoadedScripts,
   maxPendingCommands: number,
-  watchReleases: RedisNode["watchReleases"]
+  releases: { readonly watch: RedisNode["watchReleases"]; readonly watchNow: RedisNode["watchReleasesNow"] }
 ): RedisNode => {
   const batch = IoredisCommands.writeBatcher(client)
   let pending = 0
@@ -261,7 +261,13 @@ const makeNode = (
         }
       })
   }
-  return fromPromises({ name, run: serverRun, promises, watchReleases })
+  return fromPromises({
+    name,
+    run: serverRun,
+    promises,
+    watchReleases: releases.watch,
+    watchReleasesNow: releases.watchNow
+  })
 }
 
 /** Keeps the last connection error, so "not connected" can say why (refused, WRONGPASS ...). */
@@ -309,7 +315,7 @@ const watch = (name: string, client: Redis, timeout: Duration.Duration, settings
     yield* Effect.zipRight(run.identified, Effect.promise(scripts.settled)).pipe(
       Effect.timeoutTo({ duration: timeout, onTimeout: () => void 0, onSuccess: () => void 0 })
     )
-    return makeNode(name, client, errors.last, run.current, scripts, maxPending, releases.watch)
+    return makeNode(name, client, errors.last, run.current, scripts, maxPending, releases)
   })
 
 /**

@@ -157,36 +157,53 @@ class WaitState<A> {
 
   constructor(
     private readonly waiter: Waiter<A>,
-    readonly schedule: Schedule.Schedule<unknown, LockNotAcquired>,
-    readonly clock: Clock.Clock
+    private readonly schedule: Schedule.Schedule<unknown, LockNotAcquired>,
+    private readonly clock: Clock.Clock,
+    private readonly plain?: PlainSchedule | undefined
   ) {
-    this.state = schedule.initial
+    this.state = plain === undefined ? schedule.initial : plain.initial
   }
 
   now(): number {
     return Monotonic.unsafeMonotonicMillis(this.clock)
   }
 
-  /**
-   * The schedule's step with `error`, or undefined when its next attempt
-   * is not due yet. It is stepped on the wall clock, as Effect's own retry
-   * does (a cron schedule needs it); the delay it asks for becomes a due
-   * time on the monotonic timeline, which a clock step cannot stretch or
-   * shorten. `stepped` takes its answer.
-   */
-  step(now: number, error: LockNotAcquired): Step | undefined {
-    if (this.dueAt !== undefined && now < this.dueAt) return undefined
-    const wallNow = this.clock.unsafeCurrentTimeMillis()
-    return { now, wallNow, step: this.schedule.step(wallNow, error, this.state) }
+  /** Whether the schedule's next attempt is due: the schedule steps before it. */
+  isDue(now: number): boolean {
+    return this.dueAt === undefined || now >= this.dueAt
   }
 
-  /** Whether the schedule goes on. */
-  stepped(step: Step, [state, , decision]: StepResult): boolean {
+  /**
+   * The schedule's step with `error`. It is stepped on the wall clock, as
+   * Effect's own retry does (a cron schedule needs it); the delay it asks
+   * for becomes a due time on the monotonic timeline (`stepped`), which a
+   * clock step cannot stretch or shorten.
+   */
+  step(wallNow: number, error: LockNotAcquired): Effect.Effect<StepResult> {
+    return this.schedule.step(wallNow, error, this.state)
+  }
+
+  /** The step's answer, taken at `now` (monotonic) and `wallNow`: whether the schedule goes on. */
+  stepped(now: number, wallNow: number, [state, , decision]: StepResult): boolean {
     this.state = state
     if (ScheduleDecision.isDone(decision)) return false
-    this.intervalMillis = Math.max(0, ScheduleIntervals.start(decision.intervals) - step.wallNow)
-    this.dueAt = step.now + this.intervalMillis
+    this.delayed(now, ScheduleIntervals.start(decision.intervals) - wallNow)
     return true
+  }
+
+  /** The step as plain code, where the schedule has one (`PlainSchedule`): whether it goes on; else undefined. */
+  stepNow(now: number): boolean | undefined {
+    if (this.plain === undefined) return undefined
+    const next = this.plain.step(this.state as number)
+    if (next === undefined) return false
+    this.state = next.state
+    this.delayed(now, next.delayMillis)
+    return true
+  }
+
+  private delayed(now: number, delayMillis: number): void {
+    this.intervalMillis = Math.max(0, delayMillis)
+    this.dueAt = now + this.intervalMillis
   }
 
   needsWatching(): boolean {
@@ -201,25 +218,65 @@ class WaitState<A> {
    */
   watching(): Effect.Effect<boolean> {
     const { keys, nodes } = this.waiter
-    const heard = new Announcements(this.waiter.quorum, this.waiter.value)
-    this.announcements = heard
+    const onRelease = this.listen()
     return Effect.suspend(() =>
       Effect.forEach(nodes, (node, index) =>
-        Effect.forEach(keys, (key) => {
-          const onRelease = (next: string) => {
-            this.waiter.heard?.(key)
-            heard.heard(index, next)
-          }
-          return Effect.map(node.watchReleases!(key, onRelease), (watch) => void this.watches.push(watch))
-        }, { discard: true }), { discard: true })
+        Effect.forEach(keys, (key) =>
+          Effect.map(node.watchReleases!(key, onRelease(index, key)), (watch) => void this.watches.push(watch)), {
+          discard: true
+        }), { discard: true })
     ).pipe(
       Effect.uninterruptible,
       Effect.flatMap(() => {
-        const pending = this.watches.flatMap((watch) => watch.ready === undefined ? [] : [watch.ready])
+        const pending = this.pending()
         if (pending.length === 0) return Effect.succeed(false)
         return Effect.promise(() => Promise.all(pending)).pipe(Effect.timeoutOption(this.waiter.nodeTimeout), Effect.as(true))
       })
     )
+  }
+
+  /**
+   * `watching` as plain code, where every node registers its watches at
+   * once (`RedisNode.watchReleasesNow`): `done` is called with whether a
+   * release may have been missed. `false` (and nothing done) otherwise.
+   */
+  watchingNow(scheduler: Clock.ClockScheduler, done: (missed: boolean) => void): boolean {
+    const { keys, nodes } = this.waiter
+    if (!nodes.every((node) => node.watchReleasesNow !== undefined)) return false
+    const onRelease = this.listen()
+    nodes.forEach((node, index) => {
+      for (const key of keys) this.watches.push(node.watchReleasesNow!(key, onRelease(index, key)))
+    })
+    const pending = this.pending()
+    if (pending.length === 0) {
+      done(false)
+      return true
+    }
+    let ready = false
+    const readyOrTimedOut = () => {
+      if (ready) return
+      ready = true
+      cancel()
+      done(true)
+    }
+    const cancel = scheduler.unsafeSchedule(readyOrTimedOut, this.waiter.nodeTimeout)
+    Promise.all(pending).then(readyOrTimedOut, readyOrTimedOut)
+    return true
+  }
+
+  // The announcements of this wait, and the callback of a node's watch of a key.
+  private listen(): (index: number, key: string) => (next: string) => void {
+    const heard = new Announcements(this.waiter.quorum, this.waiter.value)
+    this.announcements = heard
+    return (index, key) => (next) => {
+      this.waiter.heard?.(key)
+      heard.heard(index, next)
+    }
+  }
+
+  // The watches whose node is not listening yet.
+  private pending(): Array<Promise<void>> {
+    return this.watches.flatMap((watch) => watch.ready === undefined ? [] : [watch.ready])
   }
 
   /**
@@ -254,10 +311,16 @@ class WaitState<A> {
 
 type StepResult = Effect.Effect.Success<ReturnType<Schedule.Schedule<unknown, LockNotAcquired>["step"]>>
 
-interface Step {
-  readonly now: number
-  readonly wallNow: number
-  readonly step: Effect.Effect<StepResult>
+/**
+ * A retry schedule's steps as plain code, for the waiting that runs as
+ * plain code: the manager's default retry has one (manager/settings.ts), so
+ * that its waiters run no effect per step. Its input (the refusal) is not
+ * read.
+ */
+export interface PlainSchedule {
+  readonly initial: number
+  /** The next state and the delay before the next attempt (ms), or undefined when the schedule is done. */
+  step(state: number): { readonly state: number; readonly delayMillis: number } | undefined
 }
 
 /**
@@ -275,8 +338,10 @@ export const untilGranted = <A>(
     const again = (error: LockNotAcquired): Effect.Effect<A, LockNotAcquired> =>
       Effect.gen(function*() {
         const now = wait.now()
-        const step = wait.step(now, error)
-        if (step !== undefined && !wait.stepped(step, yield* step.step)) return yield* Effect.fail(error)
+        if (wait.isDue(now)) {
+          const wallNow = clock.unsafeCurrentTimeMillis()
+          if (!wait.stepped(now, wallNow, yield* wait.step(wallNow, error))) return yield* Effect.fail(error)
+        }
         const missed = wait.needsWatching() ? yield* wait.watching() : false
         if (!missed) {
           yield* nap(clock, wait.napMillis(now), wait.announcements)
@@ -299,8 +364,8 @@ export interface PlainWaiter<G> extends Waiter<unknown> {
 /**
  * The same waiting as `untilGranted`, as plain code on the live clock: the
  * nap is a timer, the announcement that ends it sends the next attempt at
- * once, and no fiber runs between attempts. Only the schedule's step and the
- * registration of watches, which are effects, are run by `run`. `done` is
+ * once, and no fiber runs between attempts. Only a schedule's step and the
+ * registration of watches, where they are effects only, are run by `run`. `done` is
  * called once, with the granted lock or the last refusal (or a defect of the
  * schedule). Returns the cancel, which says whether an attempt was in flight
  * (it may have taken keys: the caller leaves every line then).
@@ -309,12 +374,13 @@ export const untilGrantedPlain = <G>(
   waiter: PlainWaiter<G>,
   error: LockNotAcquired,
   schedule: Schedule.Schedule<unknown, LockNotAcquired>,
+  plainSchedule: PlainSchedule | undefined,
   clock: Clock.Clock,
   scheduler: Clock.ClockScheduler,
   run: Runner,
   done: (exit: Exit.Exit<G, LockNotAcquired>) => void
 ): (() => { readonly inFlight: boolean }) => {
-  const wait = new WaitState(waiter, schedule, clock)
+  const wait = new WaitState(waiter, schedule, clock, plainSchedule)
   let stopped = false
   let inFlight = false
   let cancelNap: (() => void) | undefined
@@ -326,21 +392,29 @@ export const untilGrantedPlain = <G>(
   }
   const again = (error: LockNotAcquired) => {
     const now = wait.now()
-    const step = wait.step(now, error)
-    if (step === undefined) return watchThenNap(now)
-    run(step.step, (exit) => {
+    if (!wait.isDue(now)) return watchThenNap(now)
+    const goesOn = wait.stepNow(now)
+    if (goesOn !== undefined) return goesOn ? watchThenNap(now) : finish(Exit.fail(error))
+    const wallNow = clock.unsafeCurrentTimeMillis()
+    run(wait.step(wallNow, error), (exit) => {
       if (stopped) return
       if (Exit.isFailure(exit)) return finish(Exit.failCause(exit.cause))
-      if (!wait.stepped(step, exit.value)) return finish(Exit.fail(error))
+      if (!wait.stepped(now, wallNow, exit.value)) return finish(Exit.fail(error))
       watchThenNap(now)
     })
   }
   const watchThenNap = (now: number) => {
     if (!wait.needsWatching()) return napThenAttempt(now)
-    run(wait.watching(), (exit) => {
+    const watched = (missed: boolean) => {
+      // Watches registered after a cancel are stopped too.
       if (stopped) return wait.stop()
-      if (Exit.isSuccess(exit) && exit.value) return attempt()
+      if (missed) return attempt()
       napThenAttempt(now)
+    }
+    if (wait.watchingNow(scheduler, watched)) return
+    run(wait.watching(), (exit) => {
+      if (Exit.isSuccess(exit)) return watched(exit.value)
+      if (!stopped) finish(Exit.failCause(exit.cause))
     })
   }
   const napThenAttempt = (now: number) => {

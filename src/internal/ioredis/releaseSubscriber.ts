@@ -30,6 +30,8 @@ const readyWithinMillis = 1000
 /** What the nodes over one server share: who listens for which key, over one subscriber connection. */
 interface Releases {
   readonly watch: (key: string, onRelease: (next: string) => void) => Effect.Effect<ReleaseWatch>
+  /** The same registration as a plain call. */
+  readonly watchNow: (key: string, onRelease: (next: string) => void) => ReleaseWatch
   /** SUBSCRIBE and UNSUBSCRIBE commands waiting for an answer. */
   readonly pendingCommands: () => number
   readonly close: () => void
@@ -206,9 +208,10 @@ const open = (client: Redis): Releases => {
     setTimeout(check, lingerMillis).unref()
   }
   const watchers = new Watchers(subscribe, unsubscribeLater)
+  const watchNow = (key: string, onRelease: (next: string) => void) => watchers.watch(key, onRelease, performance.now())
   return {
-    watch: (key: string, onRelease: (next: string) => void) =>
-      Effect.sync(() => watchers.watch(key, onRelease, performance.now())),
+    watch: (key: string, onRelease: (next: string) => void) => Effect.sync(() => watchNow(key, onRelease)),
+    watchNow,
     pendingCommands: () => pending,
     close: () => subscriber?.disconnect()
   }

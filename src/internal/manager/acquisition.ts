@@ -38,7 +38,7 @@ import * as Waiting from "../waiting.js"
 import * as Extension from "./extension.js"
 import * as Fencing from "./fencing.js"
 import * as Release from "./release.js"
-import type { Settings } from "./settings.js"
+import * as Settings from "./settings.js"
 
 /**
  * An error made without a stack trace. Every refused attempt of a waiter makes
@@ -59,7 +59,7 @@ const withoutStackTrace = <E>(make: () => E): E => {
 // Acquire is on every caller's hot path: validation, the attempt and the
 // bookkeeping are plain code inside as few effects as possible, and spans
 // are made only where a tracer records them (internal/tracing.ts).
-export const acquire = (settings: Settings, variant: Variant = userLocks) => {
+export const acquire = (settings: Settings.Settings, variant: Variant = userLocks) => {
   const { checkResources, probe } = variant
   // One per manager: every lock it grants issues its tokens with it.
   const issueFencingTokens = Fencing.issueFencingTokens(settings)
@@ -101,7 +101,7 @@ export type FiberRunner = <A, E>(effect: Effect.Effect<A, E>, signal: AbortSigna
  * scope). Nodes without promises (in-memory) run the whole acquisition in
  * a fiber.
  */
-export const acquireForPromises = (settings: Settings, clock: Clock.Clock, runInFiber: FiberRunner, run: Waiting.Runner) => {
+export const acquireForPromises = (settings: Settings.Settings, clock: Clock.Clock, runInFiber: FiberRunner, run: Waiting.Runner) => {
   const issueFencingTokens = Fencing.issueFencingTokens(settings)
   const engine = FanOut.promiseEngine(settings.nodes, clock)
   const surroundings: Surroundings = { clock, scope: undefined, metricLabels: [], traced: false, debugLogs: false }
@@ -197,7 +197,7 @@ class Acquisition implements Waiting.Waiter<Lock.Lock>, Waiting.PlainWaiter<Held
   private readonly engine: FanOut.PromiseEngine | undefined
 
   constructor(
-    private readonly settings: Settings,
+    private readonly settings: Settings.Settings,
     private readonly issueFencingTokens: LockFields["issueFencingTokens"],
     private readonly surroundings: Surroundings,
     readonly request: Request,
@@ -302,6 +302,7 @@ class Acquisition implements Waiting.Waiter<Lock.Lock>, Waiting.PlainWaiter<Held
       this,
       refusal,
       this.request.schedule,
+      this.request.schedule === Settings.defaultRetry ? Settings.defaultRetryPlain : undefined,
       this.clock,
       Monotonic.liveScheduler(this.clock)!,
       run,
@@ -648,7 +649,7 @@ const userLocks: Variant = { checkResources: Validate.resources, probe: true }
 
 /** The options of one acquisition, checked, with the manager's defaults filled in. */
 const parseAcquire = (
-  settings: Settings,
+  settings: Settings.Settings,
   resourcesInput: unknown,
   acquireOptions: AcquireOptions,
   checkResources: ResourceCheck = Validate.resources
@@ -663,7 +664,7 @@ const parseAcquire = (
  * with the manager's defaults filled in; semaphores check theirs up front
  * with it (semaphore.ts).
  */
-export const parseOptions = (settings: Settings, acquireOptions: AcquireOptions) => {
+export const parseOptions = (settings: Settings.Settings, acquireOptions: AcquireOptions) => {
   const { defaultNodeTimeout, defaultSchedule, driftFactor, maxTtlMillis } = settings
   const timing = Validate.timing(acquireOptions.ttl, acquireOptions.nodeTimeout ?? defaultNodeTimeout, driftFactor, maxTtlMillis)
   if (Either.isLeft(timing)) return Either.left(timing.left)

@@ -18,6 +18,7 @@ import { ContendedKeys } from "./contendedKeys.js"
 import { RedisNodes } from "../nodes.js"
 import * as Quarantine from "../quarantine.js"
 import * as Validate from "../validate.js"
+import type { PlainSchedule } from "../waiting.js"
 
 export interface Settings {
   readonly nodes: ReadonlyArray<RedisNode>
@@ -51,6 +52,17 @@ export const defaultRetry: RetrySchedule = Schedule.spaced("200 millis").pipe(
   Schedule.modifyDelay((_, delay) => Duration.millis(Math.round(Duration.toMillis(delay)))),
   Schedule.intersect(Schedule.recurs(3))
 )
+
+/**
+ * `defaultRetry`'s steps as plain code (waiting.ts `PlainSchedule`): the
+ * same delays and the same three retries, with no effect run per step. Its
+ * jitter draws from `Math.random`; the fiber loop, which steps the Schedule
+ * itself, draws from Effect's `Random` (a test's TestRandom).
+ */
+export const defaultRetryPlain: PlainSchedule = {
+  initial: 0,
+  step: (retries) => retries >= 3 ? undefined : { state: retries + 1, delayMillis: Math.round(200 * (0.5 + 0.5 * Math.random())) }
+}
 
 /** The manager's options validated, with their defaults (see `Redlock.Options`). */
 export const make = (
