@@ -24,12 +24,10 @@
  *
  * @internal
  */
-import * as Cause from "effect/Cause"
 import type * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
-import * as Option from "effect/Option"
 import type * as Schedule from "effect/Schedule"
 import * as ScheduleDecision from "effect/ScheduleDecision"
 import * as ScheduleIntervals from "effect/ScheduleIntervals"
@@ -355,10 +353,18 @@ export const untilGranted = <A>(
 /** Runs an effect and calls back with its exit (a fiber of the caller's runtime). */
 export type Runner = <X, E>(effect: Effect.Effect<X, E>, done: (exit: Exit.Exit<X, E>) => void) => void
 
+/** A refused attempt: its error, which may be made only when it is read. */
+export interface Refusal {
+  readonly refusal: LockNotAcquired
+}
+
+/** How a plain attempt ended: the granted lock, or the refusal. */
+export type PlainAttemptEnd<G> = { readonly granted: G } | ({ readonly granted: undefined } & Refusal)
+
 /** A waiter whose attempts are plain code over the nodes' promises (see `untilGrantedPlain`). */
 export interface PlainWaiter<G> extends Waiter<unknown> {
-  /** One attempt: `done` is called once, with the granted lock or the refusal. */
-  attemptPlain(leaseMillis: number, done: (exit: Exit.Exit<G, LockNotAcquired>) => void): void
+  /** One attempt: `done` is called once. */
+  attemptPlain(leaseMillis: number, done: (end: PlainAttemptEnd<G>) => void): void
 }
 
 /**
@@ -372,7 +378,7 @@ export interface PlainWaiter<G> extends Waiter<unknown> {
  */
 export const untilGrantedPlain = <G>(
   waiter: PlainWaiter<G>,
-  error: LockNotAcquired,
+  refused: Refusal,
   schedule: Schedule.Schedule<unknown, LockNotAcquired>,
   plainSchedule: PlainSchedule | undefined,
   clock: Clock.Clock,
@@ -390,16 +396,16 @@ export const untilGrantedPlain = <G>(
     wait.stop()
     done(exit)
   }
-  const again = (error: LockNotAcquired) => {
+  const again = (refused: Refusal) => {
     const now = wait.now()
     if (!wait.isDue(now)) return watchThenNap(now)
     const goesOn = wait.stepNow(now)
-    if (goesOn !== undefined) return goesOn ? watchThenNap(now) : finish(Exit.fail(error))
+    if (goesOn !== undefined) return goesOn ? watchThenNap(now) : finish(Exit.fail(refused.refusal))
     const wallNow = clock.unsafeCurrentTimeMillis()
-    run(wait.step(wallNow, error), (exit) => {
+    run(wait.step(wallNow, refused.refusal), (exit) => {
       if (stopped) return
       if (Exit.isFailure(exit)) return finish(Exit.failCause(exit.cause))
-      if (!wait.stepped(now, wallNow, exit.value)) return finish(Exit.fail(error))
+      if (!wait.stepped(now, wallNow, exit.value)) return finish(Exit.fail(refused.refusal))
       watchThenNap(now)
     })
   }
@@ -426,17 +432,15 @@ export const untilGrantedPlain = <G>(
   }
   const attempt = () => {
     inFlight = true
-    waiter.attemptPlain(wait.lease(), (exit) => {
+    waiter.attemptPlain(wait.lease(), (end) => {
       inFlight = false
       if (stopped) return
-      if (Exit.isSuccess(exit)) return finish(exit)
-      const refusal = Cause.failureOption(exit.cause)
-      if (Option.isNone(refusal)) return finish(exit)
-      again(refusal.value)
+      if (end.granted === undefined) return again(end as Refusal)
+      finish(Exit.succeed(end.granted))
     })
   }
 
-  again(error)
+  again(refused)
   return () => {
     stopped = true
     cancelNap?.()

@@ -127,7 +127,7 @@ export const acquireForPromises = (settings: Settings.Settings, clock: Clock.Clo
           acquisition.measure(end.refusal)
           return reject(end.refusal)
         }
-        acquisition.waitWithPromises(end.refusal, run, signal).then(granted).then(resolve, reject)
+        acquisition.waitWithPromises(end, run, signal).then(granted).then(resolve, reject)
       }
       acquisition.attemptWithPromises(waits ? acquisition.lease(0) : 0, engine, attempted)
     })
@@ -151,12 +151,25 @@ interface Surroundings {
 /** How an attempt ended, both engines alike: the lock, or the refusal (its undo sent by the engine). */
 type AttemptEnd = { readonly granted: HeldLock; readonly result: FanOut.FanOutResult } | Refused
 
-interface Refused {
-  readonly granted: undefined
-  readonly refusal: LockNotAcquired
-  /** The nodes where the attempt may have set the keys and whose answer came: undone at once. */
-  readonly undoOn: ReadonlyArray<RedisNode>
-  readonly result: FanOut.FanOutResult
+/**
+ * A refused attempt. Its LockNotAcquired is made when first asked for: a
+ * waiter's refusals are mostly never read (the default retry's plain steps
+ * do not read them), and making one cost ~0.1 ms of a busy client's CPU.
+ */
+class Refused implements Waiting.Refusal {
+  readonly granted = undefined
+  private made: LockNotAcquired | undefined
+
+  constructor(
+    private readonly fields: ConstructorParameters<typeof LockNotAcquired>[0],
+    /** The nodes where the attempt may have set the keys and whose answer came: undone at once. */
+    readonly undoOn: ReadonlyArray<RedisNode>,
+    readonly result: FanOut.FanOutResult
+  ) {}
+
+  get refusal(): LockNotAcquired {
+    return this.made ??= withoutStackTrace(() => new LockNotAcquired(this.fields, true))
+  }
 }
 
 type AttemptOperation = "acquire" | "acquireInTurn"
@@ -277,7 +290,7 @@ class Acquisition implements Waiting.Waiter<Lock.Lock>, Waiting.PlainWaiter<Held
     const waiting = Effect.flatMap(Effect.runtime<never>(), (runtime) =>
       Effect.async<HeldLock, LockNotAcquired>((resume) => {
         const runFork = Runtime.runFork(runtime)
-        const cancel = this.untilGrantedPlain(refusal, (effect, done) => runFork(effect).addObserver(done), resume)
+        const cancel = this.untilGrantedPlain({ refusal }, (effect, done) => runFork(effect).addObserver(done), resume)
         return Effect.sync(() => void cancel())
       }))
     return Effect.matchCauseEffect(restore(waiting), {
@@ -294,13 +307,13 @@ class Acquisition implements Waiting.Waiter<Lock.Lock>, Waiting.PlainWaiter<Held
    * that ending it leaves every line, which releases them.
    */
   private untilGrantedPlain(
-    refusal: LockNotAcquired,
+    refused: Waiting.Refusal,
     run: Waiting.Runner,
     done: (exit: Exit.Exit<HeldLock, LockNotAcquired>) => void
   ): () => void {
-    const cancel = Waiting.untilGrantedPlain(
+    const cancel = Waiting.untilGrantedPlain<HeldLock>(
       this,
-      refusal,
+      refused,
       this.request.schedule,
       this.request.schedule === Settings.defaultRetry ? Settings.defaultRetryPlain : undefined,
       this.clock,
@@ -322,7 +335,7 @@ class Acquisition implements Waiting.Waiter<Lock.Lock>, Waiting.PlainWaiter<Held
    * measures; the signal's abort stops it, leaves every line joined and
    * rejects with the signal's reason.
    */
-  waitWithPromises(refusal: LockNotAcquired, run: Waiting.Runner, signal: AbortSignal | undefined): Promise<HeldLock> {
+  waitWithPromises(refused: Waiting.Refusal, run: Waiting.Runner, signal: AbortSignal | undefined): Promise<HeldLock> {
     return new Promise((resolve, reject) => {
       let settled = false
       const failed = (cause: Cause.Cause<LockNotAcquired>, reason: () => unknown) =>
@@ -333,7 +346,7 @@ class Acquisition implements Waiting.Waiter<Lock.Lock>, Waiting.PlainWaiter<Held
         cancel()
         failed(Cause.interrupt(FiberId.none), () => signal!.reason)
       }
-      const cancel = this.untilGrantedPlain(refusal, run, (exit) => {
+      const cancel = this.untilGrantedPlain(refused, run, (exit) => {
         if (settled) return
         settled = true
         signal?.removeEventListener("abort", onAbort)
@@ -347,9 +360,8 @@ class Acquisition implements Waiting.Waiter<Lock.Lock>, Waiting.PlainWaiter<Held
     })
   }
 
-  attemptPlain(leaseMillis: number, done: (exit: Exit.Exit<HeldLock, LockNotAcquired>) => void): void {
-    this.attemptWithPromises(leaseMillis, this.engine!, (end) =>
-      done(end.granted !== undefined ? Exit.succeed(end.granted) : Exit.fail(end.refusal)))
+  attemptPlain(leaseMillis: number, done: (end: AttemptEnd) => void): void {
+    this.attemptWithPromises(leaseMillis, this.engine!, done)
   }
 
   private readonly succeeded = (lock: Lock.Lock): Effect.Effect<Lock.Lock> => {
@@ -544,17 +556,14 @@ class Acquisition implements Waiting.Waiter<Lock.Lock>, Waiting.PlainWaiter<Held
       late !== undefined && (outcomes[index]._tag === "NotAwaited" || outcomes[index]._tag === "TimedOut")
     const undoOn = this.nodes.filter((_, index) => outcomes[index]._tag !== "Held" && !pending(index))
     if (late !== undefined) this.undoLate(late, this.sent)
-    const refusal = withoutStackTrace(() =>
-      new LockNotAcquired({
-        resources,
-        reason: yes >= quorum ? "ValidityExpired" : "NoQuorum",
-        attempts: this.attempts,
-        elapsedMillis: Monotonic.unsafeMonotonicMillis(this.clock) - this.firstStart,
-        quorum,
-        outcomes
-      }, true)
-    )
-    return { granted: undefined, refusal, undoOn, result }
+    return new Refused({
+      resources,
+      reason: yes >= quorum ? "ValidityExpired" : "NoQuorum",
+      attempts: this.attempts,
+      elapsedMillis: Monotonic.unsafeMonotonicMillis(this.clock) - this.firstStart,
+      quorum,
+      outcomes
+    }, undoOn, result)
   }
 
   private refusedWith(end: Refused): Effect.Effect<never, LockNotAcquired> {
