@@ -162,6 +162,21 @@ layer(RedisFleet.layerLocal(5), { timeout: 60_000, excludeTestServices: true })(
       yield* expectEmpty(fleet)
     }))
 
+  it.scoped("the default retry, never woken: rejects with the last attempt's LockNotAcquired and leaves the line", () =>
+    Effect.gen(function*() {
+      const fleet = yield* RedisFleet.RedisFleet
+      yield* fleet.reset
+      const redlock = yield* facade(fleet)
+      const lock = yield* Effect.promise(() => redlock.acquire("p:default", { ttl: 10_000 }))
+      const error = yield* Effect.promise(() => redlock.acquire("p:default", { ttl: 10_000 }).then(() => undefined, (e: unknown) => e))
+      assert.instanceOf(error, LockNotAcquired)
+      // The first attempt, one at once when the new subscriptions are ready (a release may have been missed), three retries.
+      assert.strictEqual((error as LockNotAcquired).attempts, 5)
+      assert.strictEqual(yield* keyCount(fleet, "redlock:p:default\u0000queue"), 0)
+      yield* Effect.promise(() => redlock.release(lock))
+      yield* expectEmpty(fleet)
+    }))
+
   it.scoped("aborting a waiting acquire rejects with the signal's reason and leaves the line", () =>
     Effect.gen(function*() {
       const fleet = yield* RedisFleet.RedisFleet

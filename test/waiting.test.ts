@@ -4,10 +4,25 @@
  * announcement comes; served in line; nothing left watching once the wait ends.
  */
 import { assert, describe, it, layer } from "@effect/vitest"
-import { Clock, type Duration, Effect, type Either, Exit, Fiber, Option, Schedule, TestClock } from "effect"
+import {
+  Clock,
+  type Duration,
+  Effect,
+  type Either,
+  Exit,
+  Fiber,
+  Option,
+  Random,
+  Schedule,
+  ScheduleDecision,
+  ScheduleIntervals,
+  TestClock
+} from "effect"
+import { vi } from "vitest"
 import * as RedisFleet from "../fleet/RedisFleet.js"
 import * as Lock from "../src/Lock.js"
 import * as Redlock from "../src/Redlock.js"
+import * as Settings from "../src/internal/manager/settings.js"
 import * as RedisNode from "../src/RedisNode.js"
 import { LockNotAcquired } from "../src/RedlockError.js"
 import { failureOf, memory, redisManager } from "./support.js"
@@ -200,6 +215,37 @@ const managerReaching = (reachable: ReadonlyArray<number>) =>
       nodes.map((node, index) => reachable.includes(index) ? node : unreachable(node))
     ))
 
+describe("the default retry", () => {
+  const draws: [number, ...Array<number>] = [0, 0.25, 0.999]
+  // The plain waiting steps the default retry as plain code (settings.ts defaultRetryPlain); the fiber loop steps the Schedule.
+  it.effect("its plain steps are the Schedule's: the same delay for the same draw, three retries, then done", () =>
+    Effect.gen(function*() {
+      const refusal = new LockNotAcquired({ resources: ["r"], reason: "NoQuorum", attempts: 1, elapsedMillis: 0, quorum: 2, outcomes: [] })
+      const scheduled: Array<number | "done"> = []
+      let state = Redlock.defaultRetry.initial
+      for (let step = 0; step < 4; step++) {
+        const [next, , decision] = yield* Redlock.defaultRetry.step(1_000, refusal, state)
+        state = next
+        scheduled.push(ScheduleDecision.isDone(decision) ? "done" : ScheduleIntervals.start(decision.intervals) - 1_000)
+      }
+      const random = vi.spyOn(Math, "random")
+      const plain: Array<number | "done"> = []
+      try {
+        let retries = Settings.defaultRetryPlain.initial
+        for (let step = 0; step < 4; step++) {
+          random.mockReturnValueOnce(draws[step % draws.length])
+          const next = Settings.defaultRetryPlain.step(retries)
+          if (next !== undefined) retries = next.state
+          plain.push(next === undefined ? "done" : next.delayMillis)
+        }
+      } finally {
+        random.mockRestore()
+      }
+      assert.deepStrictEqual(scheduled, [100, 125, 200, "done"])
+      assert.deepStrictEqual(plain, scheduled)
+    }).pipe(Effect.withRandom(Random.fixed(draws))))
+})
+
 describe("places in line (memory nodes, TestClock)", () => {
   it.effect("waiters that reach only a minority of nodes do not keep a free resource from a client that reaches them all", () =>
     Effect.gen(function*() {
@@ -319,6 +365,25 @@ layer(RedisFleet.layerLocal(3), { timeout: 60_000, excludeTestServices: true })(
       assert.instanceOf(error, LockNotAcquired)
       assert.strictEqual(error.reason, "NoQuorum")
       assert.isBelow(elapsed, 3_000, `gave up after ${Math.round(elapsed)} ms; the schedule allows ~600 ms`)
+    }))
+
+  it.scoped("the default retry, never woken: three retries 100-200 ms apart, then the last attempt's refusal, out of line", () =>
+    Effect.gen(function*() {
+      const fleet = yield* RedisFleet.RedisFleet
+      yield* fleet.reset
+      const holder = yield* redisManager(fleet.nodes)
+      const waiter = yield* redisManager(fleet.nodes)
+      yield* holder.acquire("default-retry", { ttl: "10 seconds" })
+      const started = performance.now()
+      const error = failureOf(yield* Effect.exit(Effect.scoped(waiter.acquire("default-retry", { ttl: "5 seconds" }))))
+      const elapsed = performance.now() - started
+      assert.instanceOf(error, LockNotAcquired)
+      // The first attempt, one at once when the new subscriptions are ready (a release may have been missed), three retries.
+      assert.strictEqual(error.attempts, 5)
+      assert.isAtLeast(elapsed, 295, `gave up after ${Math.round(elapsed)} ms`)
+      assert.isBelow(elapsed, 2_000, `gave up after ${Math.round(elapsed)} ms`)
+      const inLine = yield* Effect.forEach(fleet.servers, (server) => server.call("ZCARD", "redlock:default-retry\u0000queue"))
+      assert.deepStrictEqual(inLine, [0, 0, 0], "the waiter left the line")
     }))
 
   it.scoped("a waiter is woken by the release's announcement, and unsubscribes when done", () =>
