@@ -11,7 +11,7 @@ import * as Contenders from "./contenders.js"
 import * as Scenarios from "./scenarios.js"
 
 const [name = "effect-redlock", loops = "1", seconds = "5"] = process.argv.slice(2)
-// `contended` instead of a number of loops: 8 workers on one key, default waiting.
+// `contended` instead of a number of loops: 8 workers on one key, default waiting (WAITING=10ms: a 10 ms retry).
 const contended = loops === "contended"
 const contender = Contenders.byName(name)!
 
@@ -45,7 +45,8 @@ const program = Effect.gen(function*() {
   return yield* Effect.promise(async () => {
     if (contended) {
       const before = { cpu: serversCpu(pids), calls: await commandCalls(ports), client: process.cpuUsage() }
-      const result = await Scenarios.contention(contender, ports, "defaults", 8, Number(seconds), "profile")
+      const waiting = process.env.WAITING === "10ms" ? "10ms" : "defaults"
+      const result = await Scenarios.contention(contender, ports, waiting, 8, Number(seconds), "profile")
       const acquisitions = result.acquisitionsPerSecond * Number(seconds)
       const client = process.cpuUsage(before.client)
       const calls = await commandCalls(ports)
