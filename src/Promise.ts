@@ -3,9 +3,9 @@
  * `acquire` / `release` / `extend` / `using` / `inspect` / `close`, the same
  * engine and guarantees as the Effect API, without a runtime call per step.
  *
- * An uncontended acquire and every release run as plain code over the
- * nodes' promises (no fiber at all); only an acquisition that has to wait
- * goes on in a fiber of the manager's runtime, with the same place in line.
+ * Acquisitions, with their waiting in line, and releases run as plain code
+ * over the nodes' promises: no fiber, except for a custom retry schedule's
+ * steps (an effect each) in the manager's runtime.
  * Failures reject with the typed errors of `effect-redlock/RedlockError`
  * (`LockNotAcquired`, `LockLost`, ...), which are `Error`s.
  *

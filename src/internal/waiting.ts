@@ -22,6 +22,12 @@
  * that had to subscribe first may have missed a release in between: the
  * waiter then tries again at once.
  *
+ * Two loops keep these rules (their state and decisions are `WaitState`'s):
+ * `untilGranted`, a fiber, for any clock and any node (the reference), and
+ * `untilGrantedPlain`, plain code with timers and callbacks, for nodes with
+ * promises on the live clock, where a handoff is decided by how soon the
+ * woken waiter's attempt leaves.
+ *
  * @internal
  */
 import type * as Clock from "effect/Clock"
@@ -36,7 +42,7 @@ import type { LockNotAcquired } from "../RedlockError.js"
 import * as Monotonic from "./monotonic.js"
 
 /** Whether a release for us was announced since the current attempt began. */
-export class Announcements {
+class Announcements {
   woken = false
   /** Called once when woken, if set: the waiter is asleep. */
   onWoken: (() => void) | undefined = undefined
@@ -68,7 +74,7 @@ export class Announcements {
  * then call `wake`; one timer and one callback, no fiber. Returns the
  * cancel.
  */
-export const napThen = (
+const napThen = (
   scheduler: Clock.ClockScheduler,
   millis: number,
   announcements: Announcements | undefined,
