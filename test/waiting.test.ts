@@ -6,11 +6,13 @@
 import { assert, describe, it, layer } from "@effect/vitest"
 import {
   Clock,
+  Context,
   type Duration,
   Effect,
   type Either,
   Exit,
   Fiber,
+  Layer,
   Option,
   Random,
   Schedule,
@@ -24,6 +26,7 @@ import * as Lock from "../src/Lock.js"
 import * as Redlock from "../src/Redlock.js"
 import * as Settings from "../src/internal/manager/settings.js"
 import * as RedisNode from "../src/RedisNode.js"
+import * as Ioredis from "../src/RedisNode/Ioredis.js"
 import { LockNotAcquired } from "../src/RedlockError.js"
 import { failureOf, memory, redisManager } from "./support.js"
 
@@ -386,6 +389,35 @@ layer(RedisFleet.layerLocal(3), { timeout: 60_000, excludeTestServices: true })(
       assert.deepStrictEqual(inLine, [0, 0, 0], "the waiter left the line")
     }))
 
+  it.scoped("nodes over promises whose watches are effects only (no watchReleasesNow): the waiter is woken all the same", () =>
+    Effect.gen(function*() {
+      const fleet = yield* RedisFleet.RedisFleet
+      yield* fleet.reset
+      const holder = yield* redisManager(fleet.nodes)
+      // The ioredis nodes again, through fromPromises without their plain watch: the plain waiting runs the effect.
+      const effectWatches = Layer.map(Ioredis.layer(fleet.nodes), (context) =>
+        Context.make(
+          RedisNode.RedisNodes,
+          Context.get(context, RedisNode.RedisNodes).map((node) =>
+            RedisNode.fromPromises({ name: node.name, run: node.run, promises: node.promises!, watchReleases: node.watchReleases })
+          )
+        ))
+      const managers = yield* Layer.build(Redlock.layer({ restartQuarantine: false }).pipe(Layer.provideMerge(effectWatches)))
+      assert.isTrue(Context.get(managers, RedisNode.RedisNodes).every((node) => node.watchReleasesNow === undefined))
+      const waiter = Context.get(managers, Redlock.Redlock)
+      const held = yield* holder.acquire("effect-watches", { ttl: "10 seconds" })
+      const waiting = yield* Effect.fork(Effect.zipRight(
+        waiter.acquire("effect-watches", { ttl: "10 seconds", retry: slowRetry }),
+        Effect.sync(() => performance.now())
+      ))
+      // Past the renewal of the place taken by the first attempt (~350 ms): the next attempt on its own is 10 s away.
+      yield* Effect.sleep("1 second")
+      const released = performance.now()
+      yield* holder.release(held)
+      const acquired = yield* Fiber.join(waiting)
+      assert.isBelow(acquired - released, 500, `woken ${Math.round(acquired - released)} ms after the release (next poll: 10 s)`)
+    }))
+
   it.scoped("a waiter is woken by the release's announcement, and unsubscribes when done", () =>
     Effect.gen(function*() {
       const fleet = yield* RedisFleet.RedisFleet
@@ -396,13 +428,14 @@ layer(RedisFleet.layerLocal(3), { timeout: 60_000, excludeTestServices: true })(
         waiter.acquire("r", { ttl: "10 seconds", retry: slowRetry }),
         Effect.sync(() => performance.now())
       ))
-      yield* Effect.sleep("300 millis")
+      // Past the renewal of the place taken by the first attempt (~350 ms): the next attempt on its own is 10 s away.
+      yield* Effect.sleep("1 second")
       const subscribed = yield* fleet.servers[0].call("PUBSUB", "NUMSUB", "redlock-released:redlock:r")
       assert.deepStrictEqual(subscribed, ["redlock-released:redlock:r", 1], "one subscriber connection per node")
       const released = performance.now()
       yield* holder.release(held)
       const acquired = yield* Fiber.join(waiting)
-      assert.isBelow(acquired - released, 1000, `woken ${Math.round(acquired - released)} ms after the release (next poll: 10 s)`)
+      assert.isBelow(acquired - released, 500, `woken ${Math.round(acquired - released)} ms after the release (next poll: 10 s)`)
       // The subscription lingers a second after the last waiter left (a busy key keeps it).
       const after = yield* subscribersReach(fleet, "redlock-released:redlock:r", 0, "4 seconds")
       assert.deepStrictEqual(after, ["redlock-released:redlock:r", 0])
