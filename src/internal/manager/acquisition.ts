@@ -71,8 +71,10 @@ export const acquire = (settings: Settings.Settings, variant: Variant = userLock
       const traced = Tracing.isRecorded(fiber)
       const request = parseAcquire(settings, resourcesInput, acquireOptions, checkResources)
       if (Either.isRight(request)) {
+        const clock = Context.get(fiber.currentDefaultServices, Clock.Clock)
         const surroundings: Surroundings = {
-          clock: Context.get(fiber.currentDefaultServices, Clock.Clock),
+          clock,
+          engine: FanOut.promiseEngine(settings.nodes, clock),
           scope: Context.get(fiber.currentContext as Context.Context<Scope.Scope>, Scope.Scope),
           metricLabels: fiber.getFiberRef(FiberRef.currentMetricLabels),
           traced,
@@ -104,7 +106,7 @@ export type FiberRunner = <A, E>(effect: Effect.Effect<A, E>, signal: AbortSigna
 export const acquireForPromises = (settings: Settings.Settings, clock: Clock.Clock, runInFiber: FiberRunner, run: Waiting.Runner) => {
   const issueFencingTokens = Fencing.issueFencingTokens(settings)
   const engine = FanOut.promiseEngine(settings.nodes, clock)
-  const surroundings: Surroundings = { clock, scope: undefined, metricLabels: [], traced: false, debugLogs: false }
+  const surroundings: Surroundings = { clock, engine, scope: undefined, metricLabels: [], traced: false, debugLogs: false }
   return (
     resourcesInput: string | NonEmptyReadonlyArray<string>,
     acquireOptions: AcquireOptions,
@@ -139,6 +141,8 @@ type Request = Either.Either.Right<ReturnType<typeof parseAcquire>>
 /** What an acquisition takes from where it runs: a fiber, or promise code (see `acquireForPromises`). */
 interface Surroundings {
   readonly clock: Clock.Clock
+  /** The nodes' promises on that clock, if every node has them (see `attemptOnEngine`). */
+  readonly engine: FanOut.PromiseEngine | undefined
   /** Where the lock's release is registered; none: the caller releases it (the promise facade). */
   readonly scope: Scope.Scope | undefined
   readonly metricLabels: ReadonlyArray<MetricLabel.MetricLabel>
@@ -206,8 +210,6 @@ class Acquisition implements Waiting.Waiter<Lock.Lock>, Waiting.PlainWaiter<Held
   private sent = 0
   holderGoneAt: number | undefined = undefined
   leaseEndsAt: number | undefined = undefined
-  /** The nodes' promises on the live clock, if every node has them (see `attemptOnEngine`). */
-  private readonly engine: FanOut.PromiseEngine | undefined
 
   constructor(
     private readonly settings: Settings.Settings,
@@ -228,7 +230,6 @@ class Acquisition implements Waiting.Waiter<Lock.Lock>, Waiting.PlainWaiter<Held
     this.clock = surroundings.clock
     this.firstStart = Monotonic.unsafeMonotonicMillis(this.clock)
     this.ticket = this.clock.unsafeCurrentTimeMillis()
-    this.engine = FanOut.promiseEngine(this.nodes, this.clock)
   }
 
   // Whole milliseconds: a jittered schedule's interval is fractional, and PEXPIRE refuses fractions.
@@ -281,7 +282,7 @@ class Acquisition implements Waiting.Waiter<Lock.Lock>, Waiting.PlainWaiter<Held
   ): Effect.Effect<Lock.Lock, LockNotAcquired> {
     // Attempts that are traced or logged are made one by one in the fiber, each with its span and log.
     const { debugLogs, traced } = this.surroundings
-    if (this.engine === undefined || traced || debugLogs) {
+    if (this.surroundings.engine === undefined || traced || debugLogs) {
       return Effect.matchCauseEffect(restore(Waiting.untilGranted(this, refusal, this.request.schedule)), {
         onSuccess: this.succeeded,
         onFailure: (cause) => this.failed(cause)
@@ -315,7 +316,7 @@ class Acquisition implements Waiting.Waiter<Lock.Lock>, Waiting.PlainWaiter<Held
       this,
       refused,
       this.request.schedule,
-      this.request.schedule === Settings.defaultRetry ? Settings.defaultRetryPlain : undefined,
+      Settings.plainSteps(this.request.schedule),
       this.clock,
       Monotonic.liveScheduler(this.clock)!,
       run,
@@ -361,7 +362,7 @@ class Acquisition implements Waiting.Waiter<Lock.Lock>, Waiting.PlainWaiter<Held
   }
 
   attemptPlain(leaseMillis: number, done: (end: AttemptEnd) => void): void {
-    this.attemptWithPromises(leaseMillis, this.engine!, done)
+    this.attemptWithPromises(leaseMillis, this.surroundings.engine!, done)
   }
 
   private readonly succeeded = (lock: Lock.Lock): Effect.Effect<Lock.Lock> => {
@@ -420,7 +421,7 @@ class Acquisition implements Waiting.Waiter<Lock.Lock>, Waiting.PlainWaiter<Held
    * in-memory node, any other implementation). Both decide alike (`decide`).
    */
   private attemptOnEngine(leaseMillis: number): Effect.Effect<AttemptEnd> {
-    const { engine } = this
+    const { engine } = this.surroundings
     if (engine !== undefined) {
       return Effect.async((resume) => this.attemptWithPromises(leaseMillis, engine, (end) => resume(Effect.succeed(end))))
     }

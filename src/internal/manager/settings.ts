@@ -64,6 +64,10 @@ export const defaultRetryPlain: PlainSchedule = {
   step: (retries) => retries >= 3 ? undefined : { state: retries + 1, delayMillis: Math.round(200 * (0.5 + 0.5 * Math.random())) }
 }
 
+/** A retry schedule's plain steps, where it has them (the default retry); otherwise it is stepped as an effect. */
+export const plainSteps = (schedule: RetrySchedule): PlainSchedule | undefined =>
+  schedule === defaultRetry ? defaultRetryPlain : undefined
+
 /** The manager's options validated, with their defaults (see `Redlock.Options`). */
 export const make = (
   nodes: ReadonlyArray<RedisNode>,
