@@ -67,12 +67,10 @@ return 1
  * (independent masters); a Redis Cluster would refuse these scripts either
  * way, since a lock key and its line's keys hash to different slots.
  */
-const queueSuffix = "\u0000queue"
-const leaseSuffix = "\u0000lease"
-export const queueKey = (key: string): string => key + queueSuffix
-export const leaseKey = (key: string): string => key + leaseSuffix
+// The line's queue key, as the scripts name it (the memory node lists it among a node's keys).
+export const queueKey = (key: string): string => key + "\u0000queue"
 
-// The same names in Lua ("\0" is the NUL character there too).
+// The names in Lua ("\0" is the NUL character there too).
 const lineKeys = `
 local function lineKeys(key)
   return key .. "\\0queue", key .. "\\0lease"
