@@ -293,8 +293,42 @@ export const redlockUniversal: Contender = {
   }
 }
 
+/**
+ * The floor held as Effect code holds a lock: each loop a fiber running
+ * `Effect.scoped` over an `acquireRelease` of the floor's promises. Not a
+ * peer: it is what any lock costs an Effect program before the lock does
+ * anything of its own (a fiber step per operation, the scope, its
+ * finalizer), the floor of the row "loops as fibers".
+ */
+export const floorAsEffect: Contender = {
+  name: "floor as an Effect resource, loops as fibers",
+  throughputOnly: true,
+  start: async (ports, waiting) => {
+    const client = await floor.start(ports, waiting)
+    const runLoops = ({ loops, nextKey, record, running, ttlMillis }: Loops) => {
+      const held = (key: string) =>
+        Effect.acquireRelease(
+          Effect.flatMap(Effect.promise(() => client.lock(key, ttlMillis)), (handle) =>
+            handle === undefined ? Effect.fail("not acquired" as const) : Effect.succeed(handle)),
+          (handle) => Effect.promise(() => client.unlock(handle))
+        )
+      const lockUnlock = Effect.suspend(() => {
+        const before = performance.now()
+        return Effect.scoped(Effect.matchCause(held(nextKey()), {
+          onFailure: () => record(performance.now() - before, false),
+          onSuccess: () => record(performance.now() - before, true)
+        }))
+      })
+      const loop = Effect.whileLoop({ while: running, body: () => lockUnlock, step: () => {} })
+      return Effect.runPromise(Effect.all(Array.from({ length: loops }, () => loop), { concurrency: "unbounded", discard: true }))
+    }
+    return { ...client, runLoops }
+  }
+}
+
 export const all: ReadonlyArray<Contender> = [
   floor,
+  floorAsEffect,
   effectRedlock,
   effectRedlockPromise,
   effectRedlockFibers,

@@ -114,7 +114,8 @@ const table = (title: string, metrics: ReadonlyArray<Metric>, rows: Map<string, 
   for (const name of names) lines.push(`| ${name} | ${metrics.map(([, value]) => format(value(rows.get(name)!))).join(" | ")} |`)
   const ours = names.filter((name) => name.startsWith(Contenders.effectRedlock.name))
   const floorRow = rows.get(Contenders.floor.name)
-  const peers = names.filter((name) => !ours.includes(name) && name !== Contenders.floor.name)
+  const floorAsEffectRow = rows.get(Contenders.floorAsEffect.name)
+  const peers = names.filter((name) => !ours.includes(name) && !name.startsWith("floor"))
   const ratio = (a: number, b: number) => Number.isFinite(a) && Number.isFinite(b) && b !== 0 ? `${(a / b).toFixed(2)}x` : "–"
   const best = ([, value, better]: Metric) => {
     const values = peers.map((name) => value(rows.get(name)!)).filter(Number.isFinite)
@@ -124,6 +125,9 @@ const table = (title: string, metrics: ReadonlyArray<Metric>, rows: Map<string, 
     const row = rows.get(name)!
     lines.push(`| ${name} ÷ floor | ${metrics.map((m) => floorRow === undefined ? "–" : ratio(m[1](row), m[1](floorRow))).join(" | ")} |`)
     lines.push(`| ${name} ÷ best peer | ${metrics.map((m) => ratio(m[1](row), best(m))).join(" | ")} |`)
+    if (name === Contenders.effectRedlockFibers.name && floorAsEffectRow !== undefined) {
+      lines.push(`| ${name} ÷ floor as an Effect resource | ${metrics.map((m) => ratio(m[1](row), m[1](floorAsEffectRow))).join(" | ")} |`)
+    }
   }
   return lines.join("\n")
 }
