@@ -11,6 +11,8 @@ export interface Throughput {
   readonly acquireP99: number
   /** Client CPU (user + system) per lock+unlock, ms. */
   readonly cpuPerOp: number
+  readonly userCpuPerOp: number
+  readonly systemCpuPerOp: number
   readonly failures: number
 }
 
