@@ -252,16 +252,34 @@ class Acquisition implements Waiting.Waiter<Lock.Lock>, Waiting.PlainWaiter<Held
     // allocate on each call is kept alive by objects V8 places in the old
     // generation, which doubled what every scavenge promoted (sequential:
     // ~600 KB against ~310 KB; bench/README.md).
+    const firstLease = schedule === Schedule.stop ? 0 : this.lease(0)
+    const { debugLogs, engine, traced } = this.surroundings
+    if (engine !== undefined && !traced && !debugLogs) {
+      // The same steps as below, in fewer effects (this is every Effect
+      // caller's hot path): the first attempt on the engine, then the
+      // lock's registration or the waiting, decided in one step.
+      return Effect.uninterruptibleMask((restore) =>
+        Effect.matchCauseEffect(restore(this.attemptOnEngine(firstLease)), {
+          onSuccess: (end) => {
+            if (end.granted === undefined) return this.waitingAfter(restore, end)
+            this.measure(undefined)
+            return this.register(end.granted)
+          },
+          // Interrupted during the attempt, which may have taken keys: leave every line.
+          onFailure: (cause) => (this.joined = true, this.failed(cause))
+        })
+      )
+    }
     const measured = Effect.uninterruptibleMask((restore) =>
-      Effect.matchCauseEffect(this.attemptWithin(restore, this.attemptOnEngine(schedule === Schedule.stop ? 0 : this.lease(0))), {
+      Effect.matchCauseEffect(this.attemptWithin(restore, this.attemptOnEngine(firstLease)), {
         onSuccess: this.succeeded,
         onFailure: (cause) => {
           const refusal = Cause.failureOption(cause)
-          return Option.isNone(refusal) ? this.failed(cause) : this.waitingAfter(restore, refusal.value)
+          return Option.isNone(refusal) ? this.failed(cause) : this.waitingAfter(restore, { refusal: refusal.value })
         }
       })
     )
-    if (!this.surroundings.traced) return measured
+    if (!traced) return measured
     return Effect.withSpan(
       Effect.tap(
         Effect.zipRight(
@@ -278,12 +296,12 @@ class Acquisition implements Waiting.Waiter<Lock.Lock>, Waiting.PlainWaiter<Held
 
   private waitingAfter(
     restore: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>,
-    refusal: LockNotAcquired
+    refused: Waiting.Refusal
   ): Effect.Effect<Lock.Lock, LockNotAcquired> {
     // Attempts that are traced or logged are made one by one in the fiber, each with its span and log.
     const { debugLogs, traced } = this.surroundings
     if (this.surroundings.engine === undefined || traced || debugLogs) {
-      return Effect.matchCauseEffect(restore(Waiting.untilGranted(this, refusal, this.request.schedule)), {
+      return Effect.matchCauseEffect(restore(Waiting.untilGranted(this, refused.refusal, this.request.schedule)), {
         onSuccess: this.succeeded,
         onFailure: (cause) => this.failed(cause)
       })
@@ -291,7 +309,7 @@ class Acquisition implements Waiting.Waiter<Lock.Lock>, Waiting.PlainWaiter<Held
     const waiting = Effect.flatMap(Effect.runtime<never>(), (runtime) =>
       Effect.async<HeldLock, LockNotAcquired>((resume) => {
         const runFork = Runtime.runFork(runtime)
-        const cancel = this.untilGrantedPlain({ refusal }, (effect, done) => runFork(effect).addObserver(done), resume)
+        const cancel = this.untilGrantedPlain(refused, (effect, done) => runFork(effect).addObserver(done), resume)
         return Effect.sync(() => void cancel())
       }))
     return Effect.matchCauseEffect(restore(waiting), {
