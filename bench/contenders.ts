@@ -3,7 +3,7 @@
  * each used the way its documentation shows. The peers are dev dependencies
  * of the benchmark only.
  */
-import { Duration, Effect, Exit, Layer, ManagedRuntime, Schedule, Scope } from "effect"
+import { Duration, Effect, Exit, Layer, ManagedRuntime, Scope } from "effect"
 import { Redis } from "ioredis"
 import NodeRedlock from "redlock"
 import { Redlock as SesameRedlock } from "@sesamecare-oss/redlock"
@@ -134,7 +134,7 @@ const effectClient = async (ports: ReadonlyArray<number>, waiting: Waiting, slow
   const retry = waiting === "none"
     ? Redlock.noRetry
     : waiting === "10ms"
-    ? Schedule.spaced("10 millis").pipe(Schedule.jittered, Schedule.intersect(Schedule.recurs(1000)))
+    ? Redlock.retry({ delay: "10 millis", times: 1000 })
     : Redlock.defaultRetry
   const runtime = ManagedRuntime.make(
     Redlock.layer({ retry, restartQuarantine: false, nodeTimeout: slow ? "2 seconds" : undefined }).pipe(
@@ -171,7 +171,7 @@ export const effectRedlockPromise: Contender = {
     const retry = waiting === "none"
       ? Redlock.noRetry
       : waiting === "10ms"
-      ? Schedule.spaced("10 millis").pipe(Schedule.jittered, Schedule.intersect(Schedule.recurs(1000)))
+      ? Redlock.retry({ delay: "10 millis", times: 1000 })
       : Redlock.defaultRetry
     const redlock = await makeRedlock(ports.map((port) => ({ host: "127.0.0.1", port })), {
       retry,

@@ -10,7 +10,7 @@
  * reach different majorities (README, "Semaphores"). The "most at once"
  * column is what this run saw, on healthy servers.
  */
-import { Duration, Effect, Layer, ManagedRuntime, Schedule } from "effect"
+import { Duration, Effect, Layer, ManagedRuntime } from "effect"
 import type * as RedisFleet from "../fleet/RedisFleet.js"
 import { Redis } from "ioredis"
 import { RedlockSemaphore } from "redis-semaphore"
@@ -46,7 +46,7 @@ const effectRedlock: SemaphoreContender = {
     const options: Semaphore.PermitOptions = {
       limit,
       ttl: Duration.millis(ttlMillis),
-      retry: Schedule.spaced("10 millis").pipe(Schedule.jittered, Schedule.intersect(Schedule.recurs(1000)))
+      retry: Redlock.retry({ delay: "10 millis", times: 1000 })
     }
     return {
       withPermit: (hold) =>

@@ -55,11 +55,30 @@ import * as Inspection from "./internal/manager/inspection.js"
 import * as Release from "./internal/manager/release.js"
 import * as Settings from "./internal/manager/settings.js"
 import * as Monotonic from "./internal/monotonic.js"
+import * as Retry from "./internal/retry.js"
 import type * as Waiting from "./internal/waiting.js"
 import type * as Lock from "./Lock.js"
 import type { RedisNodes } from "./RedisNode.js"
 import type * as Ioredis from "./RedisNode/Ioredis.js"
-import type { AcquireOptions, InspectResult, Options, ReleaseResult } from "./Redlock.js"
+import type { AcquireOptions, InspectResult, Options, ReleaseResult, RetryOptions, RetrySchedule } from "./Redlock.js"
+
+/**
+ * A retry schedule from a delay, its jitter and a number of retries, for the
+ * `retry` option (`Redlock.retry`, documented there). The waiting steps it
+ * as plain code; a Schedule built by hand is stepped as an effect.
+ *
+ * @example
+ * ```ts
+ * import { makeRedlock, retry } from "effect-redlock/Promise"
+ *
+ * // node-redlock's { retryCount: 100, retryDelay: 10, retryJitter: 2 }
+ * const redlock = await makeRedlock([{ port: 6379 }], { retry: retry({ delay: 10, times: 100 }) })
+ * ```
+ *
+ * @since 0.1.0
+ * @category schedules
+ */
+export const retry: (options: RetryOptions) => RetrySchedule = Retry.unsafeMake
 
 /**
  * The options of one acquisition (`Redlock.AcquireOptions`: `ttl` in ms or

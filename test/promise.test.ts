@@ -7,10 +7,11 @@
 import { assert, layer } from "@effect/vitest"
 import { Effect, Schedule } from "effect"
 import * as RedisFleet from "../fleet/RedisFleet.js"
-import { makeRedlock, type PromiseRedlock } from "../src/Promise.js"
+import { makeRedlock, type PromiseRedlock, retry } from "../src/Promise.js"
 import * as RedisNode from "../src/RedisNode.js"
 import type * as Redlock from "../src/Redlock.js"
 import { InvalidOptions, LockLost, LockNotAcquired } from "../src/RedlockError.js"
+import { vi } from "vitest"
 import { expectEmpty, overlaps, type Section } from "./support.js"
 
 /** A facade over the fleet, closed when the test's scope closes. */
@@ -173,6 +174,29 @@ layer(RedisFleet.layerLocal(5), { timeout: 60_000, excludeTestServices: true })(
       // The first attempt, one at once when the new subscriptions are ready (a release may have been missed), three retries.
       assert.strictEqual((error as LockNotAcquired).attempts, 5)
       assert.strictEqual(yield* keyCount(fleet, "redlock:p:default\u0000queue"), 0)
+      yield* Effect.promise(() => redlock.release(lock))
+      yield* expectEmpty(fleet)
+    }))
+
+  it.scoped("a retry({ ... }) schedule is stepped as plain code: three retries ~200 ms apart as Math.random draws them", () =>
+    Effect.gen(function*() {
+      const fleet = yield* RedisFleet.RedisFleet
+      yield* fleet.reset
+      const redlock = yield* facade(fleet)
+      const lock = yield* Effect.promise(() => redlock.acquire("p:retry", { ttl: 10_000 }))
+      // Math.random draws 0.999: ~200 ms each; stepped as an effect, the Schedule would draw from Effect's Random (20-200 ms).
+      const random = vi.spyOn(Math, "random").mockReturnValue(0.999)
+      const started = performance.now()
+      const error = yield* Effect.promise(() =>
+        redlock.acquire("p:retry", { ttl: 10_000, retry: retry({ delay: 200, times: 3, jitter: { min: 0.1, max: 1 } }) })
+          .then(() => undefined, (e: unknown) => e)
+          .finally(() => random.mockRestore())
+      )
+      const elapsed = performance.now() - started
+      assert.instanceOf(error, LockNotAcquired)
+      assert.strictEqual((error as LockNotAcquired).attempts, 5)
+      assert.isAtLeast(elapsed, 590, `gave up after ${Math.round(elapsed)} ms`)
+      assert.strictEqual(yield* keyCount(fleet, "redlock:p:retry\u0000queue"), 0)
       yield* Effect.promise(() => redlock.release(lock))
       yield* expectEmpty(fleet)
     }))

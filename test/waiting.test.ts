@@ -24,10 +24,10 @@ import { vi } from "vitest"
 import * as RedisFleet from "../fleet/RedisFleet.js"
 import * as Lock from "../src/Lock.js"
 import * as Redlock from "../src/Redlock.js"
-import * as Settings from "../src/internal/manager/settings.js"
+import * as Retry from "../src/internal/retry.js"
 import * as RedisNode from "../src/RedisNode.js"
 import * as Ioredis from "../src/RedisNode/Ioredis.js"
-import { LockNotAcquired } from "../src/RedlockError.js"
+import { InvalidOptions, LockNotAcquired } from "../src/RedlockError.js"
 import { failureOf, memory, redisManager } from "./support.js"
 
 const slowRetry = Schedule.spaced("10 seconds").pipe(Schedule.intersect(Schedule.recurs(5)))
@@ -218,35 +218,83 @@ const managerReaching = (reachable: ReadonlyArray<number>) =>
       nodes.map((node, index) => reachable.includes(index) ? node : unreachable(node))
     ))
 
-describe("the default retry", () => {
+describe("retry schedules with plain steps (Redlock.retry, the default retry)", () => {
   const draws: [number, ...Array<number>] = [0, 0.25, 0.999]
-  // The plain waiting steps the default retry as plain code (settings.ts defaultRetryPlain); the fiber loop steps the Schedule.
-  it.effect("its plain steps are the Schedule's: the same delay for the same draw, three retries, then done", () =>
+  const refusal = new LockNotAcquired({ resources: ["r"], reason: "NoQuorum", attempts: 1, elapsedMillis: 0, quorum: 2, outcomes: [] })
+
+  // The delays a Schedule asks for, step by step, until done (at most `steps`), drawing from Effect's Random.
+  const scheduleDelays = (schedule: Redlock.RetrySchedule, steps: number) =>
     Effect.gen(function*() {
-      const refusal = new LockNotAcquired({ resources: ["r"], reason: "NoQuorum", attempts: 1, elapsedMillis: 0, quorum: 2, outcomes: [] })
-      const scheduled: Array<number | "done"> = []
-      let state = Redlock.defaultRetry.initial
-      for (let step = 0; step < 4; step++) {
-        const [next, , decision] = yield* Redlock.defaultRetry.step(1_000, refusal, state)
+      const delays: Array<number | "done"> = []
+      let state = schedule.initial
+      for (let step = 0; step < steps; step++) {
+        const [next, , decision] = yield* schedule.step(1_000, refusal, state)
         state = next
-        scheduled.push(ScheduleDecision.isDone(decision) ? "done" : ScheduleIntervals.start(decision.intervals) - 1_000)
+        delays.push(ScheduleDecision.isDone(decision) ? "done" : ScheduleIntervals.start(decision.intervals) - 1_000)
+        if (ScheduleDecision.isDone(decision)) break
       }
-      const random = vi.spyOn(Math, "random")
-      const plain: Array<number | "done"> = []
-      try {
-        let retries = Settings.defaultRetryPlain.initial
-        for (let step = 0; step < 4; step++) {
-          random.mockReturnValueOnce(draws[step % draws.length])
-          const next = Settings.defaultRetryPlain.step(retries)
-          if (next !== undefined) retries = next.state
-          plain.push(next === undefined ? "done" : next.delayMillis)
-        }
-      } finally {
-        random.mockRestore()
+      return delays
+    }).pipe(Effect.withRandom(Random.fixed(draws)))
+
+  // The same from its plain steps (the waiting that runs as plain code takes these), drawing from Math.random.
+  const plainDelays = (schedule: Redlock.RetrySchedule, steps: number) => {
+    const plain = Retry.plainSteps(schedule)
+    assert.isDefined(plain, "the schedule has plain steps")
+    const random = vi.spyOn(Math, "random")
+    const delays: Array<number | "done"> = []
+    try {
+      let state = plain!.initial
+      for (let step = 0; step < steps; step++) {
+        random.mockReturnValueOnce(draws[step % draws.length])
+        const next = plain!.step(state)
+        delays.push(next === undefined ? "done" : next.delayMillis)
+        if (next === undefined) break
+        state = next.state
       }
+    } finally {
+      random.mockRestore()
+    }
+    return delays
+  }
+
+  it.effect("the default retry's plain steps are the Schedule's: the same delay for the same draw, three retries, then done", () =>
+    Effect.gen(function*() {
+      const scheduled = yield* scheduleDelays(Redlock.defaultRetry, 10)
       assert.deepStrictEqual(scheduled, [100, 125, 200, "done"])
-      assert.deepStrictEqual(plain, scheduled)
-    }).pipe(Effect.withRandom(Random.fixed(draws))))
+      assert.deepStrictEqual(plainDelays(Redlock.defaultRetry, 10), scheduled)
+    }))
+
+  it.effect("Redlock.retry: the plain steps are the Schedule's (jitter 0.8-1.2 by default), `times` retries, then done", () =>
+    Effect.gen(function*() {
+      const tens = Redlock.retry({ delay: "10 millis", times: 4 })
+      const scheduled = yield* scheduleDelays(tens, 10)
+      assert.deepStrictEqual(scheduled, [8, 9, 12, 8, "done"])
+      assert.deepStrictEqual(plainDelays(tens, 10), scheduled)
+      const wide = Redlock.retry({ delay: 1_000, times: 2, jitter: { min: 0.1, max: 2 } })
+      assert.deepStrictEqual(yield* scheduleDelays(wide, 10), [100, 575, "done"])
+      assert.deepStrictEqual(plainDelays(wide, 10), [100, 575, "done"])
+      assert.deepStrictEqual(yield* scheduleDelays(Redlock.retry({ delay: 5, times: 0 }), 10), ["done"])
+    }))
+
+  it("Redlock.retry refuses options out of range with InvalidOptions naming the option; a hand-built Schedule has no plain steps", () => {
+    const refused = (options: Redlock.RetryOptions) => {
+      try {
+        Redlock.retry(options)
+      } catch (error) {
+        assert.instanceOf(error, InvalidOptions)
+        return (error as InvalidOptions).option
+      }
+      return assert.fail(`accepted ${JSON.stringify(options)}`)
+    }
+    assert.strictEqual(refused({ delay: 0, times: 3 }), "retry.delay")
+    assert.strictEqual(refused({ delay: "forever" as never, times: 3 }), "retry.delay")
+    assert.strictEqual(refused({ delay: 10, times: -1 }), "retry.times")
+    assert.strictEqual(refused({ delay: 10, times: 1.5 }), "retry.times")
+    assert.strictEqual(refused({ delay: 10, times: 3, jitter: { min: 1.2, max: 0.8 } }), "retry.jitter")
+    assert.strictEqual(refused({ delay: 10, times: 3, jitter: { min: -0.1, max: 1 } }), "retry.jitter")
+    assert.strictEqual(refused(undefined as never), "retry")
+    assert.isUndefined(Retry.plainSteps(Schedule.spaced("10 millis").pipe(Schedule.intersect(Schedule.recurs(3)))))
+  })
 })
 
 describe("places in line (memory nodes, TestClock)", () => {
@@ -387,6 +435,29 @@ layer(RedisFleet.layerLocal(3), { timeout: 60_000, excludeTestServices: true })(
       assert.isBelow(elapsed, 2_000, `gave up after ${Math.round(elapsed)} ms`)
       const inLine = yield* Effect.forEach(fleet.servers, (server) => server.call("ZCARD", "redlock:default-retry\u0000queue"))
       assert.deepStrictEqual(inLine, [0, 0, 0], "the waiter left the line")
+    }))
+
+  it.scoped("a Redlock.retry schedule is stepped as plain code: its delays draw from Math.random, never from Effect's Random", () =>
+    Effect.gen(function*() {
+      const fleet = yield* RedisFleet.RedisFleet
+      yield* fleet.reset
+      const holder = yield* redisManager(fleet.nodes)
+      const waiter = yield* redisManager(fleet.nodes)
+      yield* holder.acquire("plain-retry", { ttl: "10 seconds" })
+      // Effect's Random draws 0 (20 ms delays: ~60 ms in all); Math.random draws 0.999 (~200 ms each).
+      const retry = Redlock.retry({ delay: 200, times: 3, jitter: { min: 0.1, max: 1 } })
+      const random = vi.spyOn(Math, "random").mockReturnValue(0.999)
+      const started = performance.now()
+      const exit = yield* Effect.exit(Effect.scoped(waiter.acquire("plain-retry", { ttl: "5 seconds", retry }))).pipe(
+        Effect.withRandom(Random.fixed([0])),
+        Effect.ensuring(Effect.sync(() => random.mockRestore()))
+      )
+      const elapsed = performance.now() - started
+      const error = failureOf(exit)
+      assert.instanceOf(error, LockNotAcquired)
+      assert.strictEqual(error.attempts, 5)
+      assert.isAtLeast(elapsed, 590, `gave up after ${Math.round(elapsed)} ms: the Schedule's own steps (~60 ms) were taken`)
+      assert.isBelow(elapsed, 3_000, `gave up after ${Math.round(elapsed)} ms`)
     }))
 
   it.scoped("nodes over promises whose watches are effects only (no watchReleasesNow): the waiter is woken all the same", () =>

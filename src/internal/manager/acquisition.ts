@@ -32,6 +32,7 @@ import * as LockValue from "../lockValue.js"
 import * as RedlockMetrics from "../metrics.js"
 import * as Monotonic from "../monotonic.js"
 import * as Outcome from "../outcome.js"
+import * as Retry from "../retry.js"
 import * as Tracing from "../tracing.js"
 import * as Validate from "../validate.js"
 import * as Waiting from "../waiting.js"
@@ -334,7 +335,7 @@ class Acquisition implements Waiting.Waiter<Lock.Lock>, Waiting.PlainWaiter<Held
       this,
       refused,
       this.request.schedule,
-      Settings.plainSteps(this.request.schedule),
+      Retry.plainSteps(this.request.schedule),
       this.clock,
       Monotonic.liveScheduler(this.clock)!,
       run,

@@ -6,7 +6,7 @@
  */
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as Schedule from "effect/Schedule"
+import type * as Schedule from "effect/Schedule"
 import type * as Lock from "../../Lock.js"
 import type { RedisNode } from "../../RedisNode.js"
 import type { Options, RetrySchedule } from "../../Redlock.js"
@@ -17,8 +17,8 @@ import { HeldLock } from "../lock.js"
 import { ContendedKeys } from "./contendedKeys.js"
 import { RedisNodes } from "../nodes.js"
 import * as Quarantine from "../quarantine.js"
+import * as Retry from "../retry.js"
 import * as Validate from "../validate.js"
-import type { PlainSchedule } from "../waiting.js"
 
 export interface Settings {
   readonly nodes: ReadonlyArray<RedisNode>
@@ -45,28 +45,8 @@ export interface Settings {
   readonly contendedKeys: ContendedKeys
 }
 
-/** `Redlock.defaultRetry` (documented there). */
-export const defaultRetry: RetrySchedule = Schedule.spaced("200 millis").pipe(
-  Schedule.jitteredWith({ min: 0.5, max: 1 }),
-  // Whole milliseconds: the TestClock cannot hold fractional ones.
-  Schedule.modifyDelay((_, delay) => Duration.millis(Math.round(Duration.toMillis(delay)))),
-  Schedule.intersect(Schedule.recurs(3))
-)
-
-/**
- * `defaultRetry`'s steps as plain code (waiting.ts `PlainSchedule`): the
- * same delays and the same three retries, with no effect run per step. Its
- * jitter draws from `Math.random`; the fiber loop, which steps the Schedule
- * itself, draws from Effect's `Random` (a test's TestRandom).
- */
-export const defaultRetryPlain: PlainSchedule = {
-  initial: 0,
-  step: (retries) => retries >= 3 ? undefined : { state: retries + 1, delayMillis: Math.round(200 * (0.5 + 0.5 * Math.random())) }
-}
-
-/** A retry schedule's plain steps, where it has them (the default retry); otherwise it is stepped as an effect. */
-export const plainSteps = (schedule: RetrySchedule): PlainSchedule | undefined =>
-  schedule === defaultRetry ? defaultRetryPlain : undefined
+/** `Redlock.defaultRetry` (documented there): the reference's retryDelay 200 ms, jittered between half and all of it. */
+export const defaultRetry: RetrySchedule = Retry.unsafeMake({ delay: "200 millis", times: 3, jitter: { min: 0.5, max: 1 } })
 
 /** The manager's options validated, with their defaults (see `Redlock.Options`). */
 export const make = (
