@@ -3,7 +3,7 @@
  * faults made by signals (SIGSTOP/SIGCONT, SIGKILL) and Redis commands.
  */
 import { assert, layer } from "@effect/vitest"
-import { Duration, Effect, Exit, Fiber, Random, Redacted, Schedule } from "effect"
+import { Duration, Effect, Exit, Fiber, Logger, Random, Redacted, Schedule } from "effect"
 import * as RedisFleet from "../fleet/RedisFleet.js"
 import * as Redlock from "../src/Redlock.js"
 import * as RedisNode from "../src/RedisNode.js"
@@ -83,6 +83,24 @@ layer(RedisFleet.layerLocal(5), { timeout: 60_000, excludeTestServices: true })(
       assert.include(notAcquired.message, `${fleet.nodes[0].host}:${fleet.nodes[0].port}=TimedOut`)
       // One per-node timeout for the attempt, then the release decides without the paused nodes.
       assert.isTrue(elapsed >= 100 && elapsed < 2000, `gave up in ${elapsed} ms`)
+      yield* expectEmpty(fleet)
+    }))
+
+  it.scoped("3 of 5 nodes paused during the hold: the scope's release is logged as a warning naming the unanswered nodes", () =>
+    Effect.gen(function*() {
+      const fleet = yield* RedisFleet.RedisFleet
+      yield* fleet.reset
+      const redlock = yield* redisManager(fleet.nodes)
+      const logs: Array<string> = []
+      const logger = Logger.make(({ logLevel, message }) => logs.push(`${logLevel.label} ${String(message)}`))
+      yield* Effect.scoped(Effect.gen(function*() {
+        yield* redlock.acquire("r", { ttl: "10 seconds", nodeTimeout: "100 millis" })
+        yield* Effect.forEach([0, 2, 4], (i) => fleet.servers[i].pause)
+      })).pipe(Effect.provide(Logger.replace(Logger.defaultLogger, logger)))
+      yield* Effect.forEach([0, 2, 4], (i) => fleet.servers[i].resume)
+      assert.strictEqual(logs.length, 1, logs.join("\n"))
+      assert.match(logs[0], /^WARN effect-redlock: release of r did not reach 3 node\(s\); their keys expire within 10s/)
+      yield* Effect.forEach(fleet.servers, (server) => server.call("DEL", "redlock:r"))
       yield* expectEmpty(fleet)
     }))
 

@@ -541,7 +541,11 @@ class Acquisition implements Waiting.Waiter<Lock.Lock>, Waiting.PlainWaiter<Held
     const { scope } = this.surroundings
     if (scope === undefined) return Effect.succeed(lock)
     const { maxHoldMillis } = this.request
-    const registered = Scope.addFinalizer(scope, Release.releaseFinalizer(this.settings, lock))
+    const { engine, metricLabels, traced } = this.surroundings
+    const finalizer = engine !== undefined && !traced
+      ? Release.releaseFinalizerWithPromises(this.settings, lock, engine, metricLabels)
+      : Release.releaseFinalizer(this.settings, lock)
+    const registered = Scope.addFinalizer(scope, finalizer)
     return maxHoldMillis === undefined
       ? Effect.as(registered, lock)
       : Effect.as(

@@ -141,12 +141,28 @@ export const release = (settings: Settings, lock: Lock.Lock): Effect.Effect<Rele
 // warning when a majority did not confirm: the resource may then stay
 // blocked until the keys expire.
 export const releaseFinalizer = (settings: Settings, lock: HeldLock) =>
-  Effect.flatMap(release(settings, lock), (result) => {
-    const unanswered = result.outcomes.filter((o) => o._tag === "TimedOut" || o._tag === "Failed")
-    if (unanswered.length === 0) return Effect.void
-    const log = result.status === "Incomplete" ? Effect.logWarning : Effect.logDebug
-    return log(
-      `effect-redlock: release of ${lock.resources.join(", ")} did not reach ${unanswered.length} node(s); ` +
-        `their keys expire within ${Duration.format(lock.ttl)}`
-    ).pipe(Effect.annotateLogs({ outcomes: unanswered.map((o) => `${Outcome.describe(o)} after ${Math.round(o.millis)} ms`) }))
-  })
+  Effect.flatMap(release(settings, lock), (result) => reportUnanswered(lock, result))
+
+/**
+ * `releaseFinalizer` for a lock acquired on the promise engine, untraced,
+ * with what `release` would read from the closing fiber taken from the
+ * acquisition: the release in one asynchronous step (a finalizer runs
+ * uninterruptibly already). Every Effect caller's lock ends here.
+ */
+export const releaseFinalizerWithPromises = (
+  settings: Settings,
+  lock: HeldLock,
+  engine: FanOut.PromiseEngine,
+  labels: ReadonlyArray<MetricLabel.MetricLabel>
+): Effect.Effect<void> =>
+  Effect.async((resume) => releaseWithPromises(settings, lock, engine, labels, (result) => resume(reportUnanswered(lock, result))))
+
+const reportUnanswered = (lock: HeldLock, result: ReleaseResult): Effect.Effect<void> => {
+  const unanswered = result.outcomes.filter((o) => o._tag === "TimedOut" || o._tag === "Failed")
+  if (unanswered.length === 0) return Effect.void
+  const log = result.status === "Incomplete" ? Effect.logWarning : Effect.logDebug
+  return log(
+    `effect-redlock: release of ${lock.resources.join(", ")} did not reach ${unanswered.length} node(s); ` +
+      `their keys expire within ${Duration.format(lock.ttl)}`
+  ).pipe(Effect.annotateLogs({ outcomes: unanswered.map((o) => `${Outcome.describe(o)} after ${Math.round(o.millis)} ms`) }))
+}
