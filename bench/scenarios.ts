@@ -3,6 +3,7 @@
  * Times are `performance.now()` milliseconds; CPU is this process's (the
  * servers are other processes).
  */
+import { Redis } from "ioredis"
 import type { Client, Contender, Loops, Waiting } from "./contenders.js"
 
 export interface Throughput {
@@ -118,11 +119,16 @@ export const contention = async (
   let overlaps = 0
   const start = performance.now()
   const end = start + seconds * 1000
+  let lastAcquiredAt = start
+  const waitingSince: Array<number | undefined> = clients.map(() => undefined)
   const worker = async (client: Client, id: number) => {
     while (performance.now() < end) {
       const asked = performance.now()
+      waitingSince[id] = asked
       const handle = await client.lock(key, ttlMillis)
       const acquiredAt = performance.now()
+      waitingSince[id] = undefined
+      if (handle !== undefined) lastAcquiredAt = acquiredAt
       if (handle === undefined) {
         gaveUp++
         continue
@@ -141,7 +147,9 @@ export const contention = async (
       await client.unlock(handle)
     }
   }
+  const watchdog = process.env.STALL_DUMP ? stallWatchdog(ports, `redlock:${key}`, () => lastAcquiredAt, waitingSince) : undefined
   await Promise.all(clients.map(worker))
+  watchdog?.stop()
   const elapsed = performance.now() - start
   await Promise.all(clients.map((client) => client.close()))
   const acquisitions = counts.reduce((a, b) => a + b, 0)
@@ -184,4 +192,48 @@ export const heapGrowth = async (client: Client, cycles: number, tag: string): P
   await run(cycles, "measured")
   const after = await settle()
   return (after - before) / (1024 * 1024)
+}
+
+/**
+ * Diagnostic (`STALL_DUMP=1`): when nobody acquired the contended key for
+ * 150 ms, print each node's view of it (its holder and ttl, its line and
+ * the leases, the server's time) and how long each worker has waited, once
+ * per stall, to stderr. Keys of effect-redlock's lines; other contenders
+ * show only the key.
+ */
+const stallWatchdog = (
+  ports: ReadonlyArray<number>,
+  key: string,
+  lastAcquiredAt: () => number,
+  waitingSince: ReadonlyArray<number | undefined>
+) => {
+  const nodes = ports.map((port) => new Redis({ host: "127.0.0.1", port }))
+  let dumped = false
+  const check = async () => {
+    const now = performance.now()
+    const quiet = now - lastAcquiredAt()
+    if (quiet < 150) return void (dumped = false)
+    if (dumped) return
+    dumped = true
+    const views = await Promise.all(nodes.map(async (node) => {
+      const [time, value, pttl, queue, leases] = await Promise.all([
+        node.time(),
+        node.get(key),
+        node.pttl(key),
+        node.zrange(`${key}\u0000queue`, 0, -1, "WITHSCORES"),
+        node.zrange(`${key}\u0000lease`, 0, -1, "WITHSCORES")
+      ])
+      return { time: Number(time[0]) * 1000 + Math.floor(Number(time[1]) / 1000), value, pttl, queue, leases }
+    }))
+    const waits = waitingSince.map((since) => since === undefined ? "-" : `${Math.round(now - since)}ms`)
+    console.error(`STALL ${Math.round(quiet)} ms without an acquisition of ${key}; workers waiting: ${waits.join(" ")}`)
+    for (const view of views) console.error(`  ${JSON.stringify(view)}`)
+  }
+  const timer = setInterval(() => void check().catch(() => undefined), 50)
+  return {
+    stop: () => {
+      clearInterval(timer)
+      for (const node of nodes) node.disconnect()
+    }
+  }
 }
