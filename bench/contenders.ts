@@ -296,10 +296,10 @@ export const redlockUniversal: Contender = {
 /**
  * The floor held as Effect code holds a lock: each loop a fiber running
  * `Effect.scoped` over the floor's lock, its unlock added to the scope in
- * the same uninterruptible step. Not a
- * peer: it is what any lock costs an Effect program before the lock does
- * anything of its own (a fiber step per operation, the scope, its
- * finalizer), the floor of the row "loops as fibers".
+ * the same uninterruptible step. Not a peer: it is what any lock costs an
+ * Effect program before the lock does anything of its own (a fiber step per
+ * operation, the scope, its finalizer), the floor of the row "loops as
+ * fibers".
  */
 export const floorAsEffect: Contender = {
   name: "floor as an Effect resource, loops as fibers",
