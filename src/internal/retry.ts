@@ -14,7 +14,7 @@ import * as Either from "effect/Either"
 import * as Schedule from "effect/Schedule"
 import type { RetryOptions } from "../Redlock.js"
 import type { LockNotAcquired } from "../RedlockError.js"
-import { InvalidOptions } from "./errors.js"
+import type { InvalidOptions } from "./errors.js"
 import * as Validate from "./validate.js"
 import type { PlainSchedule } from "./waiting.js"
 
@@ -22,14 +22,14 @@ const plainStepsOf = new WeakMap<Schedule.Schedule<unknown, LockNotAcquired>, Pl
 
 /** The schedule for these options, with its plain steps; InvalidOptions for options out of range. */
 export const make = (options: RetryOptions): Either.Either<Schedule.Schedule<unknown, LockNotAcquired>, InvalidOptions> => {
-  if (typeof options !== "object" || options === null) return invalid("retry", "expected { delay, times, jitter? }")
+  if (typeof options !== "object" || options === null) return Validate.invalid("retry", "expected { delay, times, jitter? }")
   const delayMillis = Validate.millis("retry.delay", options.delay)
   if (Either.isLeft(delayMillis)) return Either.left(delayMillis.left)
   const { times } = options
-  if (!Number.isSafeInteger(times) || times < 0) return invalid("retry.times", `must be a whole number, 0 or more; got ${times}`)
+  if (!Number.isSafeInteger(times) || times < 0) return Validate.invalid("retry.times", `must be a whole number, 0 or more; got ${times}`)
   const { max, min } = options.jitter ?? { min: 0.8, max: 1.2 }
   if (!(Number.isFinite(min) && Number.isFinite(max) && min >= 0 && min <= max)) {
-    return invalid("retry.jitter", `must be factors with 0 <= min <= max; got min ${min}, max ${max}`)
+    return Validate.invalid("retry.jitter", `must be factors with 0 <= min <= max; got min ${min}, max ${max}`)
   }
   const delay = delayMillis.right
   const schedule = Schedule.spaced(Duration.millis(delay)).pipe(
@@ -54,8 +54,6 @@ export const make = (options: RetryOptions): Either.Either<Schedule.Schedule<unk
 /** `make`, throwing its InvalidOptions (`Redlock.retry`, and the promise facade's `retry`). */
 export const unsafeMake = (options: RetryOptions): Schedule.Schedule<unknown, LockNotAcquired> =>
   Either.getOrThrowWith(make(options), (invalid) => invalid)
-
-const invalid = (option: string, detail: string) => Either.left(new InvalidOptions({ option, detail }, true))
 
 /** A retry schedule's plain steps, if it was made here; otherwise it is stepped as an effect. */
 export const plainSteps = (schedule: Schedule.Schedule<unknown, LockNotAcquired>): PlainSchedule | undefined =>

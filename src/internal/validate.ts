@@ -17,7 +17,7 @@ export const maxResources = 1024
 /** Longest ttl ever accepted: Redis keeps expiry in milliseconds; beyond a year the lock is not a lease any more. */
 export const longestTtlMillis = 365 * 24 * 60 * 60 * 1000
 
-const invalid = (option: string, detail: string) => Either.left(new InvalidOptions({ option, detail }, true))
+export const invalid = (option: string, detail: string) => Either.left(new InvalidOptions({ option, detail }, true))
 
 export const resources = (
   input: unknown
