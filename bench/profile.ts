@@ -38,6 +38,16 @@ const commandCalls = async (ports: ReadonlyArray<number>) => {
   return calls
 }
 
+/** The commands (and their server time) added since `before`, per operation, one decimal. */
+const perOperation = (before: Map<string, number>, after: Map<string, number>, operations: number) => {
+  const per: Record<string, number> = {}
+  for (const [command, count] of after) {
+    const added = count - (before.get(command) ?? 0)
+    if (added > 0) per[command] = Math.round((added / operations) * 10) / 10
+  }
+  return per
+}
+
 const program = Effect.gen(function*() {
   const fleet = yield* RedisFleet.RedisFleet
   const ports = fleet.servers.map((server) => server.port)
@@ -49,12 +59,7 @@ const program = Effect.gen(function*() {
       const result = await Scenarios.contention(contender, ports, waiting, 8, Number(seconds), "profile")
       const acquisitions = result.acquisitionsPerSecond * Number(seconds)
       const client = process.cpuUsage(before.client)
-      const calls = await commandCalls(ports)
-      const perAcquisition: Record<string, number> = {}
-      for (const [command, count] of calls) {
-        const added = count - (before.calls.get(command) ?? 0)
-        if (added > 0) perAcquisition[command] = Math.round((added / acquisitions) * 10) / 10
-      }
+      const perAcquisition = perOperation(before.calls, await commandCalls(ports), acquisitions)
       // CPU (ms; the servers: all five) and commands (all five; "µs": their server time) per acquisition.
       return {
         ...result,
@@ -64,12 +69,13 @@ const program = Effect.gen(function*() {
       }
     }
     const client = await contender.start(process.env.SINGLE ? ports.slice(0, 1) : ports, "none")
-    const before = serversCpu(pids)
+    const before = { cpu: serversCpu(pids), calls: await commandCalls(ports) }
     const result = await Scenarios.throughput(client, Number(loops), Number(seconds), "profile")
     const ops = result.opsPerSecond * Number(seconds)
     await client.close()
-    // The servers' CPU per lock+unlock, all five together (ms).
-    return { ...result, serversCpuPerOp: (serversCpu(pids) - before) / ops }
+    // The servers' CPU per lock+unlock, all five together (ms), and their commands (and "µs": server time).
+    const perOp = perOperation(before.calls, await commandCalls(ports), ops)
+    return { ...result, serversCpuPerOp: (serversCpu(pids) - before.cpu) / ops, perOp }
   })
 })
 
