@@ -5,13 +5,16 @@
  * the counts grants more than `limit` permits.
  */
 import { assert, describe, it, layer } from "@effect/vitest"
-import { Duration, Effect, Exit, Fiber, Layer, Option, Schedule, Scope, TestClock } from "effect"
+import { Duration, Effect, Exit, Fiber, Layer, Option, Random, Schedule, Scope, TestClock } from "effect"
 import * as RedisFleet from "../fleet/RedisFleet.js"
 import * as Redlock from "../src/Redlock.js"
 import * as RedisNode from "../src/RedisNode.js"
 import { InvalidOptions, LockNotAcquired } from "../src/RedlockError.js"
 import * as Semaphore from "../src/Semaphore.js"
-import { expectEmpty, failureOf, memory, redis } from "./support.js"
+import { expectEmpty, failureOf, memory, redis, redisManager } from "./support.js"
+
+/** A waiter's retry that keeps it waiting well past the test's interruption. */
+const fast = Schedule.spaced("2 millis").pipe(Schedule.intersect(Schedule.recurs(10_000)))
 
 /** A permit held in a scope of its own, closed by the caller. */
 const holdPermit = (resource: string, options: Semaphore.PermitOptions) =>
@@ -175,6 +178,49 @@ layer(RedisFleet.layerLocal(5), { timeout: 60_000, excludeTestServices: true })(
       assert.strictEqual(done, 30)
       assert.strictEqual(most, 3, "three holders at a time, not more (and the permits were used)")
       yield* expectEmpty(fleet)
+    }))
+
+  it.scoped("interruption at random points of a permit's acquisition leaves no slot key; the holders' keys survive", () =>
+    Effect.gen(function*() {
+      const fleet = yield* RedisFleet.RedisFleet
+      yield* fleet.reset
+      const waiter = yield* redisManager(fleet.nodes)
+      const holder = yield* redisManager(fleet.nodes)
+      const random = Random.make(7)
+      const options: Semaphore.PermitOptions = { limit: 2, ttl: "10 seconds", nodeTimeout: "50 millis", retry: fast }
+      for (let i = 0; i < 60; i++) {
+        // Both permits held (interrupted while waiting or mid-round), or one (interrupted while taking the other); every fourth with a node paused.
+        const held = i % 3 === 0 ? 2 : 1
+        const paused = i % 4 === 1
+        yield* Effect.scoped(Effect.gen(function*() {
+          const holders = yield* Effect.replicateEffect(holder.acquirePermit(`p${i}`, options), held)
+          if (paused) yield* fleet.servers[i % 5].pause
+          const fiber = yield* Effect.fork(waiter.acquirePermit(`p${i}`, options))
+          yield* Effect.sleep(Duration.micros(BigInt(yield* random.nextIntBetween(0, 6000))))
+          yield* Fiber.interrupt(fiber)
+          if (paused) yield* fleet.servers[i % 5].resume
+          for (const { keys, value } of holders) {
+            const values = yield* Effect.forEach(fleet.servers, (server) => server.call("GET", keys[0]))
+            assert.deepStrictEqual(values, [value, value, value, value, value], "a holder's slot survives the waiter's end")
+          }
+        }))
+        yield* expectEmpty(fleet)
+      }
+    }))
+
+  it.scoped("a waiter that runs out of retries is refused for the resource, with every slot attempt counted", () =>
+    Effect.gen(function*() {
+      const fleet = yield* RedisFleet.RedisFleet
+      yield* fleet.reset
+      const context = yield* Layer.build(redis(fleet.nodes))
+      const options: Semaphore.PermitOptions = { limit: 2, ttl: "10 seconds", retry: Schedule.recurs(2) }
+      yield* holdPermit("exports", options).pipe(Effect.provide(context), Effect.replicateEffect(2))
+      const refusal = failureOf(yield* Effect.exit(Semaphore.acquire("exports", options).pipe(Effect.scoped, Effect.provide(context))))
+      assert.instanceOf(refusal, LockNotAcquired)
+      assert.deepStrictEqual(refusal.resources, ["exports"])
+      // Three rounds (the first and two retries) of two slots each.
+      assert.strictEqual(refusal.attempts, 6)
+      assert.strictEqual(refusal.reason, "NoQuorum")
     }))
 
   it.scoped("a release wakes a waiter through the servers' announcements, long before its schedule's next round", () =>

@@ -124,7 +124,7 @@ const nap = (clock: Clock.Clock, millis: number, announcements: Announcements | 
 }
 
 /** What waiting reads of an acquisition (see manager/acquisition.ts), as it is after each attempt. */
-export interface Waiter<A> {
+export interface Watched {
   readonly nodes: ReadonlyArray<RedisNode>
   readonly keys: ReadonlyArray<string>
   readonly value: string
@@ -140,10 +140,14 @@ export interface Waiter<A> {
   readonly leaseEndsAt: number | undefined
   /** How long to hold a place in line when the next attempt is due in `intervalMillis`. */
   lease(intervalMillis: number): number
-  /** One attempt, staying in line for the given lease when refused. */
-  attempt(leaseMillis: number): Effect.Effect<A, LockNotAcquired>
   /** Told the key of every release a node announces, before the waiter is woken by it. */
   readonly heard?: ((key: string) => void) | undefined
+}
+
+/** A waiter whose attempts are effects (see `untilGranted`). */
+export interface Waiter<A> extends Watched {
+  /** One attempt, staying in line for the given lease when refused. */
+  attempt(leaseMillis: number): Effect.Effect<A, LockNotAcquired>
 }
 
 /**
@@ -151,7 +155,7 @@ export interface Waiter<A> {
  * state and the time its next attempt is due, the announcements heard, and
  * the watches to stop whichever way the wait ends.
  */
-class WaitState<A> {
+class WaitState {
   private state: unknown
   /** When (monotonic ms) the schedule's next attempt is due; undefined: step the schedule first. */
   private dueAt: number | undefined
@@ -160,7 +164,7 @@ class WaitState<A> {
   private readonly watches: Array<ReleaseWatch> = []
 
   constructor(
-    private readonly waiter: Waiter<A>,
+    private readonly waiter: Watched,
     private readonly schedule: Schedule.Schedule<unknown, LockNotAcquired>,
     private readonly clock: Clock.Clock,
     private readonly plain?: PlainSchedule | undefined
@@ -368,7 +372,7 @@ export interface Refusal {
 export type PlainAttemptEnd<G> = { readonly granted: G } | ({ readonly granted: undefined } & Refusal)
 
 /** A waiter whose attempts are plain code over the nodes' promises (see `untilGrantedPlain`). */
-export interface PlainWaiter<G> extends Waiter<unknown> {
+export interface PlainWaiter<G> extends Watched {
   /** One attempt: `done` is called once. */
   attemptPlain(leaseMillis: number, done: (end: PlainAttemptEnd<G>) => void): void
 }

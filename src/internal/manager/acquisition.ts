@@ -13,6 +13,7 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
+import type * as Fiber from "effect/Fiber"
 import * as FiberId from "effect/FiberId"
 import * as FiberRef from "effect/FiberRef"
 import * as LogLevel from "effect/LogLevel"
@@ -69,24 +70,57 @@ export const acquire = (settings: Settings.Settings, variant: Variant = userLock
     acquireOptions: AcquireOptions
   ): Effect.Effect<Lock.Lock, InvalidOptions | LockNotAcquired, Scope.Scope> =>
     Effect.withFiberRuntime((fiber) => {
-      const traced = Tracing.isRecorded(fiber)
       const request = parseAcquire(settings, resourcesInput, acquireOptions, checkResources)
       if (Either.isRight(request)) {
-        const clock = Context.get(fiber.currentDefaultServices, Clock.Clock)
-        const surroundings: Surroundings = {
-          clock,
-          engine: FanOut.promiseEngine(settings.nodes, clock),
-          scope: Context.get(fiber.currentContext as Context.Context<Scope.Scope>, Scope.Scope),
-          metricLabels: fiber.getFiberRef(FiberRef.currentMetricLabels),
-          traced,
-          debugLogs: fiber.getFiberRef(FiberRef.currentMinimumLogLevel).ordinal <= LogLevel.Debug.ordinal
-        }
+        const surroundings = surroundingsOf(settings, fiber)
         return new Acquisition(settings, issueFencingTokens, surroundings, request.right, probe).run()
       }
-      return traced
+      return Tracing.isRecorded(fiber)
         ? Effect.withSpan(Effect.fail(request.left), "Redlock.acquire", Tracing.spanOptions)
         : Effect.fail(request.left)
     })
+}
+
+/** Where an acquisition runs, read from the fiber that runs it (whose scope receives the lock's release). */
+export const surroundingsOf = (settings: Settings.Settings, fiber: Fiber.RuntimeFiber<unknown, unknown>): Surroundings => {
+  const clock = Context.get(fiber.currentDefaultServices, Clock.Clock)
+  return {
+    clock,
+    engine: FanOut.promiseEngine(settings.nodes, clock),
+    scope: Context.get(fiber.currentContext as Context.Context<Scope.Scope>, Scope.Scope),
+    metricLabels: fiber.getFiberRef(FiberRef.currentMetricLabels),
+    traced: Tracing.isRecorded(fiber),
+    debugLogs: fiber.getFiberRef(FiberRef.currentMinimumLogLevel).ordinal <= LogLevel.Debug.ordinal
+  }
+}
+
+/** Whether an acquisition in these surroundings may run as plain code: the engine, no spans, no debug logs. */
+export const runsPlain = (surroundings: Surroundings): boolean =>
+  surroundings.engine !== undefined && !surroundings.traced && !surroundings.debugLogs
+
+/**
+ * One attempt of an acquisition, made by a caller that waits in its own way
+ * (a semaphore's rounds over its slots, semaphore.ts), as plain code on the
+ * engine (`runsPlain`). A granted lock is the caller's to `register`; an
+ * acquisition that may hold keys when the caller gives up (its attempt was
+ * in flight, or its lock was granted and not registered) is to `leave`.
+ */
+export interface SingleAttempt {
+  attemptPlain(leaseMillis: number, done: (end: Waiting.PlainAttemptEnd<HeldLock>) => void): void
+  register(lock: HeldLock): Effect.Effect<Lock.Lock>
+  leave(): Effect.Effect<void>
+  measure(failure: LockNotAcquired | undefined): void
+}
+
+/** Single attempts of `variant`'s locks, with options checked by the caller (`parseOptions`). */
+export const singleAttempts = (settings: Settings.Settings, variant: Variant) => {
+  const issueFencingTokens = Fencing.issueFencingTokens(settings)
+  return (
+    surroundings: Surroundings,
+    resource: string,
+    options: Either.Either.Right<ReturnType<typeof parseOptions>>
+  ): SingleAttempt =>
+    new Acquisition(settings, issueFencingTokens, surroundings, { resources: [resource], ...options }, variant.probe)
 }
 
 /**
@@ -140,7 +174,7 @@ export const acquireForPromises = (settings: Settings.Settings, clock: Clock.Clo
 type Request = Either.Either.Right<ReturnType<typeof parseAcquire>>
 
 /** What an acquisition takes from where it runs: a fiber, or promise code (see `acquireForPromises`). */
-interface Surroundings {
+export interface Surroundings {
   readonly clock: Clock.Clock
   /** The nodes' promises on that clock, if every node has them (see `attemptOnEngine`). */
   readonly engine: FanOut.PromiseEngine | undefined
@@ -189,7 +223,7 @@ const isHeld = (answer: boolean | TurnAnswer | undefined): boolean =>
  * One acquisition: its attempts and the state they share, read by the
  * waiting between attempts (waiting.ts) as it is after each attempt.
  */
-class Acquisition implements Waiting.Waiter<Lock.Lock>, Waiting.PlainWaiter<HeldLock> {
+class Acquisition implements Waiting.Waiter<Lock.Lock>, Waiting.PlainWaiter<HeldLock>, SingleAttempt {
   readonly nodes: ReadonlyArray<RedisNode>
   readonly quorum: number
   readonly watch: boolean
@@ -537,7 +571,7 @@ class Acquisition implements Waiting.Waiter<Lock.Lock>, Waiting.PlainWaiter<Held
    * finalizers run last in, first out, so extension stops before the release
    * runs.
    */
-  private register(lock: HeldLock): Effect.Effect<Lock.Lock> {
+  register(lock: HeldLock): Effect.Effect<Lock.Lock> {
     const { scope } = this.surroundings
     if (scope === undefined) return Effect.succeed(lock)
     const { maxHoldMillis } = this.request
@@ -637,6 +671,10 @@ class Acquisition implements Waiting.Waiter<Lock.Lock>, Waiting.PlainWaiter<Held
   // only when needed: most acquisitions never leave a line.
   private leaveEverywhere() {
     return FanOut.all(this.nodes, FanOut.call("release", this.keys, this.value, false), this.nodeTimeout)
+  }
+
+  leave(): Effect.Effect<void> {
+    return Effect.asVoid(this.leaveEverywhere())
   }
 
   // An acquisition that ended with a lock or a LockNotAcquired is measured; an interrupted one is not.

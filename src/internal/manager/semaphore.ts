@@ -9,17 +9,23 @@
  *
  * @internal
  */
+import * as Cause from "effect/Cause"
+import type * as Clock from "effect/Clock"
+import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import * as Random from "effect/Random"
+import * as Runtime from "effect/Runtime"
 import * as Schedule from "effect/Schedule"
 import * as Scope from "effect/Scope"
 import type * as Lock from "../../Lock.js"
 import type { AcquireOptions } from "../../Redlock.js"
 import type { PermitOptions, PermitsInspection } from "../../Semaphore.js"
 import { InvalidOptions, LockNotAcquired } from "../errors.js"
+import type { HeldLock } from "../lock.js"
 import * as Monotonic from "../monotonic.js"
+import * as Retry from "../retry.js"
 import * as Validate from "../validate.js"
 import * as Waiting from "../waiting.js"
 import * as Acquisition from "./acquisition.js"
@@ -56,12 +62,14 @@ export const acquirePermit = (settings: Settings) => acquireSlot(settings, permi
 
 /** One slot of `limit`, as a semaphore's permit or a read-write lock's reader. */
 export const acquireSlot = (settings: Settings, kind: SlotKind) => {
-  const acquireSlot = Acquisition.acquire(settings, { checkResources: slotNames, probe: kind.probe })
+  const variant: Acquisition.Variant = { checkResources: slotNames, probe: kind.probe }
+  const acquireSlot = Acquisition.acquire(settings, variant)
+  const singleAttempt = Acquisition.singleAttempts(settings, variant)
   return (
     resourceInput: string,
     options: PermitOptions
   ): Effect.Effect<Lock.Lock, InvalidOptions | LockNotAcquired, Scope.Scope> =>
-    Effect.suspend((): Effect.Effect<Lock.Lock, InvalidOptions | LockNotAcquired, Scope.Scope> => {
+    Effect.withFiberRuntime((fiber): Effect.Effect<Lock.Lock, InvalidOptions | LockNotAcquired, Scope.Scope> => {
       if (typeof options !== "object" || options === null) {
         return Effect.fail(new InvalidOptions({ option: "options", detail: "expected { limit, ttl, ... }" }, true))
       }
@@ -81,6 +89,12 @@ export const acquireSlot = (settings: Settings, kind: SlotKind) => {
         retry: Schedule.stop
       }
       const keys = Array.from({ length: limit }, (_, slot) => settings.keyPrefix + slotResource(resource, slot, kind))
+      const surroundings = Acquisition.surroundingsOf(settings, fiber)
+      if (Acquisition.runsPlain(surroundings)) {
+        const slotChecked = Either.getOrThrow(Acquisition.parseOptions(settings, slotOptions))
+        const slot = (index: number) => singleAttempt(surroundings, slotResource(resource, index, kind), slotChecked)
+        return plainPermit(settings, resource, keys, slot, nodeTimeout, schedule, surroundings.clock)
+      }
       let attempts = 0
       // The slot whose release was announced last, if any since the last round.
       let released: number | undefined
@@ -116,16 +130,7 @@ export const acquireSlot = (settings: Settings, kind: SlotKind) => {
         // schedule: it watches every slot, and a release of any slot that a
         // majority of nodes announces wakes the waiter for another round.
         const waiter: Waiting.Waiter<Lock.Lock> = {
-          nodes: settings.nodes,
-          keys,
-          // Slots have no line, so their releases name no waiter: none is ours.
-          value: "",
-          quorum: settings.quorum,
-          watch: settings.announcesReleases,
-          nodeTimeout,
-          holderGoneAt: undefined,
-          leaseEndsAt: undefined,
-          lease: () => 0,
+          ...slotsWatched(settings, keys, nodeTimeout),
           attempt: () => Scope.extend(round, scope),
           heard: (key) => void (released = keys.indexOf(key))
         }
@@ -135,6 +140,121 @@ export const acquireSlot = (settings: Settings, kind: SlotKind) => {
         )
       })
     })
+}
+
+/** What the waiting between rounds reads of a permit's acquisition: every slot is watched. */
+const slotsWatched = (settings: Settings, keys: ReadonlyArray<string>, nodeTimeout: Duration.Duration) => ({
+  nodes: settings.nodes,
+  keys,
+  // Slots have no line, so their releases name no waiter: none is ours.
+  value: "",
+  quorum: settings.quorum,
+  watch: settings.announcesReleases,
+  nodeTimeout,
+  holderGoneAt: undefined,
+  leaseEndsAt: undefined,
+  lease: () => 0
+})
+
+/**
+ * The rounds above and the waiting between them as plain code over the
+ * nodes' promises, where a lock's acquisition runs so too
+ * (`Acquisition.runsPlain`): each slot's attempt is the lock's own attempt
+ * on the engine, with no fiber and no error made for a refused one (in the
+ * rounds as effects, each slot attempt is a whole acquisition). The first
+ * round, then the waiting (waiting.ts `untilGrantedPlain`), run in one
+ * asynchronous step that interruption cancels, in an uninterruptible
+ * region: a slot granted is registered in the scope, and a slot that may
+ * hold keys when the acquisition ends without a permit (its attempt was in
+ * flight) is left, which releases its keys.
+ */
+const plainPermit = (
+  settings: Settings,
+  resource: string,
+  keys: ReadonlyArray<string>,
+  slot: (index: number) => Acquisition.SingleAttempt,
+  nodeTimeout: Duration.Duration,
+  schedule: Schedule.Schedule<unknown, LockNotAcquired>,
+  clock: Clock.Clock
+): Effect.Effect<Lock.Lock, LockNotAcquired> => {
+  const limit = keys.length
+  const startedAt = Monotonic.unsafeMonotonicMillis(clock)
+  let attempts = 0
+  let released: number | undefined
+  let cancelled = false
+  // The slot acquisition that may hold keys: its attempt is in flight, or it was granted and not registered yet.
+  let holding: Acquisition.SingleAttempt | undefined
+  // The slot acquisition of the last refused attempt.
+  let last: Acquisition.SingleAttempt | undefined
+  const waiter: Waiting.PlainWaiter<HeldLock> = {
+    ...slotsWatched(settings, keys, nodeTimeout),
+    heard: (key) => void (released = keys.indexOf(key)),
+    // A round, as the reference's.
+    attemptPlain: (_, done) => {
+      const first = released ?? Math.floor(Math.random() * limit)
+      released = undefined
+      const trySlot = (tried: number) => {
+        const attempt = slot((first + tried) % limit)
+        holding = attempt
+        attempts++
+        attempt.attemptPlain(0, (end) => {
+          if (end.granted !== undefined) return done(end)
+          // Refused: the engine sent the undo of whatever the attempt set.
+          holding = undefined
+          last = attempt
+          // A cancelled round tries no further slot.
+          if (tried + 1 < limit && !cancelled) return trySlot(tried + 1)
+          done(end)
+        })
+      }
+      trySlot(0)
+    }
+  }
+  const rounds = Effect.flatMap(Effect.runtime<never>(), (runtime) =>
+    Effect.async<HeldLock, LockNotAcquired>((resume) => {
+      let stopWaiting: (() => unknown) | undefined
+      const runFork = Runtime.runFork(runtime)
+      waiter.attemptPlain(0, (end) => {
+        if (cancelled) return
+        if (end.granted !== undefined) return resume(Effect.succeed(end.granted))
+        stopWaiting = Waiting.untilGrantedPlain(
+          waiter,
+          end,
+          schedule,
+          Retry.plainSteps(schedule),
+          clock,
+          Monotonic.liveScheduler(clock)!,
+          (effect, done) => runFork(effect).addObserver(done),
+          resume
+        )
+      })
+      return Effect.sync(() => {
+        cancelled = true
+        stopWaiting?.()
+      })
+    }))
+  return Effect.uninterruptibleMask((restore) =>
+    Effect.matchCauseEffect(restore(rounds), {
+      onSuccess: (lock) => {
+        const granted = holding!
+        holding = undefined
+        granted.measure(undefined)
+        return granted.register(lock)
+      },
+      onFailure: (cause) => {
+        const ended = Effect.suspend(() => {
+          const failure = Cause.failureOption(cause)
+          if (Option.isSome(failure)) last?.measure(failure.value)
+          const elapsedMillis = Monotonic.unsafeMonotonicMillis(clock) - startedAt
+          // The refusal counts every slot attempt.
+          return Effect.failCause(Cause.map(cause, (refusal) => namingResource(refusal, resource, { attempts, elapsedMillis })))
+        })
+        const left = holding
+        holding = undefined
+        return left === undefined ? ended : Effect.zipRight(left.leave(), ended)
+      }
+    })
+  )
 }
 
 /**
