@@ -288,8 +288,7 @@ class Acquisition implements Waiting.Waiter<Lock.Lock>, Waiting.PlainWaiter<Held
     // generation, which doubled what every scavenge promoted (sequential:
     // ~600 KB against ~310 KB; bench/README.md).
     const firstLease = schedule === Schedule.stop ? 0 : this.lease(0)
-    const { debugLogs, engine, traced } = this.surroundings
-    if (engine !== undefined && !traced && !debugLogs) {
+    if (runsPlain(this.surroundings)) {
       // The same steps as below, in fewer effects (this is every Effect
       // caller's hot path): the first attempt on the engine, then the
       // lock's registration or the waiting, decided in one step.
@@ -314,7 +313,7 @@ class Acquisition implements Waiting.Waiter<Lock.Lock>, Waiting.PlainWaiter<Held
         }
       })
     )
-    if (!traced) return measured
+    if (!this.surroundings.traced) return measured
     return Effect.withSpan(
       Effect.tap(
         Effect.zipRight(
@@ -334,8 +333,7 @@ class Acquisition implements Waiting.Waiter<Lock.Lock>, Waiting.PlainWaiter<Held
     refused: Waiting.Refusal
   ): Effect.Effect<Lock.Lock, LockNotAcquired> {
     // Attempts that are traced or logged are made one by one in the fiber, each with its span and log.
-    const { debugLogs, traced } = this.surroundings
-    if (this.surroundings.engine === undefined || traced || debugLogs) {
+    if (!runsPlain(this.surroundings)) {
       return Effect.matchCauseEffect(restore(Waiting.untilGranted(this, refused.refusal, this.request.schedule)), {
         onSuccess: this.succeeded,
         onFailure: (cause) => this.failed(cause)
