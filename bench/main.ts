@@ -106,6 +106,25 @@ const contentionMetrics = (key: "contendedDefaults" | "contended10ms"): Readonly
   ["overlaps", (row) => mean(row[key], (c) => c.overlaps), "lower"]
 ]
 
+/**
+ * The floor's own figure in each round, where they differ by more than a
+ * quarter: the machine's speed changed during the table (a shared host), and
+ * the ratios of a mean of rounds then say more about when each contender ran
+ * than about the contender.
+ */
+const unevenRounds = (floorRow: Row, [label, value]: Metric): string | undefined => {
+  const perRound = Array.from({ length: rounds }, (_, round) => {
+    const one: Row = {}
+    for (const [key, list] of Object.entries(floorRow)) {
+      ;(one as Record<string, unknown>)[key] = Array.isArray(list) ? [list[round]] : list
+    }
+    return value(one)
+  }).filter(Number.isFinite)
+  if (perRound.length < 2 || Math.max(...perRound) <= 1.25 * Math.min(...perRound)) return undefined
+  return `Caution: the floor's ${label} was ${perRound.map(format).join(", ")} in its ${perRound.length} rounds: ` +
+    `the machine's speed changed during this table, and its ratios are not reliable.`
+}
+
 /** One table: a row per contender, a column per metric; then each effect-redlock row's ratios to the floor and to the best peer. */
 const table = (title: string, metrics: ReadonlyArray<Metric>, rows: Map<string, Row>) => {
   // A contender that did not run these scenarios has no row here.
@@ -129,6 +148,8 @@ const table = (title: string, metrics: ReadonlyArray<Metric>, rows: Map<string, 
       lines.push(`| ${name} ÷ floor as an Effect resource | ${metrics.map((m) => ratio(m[1](row), m[1](floorAsEffectRow))).join(" | ")} |`)
     }
   }
+  const caution = floorRow === undefined ? undefined : unevenRounds(floorRow, metrics[0])
+  if (caution !== undefined) lines.push("", caution)
   return lines.join("\n")
 }
 
