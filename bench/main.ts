@@ -120,7 +120,9 @@ const unevenRounds = (floorRow: Row, [label, value]: Metric): string | undefined
     }
     return value(one)
   }).filter(Number.isFinite)
-  if (perRound.length < 2 || Math.max(...perRound) <= 1.25 * Math.min(...perRound)) return undefined
+  if (perRound.length < 2 || Math.min(...perRound) <= 0 || Math.max(...perRound) <= 1.25 * Math.min(...perRound)) {
+    return undefined
+  }
   return `Caution: the floor's ${label} was ${perRound.map(format).join(", ")} in its ${perRound.length} rounds: ` +
     `the machine's speed changed during this table, and its ratios are not reliable.`
 }

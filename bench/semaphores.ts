@@ -93,6 +93,8 @@ export interface PermitContention {
   readonly mostAtOnce: number
   readonly fairness: number
   readonly gaveUp: number
+  /** The client's CPU (all 8 workers: one process) per permit granted, ms. */
+  readonly cpuPerAcquisition: number
 }
 
 const sleep = (millis: number) => new Promise<void>((resolve) => setTimeout(resolve, millis))
@@ -109,6 +111,7 @@ export const contention = async (
   let holding = 0
   let mostAtOnce = 0
   let gaveUp = 0
+  const cpu = process.cpuUsage()
   const start = performance.now()
   const end = start + seconds * 1000
   const worker = async (client: PermitClient, id: number) => {
@@ -126,15 +129,18 @@ export const contention = async (
   }
   await Promise.all(clients.map(worker))
   const elapsed = performance.now() - start
+  const used = process.cpuUsage(cpu)
+  const granted = counts.reduce((a, b) => a + b, 0)
   await Promise.all(clients.map((client) => client.close()))
   return {
-    acquisitionsPerSecond: counts.reduce((a, b) => a + b, 0) / (elapsed / 1000),
+    acquisitionsPerSecond: granted / (elapsed / 1000),
     waitP50: percentile(waits, 50),
     waitP99: percentile(waits, 99),
     waitMax: waits.length === 0 ? NaN : Math.max(...waits),
     mostAtOnce,
     fairness: jain(counts),
-    gaveUp
+    gaveUp,
+    cpuPerAcquisition: (used.user + used.system) / 1000 / Math.max(1, granted)
   }
 }
 
@@ -166,7 +172,8 @@ export const table = (results: ReadonlyMap<string, ReadonlyArray<PermitContentio
     ["wait max ms", (r) => r.waitMax],
     ["most at once", (r) => r.mostAtOnce],
     ["fairness (Jain)", (r) => r.fairness],
-    ["gave up", (r) => r.gaveUp]
+    ["gave up", (r) => r.gaveUp],
+    ["CPU ms/acq", (r) => r.cpuPerAcquisition]
   ]
   const mean = (runs: ReadonlyArray<PermitContention>, pick: (r: PermitContention) => number) =>
     runs.reduce((sum, run) => sum + pick(run), 0) / runs.length
