@@ -189,7 +189,8 @@ layer(RedisFleet.layerLocal(5), { timeout: 60_000, excludeTestServices: true })(
       const random = Random.make(7)
       const options: Semaphore.PermitOptions = { limit: 2, ttl: "10 seconds", nodeTimeout: "50 millis", retry: fast }
       for (let i = 0; i < 60; i++) {
-        // Both permits held (interrupted while waiting or mid-round), or one (interrupted while taking the other); every fourth with a node paused.
+        // Both permits held (the waiter interrupted while waiting or mid-round), or
+        // one (interrupted while taking the other); every fourth with a node paused.
         const held = i % 3 === 0 ? 2 : 1
         const paused = i % 4 === 1
         yield* Effect.scoped(Effect.gen(function*() {
@@ -214,13 +215,15 @@ layer(RedisFleet.layerLocal(5), { timeout: 60_000, excludeTestServices: true })(
       yield* fleet.reset
       const context = yield* Layer.build(redis(fleet.nodes))
       const options: Semaphore.PermitOptions = { limit: 2, ttl: "10 seconds", retry: Schedule.recurs(2) }
-      yield* holdPermit("exports", options).pipe(Effect.provide(context), Effect.replicateEffect(2))
+      const holders = yield* holdPermit("exports", options).pipe(Effect.provide(context), Effect.replicateEffect(2))
       const refusal = failureOf(yield* Effect.exit(Semaphore.acquire("exports", options).pipe(Effect.scoped, Effect.provide(context))))
       assert.instanceOf(refusal, LockNotAcquired)
       assert.deepStrictEqual(refusal.resources, ["exports"])
       // Three rounds (the first and two retries) of two slots each.
       assert.strictEqual(refusal.attempts, 6)
       assert.strictEqual(refusal.reason, "NoQuorum")
+      yield* Effect.forEach(holders, (holder) => holder.release)
+      yield* expectEmpty(fleet)
     }))
 
   it.scoped("a release wakes a waiter through the servers' announcements, long before its schedule's next round", () =>
