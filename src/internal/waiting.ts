@@ -34,6 +34,7 @@ import type * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
+import * as Runtime from "effect/Runtime"
 import type * as Schedule from "effect/Schedule"
 import * as ScheduleDecision from "effect/ScheduleDecision"
 import * as ScheduleIntervals from "effect/ScheduleIntervals"
@@ -362,6 +363,12 @@ export const untilGranted = <A>(
 
 /** Runs an effect and calls back with its exit (a fiber of the caller's runtime). */
 export type Runner = <X, E>(effect: Effect.Effect<X, E>, done: (exit: Exit.Exit<X, E>) => void) => void
+
+/** The Runner over a runtime: each effect in a fiber of its own. */
+export const runnerOf = (runtime: Runtime.Runtime<never>): Runner => {
+  const runFork = Runtime.runFork(runtime)
+  return (effect, done) => runFork(effect).addObserver(done)
+}
 
 /** A refused attempt: its error, which may be made only when it is read. */
 export interface Refusal {

@@ -19,7 +19,6 @@ import * as FiberRef from "effect/FiberRef"
 import * as LogLevel from "effect/LogLevel"
 import * as MetricLabel from "effect/MetricLabel"
 import * as Option from "effect/Option"
-import * as Runtime from "effect/Runtime"
 import * as Schedule from "effect/Schedule"
 import * as Scope from "effect/Scope"
 import type * as Lock from "../../Lock.js"
@@ -341,8 +340,7 @@ class Acquisition implements Waiting.Waiter<Lock.Lock>, Waiting.PlainWaiter<Held
     }
     const waiting = Effect.flatMap(Effect.runtime<never>(), (runtime) =>
       Effect.async<HeldLock, LockNotAcquired>((resume) => {
-        const runFork = Runtime.runFork(runtime)
-        const cancel = this.untilGrantedPlain(refused, (effect, done) => runFork(effect).addObserver(done), resume)
+        const cancel = this.untilGrantedPlain(refused, Waiting.runnerOf(runtime), resume)
         return Effect.sync(() => void cancel())
       }))
     return Effect.matchCauseEffect(restore(waiting), {
@@ -431,7 +429,7 @@ class Acquisition implements Waiting.Waiter<Lock.Lock>, Waiting.PlainWaiter<Held
   ): Effect.Effect<Lock.Lock, LockNotAcquired> {
     const attempt = Effect.matchCauseEffect(restore(onEngine), {
       onFailure: (cause) =>
-        Effect.zipRight(this.leaveEverywhere(), Effect.suspend(() => (this.joined = false, Effect.failCause(cause)))),
+        Effect.zipRight(this.leave(), Effect.suspend(() => (this.joined = false, Effect.failCause(cause)))),
       onSuccess: (end): Effect.Effect<Lock.Lock, LockNotAcquired> => {
         const decided = end.granted !== undefined ? this.register(end.granted) : this.refusedWith(end)
         if (!this.surroundings.traced) return decided
@@ -667,12 +665,8 @@ class Acquisition implements Waiting.Waiter<Lock.Lock>, Waiting.PlainWaiter<Held
   // every node is asked, and answers awaited (each within the node timeout),
   // so that it no longer stands before anyone once acquire returns. Built
   // only when needed: most acquisitions never leave a line.
-  private leaveEverywhere() {
-    return FanOut.all(this.nodes, FanOut.call("release", this.keys, this.value, false), this.nodeTimeout)
-  }
-
   leave(): Effect.Effect<void> {
-    return Effect.asVoid(this.leaveEverywhere())
+    return Effect.asVoid(FanOut.all(this.nodes, FanOut.call("release", this.keys, this.value, false), this.nodeTimeout))
   }
 
   // An acquisition that ended with a lock or a LockNotAcquired is measured; an interrupted one is not.
@@ -691,7 +685,7 @@ class Acquisition implements Waiting.Waiter<Lock.Lock>, Waiting.PlainWaiter<Held
       if (Option.isSome(failure)) this.measure(failure.value)
       return Effect.failCause(cause)
     })
-    return this.joined ? Effect.zipRight(this.leaveEverywhere(), ended) : ended
+    return this.joined ? Effect.zipRight(this.leave(), ended) : ended
   }
 }
 

@@ -16,7 +16,6 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import * as Random from "effect/Random"
-import * as Runtime from "effect/Runtime"
 import * as Schedule from "effect/Schedule"
 import * as Scope from "effect/Scope"
 import type * as Lock from "../../Lock.js"
@@ -213,7 +212,6 @@ const plainPermit = (
   const rounds = Effect.flatMap(Effect.runtime<never>(), (runtime) =>
     Effect.async<HeldLock, LockNotAcquired>((resume) => {
       let stopWaiting: (() => unknown) | undefined
-      const runFork = Runtime.runFork(runtime)
       waiter.attemptPlain(0, (end) => {
         if (cancelled) return
         if (end.granted !== undefined) return resume(Effect.succeed(end.granted))
@@ -224,7 +222,7 @@ const plainPermit = (
           Retry.plainSteps(schedule),
           clock,
           Monotonic.liveScheduler(clock)!,
-          (effect, done) => runFork(effect).addObserver(done),
+          Waiting.runnerOf(runtime),
           resume
         )
       })
