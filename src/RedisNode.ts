@@ -161,8 +161,9 @@ export interface Turn {
   readonly ticket: number
   /**
    * When not granted, stay in line this long (refreshed by each attempt); `0`
-   * does not join the line. A waiter that stops asking drops out of it when
-   * its lease ends.
+   * takes no place, and leaves the place held, if any (a waiter that cannot
+   * hear releases: a key handed to it would sit idle). A waiter that stops
+   * asking drops out of the line when its lease ends.
    */
   readonly leaseMillis: number
 }
@@ -236,17 +237,30 @@ export interface RedisNode {
    * the line, until the watch is stopped. It is given the lock value of the
    * waiter now first in line, or `""` when nobody waits: that waiter retries
    * at once instead of at its next scheduled attempt, and the others sleep
-   * on. The effect registers the watch and returns at once (see
-   * {@link ReleaseWatch}). Optional: without it, waiters only poll.
+   * on. `null` says that releases may have gone unheard (the node listens
+   * again after a reconnection): every waiter tries again at once. The
+   * effect registers the watch and returns at once (see
+   * {@link ReleaseWatch}). Optional: without it, waiters only poll, and take
+   * no place in line.
    */
-  readonly watchReleases?: ((key: string, onRelease: (next: string) => void) => Effect.Effect<ReleaseWatch>) | undefined
+  readonly watchReleases?: ((key: string, onRelease: (next: string | null) => void) => Effect.Effect<ReleaseWatch>) | undefined
   /**
    * `watchReleases` as a plain call, for nodes that register a watch at once
    * (the ioredis nodes): the lock manager's waiting, which is plain code on
    * the live clock, then registers its watches without running an effect.
    * Optional; the same watch as `watchReleases` when given.
    */
-  readonly watchReleasesNow?: ((key: string, onRelease: (next: string) => void) => ReleaseWatch) | undefined
+  readonly watchReleasesNow?: ((key: string, onRelease: (next: string | null) => void) => ReleaseWatch) | undefined
+  /**
+   * Whether this node's release announcements reach this process now (or
+   * will, once a key is watched): `false` while the node cannot announce,
+   * as when the server refused SUBSCRIBE (an ACL without pub/sub, a proxy)
+   * or the connection that listens is down. A waiter that hears fewer than a
+   * quorum of nodes takes no place in line and polls on its retry schedule,
+   * so that no key is handed to a waiter that cannot hear of it. Optional:
+   * `true` wherever `watchReleases` is given.
+   */
+  readonly hearsReleases?: (() => boolean) | undefined
   /**
    * Set every key to `value` with a time to live of `ttlMillis`, only if none
    * of them holds another value. A key that already holds `value` is ours (a
@@ -380,6 +394,7 @@ export const fromPromises = (node: {
   readonly promises: NodePromises
   readonly watchReleases?: RedisNode["watchReleases"]
   readonly watchReleasesNow?: RedisNode["watchReleasesNow"]
+  readonly hearsReleases?: RedisNode["hearsReleases"]
 }): RedisNode => {
   const { promises } = node
   const effect = <A>(promise: () => Promise<A>) =>
@@ -390,6 +405,7 @@ export const fromPromises = (node: {
     promises,
     watchReleases: node.watchReleases,
     watchReleasesNow: node.watchReleasesNow,
+    hearsReleases: node.hearsReleases,
     acquire: (keys, value, ttlMillis) => effect(() => promises.acquire(keys, value, ttlMillis)),
     acquireInTurn: (keys, value, ttlMillis, turn) => effect(() => promises.acquireInTurn(keys, value, ttlMillis, turn)),
     release: (keys, value, announce, keepPlace) => effect(() => promises.release(keys, value, announce, keepPlace)),

@@ -136,8 +136,8 @@ const contract = <R>(tester: Tester<R>, harness: Effect.Effect<Harness, unknown,
 
   test("watches of one key are independent: a second one is ready at once, stopping one leaves the other", ({ node }) =>
     Effect.gen(function*() {
-      const heard: Array<string> = []
-      const onRelease = (next: string) => void heard.push(next)
+      const heard: Array<string | null> = []
+      const onRelease = (next: string | null) => void heard.push(next)
       const first = yield* node.watchReleases!("w", onRelease)
       if (first.ready !== undefined) yield* Effect.promise(() => first.ready!)
       // The same callback twice: still two watches.
@@ -189,10 +189,28 @@ const contract = <R>(tester: Tester<R>, harness: Effect.Effect<Harness, unknown,
       assert.deepStrictEqual(yield* h.keys, [], "each release took its holder out of the line")
     }))
 
+  test("acquireInTurn refused with no lease leaves the place held: the release hands the key to the waiter behind", (h) =>
+    Effect.gen(function*() {
+      const { node } = h
+      const ticketAt = ticketsFromNow()
+      const turn = (ticket: number, leaseMillis: number): RedisNode.Turn => ({ ticket: ticketAt(ticket), leaseMillis })
+      assert.strictEqual((yield* node.acquireInTurn(["q"], "holder", 10_000, turn(1, 0)))._tag, "Granted")
+      yield* node.acquireInTurn(["q"], "deaf", 10_000, turn(10, 10_000))
+      yield* node.acquireInTurn(["q"], "w2", 10_000, turn(20, 10_000))
+      // The first waiter can no longer hear releases: it asks again, taking no place.
+      assert.strictEqual((yield* node.acquireInTurn(["q"], "deaf", 10_000, turn(10, 0)))._tag, "Held")
+      assert.strictEqual(yield* node.release(["q"], "holder", true), 1)
+      assert.strictEqual(Option.getOrNull((yield* node.inspect("q")).value), "w2", "handed past the waiter that left")
+      assert.strictEqual((yield* node.acquireInTurn(["q"], "deaf", 10_000, turn(10, 0)))._tag, "Held")
+      assert.strictEqual((yield* node.acquireInTurn(["q"], "w2", 10_000, turn(20, 10_000)))._tag, "Granted")
+      assert.strictEqual(yield* node.release(["q"], "w2", true), 1)
+      assert.deepStrictEqual(yield* h.keys, [], "nobody is left in line")
+    }))
+
   test("a place in line ends with its lease; releases and a first waiter leaving announce who is next", (h) =>
     Effect.gen(function*() {
       const { node } = h
-      const heard: Array<string> = []
+      const heard: Array<string | null> = []
       const watch = yield* node.watchReleases!("q", (next) => void heard.push(next))
       const ticketAt = ticketsFromNow()
       const turn = (ticket: number, leaseMillis: number): RedisNode.Turn => ({ ticket: ticketAt(ticket), leaseMillis })
@@ -238,7 +256,7 @@ const contract = <R>(tester: Tester<R>, harness: Effect.Effect<Harness, unknown,
   test("a refused attempt's undo (keepPlace) deletes only the key: the waiter stays first in line, nothing is announced", (h) =>
     Effect.gen(function*() {
       const { node } = h
-      const heard: Array<string> = []
+      const heard: Array<string | null> = []
       const watch = yield* node.watchReleases!("q", (next) => void heard.push(next))
       const ticketAt = ticketsFromNow()
       const turn = (ticket: number): RedisNode.Turn => ({ ticket: ticketAt(ticket), leaseMillis: 10_000 })

@@ -228,8 +228,8 @@ layer(RedisFleet.layerLocal(2, { password: "s3cret" }), { timeout: 30_000, exclu
         const second = yield* Scope.make()
         const [nodeA] = yield* Scope.extend(nodesOf(Ioredis.layer([fleet.nodes[0]])), first)
         const [nodeB] = yield* Scope.extend(nodesOf(Ioredis.layer([fleet.nodes[0]])), second)
-        const heardA: Array<string> = []
-        const heardB: Array<string> = []
+        const heardA: Array<string | null> = []
+        const heardB: Array<string | null> = []
         const watchA = yield* nodeA.watchReleases!("shared", (next) => void heardA.push(next))
         const watchB = yield* nodeB.watchReleases!("shared", (next) => void heardB.push(next))
         yield* Effect.promise(() => Promise.all([watchA.ready, watchB.ready]))

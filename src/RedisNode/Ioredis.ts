@@ -166,7 +166,11 @@ const makeNode = (
   serverRun: () => NodeRun,
   scripts: LoadedScripts.LoadedScripts,
   maxPendingCommands: number,
-  releases: { readonly watch: RedisNode["watchReleases"]; readonly watchNow: RedisNode["watchReleasesNow"] }
+  releases: {
+    readonly watch: RedisNode["watchReleases"]
+    readonly watchNow: RedisNode["watchReleasesNow"]
+    readonly hears: RedisNode["hearsReleases"]
+  }
 ): RedisNode => {
   const batch = IoredisCommands.writeBatcher(client)
   let pending = 0
@@ -266,7 +270,8 @@ const makeNode = (
     run: serverRun,
     promises,
     watchReleases: releases.watch,
-    watchReleasesNow: releases.watchNow
+    watchReleasesNow: releases.watchNow,
+    hearsReleases: releases.hears
   })
 }
 
@@ -343,6 +348,10 @@ export const make = (nodeOptions: NodeOptions): Effect.Effect<RedisNode, Invalid
     const settings = yield* nodeSettings(nodeOptions)
     if ("client" in nodeOptions) {
       const client = nodeOptions.client
+      // A client made with `lazyConnect` and not connected yet would connect
+      // on its first command, after the node waited for it in vain: it
+      // connects now, as it would for any user's first command.
+      if (client.status === "wait") client.connect().catch(() => {})
       const name = nodeOptions.name ?? `${client.options.host ?? "127.0.0.1"}:${client.options.port ?? 6379}`
       return yield* watch(name, client, Duration.seconds(1), settings)
     }

@@ -138,7 +138,8 @@ end
 /**
  * Acquire in turn (RedisNode.acquireInTurn). KEYS: the lock keys (their
  * lines' keys are worked out from them). ARGV: value, ttl ms, ticket, lease
- * ms (0: do not join). Returns { 1 } granted, { 2, pttl } held (the longest pttl; -1 when a key
+ * ms (0: take no place, and leave the place held, if any, when refused).
+ * Returns { 1 } granted, { 2, pttl } held (the longest pttl; -1 when a key
  * never expires), { 3 } free but not our turn. A key of another type is a
  * WRONGTYPE error (nothing written); a key holding our own value (a late
  * answer of an earlier attempt) is ours. A waiter's place is its ticket, bounded by the
@@ -196,6 +197,16 @@ if lease > 0 then
     local queue, leases = lineKeys(KEYS[i])
     if places[i] == nil then places[i], kept[i] = placeOf(queue, value, ticket, now) end
     stay(queue, leases, value, places[i], kept[i], now, lease)
+  end
+else
+  -- A refused waiter that takes no place leaves the one it had: a key is
+  -- never handed to a waiter that no longer waits in line.
+  for i = 1, n do
+    if kept[i] then
+      local queue, leases = lineKeys(KEYS[i])
+      redis.call("ZREM", queue, value)
+      redis.call("ZREM", leases, value)
+    end
   end
 end
 if held then return { 2, longest } end
@@ -257,7 +268,9 @@ for _, key in ipairs(KEYS) do
       redis.call("SET", key, head, "PX", leaseEnd - now)
     end
   end
-  if announce then redis.call("PUBLISH", "${releaseChannelPrefix}" .. key, nextWaiter) end
+  -- The announcement is best effort: a user the ACLs refuse PUBLISH (Redis 7
+  -- checks them inside scripts) still releases, and says so.
+  if announce then redis.pcall("PUBLISH", "${releaseChannelPrefix}" .. key, nextWaiter) end
 end
 return deleted
 `)

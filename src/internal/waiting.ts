@@ -14,6 +14,8 @@
  *   every waiter, so it counts only once a majority of nodes announced it: a
  *   node whose line was lost (restarted empty) does not wake a herd on each
  *   release;
+ * - a node that listens again after a reconnection (its releases may have
+ *   gone unheard): every waiter of its keys;
  * - the moment the holder's keys run out on enough nodes, as the last
  *   attempt's answers told (a crashed holder announces nothing);
  * - the end of its place in line coming near: the attempt renews it.
@@ -52,8 +54,8 @@ class Announcements {
 
   constructor(private readonly quorum: number, private readonly value: string) {}
 
-  heard(index: number, next: string): void {
-    if (this.woken || (next !== "" && next !== this.value)) return
+  heard(index: number, next: string | null): void {
+    if (this.woken || (next !== null && next !== "" && next !== this.value)) return
     if (next === "") {
       this.namingNobody ??= new Set()
       this.namingNobody.add(index)
@@ -122,6 +124,18 @@ const nap = (clock: Clock.Clock, millis: number, announcements: Announcements | 
     return Effect.sync(() => void (announcements.onWoken = undefined))
   })
   return Effect.raceFirst(Effect.sleep(duration), woken)
+}
+
+/**
+ * Whether the releases that at least `quorum` of the nodes announce reach
+ * this process (see `RedisNode.hearsReleases`). A waiter that hears fewer
+ * takes no place in line: a key handed to it would sit free until its next
+ * scheduled attempt, while the others wait behind it.
+ */
+export const hearsQuorum = (nodes: ReadonlyArray<RedisNode>, quorum: number): boolean => {
+  let hearing = 0
+  for (const node of nodes) if (node.watchReleases !== undefined && node.hearsReleases?.() !== false) hearing++
+  return hearing >= quorum
 }
 
 /** What waiting reads of an acquisition (see manager/acquisition.ts), as it is after each attempt. */
@@ -274,11 +288,11 @@ class WaitState {
   }
 
   // The announcements of this wait, and the callback of a node's watch of a key.
-  private listen(): (index: number, key: string) => (next: string) => void {
+  private listen(): (index: number, key: string) => (next: string | null) => void {
     const heard = new Announcements(this.waiter.quorum, this.waiter.value)
     this.announcements = heard
     return (index, key) => (next) => {
-      this.waiter.heard?.(key)
+      if (next !== null) this.waiter.heard?.(key)
       heard.heard(index, next)
     }
   }

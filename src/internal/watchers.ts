@@ -15,7 +15,8 @@
  */
 import type { ReleaseWatch } from "../RedisNode.js"
 
-export type OnRelease = (next: string) => void
+/** Given the waiter now first in line ("" for none), or `null`: releases may have gone unheard. */
+export type OnRelease = (next: string | null) => void
 
 /** How long a release message is replayed to new watchers (ms). */
 export const replayMillis = 20
@@ -63,6 +64,14 @@ export class Watchers {
     if (watchers === undefined) return
     this.lastMessage.set(key, { next, at: now })
     watchers.forEach((onRelease) => onRelease(next))
+  }
+
+  /**
+   * Releases of `key` may have gone unheard (the node listens again after a
+   * reconnection): every watcher tries again. Nothing is replayed.
+   */
+  missed(key: string): void {
+    this.byKey.get(key)?.forEach((onRelease) => onRelease(null))
   }
 
   has(key: string): boolean {

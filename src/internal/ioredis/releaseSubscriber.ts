@@ -10,8 +10,12 @@
  * in turn keeps its subscription instead of paying SUBSCRIBE and UNSUBSCRIBE
  * (and a missed release) on every wait. A message lost in a reconnect only
  * means the waiter polls on its retry schedule, as it would without
- * announcements. A server that is away or hung costs at most one SUBSCRIBE
- * or UNSUBSCRIBE per key (and never more than `maxPendingCommands`).
+ * announcements; once the connection is back and a watched key subscribed
+ * again, its waiters try again at once. A server that refuses SUBSCRIBE (an
+ * ACL without pub/sub) is not asked again for a while, and its node says it
+ * does not hear releases (`hears`): waiters then poll, out of line. A server
+ * that is away or hung costs at most one SUBSCRIBE or UNSUBSCRIBE per key
+ * (and never more than `maxPendingCommands`).
  *
  * @internal
  */
@@ -20,25 +24,41 @@ import type * as Scope from "effect/Scope"
 import type { Redis } from "ioredis"
 import type { ReleaseWatch } from "../../RedisNode.js"
 import { releaseChannelPrefix } from "../scripts.js"
-import { Watchers } from "../watchers.js"
+import { type OnRelease, Watchers } from "../watchers.js"
 
 const lingerMillis = 1000
 
 /** How long a new channel's `ready` waits for SUBSCRIBE's answer at most. */
 const readyWithinMillis = 1000
 
+/**
+ * How long a server's refusal of SUBSCRIBE (an ACL without pub/sub, a proxy
+ * that has no pub/sub) is believed: meanwhile its waiters poll and take no
+ * place in line, and no SUBSCRIBE is sent; then the next wait asks again.
+ */
+const refusalKeptMillis = 10_000
+
 /** What the nodes over one server share: who listens for which key, over one subscriber connection. */
 interface Releases {
-  readonly watch: (key: string, onRelease: (next: string) => void) => Effect.Effect<ReleaseWatch>
+  readonly watch: (key: string, onRelease: OnRelease) => Effect.Effect<ReleaseWatch>
   /** The same registration as a plain call. */
-  readonly watchNow: (key: string, onRelease: (next: string) => void) => ReleaseWatch
+  readonly watchNow: (key: string, onRelease: OnRelease) => ReleaseWatch
+  /** Whether announcements reach this process now, or will once a key is watched (see `RedisNode.hearsReleases`). */
+  readonly hears: () => boolean
   /** SUBSCRIBE and UNSUBSCRIBE commands waiting for an answer. */
   readonly pendingCommands: () => number
-  readonly close: () => void
+  /** Close the subscriber connection now; a later watch opens another. */
+  readonly disconnect: () => void
 }
 
-/** The announcements of each server, by `sharingKey`, with how many nodes use them. */
-const byServer = new Map<string, { readonly releases: Releases; users: number }>()
+/** A server's announcements and the clients of the nodes that use them (one entry per node). */
+interface Shared {
+  readonly releases: Releases
+  readonly clients: Array<Redis>
+}
+
+/** The announcements of each server, by `sharingKey`. */
+const byServer = new Map<string, Shared>()
 
 /**
  * Clients that reach a server alike (address, credentials, key prefix, no
@@ -58,27 +78,40 @@ export const pendingCommands = (client: Redis): number | undefined => {
   return key === undefined ? undefined : byServer.get(key)?.releases.pendingCommands()
 }
 
-/** The announcements of the client's server, shared while the scope is open; the last user closes them. */
+/**
+ * The announcements of the client's server, shared while the scope is open;
+ * the last user closes them. Once every client that uses them has ended (a
+ * user's clients quit while the lock manager stands), the subscriber closes
+ * too, so that it keeps no process alive; a later wait opens it again.
+ */
 export const make = (client: Redis): Effect.Effect<Releases, never, Scope.Scope> =>
   Effect.map(
     Effect.acquireRelease(
       Effect.sync(() => {
         const key = sharingKey(client)
-        const known = key === undefined ? undefined : byServer.get(key)
-        if (known !== undefined) known.users++
-        const releases = known?.releases ?? open(client)
-        if (key !== undefined && known === undefined) byServer.set(key, { releases, users: 1 })
-        return { key, releases }
+        let shared = key === undefined ? undefined : byServer.get(key)
+        if (shared === undefined) {
+          shared = { releases: open(client), clients: [] }
+          if (key !== undefined) byServer.set(key, shared)
+        }
+        const { clients, releases } = shared
+        clients.push(client)
+        const onEnd = () => {
+          if (clients.every((user) => user.status === "end")) releases.disconnect()
+        }
+        client.on("end", onEnd)
+        return { key, shared, onEnd }
       }),
-      ({ key, releases }) =>
+      ({ key, onEnd, shared }) =>
         Effect.sync(() => {
-          const shared = key === undefined ? undefined : byServer.get(key)
-          if (shared !== undefined && --shared.users > 0) return
+          client.off("end", onEnd)
+          shared.clients.splice(shared.clients.indexOf(client), 1)
+          if (shared.clients.length > 0) return
           if (key !== undefined) byServer.delete(key)
-          releases.close()
+          shared.releases.disconnect()
         })
     ),
-    ({ releases }) => releases
+    ({ shared }) => shared.releases
   )
 
 /**
@@ -99,6 +132,16 @@ const open = (client: Redis): Releases => {
   // Commands of the current connection still waiting for an answer; answers of a closed one count for nothing.
   let pending = 0
   let connection = 0
+  // When the server last refused SUBSCRIBE (performance.now()), if it did.
+  let refusedAt: number | undefined
+  const refused = () => refusedAt !== undefined && performance.now() - refusedAt < refusalKeptMillis
+  // Keys watched while the subscriber was away: their releases may have gone
+  // unheard, so their waiters try again once the key is subscribed anew (or
+  // refused: they then leave the line, and poll).
+  const missedWhileAway = new Set<string>()
+  const subscribedAgain = (key: string) => {
+    if (missedWhileAway.delete(key)) watchers.missed(key)
+  }
 
   const send = (key: string, channel: Exclude<Channel, "active">) => {
     if (subscriber?.status !== "ready" || pending >= maxPendingCommands) return
@@ -112,13 +155,18 @@ const open = (client: Redis): Releases => {
         if (channels.get(key) !== channel) return
         channels.set(key, "active")
         channel.settle()
+        subscribedAgain(key)
         // Nobody watches it any more: it lingers, then goes, as any channel.
         if (!watchers.has(key)) unsubscribeLater(key)
       },
-      () => {
-        if (asked === connection) pending--
+      (error: unknown) => {
+        if (asked !== connection) return
+        pending--
+        // A reply error (NOPERM, an unknown command) is the server's refusal; anything else is the connection's.
+        if (error instanceof Error && error.name === "ReplyError") refusedAt = performance.now()
         if (channels.get(key) === channel) channels.delete(key)
         channel.settle()
+        subscribedAgain(key)
       }
     )
   }
@@ -130,33 +178,44 @@ const open = (client: Redis): Releases => {
     subscriber.unsubscribe(releaseChannelPrefix + key).then(answered, answered)
   }
 
+  // The connection closed (or was dropped): it has no subscriptions any more,
+  // and messages may have been lost meanwhile.
+  const forget = () => {
+    connection++
+    pending = 0
+    for (const [key, channel] of channels) {
+      if (channel !== "active" && !channel.sent) continue
+      channels.delete(key)
+      if (channel !== "active") channel.settle()
+    }
+    for (const key of watchers.keys()) missedWhileAway.add(key)
+  }
+
   const connect = () => {
     if (subscriber !== undefined) return
     // No offline queue and nothing sent again after a reconnect: while the
     // server is away or hung nothing piles up (waiters poll). ioredis does not
     // resubscribe on its own either: after a reconnect, the keys still
     // watched are subscribed again here, so that `channels` is what the
-    // server has.
-    subscriber = client.duplicate({
+    // server has. It connects now whatever the user's client says: a client
+    // made with `lazyConnect` would otherwise leave it unconnected for good,
+    // and every waiter deaf.
+    const own = client.duplicate({
+      lazyConnect: false,
       enableOfflineQueue: false,
       autoResubscribe: false,
       autoResendUnfulfilledCommands: false,
       maxRetriesPerRequest: 0
     })
-    subscriber.on("error", () => {}) // it reconnects on its own; waiters poll meanwhile
-    subscriber.on("message", (channel: string, next: string) =>
+    subscriber = own
+    own.on("error", () => {}) // it reconnects on its own; waiters poll meanwhile
+    own.on("message", (channel: string, next: string) =>
       watchers.notify(channel.slice(releaseChannelPrefix.length), next, performance.now()))
-    // A new connection has no subscriptions, and messages may have been lost meanwhile.
-    subscriber.on("close", () => {
-      connection++
-      pending = 0
-      for (const [key, channel] of channels) {
-        if (channel !== "active" && !channel.sent) continue
-        channels.delete(key)
-        if (channel !== "active") channel.settle()
-      }
+    own.on("close", () => {
+      if (own === subscriber) forget()
     })
-    subscriber.on("ready", () => {
+    own.on("ready", () => {
+      if (own !== subscriber) return
       for (const key of watchers.keys()) {
         const channel = channels.get(key)
         if (channel === undefined) subscribe(key)
@@ -169,6 +228,8 @@ const open = (client: Redis): Releases => {
     const known = channels.get(key)
     if (known === "active") return undefined
     if (known !== undefined) return known.ready
+    // The server refuses SUBSCRIBE: nothing to wait for (`hears` says so).
+    if (refused()) return undefined
     let settle = () => {}
     const ready = new Promise<void>((resolve) => settle = resolve)
     // Every waiter's wait listens to `ready`: it must settle even while the
@@ -185,6 +246,7 @@ const open = (client: Redis): Releases => {
   // When each key lost its last watcher; its channel is dropped once nobody watched it for lingerMillis.
   const unwatchedAt = new Map<string, number>()
   const unsubscribeLater = (key: string) => {
+    missedWhileAway.delete(key)
     const armed = unwatchedAt.has(key)
     unwatchedAt.set(key, performance.now())
     if (armed) return
@@ -208,11 +270,18 @@ const open = (client: Redis): Releases => {
     setTimeout(check, lingerMillis).unref()
   }
   const watchers = new Watchers(subscribe, unsubscribeLater)
-  const watchNow = (key: string, onRelease: (next: string) => void) => watchers.watch(key, onRelease, performance.now())
+  const watchNow = (key: string, onRelease: OnRelease) => watchers.watch(key, onRelease, performance.now())
   return {
-    watch: (key: string, onRelease: (next: string) => void) => Effect.sync(() => watchNow(key, onRelease)),
+    watch: (key: string, onRelease: OnRelease) => Effect.sync(() => watchNow(key, onRelease)),
     watchNow,
+    hears: () => !refused() && (subscriber === undefined || subscriber.status === "ready"),
     pendingCommands: () => pending,
-    close: () => subscriber?.disconnect()
+    disconnect: () => {
+      const own = subscriber
+      if (own === undefined) return
+      subscriber = undefined
+      forget()
+      own.disconnect()
+    }
   }
 }

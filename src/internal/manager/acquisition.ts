@@ -267,9 +267,11 @@ class Acquisition implements Waiting.Waiter<Lock.Lock>, Waiting.PlainWaiter<Held
   }
 
   // Whole milliseconds: a jittered schedule's interval is fractional, and PEXPIRE refuses fractions.
-  // No place for a waiter whose last attempt reached fewer than a quorum of nodes (see `refused`).
+  // No place for a waiter whose last attempt reached fewer than a quorum of
+  // nodes (see `refused`), nor for one that cannot hear releases from a
+  // quorum (Waiting.hearsQuorum): it polls on its schedule, out of line.
   lease(intervalMillis: number): number {
-    if (!this.settings.fairHandoff || !this.reachedQuorum) return 0
+    if (!this.settings.fairHandoff || !this.reachedQuorum || !Waiting.hearsQuorum(this.nodes, this.quorum)) return 0
     return Math.ceil(Math.min(this.request.ttlMillis, Math.max(250, 2 * intervalMillis) + 2 * this.nodeTimeoutMillis))
   }
 

@@ -214,7 +214,11 @@ class MemoryNode {
             }
             return { _tag: "Granted" }
           }
-          if (turn.leaseMillis > 0) for (const key of keys) this.stay(key, value, turn, now)
+          // As the script: a refused waiter that takes no place leaves the one it had.
+          for (const key of keys) {
+            if (turn.leaseMillis > 0) this.stay(key, value, turn, now)
+            else this.leave(key, value)
+          }
           return held ? { _tag: "Held", ttlMillis: longest } : { _tag: "NotYourTurn" }
         }),
       release: (keys, value, announce, keepPlace) =>

@@ -1,0 +1,171 @@
+/**
+ * Waiting when the release announcements cannot arrive, or arrive late: user
+ * clients made with `lazyConnect`, a user the ACLs refuse pub/sub, the
+ * subscriber connection killed mid-wait, and a user's clients quitting while
+ * the lock manager stands. In each, no free key sits idle for a waiter that
+ * cannot hear of it, and nothing the library opened outlives the user's own
+ * clients.
+ */
+import { assert, layer } from "@effect/vitest"
+import { Effect, Fiber, Redacted, Schedule } from "effect"
+import { Redis } from "ioredis"
+import * as ChildProcess from "node:child_process"
+import { fileURLToPath } from "node:url"
+import * as RedisFleet from "../fleet/RedisFleet.js"
+import * as Redlock from "../src/Redlock.js"
+import type * as Ioredis from "../src/RedisNode/Ioredis.js"
+import { expectEmpty, overlaps, recordSection, redisManager, type Section } from "./support.js"
+
+/** A retry that never comes within a test: only a wake can explain an acquisition. */
+const slowRetry = Schedule.spaced("10 seconds").pipe(Schedule.intersect(Schedule.recurs(5)))
+
+const pubsubConnections = (server: RedisFleet.RedisServer) =>
+  Effect.map(server.call("CLIENT", "LIST", "TYPE", "pubsub"), (list) =>
+    String(list).split("\n").filter((line) => line.trim() !== "").length)
+
+/** ioredis clients the user makes and owns, closed when the scope closes. */
+const userClients = (fleet: RedisFleet.Fleet, options: { readonly connectFirst: boolean }) =>
+  Effect.acquireRelease(
+    Effect.promise(async () => {
+      const clients = fleet.servers.map((server) => new Redis({ host: "127.0.0.1", port: server.port, lazyConnect: true }))
+      if (options.connectFirst) await Promise.all(clients.map((client) => client.connect()))
+      return clients
+    }),
+    (clients) => Effect.promise(() => Promise.all(clients.map((client) => client.quit().catch(() => undefined))))
+  )
+
+/** Holds "key" from `holder`, lets `waiter` wait past its first renewal, releases: the milliseconds until it acquired. */
+const wokenAfterRelease = (
+  holder: Redlock.Redlock["Type"],
+  waiter: Redlock.Redlock["Type"],
+  key: string,
+  beforeRelease: Effect.Effect<void, unknown> = Effect.void
+) =>
+  Effect.gen(function*() {
+    const held = yield* holder.acquire(key, { ttl: "10 seconds" })
+    const waiting = yield* Effect.fork(Effect.scoped(Effect.zipRight(
+      waiter.acquire(key, { ttl: "10 seconds", retry: slowRetry }),
+      Effect.sync(() => performance.now())
+    )))
+    // Past the renewal of the place taken by the first attempt (~350 ms): the next attempt on its own is 10 s away.
+    yield* Effect.sleep("1 second")
+    yield* beforeRelease
+    const released = performance.now()
+    const result = yield* holder.release(held)
+    assert.strictEqual(result.status, "Released")
+    const acquired = yield* Fiber.join(waiting).pipe(Effect.timeout("5 seconds"))
+    return acquired - released
+  })
+
+layer(RedisFleet.layerLocal(3), { timeout: 60_000, excludeTestServices: true })("the release channel (redis-servers)", (it) => {
+  for (const connectFirst of [true, false]) {
+    it.scoped(`user clients made with lazyConnect (${connectFirst ? "connected first" : "never connected"}): no stall at start, the subscriber connects, a waiter is woken by the release`, () =>
+      Effect.gen(function*() {
+        const fleet = yield* RedisFleet.RedisFleet
+        yield* fleet.reset
+        const clients = yield* userClients(fleet, { connectFirst })
+        const started = performance.now()
+        const waiter = yield* redisManager(clients.map((client): Ioredis.NodeOptions => ({ client })))
+        const built = performance.now() - started
+        // A client never connected was waited for until the 1 s connect timeout, in vain.
+        assert.isBelow(built, 900, `the layer took ${Math.round(built)} ms`)
+        const holder = yield* redisManager(fleet.nodes)
+        const wokenAfter = yield* wokenAfterRelease(holder, waiter, `lazy-${connectFirst}`)
+        assert.isBelow(wokenAfter, 500, `woken ${Math.round(wokenAfter)} ms after the release (next poll: 10 s)`)
+        assert.isAtLeast(yield* pubsubConnections(fleet.servers[0]), 1, "the release subscriber is connected")
+      }))
+  }
+
+  it.scoped("an ACL user without pub/sub: releases say Released, a waiter that cannot hear takes no place in line, so a released key is free for anyone", () =>
+    Effect.gen(function*() {
+      const fleet = yield* RedisFleet.RedisFleet
+      yield* fleet.reset
+      const user = "no-pubsub"
+      yield* Effect.acquireRelease(
+        Effect.forEach(fleet.servers, (server) => server.call("ACL", "SETUSER", user, "on", ">secret", "~*", "&*", "+@all", "-@pubsub")),
+        () => Effect.ignore(Effect.forEach(fleet.servers, (server) => server.call("ACL", "DELUSER", user)))
+      )
+      const nodes = fleet.nodes.map((node) => ({ ...node, username: user, password: Redacted.make("secret") }))
+      const holder = yield* redisManager(nodes)
+      const waiter = yield* redisManager(nodes)
+      const newcomer = yield* redisManager(nodes)
+      const held = yield* holder.acquire("acl", { ttl: "10 seconds" })
+      const waiting = yield* Effect.fork(Effect.scoped(waiter.acquire("acl", { ttl: "10 seconds", retry: slowRetry })))
+      // Its first attempt took a place; the refused SUBSCRIBE makes it try again at once, out of line.
+      yield* Effect.sleep("300 millis")
+      const inLine = yield* Effect.forEach(fleet.servers, (server) => server.call("ZCARD", "redlock:acl\u0000queue"))
+      assert.deepStrictEqual(inLine, [0, 0, 0], "the deaf waiter left the line")
+      // The release's PUBLISH is refused inside the script, after the delete: the release still succeeds.
+      const released = yield* holder.release(held)
+      assert.strictEqual(released.status, "Released", JSON.stringify(released.outcomes))
+      // Handed to the waiter, the key would sit idle until its next poll (10 s away); free, anyone takes it.
+      const taken = yield* Effect.scoped(Effect.as(newcomer.acquire("acl", { ttl: "10 seconds", retry: Redlock.noRetry }), true))
+      assert.isTrue(taken)
+      yield* Fiber.interrupt(waiting)
+
+      // Three deaf managers contending in turn: every one gets the lock, no overlap, every release says Released.
+      const sections: Array<Section> = []
+      const statuses: Array<string> = []
+      const retry = Redlock.retry({ delay: 20, times: 500 })
+      yield* Effect.forEach([holder, waiter, newcomer], (manager, index) =>
+        Effect.repeatN(
+          Effect.gen(function*() {
+            const lock = yield* manager.acquire("acl-turns", { ttl: "10 seconds", retry })
+            yield* recordSection(`m${index}`, lock, Effect.sleep("2 millis"), sections)
+            statuses.push((yield* manager.release(lock)).status)
+          }).pipe(Effect.scoped),
+          4
+        ), { concurrency: "unbounded", discard: true })
+      assert.strictEqual(sections.length, 15)
+      assert.deepStrictEqual(overlaps(sections), [])
+      assert.deepStrictEqual([...new Set(statuses)], ["Released"])
+      yield* expectEmpty(fleet)
+    }))
+
+  it.scoped("the subscriber connection killed mid-wait: a release while it reconnects is not lost, the waiter tries again once it listens", () =>
+    Effect.gen(function*() {
+      const fleet = yield* RedisFleet.RedisFleet
+      yield* fleet.reset
+      const holder = yield* redisManager(fleet.nodes)
+      const waiter = yield* redisManager(fleet.nodes)
+      const killSubscribers = Effect.asVoid(
+        Effect.forEach(fleet.servers, (server) => server.call("CLIENT", "KILL", "TYPE", "pubsub"))
+      )
+      const wokenAfter = yield* wokenAfterRelease(holder, waiter, "killed", killSubscribers)
+      // The subscriber reconnects 50 ms after the kill, and subscribes the watched key again.
+      assert.isBelow(wokenAfter, 2_000, `acquired ${Math.round(wokenAfter)} ms after the release (next poll: 10 s)`)
+      // Announcements work again on the new connection.
+      const next = yield* wokenAfterRelease(holder, waiter, "killed")
+      assert.isBelow(next, 500, `woken ${Math.round(next)} ms after the release (next poll: 10 s)`)
+    }))
+
+  it.scoped("a user's program whose clients quit without closing the lock manager ends by itself", () =>
+    Effect.gen(function*() {
+      const fleet = yield* RedisFleet.RedisFleet
+      yield* fleet.reset
+      const script = fileURLToPath(new URL("./fixtures/user-quits-clients.ts", import.meta.url))
+      const ports = fleet.servers.map((server) => String(server.port))
+      const ended = yield* Effect.async<{ readonly code: number | null; readonly output: string; readonly afterQuit: number }>(
+        (resume) => {
+          const child = ChildProcess.spawn(process.execPath, ["--import", "tsx", script, ...ports], {
+            stdio: ["ignore", "pipe", "pipe"]
+          })
+          let output = ""
+          let quitAt = Number.NaN
+          child.stdout.on("data", (chunk) => {
+            output += chunk
+            if (output.includes("quit") && Number.isNaN(quitAt)) quitAt = performance.now()
+          })
+          child.stderr.on("data", (chunk) => void (output += chunk))
+          child.on("exit", (code) => resume(Effect.succeed({ code, output, afterQuit: performance.now() - quitAt })))
+          // Stopped by its PID if it does not end: the test then fails on the exit code.
+          const limit = setTimeout(() => child.kill("SIGKILL"), 20_000)
+          child.on("exit", () => clearTimeout(limit))
+          return Effect.sync(() => child.kill("SIGKILL"))
+        }
+      )
+      assert.strictEqual(ended.code, 0, ended.output)
+      assert.include(ended.output, "quit")
+      assert.isBelow(ended.afterQuit, 3_000, `the process lived ${Math.round(ended.afterQuit)} ms after its clients quit`)
+    }))
+})
