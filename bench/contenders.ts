@@ -3,7 +3,7 @@
  * each used the way its documentation shows. The peers are dev dependencies
  * of the benchmark only.
  */
-import { Duration, Effect, Exit, Layer, ManagedRuntime, Scope } from "effect"
+import { Duration, Effect, Exit, Layer, ManagedRuntime, Redacted, Scope } from "effect"
 import { Redis } from "ioredis"
 import NodeRedlock from "redlock"
 import { Redlock as SesameRedlock } from "@sesamecare-oss/redlock"
@@ -43,16 +43,57 @@ export interface Loops {
   readonly record: (millis: number, acquired: boolean) => void
 }
 
+/**
+ * How a contender's Redis clients are made, as users make them:
+ * - `library`: effect-redlock opens its own connections from `{ host, port }`;
+ *   the peers, which always take clients, get clients connected as usual;
+ * - `connected`: clients the user made and connected, passed as `{ client }`;
+ * - `lazyConnect`: clients made with `lazyConnect: true` (frameworks,
+ *   serverless handlers), connected before use, passed as `{ client }`;
+ * - `aclNoPubsub`: connections as an ACL user without pub/sub rights
+ *   (`aclUser`), which effect-redlock opens itself.
+ */
+export type Setup = "library" | "connected" | "lazyConnect" | "aclNoPubsub"
+
+export const setups: ReadonlyArray<Setup> = ["library", "connected", "lazyConnect", "aclNoPubsub"]
+
+/** The ACL user of the `aclNoPubsub` setup, and its rule (every command and key, no pub/sub command). */
+export const aclUser = { username: "bench-no-pubsub", password: "bench-secret" } as const
+export const aclRule = ["on", `>${aclUser.password}`, "~*", "&*", "+@all", "-@pubsub"] as const
+
 export interface Contender {
   readonly name: string
   /** `slow`: the process runs many times slower (under valgrind): no per-node timeout may fire. */
-  readonly start: (ports: ReadonlyArray<number>, waiting: Waiting, slow?: boolean) => Promise<Client>
+  readonly start: (ports: ReadonlyArray<number>, waiting: Waiting, slow?: boolean, setup?: Setup) => Promise<Client>
   /** Runs only the throughput scenarios (a), (b) and (d). */
   readonly throughputOnly?: boolean
 }
 
-const connect = (ports: ReadonlyArray<number>) =>
-  ports.map((port) => new Redis({ host: "127.0.0.1", port, maxRetriesPerRequest: 1 }))
+/** The clients a user makes for a setup (`library`: connected as usual). */
+const connect = async (ports: ReadonlyArray<number>, setup: Setup = "connected") => {
+  const clients = ports.map((port) =>
+    new Redis({
+      host: "127.0.0.1",
+      port,
+      maxRetriesPerRequest: 1,
+      lazyConnect: setup === "lazyConnect",
+      ...(setup === "aclNoPubsub" ? aclUser : {})
+    })
+  )
+  if (setup === "lazyConnect") await Promise.all(clients.map((client) => client.connect()))
+  return clients
+}
+
+/** effect-redlock's nodes for a setup, and the user's clients to quit after the lock manager closed. */
+const ourNodes = async (ports: ReadonlyArray<number>, setup: Setup) => {
+  if (setup === "library") return { nodes: ports.map((port) => ({ host: "127.0.0.1", port })), clients: [] }
+  if (setup === "aclNoPubsub") {
+    const { password, username } = aclUser
+    return { nodes: ports.map((port) => ({ host: "127.0.0.1", port, username, password: Redacted.make(password) })), clients: [] }
+  }
+  const clients = await connect(ports, setup)
+  return { nodes: clients.map((client) => ({ client })), clients }
+}
 
 const closeAll = async (clients: ReadonlyArray<Redis>) => {
   await Promise.all(clients.map((client) => client.quit().catch(() => undefined)))
@@ -106,8 +147,8 @@ const releaseScript = `if redis.call("GET", KEYS[1]) == ARGV[1] then return redi
 
 export const floor: Contender = {
   name: "floor (minimal ioredis)",
-  start: async (ports, waiting) => {
-    const clients = connect(ports)
+  start: async (ports, waiting, _slow, setup) => {
+    const clients = await connect(ports, setup)
     const sha = await clients[0].script("LOAD", releaseScript) as string
     await Promise.all(clients.slice(1).map((client) => client.script("LOAD", releaseScript)))
     return minimalRedlock(clients, waiting, (client, key, value) => client.evalsha(sha, 1, key, value))
@@ -123,22 +164,23 @@ export const floor: Contender = {
  */
 export const ourWire: Contender = {
   name: "effect-redlock's commands on bare ioredis",
-  start: async (ports, waiting) => {
-    const clients = connect(ports)
+  start: async (ports, waiting, _slow, setup) => {
+    const clients = await connect(ports, setup)
     await Promise.all(clients.map((client) => client.script("LOAD", Scripts.releaseOwned.lua)))
     return minimalRedlock(clients, waiting, (client, key, value) => client.evalsha(Scripts.releaseOwned.sha, 1, key, value))
   }
 }
 
-const effectClient = async (ports: ReadonlyArray<number>, waiting: Waiting, slow: boolean) => {
+const effectClient = async (ports: ReadonlyArray<number>, waiting: Waiting, slow: boolean, setup: Setup) => {
   const retry = waiting === "none"
     ? Redlock.noRetry
     : waiting === "10ms"
     ? Redlock.retry({ delay: "10 millis", times: 1000 })
     : Redlock.defaultRetry
+  const { clients, nodes } = await ourNodes(ports, setup)
   const runtime = ManagedRuntime.make(
     Redlock.layer({ retry, restartQuarantine: false, nodeTimeout: slow ? "2 seconds" : undefined }).pipe(
-      Layer.provide(Ioredis.layer(ports.map((port) => ({ host: "127.0.0.1", port }))))
+      Layer.provide(Ioredis.layer(nodes))
     )
   )
   const redlock = await runtime.runPromise(Redlock.Redlock)
@@ -153,7 +195,10 @@ const effectClient = async (ports: ReadonlyArray<number>, waiting: Waiting, slow
       })),
     unlock: (handle) =>
       runtime.runPromise(Scope.close((handle as { lock: Lock; scope: Scope.CloseableScope }).scope, Exit.void)),
-    close: () => runtime.dispose()
+    close: async () => {
+      await runtime.dispose()
+      await closeAll(clients)
+    }
   }
   return { client, redlock, runtime }
 }
@@ -161,19 +206,20 @@ const effectClient = async (ports: ReadonlyArray<number>, waiting: Waiting, slow
 /** effect-redlock called from promise code: one `runPromise` per lock and one per unlock. */
 export const effectRedlock: Contender = {
   name: "effect-redlock",
-  start: async (ports, waiting, slow = false) => (await effectClient(ports, waiting, slow)).client
+  start: async (ports, waiting, slow = false, setup = "library") => (await effectClient(ports, waiting, slow, setup)).client
 }
 
 /** effect-redlock's promise facade (effect-redlock/Promise), as promise code and node-redlock users meet it. */
 export const effectRedlockPromise: Contender = {
   name: "effect-redlock/Promise",
-  start: async (ports, waiting, slow = false) => {
+  start: async (ports, waiting, slow = false, setup = "library") => {
     const retry = waiting === "none"
       ? Redlock.noRetry
       : waiting === "10ms"
       ? Redlock.retry({ delay: "10 millis", times: 1000 })
       : Redlock.defaultRetry
-    const redlock = await makeRedlock(ports.map((port) => ({ host: "127.0.0.1", port })), {
+    const { clients, nodes } = await ourNodes(ports, setup)
+    const redlock = await makeRedlock(nodes, {
       retry,
       restartQuarantine: false,
       nodeTimeout: slow ? "2 seconds" : undefined
@@ -183,7 +229,10 @@ export const effectRedlockPromise: Contender = {
       unlock: async (handle) => {
         await redlock.release(handle as Lock)
       },
-      close: () => redlock.close()
+      close: async () => {
+        await redlock.close()
+        await closeAll(clients)
+      }
     }
   }
 }
@@ -197,8 +246,8 @@ export const effectRedlockPromise: Contender = {
 export const effectRedlockFibers: Contender = {
   name: "effect-redlock, loops as fibers",
   throughputOnly: true,
-  start: async (ports, waiting, slow = false) => {
-    const { client, redlock, runtime } = await effectClient(ports, waiting, slow)
+  start: async (ports, waiting, slow = false, setup = "library") => {
+    const { client, redlock, runtime } = await effectClient(ports, waiting, slow, setup)
     const runLoops = ({ loops, nextKey, record, running, ttlMillis }: Loops) => {
       const ttl = Duration.millis(ttlMillis)
       const lockUnlock = Effect.suspend(() => {
@@ -219,8 +268,8 @@ const nodeRedlockLike = (name: string, make: (clients: Array<Redis>, settings: o
   acquire: (resources: Array<string>, duration: number) => Promise<{ release: () => Promise<unknown> }>
 }): Contender => ({
   name,
-  start: async (ports, waiting) => {
-    const clients = connect(ports)
+  start: async (ports, waiting, _slow, setup) => {
+    const clients = await connect(ports, setup)
     const settings = waiting === "none"
       ? { retryCount: 0 }
       : waiting === "10ms"
@@ -249,8 +298,8 @@ export const sesameRedlock = nodeRedlockLike(
 
 export const redisSemaphore: Contender = {
   name: "redis-semaphore 5.8 (RedlockMutex)",
-  start: async (ports, waiting) => {
-    const clients = connect(ports)
+  start: async (ports, waiting, _slow, setup) => {
+    const clients = await connect(ports, setup)
     return {
       lock: async (key, ttlMillis) => {
         const mutex = new RedlockMutex(clients, key, {
@@ -270,8 +319,8 @@ export const redisSemaphore: Contender = {
 
 export const redlockUniversal: Contender = {
   name: "redlock-universal 0.8",
-  start: async (ports, waiting) => {
-    const clients = connect(ports)
+  start: async (ports, waiting, _slow, setup) => {
+    const clients = await connect(ports, setup)
     const adapters = clients.map((client) => new IoredisAdapter(client))
     return {
       lock: async (key, ttlMillis) => {
@@ -304,8 +353,8 @@ export const redlockUniversal: Contender = {
 export const floorAsEffect: Contender = {
   name: "floor as an Effect resource, loops as fibers",
   throughputOnly: true,
-  start: async (ports, waiting) => {
-    const client = await floor.start(ports, waiting)
+  start: async (ports, waiting, slow, setup) => {
+    const client = await floor.start(ports, waiting, slow, setup)
     const runLoops = ({ loops, nextKey, record, running, ttlMillis }: Loops) => {
       // Not `Effect.acquireRelease`: its finalizer diffs the fiber's
       // FiberRefs, which costs more than the rest of the scope (~7 µs).

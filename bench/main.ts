@@ -5,7 +5,9 @@
  *
  * Options: `--seconds S` per scenario (default 3), `--rounds R` (default 2),
  * `--cycles N` for the heap scenario (default 100000), `--only name,...`
- * (lock contenders only; the semaphore table (e) runs without it).
+ * (lock contenders only; the semaphore table (e) runs without it),
+ * `--setups library,connected,lazyConnect,aclNoPubsub` (how the contended
+ * scenarios' clients are made: contenders.ts `Setup`; default all).
  */
 import * as Effect from "effect/Effect"
 import * as Os from "node:os"
@@ -24,13 +26,19 @@ const rounds = Number(flag("rounds") ?? 2)
 const cycles = Number(flag("cycles") ?? 100_000)
 const only = flag("only")?.split(",")
 const contenders = Contenders.all.filter((c) => only === undefined || only.some((name) => c.name.includes(name)))
+const setups = (flag("setups")?.split(",") ?? Contenders.setups) as ReadonlyArray<Contenders.Setup>
+for (const setup of setups) {
+  if (!Contenders.setups.includes(setup)) throw new Error(`--setups: unknown setup ${setup} (${Contenders.setups.join(", ")})`)
+}
+
+/** The contended scenarios' results, by setup and waiting: `library:defaults`, `aclNoPubsub:10ms` ... */
+type ContendedKey = `${Contenders.Setup}:${Contenders.Waiting}`
 
 interface Row {
   sequential?: Array<Scenarios.Throughput>
   concurrent?: Array<Scenarios.Throughput>
   single?: Array<Scenarios.Throughput>
-  contendedDefaults?: Array<Scenarios.Contention>
-  contended10ms?: Array<Scenarios.Contention>
+  contended?: Partial<Record<ContendedKey, Array<Scenarios.Contention>>>
   heapMb?: number
 }
 
@@ -46,6 +54,9 @@ const mean = <A>(values: ReadonlyArray<A> | undefined, pick: (a: A) => number) =
 const program = Effect.gen(function*() {
   const fleet = yield* RedisFleet.RedisFleet
   const ports = fleet.servers.map((server) => server.port)
+  if (setups.includes("aclNoPubsub")) {
+    yield* Effect.forEach(fleet.servers, (server) => server.call("ACL", "SETUSER", Contenders.aclUser.username, ...Contenders.aclRule))
+  }
   const rows = new Map<string, Row>(contenders.map((c) => [c.name, {}]))
   const log = (line: string) => Effect.sync(() => console.error(line))
   yield* log(`bench: ${contenders.length} contenders, 5 redis-servers on ports ${ports.join(", ")}, ${seconds} s per scenario, ${rounds} rounds`)
@@ -63,8 +74,13 @@ const program = Effect.gen(function*() {
         push(row, "single", await Scenarios.throughput(single, 1, seconds, `n1:${tag}`))
         await single.close()
         if (contender.throughputOnly) return
-        push(row, "contendedDefaults", await Scenarios.contention(contender, ports, "defaults", 8, seconds, `d:${tag}`))
-        push(row, "contended10ms", await Scenarios.contention(contender, ports, "10ms", 8, seconds, `f:${tag}`))
+        for (const setup of setups) {
+          for (const waiting of ["defaults", "10ms"] as const) {
+            const contended = row.contended ??= {}
+            const results = contended[`${setup}:${waiting}`] ??= []
+            results.push(await Scenarios.contention(contender, ports, waiting, 8, seconds, `${setup}:${waiting}:${tag}`, setup))
+          }
+        }
       })
       yield* fleet.reset
       yield* log(`round ${round + 1}: ${contender.name} done`)
@@ -93,18 +109,29 @@ const throughputMetrics = (key: "sequential" | "concurrent" | "single"): Readonl
   ["CPU ms/op", (row) => mean(row[key], (t) => t.cpuPerOp), "lower"]
 ]
 
-const contentionMetrics = (key: "contendedDefaults" | "contended10ms"): ReadonlyArray<Metric> => [
-  ["acq/s", (row) => mean(row[key], (c) => c.acquisitionsPerSecond), "higher"],
-  ["handoff p50 ms", (row) => mean(row[key], (c) => c.handoffP50), "lower"],
-  ["handoff p99 ms", (row) => mean(row[key], (c) => c.handoffP99), "lower"],
-  ["wait p50 ms", (row) => mean(row[key], (c) => c.waitP50), "lower"],
-  ["wait p99 ms", (row) => mean(row[key], (c) => c.waitP99), "lower"],
-  ["wait max ms", (row) => mean(row[key], (c) => c.waitMax), "lower"],
-  ["re-acquired by releaser", (row) => mean(row[key], (c) => c.reacquiredShare), "lower"],
-  ["fairness (Jain)", (row) => mean(row[key], (c) => c.fairness), "higher"],
-  ["gave up", (row) => mean(row[key], (c) => c.gaveUp), "lower"],
-  ["overlaps", (row) => mean(row[key], (c) => c.overlaps), "lower"]
-]
+const contentionMetrics = (key: ContendedKey): ReadonlyArray<Metric> => {
+  const of = (pick: (c: Scenarios.Contention) => number) => (row: Row) => mean(row.contended?.[key], pick)
+  return [
+    ["acq/s", of((c) => c.acquisitionsPerSecond), "higher"],
+    ["handoff p50 ms", of((c) => c.handoffP50), "lower"],
+    ["handoff p99 ms", of((c) => c.handoffP99), "lower"],
+    ["wait p50 ms", of((c) => c.waitP50), "lower"],
+    ["wait p99 ms", of((c) => c.waitP99), "lower"],
+    ["wait max ms", of((c) => c.waitMax), "lower"],
+    ["re-acquired by releaser", of((c) => c.reacquiredShare), "lower"],
+    ["fairness (Jain)", of((c) => c.fairness), "higher"],
+    ["gave up", of((c) => c.gaveUp), "lower"],
+    ["overlaps", of((c) => c.overlaps), "lower"]
+  ]
+}
+
+/** How each setup's clients are made, as the tables' titles say it. */
+const setupTitles: Record<Contenders.Setup, string> = {
+  library: "connections each library opens (the peers: clients connected as usual)",
+  connected: "user clients, connected, passed as { client }",
+  lazyConnect: "user clients made with lazyConnect, connected before use",
+  aclNoPubsub: "an ACL user without pub/sub rights"
+}
 
 /**
  * The floor's own figure in each round, where they differ by more than a
@@ -115,8 +142,11 @@ const contentionMetrics = (key: "contendedDefaults" | "contended10ms"): Readonly
 const unevenRounds = (floorRow: Row, [label, value]: Metric): string | undefined => {
   const perRound = Array.from({ length: rounds }, (_, round) => {
     const one: Row = {}
+    const inRound = (list: unknown) => Array.isArray(list) ? [list[round]] : list
     for (const [key, list] of Object.entries(floorRow)) {
-      ;(one as Record<string, unknown>)[key] = Array.isArray(list) ? [list[round]] : list
+      ;(one as Record<string, unknown>)[key] = key === "contended"
+        ? Object.fromEntries(Object.entries(list as object).map(([setup, results]) => [setup, inRound(results)]))
+        : inRound(list)
     }
     return value(one)
   }).filter(Number.isFinite)
@@ -165,10 +195,12 @@ Effect.runPromise(program.pipe(Effect.scoped, Effect.provide(RedisFleet.layerLoc
     "",
     table("(b) 64 concurrent loops, distinct keys", throughputMetrics("concurrent"), rows),
     "",
-    table("(c) 8 workers, one key, 1 ms hold, each library's default waiting", contentionMetrics("contendedDefaults"), rows),
-    "",
-    table("(c') the same with a 10 ms retry delay", contentionMetrics("contended10ms"), rows),
-    "",
+    ...setups.flatMap((setup) => [
+      table(`(c) 8 workers, one key, 1 ms hold, each library's default waiting; ${setupTitles[setup]}`, contentionMetrics(`${setup}:defaults`), rows),
+      "",
+      table(`(c') the same with a 10 ms retry delay; ${setupTitles[setup]}`, contentionMetrics(`${setup}:10ms`), rows),
+      ""
+    ]),
     table("(d) N = 1, sequential", throughputMetrics("single"), rows),
     "",
     table(`heap growth over ${cycles} lock+unlock cycles (16 loops, after GC)`, [heap], rows),

@@ -4,7 +4,7 @@
  * servers are other processes).
  */
 import { Redis } from "ioredis"
-import type { Client, Contender, Loops, Waiting } from "./contenders.js"
+import type { Client, Contender, Loops, Setup, Waiting } from "./contenders.js"
 
 export interface Throughput {
   readonly opsPerSecond: number
@@ -98,16 +98,17 @@ const promiseLoops = (client: Client) => async ({ loops, nextKey, record, runnin
   await Promise.all(Array.from({ length: loops }, loop))
 }
 
-/** `workers` clients (own connections each) contending for one key, holding it 1 ms, for `seconds`. */
+/** `workers` clients (own connections each, made as `setup` says) contending for one key, holding it 1 ms, for `seconds`. */
 export const contention = async (
   contender: Contender,
   ports: ReadonlyArray<number>,
   waiting: Waiting,
   workers: number,
   seconds: number,
-  tag: string
+  tag: string,
+  setup: Setup = "library"
 ): Promise<Contention> => {
-  const clients = await Promise.all(Array.from({ length: workers }, () => contender.start(ports, waiting)))
+  const clients = await Promise.all(Array.from({ length: workers }, () => contender.start(ports, waiting, false, setup)))
   const key = `bench:contended:${tag}`
   const counts = clients.map(() => 0)
   const waits: Array<number> = []
