@@ -277,7 +277,9 @@ export interface RedisNode {
   /**
    * Set every key to `value` with a time to live of `ttlMillis`, only if none
    * of them holds another value (as `acquire`) and no waiter comes before
-   * `turn` in the line of any key; otherwise join each key's line when
+   * `turn` in the line of any key that does not hold `value` already (a key
+   * handed to us by a release is ours, whoever joined the line ahead of us
+   * since); otherwise join each key's line when
    * `turn.leaseMillis` > 0. Waiters whose lease ended are dropped from the
    * line first. A newcomer's place is its ticket, bounded by the node's own
    * time (at most 1 s before it, never after it), and is kept as it is for

@@ -207,6 +207,25 @@ const contract = <R>(tester: Tester<R>, harness: Effect.Effect<Harness, unknown,
       assert.deepStrictEqual(yield* h.keys, [], "nobody is left in line")
     }))
 
+  test("a key handed to the first waiter is its, even when a waiter with an earlier ticket joined the line since", (h) =>
+    Effect.gen(function*() {
+      const { node } = h
+      const ticketAt = ticketsFromNow()
+      const turn = (ticket: number, leaseMillis: number): RedisNode.Turn => ({ ticket: ticketAt(ticket), leaseMillis })
+      assert.strictEqual((yield* node.acquireInTurn(["q"], "holder", 10_000, turn(1, 0)))._tag, "Granted")
+      yield* node.acquireInTurn(["q"], "w2", 10_000, turn(20, 10_000))
+      assert.strictEqual(yield* node.release(["q"], "holder", true), 1)
+      assert.strictEqual(Option.getOrNull((yield* node.inspect("q")).value), "w2", "handed to the first in line")
+      // w1 started earlier, but joins only now: it stands first, and finds the key held by w2's handover.
+      assert.strictEqual((yield* node.acquireInTurn(["q"], "w1", 10_000, turn(10, 10_000)))._tag, "Held")
+      assert.strictEqual((yield* node.acquireInTurn(["q"], "w2", 10_000, turn(20, 10_000)))._tag, "Granted")
+      assert.strictEqual(yield* node.release(["q"], "w2", true), 1)
+      assert.strictEqual(Option.getOrNull((yield* node.inspect("q")).value), "w1", "then handed to w1")
+      assert.strictEqual((yield* node.acquireInTurn(["q"], "w1", 10_000, turn(10, 10_000)))._tag, "Granted")
+      assert.strictEqual(yield* node.release(["q"], "w1", true), 1)
+      assert.deepStrictEqual(yield* h.keys, [])
+    }))
+
   test("a place in line ends with its lease; releases and a first waiter leaving announce who is next", (h) =>
     Effect.gen(function*() {
       const { node } = h

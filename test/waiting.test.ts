@@ -321,6 +321,40 @@ describe("places in line (memory nodes, TestClock)", () => {
     }).pipe(Effect.scoped, Effect.provide(memory(5))))
 })
 
+describe("waiters that cannot hear releases (memory nodes, TestClock)", () => {
+  // The memory nodes, as nodes that cannot announce now (`hearsReleases`), or that have no announcements at all.
+  const deafManager = (deafness: "hearsNothing" | "noAnnouncements") =>
+    Effect.flatMap(RedisNode.RedisNodes, (nodes) =>
+      Effect.provideService(
+        Redlock.make(),
+        RedisNode.RedisNodes,
+        nodes.map((node): RedisNode.RedisNode =>
+          deafness === "hearsNothing" ? { ...node, hearsReleases: () => false } : { ...node, watchReleases: undefined })
+      ))
+  const lineSizes = Effect.flatMap(RedisNode.MemoryNodes, (control) =>
+    Effect.forEach([0, 1, 2], (index) =>
+      Effect.map(control.keys(index), (keys) => keys.filter((key) => key.endsWith("\u0000queue")).length)))
+
+  for (const deafness of ["hearsNothing", "noAnnouncements"] as const) {
+    it.effect(`${deafness}: the waiter takes no place in line, so a released key is free for a newcomer at once`, () =>
+      Effect.gen(function*() {
+        const holder = yield* Redlock.make()
+        const held = yield* holder.acquire("deaf", { ttl: "10 seconds" })
+        const deaf = yield* deafManager(deafness)
+        const waiting = yield* Effect.fork(
+          deaf.acquire("deaf", { ttl: "10 seconds", retry: Schedule.spaced("5 seconds").pipe(Schedule.intersect(Schedule.recurs(3))) })
+        )
+        yield* TestClock.adjust("100 millis")
+        assert.deepStrictEqual(yield* lineSizes, [0, 0, 0], "nobody in line")
+        yield* holder.release(held)
+        const newcomer = yield* Redlock.make()
+        const taken = yield* Effect.either(newcomer.acquire("deaf", { ttl: "10 seconds", retry: Redlock.noRetry }))
+        assert.strictEqual(taken._tag, "Right", "the newcomer holds the lock")
+        yield* Fiber.interrupt(waiting)
+      }).pipe(Effect.scoped, Effect.provide(memory(3))))
+  }
+})
+
 /** A live clock whose wall time can be stepped back; its monotonic time runs on. */
 const steppableClock = (live: Clock.Clock) => {
   const step = { backMillis: 0 }

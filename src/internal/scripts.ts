@@ -142,8 +142,10 @@ end
  * Returns { 1 } granted, { 2, pttl } held (the longest pttl; -1 when a key
  * never expires), { 3 } free but not our turn. A key of another type is a
  * WRONGTYPE error (nothing written); a key holding our own value (a late
- * answer of an earlier attempt) is ours. A waiter's place is its ticket, bounded by the
- * server's time when it joins (see ticketSlackMillis), and kept until it
+ * answer of an earlier attempt, or handed to us by a release) is ours,
+ * whoever joined the line ahead of us since (or a handover would deadlock
+ * the two until its lease ends). A waiter's place is its ticket, bounded by
+ * the server's time when it joins (see ticketSlackMillis), and kept until it
  * leaves: a grant keeps it too (and renews its lease), so that an attempt
  * refused after a split vote (whose undo keeps the place) is still in line;
  * the release takes it out.
@@ -153,9 +155,14 @@ export const acquireInTurn = script(`${queueFunctions}${wrongType}
 local n = #KEYS
 local value, ttl, ticket, lease = ARGV[1], wholeMillis(ARGV[2]), tonumber(ARGV[3]), wholeMillis(ARGV[4])
 local held, longest = false, 0
+-- Keys that hold our value already: handed to us by a release, or set by a
+-- late answer of our own earlier attempt. They are ours whoever stands
+-- before us in line now (someone who joined since the handover).
+local ours = {}
 for i = 1, n do
   local current = redis.pcall("GET", KEYS[i])
   if type(current) == "table" then return wrongType(KEYS[i]) end
+  ours[i] = current == value
   if current and current ~= value then
     held = true
     local pttl = redis.call("PTTL", KEYS[i])
@@ -176,7 +183,7 @@ for i = 1, n do
       places[i], kept[i] = score, true
     elseif head ~= nil then
       places[i], kept[i] = placeOf(queue, value, ticket, now)
-      if score < places[i] or (score == places[i] and head < value) then ourTurn = false end
+      if not ours[i] and (score < places[i] or (score == places[i] and head < value)) then ourTurn = false end
     end
   end
 end

@@ -133,6 +133,12 @@ class MemoryNode {
     return entry.value !== value
   }
 
+  /** Whether a live key holds `value`. */
+  holds(key: string, value: string, now: number): boolean {
+    const entry = this.live(key, now)
+    return entry?.type === "string" && entry.value === value
+  }
+
   /** A waiter's place in a key's line: the one it holds, or its ticket bounded by this node's time. */
   placeOf(key: string, value: string, ticket: number, now: number): number {
     return this.lines.get(key)?.get(value)?.ticket ??
@@ -200,9 +206,10 @@ class MemoryNode {
               longest = entry.expiresAt === undefined ? undefined : Math.max(longest, entry.expiresAt - now)
             }
           }
+          // As the script: a key that holds our value already (handed to us, or a late answer of ours) is ours.
           const ourTurn = keys.every((key) => {
             const head = this.first(key, now)
-            if (head === undefined || head.value === value) return true
+            if (head === undefined || head.value === value || this.holds(key, value, now)) return true
             const place = this.placeOf(key, value, turn.ticket, now)
             return head.ticket > place || (head.ticket === place && head.value > value)
           })
