@@ -25,8 +25,8 @@ export {
    */
   acquisitions,
   /**
-   * Acquisitions that failed once the retry schedule ran out, tagged `reason`: `NoQuorum` or
-   * `ValidityExpired`.
+   * Acquisitions that failed once the retry schedule ran out, tagged `reason`: `Held`,
+   * `NotYourTurn`, `NoQuorum` or `ValidityExpired` (`RedlockError.NotAcquiredReason`).
    *
    * @since 0.1.0
    * @category metrics

@@ -100,7 +100,7 @@ describe("metrics", () => {
       const control = yield* RedisNode.MemoryNodes
       const before = {
         acquisitions: yield* count(RedlockMetrics.acquisitions),
-        noQuorum: yield* count(Metric.tagged(RedlockMetrics.acquireFailures, "reason", "NoQuorum")),
+        held: yield* count(Metric.tagged(RedlockMetrics.acquireFailures, "reason", "Held")),
         expired: yield* count(Metric.tagged(RedlockMetrics.lostLocks, "reason", "Expired")),
         durations: yield* histogramCount(RedlockMetrics.acquireDuration),
         attempts: yield* histogramCount(RedlockMetrics.attemptsPerAcquire),
@@ -123,7 +123,7 @@ describe("metrics", () => {
 
       assert.strictEqual((yield* count(RedlockMetrics.acquisitions)) - before.acquisitions, 2)
       assert.strictEqual(
-        (yield* count(Metric.tagged(RedlockMetrics.acquireFailures, "reason", "NoQuorum"))) - before.noQuorum,
+        (yield* count(Metric.tagged(RedlockMetrics.acquireFailures, "reason", "Held"))) - before.held,
         1
       )
       assert.strictEqual((yield* count(Metric.tagged(RedlockMetrics.lostLocks, "reason", "Expired"))) - before.expired, 1)

@@ -62,7 +62,7 @@ layer(RedisFleet.layerLocal(5), { timeout: 60_000, excludeTestServices: true })(
         redlock.acquire("p:held", { ttl: 10_000, retry: Schedule.stop }).then(() => undefined, (error: unknown) => error)
       )
       assert.instanceOf(refused, LockNotAcquired)
-      assert.strictEqual((refused as LockNotAcquired).reason, "NoQuorum")
+      assert.strictEqual((refused as LockNotAcquired).reason, "Held")
       assert.strictEqual((refused as LockNotAcquired).attempts, 1)
       const invalid = yield* Effect.promise(() =>
         redlock.acquire("p:bad", { ttl: -5 }).then(() => undefined, (error: unknown) => error)

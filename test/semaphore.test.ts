@@ -221,7 +221,7 @@ layer(RedisFleet.layerLocal(5), { timeout: 60_000, excludeTestServices: true })(
       assert.deepStrictEqual(refusal.resources, ["exports"])
       // Three rounds (the first and two retries) of two slots each.
       assert.strictEqual(refusal.attempts, 6)
-      assert.strictEqual(refusal.reason, "NoQuorum")
+      assert.strictEqual(refusal.reason, "Held")
       yield* Effect.forEach(holders, (holder) => holder.release)
       yield* expectEmpty(fleet)
     }))

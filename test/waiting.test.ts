@@ -390,7 +390,7 @@ layer(RedisFleet.layerLocal(3), { timeout: 60_000, excludeTestServices: true })(
       const retry = Schedule.exponential("20 millis").pipe(Schedule.jittered, Schedule.intersect(Schedule.recurs(5)))
       const error = failureOf(yield* Effect.exit(Effect.scoped(waiter.acquire("jittered", { ttl: "5 seconds", retry }))))
       assert.instanceOf(error, LockNotAcquired)
-      assert.strictEqual(error.reason, "NoQuorum")
+      assert.strictEqual(error.reason, "Held")
       assert.isAtLeast(error.attempts, 6)
       const tags = error.outcomes.map((outcome) => outcome._tag)
       assert.notInclude(tags, "Failed", JSON.stringify(error.outcomes))
@@ -448,7 +448,7 @@ layer(RedisFleet.layerLocal(3), { timeout: 60_000, excludeTestServices: true })(
       const error = failureOf(yield* Fiber.join(waiting))
       const elapsed = performance.now() - started
       assert.instanceOf(error, LockNotAcquired)
-      assert.strictEqual(error.reason, "NoQuorum")
+      assert.strictEqual(error.reason, "Held")
       assert.isBelow(elapsed, 3_000, `gave up after ${Math.round(elapsed)} ms; the schedule allows ~600 ms`)
     }))
 
@@ -521,6 +521,38 @@ layer(RedisFleet.layerLocal(3), { timeout: 60_000, excludeTestServices: true })(
       yield* holder.release(held)
       const acquired = yield* Fiber.join(waiting)
       assert.isBelow(acquired - released, 500, `woken ${Math.round(acquired - released)} ms after the release (next poll: 10 s)`)
+    }))
+
+  it.scoped("a refusal says why: Held while another client holds the resource, NotYourTurn while a waiter ahead stands in line for it, NoQuorum when nodes fail", () =>
+    Effect.gen(function*() {
+      const fleet = yield* RedisFleet.RedisFleet
+      yield* fleet.reset
+      const holder = yield* redisManager(fleet.nodes)
+      const waiter = yield* redisManager(fleet.nodes)
+      const newcomer = yield* redisManager(fleet.nodes)
+      const refusal = (resource: string) =>
+        Effect.map(
+          Effect.exit(Effect.scoped(newcomer.acquire(resource, { ttl: "10 seconds", retry: Redlock.noRetry }))),
+          (exit) => failureOf(exit) as LockNotAcquired
+        )
+      yield* holder.acquire("why", { ttl: "10 seconds" })
+      const held = yield* refusal("why")
+      assert.strictEqual(held.reason, "Held")
+      assert.include(held.message, "another client holds it")
+      // A waiter stands in line; the holder's keys vanish without a release (as when they expire): the key is free, not ours.
+      const waiting = yield* Effect.fork(Effect.scoped(waiter.acquire("why", { ttl: "10 seconds", retry: slowRetry })))
+      yield* Effect.sleep("300 millis")
+      yield* Effect.forEach(fleet.servers, (server) => server.call("DEL", "redlock:why"))
+      const behind = yield* refusal("why")
+      assert.strictEqual(behind.reason, "NotYourTurn")
+      yield* Fiber.interrupt(waiting)
+      // Nodes that do not answer are not a busy resource.
+      yield* Effect.forEach([0, 1], (index) => fleet.servers[index].pause)
+      const failing = yield* Effect.map(
+        Effect.exit(Effect.scoped(newcomer.acquire("other", { ttl: "10 seconds", nodeTimeout: "100 millis", retry: Redlock.noRetry }))),
+        (exit) => failureOf(exit) as LockNotAcquired
+      ).pipe(Effect.ensuring(Effect.forEach([0, 1], (index) => fleet.servers[index].resume)))
+      assert.strictEqual(failing.reason, "NoQuorum")
     }))
 
   it.scoped("a waiter is woken by the release's announcement, and unsubscribes when done", () =>

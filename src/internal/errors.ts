@@ -37,14 +37,19 @@ export class InvalidOptions extends Schema.TaggedError<InvalidOptions>("effect-r
 
 /**
  * Why an acquisition attempt failed.
- * - `NoQuorum`: fewer than a majority of nodes granted the lock.
+ * - `Held`: the resource is taken: another client holds it on so many nodes
+ *   that no majority was possible without them.
+ * - `NotYourTurn`: the resource is taken or waited for: with the nodes where
+ *   a waiter ahead in line comes first, no majority was possible.
+ * - `NoQuorum`: fewer than a majority of nodes granted the lock, because
+ *   nodes failed, timed out or abstained (see `outcomes`).
  * - `ValidityExpired`: a majority granted it, but the attempt took so long
  *   that no validity was left (ttl - elapsed - drift <= 0).
  *
  * @since 0.1.0
  * @category errors
  */
-export const NotAcquiredReason = Schema.Literal("NoQuorum", "ValidityExpired")
+export const NotAcquiredReason = Schema.Literal("Held", "NotYourTurn", "NoQuorum", "ValidityExpired")
 
 /**
  * The lock could not be acquired within the retry schedule. Carries what every
@@ -73,7 +78,11 @@ export class LockNotAcquired extends Schema.TaggedError<LockNotAcquired>("effect
    * @since 0.1.0
    */
   override get message(): string {
-    const why = this.reason === "NoQuorum"
+    const why = this.reason === "Held"
+      ? "another client holds it"
+      : this.reason === "NotYourTurn"
+      ? "others wait for it ahead of this client"
+      : this.reason === "NoQuorum"
       ? `fewer than ${this.quorum} of ${this.outcomes.length} nodes granted it`
       : "a quorum granted it but no validity was left; raise ttl or lower nodeTimeout"
     return `lock on ${this.resources.join(", ")} not acquired after ${this.attempts} attempt(s) ` +

@@ -36,7 +36,7 @@ export const acquisitions = Metric.counter("redlock_acquisitions_total", {
 
 /**
  * Acquisitions that failed once the retry schedule ran out, tagged `reason`:
- * `NoQuorum` or `ValidityExpired`.
+ * `Held`, `NotYourTurn`, `NoQuorum` or `ValidityExpired`.
  *
  * @since 0.1.0
  * @category metrics

@@ -25,7 +25,7 @@ import type * as Lock from "../../Lock.js"
 import type { RedisNode, TurnAnswer } from "../../RedisNode.js"
 import type { AcquireOptions } from "../../Redlock.js"
 import * as Algorithm from "../algorithm.js"
-import { type InvalidOptions, LockNotAcquired } from "../errors.js"
+import { type InvalidOptions, LockNotAcquired, type NotAcquiredReason } from "../errors.js"
 import * as FanOut from "../fanOut.js"
 import { HeldLock, type LockFields } from "../lock.js"
 import * as LockValue from "../lockValue.js"
@@ -217,6 +217,24 @@ const tookKeys = (answer: boolean | TurnAnswer): boolean => answer === true || (
 // A node's answer that someone else holds the key (a refused probe, or the script's Held).
 const isHeld = (answer: boolean | TurnAnswer | undefined): boolean =>
   answer === false || (typeof answer === "object" && answer._tag === "Held")
+
+/**
+ * Why an attempt that no quorum granted was refused, from what the nodes
+ * answered: the resource is taken (`Held`) or waited for ahead of us
+ * (`NotYourTurn`) on so many nodes that no quorum was possible without
+ * them; otherwise nodes failed, timed out or abstained (`NoQuorum`).
+ */
+const whyRefused = (answers: ReadonlyArray<boolean | TurnAnswer | undefined>, quorum: number): typeof NotAcquiredReason.Type => {
+  let held = 0
+  let notYourTurn = 0
+  for (const answer of answers) {
+    if (isHeld(answer)) held++
+    else if (typeof answer === "object" && answer._tag === "NotYourTurn") notYourTurn++
+  }
+  if (answers.length - held < quorum) return "Held"
+  if (answers.length - held - notYourTurn < quorum) return "NotYourTurn"
+  return "NoQuorum"
+}
 
 /**
  * One acquisition: its attempts and the state they share, read by the
@@ -614,7 +632,7 @@ class Acquisition implements Waiting.Waiter<Lock.Lock>, Waiting.PlainWaiter<Held
     if (late !== undefined) this.undoLate(late, this.sent)
     return new Refused({
       resources,
-      reason: yes >= quorum ? "ValidityExpired" : "NoQuorum",
+      reason: yes >= quorum ? "ValidityExpired" : whyRefused(result.answers, quorum),
       attempts: this.attempts,
       elapsedMillis: Monotonic.unsafeMonotonicMillis(this.clock) - this.firstStart,
       quorum,
