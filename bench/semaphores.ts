@@ -7,7 +7,7 @@
  *
  * RedlockSemaphore counts holders on each node and grants a permit when a
  * majority of the counts is below the limit: fast, but not safe when clients
- * reach different majorities (README, "Semaphores"). The "most at once"
+ * reach different majorities (docs/semaphores-and-read-write-locks.md). The "most at once"
  * column is what this run saw, on healthy servers.
  */
 import { Duration, Effect, Layer, ManagedRuntime } from "effect"

@@ -7,7 +7,7 @@
  *
  * Nodes come from `--nodes` or `REDLOCK_NODES` (comma-separated redis://
  * URLs); a password comes from the URL or `REDLOCK_PASSWORD` and is never
- * printed. Exit codes: see exitCodes.ts (and README, "Command line").
+ * printed. Exit codes: see exitCodes.ts (and docs/command-line.md).
  */
 import * as Args from "@effect/cli/Args"
 import * as Command from "@effect/cli/Command"

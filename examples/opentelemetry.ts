@@ -4,6 +4,9 @@
  * Redlock.release) and metrics (see `RedlockMetrics`) go to its exporters.
  * Here, spans go to the console and the metrics are read once at the end.
  *
+ *   npm install @effect/opentelemetry@0.64 @effect/platform@0.97 @opentelemetry/api@1 \
+ *     @opentelemetry/sdk-trace-base@2 @opentelemetry/sdk-trace-node@2 @opentelemetry/sdk-metrics@2 \
+ *     @opentelemetry/resources@2 @opentelemetry/semantic-conventions@1   # the versions for effect 3
  *   REDLOCK_NODES=redis://127.0.0.1:6379,... npx tsx examples/opentelemetry.ts
  */
 import * as NodeSdk from "@effect/opentelemetry/NodeSdk"

@@ -2,6 +2,7 @@
  * Testing code that takes locks: in-memory nodes with fault controls, time
  * driven by the TestClock. No Redis needed.
  *
+ *   npm install --save-dev vitest@3 @effect/vitest@0.30   # the versions for effect 3 (their latest need effect 4)
  *   npx vitest run examples/testing.test.ts
  */
 import { assert, it } from "@effect/vitest"

@@ -46,7 +46,7 @@ export interface Acquisition {
  * `restart` loses every key, unless the node is durable; `durableRestart`
  * makes the node durable (AOF, appendfsync always) for the whole schedule,
  * from its start (a server does not change its persistence between runs:
- * README, "Restarts and quarantine"), and restarts it: it keeps its keys and
+ * docs/quarantine.md), and restarts it: it keeps its keys and
  * votes at once.
  */
 export type FaultKind = "down" | "slow" | "failing" | "restart" | "durableRestart"
@@ -230,7 +230,7 @@ const program = (plan: ContentionSchedule, options: Redlock.Options) =>
         )
       }
     }
-    // Without the quarantine, an empty restart may send tokens back (README, "Fencing tokens").
+    // Without the quarantine, an empty restart may send tokens back (docs/safety.md, "Fencing tokens").
     const emptyRestart = plan.faults.some((fault) => fault.kind === "restart" && !durable.has(fault.node))
     if (options.restartQuarantine !== false || !emptyRestart) {
       const last = new Map<string, bigint>()

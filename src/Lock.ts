@@ -65,7 +65,7 @@ export interface Lock {
    * The fencing token of the first resource: a number greater than the token
    * of every earlier holder of that resource, empty restarts of nodes
    * included, as long as the restart quarantine is on and the nodes' clocks
-   * agree within `maxTtl` (README, "Fencing tokens"). It reads like a time in
+   * agree within `maxTtl` (docs/safety.md, "Fencing tokens"). It reads like a time in
    * microseconds. Pass it to the storage the lock protects, which must
    * reject a write with a token smaller than one it has seen. Issued on first
    * use (two round trips to the nodes), then the same for this lock.

@@ -333,7 +333,7 @@ export interface RedisNode {
    * key, kept without expiry) to the larger of its count + 1 and the node's
    * time in microseconds, and return the new counts; `None` when any key is
    * not ours. (The time lets a counter lost in an empty restart start again
-   * above every token issued before it; README, "Fencing tokens".)
+   * above every token issued before it; docs/safety.md, "Fencing tokens".)
    */
   readonly incrementFences: (
     keys: ReadonlyArray<string>,

@@ -18,7 +18,7 @@ const runExample = (name: string, fleet: RedisFleet.Fleet) =>
       env: {
         ...process.env,
         REDLOCK_NODES: fleet.servers.slice(0, 3).map((server) => `redis://127.0.0.1:${server.port}`).join(","),
-        // The fleet's servers were just started: see README, "Restarts and quarantine".
+        // The fleet's servers were just started: see docs/quarantine.md.
         REDLOCK_RESTART_QUARANTINE: "false",
         STORAGE_URL: `redis://127.0.0.1:${fleet.servers[3].port}`
       },

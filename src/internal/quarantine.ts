@@ -67,7 +67,7 @@ export const startupNotice = (
   return `effect-redlock: ${waiting.length} of ${nodes.length} nodes abstain for now (${waiting.join("; ")})` +
     (voting < quorum ? `; ${voting} vote, ${quorum} needed: acquisitions fail until then` : "") +
     ". A server that keeps its keys (appendonly yes, appendfsync always) votes at once after a restart; " +
-    "restartQuarantine: false suits a throw-away development server only (README, \"Restarts and quarantine\")"
+    "restartQuarantine: false suits a throw-away development server only (docs/quarantine.md)"
 }
 
 /** Log the startup notice, if any, once (the quarantine may be off: `undefined`). */

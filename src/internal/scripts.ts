@@ -309,7 +309,7 @@ return { redis.call("PTTL", KEYS[1]), value }
  * A counter advances to the larger of its count + 1 and the server's time in
  * microseconds (a hybrid logical clock): a counter lost in an empty restart
  * starts again from the time, which is past every token issued before the
- * restart once the node has sat out its quarantine (README, "Fencing
+ * restart once the node has sat out its quarantine (docs/safety.md, "Fencing
  * tokens"). Decimal strings are compared length first, so nothing is lost.
  */
 export const incrementFences = script(`

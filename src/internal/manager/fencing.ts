@@ -1,5 +1,5 @@
 /**
- * Fencing tokens of a held lock (see README, "Fencing tokens").
+ * Fencing tokens of a held lock (see docs/safety.md, "Fencing tokens").
  *
  * @internal
  */
@@ -14,7 +14,7 @@ import type { HeldLock } from "../lock.js"
 import * as Monotonic from "../monotonic.js"
 import type { Settings } from "./settings.js"
 
-// Fencing tokens (see README, "Fencing tokens"). Round 1: on every node that
+// Fencing tokens (see docs/safety.md, "Fencing tokens"). Round 1: on every node that
 // still holds our keys, increment each resource's counter; the token is the
 // largest count of a majority. Round 2: raise the counter to the token on a
 // majority, still only where our keys are. Any later holder increments on a
