@@ -9,8 +9,14 @@ import * as Os from "node:os"
 export const usage = 64
 /** The lock was lost while the command ran; the command was stopped. */
 export const lockLost = 69
-/** The lock was not acquired within `--wait` (or at once, without `--wait`). */
+/** The lock was not acquired within `--wait` (or at once, without `--wait`): someone else holds it, or waits ahead. */
 export const notAcquired = 75
+/**
+ * The lock was not acquired because the nodes could not decide: too many are
+ * unreachable, refuse us (a wrong password), or sit out their restart
+ * quarantine. Not "busy": a cron job should alert on it, not skip quietly.
+ */
+export const nodesUnavailable = 76
 /** The command could not be started (not found, not executable). */
 export const cannotRun = 127
 /** Exit code of a process ended by `signal`, as shells report it. */

@@ -33,6 +33,7 @@ import * as Ioredis from "effect-redlock/RedisNode/Ioredis"
 import { InvalidOptions } from "effect-redlock/RedlockError"
 import * as Child from "./child.js"
 import * as ExitCodes from "./exitCodes.js"
+import * as Help from "./help.js"
 import * as Signals from "./signals.js"
 import { version } from "./version.js"
 
@@ -86,8 +87,10 @@ const managerSettings = {
   )
 }
 
+type ManagerFlags = { readonly [K in keyof typeof managerSettings]: Option.Option<readonly [string, string]> }
+
 /** The lock manager over the nodes and settings of the flags, else of the environment. */
-const manager = (flags: { readonly [K in keyof typeof managerSettings]: Option.Option<readonly [string, string]> }) => {
+const manager = (flags: ManagerFlags) => {
   const given = (Object.keys(managerSettings) as Array<keyof typeof managerSettings>).flatMap((key) => Option.toArray(flags[key]))
   const provider = ConfigProvider.fromMap(new Map(given)).pipe(ConfigProvider.orElse(ConfigProvider.fromEnv))
   return Redlock.layerConfig().pipe(
@@ -101,17 +104,42 @@ const isInvalidOptions = (u: unknown): u is InvalidOptions => u instanceof Inval
 const fail = (code: number, message: string) =>
   Effect.zipRight(Console.error(`redlock: ${message}`), Effect.sync(() => void (process.exitCode = code)))
 
-/** Errors every subcommand can meet before it does anything: no nodes, invalid options. */
-const setupErrors = <A, E, R>(self: Effect.Effect<A, E | ConfigError.ConfigError | InvalidOptions, R>) =>
+type ConfigLeaf = { readonly missing: boolean; readonly variable: string; readonly message: string }
+
+/** The first thing a configuration error found wrong (both sides of an "or" name the same variable). */
+const firstLeaf = (error: ConfigError.ConfigError): ConfigLeaf | undefined => {
+  switch (error._op) {
+    case "And":
+    case "Or":
+      return firstLeaf(error.left) ?? firstLeaf(error.right)
+    case "MissingData":
+    case "InvalidData":
+    case "SourceUnavailable":
+    case "Unsupported":
+      return { missing: error._op === "MissingData", variable: error.path.join("."), message: error.message }
+  }
+}
+
+/**
+ * Errors every subcommand can meet before it does anything: no nodes,
+ * invalid options. Each names what was wrong as the user gave it: the flag
+ * where one was given, else the variable.
+ */
+const setupErrors = (flags: ManagerFlags) =>
+<A, E, R>(self: Effect.Effect<A, E | ConfigError.ConfigError | InvalidOptions, R>) =>
   self.pipe(
-    Effect.catchIf(
-      ConfigError.isConfigError,
-      (error) =>
-        fail(
-          ExitCodes.usage,
-          `configuration: ${error} (nodes: pass --nodes redis://host:port,... or set REDLOCK_NODES; see --help)`
-        )
-    ),
+    Effect.catchIf(ConfigError.isConfigError, (error) => {
+      const leaf = firstLeaf(error)
+      if (leaf === undefined) return fail(ExitCodes.usage, `configuration: ${error}`)
+      if (leaf.missing && leaf.variable === "REDLOCK_NODES") {
+        return fail(ExitCodes.usage, "no nodes: pass --nodes redis://host:port,... or set REDLOCK_NODES (see --help)")
+      }
+      const key = (Object.keys(managerSettings) as Array<keyof typeof managerSettings>).find((name) =>
+        Option.exists(flags[name], ([variable]) => variable === leaf.variable)
+      )
+      const source = key === undefined ? leaf.variable : `--${key.replace(/[A-Z]/g, (letter) => `-${letter.toLowerCase()}`)}`
+      return fail(ExitCodes.usage, `${source}: ${leaf.message}`)
+    }),
     Effect.catchIf(isInvalidOptions, (error) => fail(ExitCodes.usage, error.message))
   )
 
@@ -184,11 +212,14 @@ const run = Command.make(
     }).pipe(
       Effect.scoped,
       Effect.catchTags({
-        LockNotAcquired: (error) => fail(ExitCodes.notAcquired, error.message),
+        LockNotAcquired: (error) =>
+          error.reason === "Held" || error.reason === "NotYourTurn"
+            ? fail(ExitCodes.notAcquired, error.message)
+            : fail(ExitCodes.nodesUnavailable, error.message),
         CannotRun: (error) => fail(ExitCodes.cannotRun, `cannot run ${error.command}: ${error.detail}`)
       }),
       Effect.provide(manager(flags)),
-      setupErrors
+      setupErrors(flags)
     )
 ).pipe(Command.withDescription("Run a command while holding a lock; release it when the command exits"))
 
@@ -209,14 +240,26 @@ const nodeLines = (view: Redlock.InspectResult, label: string) =>
     return Console.log(`${node.node}\t${label}${line}`)
   }, { discard: true })
 
+/** How many permit slots `inspect` looks at without `--limit`, for a resource used as a semaphore. */
+const slotsProbed = 64
+
 const showLock = (resource: string) =>
   Effect.gen(function*() {
     const view = yield* Redlock.inspect(resource)
     yield* nodeLines(view, "")
-    yield* Console.log(Option.match(view.holder, {
-      onNone: () => `${view.resource}: not locked (no majority of nodes holds it)`,
-      onSome: (holder) => `${view.resource}: locked by ${holder} on a majority, ${seconds(view.ttl)}`
-    }))
+    if (Option.isSome(view.holder)) {
+      return yield* Console.log(`${view.resource}: locked by ${view.holder.value} on a majority, ${seconds(view.ttl)}`)
+    }
+    // Not locked: it may be a semaphore's resource, whose permits are other keys.
+    const permits = yield* Semaphore.inspect(resource, slotsProbed)
+    const held = permits.slots.flatMap((slot, index) => Option.isSome(slot.holder) ? [index] : [])
+    yield* Console.log(
+      held.length === 0
+        ? `${view.resource}: not locked (no majority of nodes holds it), and no semaphore permit held`
+        : `${view.resource}: not locked, but ${held.length} semaphore permit(s) held on a majority (slots ${
+          held.join(", ")
+        }): see them with --limit N`
+    )
   })
 
 const showPermits = (resource: string, limit: number) =>
@@ -256,7 +299,7 @@ const inspect = Command.make(
       ? showReadWrite(flags.resource, flags.maxReaders.value)
       : Option.isSome(flags.limit)
       ? showPermits(flags.resource, flags.limit.value)
-      : showLock(flags.resource)).pipe(Effect.provide(manager(flags)), setupErrors)
+      : showLock(flags.resource)).pipe(Effect.provide(manager(flags)), setupErrors(flags))
 ).pipe(Command.withDescription("Show who holds a resource on each node"))
 
 const redlock = Command.make("redlock").pipe(
@@ -264,36 +307,29 @@ const redlock = Command.make("redlock").pipe(
   Command.withSubcommands([run, inspect])
 )
 
-const usage = `
-Usage:
-  redlock run --resource R [--ttl 30s] [--wait 10s] [--limit N | --mode read|write [--max-readers N]]
-              [--kill-after 10s] [--nodes redis://a,redis://b,...]
-              [--key-prefix P] [--max-ttl 30s] [--restart-quarantine on|off] ... -- <command> [args...]
-  redlock inspect R [--limit N | --max-readers N] [--nodes redis://a,redis://b,...] [--key-prefix P] ...
-  redlock <run|inspect> --help
-
-Nodes come from --nodes or REDLOCK_NODES; a password from the URL or REDLOCK_PASSWORD. Each other
-setting comes from its flag, else its REDLOCK_* variable (see --help), else the library's default.
-A server started less than --max-ttl ago votes only if it keeps its keys across restarts: for a local
-one, redis-server --appendonly yes --appendfsync always.
-Exit codes of run: the command's own; ${ExitCodes.usage} bad usage; ${ExitCodes.notAcquired} not acquired in time;
-${ExitCodes.lockLost} lock (or permit) lost (the command was stopped); ${ExitCodes.cannotRun} the command could not be started.`
-
 const cli = Command.run(redlock, { name: "redlock", version: version() })
 
 // The library's log lines (release warnings) go to stderr: stdout is the command's.
 const LogsToStderr = Logger.replace(Logger.defaultLogger, Logger.withConsoleError(Logger.logfmtLogger))
 
-const main = cli(process.argv).pipe(
-  // @effect/cli has printed what was wrong; the usage follows it.
-  Effect.catchIf(ValidationError.isValidationError, () =>
-    Effect.zipRight(
-      Console.error(usage),
-      Effect.sync(() => void (process.exitCode = ExitCodes.usage))
-    )),
-  Effect.provide(NodeContext.layer),
-  Effect.provide(LogsToStderr)
-)
+const args = process.argv.slice(2)
+const subcommandHelp = args[0] === "run" ? Help.run : args[0] === "inspect" ? Help.inspect : Help.top
+const asked = Help.preParse(args)
+
+const main = asked?._tag === "Help"
+  ? Console.log(asked.text)
+  : asked?._tag === "Unknown"
+  ? fail(ExitCodes.usage, `unknown flag ${asked.flag} (see redlock ${args[0]} --help)`)
+  : cli(process.argv).pipe(
+    // @effect/cli has printed what was wrong; the usage follows it.
+    Effect.catchIf(ValidationError.isValidationError, () =>
+      Effect.zipRight(
+        Console.error(subcommandHelp),
+        Effect.sync(() => void (process.exitCode = ExitCodes.usage))
+      )),
+    Effect.provide(NodeContext.layer),
+    Effect.provide(LogsToStderr)
+  )
 
 let stoppedBy: NodeJS.Signals | undefined
 const fiber = Effect.runFork(main)

@@ -6,6 +6,7 @@ import { assert, describe, it, layer } from "@effect/vitest"
 import { Duration, Effect, Option, Schedule } from "effect"
 import * as ChildProcess from "node:child_process"
 import * as Fs from "node:fs"
+import * as Net from "node:net"
 import * as Os from "node:os"
 import * as Path from "node:path"
 import { fileURLToPath } from "node:url"
@@ -39,6 +40,15 @@ const start = (args: ReadonlyArray<string>, env: Record<string, string | undefin
 }
 
 const cli = (args: ReadonlyArray<string>, env?: Record<string, string | undefined>) => start(args, env).finished
+
+/** A port nothing listens on (as a down server's). */
+const freePort = Effect.async<number>((resume) => {
+  const server = Net.createServer()
+  server.listen(0, "127.0.0.1", () => {
+    const { port } = server.address() as Net.AddressInfo
+    server.close(() => resume(Effect.succeed(port)))
+  })
+})
 
 const nodeList = (fleet: RedisFleet.Fleet) => fleet.servers.map((server) => `redis://127.0.0.1:${server.port}`).join(",")
 
@@ -261,6 +271,85 @@ layer(RedisFleet.layerLocal(3), { timeout: 60_000, excludeTestServices: true })(
       assert.notInclude(help, "--ttl text")
     }))
 
+  it.scoped("an unknown flag anywhere before -- exits 64 naming it, and runs nothing", () =>
+    Effect.gen(function*() {
+      const fleet = yield* RedisFleet.RedisFleet
+      const marker = Path.join(Os.tmpdir(), `redlock-unknown-flag-${process.pid}`)
+      const touch = [process.execPath, "-e", `require("fs").writeFileSync(${JSON.stringify(marker)}, "ran")`]
+      for (const args of [
+        ["run", "--resource", "job", "--tll", "10s", "--nodes", nodeList(fleet), "--", ...touch],
+        ["run", "--resource", "job", "--nodes", nodeList(fleet), "--tll=10s", "--", ...touch],
+        ["run", "--tll", "10s", "--resource", "job", "--nodes", nodeList(fleet), ...touch]
+      ]) {
+        const result = yield* cli(args)
+        assert.strictEqual(result.code, 64, result.stderr)
+        assert.include(result.stderr, "unknown flag --tll")
+      }
+      assert.isFalse(Fs.existsSync(marker), "the command did not run")
+      const inspect = yield* cli(["inspect", "job", "--limt", "3", "--nodes", nodeList(fleet)])
+      assert.strictEqual(inspect.code, 64)
+      assert.include(inspect.stderr, "unknown flag --limt")
+    }))
+
+  it.scoped("unreachable nodes or a wrong password exit 76, apart from a busy resource (75)", () =>
+    Effect.gen(function*() {
+      const fleet = yield* RedisFleet.RedisFleet
+      const dead = (yield* Effect.forEach([0, 1], () => freePort)).map((port) => `redis://127.0.0.1:${port}`)
+      const unreachable = yield* cli(["run", "--resource", "dead", "--nodes", [...dead, `redis://127.0.0.1:${fleet.servers[0].port}`].join(","), "--restart-quarantine", "off", "--", "true"])
+      assert.strictEqual(unreachable.code, 76, unreachable.stderr)
+      yield* Effect.acquireRelease(
+        Effect.forEach(fleet.servers, (server) => server.call("ACL", "SETUSER", "cli-user", "on", ">right", "~*", "&*", "+@all")),
+        () => Effect.ignore(Effect.forEach(fleet.servers, (server) => server.call("ACL", "DELUSER", "cli-user")))
+      )
+      const wrongPassword = fleet.servers.map((server) => `redis://cli-user:wrong@127.0.0.1:${server.port}`).join(",")
+      const refused = yield* cli(["run", "--resource", "auth", "--nodes", wrongPassword, "--restart-quarantine", "off", "--", "true"])
+      assert.strictEqual(refused.code, 76, refused.stderr)
+      assert.notInclude(refused.stderr, "wrong@", "the password is never printed")
+      assert.notInclude(refused.stderr, "appendfsync always", "no quarantine advice where it does not apply")
+    }))
+
+  it.scoped("--help describes every flag, lists the exit codes and an example, without colour in a pipe", () =>
+    Effect.gen(function*() {
+      for (const args of [["--help"], ["run", "--help"], ["inspect", "--help"]]) {
+        const result = yield* cli(args)
+        assert.strictEqual(result.code, 0, result.stderr)
+        assert.notInclude(result.stdout, "\u001b[", "no escape codes")
+        assert.notInclude(result.stdout, "A user-defined piece of text")
+        assert.include(result.stdout, "Example")
+      }
+      const run = (yield* cli(["run", "--help"])).stdout
+      for (const code of ["64", "69", "75", "76", "127"]) assert.match(run, new RegExp(`^  ${code} `, "m"))
+      for (const flag of ["--resource NAME", "--wait DURATION", "--limit N", "--mode lock|read|write", "--kill-after DURATION"]) {
+        assert.include(run, flag)
+      }
+    }))
+
+  it.scoped("a configuration error names the flag or the variable that was wrong", () =>
+    Effect.gen(function*() {
+      const flag = yield* cli(["inspect", "r", "--nodes", "http://example"])
+      assert.strictEqual(flag.code, 64)
+      assert.include(flag.stderr, "--nodes: not a redis:// URL")
+      const variable = yield* cli(["inspect", "r"], { REDLOCK_NODES: "nope" })
+      assert.strictEqual(variable.code, 64)
+      assert.include(variable.stderr, "REDLOCK_NODES: not a redis:// URL")
+      const none = yield* cli(["inspect", "r"])
+      assert.strictEqual(none.code, 64)
+      assert.include(none.stderr, "no nodes: pass --nodes")
+      assert.notInclude(none.stderr, "Missing data")
+    }))
+
+  it.scoped("inspect without --limit of a semaphore's resource says permits are held", () =>
+    Effect.gen(function*() {
+      const fleet = yield* RedisFleet.RedisFleet
+      const holder = yield* redisManager(fleet.nodes)
+      yield* Effect.replicateEffect(holder.acquirePermit("thumbs", { limit: 3, ttl: "20 seconds" }), 2)
+      const result = yield* cli(["inspect", "thumbs", "--nodes", nodeList(fleet)])
+      assert.strictEqual(result.code, 0, result.stderr)
+      assert.match(result.stdout, /thumbs: not locked, but 2 semaphore permit\(s\) held on a majority/)
+      const free = yield* cli(["inspect", "nothing-here", "--nodes", nodeList(fleet)])
+      assert.include(free.stdout, "nothing-here: not locked (no majority of nodes holds it), and no semaphore permit held")
+    }))
+
   it.scoped("bad flags print the usage and exit with 64; so does a missing node list", () =>
     Effect.gen(function*() {
       const bad = yield* cli(["run", "--resource", "r", "--ttl", "soon", "--", "true"])
@@ -280,7 +369,7 @@ layer(RedisFleet.layerLocal(3), { timeout: 60_000, excludeTestServices: true })(
 for (const durable of [false, true]) {
   const name = `first run on servers just started ${durable ? "with AOF, appendfsync always" : "without persistence"}`
   layer(RedisFleet.layerLocal(3, { persistence: durable }), { timeout: 60_000, excludeTestServices: true })(name, (it) => {
-    it.scoped(durable ? "the lock is granted at once" : "exit 75, and stderr says which nodes wait, why, and what to do", () =>
+    it.scoped(durable ? "the lock is granted at once" : "exit 76, and stderr says which nodes wait, why, and what to do", () =>
       Effect.gen(function*() {
         const fleet = yield* RedisFleet.RedisFleet
         const result = yield* cli(["run", "--resource", "nightly", "--nodes", nodeList(fleet), "--", "echo", "hi"])
@@ -289,7 +378,7 @@ for (const durable of [false, true]) {
           assert.strictEqual(result.stdout, "hi\n")
           assert.notInclude(result.stderr, "abstain")
         } else {
-          assert.strictEqual(result.code, 75)
+          assert.strictEqual(result.code, 76, "the nodes could not decide: not the code of a busy resource (75)")
           assert.include(result.stderr, "3 of 3 nodes abstain for now")
           assert.include(result.stderr, "no AOF: a restart loses keys")
           assert.include(result.stderr, "appendonly yes, appendfsync always")

@@ -172,6 +172,19 @@ layer(RedisFleet.layerLocal(2, { password: "s3cret" }), { timeout: 30_000, exclu
         assert.isTrue(joined)
       }))
 
+    it.scoped("a server that refuses the connection does not hold the layer up for its connect timeout", () =>
+      Effect.gen(function*() {
+        const fleet = yield* RedisFleet.RedisFleet
+        const server = fleet.servers[0]
+        yield* server.kill
+        const started = performance.now()
+        const [node] = yield* nodesOf(Ioredis.layer([{ ...fleet.nodes[0], connectTimeout: "3 seconds" }]))
+        const built = performance.now() - started
+        yield* server.start
+        assert.isBelow(built, 1_500, `built in ${Math.round(built)} ms; the connect timeout is 3 s`)
+        assert.strictEqual(node.run()._tag, "Unknown")
+      }))
+
     it.scoped("commands sent in the same turn reach the server in one write", () =>
       Effect.gen(function*() {
         const fleet = yield* RedisFleet.RedisFleet

@@ -85,8 +85,8 @@ describe("the packages as users install them", () => {
     const tooling = /^(test|bench|faults|fleet|cli|demo|examples|scripts|\.ci)\/|^tsconfig|^vitest/
     assert.deepStrictEqual(libraryFiles.filter((file) => tooling.test(file)), [])
     const cliFiles = await files(cli)
-    assert.includeMembers(cliFiles, ["package.json", "LICENSE", "dist/main.js"])
-    assert.deepStrictEqual(cliFiles.filter((file) => !/^(package\.json|LICENSE|dist\/.*\.js)$/.test(file)), [])
+    assert.includeMembers(cliFiles, ["package.json", "README.md", "LICENSE", "dist/main.js"])
+    assert.deepStrictEqual(cliFiles.filter((file) => !/^(package\.json|README\.md|LICENSE|dist\/.*\.js)$/.test(file)), [])
   })
 
   it("the library installs with no dependencies of its own; effect and ioredis are peers", async () => {
@@ -220,7 +220,8 @@ export const fromPromises = async (): Promise<string> => {
     const bin = Path.join(project(), "node_modules", ".bin", "redlock")
     assert.strictEqual((await run(bin, ["--version"], project())).trim(), "0.1.0")
     const help = (await run(bin, ["--help"], project())).replace(/\u001b\[[0-9;]*m/g, "")
-    assert.match(help, /- run --resource /)
-    assert.match(help, /- inspect /)
+    assert.match(help, /redlock run --resource NAME/)
+    assert.match(help, /redlock inspect NAME/)
+    assert.match(help, /^ {2}76 /m, "the exit codes")
   })
 })

@@ -317,7 +317,14 @@ const watch = (name: string, client: Redis, timeout: Duration.Duration, settings
     const scripts = yield* LoadedScripts.watch(client, Scripts.nodeScripts)
     const run = yield* ServerRun.watch(client, durable)
     const releases = yield* ReleaseSubscriber.make(client)
-    yield* Effect.zipRight(run.identified, Effect.promise(scripts.settled)).pipe(
+    // A server that refuses the connection (down, a wrong port or password)
+    // is not waited for either: the node joins when the server answers.
+    const refused = Effect.async<void>((resume) => {
+      const onError = () => resume(Effect.void)
+      client.once("error", onError)
+      return Effect.sync(() => void client.off("error", onError))
+    })
+    yield* Effect.raceFirst(Effect.zipRight(run.identified, Effect.promise(scripts.settled)), refused).pipe(
       Effect.timeoutTo({ duration: timeout, onTimeout: () => void 0, onSuccess: () => void 0 })
     )
     return makeNode(name, client, errors.last, run.current, scripts, maxPending, releases)

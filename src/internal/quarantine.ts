@@ -57,17 +57,21 @@ export const startupNotice = (
   quarantineMillis: number,
   nowMillis: number
 ): string | undefined => {
+  let restarted = 0
   const waiting = nodes.flatMap((node) => {
     const run = node.run()
     const why = abstention(run, run, nowMillis, quarantineMillis)
+    if (why !== undefined && run._tag === "Known") restarted++
     return why === undefined ? [] : [`${node.name}: ${why}`]
   })
   if (waiting.length === 0) return undefined
   const voting = nodes.length - waiting.length
+  // The advice on persistence only where a server sits out its quarantine, not for one that is down or refuses us.
   return `effect-redlock: ${waiting.length} of ${nodes.length} nodes abstain for now (${waiting.join("; ")})` +
     (voting < quorum ? `; ${voting} vote, ${quorum} needed: acquisitions fail until then` : "") +
-    ". A server that keeps its keys (appendonly yes, appendfsync always) votes at once after a restart; " +
-    "restartQuarantine: false suits a throw-away development server only (docs/quarantine.md)"
+    (restarted === 0 ? "" :
+      ". A server that keeps its keys (appendonly yes, appendfsync always) votes at once after a restart; " +
+        "restartQuarantine: false suits a throw-away development server only (docs/quarantine.md)")
 }
 
 /** Log the startup notice, if any, once (the quarantine may be off: `undefined`). */
