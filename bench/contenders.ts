@@ -12,6 +12,7 @@ import { createRedlock, IoredisAdapter } from "redlock-universal"
 import * as Redlock from "../src/Redlock.js"
 import * as Ioredis from "../src/RedisNode/Ioredis.js"
 import { makeRedlock } from "../src/Promise.js"
+import type { PromiseLock } from "../src/Promise.js"
 import type { Lock } from "../src/Lock.js"
 import * as Scripts from "../src/internal/scripts.js"
 
@@ -227,7 +228,7 @@ export const effectRedlockPromise: Contender = {
     return {
       lock: (key, ttlMillis) => redlock.acquire(key, { ttl: ttlMillis }).catch(() => undefined),
       unlock: async (handle) => {
-        await redlock.release(handle as Lock)
+        await redlock.release(handle as PromiseLock)
       },
       close: async () => {
         await redlock.close()

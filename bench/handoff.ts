@@ -16,7 +16,7 @@ import * as Effect from "effect/Effect"
 import { Redis } from "ioredis"
 import * as RedisFleet from "../fleet/RedisFleet.js"
 import * as Scripts from "../src/internal/scripts.js"
-import type { Lock } from "../src/Lock.js"
+import type { PromiseLock } from "../src/Promise.js"
 import { makeRedlock } from "../src/Promise.js"
 import * as Redlock from "../src/Redlock.js"
 import { percentile } from "./scenarios.js"
@@ -97,7 +97,7 @@ const measureLibrary = async (ports: ReadonlyArray<number>) => {
     const key = `bench:handoff:library:${i}`
     const held = await holder.acquire(key, { ttl: ttlMillis })
     let grantedAt = 0
-    const waiting = waiter.acquire(key, { ttl: ttlMillis }).then((lock: Lock) => {
+    const waiting = waiter.acquire(key, { ttl: ttlMillis }).then((lock: PromiseLock) => {
       grantedAt = performance.now()
       return lock
     })

@@ -40,27 +40,35 @@
 import type { NonEmptyReadonlyArray } from "effect/Array"
 import * as Cause from "effect/Cause"
 import type * as Clock from "effect/Clock"
-import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import type * as Fiber from "effect/Fiber"
 import * as FiberId from "effect/FiberId"
+import * as Duration from "effect/Duration"
 import * as Layer from "effect/Layer"
 import * as ManagedRuntime from "effect/ManagedRuntime"
+import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
+import * as Schedule from "effect/Schedule"
+import * as Scope from "effect/Scope"
 import * as FanOut from "./internal/fanOut.js"
 import type { HeldLock } from "./internal/lock.js"
 import * as Acquisition from "./internal/manager/acquisition.js"
 import * as Extension from "./internal/manager/extension.js"
 import * as Inspection from "./internal/manager/inspection.js"
+import * as ReadWrite from "./internal/manager/readWrite.js"
 import * as Release from "./internal/manager/release.js"
+import * as Semaphore from "./internal/manager/semaphore.js"
 import * as Settings from "./internal/manager/settings.js"
 import * as Monotonic from "./internal/monotonic.js"
 import * as Retry from "./internal/retry.js"
 import type * as Waiting from "./internal/waiting.js"
 import type * as Lock from "./Lock.js"
-import type { RedisNodes } from "./RedisNode.js"
+import type { NodeOutcome, RedisNodes } from "./RedisNode.js"
 import type * as Ioredis from "./RedisNode/Ioredis.js"
+import type { ReadWriteOptions } from "./ReadWriteLock.js"
 import type { AcquireOptions, InspectResult, Options, ReleaseResult, RetryOptions, RetrySchedule } from "./Redlock.js"
+import type { PermitOptions } from "./Semaphore.js"
 
 /**
  * A retry schedule from a delay, its jitter and a number of retries, for the
@@ -81,9 +89,17 @@ import type { AcquireOptions, InspectResult, Options, ReleaseResult, RetryOption
 export const retry: (options: RetryOptions) => RetrySchedule = Retry.unsafeMake
 
 /**
- * The options of one acquisition (`Redlock.AcquireOptions`: `ttl` in ms or
- * any duration, `retry`, `nodeTimeout`, `autoExtend`), and a signal that
- * gives up waiting when it aborts.
+ * No retry: one attempt, then the refusal (`LockNotAcquired`).
+ *
+ * @since 0.1.0
+ * @category schedules
+ */
+export const noRetry: RetrySchedule = Schedule.stop
+
+/**
+ * The options of one acquisition (`Redlock.AcquireOptions`: `ttl` in ms,
+ * `retry`, `nodeTimeout` in ms, `autoExtend`), and a signal that gives up
+ * waiting when it aborts.
  *
  * @since 0.1.0
  * @category models
@@ -92,6 +108,64 @@ export interface PromiseAcquireOptions extends AcquireOptions {
   /** Aborting it stops the waiting: the acquisition leaves every line and rejects. */
   readonly signal?: AbortSignal | undefined
 }
+
+/**
+ * A held lock (or permit, or read or write hold) in plain values: times in
+ * milliseconds, methods that return numbers or promises.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface PromiseLock {
+  /** The resources it holds (for a permit or a read hold: its slot). */
+  readonly resources: ReadonlyArray<string>
+  /** The lock value on the nodes: 160 random bits, unique to this hold. */
+  readonly value: string
+  /** The ttl it was acquired with, in ms. */
+  readonly ttlMillis: number
+  /** How long it was valid when granted, in ms (ttl less the attempt's time and the drift allowance). */
+  readonly validityMillis: number
+  /** Attempts made to acquire it. */
+  readonly attempts: number
+  /** What each node answered to the attempt that granted it. */
+  readonly outcomes: ReadonlyArray<NodeOutcome>
+  /** Milliseconds of validity left now (0 once it ran out); extensions move it. */
+  remaining(): number
+  /** A fencing token for this hold (docs/safety.md); rejects with `LockLost` or `FencingTokenUnavailable`. */
+  fencingToken(): Promise<bigint>
+}
+
+/**
+ * Who holds a resource, node by node, in plain values (`null` where nothing is).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface PromiseInspection {
+  readonly resource: string
+  /** The lock value held on a majority of nodes, or `null`: then nobody holds it. */
+  readonly holder: string | null
+  /** The shortest time to live left among that majority, in ms, or `null`. */
+  readonly ttlMillis: number | null
+  /** Each node's view: its value and time to live (`null` when none), or why it could not be read. */
+  readonly nodes: ReadonlyArray<
+    | { readonly node: string; readonly value: string | null; readonly ttlMillis: number | null }
+    | { readonly node: string; readonly unreadable: NodeOutcome }
+  >
+}
+
+/**
+ * The nodes of a lock manager for promise code: as `Ioredis.NodeOptions`,
+ * with the password a plain string if you like.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type PromiseNodeOptions =
+  | Ioredis.ClientOptions
+  | (Omit<Ioredis.ConnectionOptions, "password"> & {
+    readonly password?: string | Redacted.Redacted<string> | undefined
+  })
 
 /**
  * A lock manager for promise code.
@@ -104,11 +178,11 @@ export interface PromiseRedlock {
   readonly acquire: (
     resources: string | NonEmptyReadonlyArray<string>,
     options: PromiseAcquireOptions
-  ) => Promise<Lock.Lock>
+  ) => Promise<PromiseLock>
   /** Release on every node (stops its auto-extension first); never rejects for a node's failure. */
-  readonly release: (lock: Lock.Lock) => Promise<ReleaseResult>
-  /** Extend to `ttl` (default: its own); rejects with `LockLost`, `LockNotExtended` or `ExtensionLimitReached`. */
-  readonly extend: (lock: Lock.Lock, ttl?: Duration.DurationInput) => Promise<Lock.Lock>
+  readonly release: (lock: PromiseLock) => Promise<ReleaseResult>
+  /** Extend to `ttlMillis` (default: its own); rejects with `LockLost`, `LockNotExtended` or `ExtensionLimitReached`. */
+  readonly extend: (lock: PromiseLock, ttlMillis?: number) => Promise<PromiseLock>
   /**
    * Acquire, run `body`, release however it ends. The signal aborts (with
    * the `LockLost` error as its reason) when the lock is lost: its validity
@@ -117,30 +191,55 @@ export interface PromiseRedlock {
   readonly using: <A>(
     resources: string | NonEmptyReadonlyArray<string>,
     options: PromiseAcquireOptions,
-    body: (lock: Lock.Lock, signal: AbortSignal) => Promise<A>
+    body: (lock: PromiseLock, signal: AbortSignal) => Promise<A>
   ) => Promise<A>
   /** Who holds a resource on each node. */
-  readonly inspect: (resource: string) => Promise<InspectResult>
-  /** Stop the manager: auto-extensions stop, connections the manager opened are closed. */
+  readonly inspect: (resource: string) => Promise<PromiseInspection>
+  /** One of `limit` permits of a resource (a semaphore: `Semaphore.acquire`); release it with `release`. */
+  readonly acquirePermit: (resource: string, options: PermitOptions & PromiseAcquireOptions) => Promise<PromiseLock>
+  /** `using` with a permit. */
+  readonly usingPermit: <A>(
+    resource: string,
+    options: PermitOptions & PromiseAcquireOptions,
+    body: (permit: PromiseLock, signal: AbortSignal) => Promise<A>
+  ) => Promise<A>
+  /** A read hold, shared with other readers (a read-write lock: `ReadWriteLock.acquireRead`). */
+  readonly acquireRead: (resource: string, options: ReadWriteOptions & PromiseAcquireOptions) => Promise<PromiseLock>
+  /** A write hold: no reader, no other writer (`ReadWriteLock.acquireWrite`). */
+  readonly acquireWrite: (resource: string, options: ReadWriteOptions & PromiseAcquireOptions) => Promise<PromiseLock>
+  /** `using` with a read hold. */
+  readonly usingRead: <A>(
+    resource: string,
+    options: ReadWriteOptions & PromiseAcquireOptions,
+    body: (hold: PromiseLock, signal: AbortSignal) => Promise<A>
+  ) => Promise<A>
+  /** `using` with a write hold. */
+  readonly usingWrite: <A>(
+    resource: string,
+    options: ReadWriteOptions & PromiseAcquireOptions,
+    body: (hold: PromiseLock, signal: AbortSignal) => Promise<A>
+  ) => Promise<A>
+  /** Stop the manager: auto-extensions stop, held permits and holds are released, connections it opened are closed. */
   readonly close: () => Promise<void>
 }
 
 /**
  * A lock manager over Redis nodes: connection options or ioredis clients
  * (`effect-redlock/RedisNode/Ioredis` `NodeOptions`, whose module is loaded
- * only then), or any layer of nodes (`RedisNode.layerMemory` in tests).
- * Rejects with `InvalidOptions` for invalid options.
+ * only then, a password may be a plain string), or any layer of nodes
+ * (`RedisNode.layerMemory` in tests). Rejects with `InvalidOptions` for
+ * invalid options.
  *
  * @since 0.1.0
  * @category constructors
  */
 export const makeRedlock = async (
-  nodes: ReadonlyArray<Ioredis.NodeOptions> | Layer.Layer<RedisNodes, unknown>,
+  nodes: ReadonlyArray<PromiseNodeOptions> | Layer.Layer<RedisNodes, unknown>,
   options: Options = {}
 ): Promise<PromiseRedlock> => {
   const nodesLayer = Layer.isLayer(nodes)
     ? nodes as Layer.Layer<RedisNodes, unknown>
-    : (await import("./RedisNode/Ioredis.js")).layer(nodes as ReadonlyArray<Ioredis.NodeOptions>)
+    : (await import("./RedisNode/Ioredis.js")).layer((nodes as ReadonlyArray<PromiseNodeOptions>).map(withRedactedPassword))
   const runtime = ManagedRuntime.make(nodesLayer)
   const made = await runtime.runPromiseExit(Effect.zip(Settings.fromContext(options), Effect.clock))
   if (Exit.isFailure(made)) {
@@ -149,6 +248,61 @@ export const makeRedlock = async (
   }
   return fromSettings(runtime, made.value[0], made.value[1])
 }
+
+// A password given as a plain string is redacted at once, so that it never shows in logs or errors.
+const withRedactedPassword = (node: PromiseNodeOptions): Ioredis.NodeOptions =>
+  "client" in node || typeof node.password !== "string" ? node as Ioredis.NodeOptions : { ...node, password: Redacted.make(node.password) }
+
+/** A held lock as `PromiseLock` shows it; the state is the manager's. */
+class PlainLock implements PromiseLock {
+  constructor(
+    readonly held: HeldLock,
+    readonly manager: object,
+    private readonly clock: Clock.Clock,
+    private readonly run: <A, E>(effect: Effect.Effect<A, E>) => Promise<A>,
+    /** Where a permit or a read or write hold is registered: closed when it is released. */
+    readonly scope: Scope.CloseableScope | undefined
+  ) {}
+  get resources() {
+    return this.held.resources
+  }
+  get value() {
+    return this.held.value
+  }
+  get ttlMillis() {
+    return Duration.toMillis(this.held.ttl)
+  }
+  get validityMillis() {
+    return Duration.toMillis(this.held.validity)
+  }
+  get attempts() {
+    return this.held.attempts
+  }
+  get outcomes() {
+    return this.held.outcomes
+  }
+  remaining(): number {
+    return Math.max(0, this.held.validUntilMillis - Monotonic.unsafeMonotonicMillis(this.clock))
+  }
+  fencingToken(): Promise<bigint> {
+    return this.run(this.held.fencingToken)
+  }
+}
+
+const plainInspection = (view: InspectResult): PromiseInspection => ({
+  resource: view.resource,
+  holder: Option.getOrNull(view.holder),
+  ttlMillis: Option.getOrNull(Option.map(view.ttl, Duration.toMillis)),
+  nodes: view.nodes.map((node) =>
+    node._tag === "Unreadable"
+      ? { node: node.outcome.node, unreadable: node.outcome }
+      : {
+        node: node.node,
+        value: Option.getOrNull(node.state.value),
+        ttlMillis: Option.getOrNull(Option.map(node.state.ttl, Duration.toMillis))
+      }
+  )
+})
 
 const fromSettings = (
   runtime: ManagedRuntime.ManagedRuntime<RedisNodes, unknown>,
@@ -173,6 +327,15 @@ const fromSettings = (
     ), runThen)
   // The auto-extension of each lock that has one, stopped before its release.
   const extensions = new Map<HeldLock, Fiber.RuntimeFiber<void, unknown>>()
+  // The scopes of permits and read or write holds not released yet, closed by close().
+  const scopes = new Set<Scope.CloseableScope>()
+  const identity = {}
+  const plain = (lock: HeldLock, scope?: Scope.CloseableScope) => new PlainLock(lock, identity, clock, run, scope)
+
+  const heldOf = (lock: PromiseLock): PlainLock => {
+    if (lock instanceof PlainLock && lock.manager === identity) return lock
+    throw new TypeError("effect-redlock: this lock was not acquired by this lock manager")
+  }
 
   // The options are read as AcquireOptions: the signal is not one of them, and copying them costs an object per lock.
   const acquire: PromiseRedlock["acquire"] = async (resources, options) => {
@@ -182,24 +345,38 @@ const fromSettings = (
       extensions.set(lock, fiber)
       fiber.addObserver(() => extensions.delete(lock))
     }
-    return lock
+    return plain(lock)
   }
 
-  const release: PromiseRedlock["release"] = (lock) => {
-    let state: HeldLock
-    try {
-      state = Settings.held(settings, lock)
-    } catch (error) {
-      return Promise.reject(error)
-    }
-    extensions.get(state)?.unsafeInterruptAsFork(FiberId.none)
-    if (engine === undefined) return run(Release.release(settings, state))
-    return new Promise((resolve) => Release.releaseWithPromises(settings, state, engine, [], resolve))
+  // A permit or a read or write hold: acquired in a scope of its own, which its release closes.
+  const acquireScoped = async (
+    acquireIn: Effect.Effect<Lock.Lock, unknown, Scope.Scope>,
+    signal: AbortSignal | undefined
+  ): Promise<PromiseLock> => {
+    const scope = Effect.runSync(Scope.make())
+    scopes.add(scope)
+    const exit = await runtime.runPromiseExit(Scope.extend(acquireIn, scope), { signal })
+    if (Exit.isSuccess(exit)) return plain(Settings.held(settings, exit.value), scope)
+    scopes.delete(scope)
+    await Effect.runPromise(Scope.close(scope, Exit.void))
+    return rejectWith(exit.cause, signal)
   }
 
-  const using: PromiseRedlock["using"] = async (resources, options, body) => {
-    const lock = await acquire(resources, options)
-    const held = lock as HeldLock
+  const release: PromiseRedlock["release"] = async (lock) => {
+    const { held, scope } = heldOf(lock)
+    extensions.get(held)?.unsafeInterruptAsFork(FiberId.none)
+    const result = engine === undefined || scope !== undefined
+      ? await run(Release.release(settings, held))
+      : await new Promise<ReleaseResult>((resolve) => Release.releaseWithPromises(settings, held, engine, [], resolve))
+    if (scope !== undefined && scopes.delete(scope)) await Effect.runPromise(Scope.close(scope, Exit.void))
+    return result
+  }
+
+  const usingHold = async <A>(
+    lock: PromiseLock,
+    body: (lock: PromiseLock, signal: AbortSignal) => Promise<A>
+  ): Promise<A> => {
+    const { held } = heldOf(lock)
     const controller = new AbortController()
     const stopWatching = held.whenLost(clock, scheduler, () => controller.abort(held.lostBecause))
     try {
@@ -210,14 +387,35 @@ const fromSettings = (
     }
   }
 
+  const acquirePermit = Semaphore.acquirePermit(settings)
+  const acquireRead = ReadWrite.acquireRead(settings)
+  const acquireWrite = ReadWrite.acquireWrite(settings)
+  const permit: PromiseRedlock["acquirePermit"] = (resource, options) =>
+    acquireScoped(acquirePermit(resource, options), options.signal)
+  const read: PromiseRedlock["acquireRead"] = (resource, options) =>
+    acquireScoped(acquireRead(resource, options), options.signal)
+  const write: PromiseRedlock["acquireWrite"] = (resource, options) =>
+    acquireScoped(acquireWrite(resource, options), options.signal)
+
   return {
     acquire,
     release,
-    extend: (lock, ttl) => run(Extension.extend(settings, lock, ttl)),
-    using,
-    inspect: (resource) => run(Inspection.inspect(settings, resource)),
+    extend: async (lock, ttlMillis) => {
+      await run(Extension.extend(settings, heldOf(lock).held, ttlMillis))
+      return lock
+    },
+    using: async (resources, options, body) => usingHold(await acquire(resources, options), body),
+    inspect: (resource) => run(Effect.map(Inspection.inspect(settings, resource), plainInspection)),
+    acquirePermit: permit,
+    usingPermit: async (resource, options, body) => usingHold(await permit(resource, options), body),
+    acquireRead: read,
+    acquireWrite: write,
+    usingRead: async (resource, options, body) => usingHold(await read(resource, options), body),
+    usingWrite: async (resource, options, body) => usingHold(await write(resource, options), body),
     close: async () => {
       for (const fiber of extensions.values()) fiber.unsafeInterruptAsFork(FiberId.none)
+      for (const scope of scopes) await Effect.runPromise(Scope.close(scope, Exit.void))
+      scopes.clear()
       await runtime.dispose()
     }
   }

@@ -7,7 +7,7 @@
 import { assert, layer } from "@effect/vitest"
 import { Effect, Schedule } from "effect"
 import * as RedisFleet from "../fleet/RedisFleet.js"
-import { makeRedlock, type PromiseRedlock, retry } from "../src/Promise.js"
+import { makeRedlock, noRetry, type PromiseRedlock, retry } from "../src/Promise.js"
 import * as RedisNode from "../src/RedisNode.js"
 import type * as Redlock from "../src/Redlock.js"
 import { InvalidOptions, LockLost, LockNotAcquired } from "../src/RedlockError.js"
@@ -49,6 +49,82 @@ layer(RedisFleet.layerLocal(5), { timeout: 60_000, excludeTestServices: true })(
       assert.strictEqual(released.status, "Released")
       assert.isAtLeast(released.released, 3)
       assert.strictEqual((yield* Effect.promise(() => redlock.release(lock))).status, "AlreadyReleased")
+      yield* expectEmpty(fleet)
+    }))
+
+  it.scoped("plain values: times in ms, null for nothing, remaining() and fencingToken() as methods, a plain-string password", () =>
+    Effect.gen(function*() {
+      const fleet = yield* RedisFleet.RedisFleet
+      yield* fleet.reset
+      yield* Effect.acquireRelease(
+        Effect.forEach(fleet.servers, (server) => server.call("ACL", "SETUSER", "facade-user", "on", ">plain-secret", "~*", "&*", "+@all")),
+        () => Effect.ignore(Effect.forEach(fleet.servers, (server) => server.call("ACL", "DELUSER", "facade-user")))
+      )
+      const nodes = fleet.nodes.map(({ host, port }) => ({ host, port, username: "facade-user", password: "plain-secret" }))
+      const redlock = yield* Effect.acquireRelease(
+        Effect.promise(() => makeRedlock(nodes, { restartQuarantine: false })),
+        (redlock) => Effect.promise(() => redlock.close())
+      )
+      const lock = yield* Effect.promise(() => redlock.acquire("p:plain", { ttl: 10_000, retry: noRetry }))
+      assert.strictEqual(lock.ttlMillis, 10_000)
+      assert.isTrue(lock.validityMillis > 9_000 && lock.validityMillis < 10_000, `${lock.validityMillis}`)
+      const remaining = lock.remaining()
+      assert.isTrue(typeof remaining === "number" && remaining > 9_000 && remaining <= lock.validityMillis, `${remaining}`)
+      const first = yield* Effect.promise(() => lock.fencingToken())
+      assert.strictEqual(typeof first, "bigint")
+      assert.strictEqual(yield* Effect.promise(() => lock.fencingToken()), first, "one token per hold")
+      const held = yield* Effect.promise(() => redlock.inspect("p:plain"))
+      assert.strictEqual(held.holder, lock.value)
+      assert.isTrue(typeof held.ttlMillis === "number" && held.ttlMillis > 9_000)
+      assert.strictEqual(held.nodes.length, 5)
+      const free = yield* Effect.promise(() => redlock.inspect("p:nobody"))
+      assert.isNull(free.holder)
+      assert.isNull(free.ttlMillis)
+      assert.deepStrictEqual(free.nodes.map((node) => "value" in node ? node.value : "unreadable"), [null, null, null, null, null])
+      assert.strictEqual((yield* Effect.promise(() => redlock.release(lock))).status, "Released")
+      const next = yield* Effect.promise(() => redlock.acquire("p:plain", { ttl: 10_000, retry: noRetry }))
+      assert.isTrue((yield* Effect.promise(() => next.fencingToken())) > first, "the next hold's token is larger")
+      yield* Effect.promise(() => redlock.release(next))
+      assert.strictEqual(yield* keyCount(fleet, "redlock:p:plain"), 0, "released (the fence counters stay, by design)")
+    }))
+
+  it.scoped("semaphore permits and read-write holds from promise code: limits kept, released by release or using", () =>
+    Effect.gen(function*() {
+      const fleet = yield* RedisFleet.RedisFleet
+      yield* fleet.reset
+      const redlock = yield* facade(fleet)
+      const a = yield* Effect.promise(() => redlock.acquirePermit("p:pool", { limit: 2, ttl: 10_000 }))
+      const b = yield* Effect.promise(() => redlock.acquirePermit("p:pool", { limit: 2, ttl: 10_000 }))
+      assert.notStrictEqual(a.resources[0], b.resources[0], "two slots")
+      const third = yield* Effect.promise(() =>
+        redlock.acquirePermit("p:pool", { limit: 2, ttl: 10_000, retry: noRetry }).then(() => undefined, (error: unknown) => error)
+      )
+      assert.instanceOf(third, LockNotAcquired)
+      assert.strictEqual((third as LockNotAcquired).reason, "Held")
+      assert.strictEqual((yield* Effect.promise(() => redlock.release(a))).status, "Released")
+      const inUsing = yield* Effect.promise(() =>
+        redlock.usingPermit("p:pool", { limit: 2, ttl: 10_000, retry: noRetry }, async (permit) => permit.remaining() > 0)
+      )
+      assert.isTrue(inUsing)
+      yield* Effect.promise(() => redlock.release(b))
+
+      const reader = yield* Effect.promise(() => redlock.acquireRead("p:doc", { ttl: 10_000, maxReaders: 2 }))
+      const writerRefused = yield* Effect.promise(() =>
+        redlock.acquireWrite("p:doc", { ttl: 10_000, maxReaders: 2, retry: noRetry }).then(() => undefined, (error: unknown) => error)
+      )
+      assert.instanceOf(writerRefused, LockNotAcquired)
+      const secondReader = yield* Effect.promise(() =>
+        redlock.usingRead("p:doc", { ttl: 10_000, maxReaders: 2, retry: noRetry }, async () => "read")
+      )
+      assert.strictEqual(secondReader, "read")
+      yield* Effect.promise(() => redlock.release(reader))
+      const written = yield* Effect.promise(() =>
+        redlock.usingWrite("p:doc", { ttl: 10_000, maxReaders: 2, retry: noRetry }, async (hold) => hold.resources.length)
+      )
+      assert.strictEqual(written, 2, "a writer holds every read slot")
+      // A permit left held is released by close().
+      yield* Effect.promise(() => redlock.acquirePermit("p:left", { limit: 1, ttl: 10_000 }))
+      yield* Effect.promise(() => redlock.close())
       yield* expectEmpty(fleet)
     }))
 
@@ -108,7 +184,7 @@ layer(RedisFleet.layerLocal(5), { timeout: 60_000, excludeTestServices: true })(
           const lock = await redlock.acquire("p:shared", { ttl: 2_000, retry })
           const start = performance.now()
           await sleep(2)
-          sections.push({ holder: name, value: lock.value, start, end: performance.now(), validUntil: lock.validUntilMillis })
+          sections.push({ holder: name, value: lock.value, start, end: performance.now(), validUntil: start + lock.remaining() })
           await redlock.release(lock)
         }
       }
@@ -155,11 +231,11 @@ layer(RedisFleet.layerLocal(5), { timeout: 60_000, excludeTestServices: true })(
       const extended = yield* Effect.promise(() =>
         redlock.using("p:long", { ttl: 300, autoExtend: true }, async (lock, signal) => {
           await sleep(800)
-          return { aborted: signal.aborted, extensions: lock.extensions }
+          return { aborted: signal.aborted, remaining: lock.remaining() }
         })
       )
       assert.isFalse(extended.aborted)
-      assert.isAtLeast(extended.extensions, 2)
+      assert.isAbove(extended.remaining, 0, "extended: a 300 ms ttl still valid after 800 ms")
       yield* expectEmpty(fleet)
     }))
 
@@ -240,7 +316,7 @@ layer(RedisFleet.layerLocal(1), { timeout: 30_000, excludeTestServices: true })(
       assert.instanceOf(refused, LockNotAcquired)
       assert.strictEqual((await redlock.release(lock)).status, "Released")
       const again = await redlock.acquire("m", { ttl: 1_000, retry: Schedule.stop })
-      assert.strictEqual((await redlock.inspect("m")).holder._tag, "Some")
+      assert.strictEqual((await redlock.inspect("m")).holder, again.value)
       await redlock.release(again)
       await redlock.close()
     }))
