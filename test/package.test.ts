@@ -48,6 +48,8 @@ describe("the packages as users install them", () => {
     scratch = Fs.mkdtempSync(Path.join(Os.tmpdir(), "effect-redlock-package-"))
     await run("npm", ["run", "build"], root)
     await run(process.execPath, [tsc, "-p", "cli/tsconfig.json"], root)
+    // The CLI's prepack step (skipped by --ignore-scripts below): the built library, bundled in its tarball.
+    await run(process.execPath, [Path.join(root, "cli", "stage-library.mjs")], root)
     // Built above: the pack scripts would only build again.
     library = Path.join(scratch, (await run("npm", ["pack", "--ignore-scripts", "--pack-destination", scratch], root)).trim())
     Fs.copyFileSync(Path.join(root, "LICENSE"), Path.join(root, "cli", "LICENSE"))
@@ -70,6 +72,7 @@ describe("the packages as users install them", () => {
 
   afterAll(() => {
     Fs.rmSync(Path.join(root, "cli", "LICENSE"), { force: true })
+    Fs.rmSync(Path.join(root, "cli", "node_modules"), { recursive: true, force: true })
     if (scratch !== "") Fs.rmSync(scratch, { recursive: true, force: true })
   })
 
@@ -86,7 +89,15 @@ describe("the packages as users install them", () => {
     assert.deepStrictEqual(libraryFiles.filter((file) => tooling.test(file)), [])
     const cliFiles = await files(cli)
     assert.includeMembers(cliFiles, ["package.json", "README.md", "LICENSE", "dist/main.js"])
-    assert.deepStrictEqual(cliFiles.filter((file) => !/^(package\.json|README\.md|LICENSE|dist\/.*\.js)$/.test(file)), [])
+    // Its own files, and the library as built (bundled: the CLI installs alone).
+    assert.includeMembers(cliFiles, ["node_modules/effect-redlock/package.json", "node_modules/effect-redlock/dist/esm/index.js"])
+    assert.deepStrictEqual(
+      cliFiles.filter((file) =>
+        !/^(package\.json|README\.md|LICENSE|dist\/.*\.js|node_modules\/effect-redlock\/(package\.json|README\.md|LICENSE|dist\/.*))$/
+          .test(file)
+      ),
+      []
+    )
   })
 
   it("the library installs with no dependencies of its own; effect and ioredis are peers", async () => {
@@ -215,6 +226,17 @@ export const fromPromises = async (): Promise<string> => {
       assert.strictEqual(checked.trim(), "", `${name}: ${checked}`)
     }
   })
+
+  it("the CLI's tarball installs alone in an empty folder, and runs", async () => {
+    const alone = Path.join(scratch, "alone")
+    Fs.mkdirSync(alone)
+    Fs.writeFileSync(Path.join(alone, "package.json"), JSON.stringify({ name: "cron-host", private: true }))
+    await run("npm", ["install", "--no-audit", "--no-fund", cli], alone)
+    const bin = Path.join(alone, "node_modules", ".bin", "redlock")
+    assert.strictEqual((await run(bin, ["--version"], alone)).trim(), "0.1.0")
+    const unknown = await failing(bin, ["run", "--resource", "r", "--tll", "1s", "--", "true"], alone)
+    assert.include(unknown, "unknown flag --tll")
+  }, 300_000)
 
   it("the installed redlock command answers --version and --help", async () => {
     const bin = Path.join(project(), "node_modules", ".bin", "redlock")
