@@ -297,6 +297,8 @@ layer(RedisFleet.layerLocal(3), { timeout: 60_000, excludeTestServices: true })(
       const dead = (yield* Effect.forEach([0, 1], () => freePort)).map((port) => `redis://127.0.0.1:${port}`)
       const unreachable = yield* cli(["run", "--resource", "dead", "--nodes", [...dead, `redis://127.0.0.1:${fleet.servers[0].port}`].join(","), "--restart-quarantine", "off", "--", "true"])
       assert.strictEqual(unreachable.code, 76, unreachable.stderr)
+      // The live node's answer came after the refusal was decided: its key was deleted before redlock exited.
+      assert.strictEqual(yield* fleet.servers[0].call("EXISTS", "redlock:dead"), 0, "no key left for its ttl")
       yield* Effect.acquireRelease(
         Effect.forEach(fleet.servers, (server) => server.call("ACL", "SETUSER", "cli-user", "on", ">right", "~*", "&*", "+@all")),
         () => Effect.ignore(Effect.forEach(fleet.servers, (server) => server.call("ACL", "DELUSER", "cli-user")))

@@ -158,6 +158,33 @@ const turnAnswer = (reply: unknown): TurnAnswer => {
   return { _tag: "Held", ttlMillis: pttl === undefined || pttl < 0 ? undefined : pttl }
 }
 
+/** Commands of one node sent and not answered yet. */
+interface InFlight {
+  count: number
+}
+
+/**
+ * Until no command of the node waits for its answer, twice in a row a turn
+ * apart (an answer may send another command: a late grant's undo), at most
+ * `withinMillis`. The node's connection closes after: a key set by an
+ * attempt that was refused without waiting for this node is deleted before
+ * the process exits (a command line run would otherwise leave it for its ttl).
+ */
+const settled = (inFlight: InFlight, withinMillis: number) =>
+  Effect.promise(() =>
+    new Promise<void>((resolve) => {
+      const giveUpAt = performance.now() + withinMillis
+      let idleBefore = false
+      const check = () => {
+        const idle = inFlight.count === 0
+        if ((idle && idleBefore) || performance.now() >= giveUpAt) return resolve()
+        idleBefore = idle
+        setTimeout(check, idle ? 0 : 2)
+      }
+      check()
+    })
+  )
+
 /** The node operations over one client: promises, and the Effects over them. */
 const makeNode = (
   name: string,
@@ -170,12 +197,12 @@ const makeNode = (
     readonly watch: RedisNode["watchReleases"]
     readonly watchNow: RedisNode["watchReleasesNow"]
     readonly hears: RedisNode["hearsReleases"]
-  }
+  },
+  inFlight: InFlight
 ): RedisNode => {
   const batch = IoredisCommands.writeBatcher(client)
-  let pending = 0
   const answered = <A>(reply: A): A => {
-    pending--
+    inFlight.count--
     return reply
   }
   const failed = (cause: unknown) => {
@@ -184,26 +211,26 @@ const makeNode = (
     return Promise.reject(IoredisCommands.toNodeError(name, cause, lastConnectionError()))
   }
   const unanswered = (cause: unknown) => {
-    pending--
+    inFlight.count--
     return failed(cause)
   }
   // One command and its reply, in one promise step: every failure becomes a
   // RedisNodeError (also a synchronous throw of the driver). Not sent while
   // too many commands wait for an answer (see defaultMaxPendingCommands).
   const call = <R, A>(send: () => Promise<R>, parse: (reply: R) => A): Promise<A> => {
-    if (pending >= maxPendingCommands) {
+    if (inFlight.count >= maxPendingCommands) {
       return Promise.reject(
         new RedisNodeError({
           node: name,
           reason: "Unavailable",
-          detail: `${pending} commands wait for an answer: the server does not answer (paused, overloaded or cut off)`
+          detail: `${inFlight.count} commands wait for an answer: the server does not answer (paused, overloaded or cut off)`
         }, true)
       )
     }
     try {
       batch()
       const sent = send()
-      pending++
+      inFlight.count++
       return sent.then((reply) => parse(answered(reply)), unanswered)
     } catch (cause) {
       return failed(cause)
@@ -327,7 +354,10 @@ const watch = (name: string, client: Redis, timeout: Duration.Duration, settings
     yield* Effect.raceFirst(Effect.zipRight(run.identified, Effect.promise(scripts.settled)), refused).pipe(
       Effect.timeoutTo({ duration: timeout, onTimeout: () => void 0, onSuccess: () => void 0 })
     )
-    return makeNode(name, client, errors.last, run.current, scripts, maxPending, releases)
+    const inFlight: InFlight = { count: 0 }
+    // Runs before the connection closes (finalizers run last in, first out).
+    yield* Effect.addFinalizer(() => settled(inFlight, 250))
+    return makeNode(name, client, errors.last, run.current, scripts, maxPending, releases, inFlight)
   })
 
 /**
