@@ -1,7 +1,10 @@
 /**
  * The lock manager for promise code: `makeRedlock(nodes, options)` →
- * `acquire` / `release` / `extend` / `using` / `inspect` / `close`, the same
- * engine and guarantees as the Effect API, without a runtime call per step.
+ * `acquire` / `release` / `extend` / `using` / `inspect` / `close`, and a
+ * semaphore's permits and a read-write lock's holds, the same engine and
+ * guarantees as the Effect API, without a runtime call per step. Values are
+ * plain: times in milliseconds, `null` for nothing, a hold's `remaining()`
+ * and `fencingToken()` as methods.
  *
  * Acquisitions, with their waiting in line, and releases run as plain code
  * over the nodes' promises: no fiber, except for a custom retry schedule's
