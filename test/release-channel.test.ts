@@ -122,6 +122,37 @@ layer(RedisFleet.layerLocal(3), { timeout: 60_000, excludeTestServices: true })(
       yield* expectEmpty(fleet)
     }))
 
+  it.scoped("a refused SUBSCRIBE is remembered past the managers that met it: the next one's waiters do not ask again", () =>
+    Effect.gen(function*() {
+      const fleet = yield* RedisFleet.RedisFleet
+      yield* fleet.reset
+      const user = "no-pubsub-again"
+      yield* Effect.acquireRelease(
+        Effect.forEach(fleet.servers, (server) => server.call("ACL", "SETUSER", user, "on", ">secret", "~*", "&*", "+@all", "-@pubsub")),
+        () => Effect.ignore(Effect.forEach(fleet.servers, (server) => server.call("ACL", "DELUSER", user)))
+      )
+      const nodes = fleet.nodes.map((node) => ({ ...node, username: user, password: Redacted.make("secret") }))
+      const refusedSubscribes = Effect.map(
+        Effect.forEach(fleet.servers, (server) => server.call("INFO", "commandstats")),
+        (infos) => infos.reduce((sum: number, info) => sum + Number(/cmdstat_subscribe:.*rejected_calls=(\d+)/.exec(String(info))?.[1] ?? 0), 0)
+      )
+      const holder = yield* redisManager(fleet.nodes)
+      const held = yield* holder.acquire("again", { ttl: "10 seconds" })
+      const waitOnce = Effect.scoped(Effect.gen(function*() {
+        const waiter = yield* redisManager(nodes)
+        const exit = yield* Effect.exit(Effect.scoped(waiter.acquire("again", { ttl: "10 seconds", retry: Redlock.retry({ delay: 20, times: 2 }) })))
+        assert.isTrue(exit._tag === "Failure", "the holder keeps it")
+      }))
+      const before = yield* refusedSubscribes
+      yield* waitOnce
+      const refusedFirst = yield* refusedSubscribes
+      assert.strictEqual(refusedFirst - before, 3, "the first manager asked each server once")
+      // Every manager of that user is closed: the next one knows already.
+      yield* waitOnce
+      assert.strictEqual(yield* refusedSubscribes, refusedFirst, "the next manager asked no server again")
+      yield* holder.release(held)
+    }))
+
   it.scoped("the subscriber connection killed mid-wait: a release while it reconnects is not lost, the waiter tries again once it listens", () =>
     Effect.gen(function*() {
       const fleet = yield* RedisFleet.RedisFleet

@@ -366,11 +366,14 @@ const watch = (name: string, client: Redis, timeout: Duration.Duration, settings
  * interruptible: without it, a hung server would hold the shutdown up.
  */
 const close = (client: Redis) =>
-  Effect.suspend(() =>
-    client.status === "ready"
+  Effect.suspend(() => {
+    // The node's own error listener is gone by now: a reconnection still under
+    // way may fail as it is dropped, and ioredis prints an error nobody listens to.
+    client.on("error", () => {})
+    return client.status === "ready"
       ? Effect.interruptible(Effect.tryPromise(() => client.quit())).pipe(Effect.timeout("1 second"), Effect.ignore)
       : Effect.void
-  ).pipe(Effect.ensuring(Effect.sync(() => client.disconnect())))
+  }).pipe(Effect.ensuring(Effect.sync(() => client.disconnect())))
 
 /**
  * One node. The connection is opened now and closed when the scope closes

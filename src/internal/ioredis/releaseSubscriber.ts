@@ -91,7 +91,7 @@ export const make = (client: Redis): Effect.Effect<Releases, never, Scope.Scope>
         const key = sharingKey(client)
         let shared = key === undefined ? undefined : byServer.get(key)
         if (shared === undefined) {
-          shared = { releases: open(client), clients: [] }
+          shared = { releases: open(client, key), clients: [] }
           if (key !== undefined) byServer.set(key, shared)
         }
         const { clients, releases } = shared
@@ -126,15 +126,26 @@ type Channel =
   | { readonly ready: Promise<void>; readonly settle: () => void; sent: boolean }
   | "active"
 
-const open = (client: Redis): Releases => {
+/**
+ * When each server (by `sharingKey`) last refused SUBSCRIBE: kept past the
+ * managers that met it, so that a process making a manager per request (a
+ * serverless handler) learns it once, not on each manager's first wait.
+ */
+const refusedAtByServer = new Map<string, number>()
+
+const open = (client: Redis, serverKey: string | undefined): Releases => {
   let subscriber: Redis | undefined
   const channels = new Map<string, Channel>()
   // Commands of the current connection still waiting for an answer; answers of a closed one count for nothing.
   let pending = 0
   let connection = 0
   // When the server last refused SUBSCRIBE (performance.now()), if it did.
-  let refusedAt: number | undefined
+  let refusedAt = serverKey === undefined ? undefined : refusedAtByServer.get(serverKey)
   const refused = () => refusedAt !== undefined && performance.now() - refusedAt < refusalKeptMillis
+  const refusedNow = () => {
+    refusedAt = performance.now()
+    if (serverKey !== undefined) refusedAtByServer.set(serverKey, refusedAt)
+  }
   // Keys watched while the subscriber was away: their releases may have gone
   // unheard, so their waiters try again once the key is subscribed anew (or
   // refused: they then leave the line, and poll).
@@ -163,7 +174,7 @@ const open = (client: Redis): Releases => {
         if (asked !== connection) return
         pending--
         // A reply error (NOPERM, an unknown command) is the server's refusal; anything else is the connection's.
-        if (error instanceof Error && error.name === "ReplyError") refusedAt = performance.now()
+        if (error instanceof Error && error.name === "ReplyError") refusedNow()
         if (channels.get(key) === channel) channels.delete(key)
         channel.settle()
         subscribedAgain(key)
