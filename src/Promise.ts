@@ -257,12 +257,16 @@ const withRedactedPassword = (node: PromiseNodeOptions): Ioredis.NodeOptions =>
   "client" in node || typeof node.password !== "string" ? node as Ioredis.NodeOptions : { ...node, password: Redacted.make(node.password) }
 
 /** A held lock as `PromiseLock` shows it; the state is the manager's. */
+/** What every hold of one manager reads: its clock, and how it runs an effect. Also the manager's identity. */
+interface LockManagerContext {
+  readonly clock: Clock.Clock
+  readonly run: <A, E>(effect: Effect.Effect<A, E>) => Promise<A>
+}
+
 class PlainLock implements PromiseLock {
   constructor(
     readonly held: HeldLock,
-    readonly manager: object,
-    private readonly clock: Clock.Clock,
-    private readonly run: <A, E>(effect: Effect.Effect<A, E>) => Promise<A>,
+    readonly manager: LockManagerContext,
     /** Where a permit or a read or write hold is registered: closed when it is released. */
     readonly scope: Scope.CloseableScope | undefined
   ) {}
@@ -285,10 +289,10 @@ class PlainLock implements PromiseLock {
     return this.held.outcomes
   }
   remaining(): number {
-    return Math.max(0, this.held.validUntilMillis - Monotonic.unsafeMonotonicMillis(this.clock))
+    return Math.max(0, this.held.validUntilMillis - Monotonic.unsafeMonotonicMillis(this.manager.clock))
   }
   fencingToken(): Promise<bigint> {
-    return this.run(this.held.fencingToken)
+    return this.manager.run(this.held.fencingToken)
   }
 }
 
@@ -332,11 +336,11 @@ const fromSettings = (
   const extensions = new Map<HeldLock, Fiber.RuntimeFiber<void, unknown>>()
   // The scopes of permits and read or write holds not released yet, closed by close().
   const scopes = new Set<Scope.CloseableScope>()
-  const identity = {}
-  const plain = (lock: HeldLock, scope?: Scope.CloseableScope) => new PlainLock(lock, identity, clock, run, scope)
+  const context: LockManagerContext = { clock, run }
+  const plain = (lock: HeldLock, scope?: Scope.CloseableScope) => new PlainLock(lock, context, scope)
 
   const heldOf = (lock: PromiseLock): PlainLock => {
-    if (lock instanceof PlainLock && lock.manager === identity) return lock
+    if (lock instanceof PlainLock && lock.manager === context) return lock
     throw new TypeError("effect-redlock: this lock was not acquired by this lock manager")
   }
 

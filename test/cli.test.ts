@@ -12,7 +12,7 @@ import * as Path from "node:path"
 import { fileURLToPath } from "node:url"
 import * as RedisFleet from "../fleet/RedisFleet.js"
 import * as Redlock from "../src/Redlock.js"
-import { redisManager } from "./support.js"
+import { aclUser, redisManager } from "./support.js"
 
 // The CLI from its sources (the published one is compiled: see cli/package.json and test/package.test.ts).
 const main = Path.join(Path.dirname(fileURLToPath(import.meta.url)), "..", "cli", "main.ts")
@@ -299,10 +299,7 @@ layer(RedisFleet.layerLocal(3), { timeout: 60_000, excludeTestServices: true })(
       assert.strictEqual(unreachable.code, 76, unreachable.stderr)
       // The live node's answer came after the refusal was decided: its key was deleted before redlock exited.
       assert.strictEqual(yield* fleet.servers[0].call("EXISTS", "redlock:dead"), 0, "no key left for its ttl")
-      yield* Effect.acquireRelease(
-        Effect.forEach(fleet.servers, (server) => server.call("ACL", "SETUSER", "cli-user", "on", ">right", "~*", "&*", "+@all")),
-        () => Effect.ignore(Effect.forEach(fleet.servers, (server) => server.call("ACL", "DELUSER", "cli-user")))
-      )
+      yield* aclUser(fleet, "cli-user", "right")
       const wrongPassword = fleet.servers.map((server) => `redis://cli-user:wrong@127.0.0.1:${server.port}`).join(",")
       const refused = yield* cli(["run", "--resource", "auth", "--nodes", wrongPassword, "--restart-quarantine", "off", "--", "true"])
       assert.strictEqual(refused.code, 76, refused.stderr)

@@ -12,7 +12,7 @@ import * as RedisNode from "../src/RedisNode.js"
 import type * as Redlock from "../src/Redlock.js"
 import { InvalidOptions, LockLost, LockNotAcquired } from "../src/RedlockError.js"
 import { vi } from "vitest"
-import { expectEmpty, overlaps, type Section } from "./support.js"
+import { aclUser, expectEmpty, overlaps, type Section } from "./support.js"
 
 /** A facade over the fleet, closed when the test's scope closes. */
 const facade = (fleet: RedisFleet.Fleet, options?: Redlock.Options) =>
@@ -56,10 +56,7 @@ layer(RedisFleet.layerLocal(5), { timeout: 60_000, excludeTestServices: true })(
     Effect.gen(function*() {
       const fleet = yield* RedisFleet.RedisFleet
       yield* fleet.reset
-      yield* Effect.acquireRelease(
-        Effect.forEach(fleet.servers, (server) => server.call("ACL", "SETUSER", "facade-user", "on", ">plain-secret", "~*", "&*", "+@all")),
-        () => Effect.ignore(Effect.forEach(fleet.servers, (server) => server.call("ACL", "DELUSER", "facade-user")))
-      )
+      yield* aclUser(fleet, "facade-user", "plain-secret")
       const nodes = fleet.nodes.map(({ host, port }) => ({ host, port, username: "facade-user", password: "plain-secret" }))
       const redlock = yield* Effect.acquireRelease(
         Effect.promise(() => makeRedlock(nodes, { restartQuarantine: false })),

@@ -14,7 +14,7 @@ import { fileURLToPath } from "node:url"
 import * as RedisFleet from "../fleet/RedisFleet.js"
 import * as Redlock from "../src/Redlock.js"
 import type * as Ioredis from "../src/RedisNode/Ioredis.js"
-import { expectEmpty, overlaps, recordSection, redisManager, type Section } from "./support.js"
+import { aclUser, expectEmpty, overlaps, recordSection, redisManager, type Section } from "./support.js"
 
 /** A retry that never comes within a test: only a wake can explain an acquisition. */
 const slowRetry = Schedule.spaced("10 seconds").pipe(Schedule.intersect(Schedule.recurs(5)))
@@ -81,10 +81,7 @@ layer(RedisFleet.layerLocal(3), { timeout: 60_000, excludeTestServices: true })(
       const fleet = yield* RedisFleet.RedisFleet
       yield* fleet.reset
       const user = "no-pubsub"
-      yield* Effect.acquireRelease(
-        Effect.forEach(fleet.servers, (server) => server.call("ACL", "SETUSER", user, "on", ">secret", "~*", "&*", "+@all", "-@pubsub")),
-        () => Effect.ignore(Effect.forEach(fleet.servers, (server) => server.call("ACL", "DELUSER", user)))
-      )
+      yield* aclUser(fleet, user, "secret", "-@pubsub")
       const nodes = fleet.nodes.map((node) => ({ ...node, username: user, password: Redacted.make("secret") }))
       const holder = yield* redisManager(nodes)
       const waiter = yield* redisManager(nodes)
@@ -127,10 +124,7 @@ layer(RedisFleet.layerLocal(3), { timeout: 60_000, excludeTestServices: true })(
       const fleet = yield* RedisFleet.RedisFleet
       yield* fleet.reset
       const user = "no-pubsub-again"
-      yield* Effect.acquireRelease(
-        Effect.forEach(fleet.servers, (server) => server.call("ACL", "SETUSER", user, "on", ">secret", "~*", "&*", "+@all", "-@pubsub")),
-        () => Effect.ignore(Effect.forEach(fleet.servers, (server) => server.call("ACL", "DELUSER", user)))
-      )
+      yield* aclUser(fleet, user, "secret", "-@pubsub")
       const nodes = fleet.nodes.map((node) => ({ ...node, username: user, password: Redacted.make("secret") }))
       const refusedSubscribes = Effect.map(
         Effect.forEach(fleet.servers, (server) => server.call("INFO", "commandstats")),
