@@ -9,6 +9,9 @@ import NodeRedlock from "redlock"
 import { Redlock as SesameRedlock } from "@sesamecare-oss/redlock"
 import { RedlockMutex } from "redis-semaphore"
 import { createRedlock, IoredisAdapter } from "redlock-universal"
+import * as NodeSdk from "@effect/opentelemetry/NodeSdk"
+import { BatchSpanProcessor } from "@opentelemetry/sdk-trace-base"
+import type { ReadableSpan, SpanExporter } from "@opentelemetry/sdk-trace-base"
 import * as Redlock from "../src/Redlock.js"
 import * as Ioredis from "../src/RedisNode/Ioredis.js"
 import { makeRedlock } from "../src/Promise.js"
@@ -172,7 +175,23 @@ export const ourWire: Contender = {
   }
 }
 
-const effectClient = async (ports: ReadonlyArray<number>, waiting: Waiting, slow: boolean, setup: Setup) => {
+/**
+ * An in-memory span exporter that keeps a count, not the spans: the cost of
+ * tracing as a user's OpenTelemetry set-up pays it (spans made, ended, batched
+ * and handed to an exporter), without a collector's network traffic.
+ */
+export class CountingSpanExporter implements SpanExporter {
+  exported = 0
+  export(spans: Array<ReadableSpan>, done: (result: { code: 0 }) => void) {
+    this.exported += spans.length
+    done({ code: 0 })
+  }
+  shutdown() {
+    return Promise.resolve()
+  }
+}
+
+const effectClient = async (ports: ReadonlyArray<number>, waiting: Waiting, slow: boolean, setup: Setup, traced = false) => {
   const retry = waiting === "none"
     ? Redlock.noRetry
     : waiting === "10ms"
@@ -181,7 +200,15 @@ const effectClient = async (ports: ReadonlyArray<number>, waiting: Waiting, slow
   const { clients, nodes } = await ourNodes(ports, setup)
   const runtime = ManagedRuntime.make(
     Redlock.layer({ retry, restartQuarantine: false, nodeTimeout: slow ? "2 seconds" : undefined }).pipe(
-      Layer.provide(Ioredis.layer(nodes))
+      Layer.provide(Ioredis.layer(nodes)),
+      Layer.merge(
+        traced
+          ? NodeSdk.layer(() => ({
+            resource: { serviceName: "effect-redlock-bench" },
+            spanProcessor: new BatchSpanProcessor(new CountingSpanExporter())
+          }))
+          : Layer.empty
+      )
     )
   )
   const redlock = await runtime.runPromise(Redlock.Redlock)
@@ -244,11 +271,11 @@ export const effectRedlockPromise: Contender = {
  * `runPromise`. Throughput scenarios only (the contention scenarios' workers
  * are the harness's promise loops, the same as the row above).
  */
-export const effectRedlockFibers: Contender = {
-  name: "effect-redlock, loops as fibers",
+const fibers = (name: string, traced: boolean): Contender => ({
+  name,
   throughputOnly: true,
   start: async (ports, waiting, slow = false, setup = "library") => {
-    const { client, redlock, runtime } = await effectClient(ports, waiting, slow, setup)
+    const { client, redlock, runtime } = await effectClient(ports, waiting, slow, setup, traced)
     const runLoops = ({ loops, nextKey, record, running, ttlMillis }: Loops) => {
       const ttl = Duration.millis(ttlMillis)
       const lockUnlock = Effect.suspend(() => {
@@ -263,7 +290,15 @@ export const effectRedlockFibers: Contender = {
     }
     return { ...client, runLoops }
   }
-}
+})
+
+export const effectRedlockFibers = fibers("effect-redlock, loops as fibers", false)
+
+/**
+ * The same with tracing on: `@effect/opentelemetry`'s NodeSdk with a batch
+ * span processor and an in-memory exporter, as a traced service runs.
+ */
+export const effectRedlockFibersTraced = fibers("effect-redlock, loops as fibers, traced", true)
 
 const nodeRedlockLike = (name: string, make: (clients: Array<Redis>, settings: object) => {
   acquire: (resources: Array<string>, duration: number) => Promise<{ release: () => Promise<unknown> }>
@@ -385,6 +420,7 @@ export const all: ReadonlyArray<Contender> = [
   effectRedlock,
   effectRedlockPromise,
   effectRedlockFibers,
+  effectRedlockFibersTraced,
   nodeRedlock,
   sesameRedlock,
   redisSemaphore,

@@ -179,6 +179,10 @@ const table = (title: string, metrics: ReadonlyArray<Metric>, rows: Map<string, 
     if (name === Contenders.effectRedlockFibers.name && floorAsEffectRow !== undefined) {
       lines.push(`| ${name} ÷ floor as an Effect resource | ${metrics.map((m) => ratio(m[1](row), m[1](floorAsEffectRow))).join(" | ")} |`)
     }
+    const untracedRow = rows.get(Contenders.effectRedlockFibers.name)
+    if (name === Contenders.effectRedlockFibersTraced.name && untracedRow !== undefined) {
+      lines.push(`| ${name} ÷ untraced | ${metrics.map((m) => ratio(m[1](row), m[1](untracedRow))).join(" | ")} |`)
+    }
   }
   const caution = floorRow === undefined ? undefined : unevenRounds(floorRow, metrics[0])
   if (caution !== undefined) lines.push("", caution)
