@@ -54,7 +54,6 @@ import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as Schedule from "effect/Schedule"
 import * as Scope from "effect/Scope"
-import * as FanOut from "./internal/fanOut.js"
 import type { HeldLock } from "./internal/lock.js"
 import * as Acquisition from "./internal/manager/acquisition.js"
 import * as Extension from "./internal/manager/extension.js"
@@ -316,22 +315,13 @@ const fromSettings = (
   settings: Settings.Settings,
   clock: Clock.Clock
 ): PromiseRedlock => {
-  const engine = FanOut.promiseEngine(settings.nodes, clock)
-  const scheduler = Monotonic.liveScheduler(clock)!
+  const time = Monotonic.timeOf(clock)
   const run = <A, E>(effect: Effect.Effect<A, E>): Promise<A> =>
     runtime.runPromiseExit(effect).then((exit) => Exit.isSuccess(exit) ? exit.value : Promise.reject(Cause.squash(exit.cause)))
   // The layer was built by makeRedlock: its error cannot come up here.
   const runThen: Waiting.Runner = <X, E>(effect: Effect.Effect<X, E>, done: (exit: Exit.Exit<X, E>) => void) =>
     (runtime.runFork(effect) as Fiber.RuntimeFiber<X, E>).addObserver(done)
-  const acquireLock = Acquisition.acquireForPromises(settings, clock, (effect, signal) =>
-    // The fiber's end is taken as a value from an uninterruptible region: a
-    // lock granted just as the signal aborts is still handed over, never lost.
-    runtime.runPromiseExit(Effect.uninterruptibleMask((restore) => Effect.exit(restore(effect))), { signal }).then(
-      (outer) => {
-        if (Exit.isFailure(outer)) return rejectWith(outer.cause, signal)
-        return Exit.isSuccess(outer.value) ? outer.value.value : rejectWith(outer.value.cause, signal)
-      }
-    ), runThen)
+  const acquireLock = Acquisition.acquireForPromises(settings, time, runThen)
   // The auto-extension of each lock that has one, stopped before its release.
   const extensions = new Map<HeldLock, Fiber.RuntimeFiber<void, unknown>>()
   // The scopes of permits and read or write holds not released yet, closed by close().
@@ -372,9 +362,9 @@ const fromSettings = (
   const release: PromiseRedlock["release"] = async (lock) => {
     const { held, scope } = heldOf(lock)
     extensions.get(held)?.unsafeInterruptAsFork(FiberId.none)
-    const result = engine === undefined || scope !== undefined
+    const result = scope !== undefined
       ? await run(Release.release(settings, held))
-      : await new Promise<ReleaseResult>((resolve) => Release.releaseWithPromises(settings, held, engine, [], resolve))
+      : await new Promise<ReleaseResult>((resolve) => Release.send(settings, held, time, [], resolve))
     if (scope !== undefined && scopes.delete(scope)) await Effect.runPromise(Scope.close(scope, Exit.void))
     return result
   }
@@ -385,7 +375,7 @@ const fromSettings = (
   ): Promise<A> => {
     const { held } = heldOf(lock)
     const controller = new AbortController()
-    const stopWatching = held.whenLost(clock, scheduler, () => controller.abort(held.lostBecause))
+    const stopWatching = held.whenLost(time, () => controller.abort(held.lostBecause))
     try {
       return await body(lock, controller.signal)
     } finally {

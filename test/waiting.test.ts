@@ -236,23 +236,17 @@ describe("retry schedules with plain steps (Redlock.retry, the default retry)", 
       return delays
     }).pipe(Effect.withRandom(Random.fixed(draws)))
 
-  // The same from its plain steps (the waiting that runs as plain code takes these), drawing from Math.random.
+  // The same from its plain steps (the waiting takes these), with the same draws.
   const plainDelays = (schedule: Redlock.RetrySchedule, steps: number) => {
     const plain = Retry.plainSteps(schedule)
     assert.isDefined(plain, "the schedule has plain steps")
-    const random = vi.spyOn(Math, "random")
     const delays: Array<number | "done"> = []
-    try {
-      let state = plain!.initial
-      for (let step = 0; step < steps; step++) {
-        random.mockReturnValueOnce(draws[step % draws.length])
-        const next = plain!.step(state)
-        delays.push(next === undefined ? "done" : next.delayMillis)
-        if (next === undefined) break
-        state = next.state
-      }
-    } finally {
-      random.mockRestore()
+    let state = plain!.initial
+    for (let step = 0; step < steps; step++) {
+      const next = plain!.step(state, () => draws[step % draws.length])
+      delays.push(next === undefined ? "done" : next.delayMillis)
+      if (next === undefined) break
+      state = next.state
     }
     return delays
   }
@@ -471,26 +465,26 @@ layer(RedisFleet.layerLocal(3), { timeout: 60_000, excludeTestServices: true })(
       assert.deepStrictEqual(inLine, [0, 0, 0], "the waiter left the line")
     }))
 
-  it.scoped("a Redlock.retry schedule is stepped as plain code: its delays draw from Math.random, never from Effect's Random", () =>
+  it.scoped("a Redlock.retry schedule's delays draw from the fiber's Random, as the Schedule's own steps do", () =>
     Effect.gen(function*() {
       const fleet = yield* RedisFleet.RedisFleet
       yield* fleet.reset
       const holder = yield* redisManager(fleet.nodes)
       const waiter = yield* redisManager(fleet.nodes)
       yield* holder.acquire("plain-retry", { ttl: "10 seconds" })
-      // Effect's Random draws 0 (20 ms delays: ~60 ms in all); Math.random draws 0.999 (~200 ms each).
+      // Effect's Random draws 0.999 (~200 ms delays: ~600 ms in all); Math.random draws 0 (20 ms each).
       const retry = Redlock.retry({ delay: 200, times: 3, jitter: { min: 0.1, max: 1 } })
-      const random = vi.spyOn(Math, "random").mockReturnValue(0.999)
+      const random = vi.spyOn(Math, "random").mockReturnValue(0)
       const started = performance.now()
       const exit = yield* Effect.exit(Effect.scoped(waiter.acquire("plain-retry", { ttl: "5 seconds", retry }))).pipe(
-        Effect.withRandom(Random.fixed([0])),
+        Effect.withRandom(Random.fixed([0.999])),
         Effect.ensuring(Effect.sync(() => random.mockRestore()))
       )
       const elapsed = performance.now() - started
       const error = failureOf(exit)
       assert.instanceOf(error, LockNotAcquired)
       assert.strictEqual(error.attempts, 5)
-      assert.isAtLeast(elapsed, 590, `gave up after ${Math.round(elapsed)} ms: the Schedule's own steps (~60 ms) were taken`)
+      assert.isAtLeast(elapsed, 590, `gave up after ${Math.round(elapsed)} ms: Math.random's draws (~60 ms) were taken`)
       assert.isBelow(elapsed, 3_000, `gave up after ${Math.round(elapsed)} ms`)
     }))
 

@@ -1,27 +1,21 @@
 /**
  * One operation sent to every node at once, all bounded by the same per-node
- * timeout (the calls start together, so one timer serves them all).
- *
- * Two engines, one bookkeeping (`Round`): when every node offers its
- * operations as promises (ioredis), the calls are made from a single
- * asynchronous step, with no fiber per node; otherwise (in-memory nodes, or
- * any other implementation) each call runs in a daemon fiber.
+ * timeout (the calls start together, so one timer serves them all): plain
+ * code over the nodes' promises, with no fiber per node. Every node has
+ * promises (the lock manager adapts a node that offers effects only,
+ * nodes.ts `withPromises`), so every fan-out runs here, on the time its
+ * caller hands it (engine/time.ts).
  *
  * @internal
  */
-import * as Cause from "effect/Cause"
-import * as Clock from "effect/Clock"
-import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as Exit from "effect/Exit"
-import * as Fiber from "effect/Fiber"
+import type { Time } from "../engine/time.js"
 import type { NodeOperation, NodeOutcome, RedisNode } from "../RedisNode.js"
-import { RedisNodeError } from "./nodes.js"
+import { callOf, RedisNodeError } from "./nodes.js"
 import * as Algorithm from "./algorithm.js"
 import * as Monotonic from "./monotonic.js"
 import * as Quarantine from "./quarantine.js"
-import * as Timeouts from "./timeouts.js"
 
 /** Which operation to send, with its arguments. */
 export interface Call<M extends NodeOperation> {
@@ -45,8 +39,7 @@ export interface FanOutResult<A = unknown> {
   readonly endMillis: number
   /**
    * The answers of nodes that were not awaited (or timed out), as they come
-   * after the round was decided. Only from the promise engine, and only when
-   * some node had not answered; the fiber engine stops such calls instead.
+   * after the round was decided; only when some node had not answered.
    */
   readonly late?: Late | undefined
 }
@@ -123,13 +116,6 @@ class Round<A> implements Late {
     this.settle(index, { _tag: "Failed", node: this.nodes[index].name, millis: now - this.start, error })
   }
 
-  /** A call that ended some other way than an answer or its timeout. */
-  ended(index: number, cause: Cause.Cause<RedisNodeError>, now: number): void {
-    const node = this.nodes[index]
-    if (Cause.isInterruptedOnly(cause)) return this.settle(index, { _tag: "NotAwaited", node: node.name, millis: now - this.start })
-    this.failed(index, Cause.isFailType(cause) ? cause.error : unknownError(node, cause), now)
-  }
-
   timedOut(now: number): void {
     this.nodes.forEach((node, index) => this.settle(index, { _tag: "TimedOut", node: node.name, millis: now - this.start }))
   }
@@ -177,80 +163,69 @@ class Round<A> implements Late {
   }
 }
 
-const unknownError = (node: RedisNode, cause: Cause.Cause<unknown> | unknown) =>
-  new RedisNodeError({
-    node: node.name,
-    reason: "Unknown",
-    detail: Cause.isCause(cause) ? Cause.pretty(cause) : String(cause),
-    cause: Cause.isCause(cause) ? Cause.squash(cause) : cause
-  }, true)
+const unknownError = (node: RedisNode, cause: unknown) =>
+  new RedisNodeError({ node: node.name, reason: "Unknown", detail: String(cause), cause }, true)
 
 /**
- * Every node offers promises: call them all, with the timeout on a timer
- * shared by the fan-outs of the same timeout (timeouts.ts), and tell
- * `decided` once the round is decided. Plain code, no fiber: the
- * acquisition's and the release's fast paths call it directly, and the
- * Effect engine below from one asynchronous step.
+ * Call every node's promise, with the timeout on `time`'s timer, and tell
+ * `decided` once the round is decided. Plain code, no fiber: attempts,
+ * releases and waiting call it directly, effects from one asynchronous step
+ * (`fanOut` below).
  */
-export const sendWithPromises = <M extends NodeOperation>(
+export const send = <M extends NodeOperation>(
   nodes: ReadonlyArray<RedisNode>,
   call: Call<M>,
   rules: Rules<Answer<M>>,
-  engine: PromiseEngine,
+  time: Time,
   decided: (result: FanOutResult<Answer<M>>) => void
 ): void => {
-  const { clock } = engine
-  const now = () => Monotonic.unsafeMonotonicMillis(clock)
-  const round = new Round(nodes, rules, now())
+  const round = new Round(nodes, rules, time.now())
+  if (nodes.length === 0) return decided(round.result(round.start, false))
+  let deciding = false
   let done = false
-  // `at`: the time of the word that may have decided the round, which is when it was decided.
+  // `at`: the time of the word that decided the round, which is when it was decided. The result is
+  // taken a microtask later, so that answers that came at the same moment (in-memory nodes answer
+  // every operation due at once together) count as answers, not as late ones.
   const finish = (at: number) => {
-    if (done || !round.decided) return
-    done = true
-    Timeouts.cancel(timeout)
-    decided(round.result(at, true))
+    if (deciding || !round.decided) return
+    deciding = true
+    time.defer(() => {
+      done = true
+      cancelTimeout()
+      decided(round.result(at, true))
+    })
   }
-  const timeout = Timeouts.start(Duration.toMillis(rules.timeout), () => {
-    const at = now()
+  const cancelTimeout = time.schedule(Duration.toMillis(rules.timeout), () => {
+    const at = time.now()
     round.timedOut(at)
     finish(at)
   })
   for (let index = 0; index < nodes.length; index++) {
     const node = nodes[index]
-    const send = node.promises![call.method] as (...args: Parameters<RedisNode[M]>) => Promise<Answer<M>>
-    send(...call.args).then(
-      (answer) => {
-        if (done) return round.late(index, answer)
-        const at = now()
-        round.answered(index, answer, at)
-        finish(at)
-      },
-      (error: unknown) => {
-        if (done) return round.late(index, undefined)
-        const at = now()
-        round.failed(index, error instanceof RedisNodeError ? error : unknownError(node, error), at)
-        finish(at)
-      }
-    )
+    const answered = (answer: Answer<M>) => {
+      if (done) return round.late(index, answer)
+      const at = time.now()
+      round.answered(index, answer, at)
+      finish(at)
+    }
+    const failed = (error: unknown) => {
+      if (done) return round.late(index, undefined)
+      const at = time.now()
+      round.failed(index, error instanceof RedisNodeError ? error : unknownError(node, error), at)
+      finish(at)
+    }
+    const byCallback = callOf(node)
+    if (byCallback !== undefined) {
+      byCallback(call.method, call.args, answered as (answer: unknown) => void, failed)
+      continue
+    }
+    const operation = node.promises![call.method] as (...args: Parameters<RedisNode[M]>) => Promise<Answer<M>>
+    operation(...call.args).then(answered, failed)
   }
 }
 
 /**
- * What the promise engine needs: the live clock. Only when every node offers
- * promises and the clock is live (a test clock has no scheduler; its time
- * moves only when the test says so).
- */
-export interface PromiseEngine {
-  readonly clock: Clock.Clock
-}
-
-export const promiseEngine = (nodes: ReadonlyArray<RedisNode>, clock: Clock.Clock): PromiseEngine | undefined => {
-  if (nodes.length === 0 || !nodes.every((node) => node.promises !== undefined)) return undefined
-  return Monotonic.liveScheduler(clock) === undefined ? undefined : { clock }
-}
-
-/**
- * The promise engine as one asynchronous step. Interruption only stops the
+ * `send` as an effect: one asynchronous step. Interruption only stops the
  * waiting: the commands were sent, and land on each node in order.
  *
  * No canceler is returned: an interrupted fiber stops waiting all the same
@@ -261,83 +236,15 @@ export const promiseEngine = (nodes: ReadonlyArray<RedisNode>, clock: Clock.Cloc
  * interrupted fan-out leaves is its timer, which fires within the node
  * timeout and finds the round over.
  */
-const withPromises = <M extends NodeOperation>(
-  nodes: ReadonlyArray<RedisNode>,
-  call: Call<M>,
-  rules: Rules<Answer<M>>,
-  engine: PromiseEngine
-): Effect.Effect<FanOutResult<Answer<M>>> =>
-  Effect.async<FanOutResult<Answer<M>>>((resume) =>
-    sendWithPromises(nodes, call, rules, engine, (result) => resume(Effect.succeed(result)))
-  )
-
-/**
- * Any other nodes: each call in a daemon fiber. Daemons, not children: an
- * interruption of the caller must not reach a call in flight (a fiber that is
- * interrupted passes the signal on to its children, even while it runs
- * uninterruptibly, which would cancel a release before it is sent). The calls
- * still pending once the outcome is decided are told to stop, and not waited
- * for: the command was sent, and a call forked by a finalizer cannot stop
- * before it ends. Calls are interruptible even inside a finalizer, so that
- * they can be given up on.
- */
-const withFibers = <M extends NodeOperation>(
-  nodes: ReadonlyArray<RedisNode>,
-  call: Call<M>,
-  rules: Rules<Answer<M>>
-): Effect.Effect<FanOutResult<Answer<M>>> =>
-  Effect.flatMap(Effect.zip(Deferred.make<void>(), Monotonic.monotonicMillis), ([decided, start]) => {
-    const round = new Round(nodes, rules, start)
-    const check = () => {
-      if (round.decided) Deferred.unsafeDone(decided, Effect.void)
-    }
-    const answered = (index: number) => (exit: Exit.Exit<Answer<M>, RedisNodeError>) =>
-      Effect.map(Monotonic.monotonicMillis, (now) => {
-        if (Exit.isSuccess(exit)) round.answered(index, exit.value, now)
-        else round.ended(index, exit.cause, now)
-        check()
-      })
-    const timer = Effect.zipRight(
-      Effect.sleep(rules.timeout),
-      Effect.map(Monotonic.monotonicMillis, (now) => {
-        round.timedOut(now)
-        check()
-      })
-    )
-    const send = (node: RedisNode) =>
-      (node[call.method] as unknown as (...args: Parameters<RedisNode[M]>) => Effect.Effect<Answer<M>, RedisNodeError>)(
-        ...call.args
-      )
-    return Effect.forEach(
-      nodes,
-      (node, index) => Effect.forkDaemon(Effect.flatMap(Effect.exit(Effect.interruptible(send(node))), answered(index)))
-    ).pipe(
-      Effect.zip(Effect.forkDaemon(Effect.interruptible(timer))),
-      Effect.flatMap(([fibers, timerFiber]) =>
-        Deferred.await(decided).pipe(
-          Effect.ensuring(Effect.forEach([...fibers, timerFiber], Fiber.interruptFork, { discard: true })),
-          Effect.zipRight(Effect.map(Monotonic.monotonicMillis, (end) => round.result(end, false)))
-        )
-      )
-    )
-  })
-
 const fanOut = <M extends NodeOperation>(
   nodes: ReadonlyArray<RedisNode>,
   call: Call<M>,
   rules: Rules<Answer<M>>,
-  clock: Clock.Clock | undefined
+  time: Time | undefined
 ): Effect.Effect<FanOutResult<Answer<M>>> => {
-  const run = (clock: Clock.Clock) => {
-    if (nodes.length === 0) {
-      const now = Monotonic.unsafeMonotonicMillis(clock)
-      return Effect.succeed({ outcomes: [], yes: 0, answers: [], startMillis: now, endMillis: now })
-    }
-    // A test clock has no timer scheduler: the fiber engine's timer sleeps on it.
-    const engine = promiseEngine(nodes, clock)
-    return engine !== undefined ? withPromises(nodes, call, rules, engine) : withFibers(nodes, call, rules)
-  }
-  return clock === undefined ? Clock.clockWith(run) : run(clock)
+  const run = (time: Time) =>
+    Effect.async<FanOutResult<Answer<M>>>((resume) => send(nodes, call, rules, time, (result) => resume(Effect.succeed(result))))
+  return time === undefined ? Effect.flatMap(Monotonic.currentTime, run) : run(time)
 }
 
 /** Every node's answer is awaited (each bounded by `timeout`). */
@@ -371,9 +278,10 @@ export const atQuorum = <A>(
 export const all = <M extends NodeOperation>(
   nodes: ReadonlyArray<RedisNode>,
   call: Call<M>,
-  timeout: Duration.Duration
+  timeout: Duration.Duration,
+  time?: Time
 ): Effect.Effect<FanOutResult<Answer<M>>> =>
-  fanOut(nodes, call, everyNode(nodes, timeout), undefined)
+  fanOut(nodes, call, everyNode(nodes, timeout), time)
 
 /**
  * Every node, returning as soon as the operation is decided: a quorum of nodes
@@ -383,7 +291,7 @@ export const all = <M extends NodeOperation>(
  * the commands that follow it on the same node, so giving up on the answer
  * loses nothing: a late acquire is undone by the release that follows it.
  * Votes are quarantined when `quarantineMillis` is given (see quarantine.ts).
- * A caller that already has the fiber's clock passes it, saving a lookup.
+ * A caller that already has the engine's time passes it, saving a lookup.
  */
 export const untilDecided = <M extends NodeOperation>(
   nodes: ReadonlyArray<RedisNode>,
@@ -391,6 +299,6 @@ export const untilDecided = <M extends NodeOperation>(
   isYes: (answer: Answer<M>) => boolean,
   timeout: Duration.Duration,
   quarantineMillis?: number,
-  clock?: Clock.Clock
+  time?: Time
 ): Effect.Effect<FanOutResult<Answer<M>>> =>
-  fanOut(nodes, call, atQuorum(nodes, isYes, timeout, quarantineMillis), clock)
+  fanOut(nodes, call, atQuorum(nodes, isYes, timeout, quarantineMillis), time)

@@ -4,14 +4,10 @@
  * @internal
  */
 import type { NonEmptyReadonlyArray } from "effect/Array"
-import * as Clock from "effect/Clock"
-import * as Context from "effect/Context"
-import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import type * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
-import * as FiberId from "effect/FiberId"
 import * as MetricLabel from "effect/MetricLabel"
 import * as Scope from "effect/Scope"
 import type * as Lock from "../Lock.js"
@@ -19,6 +15,7 @@ import type { NodeOutcome } from "../RedisNode.js"
 import { type FencingTokenUnavailable, LockLost, ValidityTooShort } from "./errors.js"
 import * as RedlockMetrics from "./metrics.js"
 import * as Monotonic from "./monotonic.js"
+import type { Time } from "../engine/time.js"
 
 /** The mark of a `Lock` (re-exported by the public `Lock` module). */
 export const TypeId: Lock.TypeId = Symbol.for("effect-redlock/Lock") as Lock.TypeId
@@ -54,12 +51,10 @@ export class HeldLock implements Lock.Lock {
   deadline: number
   extensionCount = 0
   released = false
-  /** Set once, when the lock is lost; the signal completes at the same time. */
+  /** Set once, when the lock is lost; its listeners are called at the same time. */
   private lostAs: { readonly reason: LockLost["reason"]; readonly outcomes: ReadonlyArray<NodeOutcome> } | undefined
   private lostError: LockLost | undefined
-  /** Made on first use of `lost`: most locks are released without anyone waiting for a loss. */
-  private lostSignal: Deferred.Deferred<void> | undefined
-  /** Called once when the lock is lost (see `runWhileHeld`). */
+  /** Called once when the lock is lost (see `whenLost`). */
   private lostListeners: Set<() => void> | undefined
   private readonly issueFencingTokens: LockFields["issueFencingTokens"]
   private tokens: ReadonlyArray<bigint> | undefined
@@ -113,22 +108,18 @@ export class HeldLock implements Lock.Lock {
     if (this.lostAs !== undefined) return
     this.lostAs = { reason, outcomes }
     if (reason !== "Released") RedlockMetrics.lostLocks.unsafeUpdate(1, [MetricLabel.make("reason", reason)])
-    if (this.lostSignal !== undefined) Deferred.unsafeDone(this.lostSignal, Effect.void)
     this.lostListeners?.forEach((listener) => listener())
   }
 
   /**
    * Run `self` while the lock is held: when it is lost (its deadline passes,
    * or a node says it is not ours), `self` is interrupted and the result is
-   * the `LockLost` failure. On the live clock this is one child fiber, one
-   * timer at the deadline (set again when an extension moved it) and a
-   * listener; on a test clock, the race with `lost`.
+   * the `LockLost` failure. One child fiber, one timer at the deadline (set
+   * again when an extension moved it) and a listener.
    */
   runWhileHeld<A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E | LockLost, R> {
     return Effect.withFiberRuntime((parent) => {
-      const clock = Context.get(parent.currentDefaultServices, Clock.Clock)
-      const scheduler = Monotonic.liveScheduler(clock)
-      if (scheduler === undefined) return Effect.raceFirst(self, Effect.flatMap(this.lost, Effect.fail))
+      const time = Monotonic.timeOfFiber(parent)
       return Effect.uninterruptibleMask((restore) =>
         Effect.flatMap(Effect.fork(restore(self)), (child) =>
           restore(Effect.async<A, E | LockLost, R>((resume) => {
@@ -151,7 +142,7 @@ export class HeldLock implements Lock.Lock {
             }
             if (this.lostBecause !== undefined) return lose()
             child.addObserver(ended)
-            stopWatching = this.whenLost(clock, scheduler, lose)
+            stopWatching = this.whenLost(time, lose)
             return Effect.suspend(() => {
               if (settled) return Effect.void
               settle()
@@ -164,11 +155,10 @@ export class HeldLock implements Lock.Lock {
 
   /**
    * Call `lost` once, when the lock is lost: marked lost, or its deadline
-   * passed (watched by one timer on the live clock's scheduler, set again
-   * when an extension moved the deadline). Returns the way to stop watching.
-   * Plain code, for `runWhileHeld` and promise callers.
+   * passed (watched by one timer, set again when an extension moved the
+   * deadline). Returns the way to stop watching.
    */
-  whenLost(clock: Clock.Clock, scheduler: Clock.ClockScheduler, lost: () => void): () => void {
+  whenLost(time: Time, lost: () => void): () => void {
     let watching = true
     let cancelTimer = () => {}
     const listeners = this.lostListeners ??= new Set()
@@ -184,9 +174,9 @@ export class HeldLock implements Lock.Lock {
     }
     const watchDeadline = () => {
       if (!watching) return
-      const left = this.deadline - Monotonic.unsafeMonotonicMillis(clock)
+      const left = this.deadline - time.now()
       if (left <= 0) this.markLost("Expired")
-      else cancelTimer = scheduler.unsafeSchedule(watchDeadline, Duration.millis(left))
+      else cancelTimer = time.schedule(left, watchDeadline)
     }
     if (this.lostBecause !== undefined) {
       lose()
@@ -196,18 +186,6 @@ export class HeldLock implements Lock.Lock {
     watchDeadline()
     return stop
   }
-
-  /**
-   * Sleeps until the deadline, again after each extension moved it, and
-   * declares the loss when it passes: a missing reply never keeps a lock alive.
-   */
-  private readonly watchDeadline: Effect.Effect<LockLost> = Effect.suspend(() => {
-    if (this.lostBecause !== undefined) return Effect.succeed(this.lostBecause)
-    return Effect.flatMap(Monotonic.monotonicMillis, (now) =>
-      now >= this.deadline
-        ? Effect.sync(() => this.markLost("Expired"))
-        : Effect.zipRight(Effect.sleep(Duration.millis(this.deadline - now)), this.watchDeadline))
-  })
 
   /**
    * Issued once per lock; callers at the same time wait for the same tokens.
@@ -241,11 +219,11 @@ export class HeldLock implements Lock.Lock {
   }
 
   get lost(): Effect.Effect<LockLost> {
-    return Effect.suspend(() => {
-      if (this.lostBecause !== undefined) return Effect.succeed(this.lostBecause)
-      this.lostSignal ??= Deferred.unsafeMake<void>(FiberId.none)
-      return Effect.raceFirst(Effect.map(Deferred.await(this.lostSignal), () => this.lostBecause!), this.watchDeadline)
-    })
+    return Effect.flatMap(Monotonic.currentTime, (time) =>
+      Effect.async<LockLost>((resume) => {
+        const stop = this.whenLost(time, () => resume(Effect.succeed(this.lostBecause!)))
+        return Effect.sync(stop)
+      }))
   }
 
   readonly guard = (minRemaining: Duration.DurationInput) => {

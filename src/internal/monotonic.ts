@@ -1,6 +1,24 @@
-/** @internal */
+/**
+ * Effect's `Clock` as the engine's time (engine/time.ts): the shell hands
+ * each operation `timeOf` the fiber's clock and scheduler. On the live clock
+ * and scheduler, timers are Node timers (shared per duration, timeouts.ts)
+ * and deferred calls microtasks; on any other clock (the `TestClock`, the
+ * simulation's), a timer is a fiber that sleeps on that clock and then calls
+ * back, on the fiber's scheduler, so the test's clock moves the engine's
+ * timers and the test's scheduler runs them.
+ *
+ * @internal
+ */
 import * as Clock from "effect/Clock"
+import * as Context from "effect/Context"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import type * as Fiber from "effect/Fiber"
+import * as FiberId from "effect/FiberId"
+import * as FiberRef from "effect/FiberRef"
+import * as Scheduler from "effect/Scheduler"
+import type { Time } from "../engine/time.js"
+import * as Timeouts from "./timeouts.js"
 
 /**
  * Milliseconds on the monotonic timeline of `Clock.currentTimeNanos` (the
@@ -29,23 +47,50 @@ export const unsafeMonotonicMillis = (clock: Clock.Clock): number => {
 const liveNanos = Clock.make().unsafeCurrentTimeNanos
 const liveOffsetMillis = Number(Clock.make().unsafeCurrentTimeNanos()) / 1e6 - performance.now()
 
-/**
- * The live clock's timer scheduler; `undefined` for a test clock (or any
- * other), whose time only moves when the test says so.
- */
-export const liveScheduler = (clock: Clock.Clock): Clock.ClockScheduler | undefined => {
-  let scheduler = schedulers.get(clock)
-  if (scheduler === undefined && !schedulers.has(clock)) {
-    const effect = (clock as { scheduler?: () => Effect.Effect<Clock.ClockScheduler> }).scheduler?.()
-    scheduler = effect === undefined ? undefined : Effect.runSync(effect)
-    schedulers.set(clock, scheduler)
-  }
-  return scheduler
-}
-
-// The live clock's scheduler is a constant: read once per clock, not on every fan-out.
-const schedulers = new WeakMap<Clock.Clock, Clock.ClockScheduler | undefined>()
-
 export const monotonicMillis: Effect.Effect<number> = Effect.clockWith((clock) =>
   Effect.sync(() => unsafeMonotonicMillis(clock))
 )
+
+/** The live clock's time: one object for every caller. */
+export const liveTime: Time = {
+  now: () => performance.now() + liveOffsetMillis,
+  wallNow: Date.now,
+  schedule: (millis, fn) => {
+    const timeout = Timeouts.start(millis, fn)
+    return () => Timeouts.cancel(timeout)
+  },
+  defer: queueMicrotask
+}
+
+/** Whether `clock` is Effect's live clock (a test's clock, or a user's own, is not). */
+export const isLive = (clock: Clock.Clock): boolean => clock.unsafeCurrentTimeNanos === liveNanos
+
+/** The engine's time on `clock`, its fibers on `scheduler` (made once per clock and scheduler). */
+export const timeOf = (clock: Clock.Clock, scheduler: Scheduler.Scheduler = Scheduler.defaultScheduler): Time => {
+  if (isLive(clock) && scheduler === Scheduler.defaultScheduler) return liveTime
+  let byScheduler = times.get(clock)
+  if (byScheduler === undefined) times.set(clock, byScheduler = new WeakMap())
+  let time = byScheduler.get(scheduler)
+  if (time === undefined) {
+    time = {
+      now: () => unsafeMonotonicMillis(clock),
+      wallNow: () => clock.unsafeCurrentTimeMillis(),
+      schedule: (millis, fn) => {
+        const fiber = Effect.runFork(Effect.zipRight(clock.sleep(Duration.millis(millis)), Effect.sync(fn)), { scheduler })
+        return () => fiber.unsafeInterruptAsFork(FiberId.none)
+      },
+      defer: (fn) => scheduler.scheduleTask(fn, 0)
+    }
+    byScheduler.set(scheduler, time)
+  }
+  return time
+}
+
+const times = new WeakMap<Clock.Clock, WeakMap<Scheduler.Scheduler, Time>>()
+
+/** The engine's time of a fiber: its clock and its scheduler. */
+export const timeOfFiber = (fiber: Fiber.RuntimeFiber<unknown, unknown>): Time =>
+  timeOf(Context.get(fiber.currentDefaultServices, Clock.Clock), fiber.getFiberRef(FiberRef.currentScheduler))
+
+/** The engine's time of the current fiber. */
+export const currentTime: Effect.Effect<Time> = Effect.withFiberRuntime((fiber) => Effect.succeed(timeOfFiber(fiber)))

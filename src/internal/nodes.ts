@@ -5,9 +5,13 @@
  *
  * @internal
  */
+import * as Cause from "effect/Cause"
 import * as Context from "effect/Context"
+import type * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Runtime from "effect/Runtime"
 import * as Schema from "effect/Schema"
-import type { MemoryNodesControl, RedisNode } from "../RedisNode.js"
+import type { MemoryNodesControl, NodeOperation, NodePromises, RedisNode, ReleaseWatch } from "../RedisNode.js"
 
 /**
  * Why a node could not carry out an operation (documented in RedisNode.ts).
@@ -120,3 +124,93 @@ export class RedisNodes extends Context.Tag("effect-redlock/RedisNodes")<RedisNo
  * @category tags
  */
 export class MemoryNodes extends Context.Tag("effect-redlock/MemoryNodes")<MemoryNodes, MemoryNodesControl>() {}
+
+const operations: ReadonlyArray<NodeOperation> = [
+  "acquire",
+  "acquireInTurn",
+  "release",
+  "extend",
+  "inspect",
+  "incrementFences",
+  "commitFences"
+]
+
+/**
+ * A node as the engine talks to it: its operations as promises and its
+ * watches as plain calls. The ioredis and in-memory nodes have both; a node
+ * written with effects only (a user's `RedisNode`) gets them here, each
+ * operation run as its own fiber of `runtime` (the lock manager's: a test's
+ * clock moves such a node's sleeps), each watch registered by running its
+ * effect.
+ */
+export const withPromises = (node: RedisNode, runtime: Runtime.Runtime<never>): RedisNode => {
+  if (node.promises !== undefined && (node.watchReleases === undefined || node.watchReleasesNow !== undefined)) return node
+  const promises = node.promises ?? Object.fromEntries(operations.map((operation) => [
+    operation,
+    (...args: Array<unknown>) =>
+      new Promise((resolve, reject) => {
+        const effect = (node[operation] as (...args: Array<unknown>) => Effect.Effect<unknown, RedisNodeError>)(...args)
+        Runtime.runFork(runtime)(effect).addObserver((exit) => {
+          if (Exit.isSuccess(exit)) return resolve(exit.value)
+          const failure = Cause.failureOption(exit.cause)
+          reject(
+            failure._tag === "Some" ? failure.value : new RedisNodeError({
+              node: node.name,
+              reason: "Unknown",
+              detail: Cause.pretty(exit.cause),
+              cause: Cause.squash(exit.cause)
+            }, true)
+          )
+        })
+      })
+  ])) as unknown as NodePromises
+  const watchEffect = node.watchReleases
+  const watchReleasesNow = node.watchReleasesNow ?? (watchEffect === undefined ? undefined : (
+    key: string,
+    onRelease: (next: string | null) => void
+  ): ReleaseWatch => {
+    // The watch is registered when its effect ends: a release until then may go unheard, as with any watch not ready yet.
+    let watch: ReleaseWatch | undefined
+    let stopped = false
+    const ready = new Promise<void>((resolve) => {
+      Runtime.runFork(runtime)(watchEffect(key, onRelease)).addObserver((exit) => {
+        if (Exit.isFailure(exit)) return resolve()
+        watch = exit.value
+        if (stopped) watch.stop()
+        resolve(watch.ready)
+      })
+    })
+    return {
+      ready,
+      stop: () => {
+        stopped = true
+        watch?.stop()
+      }
+    }
+  })
+  return { ...node, promises, watchReleasesNow }
+}
+
+/**
+ * A node's operation answered by callback, called at once when the answer
+ * is there: the in-memory nodes offer it beside their promises, so that a
+ * simulation that runs no microtasks (faults/simulation.ts) runs the engine
+ * all the same.
+ */
+export type NodeCall = (
+  method: NodeOperation,
+  args: ReadonlyArray<unknown>,
+  answered: (answer: unknown) => void,
+  failed: (error: unknown) => void
+) => void
+
+const calls = new WeakMap<RedisNode, NodeCall>()
+
+/** `node`, whose operations `call` also answers by callback. */
+export const withCalls = (node: RedisNode, call: NodeCall): RedisNode => {
+  calls.set(node, call)
+  return node
+}
+
+/** The node's operations by callback, where it offers them. */
+export const callOf = (node: RedisNode): NodeCall | undefined => calls.get(node)

@@ -38,14 +38,15 @@ export const make = (options: RetryOptions): Either.Either<Schedule.Schedule<unk
     Schedule.modifyDelay((_, jittered) => Duration.millis(Math.round(Duration.toMillis(jittered)))),
     Schedule.intersect(Schedule.recurs(times))
   )
-  // The same delays for the same draws (Effect's jitter: delay * (min + (max - min) * draw)),
-  // drawn from Math.random; the Schedule draws from Effect's Random (a test's TestRandom).
+  // The same delays for the same draws (Effect's jitter: delay * (min + (max - min) * draw)), drawn
+  // from the random source the caller hands over (the fiber's Random, or Math.random when it is
+  // Effect's default: see manager/acquisition.ts, `randomOf`).
   plainStepsOf.set(schedule, {
     initial: 0,
-    step: (retries) =>
+    step: (retries, random) =>
       retries >= times ? undefined : {
         state: retries + 1,
-        delayMillis: Math.round(delay * (min + (max - min) * Math.random()))
+        delayMillis: Math.round(delay * (min + (max - min) * random()))
       }
   })
   return Either.right(schedule)

@@ -24,25 +24,23 @@
  * that had to subscribe first may have missed a release in between: the
  * waiter then tries again at once.
  *
- * Two loops keep these rules (their state and decisions are `WaitState`'s):
- * `untilGranted`, a fiber, for any clock and any node (the reference), and
- * `untilGrantedPlain`, plain code with timers and callbacks, for nodes with
- * promises on the live clock, where a handoff is decided by how soon the
- * woken waiter's attempt leaves.
+ * The loop (`untilGranted`) is plain code with timers and callbacks on the
+ * time its caller hands it (engine/time.ts), where a handoff is decided by
+ * how soon the woken waiter's attempt leaves; its state and decisions are
+ * `WaitState`'s.
  *
  * @internal
  */
-import type * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
-import * as Effect from "effect/Effect"
+import type * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Runtime from "effect/Runtime"
 import type * as Schedule from "effect/Schedule"
 import * as ScheduleDecision from "effect/ScheduleDecision"
 import * as ScheduleIntervals from "effect/ScheduleIntervals"
+import type { Time } from "../engine/time.js"
 import type { RedisNode, ReleaseWatch } from "../RedisNode.js"
 import type { LockNotAcquired } from "../RedlockError.js"
-import * as Monotonic from "./monotonic.js"
 
 /** Whether a release for us was announced since the current attempt began. */
 class Announcements {
@@ -73,24 +71,18 @@ class Announcements {
 }
 
 /**
- * On the live clock: sleep for `millis`, or until woken by announcements,
- * then call `wake`; one timer and one callback, no fiber. Returns the
- * cancel.
+ * Sleep for `millis`, or until woken by announcements, then call `wake`:
+ * one timer and one callback, no fiber. Returns the cancel.
  */
-const napThen = (
-  scheduler: Clock.ClockScheduler,
-  millis: number,
-  announcements: Announcements | undefined,
-  wake: () => void
-): () => void => {
+const napThen = (time: Time, millis: number, announcements: Announcements | undefined, wake: () => void): () => void => {
   if (announcements?.woken) {
     wake()
     return () => {}
   }
-  const cancel = scheduler.unsafeSchedule(() => {
+  const cancel = time.schedule(millis, () => {
     if (announcements !== undefined) announcements.onWoken = undefined
     wake()
-  }, Duration.millis(millis))
+  })
   if (announcements !== undefined) {
     announcements.onWoken = () => {
       cancel()
@@ -102,28 +94,6 @@ const napThen = (
     cancel()
     if (announcements !== undefined) announcements.onWoken = undefined
   }
-}
-
-/**
- * Sleep for `millis`, or until woken by announcements. A test clock's time
- * only moves with the test, so there the sleep races the announcements.
- */
-const nap = (clock: Clock.Clock, millis: number, announcements: Announcements | undefined): Effect.Effect<void> => {
-  if (announcements?.woken) return Effect.void
-  const scheduler = Monotonic.liveScheduler(clock)
-  if (scheduler !== undefined) {
-    return Effect.async<void>((resume) => {
-      const cancel = napThen(scheduler, millis, announcements, () => resume(Effect.void))
-      return Effect.sync(cancel)
-    })
-  }
-  const duration = Duration.millis(millis)
-  if (announcements === undefined) return Effect.sleep(duration)
-  const woken = Effect.async<void>((resume) => {
-    announcements.onWoken = () => resume(Effect.void)
-    return Effect.sync(() => void (announcements.onWoken = undefined))
-  })
-  return Effect.raceFirst(Effect.sleep(duration), woken)
 }
 
 /**
@@ -159,16 +129,10 @@ export interface Watched {
   readonly heard?: ((key: string) => void) | undefined
 }
 
-/** A waiter whose attempts are effects (see `untilGranted`). */
-export interface Waiter<A> extends Watched {
-  /** One attempt, staying in line for the given lease when refused. */
-  attempt(leaseMillis: number): Effect.Effect<A, LockNotAcquired>
-}
-
 /**
- * The state of one wait, kept alike by both loops below: the schedule's
- * state and the time its next attempt is due, the announcements heard, and
- * the watches to stop whichever way the wait ends.
+ * The state of one wait: the schedule's state and the time its next attempt
+ * is due, the announcements heard, and the watches to stop whichever way
+ * the wait ends.
  */
 class WaitState {
   private state: unknown
@@ -181,14 +145,15 @@ class WaitState {
   constructor(
     private readonly waiter: Watched,
     private readonly schedule: Schedule.Schedule<unknown, LockNotAcquired>,
-    private readonly clock: Clock.Clock,
-    private readonly plain?: PlainSchedule | undefined
+    readonly time: Time,
+    private readonly plain: PlainSchedule | undefined,
+    private readonly random: () => number
   ) {
     this.state = plain === undefined ? schedule.initial : plain.initial
   }
 
   now(): number {
-    return Monotonic.unsafeMonotonicMillis(this.clock)
+    return this.time.now()
   }
 
   /** Whether the schedule's next attempt is due: the schedule steps before it. */
@@ -217,7 +182,7 @@ class WaitState {
   /** The step as plain code, where the schedule has one (`PlainSchedule`): whether it goes on; else undefined. */
   stepNow(now: number): boolean | undefined {
     if (this.plain === undefined) return undefined
-    const next = this.plain.step(this.state as number)
+    const next = this.plain.step(this.state as number, this.random)
     if (next === undefined) return false
     this.state = next.state
     this.delayed(now, next.delayMillis)
@@ -234,47 +199,19 @@ class WaitState {
   }
 
   /**
-   * Watch every node from the first wait on; `true` when a release may have
-   * been missed meanwhile (a node was not listening yet: it is waited for,
-   * within the node timeout). Registration is not interruptible, so that
-   * every watch made is in `watches`, which `stop` stops.
+   * Watch every node from the first wait on (each registers its watches at
+   * once, `RedisNode.watchReleasesNow`); `done` is called with whether a
+   * release may have been missed meanwhile (a node was not listening yet:
+   * it is waited for, within the node timeout).
    */
-  watching(): Effect.Effect<boolean> {
+  watching(done: (missed: boolean) => void): void {
     const { keys, nodes } = this.waiter
-    const onRelease = this.listen()
-    return Effect.suspend(() =>
-      Effect.forEach(nodes, (node, index) =>
-        Effect.forEach(keys, (key) =>
-          Effect.map(node.watchReleases!(key, onRelease(index, key)), (watch) => void this.watches.push(watch)), {
-          discard: true
-        }), { discard: true })
-    ).pipe(
-      Effect.uninterruptible,
-      Effect.flatMap(() => {
-        const pending = this.pending()
-        if (pending.length === 0) return Effect.succeed(false)
-        return Effect.promise(() => Promise.all(pending)).pipe(Effect.timeoutOption(this.waiter.nodeTimeout), Effect.as(true))
-      })
-    )
-  }
-
-  /**
-   * `watching` as plain code, where every node registers its watches at
-   * once (`RedisNode.watchReleasesNow`): `done` is called with whether a
-   * release may have been missed. `false` (and nothing done) otherwise.
-   */
-  watchingNow(scheduler: Clock.ClockScheduler, done: (missed: boolean) => void): boolean {
-    const { keys, nodes } = this.waiter
-    if (!nodes.every((node) => node.watchReleasesNow !== undefined)) return false
     const onRelease = this.listen()
     nodes.forEach((node, index) => {
       for (const key of keys) this.watches.push(node.watchReleasesNow!(key, onRelease(index, key)))
     })
     const pending = this.pending()
-    if (pending.length === 0) {
-      done(false)
-      return true
-    }
+    if (pending.length === 0) return done(false)
     let ready = false
     const readyOrTimedOut = () => {
       if (ready) return
@@ -282,9 +219,8 @@ class WaitState {
       cancel()
       done(true)
     }
-    const cancel = scheduler.unsafeSchedule(readyOrTimedOut, this.waiter.nodeTimeout)
+    const cancel = this.time.schedule(Duration.toMillis(this.waiter.nodeTimeout), readyOrTimedOut)
     Promise.all(pending).then(readyOrTimedOut, readyOrTimedOut)
-    return true
   }
 
   // The announcements of this wait, and the callback of a node's watch of a key.
@@ -342,38 +278,9 @@ type StepResult = Effect.Effect.Success<ReturnType<Schedule.Schedule<unknown, Lo
  */
 export interface PlainSchedule {
   readonly initial: number
-  /** The next state and the delay before the next attempt (ms), or undefined when the schedule is done. */
-  step(state: number): { readonly state: number; readonly delayMillis: number } | undefined
+  /** The next state and the delay before the next attempt (ms), or undefined when the schedule is done; `random` draws in [0, 1). */
+  step(state: number, random: () => number): { readonly state: number; readonly delayMillis: number } | undefined
 }
-
-/**
- * Attempts again, waiting in between as the schedule says (woken early as
- * described above), until one is granted or the schedule ends: it then fails
- * with the last refusal. The reference loop: a fiber, any clock, any node.
- */
-export const untilGranted = <A>(
-  waiter: Waiter<A>,
-  error: LockNotAcquired,
-  schedule: Schedule.Schedule<unknown, LockNotAcquired>
-): Effect.Effect<A, LockNotAcquired> =>
-  Effect.clockWith((clock) => {
-    const wait = new WaitState(waiter, schedule, clock)
-    const again = (error: LockNotAcquired): Effect.Effect<A, LockNotAcquired> =>
-      Effect.gen(function*() {
-        const now = wait.now()
-        if (wait.isDue(now)) {
-          const wallNow = clock.unsafeCurrentTimeMillis()
-          if (!wait.stepped(now, wallNow, yield* wait.step(wallNow, error))) return yield* Effect.fail(error)
-        }
-        const missed = wait.needsWatching() ? yield* wait.watching() : false
-        if (!missed) {
-          yield* nap(clock, wait.napMillis(now), wait.announcements)
-          wait.woke()
-        }
-        return yield* Effect.catchAll(waiter.attempt(wait.lease()), again)
-      })
-    return again(error).pipe(Effect.ensuring(Effect.sync(() => wait.stop())))
-  })
 
 /** Runs an effect and calls back with its exit (a fiber of the caller's runtime). */
 export type Runner = <X, E>(effect: Effect.Effect<X, E>, done: (exit: Exit.Exit<X, E>) => void) => void
@@ -389,35 +296,36 @@ export interface Refusal {
   readonly refusal: LockNotAcquired
 }
 
-/** How a plain attempt ended: the granted lock, or the refusal. */
-export type PlainAttemptEnd<G> = { readonly granted: G } | ({ readonly granted: undefined } & Refusal)
+/** How an attempt ended: the granted lock, or the refusal. */
+export type AttemptEnd<G> = { readonly granted: G } | ({ readonly granted: undefined } & Refusal)
 
-/** A waiter whose attempts are plain code over the nodes' promises (see `untilGrantedPlain`). */
-export interface PlainWaiter<G> extends Watched {
-  /** One attempt: `done` is called once. */
-  attemptPlain(leaseMillis: number, done: (end: PlainAttemptEnd<G>) => void): void
+/** A waiter: what waiting reads of it, and its attempts. */
+export interface Waiter<G> extends Watched {
+  /** One attempt, staying in line for the given lease when refused: `done` is called once. */
+  attempt(leaseMillis: number, done: (end: AttemptEnd<G>) => void): void
 }
 
 /**
- * The same waiting as `untilGranted`, as plain code on the live clock: the
- * nap is a timer, the announcement that ends it sends the next attempt at
- * once, and no fiber runs between attempts. Only a schedule's step and the
- * registration of watches, where they are effects only, are run by `run`. `done` is
- * called once, with the granted lock or the last refusal (or a defect of the
- * schedule). Returns the cancel, which says whether an attempt was in flight
- * (it may have taken keys: the caller leaves every line then).
+ * Attempts again, waiting in between as the schedule says (woken early as
+ * described above), until one is granted or the schedule ends. The nap is a
+ * timer, the announcement that ends it sends the next attempt at once, and
+ * no fiber runs between attempts; only a schedule's step, where the
+ * schedule has no plain steps, is run by `run`. `done` is called once, with
+ * the granted lock or the last refusal (or a defect of the schedule).
+ * Returns the cancel, which says whether an attempt was in flight (it may
+ * have taken keys: the caller leaves every line then).
  */
-export const untilGrantedPlain = <G>(
-  waiter: PlainWaiter<G>,
+export const untilGranted = <G>(
+  waiter: Waiter<G>,
   refused: Refusal,
   schedule: Schedule.Schedule<unknown, LockNotAcquired>,
   plainSchedule: PlainSchedule | undefined,
-  clock: Clock.Clock,
-  scheduler: Clock.ClockScheduler,
+  time: Time,
+  random: () => number,
   run: Runner,
   done: (exit: Exit.Exit<G, LockNotAcquired>) => void
 ): (() => { readonly inFlight: boolean }) => {
-  const wait = new WaitState(waiter, schedule, clock, plainSchedule)
+  const wait = new WaitState(waiter, schedule, time, plainSchedule, random)
   let stopped = false
   let inFlight = false
   let cancelNap: (() => void) | undefined
@@ -432,7 +340,7 @@ export const untilGrantedPlain = <G>(
     if (!wait.isDue(now)) return watchThenNap(now)
     const goesOn = wait.stepNow(now)
     if (goesOn !== undefined) return goesOn ? watchThenNap(now) : finish(Exit.fail(refused.refusal))
-    const wallNow = clock.unsafeCurrentTimeMillis()
+    const wallNow = time.wallNow()
     run(wait.step(wallNow, refused.refusal), (exit) => {
       if (stopped) return
       if (Exit.isFailure(exit)) return finish(Exit.failCause(exit.cause))
@@ -448,14 +356,10 @@ export const untilGrantedPlain = <G>(
       if (missed) return attempt()
       napThenAttempt(now)
     }
-    if (wait.watchingNow(scheduler, watched)) return
-    run(wait.watching(), (exit) => {
-      if (Exit.isSuccess(exit)) return watched(exit.value)
-      if (!stopped) finish(Exit.failCause(exit.cause))
-    })
+    wait.watching(watched)
   }
   const napThenAttempt = (now: number) => {
-    cancelNap = napThen(scheduler, wait.napMillis(now), wait.announcements, () => {
+    cancelNap = napThen(time, wait.napMillis(now), wait.announcements, () => {
       cancelNap = undefined
       wait.woke()
       attempt()
@@ -463,7 +367,7 @@ export const untilGrantedPlain = <G>(
   }
   const attempt = () => {
     inFlight = true
-    waiter.attemptPlain(wait.lease(), (end) => {
+    waiter.attempt(wait.lease(), (end) => {
       inFlight = false
       if (stopped) return
       if (end.granted === undefined) return again(end as Refusal)

@@ -7,7 +7,6 @@
  */
 import type { NonEmptyReadonlyArray } from "effect/Array"
 import * as Cause from "effect/Cause"
-import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -19,8 +18,11 @@ import * as FiberRef from "effect/FiberRef"
 import * as LogLevel from "effect/LogLevel"
 import * as MetricLabel from "effect/MetricLabel"
 import * as Option from "effect/Option"
+import * as Random from "effect/Random"
+import * as Runtime from "effect/Runtime"
 import * as Schedule from "effect/Schedule"
 import * as Scope from "effect/Scope"
+import type { Time } from "../../engine/time.js"
 import type * as Lock from "../../Lock.js"
 import type { RedisNode, TurnAnswer } from "../../RedisNode.js"
 import type { AcquireOptions } from "../../Redlock.js"
@@ -57,9 +59,10 @@ const withoutStackTrace = <E>(make: () => E): E => {
   }
 }
 
-// Acquire is on every caller's hot path: validation, the attempt and the
-// bookkeeping are plain code inside as few effects as possible, and spans
-// are made only where a tracer records them (internal/tracing.ts).
+// Acquire is on every caller's hot path: validation, the attempts and the
+// bookkeeping are plain code inside as few effects as possible. Spans and
+// debug logs are hooks on the same code (internal/tracing.ts): turning them
+// on changes what is recorded, not what runs.
 export const acquire = (settings: Settings.Settings, variant: Variant = userLocks) => {
   const { checkResources, probe } = variant
   // One per manager: every lock it grants issues its tokens with it.
@@ -70,42 +73,80 @@ export const acquire = (settings: Settings.Settings, variant: Variant = userLock
   ): Effect.Effect<Lock.Lock, InvalidOptions | LockNotAcquired, Scope.Scope> =>
     Effect.withFiberRuntime((fiber) => {
       const request = parseAcquire(settings, resourcesInput, acquireOptions, checkResources)
-      if (Either.isRight(request)) {
-        const surroundings = surroundingsOf(settings, fiber)
-        return new Acquisition(settings, issueFencingTokens, surroundings, request.right, probe).run()
+      const traced = Tracing.isRecorded(fiber)
+      if (Either.isLeft(request)) {
+        return traced ? Effect.withSpan(Effect.fail(request.left), "Redlock.acquire", Tracing.spanOptions) : Effect.fail(request.left)
       }
-      return Tracing.isRecorded(fiber)
-        ? Effect.withSpan(Effect.fail(request.left), "Redlock.acquire", Tracing.spanOptions)
-        : Effect.fail(request.left)
+      if (!traced) return new Acquisition(settings, issueFencingTokens, surroundingsOf(fiber), request.right, probe).run()
+      const { resources, ttlMillis } = request.right
+      // Inside the acquisition's span, whose fiber the attempts' spans are made under.
+      return Effect.withSpan(
+        Effect.withFiberRuntime<Lock.Lock, LockNotAcquired, Scope.Scope>((inSpan) => {
+          const acquisition = new Acquisition(settings, issueFencingTokens, surroundingsOf(inSpan), request.right, probe)
+          return Effect.zipRight(
+            Effect.annotateCurrentSpan({ "redlock.resources": resources, "redlock.ttl_ms": ttlMillis }),
+            acquisition.run().pipe(
+              Effect.tapError(() => Effect.annotateCurrentSpan("redlock.attempts", acquisition.attempts)),
+              Effect.tap((lock) =>
+                Effect.annotateCurrentSpan({
+                  "redlock.attempts": acquisition.attempts,
+                  "redlock.validity_ms": Duration.toMillis(lock.validity)
+                })
+              )
+            )
+          )
+        }),
+        "Redlock.acquire",
+        Tracing.spanOptions
+      )
     })
 }
 
 /** Where an acquisition runs, read from the fiber that runs it (whose scope receives the lock's release). */
-export const surroundingsOf = (settings: Settings.Settings, fiber: Fiber.RuntimeFiber<unknown, unknown>): Surroundings => {
-  const clock = Context.get(fiber.currentDefaultServices, Clock.Clock)
+export const surroundingsOf = (fiber: Fiber.RuntimeFiber<unknown, unknown>): Surroundings => {
   return {
-    clock,
-    engine: FanOut.promiseEngine(settings.nodes, clock),
+    time: Monotonic.timeOfFiber(fiber),
+    random: randomOf(Context.get(fiber.currentDefaultServices, Random.Random)),
     scope: Context.get(fiber.currentContext as Context.Context<Scope.Scope>, Scope.Scope),
     metricLabels: fiber.getFiberRef(FiberRef.currentMetricLabels),
-    traced: Tracing.isRecorded(fiber),
-    debugLogs: fiber.getFiberRef(FiberRef.currentMinimumLogLevel).ordinal <= LogLevel.Debug.ordinal
+    onAttempt: Tracing.isRecorded(fiber) ? Tracing.attemptSpans(fiber) : undefined,
+    logDebug: fiber.getFiberRef(FiberRef.currentMinimumLogLevel).ordinal <= LogLevel.Debug.ordinal
+      ? debugLogger(fiber)
+      : undefined
   }
 }
 
-/** Whether an acquisition in these surroundings may run as plain code: the engine, no spans, no debug logs. */
-export const runsPlain = (surroundings: Surroundings): boolean =>
-  surroundings.engine !== undefined && !surroundings.traced && !surroundings.debugLogs
+const defaultRandom: Random.Random = Effect.runSync(Effect.random)
+
+/**
+ * The random source of jitter and slot choice: Math.random under Effect's
+ * default Random, else draws from the fiber's own (a test's
+ * `Random.fixed`, a seeded one), as Effect's schedules would.
+ */
+export const randomOf = (random: Random.Random): () => number =>
+  random === defaultRandom ? mathRandom : () => Effect.runSync(random.next)
+
+// Read on each draw, not kept: a test may replace Math.random.
+const mathRandom = () => Math.random()
+
+// Debug logs written at once, from plain code, with the fiber's loggers and annotations.
+const debugLogger = (fiber: Fiber.RuntimeFiber<unknown, unknown>) => {
+  const runtime = Runtime.make({
+    context: fiber.currentContext,
+    fiberRefs: fiber.getFiberRefs(),
+    runtimeFlags: Runtime.defaultRuntimeFlags
+  })
+  return (message: string) => Runtime.runSync(runtime)(Effect.logDebug(message))
+}
 
 /**
  * One attempt of an acquisition, made by a caller that waits in its own way
- * (a semaphore's rounds over its slots, semaphore.ts), as plain code on the
- * engine (`runsPlain`). A granted lock is the caller's to `register`; an
+ * (a semaphore's rounds over its slots, semaphore.ts). A granted lock is the caller's to `register`; an
  * acquisition that may hold keys when the caller gives up (its attempt was
  * in flight, or its lock was granted and not registered) is to `leave`.
  */
 export interface SingleAttempt {
-  attemptPlain(leaseMillis: number, done: (end: Waiting.PlainAttemptEnd<HeldLock>) => void): void
+  attempt(leaseMillis: number, done: (end: Waiting.AttemptEnd<HeldLock>) => void): void
   register(lock: HeldLock): Effect.Effect<Lock.Lock>
   leave(): Effect.Effect<void>
   measure(failure: LockNotAcquired | undefined): void
@@ -123,24 +164,21 @@ export const singleAttempts = (settings: Settings.Settings, variant: Variant) =>
 }
 
 /**
- * Runs the part of a promise caller's acquisition that needs a fiber (the
- * waiting between attempts), in the facade's runtime; an abort signal
- * interrupts it.
+ * Acquire for promise code (effect-redlock/Promise): the same attempts and
+ * waiting as the Effect API's, with no fiber, except for a step of a retry
+ * schedule that has no plain steps (`run`). The lock's release is the
+ * caller's (no scope). The signal's abort stops the waiting.
  */
-export type FiberRunner = <A, E>(effect: Effect.Effect<A, E>, signal: AbortSignal | undefined) => Promise<A>
-
-/**
- * Acquire for promise code (effect-redlock/Promise). The attempts and the
- * waiting between them are plain code over the nodes' promises, as on the
- * Effect path: no fiber, except for a step of the retry schedule and the
- * registration of watches (`run`). The lock's release is the caller's (no
- * scope). Nodes without promises (in-memory) run the whole acquisition in
- * a fiber.
- */
-export const acquireForPromises = (settings: Settings.Settings, clock: Clock.Clock, runInFiber: FiberRunner, run: Waiting.Runner) => {
+export const acquireForPromises = (settings: Settings.Settings, time: Time, run: Waiting.Runner) => {
   const issueFencingTokens = Fencing.issueFencingTokens(settings)
-  const engine = FanOut.promiseEngine(settings.nodes, clock)
-  const surroundings: Surroundings = { clock, engine, scope: undefined, metricLabels: [], traced: false, debugLogs: false }
+  const surroundings: Surroundings = {
+    time,
+    random: mathRandom,
+    scope: undefined,
+    metricLabels: [],
+    onAttempt: undefined,
+    logDebug: undefined
+  }
   return (
     resourcesInput: string | NonEmptyReadonlyArray<string>,
     acquireOptions: AcquireOptions,
@@ -148,13 +186,13 @@ export const acquireForPromises = (settings: Settings.Settings, clock: Clock.Clo
   ): Promise<{ readonly lock: HeldLock; readonly maxHoldMillis: number | undefined }> => {
     const request = parseAcquire(settings, resourcesInput, acquireOptions)
     if (Either.isLeft(request)) return Promise.reject(request.left)
+    if (signal?.aborted) return Promise.reject(signal.reason)
     const { maxHoldMillis, schedule } = request.right
     const acquisition = new Acquisition(settings, issueFencingTokens, surroundings, request.right)
-    const granted = (lock: Lock.Lock) => ({ lock: lock as HeldLock, maxHoldMillis })
+    const granted = (lock: HeldLock) => ({ lock, maxHoldMillis })
     const waits = schedule !== Schedule.stop
-    if (engine === undefined || signal?.aborted) return runInFiber(acquisition.run(), signal).then(granted)
     return new Promise((resolve, reject) => {
-      const attempted = (end: AttemptEnd) => {
+      acquisition.attempt(waits ? acquisition.lease(0) : 0, (end) => {
         if (end.granted !== undefined) {
           acquisition.measure(undefined)
           return resolve(granted(end.granted))
@@ -163,9 +201,8 @@ export const acquireForPromises = (settings: Settings.Settings, clock: Clock.Clo
           acquisition.measure(end.refusal)
           return reject(end.refusal)
         }
-        acquisition.waitWithPromises(end, run, signal).then(granted).then(resolve, reject)
-      }
-      acquisition.attemptWithPromises(waits ? acquisition.lease(0) : 0, engine, attempted)
+        acquisition.waitForPromise(end, run, signal).then(granted).then(resolve, reject)
+      })
     })
   }
 }
@@ -174,19 +211,19 @@ type Request = Either.Either.Right<ReturnType<typeof parseAcquire>>
 
 /** What an acquisition takes from where it runs: a fiber, or promise code (see `acquireForPromises`). */
 export interface Surroundings {
-  readonly clock: Clock.Clock
-  /** The nodes' promises on that clock, if every node has them (see `attemptOnEngine`). */
-  readonly engine: FanOut.PromiseEngine | undefined
+  readonly time: Time
+  /** Draws in [0, 1): jitter of the retry's plain steps, a semaphore's first slot. */
+  readonly random: () => number
   /** Where the lock's release is registered; none: the caller releases it (the promise facade). */
   readonly scope: Scope.Scope | undefined
   readonly metricLabels: ReadonlyArray<MetricLabel.MetricLabel>
-  /** Whether spans are recorded (internal/tracing.ts). */
-  readonly traced: boolean
-  /** Whether refused attempts are logged (debug level). */
-  readonly debugLogs: boolean
+  /** Told each attempt once decided, where spans are recorded (internal/tracing.ts). */
+  readonly onAttempt: Tracing.OnAttempt | undefined
+  /** Where debug logs are on: each refused attempt is logged. */
+  readonly logDebug: ((message: string) => void) | undefined
 }
 
-/** How an attempt ended, both engines alike: the lock, or the refusal (its undo sent by the engine). */
+/** How an attempt ended: the lock, or the refusal (its undo sent). */
 type AttemptEnd = { readonly granted: HeldLock; readonly result: FanOut.FanOutResult } | Refused
 
 /**
@@ -240,20 +277,19 @@ const whyRefused = (answers: ReadonlyArray<boolean | TurnAnswer | undefined>, qu
  * One acquisition: its attempts and the state they share, read by the
  * waiting between attempts (waiting.ts) as it is after each attempt.
  */
-class Acquisition implements Waiting.Waiter<Lock.Lock>, Waiting.PlainWaiter<HeldLock>, SingleAttempt {
+class Acquisition implements Waiting.Waiter<HeldLock>, SingleAttempt {
   readonly nodes: ReadonlyArray<RedisNode>
   readonly quorum: number
-  readonly watch: boolean
   readonly keys: NonEmptyReadonlyArray<string>
   readonly value = LockValue.unsafeMake()
   readonly nodeTimeout: Duration.Duration
   private readonly nodeTimeoutMillis: number
-  private readonly clock: Clock.Clock
+  private readonly time: Time
   private readonly firstStart: number
   // Waiting in line (fairHandoff): the place is the time of the first attempt; a
   // place is held for a lease that outlasts the wait until the next attempt.
   private readonly ticket: number
-  private attempts = 0
+  attempts = 0
   /** Whether an attempt took a place in line: an acquisition that ends without a lock leaves the lines. */
   private joined = false
   /** Whether the last attempt reached a quorum of nodes (see `refused`). */
@@ -273,15 +309,23 @@ class Acquisition implements Waiting.Waiter<Lock.Lock>, Waiting.PlainWaiter<Held
   ) {
     this.nodes = settings.nodes
     this.quorum = settings.quorum
-    this.watch = settings.announcesReleases
     this.keys = request.resources.map((resource) => settings.keyPrefix + resource) as unknown as NonEmptyReadonlyArray<
       string
     >
     this.nodeTimeout = request.nodeTimeout
     this.nodeTimeoutMillis = Duration.toMillis(request.nodeTimeout)
-    this.clock = surroundings.clock
-    this.firstStart = Monotonic.unsafeMonotonicMillis(this.clock)
-    this.ticket = this.clock.unsafeCurrentTimeMillis()
+    this.time = surroundings.time
+    this.firstStart = this.time.now()
+    this.ticket = this.time.wallNow()
+  }
+
+  /**
+   * Whether waiting watches the nodes' releases: only where they are
+   * announced and heard from a quorum (a waiter that cannot hear takes no
+   * place in line either, and polls on its schedule).
+   */
+  get watch(): boolean {
+    return this.settings.announcesReleases && Waiting.hearsQuorum(this.nodes, this.quorum)
   }
 
   // Whole milliseconds: a jittered schedule's interval is fractional, and PEXPIRE refuses fractions.
@@ -293,57 +337,29 @@ class Acquisition implements Waiting.Waiter<Lock.Lock>, Waiting.PlainWaiter<Held
     return Math.ceil(Math.min(this.request.ttlMillis, Math.max(250, 2 * intervalMillis) + 2 * this.nodeTimeoutMillis))
   }
 
-  attempt(leaseMillis: number): Effect.Effect<Lock.Lock, LockNotAcquired> {
-    return Effect.uninterruptibleMask((restore) => this.attemptWithin(restore, this.attemptOnEngine(leaseMillis)))
-  }
-
-  /** The whole acquisition: the first attempt, then the waiting and the retries; measured. */
+  /**
+   * The whole acquisition: the first attempt, then the waiting and the
+   * retries; measured. Each is one asynchronous step, in an uninterruptible
+   * region: whatever happens to it, either the lock's release is in the
+   * scope or every line was left (which releases any key the acquisition
+   * may hold). Written with matchCauseEffect, not catchAll and onExit: what
+   * those allocate on each call is kept alive by objects V8 places in the
+   * old generation, which doubled what every scavenge promoted
+   * (sequential: ~600 KB against ~310 KB; bench/README.md).
+   */
   run(): Effect.Effect<Lock.Lock, LockNotAcquired> {
-    const { resources, schedule, ttlMillis } = this.request
-    // Around the whole acquisition, uninterruptible between its steps, so
-    // that no moment between attempts escapes the leave and the metrics.
-    // Written with matchCauseEffect, not catchAll and onExit: what those
-    // allocate on each call is kept alive by objects V8 places in the old
-    // generation, which doubled what every scavenge promoted (sequential:
-    // ~600 KB against ~310 KB; bench/README.md).
-    const firstLease = schedule === Schedule.stop ? 0 : this.lease(0)
-    if (runsPlain(this.surroundings)) {
-      // The same steps as below, in fewer effects (this is every Effect
-      // caller's hot path): the first attempt on the engine, then the
-      // lock's registration or the waiting, decided in one step.
-      return Effect.uninterruptibleMask((restore) =>
-        Effect.matchCauseEffect(restore(this.attemptOnEngine(firstLease)), {
-          onSuccess: (end) => {
-            if (end.granted === undefined) return this.waitingAfter(restore, end)
-            this.measure(undefined)
-            return this.register(end.granted)
-          },
-          // Interrupted during the attempt, which may have taken keys: leave every line.
-          onFailure: (cause) => (this.joined = true, this.failed(cause))
-        })
-      )
-    }
-    const measured = Effect.uninterruptibleMask((restore) =>
-      Effect.matchCauseEffect(this.attemptWithin(restore, this.attemptOnEngine(firstLease)), {
-        onSuccess: this.succeeded,
-        onFailure: (cause) => {
-          const refusal = Cause.failureOption(cause)
-          return Option.isNone(refusal) ? this.failed(cause) : this.waitingAfter(restore, { refusal: refusal.value })
-        }
+    const firstLease = this.request.schedule === Schedule.stop ? 0 : this.lease(0)
+    const firstAttempt = Effect.async<AttemptEnd>((resume) => this.attempt(firstLease, (end) => resume(Effect.succeed(end))))
+    return Effect.uninterruptibleMask((restore) =>
+      Effect.matchCauseEffect(restore(firstAttempt), {
+        onSuccess: (end) => {
+          if (end.granted === undefined) return this.waitingAfter(restore, end)
+          this.measure(undefined)
+          return this.register(end.granted)
+        },
+        // Interrupted during the attempt, which may have taken keys: leave every line.
+        onFailure: (cause) => (this.joined = true, this.failed(cause))
       })
-    )
-    if (!this.surroundings.traced) return measured
-    return Effect.withSpan(
-      Effect.tap(
-        Effect.zipRight(
-          Effect.annotateCurrentSpan({ "redlock.resources": resources, "redlock.ttl_ms": ttlMillis }),
-          Effect.tapError(measured, () => Effect.annotateCurrentSpan("redlock.attempts", this.attempts))
-        ),
-        (lock) =>
-          Effect.annotateCurrentSpan({ "redlock.attempts": this.attempts, "redlock.validity_ms": Duration.toMillis(lock.validity) })
-      ),
-      "Redlock.acquire",
-      Tracing.spanOptions
     )
   }
 
@@ -351,43 +367,38 @@ class Acquisition implements Waiting.Waiter<Lock.Lock>, Waiting.PlainWaiter<Held
     restore: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>,
     refused: Waiting.Refusal
   ): Effect.Effect<Lock.Lock, LockNotAcquired> {
-    // Attempts that are traced or logged are made one by one in the fiber, each with its span and log.
-    if (!runsPlain(this.surroundings)) {
-      return Effect.matchCauseEffect(restore(Waiting.untilGranted(this, refused.refusal, this.request.schedule)), {
-        onSuccess: this.succeeded,
-        onFailure: (cause) => this.failed(cause)
-      })
-    }
     const waiting = Effect.flatMap(Effect.runtime<never>(), (runtime) =>
       Effect.async<HeldLock, LockNotAcquired>((resume) => {
-        const cancel = this.untilGrantedPlain(refused, Waiting.runnerOf(runtime), resume)
+        const cancel = this.untilGranted(refused, Waiting.runnerOf(runtime), resume)
         return Effect.sync(() => void cancel())
       }))
     return Effect.matchCauseEffect(restore(waiting), {
-      onSuccess: (lock) => Effect.flatMap(this.register(lock), this.succeeded),
+      onSuccess: (lock) => {
+        this.measure(undefined)
+        return this.register(lock)
+      },
       onFailure: (cause) => this.failed(cause)
     })
   }
 
   /**
-   * The waiting as plain code (waiting.ts `untilGrantedPlain`), for nodes
-   * with promises on the live clock. An acquisition that may hold keys when
-   * it ends without handing a lock over (an attempt in flight when it was
-   * cancelled, or a lock granted but not registered) counts as joined, so
-   * that ending it leaves every line, which releases them.
+   * The waiting (waiting.ts `untilGranted`). An acquisition that may hold
+   * keys when it ends without handing a lock over (an attempt in flight
+   * when it was cancelled, or a lock granted but not registered) counts as
+   * joined, so that ending it leaves every line, which releases them.
    */
-  private untilGrantedPlain(
+  private untilGranted(
     refused: Waiting.Refusal,
     run: Waiting.Runner,
     done: (exit: Exit.Exit<HeldLock, LockNotAcquired>) => void
   ): () => void {
-    const cancel = Waiting.untilGrantedPlain<HeldLock>(
+    const cancel = Waiting.untilGranted<HeldLock>(
       this,
       refused,
       this.request.schedule,
       Retry.plainSteps(this.request.schedule),
-      this.clock,
-      Monotonic.liveScheduler(this.clock)!,
+      this.time,
+      this.surroundings.random,
       run,
       (exit) => {
         if (Exit.isSuccess(exit)) this.joined = true
@@ -401,11 +412,11 @@ class Acquisition implements Waiting.Waiter<Lock.Lock>, Waiting.PlainWaiter<Held
 
   /**
    * The rest of a promise caller's acquisition whose first attempt was
-   * refused (see `acquireForPromises`): the plain waiting, measured as `run`
+   * refused (see `acquireForPromises`): the waiting, measured as `run`
    * measures; the signal's abort stops it, leaves every line joined and
    * rejects with the signal's reason.
    */
-  waitWithPromises(refused: Waiting.Refusal, run: Waiting.Runner, signal: AbortSignal | undefined): Promise<HeldLock> {
+  waitForPromise(refused: Waiting.Refusal, run: Waiting.Runner, signal: AbortSignal | undefined): Promise<HeldLock> {
     return new Promise((resolve, reject) => {
       let settled = false
       const failed = (cause: Cause.Cause<LockNotAcquired>, reason: () => unknown) =>
@@ -416,7 +427,7 @@ class Acquisition implements Waiting.Waiter<Lock.Lock>, Waiting.PlainWaiter<Held
         cancel()
         failed(Cause.interrupt(FiberId.none), () => signal!.reason)
       }
-      const cancel = this.untilGrantedPlain(refused, run, (exit) => {
+      const cancel = this.untilGranted(refused, run, (exit) => {
         if (settled) return
         settled = true
         signal?.removeEventListener("abort", onAbort)
@@ -428,42 +439,6 @@ class Acquisition implements Waiting.Waiter<Lock.Lock>, Waiting.PlainWaiter<Held
       if (signal?.aborted) onAbort()
       else if (!settled) signal?.addEventListener("abort", onAbort, { once: true })
     })
-  }
-
-  attemptPlain(leaseMillis: number, done: (end: AttemptEnd) => void): void {
-    this.attemptWithPromises(leaseMillis, this.surroundings.engine!, done)
-  }
-
-  private readonly succeeded = (lock: Lock.Lock): Effect.Effect<Lock.Lock> => {
-    this.measure(undefined)
-    return Effect.succeed(lock)
-  }
-
-  // One attempt and the registration of its release are one unit: the
-  // fan-out alone is interruptible (`restore`, in an uninterruptible
-  // region), and whatever happens to it, either the lock's release is in the
-  // scope or every node was asked to release.
-  private attemptWithin(
-    restore: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>,
-    onEngine: Effect.Effect<AttemptEnd>
-  ): Effect.Effect<Lock.Lock, LockNotAcquired> {
-    const attempt = Effect.matchCauseEffect(restore(onEngine), {
-      onFailure: (cause) =>
-        Effect.zipRight(this.leave(), Effect.suspend(() => (this.joined = false, Effect.failCause(cause)))),
-      onSuccess: (end): Effect.Effect<Lock.Lock, LockNotAcquired> => {
-        const decided = end.granted !== undefined ? this.register(end.granted) : this.refusedWith(end)
-        if (!this.surroundings.traced) return decided
-        return Effect.zipRight(
-          Effect.annotateCurrentSpan({
-            "redlock.attempt": this.attempts,
-            "redlock.granted": end.result.yes,
-            "redlock.outcomes": Outcome.describeAll(end.result.outcomes)
-          }),
-          decided
-        )
-      }
-    })
-    return this.surroundings.traced ? Effect.withSpan(attempt, "Redlock.attempt", Tracing.spanOptions) : attempt
   }
 
   /**
@@ -485,69 +460,52 @@ class Acquisition implements Waiting.Waiter<Lock.Lock>, Waiting.PlainWaiter<Held
   }
 
   /**
-   * One attempt on the engine the nodes allow: plain code over their
-   * promises (ioredis), else a fiber per node (the reference engine: the
-   * in-memory node, any other implementation). Both decide alike (`decide`).
+   * One attempt: the fan-out (after a refused probe, the second), the
+   * decision, and the undo of a refused attempt; `done` is called once,
+   * after the undo was answered (or timed out).
    */
-  private attemptOnEngine(leaseMillis: number): Effect.Effect<AttemptEnd> {
-    const { engine } = this.surroundings
-    if (engine !== undefined) {
-      return Effect.async((resume) => this.attemptWithPromises(leaseMillis, engine, (end) => resume(Effect.succeed(end))))
-    }
+  attempt(leaseMillis: number, done: (end: AttemptEnd) => void): void {
     this.attempts++
-    if (!this.probes()) return this.fanOutOnFibers(leaseMillis, false)
-    return Effect.flatMap(this.fanOutOnFibers(0, true), (end) =>
-      end.granted !== undefined || leaseMillis === 0 ? Effect.succeed(end) : this.fanOutOnFibers(this.lease(0), false))
+    const { logDebug, onAttempt } = this.surroundings
+    const ended = onAttempt === undefined && logDebug === undefined ? done : this.told(this.time.now(), done)
+    if (!this.probes()) return this.fanOut(leaseMillis, false, ended)
+    this.fanOut(0, true, (end) => end.granted !== undefined || leaseMillis === 0 ? ended(end) : this.fanOut(this.lease(0), false, ended))
   }
 
-  private fanOutOnFibers(leaseMillis: number, probe: boolean): Effect.Effect<AttemptEnd> {
-    const { call, isYes } = this.send(leaseMillis, probe)
-    const { quarantineMillis } = this.settings
-    return Effect.flatMap(
-      FanOut.untilDecided(this.nodes, call, isYes, this.nodeTimeout, quarantineMillis, this.clock),
-      (result) => {
-        const end = this.decide(result)
-        if (end.granted !== undefined || end.undoOn.length === 0) return Effect.succeed(end)
-        return Effect.as(Release.releaseOn(end.undoOn, this.keys, this.value, this.nodeTimeout, false, this.clock, true), end)
-      }
-    )
-  }
-
-  /**
-   * One attempt as plain code over the nodes' promises: the fan-out (after
-   * a refused probe, the second), the decision, and the undo of a refused
-   * attempt; `done` is called once, after the undo was answered (or timed
-   * out).
-   */
-  attemptWithPromises(leaseMillis: number, engine: FanOut.PromiseEngine, done: (end: AttemptEnd) => void): void {
-    this.attempts++
-    if (!this.probes()) return this.fanOutWithPromises(leaseMillis, false, engine, done)
-    this.fanOutWithPromises(0, true, engine, (end) =>
-      end.granted !== undefined || leaseMillis === 0
-        ? done(end)
-        : this.fanOutWithPromises(this.lease(0), false, engine, done))
-  }
-
-  private fanOutWithPromises(
-    leaseMillis: number,
-    probe: boolean,
-    engine: FanOut.PromiseEngine,
-    done: (end: AttemptEnd) => void
-  ): void {
+  private fanOut(leaseMillis: number, probe: boolean, done: (end: AttemptEnd) => void): void {
     const { call, isYes } = this.send(leaseMillis, probe)
     const rules = FanOut.atQuorum(this.nodes, isYes, this.nodeTimeout, this.settings.quarantineMillis)
-    FanOut.sendWithPromises(this.nodes, call, rules, engine, (result) => {
+    FanOut.send(this.nodes, call, rules, this.time, (result) => {
       const end = this.decide(result)
       if (end.granted !== undefined || end.undoOn.length === 0) return done(end)
-      Release.undoWithPromises(end.undoOn, this.keys, this.value, this.nodeTimeout, engine, () => done(end))
+      Release.undo(end.undoOn, this.keys, this.value, this.nodeTimeout, this.time, () => done(end))
     })
+  }
+
+  // Where spans or debug logs are on, they are told of each attempt (begun at `startMillis`) once it ended.
+  private told(startMillis: number, done: (end: AttemptEnd) => void): (end: AttemptEnd) => void {
+    return (end) => {
+      this.tell(startMillis, end)
+      done(end)
+    }
+  }
+
+  private tell(startMillis: number, end: AttemptEnd): void {
+    const { logDebug, onAttempt } = this.surroundings
+    if (onAttempt !== undefined) onAttempt(this.attempts, end.result, startMillis, this.time.now())
+    if (logDebug !== undefined && end.granted === undefined) {
+      logDebug(
+        `effect-redlock: attempt ${this.attempts} on ${this.request.resources.join(", ")}: ` +
+          `${end.result.yes} of ${this.quorum} needed (${Outcome.describeAll(end.result.outcomes)})`
+      )
+    }
   }
 
   private send(leaseMillis: number, probe: boolean) {
     const { ttlMillis } = this.request
     this.sent++
     if (leaseMillis > 0) this.joined = true
-    this.leaseEndsAt = leaseMillis > 0 ? Monotonic.unsafeMonotonicMillis(this.clock) + leaseMillis : undefined
+    this.leaseEndsAt = leaseMillis > 0 ? this.time.now() + leaseMillis : undefined
     const call = this.settings.fairHandoff && !probe
       ? FanOut.call("acquireInTurn", this.keys, this.value, ttlMillis, { ticket: this.ticket, leaseMillis })
       : FanOut.call("acquire", this.keys, this.value, ttlMillis)
@@ -591,11 +549,8 @@ class Acquisition implements Waiting.Waiter<Lock.Lock>, Waiting.PlainWaiter<Held
     const { scope } = this.surroundings
     if (scope === undefined) return Effect.succeed(lock)
     const { maxHoldMillis } = this.request
-    const { engine, metricLabels, traced } = this.surroundings
-    const finalizer = engine !== undefined && !traced
-      ? Release.releaseFinalizerWithPromises(this.settings, lock, engine, metricLabels)
-      : Release.releaseFinalizer(this.settings, lock)
-    const registered = Scope.addFinalizer(scope, finalizer)
+    const { metricLabels, onAttempt, time } = this.surroundings
+    const registered = Scope.addFinalizer(scope, Release.finalizer(this.settings, lock, time, metricLabels, onAttempt !== undefined))
     return maxHoldMillis === undefined
       ? Effect.as(registered, lock)
       : Effect.as(
@@ -610,7 +565,7 @@ class Acquisition implements Waiting.Waiter<Lock.Lock>, Waiting.PlainWaiter<Held
     const { resources } = this.request
     this.holderGoneAt = this.holderGone(result)
     if (this.keys.length === 1 && result.answers.some(isHeld)) {
-      this.settings.contendedKeys.held(this.keys[0], Monotonic.unsafeMonotonicMillis(this.clock))
+      this.settings.contendedKeys.held(this.keys[0], this.time.now())
     }
     // A waiter that reached fewer than a quorum of nodes (the others
     // failed or timed out) cannot win now, so it holds no place in line
@@ -634,22 +589,10 @@ class Acquisition implements Waiting.Waiter<Lock.Lock>, Waiting.PlainWaiter<Held
       resources,
       reason: yes >= quorum ? "ValidityExpired" : whyRefused(result.answers, quorum),
       attempts: this.attempts,
-      elapsedMillis: Monotonic.unsafeMonotonicMillis(this.clock) - this.firstStart,
+      elapsedMillis: this.time.now() - this.firstStart,
       quorum,
       outcomes
     }, undoOn, result)
-  }
-
-  private refusedWith(end: Refused): Effect.Effect<never, LockNotAcquired> {
-    // Every waiter's refused attempt passes here: the message is built only when debug logs are on.
-    if (!this.surroundings.debugLogs) return Effect.fail(end.refusal)
-    return Effect.zipRight(
-      Effect.logDebug(
-        `effect-redlock: attempt ${this.attempts} on ${this.request.resources.join(", ")}: ` +
-          `${end.result.yes} of ${this.quorum} needed (${Outcome.describeAll(end.result.outcomes)})`
-      ),
-      Effect.fail(end.refusal)
-    )
   }
 
   // A late answer that took the key is undone on its node at once, but
@@ -678,7 +621,7 @@ class Acquisition implements Waiting.Waiter<Lock.Lock>, Waiting.PlainWaiter<Held
     })
     const needed = this.quorum - free
     if (needed <= 0 || ttls.length < needed) return undefined
-    return Monotonic.unsafeMonotonicMillis(this.clock) + ttls.sort((a, b) => a - b)[needed - 1] + 1
+    return this.time.now() + ttls.sort((a, b) => a - b)[needed - 1] + 1
   }
 
   // A waiter that gives up (or is interrupted) leaves every line it joined:
@@ -686,7 +629,7 @@ class Acquisition implements Waiting.Waiter<Lock.Lock>, Waiting.PlainWaiter<Held
   // so that it no longer stands before anyone once acquire returns. Built
   // only when needed: most acquisitions never leave a line.
   leave(): Effect.Effect<void> {
-    return Effect.asVoid(FanOut.all(this.nodes, FanOut.call("release", this.keys, this.value, false), this.nodeTimeout))
+    return Effect.asVoid(FanOut.all(this.nodes, FanOut.call("release", this.keys, this.value, false), this.nodeTimeout, this.time))
   }
 
   // An acquisition that ended with a lock or a LockNotAcquired is measured; an interrupted one is not.
@@ -694,7 +637,7 @@ class Acquisition implements Waiting.Waiter<Lock.Lock>, Waiting.PlainWaiter<Held
     const labels = this.surroundings.metricLabels
     if (failure === undefined) RedlockMetrics.acquisitions.unsafeUpdate(1, labels)
     else RedlockMetrics.acquireFailures.unsafeUpdate(1, [...labels, MetricLabel.make("reason", failure.reason)])
-    RedlockMetrics.acquireDuration.unsafeUpdate(Monotonic.unsafeMonotonicMillis(this.clock) - this.firstStart, labels)
+    RedlockMetrics.acquireDuration.unsafeUpdate(this.time.now() - this.firstStart, labels)
     RedlockMetrics.attemptsPerAcquire.unsafeUpdate(this.attempts, labels)
   }
 

@@ -10,20 +10,17 @@
  * @internal
  */
 import * as Cause from "effect/Cause"
-import type * as Clock from "effect/Clock"
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
-import * as Random from "effect/Random"
 import * as Schedule from "effect/Schedule"
-import * as Scope from "effect/Scope"
+import type * as Scope from "effect/Scope"
 import type * as Lock from "../../Lock.js"
 import type { AcquireOptions } from "../../Redlock.js"
 import type { PermitOptions, PermitsInspection } from "../../Semaphore.js"
 import { InvalidOptions, LockNotAcquired } from "../errors.js"
 import type { HeldLock } from "../lock.js"
-import * as Monotonic from "../monotonic.js"
 import * as Retry from "../retry.js"
 import * as Validate from "../validate.js"
 import * as Waiting from "../waiting.js"
@@ -62,7 +59,6 @@ export const acquirePermit = (settings: Settings) => acquireSlot(settings, permi
 /** One slot of `limit`, as a semaphore's permit or a read-write lock's reader. */
 export const acquireSlot = (settings: Settings, kind: SlotKind) => {
   const variant: Acquisition.Variant = { checkResources: slotNames, probe: kind.probe }
-  const acquireSlot = Acquisition.acquire(settings, variant)
   const singleAttempt = Acquisition.singleAttempts(settings, variant)
   return (
     resourceInput: string,
@@ -88,56 +84,10 @@ export const acquireSlot = (settings: Settings, kind: SlotKind) => {
         retry: Schedule.stop
       }
       const keys = Array.from({ length: limit }, (_, slot) => settings.keyPrefix + slotResource(resource, slot, kind))
-      const surroundings = Acquisition.surroundingsOf(settings, fiber)
-      if (Acquisition.runsPlain(surroundings)) {
-        const slotChecked = Either.getOrThrow(Acquisition.parseOptions(settings, slotOptions))
-        const slot = (index: number) => singleAttempt(surroundings, slotResource(resource, index, kind), slotChecked)
-        return plainPermit(settings, resource, keys, slot, nodeTimeout, schedule, surroundings.clock)
-      }
-      let attempts = 0
-      // The slot whose release was announced last, if any since the last round.
-      let released: number | undefined
-      // One round: every slot once, from the slot whose release was
-      // announced last if any (it is free, unless another waiter was
-      // quicker), else from a random one, so that permits spread over the
-      // slots rather than every caller trying slot 0 first. The options
-      // were checked above, so a slot's acquisition cannot find them invalid.
-      const round = Effect.suspend(() => {
-        const first = released === undefined ? Random.nextIntBetween(0, limit) : Effect.succeed(released)
-        released = undefined
-        return Effect.flatMap(first, (first) => {
-          const trySlot = (tried: number): Effect.Effect<Lock.Lock, LockNotAcquired, Scope.Scope> =>
-            acquireSlot(slotResource(resource, (first + tried) % limit, kind), slotOptions).pipe(
-              Effect.tap(() => void attempts++),
-              Effect.catchTags({
-                InvalidOptions: Effect.die,
-                LockNotAcquired: (refusal) => {
-                  attempts++
-                  return tried + 1 < limit ? trySlot(tried + 1) : Effect.fail(refusal)
-                }
-              })
-            )
-          return trySlot(0)
-        })
-      })
-      return Effect.flatMap(Effect.all([Monotonic.monotonicMillis, Effect.scope]), ([startedAt, scope]) => {
-        const refused = (refusal: LockNotAcquired) =>
-          Effect.map(Monotonic.monotonicMillis, (now) =>
-            // The refusal counts every slot attempt.
-            namingResource(refusal, resource, { attempts, elapsedMillis: now - startedAt }))
-        // Between rounds, the lock's waiting (waiting.ts) on the semaphore's
-        // schedule: it watches every slot, and a release of any slot that a
-        // majority of nodes announces wakes the waiter for another round.
-        const waiter: Waiting.Waiter<Lock.Lock> = {
-          ...slotsWatched(settings, keys, nodeTimeout),
-          attempt: () => Scope.extend(round, scope),
-          heard: (key) => void (released = keys.indexOf(key))
-        }
-        return round.pipe(
-          Effect.catchAll((refusal) => Waiting.untilGranted(waiter, refusal, schedule)),
-          Effect.catchAll((refusal) => Effect.flatMap(refused(refusal), Effect.fail))
-        )
-      })
+      const surroundings = Acquisition.surroundingsOf(fiber)
+      const slotChecked = Either.getOrThrow(Acquisition.parseOptions(settings, slotOptions))
+      const slot = (index: number) => singleAttempt(surroundings, slotResource(resource, index, kind), slotChecked)
+      return permit(settings, resource, keys, slot, nodeTimeout, schedule, surroundings)
     })
 }
 
@@ -156,28 +106,33 @@ const slotsWatched = (settings: Settings, keys: ReadonlyArray<string>, nodeTimeo
 })
 
 /**
- * The rounds above and the waiting between them as plain code over the
- * nodes' promises, where a lock's acquisition runs so too
- * (`Acquisition.runsPlain`): each slot's attempt is the lock's own attempt
- * on the engine, with no fiber and no error made for a refused one (in the
- * rounds as effects, each slot attempt is a whole acquisition). The first
- * round, then the waiting (waiting.ts `untilGrantedPlain`), run in one
- * asynchronous step that interruption cancels, in an uninterruptible
- * region: a slot granted is registered in the scope, and a slot that may
- * hold keys when the acquisition ends without a permit (its attempt was in
- * flight) is left, which releases its keys.
+ * A permit's acquisition: rounds over the slots, and the lock's waiting
+ * (waiting.ts) on the semaphore's schedule between them. One round tries
+ * every slot once, from the slot whose release was announced last if any
+ * (it is free, unless another waiter was quicker), else from a random one,
+ * so that permits spread over the slots rather than every caller trying
+ * slot 0 first. Each slot's attempt is the lock's own attempt, with no
+ * error made for a refused one; the waiting watches every slot, and a
+ * release of any slot that a majority of nodes announces wakes the waiter
+ * for another round.
+ *
+ * The first round, then the waiting, run in one asynchronous step that
+ * interruption cancels, in an uninterruptible region: a slot granted is
+ * registered in the scope, and a slot that may hold keys when the
+ * acquisition ends without a permit (its attempt was in flight) is left,
+ * which releases its keys.
  */
-const plainPermit = (
+const permit = (
   settings: Settings,
   resource: string,
   keys: ReadonlyArray<string>,
   slot: (index: number) => Acquisition.SingleAttempt,
   nodeTimeout: Duration.Duration,
   schedule: Schedule.Schedule<unknown, LockNotAcquired>,
-  clock: Clock.Clock
+  { random, time }: Acquisition.Surroundings
 ): Effect.Effect<Lock.Lock, LockNotAcquired> => {
   const limit = keys.length
-  const startedAt = Monotonic.unsafeMonotonicMillis(clock)
+  const startedAt = time.now()
   let attempts = 0
   let released: number | undefined
   let cancelled = false
@@ -185,18 +140,18 @@ const plainPermit = (
   let holding: Acquisition.SingleAttempt | undefined
   // The slot acquisition of the last refused attempt.
   let last: Acquisition.SingleAttempt | undefined
-  const waiter: Waiting.PlainWaiter<HeldLock> = {
+  const waiter: Waiting.Waiter<HeldLock> = {
     ...slotsWatched(settings, keys, nodeTimeout),
     heard: (key) => void (released = keys.indexOf(key)),
-    // A round, as the reference's.
-    attemptPlain: (_, done) => {
-      const first = released ?? Math.floor(Math.random() * limit)
+    // A round.
+    attempt: (_, done) => {
+      const first = released ?? Math.floor(random() * limit)
       released = undefined
       const trySlot = (tried: number) => {
         const attempt = slot((first + tried) % limit)
         holding = attempt
         attempts++
-        attempt.attemptPlain(0, (end) => {
+        attempt.attempt(0, (end) => {
           if (end.granted !== undefined) return done(end)
           // Refused: the engine sent the undo of whatever the attempt set.
           holding = undefined
@@ -212,16 +167,16 @@ const plainPermit = (
   const rounds = Effect.flatMap(Effect.runtime<never>(), (runtime) =>
     Effect.async<HeldLock, LockNotAcquired>((resume) => {
       let stopWaiting: (() => unknown) | undefined
-      waiter.attemptPlain(0, (end) => {
+      waiter.attempt(0, (end) => {
         if (cancelled) return
         if (end.granted !== undefined) return resume(Effect.succeed(end.granted))
-        stopWaiting = Waiting.untilGrantedPlain(
+        stopWaiting = Waiting.untilGranted(
           waiter,
           end,
           schedule,
           Retry.plainSteps(schedule),
-          clock,
-          Monotonic.liveScheduler(clock)!,
+          time,
+          random,
           Waiting.runnerOf(runtime),
           resume
         )
@@ -243,7 +198,7 @@ const plainPermit = (
         const ended = Effect.suspend(() => {
           const failure = Cause.failureOption(cause)
           if (Option.isSome(failure)) last?.measure(failure.value)
-          const elapsedMillis = Monotonic.unsafeMonotonicMillis(clock) - startedAt
+          const elapsedMillis = time.now() - startedAt
           // The refusal counts every slot attempt.
           return Effect.failCause(Cause.map(cause, (refusal) => namingResource(refusal, resource, { attempts, elapsedMillis })))
         })

@@ -15,7 +15,7 @@ import * as Algorithm from "../algorithm.js"
 import type { InvalidOptions } from "../errors.js"
 import { HeldLock } from "../lock.js"
 import { ContendedKeys } from "./contendedKeys.js"
-import { RedisNodes } from "../nodes.js"
+import { RedisNodes, withPromises } from "../nodes.js"
 import * as Quarantine from "../quarantine.js"
 import * as Retry from "../retry.js"
 import * as Validate from "../validate.js"
@@ -70,8 +70,9 @@ export const make = (
     const inspectTimeout = Duration.millis(
       defaultNodeTimeout === undefined ? 250 : yield* Validate.millis("nodeTimeout", defaultNodeTimeout)
     )
+    const runtime = yield* Effect.runtime<never>()
     return {
-      nodes,
+      nodes: nodes.map((node) => withPromises(node, runtime)),
       quorum: Algorithm.quorum(nodes.length),
       keyPrefix,
       driftFactor,

@@ -1,14 +1,19 @@
-/** @internal */
-import * as Clock from "effect/Clock"
+/**
+ * In-memory nodes: the semantics of the lock scripts on a Redis server, on
+ * the clock of the fiber that built their layer (a test's `TestClock` moves
+ * their latency and expiry), speaking the same promises as the ioredis
+ * nodes, so that the lock manager runs the same engine over both.
+ *
+ * @internal
+ */
 import * as Context from "effect/Context"
-import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import * as Queue from "effect/Queue"
+import type { Time } from "../../engine/time.js"
 import type * as RedisNode from "../../RedisNode.js"
-import { MemoryNodes, RedisNodeError, RedisNodes } from "../nodes.js"
+import { MemoryNodes, type NodeCall, RedisNodeError, RedisNodes, withCalls } from "../nodes.js"
 import * as Monotonic from "../monotonic.js"
 import * as Scripts from "../scripts.js"
 import { Watchers } from "../watchers.js"
@@ -19,14 +24,14 @@ type Entry =
 
 interface Pending {
   readonly dueMillis: number
-  readonly apply: Effect.Effect<void>
+  readonly apply: (now: number) => void
 }
 
 /**
- * One in-memory node. Operations go through a FIFO queue served by one fiber,
- * which sleeps until each operation's due time (issue time + latency). This is
- * how a connection to a real server behaves: operations land in order, and an
- * operation whose caller stopped waiting still lands.
+ * One in-memory node. Operations go through a FIFO queue, each applied and
+ * answered at its due time (issue time + latency, never before an earlier
+ * one). This is how a connection to a real server behaves: operations land
+ * in order, and an operation whose caller stopped waiting still lands.
  */
 class MemoryNode {
   readonly store = new Map<string, Entry>()
@@ -45,47 +50,50 @@ class MemoryNode {
   /** Whether a restart keeps the keys (see `MemoryNodesControl.setDurable`). */
   durable = false
 
-  constructor(readonly name: string, readonly queue: Queue.Queue<Pending>) {}
+  /** The operations issued and not yet applied, in order. */
+  private readonly queue: Array<Pending> = []
+  /** Whether the queue's head is scheduled (a timer, or a microtask when due now). */
+  private serving = false
 
-  /** Serves the queue forever; forked into the layer's scope. */
-  serve(): Effect.Effect<never> {
-    return Effect.forever(
-    Effect.flatMap(Queue.take(this.queue), (pending) =>
-      Effect.flatMap(Clock.currentTimeMillis, (now) =>
-        pending.dueMillis > now
-          ? Effect.zipRight(Effect.sleep(Duration.millis(pending.dueMillis - now)), pending.apply)
-          : pending.apply))
-    )
-  }
+  constructor(readonly name: string, readonly time: Time) {}
 
   /** Issue an operation: it is applied and answered after the node's latency, or never when down. */
-  submit<A>(operation: (now: number) => A): Effect.Effect<A, RedisNodeError> {
-    return Effect.suspend(() => {
-      this.operations++
-      if (this.down) return Effect.never
-      const failure = this.failure
-      return Effect.flatMap(Clock.currentTimeMillis, (now) => {
-        const dueMillis = Math.max(now + this.latencyMillis, this.lastDueMillis)
-        this.lastDueMillis = dueMillis
-        return Effect.flatMap(Deferred.make<A, RedisNodeError>(), (deferred) => {
-          const apply = Effect.flatMap(Clock.currentTimeMillis, (at) =>
-            Option.isSome(failure)
-              ? Deferred.fail(deferred, this.error(failure.value, "injected failure"))
-              : Effect.suspend(() => {
-                try {
-                  return Deferred.succeed(deferred, operation(at))
-                } catch (error) {
-                  if (error instanceof RedisNodeError) return Deferred.fail(deferred, error)
-                  throw error
-                }
-              }))
-          return Effect.zipRight(
-            Queue.offer(this.queue, { dueMillis, apply: Effect.asVoid(apply) }),
-            Deferred.await(deferred)
-          )
-        })
-      })
+  submit<A>(operation: (now: number) => A, answered: (answer: A) => void, failed: (error: RedisNodeError) => void): void {
+    this.operations++
+    if (this.down) return
+    const failure = this.failure
+    const dueMillis = Math.max(this.time.wallNow() + this.latencyMillis, this.lastDueMillis)
+    this.lastDueMillis = dueMillis
+    this.queue.push({
+      dueMillis,
+      apply: (now) => {
+        if (Option.isSome(failure)) return failed(this.error(failure.value, "injected failure"))
+        let answer: A
+        try {
+          answer = operation(now)
+        } catch (error) {
+          if (error instanceof RedisNodeError) return failed(error)
+          throw error
+        }
+        answered(answer)
+      }
     })
+    this.serve()
+  }
+
+  // Applies every operation that is due, in order, then schedules the next one.
+  private serve(): void {
+    if (this.serving || this.queue.length === 0) return
+    this.serving = true
+    const waitMillis = this.queue[0].dueMillis - this.time.wallNow()
+    const applyDue = () => {
+      this.serving = false
+      const now = this.time.wallNow()
+      while (this.queue.length > 0 && this.queue[0].dueMillis <= now) this.queue.shift()!.apply(now)
+      this.serve()
+    }
+    if (waitMillis > 0) this.time.schedule(waitMillis, applyDue)
+    else this.time.defer(applyDue)
   }
 
   leave(key: string, value: string): void {
@@ -183,19 +191,45 @@ class MemoryNode {
   }
 
   toRedisNode(): RedisNode.RedisNode {
-    return {
+    const operations = this.operationsAt()
+    const call: NodeCall = (method, args, answered, failed) =>
+      this.submit((now) => (operations[method] as (...args: Array<unknown>) => (now: number) => unknown)(...args)(now), answered, failed)
+    const promise = (method: RedisNode.NodeOperation) => (...args: Array<unknown>) =>
+      new Promise((resolve, reject) => call(method, args, resolve, reject))
+    const promises = Object.fromEntries(
+      (Object.keys(operations) as Array<RedisNode.NodeOperation>).map((method) => [method, promise(method)])
+    ) as unknown as RedisNode.NodePromises
+    const effect = <A>(promise: () => Promise<A>) =>
+      Effect.tryPromise({ try: promise, catch: (error) => error as RedisNodeError })
+    const watchReleasesNow = (key: string, onRelease: (next: string | null) => void) =>
+      this.releaseWatchers.watch(key, onRelease, this.time.wallNow())
+    return withCalls({
       name: this.name,
       run: () => this.run,
-      watchReleases: (key, onRelease) =>
-        Effect.map(Clock.currentTimeMillis, (now) => this.releaseWatchers.watch(key, onRelease, now)),
+      promises,
+      watchReleasesNow,
+      watchReleases: (key, onRelease) => Effect.sync(() => watchReleasesNow(key, onRelease)),
+      acquire: (keys, value, ttlMillis) => effect(() => promises.acquire(keys, value, ttlMillis)),
+      acquireInTurn: (keys, value, ttlMillis, turn) => effect(() => promises.acquireInTurn(keys, value, ttlMillis, turn)),
+      release: (keys, value, announce, keepPlace) => effect(() => promises.release(keys, value, announce, keepPlace)),
+      extend: (keys, value, ttlMillis) => effect(() => promises.extend(keys, value, ttlMillis)),
+      incrementFences: (keys, value, fenceKeys) => effect(() => promises.incrementFences(keys, value, fenceKeys)),
+      commitFences: (keys, value, fenceKeys, tokens) => effect(() => promises.commitFences(keys, value, fenceKeys, tokens)),
+      inspect: (key) => effect(() => promises.inspect(key))
+    }, call)
+  }
+
+  /** Each operation: its arguments, then the node's time when it is applied. */
+  private operationsAt(): { readonly [K in RedisNode.NodeOperation]: (...args: Parameters<RedisNode.RedisNode[K]>) => (now: number) => unknown } {
+    return {
       acquire: (keys, value, ttlMillis) =>
-        this.submit((now) => {
+        ((now) => {
           if (keys.some((key) => this.heldByOther(key, value, now))) return false
           for (const key of keys) this.store.set(key, { type: "string", value, expiresAt: now + ttlMillis })
           return true
         }),
       acquireInTurn: (keys, value, ttlMillis, turn) =>
-        this.submit((now): RedisNode.TurnAnswer => {
+        ((now): RedisNode.TurnAnswer => {
           let held = false
           let longest: number | undefined = 0
           for (const key of keys) {
@@ -229,7 +263,7 @@ class MemoryNode {
           return held ? { _tag: "Held", ttlMillis: longest } : { _tag: "NotYourTurn" }
         }),
       release: (keys, value, announce, keepPlace) =>
-        this.submit((now) => {
+        ((now) => {
           let deleted = 0
           for (const key of keys) {
             const entry = this.live(key, now)
@@ -253,13 +287,13 @@ class MemoryNode {
           return deleted
         }),
       extend: (keys, value, ttlMillis) =>
-        this.submit((now) => {
+        ((now) => {
           if (!keys.every((key) => this.getString(key, now) === value)) return false
           for (const key of keys) this.live(key, now)!.expiresAt = now + ttlMillis
           return true
         }),
       incrementFences: (keys, value, fenceKeys) =>
-        this.submit((now) => {
+        ((now) => {
           if (!keys.every((key) => this.getString(key, now) === value)) return Option.none()
           // As the script: the larger of count + 1 and the time in microseconds.
           const nowMicros = BigInt(Math.floor(now * 1000))
@@ -271,7 +305,7 @@ class MemoryNode {
           }))
         }),
       commitFences: (keys, value, fenceKeys, tokens) =>
-        this.submit((now) => {
+        ((now) => {
           if (!keys.every((key) => this.getString(key, now) === value)) return false
           fenceKeys.forEach((fenceKey, index) => {
             if (tokens[index] > this.counter(fenceKey, now)) {
@@ -281,7 +315,7 @@ class MemoryNode {
           return true
         }),
       inspect: (key) =>
-        this.submit((now): RedisNode.KeyState => {
+        ((now): RedisNode.KeyState => {
           const value = this.getString(key, now)
           const expiresAt = this.live(key, now)?.expiresAt
           return {
@@ -297,12 +331,10 @@ class MemoryNode {
 export const layer = (n: number): Layer.Layer<RedisNodes | MemoryNodes> =>
   Layer.scopedContext(Effect.gen(function*() {
     if (!Number.isInteger(n) || n < 1) return yield* Effect.dieMessage(`layerMemory: n must be a positive integer, got ${n}`)
+    // The clock of the fiber that builds the layer: a test's TestClock moves latency and expiry.
+    const time = yield* Monotonic.currentTime
     const nodes: Array<MemoryNode> = []
-    for (let i = 0; i < n; i++) {
-      const node = new MemoryNode(`memory-${i}`, yield* Queue.unbounded<Pending>())
-      yield* Effect.forkScoped(node.serve())
-      nodes.push(node)
-    }
+    for (let i = 0; i < n; i++) nodes.push(new MemoryNode(`memory-${i}`, time))
     const at = (index: number): MemoryNode => {
       const node = nodes[index]
       if (node === undefined) throw new RangeError(`memory node index ${index} is out of range 0..${n - 1}`)
@@ -345,14 +377,15 @@ export const layer = (n: number): Layer.Layer<RedisNodes | MemoryNodes> =>
         }),
       putForeign: (index, key) => Effect.sync(() => void at(index).store.set(key, { type: "list", expiresAt: undefined })),
       putString: (index, key, value, ttlMillis) =>
-        Effect.map(Clock.currentTimeMillis, (now) =>
+        Effect.sync(() => time.wallNow()).pipe(Effect.map((now) =>
           void at(index).store.set(key, {
             type: "string",
             value,
             expiresAt: ttlMillis === undefined ? undefined : now + ttlMillis
-          })),
+          }))),
       keys: (index) =>
-        Effect.map(Clock.currentTimeMillis, (now) => {
+        Effect.sync(() => {
+          const now = time.wallNow()
           const node = at(index)
           return [
             ...[...node.store.keys()].filter((key) => node.live(key, now) !== undefined),
