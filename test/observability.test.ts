@@ -2,7 +2,7 @@
  * Spans, metrics and debug logs of the lock manager, on in-memory nodes.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Fiber, Logger, LogLevel, Metric, MetricState, Option, TestClock, Tracer } from "effect"
+import { Clock, Effect, Fiber, Logger, LogLevel, Metric, MetricState, Option, TestClock, Tracer } from "effect"
 import * as Redlock from "../src/Redlock.js"
 import * as RedisNode from "../src/RedisNode.js"
 import * as RedlockMetrics from "../src/RedlockMetrics.js"
@@ -148,4 +148,70 @@ describe("debug logs", () => {
       assert.strictEqual(logs.length, 1, logs.join("\n"))
       assert.match(logs[0], /^DEBUG effect-redlock: attempt 1 on r: 0 of 2 needed \(memory-0=Held, memory-1=Held/)
     }).pipe(Effect.provide(memory(3))))
+})
+
+describe("observability changes no code path", () => {
+  /**
+   * One contended acquisition on in-memory nodes: a holder, a waiter woken by
+   * the release, then the waiter's own release. Each operation the engine
+   * sends is recorded with its node, its time and its arguments, lock values
+   * named in the order they appear and tickets counted from the start.
+   */
+  const operationsSent = Effect.gen(function*() {
+    const nodes = yield* RedisNode.RedisNodes
+    const start = yield* Clock.currentTimeMillis
+    const sent: Array<string> = []
+    const names = new Map<string, string>()
+    const named = (arg: unknown): unknown => {
+      if (typeof arg === "string" && arg.length >= 20 && !arg.startsWith("redlock:")) {
+        if (!names.has(arg)) names.set(arg, `value-${names.size}`)
+        return names.get(arg)
+      }
+      if (Array.isArray(arg)) return arg.map(named)
+      if (typeof arg === "object" && arg !== null && "ticket" in arg) {
+        const turn = arg as RedisNode.Turn
+        return { ticket: turn.ticket - start, leaseMillis: turn.leaseMillis }
+      }
+      return arg
+    }
+    // The nodes' promises, recorded: the engine calls these (a copy of a node has no callbacks of its own).
+    const recorded = nodes.map((node, index): RedisNode.RedisNode => ({
+      ...node,
+      promises: Object.fromEntries(Object.entries(node.promises!).map(([method, call]) => [
+        method,
+        (...args: Array<unknown>) => {
+          sent.push(`${index} ${method} ${JSON.stringify(args.map(named))}`)
+          return (call as (...args: Array<unknown>) => Promise<unknown>)(...args)
+        }
+      ])) as unknown as RedisNode.NodePromises
+    }))
+    const manager = yield* Effect.provideService(Redlock.make(), RedisNode.RedisNodes, recorded)
+    const held = yield* manager.acquire("r", { ttl: "1 second" })
+    const retry = Redlock.retry({ delay: 100, times: 5, jitter: { min: 1, max: 1 } })
+    const waiting = yield* Effect.fork(Effect.scoped(manager.acquire("r", { ttl: "1 second", retry })))
+    yield* TestClock.adjust("150 millis")
+    yield* manager.release(held)
+    yield* TestClock.adjust("10 millis")
+    yield* Fiber.join(waiting)
+    return sent
+  }).pipe(Effect.scoped, Effect.provide(memory(3)))
+
+  it.effect("traced and logged at debug level, an acquisition sends the same operations in the same order as without", () => {
+    const { spans, tracer } = recordingTracer()
+    const logs: Array<string> = []
+    const logger = Logger.make(({ message }) => logs.push(String(message)))
+    return Effect.gen(function*() {
+      const plain = yield* operationsSent
+      const observed = yield* operationsSent.pipe(
+        Effect.withTracer(tracer),
+        Effect.provide(Logger.replace(Logger.defaultLogger, logger)),
+        Logger.withMinimumLogLevel(LogLevel.Debug)
+      )
+      assert.isAbove(plain.length, 6, plain.join("\n"))
+      assert.deepStrictEqual(observed, plain)
+      // Not for lack of observing: the attempts were traced and the refused one logged.
+      assert.isAtLeast(spans.filter((span) => span.name === "Redlock.attempt").length, 3)
+      assert.isTrue(logs.some((line) => line.startsWith("effect-redlock: attempt 1 on r")), logs.join("\n"))
+    })
+  })
 })

@@ -1,8 +1,7 @@
 /**
  * The promise facade (effect-redlock/Promise) against 5 real redis-servers:
- * the plain first attempt and release, the waiting that goes on in a fiber,
- * `using` and its signal, aborting, auto-extension; and over in-memory
- * nodes (the fiber engine).
+ * the first attempt and release, the waiting, `using` and its signal,
+ * aborting, auto-extension; and over in-memory nodes (the same engine).
  */
 import { assert, layer } from "@effect/vitest"
 import { Effect, Schedule } from "effect"
@@ -305,7 +304,7 @@ layer(RedisFleet.layerLocal(1), { timeout: 30_000, excludeTestServices: true })(
       assert.instanceOf(error, InvalidOptions)
     }))
 
-  it.effect("over in-memory nodes (the fiber engine): acquire, refusal, release", () =>
+  it.effect("over in-memory nodes (the same engine): acquire, refusal, release", () =>
     Effect.promise(async () => {
       const redlock = await makeRedlock(RedisNode.layerMemory(3))
       const lock = await redlock.acquire("m", { ttl: 1_000 })
