@@ -64,7 +64,6 @@ import * as Semaphore from "./internal/manager/semaphore.js"
 import * as Settings from "./internal/manager/settings.js"
 import * as Monotonic from "./internal/monotonic.js"
 import * as Retry from "./internal/retry.js"
-import type * as Waiting from "./internal/waiting.js"
 import type * as Lock from "./Lock.js"
 import type { NodeOutcome, RedisNodes } from "./RedisNode.js"
 import type * as Ioredis from "./RedisNode/Ioredis.js"
@@ -319,7 +318,7 @@ const fromSettings = (
   const run = <A, E>(effect: Effect.Effect<A, E>): Promise<A> =>
     runtime.runPromiseExit(effect).then((exit) => Exit.isSuccess(exit) ? exit.value : Promise.reject(Cause.squash(exit.cause)))
   // The layer was built by makeRedlock: its error cannot come up here.
-  const runThen: Waiting.Runner = <X, E>(effect: Effect.Effect<X, E>, done: (exit: Exit.Exit<X, E>) => void) =>
+  const runThen: Retry.Runner = <X, E>(effect: Effect.Effect<X, E>, done: (exit: Exit.Exit<X, E>) => void) =>
     (runtime.runFork(effect) as Fiber.RuntimeFiber<X, E>).addObserver(done)
   const acquireLock = Acquisition.acquireForPromises(settings, time, runThen)
   // The auto-extension of each lock that has one, stopped before its release.

@@ -3,7 +3,7 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Either, Exit, FastCheck as fc } from "effect"
-import * as Algorithm from "../src/internal/algorithm.js"
+import * as Algorithm from "../src/engine/algorithm.js"
 import * as LockValue from "../src/internal/lockValue.js"
 import * as Validate from "../src/internal/validate.js"
 import * as Redlock from "../src/Redlock.js"

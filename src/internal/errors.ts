@@ -12,7 +12,7 @@
  */
 import * as Schema from "effect/Schema"
 import { NodeOutcome } from "./nodes.js"
-import * as Outcome from "./outcome.js"
+import * as Outcome from "../engine/outcome.js"
 
 /**
  * An option or argument is invalid. Raised before any node is contacted.

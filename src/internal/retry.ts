@@ -1,22 +1,87 @@
 /**
- * Retry schedules made from a delay, its jitter and a number of retries
- * (`Redlock.retry`, and the default retry). Each is a Schedule like any
- * other retry, and also has its steps as plain code (waiting.ts
- * `PlainSchedule`): the waiting that runs as plain code takes those instead
- * of stepping the Schedule as an effect, which cost a contended waiter
- * ~0.1 ms of the client's CPU per step (bench/README.md, eleventh session).
- * Any other Schedule is stepped as an effect.
+ * Retry schedules as the engine's waiting steps them (engine/waiting.ts
+ * `Retry`). Those made from a delay, its jitter and a number of retries
+ * (`Redlock.retry`, and the default retry) are Schedules like any other
+ * retry, and also have their steps as plain code (`PlainSchedule`): the
+ * waiting takes those instead of stepping the Schedule as an effect, which
+ * cost a contended waiter ~0.1 ms of the client's CPU per step
+ * (bench/README.md). Any other Schedule is stepped as an effect, in a fiber
+ * of the caller's runtime.
  *
  * @internal
  */
 import * as Duration from "effect/Duration"
+import type * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
+import * as Exit from "effect/Exit"
+import * as Runtime from "effect/Runtime"
 import * as Schedule from "effect/Schedule"
+import * as ScheduleDecision from "effect/ScheduleDecision"
+import * as ScheduleIntervals from "effect/ScheduleIntervals"
+import type { Retry } from "../engine/waiting.js"
 import type { RetryOptions } from "../Redlock.js"
 import type { LockNotAcquired } from "../RedlockError.js"
 import type { InvalidOptions } from "./errors.js"
 import * as Validate from "./validate.js"
-import type { PlainSchedule } from "./waiting.js"
+
+/**
+ * A retry schedule's steps as plain code. Its input (the refusal) is not
+ * read.
+ */
+export interface PlainSchedule {
+  readonly initial: number
+  /** The next state and the delay before the next attempt (ms), or undefined when the schedule is done; `random` draws in [0, 1). */
+  step(state: number, random: () => number): { readonly state: number; readonly delayMillis: number } | undefined
+}
+
+/** Runs an effect and calls back with its exit (a fiber of the caller's runtime). */
+export type Runner = <X, E>(effect: Effect.Effect<X, E>, done: (exit: Exit.Exit<X, E>) => void) => void
+
+/** The Runner over a runtime: each effect in a fiber of its own. */
+export const runnerOf = (runtime: Runtime.Runtime<never>): Runner => {
+  const runFork = Runtime.runFork(runtime)
+  return (effect, done) => runFork(effect).addObserver(done)
+}
+
+/** A refused attempt: its error, which may be made only when it is read. */
+export interface Refusal {
+  readonly refusal: LockNotAcquired
+}
+
+/**
+ * `schedule` for one wait: its plain steps where it has them (drawing from
+ * `random`), else its own steps, run by `run`. A Schedule is stepped on the
+ * wall clock, as Effect's own retry does (a cron schedule needs it); the
+ * delay is what it asks for beyond that time.
+ */
+export const forWait = (
+  schedule: Schedule.Schedule<unknown, LockNotAcquired>,
+  random: () => number,
+  run: Runner
+): Retry<Refusal> => {
+  const plain = plainStepsOf.get(schedule)
+  if (plain !== undefined) {
+    let state = plain.initial
+    return {
+      step: (_, __, next) => {
+        const stepped = plain.step(state, random)
+        if (stepped === undefined) return next(undefined)
+        state = stepped.state
+        next(stepped.delayMillis)
+      }
+    }
+  }
+  let state: unknown = schedule.initial
+  return {
+    step: (refused, wallNow, next, failed) =>
+      run(schedule.step(wallNow, refused.refusal, state), (exit) => {
+        if (Exit.isFailure(exit)) return failed(exit.cause)
+        const [stepped, , decision] = exit.value
+        state = stepped
+        next(ScheduleDecision.isDone(decision) ? undefined : ScheduleIntervals.start(decision.intervals) - wallNow)
+      })
+  }
+}
 
 const plainStepsOf = new WeakMap<Schedule.Schedule<unknown, LockNotAcquired>, PlainSchedule>()
 

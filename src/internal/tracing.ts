@@ -17,7 +17,7 @@ import * as FiberRef from "effect/FiberRef"
 import * as Option from "effect/Option"
 import type * as Tracer from "effect/Tracer"
 import type { FanOutResult } from "./fanOut.js"
-import * as Outcome from "./outcome.js"
+import * as Outcome from "../engine/outcome.js"
 
 const builtInTracer: Tracer.Tracer = Effect.runSync(Effect.tracer)
 

@@ -9,7 +9,7 @@ import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import * as Schedule from "effect/Schedule"
 import { InvalidOptions } from "./errors.js"
-import * as Algorithm from "./algorithm.js"
+import * as Algorithm from "../engine/algorithm.js"
 
 /** Keys per lock at most: one Lua call carries them all, and a lock on more is almost surely a bug. */
 export const maxResources = 1024

@@ -26,18 +26,18 @@ import type { Time } from "../../engine/time.js"
 import type * as Lock from "../../Lock.js"
 import type { RedisNode, TurnAnswer } from "../../RedisNode.js"
 import type { AcquireOptions } from "../../Redlock.js"
-import * as Algorithm from "../algorithm.js"
+import * as Algorithm from "../../engine/algorithm.js"
 import { type InvalidOptions, LockNotAcquired, type NotAcquiredReason } from "../errors.js"
 import * as FanOut from "../fanOut.js"
 import { HeldLock, type LockFields } from "../lock.js"
 import * as LockValue from "../lockValue.js"
 import * as RedlockMetrics from "../metrics.js"
 import * as Monotonic from "../monotonic.js"
-import * as Outcome from "../outcome.js"
+import * as Outcome from "../../engine/outcome.js"
 import * as Retry from "../retry.js"
 import * as Tracing from "../tracing.js"
 import * as Validate from "../validate.js"
-import * as Waiting from "../waiting.js"
+import * as Waiting from "../../engine/waiting.js"
 import * as Extension from "./extension.js"
 import * as Fencing from "./fencing.js"
 import * as Release from "./release.js"
@@ -146,7 +146,7 @@ const debugLogger = (fiber: Fiber.RuntimeFiber<unknown, unknown>) => {
  * in flight, or its lock was granted and not registered) is to `leave`.
  */
 export interface SingleAttempt {
-  attempt(leaseMillis: number, done: (end: Waiting.AttemptEnd<HeldLock>) => void): void
+  attempt(leaseMillis: number, done: (end: Waiting.AttemptEnd<HeldLock, Retry.Refusal>) => void): void
   register(lock: HeldLock): Effect.Effect<Lock.Lock>
   leave(): Effect.Effect<void>
   measure(failure: LockNotAcquired | undefined): void
@@ -169,7 +169,7 @@ export const singleAttempts = (settings: Settings.Settings, variant: Variant) =>
  * schedule that has no plain steps (`run`). The lock's release is the
  * caller's (no scope). The signal's abort stops the waiting.
  */
-export const acquireForPromises = (settings: Settings.Settings, time: Time, run: Waiting.Runner) => {
+export const acquireForPromises = (settings: Settings.Settings, time: Time, run: Retry.Runner) => {
   const issueFencingTokens = Fencing.issueFencingTokens(settings)
   const surroundings: Surroundings = {
     time,
@@ -223,6 +223,14 @@ export interface Surroundings {
   readonly logDebug: ((message: string) => void) | undefined
 }
 
+/** A wait's end as an Exit: the lock, the last refusal, or the failure of a user's schedule (a defect). */
+export const exitOf = <G>(end: Waiting.WaitEnd<G, Retry.Refusal>): Exit.Exit<G, LockNotAcquired> =>
+  end._tag === "Granted"
+    ? Exit.succeed(end.lock)
+    : end._tag === "Refused"
+    ? Exit.fail(end.refused.refusal)
+    : Exit.failCause(end.cause as Cause.Cause<LockNotAcquired>)
+
 /** How an attempt ended: the lock, or the refusal (its undo sent). */
 type AttemptEnd = { readonly granted: HeldLock; readonly result: FanOut.FanOutResult } | Refused
 
@@ -231,7 +239,7 @@ type AttemptEnd = { readonly granted: HeldLock; readonly result: FanOut.FanOutRe
  * waiter's refusals are mostly never read (the default retry's plain steps
  * do not read them), and making one cost ~0.1 ms of a busy client's CPU.
  */
-class Refused implements Waiting.Refusal {
+class Refused implements Retry.Refusal {
   readonly granted = undefined
   private made: LockNotAcquired | undefined
 
@@ -277,13 +285,13 @@ const whyRefused = (answers: ReadonlyArray<boolean | TurnAnswer | undefined>, qu
  * One acquisition: its attempts and the state they share, read by the
  * waiting between attempts (waiting.ts) as it is after each attempt.
  */
-class Acquisition implements Waiting.Waiter<HeldLock>, SingleAttempt {
+class Acquisition implements Waiting.Waiter<HeldLock, Retry.Refusal>, SingleAttempt {
   readonly nodes: ReadonlyArray<RedisNode>
   readonly quorum: number
   readonly keys: NonEmptyReadonlyArray<string>
   readonly value = LockValue.unsafeMake()
   readonly nodeTimeout: Duration.Duration
-  private readonly nodeTimeoutMillis: number
+  readonly nodeTimeoutMillis: number
   private readonly time: Time
   private readonly firstStart: number
   // Waiting in line (fairHandoff): the place is the time of the first attempt; a
@@ -365,11 +373,11 @@ class Acquisition implements Waiting.Waiter<HeldLock>, SingleAttempt {
 
   private waitingAfter(
     restore: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>,
-    refused: Waiting.Refusal
+    refused: Retry.Refusal
   ): Effect.Effect<Lock.Lock, LockNotAcquired> {
     const waiting = Effect.flatMap(Effect.runtime<never>(), (runtime) =>
       Effect.async<HeldLock, LockNotAcquired>((resume) => {
-        const cancel = this.untilGranted(refused, Waiting.runnerOf(runtime), resume)
+        const cancel = this.untilGranted(refused, Retry.runnerOf(runtime), resume)
         return Effect.sync(() => void cancel())
       }))
     return Effect.matchCauseEffect(restore(waiting), {
@@ -388,23 +396,15 @@ class Acquisition implements Waiting.Waiter<HeldLock>, SingleAttempt {
    * joined, so that ending it leaves every line, which releases them.
    */
   private untilGranted(
-    refused: Waiting.Refusal,
-    run: Waiting.Runner,
+    refused: Retry.Refusal,
+    run: Retry.Runner,
     done: (exit: Exit.Exit<HeldLock, LockNotAcquired>) => void
   ): () => void {
-    const cancel = Waiting.untilGranted<HeldLock>(
-      this,
-      refused,
-      this.request.schedule,
-      Retry.plainSteps(this.request.schedule),
-      this.time,
-      this.surroundings.random,
-      run,
-      (exit) => {
-        if (Exit.isSuccess(exit)) this.joined = true
-        done(exit)
-      }
-    )
+    const retry = Retry.forWait(this.request.schedule, this.surroundings.random, run)
+    const cancel = Waiting.untilGranted<HeldLock, Retry.Refusal>(this, refused, retry, this.time, (end) => {
+      if (end._tag === "Granted") this.joined = true
+      done(exitOf(end))
+    })
     return () => {
       if (cancel().inFlight) this.joined = true
     }
@@ -416,7 +416,7 @@ class Acquisition implements Waiting.Waiter<HeldLock>, SingleAttempt {
    * measures; the signal's abort stops it, leaves every line joined and
    * rejects with the signal's reason.
    */
-  waitForPromise(refused: Waiting.Refusal, run: Waiting.Runner, signal: AbortSignal | undefined): Promise<HeldLock> {
+  waitForPromise(refused: Retry.Refusal, run: Retry.Runner, signal: AbortSignal | undefined): Promise<HeldLock> {
     return new Promise((resolve, reject) => {
       let settled = false
       const failed = (cause: Cause.Cause<LockNotAcquired>, reason: () => unknown) =>

@@ -10,7 +10,7 @@
  * @internal
  */
 import * as Cause from "effect/Cause"
-import type * as Duration from "effect/Duration"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
@@ -23,7 +23,7 @@ import { InvalidOptions, LockNotAcquired } from "../errors.js"
 import type { HeldLock } from "../lock.js"
 import * as Retry from "../retry.js"
 import * as Validate from "../validate.js"
-import * as Waiting from "../waiting.js"
+import * as Waiting from "../../engine/waiting.js"
 import * as Acquisition from "./acquisition.js"
 import * as Inspection from "./inspection.js"
 import type { Settings } from "./settings.js"
@@ -93,13 +93,13 @@ export const acquireSlot = (settings: Settings, kind: SlotKind) => {
 
 /** What the waiting between rounds reads of a permit's acquisition: every slot is watched. */
 const slotsWatched = (settings: Settings, keys: ReadonlyArray<string>, nodeTimeout: Duration.Duration) => ({
+  nodeTimeoutMillis: Duration.toMillis(nodeTimeout),
   nodes: settings.nodes,
   keys,
   // Slots have no line, so their releases name no waiter: none is ours.
   value: "",
   quorum: settings.quorum,
   watch: settings.announcesReleases,
-  nodeTimeout,
   holderGoneAt: undefined,
   leaseEndsAt: undefined,
   lease: () => 0
@@ -140,7 +140,7 @@ const permit = (
   let holding: Acquisition.SingleAttempt | undefined
   // The slot acquisition of the last refused attempt.
   let last: Acquisition.SingleAttempt | undefined
-  const waiter: Waiting.Waiter<HeldLock> = {
+  const waiter: Waiting.Waiter<HeldLock, Retry.Refusal> = {
     ...slotsWatched(settings, keys, nodeTimeout),
     heard: (key) => void (released = keys.indexOf(key)),
     // A round.
@@ -170,16 +170,8 @@ const permit = (
       waiter.attempt(0, (end) => {
         if (cancelled) return
         if (end.granted !== undefined) return resume(Effect.succeed(end.granted))
-        stopWaiting = Waiting.untilGranted(
-          waiter,
-          end,
-          schedule,
-          Retry.plainSteps(schedule),
-          time,
-          random,
-          Waiting.runnerOf(runtime),
-          resume
-        )
+        const retry = Retry.forWait(schedule, random, Retry.runnerOf(runtime))
+        stopWaiting = Waiting.untilGranted(waiter, end, retry, time, (end) => resume(Acquisition.exitOf(end)))
       })
       return Effect.sync(() => {
         cancelled = true

@@ -11,12 +11,13 @@ import type * as Lock from "../../Lock.js"
 import type { RedisNode } from "../../RedisNode.js"
 import type { Options, RetrySchedule } from "../../Redlock.js"
 import type { LockNotAcquired } from "../../RedlockError.js"
-import * as Algorithm from "../algorithm.js"
+import * as Algorithm from "../../engine/algorithm.js"
 import type { InvalidOptions } from "../errors.js"
 import { HeldLock } from "../lock.js"
 import { ContendedKeys } from "./contendedKeys.js"
 import { RedisNodes, withPromises } from "../nodes.js"
-import * as Quarantine from "../quarantine.js"
+import * as Quarantine from "../../engine/quarantine.js"
+import * as Monotonic from "../monotonic.js"
 import * as Retry from "../retry.js"
 import * as Validate from "../validate.js"
 
@@ -97,8 +98,18 @@ export const make = (
  */
 export const fromContext = (options: Options): Effect.Effect<Settings, InvalidOptions, RedisNodes> =>
   Effect.flatMap(RedisNodes, (nodes) =>
-    Effect.tap(make(nodes, options), (settings) =>
-      Quarantine.announceAtStart(nodes, settings.quorum, settings.quarantineMillis)))
+    Effect.tap(make(nodes, options), (settings) => announceAtStart(nodes, settings.quorum, settings.quarantineMillis)))
+
+/** Log the quarantine's startup notice, if any, once (the quarantine may be off: `undefined`). */
+const announceAtStart = (
+  nodes: ReadonlyArray<RedisNode>,
+  quorum: number,
+  quarantineMillis: number | undefined
+): Effect.Effect<void> =>
+  quarantineMillis === undefined ? Effect.void : Effect.flatMap(Monotonic.monotonicMillis, (now) => {
+    const notice = Quarantine.startupNotice(nodes, quorum, quarantineMillis, now)
+    return notice === undefined ? Effect.void : Effect.logWarning(notice)
+  })
 
 /** The manager's own state of a lock; a lock of another manager is a programmer error. */
 export const held = (settings: Settings, lock: Lock.Lock): HeldLock => {

@@ -12,10 +12,8 @@
  *
  * @internal
  */
-import * as Effect from "effect/Effect"
 import type { NodeRun } from "../RedisNode.js"
 import * as Algorithm from "./algorithm.js"
-import * as Monotonic from "./monotonic.js"
 
 /** How long a restarted node abstains: the longest ttl in use, plus its drift allowance. */
 export const durationMillis = (maxTtlMillis: number, driftFactor: number): number =>
@@ -73,14 +71,3 @@ export const startupNotice = (
       ". A server that keeps its keys (appendonly yes, appendfsync always) votes at once after a restart; " +
         "restartQuarantine: false suits a throw-away development server only (docs/quarantine.md)")
 }
-
-/** Log the startup notice, if any, once (the quarantine may be off: `undefined`). */
-export const announceAtStart = (
-  nodes: ReadonlyArray<{ readonly name: string; readonly run: () => NodeRun }>,
-  quorum: number,
-  quarantineMillis: number | undefined
-): Effect.Effect<void> =>
-  quarantineMillis === undefined ? Effect.void : Effect.flatMap(Monotonic.monotonicMillis, (now) => {
-    const notice = startupNotice(nodes, quorum, quarantineMillis, now)
-    return notice === undefined ? Effect.void : Effect.logWarning(notice)
-  })

@@ -25,22 +25,14 @@
  * waiter then tries again at once.
  *
  * The loop (`untilGranted`) is plain code with timers and callbacks on the
- * time its caller hands it (engine/time.ts), where a handoff is decided by
- * how soon the woken waiter's attempt leaves; its state and decisions are
- * `WaitState`'s.
+ * time its caller hands it (time.ts), where a handoff is decided by how soon
+ * the woken waiter's attempt leaves; its state and decisions are
+ * `WaitState`'s. The retry schedule is the caller's (`Retry`).
  *
  * @internal
  */
-import * as Duration from "effect/Duration"
-import type * as Effect from "effect/Effect"
-import * as Exit from "effect/Exit"
-import * as Runtime from "effect/Runtime"
-import type * as Schedule from "effect/Schedule"
-import * as ScheduleDecision from "effect/ScheduleDecision"
-import * as ScheduleIntervals from "effect/ScheduleIntervals"
-import type { Time } from "../engine/time.js"
 import type { RedisNode, ReleaseWatch } from "../RedisNode.js"
-import type { LockNotAcquired } from "../RedlockError.js"
+import type { Time } from "./time.js"
 
 /** Whether a release for us was announced since the current attempt began. */
 class Announcements {
@@ -117,8 +109,8 @@ export interface Watched {
   readonly quorum: number
   /** Whether every node announces releases. */
   readonly watch: boolean
-  /** Bound on waiting for the nodes' subscriptions. */
-  readonly nodeTimeout: Duration.Duration
+  /** Bound on waiting for the nodes' subscriptions (ms). */
+  readonly nodeTimeoutMillis: number
   /** When (monotonic ms) the last attempt expects the holder's keys to have run out on enough nodes. */
   readonly holderGoneAt: number | undefined
   /** When (monotonic ms) the place in line taken by the last attempt ends, if it took one. */
@@ -130,27 +122,29 @@ export interface Watched {
 }
 
 /**
- * The state of one wait: the schedule's state and the time its next attempt
- * is due, the announcements heard, and the watches to stop whichever way
- * the wait ends.
+ * A retry schedule as the waiting steps it, one per wait (it keeps the
+ * schedule's state). After each refused attempt that was due, `step` is
+ * given the refusal and the time (monotonic and wall clock), and answers
+ * once, through `next`: the delay before the next attempt (ms), or
+ * `undefined` when the schedule is done; or through `failed` (a schedule
+ * that broke).
+ */
+export interface Retry<R> {
+  step(refused: R, wallNow: number, next: (delayMillis: number | undefined) => void, failed: (cause: unknown) => void): void
+}
+
+/**
+ * The state of one wait: the time the schedule's next attempt is due, the
+ * announcements heard, and the watches to stop whichever way the wait ends.
  */
 class WaitState {
-  private state: unknown
   /** When (monotonic ms) the schedule's next attempt is due; undefined: step the schedule first. */
   private dueAt: number | undefined
   private intervalMillis = 0
   announcements: Announcements | undefined
   private readonly watches: Array<ReleaseWatch> = []
 
-  constructor(
-    private readonly waiter: Watched,
-    private readonly schedule: Schedule.Schedule<unknown, LockNotAcquired>,
-    readonly time: Time,
-    private readonly plain: PlainSchedule | undefined,
-    private readonly random: () => number
-  ) {
-    this.state = plain === undefined ? schedule.initial : plain.initial
-  }
+  constructor(private readonly waiter: Watched, readonly time: Time) {}
 
   now(): number {
     return this.time.now()
@@ -162,34 +156,10 @@ class WaitState {
   }
 
   /**
-   * The schedule's step with `error`. It is stepped on the wall clock, as
-   * Effect's own retry does (a cron schedule needs it); the delay it asks
-   * for becomes a due time on the monotonic timeline (`stepped`), which a
-   * clock step cannot stretch or shorten.
+   * The schedule asked for `delayMillis` at `now`: a due time on the
+   * monotonic timeline, which a clock step cannot stretch or shorten.
    */
-  step(wallNow: number, error: LockNotAcquired): Effect.Effect<StepResult> {
-    return this.schedule.step(wallNow, error, this.state)
-  }
-
-  /** The step's answer, taken at `now` (monotonic) and `wallNow`: whether the schedule goes on. */
-  stepped(now: number, wallNow: number, [state, , decision]: StepResult): boolean {
-    this.state = state
-    if (ScheduleDecision.isDone(decision)) return false
-    this.delayed(now, ScheduleIntervals.start(decision.intervals) - wallNow)
-    return true
-  }
-
-  /** The step as plain code, where the schedule has one (`PlainSchedule`): whether it goes on; else undefined. */
-  stepNow(now: number): boolean | undefined {
-    if (this.plain === undefined) return undefined
-    const next = this.plain.step(this.state as number, this.random)
-    if (next === undefined) return false
-    this.state = next.state
-    this.delayed(now, next.delayMillis)
-    return true
-  }
-
-  private delayed(now: number, delayMillis: number): void {
+  delayed(now: number, delayMillis: number): void {
     this.intervalMillis = Math.max(0, delayMillis)
     this.dueAt = now + this.intervalMillis
   }
@@ -219,7 +189,7 @@ class WaitState {
       cancel()
       done(true)
     }
-    const cancel = this.time.schedule(Duration.toMillis(this.waiter.nodeTimeout), readyOrTimedOut)
+    const cancel = this.time.schedule(this.waiter.nodeTimeoutMillis, readyOrTimedOut)
     Promise.all(pending).then(readyOrTimedOut, readyOrTimedOut)
   }
 
@@ -244,7 +214,7 @@ class WaitState {
    * renews it; it may reach the node a node timeout later).
    */
   napMillis(now: number): number {
-    const renewAt = (this.waiter.leaseEndsAt ?? Infinity) - Duration.toMillis(this.waiter.nodeTimeout)
+    const renewAt = (this.waiter.leaseEndsAt ?? Infinity) - this.waiter.nodeTimeoutMillis
     const wakeAt = Math.min(this.dueAt!, this.waiter.holderGoneAt ?? Infinity, renewAt)
     return Math.max(0, Math.ceil(wakeAt - now))
   }
@@ -268,84 +238,57 @@ class WaitState {
   }
 }
 
-type StepResult = Effect.Effect.Success<ReturnType<Schedule.Schedule<unknown, LockNotAcquired>["step"]>>
+/** How an attempt ended: the granted lock, or the refusal `R`. */
+export type AttemptEnd<G, R> = { readonly granted: G } | ({ readonly granted: undefined } & R)
 
-/**
- * A retry schedule's steps as plain code, for the waiting that runs as
- * plain code: the manager's default retry has one (manager/settings.ts), so
- * that its waiters run no effect per step. Its input (the refusal) is not
- * read.
- */
-export interface PlainSchedule {
-  readonly initial: number
-  /** The next state and the delay before the next attempt (ms), or undefined when the schedule is done; `random` draws in [0, 1). */
-  step(state: number, random: () => number): { readonly state: number; readonly delayMillis: number } | undefined
-}
-
-/** Runs an effect and calls back with its exit (a fiber of the caller's runtime). */
-export type Runner = <X, E>(effect: Effect.Effect<X, E>, done: (exit: Exit.Exit<X, E>) => void) => void
-
-/** The Runner over a runtime: each effect in a fiber of its own. */
-export const runnerOf = (runtime: Runtime.Runtime<never>): Runner => {
-  const runFork = Runtime.runFork(runtime)
-  return (effect, done) => runFork(effect).addObserver(done)
-}
-
-/** A refused attempt: its error, which may be made only when it is read. */
-export interface Refusal {
-  readonly refusal: LockNotAcquired
-}
-
-/** How an attempt ended: the granted lock, or the refusal. */
-export type AttemptEnd<G> = { readonly granted: G } | ({ readonly granted: undefined } & Refusal)
+/** How a wait ended: granted, refused (the schedule is done: the last refusal), or its schedule failed. */
+export type WaitEnd<G, R> =
+  | { readonly _tag: "Granted"; readonly lock: G }
+  | { readonly _tag: "Refused"; readonly refused: R }
+  | { readonly _tag: "Failed"; readonly cause: unknown }
 
 /** A waiter: what waiting reads of it, and its attempts. */
-export interface Waiter<G> extends Watched {
+export interface Waiter<G, R> extends Watched {
   /** One attempt, staying in line for the given lease when refused: `done` is called once. */
-  attempt(leaseMillis: number, done: (end: AttemptEnd<G>) => void): void
+  attempt(leaseMillis: number, done: (end: AttemptEnd<G, R>) => void): void
 }
 
 /**
  * Attempts again, waiting in between as the schedule says (woken early as
  * described above), until one is granted or the schedule ends. The nap is a
  * timer, the announcement that ends it sends the next attempt at once, and
- * no fiber runs between attempts; only a schedule's step, where the
- * schedule has no plain steps, is run by `run`. `done` is called once, with
- * the granted lock or the last refusal (or a defect of the schedule).
+ * nothing runs between attempts. `done` is called once, with the granted
+ * lock, the last refusal, or the failure of the schedule.
  * Returns the cancel, which says whether an attempt was in flight (it may
  * have taken keys: the caller leaves every line then).
  */
-export const untilGranted = <G>(
-  waiter: Waiter<G>,
-  refused: Refusal,
-  schedule: Schedule.Schedule<unknown, LockNotAcquired>,
-  plainSchedule: PlainSchedule | undefined,
+export const untilGranted = <G, R>(
+  waiter: Waiter<G, R>,
+  refused: R,
+  retry: Retry<R>,
   time: Time,
-  random: () => number,
-  run: Runner,
-  done: (exit: Exit.Exit<G, LockNotAcquired>) => void
+  done: (end: WaitEnd<G, R>) => void
 ): (() => { readonly inFlight: boolean }) => {
-  const wait = new WaitState(waiter, schedule, time, plainSchedule, random)
+  const wait = new WaitState(waiter, time)
   let stopped = false
   let inFlight = false
   let cancelNap: (() => void) | undefined
 
-  const finish = (exit: Exit.Exit<G, LockNotAcquired>) => {
+  const finish = (end: WaitEnd<G, R>) => {
     stopped = true
     wait.stop()
-    done(exit)
+    done(end)
   }
-  const again = (refused: Refusal) => {
+  const again = (refused: R) => {
     const now = wait.now()
     if (!wait.isDue(now)) return watchThenNap(now)
-    const goesOn = wait.stepNow(now)
-    if (goesOn !== undefined) return goesOn ? watchThenNap(now) : finish(Exit.fail(refused.refusal))
-    const wallNow = time.wallNow()
-    run(wait.step(wallNow, refused.refusal), (exit) => {
+    retry.step(refused, time.wallNow(), (delayMillis) => {
       if (stopped) return
-      if (Exit.isFailure(exit)) return finish(Exit.failCause(exit.cause))
-      if (!wait.stepped(now, wallNow, exit.value)) return finish(Exit.fail(refused.refusal))
+      if (delayMillis === undefined) return finish({ _tag: "Refused", refused })
+      wait.delayed(now, delayMillis)
       watchThenNap(now)
+    }, (cause) => {
+      if (!stopped) finish({ _tag: "Failed", cause })
     })
   }
   const watchThenNap = (now: number) => {
@@ -370,8 +313,8 @@ export const untilGranted = <G>(
     waiter.attempt(wait.lease(), (end) => {
       inFlight = false
       if (stopped) return
-      if (end.granted === undefined) return again(end as Refusal)
-      finish(Exit.succeed(end.granted))
+      if (end.granted === undefined) return again(end as R)
+      finish({ _tag: "Granted", lock: end.granted })
     })
   }
 
