@@ -1,9 +1,10 @@
 /**
  * How the modules of src/ import each other at run time (type-only imports
- * are erased, so they do not count): no cycle, and the internal modules,
- * which the public modules are built from, import the public ones as types
- * only (as in the Effect sources: the public module re-exports what the
- * internal one defines).
+ * are erased, so they do not count): no cycle; the internal modules and the
+ * engine, which the public modules are built from, import the public ones as
+ * types only (as in the Effect sources: the public module re-exports what
+ * the internal one defines); and the engine imports nothing from `effect`
+ * and nothing of the shells that run on it (DESIGN.md, "Layers of the code").
  */
 import { assert, it } from "@effect/vitest"
 import * as Fs from "node:fs"
@@ -63,10 +64,22 @@ it("src/ has no runtime import cycle", () => {
   assert.deepStrictEqual(cycles, [])
 })
 
+const inEngine = (file: string) => file.includes(`${Path.sep}engine${Path.sep}`)
+
 it("internal modules import the public modules as types only", () => {
-  const internal = (file: string) => file.includes(`${Path.sep}internal${Path.sep}`)
+  const internal = (file: string) => file.includes(`${Path.sep}internal${Path.sep}`) || inEngine(file)
   const offenders = [...graph].flatMap(([file, targets]) =>
     internal(file) ? targets.filter((target) => !internal(target)).map((target) => `${name(file)} -> ${name(target)}`) : []
   )
+  assert.deepStrictEqual(offenders, [])
+})
+
+it("the engine imports nothing from effect, and of the rest of src/ only types", () => {
+  const engine = [...graph.keys()].filter(inEngine)
+  assert.isAtLeast(engine.length, 5, "the engine's modules were found")
+  const offenders = engine.flatMap((file) => [
+    ...graph.get(file)!.filter((target) => !inEngine(target)).map((target) => `${name(file)} -> ${name(target)}`),
+    ...(/from "effect(\/|")/.test(Fs.readFileSync(file, "utf8")) ? [`${name(file)} -> effect`] : [])
+  ])
   assert.deepStrictEqual(offenders, [])
 })
