@@ -225,10 +225,13 @@ export interface RedisNode {
    */
   readonly run: () => NodeRun
   /**
-   * The same operations as promises, for nodes whose driver is promise-based
-   * (the ioredis nodes): the lock manager then sends one operation to all
-   * nodes from a single asynchronous step instead of a fiber per node. Each
-   * promise rejects only with a `RedisNodeError`. Optional.
+   * The same operations as promises, which the lock manager's engine calls
+   * (docs/how-it-works.md): one operation goes to all nodes from a single
+   * asynchronous step, with no fiber per node. Each promise rejects only
+   * with a `RedisNodeError`. The ioredis and in-memory nodes have them.
+   * Optional: a node without them has its effects run in the lock
+   * manager's runtime. A node made from another by overriding operations
+   * must override these too (or leave them out).
    */
   readonly promises?: NodePromises | undefined
   /**
@@ -246,9 +249,10 @@ export interface RedisNode {
   readonly watchReleases?: ((key: string, onRelease: (next: string | null) => void) => Effect.Effect<ReleaseWatch>) | undefined
   /**
    * `watchReleases` as a plain call, for nodes that register a watch at once
-   * (the ioredis nodes): the lock manager's waiting, which is plain code on
-   * the live clock, then registers its watches without running an effect.
-   * Optional; the same watch as `watchReleases` when given.
+   * (the ioredis and in-memory nodes): the lock manager's waiting, which is
+   * plain code, registers its watches without running an effect. Optional
+   * (the effect is run otherwise); the same watch as `watchReleases` when
+   * given.
    */
   readonly watchReleasesNow?: ((key: string, onRelease: (next: string | null) => void) => ReleaseWatch) | undefined
   /**
@@ -461,10 +465,12 @@ export interface MemoryNodesControl {
 
 
 /**
- * `n` in-memory nodes with the same semantics as Redis: expiry runs on Effect's
- * `Clock` (so `TestClock` drives it), operations of one node are applied in
- * order, and an operation whose caller gave up (timeout, interruption) is still
- * applied, as on a real server. {@link MemoryNodes} controls faults.
+ * `n` in-memory nodes with the same semantics as Redis: latency and expiry run
+ * on the `Clock` of the fiber that builds the layer (so `TestClock` drives
+ * them), operations of one node are applied in order, and an operation whose
+ * caller gave up (timeout, interruption) is still applied, as on a real
+ * server. They offer the same promises as the ioredis nodes, so the lock
+ * manager runs the same engine over both. {@link MemoryNodes} controls faults.
  *
  * @example
  * ```ts

@@ -95,8 +95,8 @@ export interface RetryOptions {
  * intersected with `recurs(times)`. Use it rather than building that
  * Schedule by hand: a waiter steps it as plain code, where any other
  * Schedule is stepped as an effect after each refused attempt, which costs
- * a contended waiter ~0.1 ms of CPU per step (its jitter then draws from
- * `Math.random` instead of Effect's `Random`).
+ * a contended waiter ~0.1 ms of CPU per step. Its jitter draws from the
+ * fiber's `Random`, as the Schedule's own steps would.
  *
  * Throws `InvalidOptions` when an option is out of range (options are
  * constants of the code that calls it).
