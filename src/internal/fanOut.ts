@@ -16,7 +16,7 @@ import { RedisNodeError } from "./nodes.js"
 export { type Answer, call, type Call, type FanOutResult, type Late, type Rules, send } from "../engine/fanOut.js"
 
 /** A failure that is not a RedisNodeError already (a driver that broke its contract) as one. */
-const nodeError = (node: RedisNode, error: unknown): RedisNodeError =>
+export const nodeError = (node: RedisNode, error: unknown): RedisNodeError =>
   error instanceof RedisNodeError
     ? error
     : new RedisNodeError({ node: node.name, reason: "Unknown", detail: String(error), cause: error }, true)

@@ -24,10 +24,8 @@ import * as Schedule from "effect/Schedule"
 import * as Scope from "effect/Scope"
 import type { Time } from "../../engine/time.js"
 import type * as Lock from "../../Lock.js"
-import type { RedisNode, TurnAnswer } from "../../RedisNode.js"
 import type { AcquireOptions } from "../../Redlock.js"
-import * as Algorithm from "../../engine/algorithm.js"
-import { type InvalidOptions, LockNotAcquired, type NotAcquiredReason } from "../errors.js"
+import { type InvalidOptions, LockNotAcquired } from "../errors.js"
 import * as FanOut from "../fanOut.js"
 import { HeldLock, type LockFields } from "../lock.js"
 import * as LockValue from "../lockValue.js"
@@ -37,6 +35,7 @@ import * as Outcome from "../../engine/outcome.js"
 import * as Retry from "../retry.js"
 import * as Tracing from "../tracing.js"
 import * as Validate from "../validate.js"
+import * as Attempt from "../../engine/attempt.js"
 import * as Waiting from "../../engine/waiting.js"
 import * as Extension from "./extension.js"
 import * as Fencing from "./fencing.js"
@@ -232,117 +231,81 @@ export const exitOf = <G>(end: Waiting.WaitEnd<G, Retry.Refusal>): Exit.Exit<G, 
     : Exit.failCause(end.cause as Cause.Cause<LockNotAcquired>)
 
 /** How an attempt ended: the lock, or the refusal (its undo sent). */
-type AttemptEnd = { readonly granted: HeldLock; readonly result: FanOut.FanOutResult } | Refused
+type AttemptEnd = Attempt.AttemptEnd<HeldLock, Refused>
 
 /**
  * A refused attempt. Its LockNotAcquired is made when first asked for: a
  * waiter's refusals are mostly never read (the default retry's plain steps
  * do not read them), and making one cost ~0.1 ms of a busy client's CPU.
  */
-class Refused implements Retry.Refusal {
+class Refused implements Retry.Refusal, Attempt.Refused {
   readonly granted = undefined
   private made: LockNotAcquired | undefined
 
-  constructor(
-    private readonly fields: ConstructorParameters<typeof LockNotAcquired>[0],
-    /** The nodes where the attempt may have set the keys and whose answer came: undone at once. */
-    readonly undoOn: ReadonlyArray<RedisNode>,
-    readonly result: FanOut.FanOutResult
-  ) {}
+  constructor(private readonly fields: Attempt.RefusalFields, readonly result: FanOut.FanOutResult) {}
 
   get refusal(): LockNotAcquired {
     return this.made ??= withoutStackTrace(() => new LockNotAcquired(this.fields, true))
   }
 }
 
-type AttemptOperation = "acquire" | "acquireInTurn"
-
-const tookKeys = (answer: boolean | TurnAnswer): boolean => answer === true || (typeof answer === "object" && answer._tag === "Granted")
-
-// A node's answer that someone else holds the key (a refused probe, or the script's Held).
-const isHeld = (answer: boolean | TurnAnswer | undefined): boolean =>
-  answer === false || (typeof answer === "object" && answer._tag === "Held")
-
 /**
- * Why an attempt that no quorum granted was refused, from what the nodes
- * answered: the resource is taken (`Held`) or waited for ahead of us
- * (`NotYourTurn`) on so many nodes that no quorum was possible without
- * them; otherwise nodes failed, timed out or abstained (`NoQuorum`).
+ * One acquisition: the engine's attempts (engine/attempt.ts), with the lock
+ * made from a grant, the release registered in the caller's scope, and the
+ * waiting between attempts entered once as an asynchronous step.
  */
-const whyRefused = (answers: ReadonlyArray<boolean | TurnAnswer | undefined>, quorum: number): typeof NotAcquiredReason.Type => {
-  let held = 0
-  let notYourTurn = 0
-  for (const answer of answers) {
-    if (isHeld(answer)) held++
-    else if (typeof answer === "object" && answer._tag === "NotYourTurn") notYourTurn++
-  }
-  if (answers.length - held < quorum) return "Held"
-  if (answers.length - held - notYourTurn < quorum) return "NotYourTurn"
-  return "NoQuorum"
-}
-
-/**
- * One acquisition: its attempts and the state they share, read by the
- * waiting between attempts (waiting.ts) as it is after each attempt.
- */
-class Acquisition implements Waiting.Waiter<HeldLock, Retry.Refusal>, SingleAttempt {
-  readonly nodes: ReadonlyArray<RedisNode>
-  readonly quorum: number
-  readonly keys: NonEmptyReadonlyArray<string>
-  readonly value = LockValue.unsafeMake()
+class Acquisition extends Attempt.Attempts<HeldLock, Refused> implements SingleAttempt {
   readonly nodeTimeout: Duration.Duration
-  readonly nodeTimeoutMillis: number
-  private readonly time: Time
-  private readonly firstStart: number
-  // Waiting in line (fairHandoff): the place is the time of the first attempt; a
-  // place is held for a lease that outlasts the wait until the next attempt.
-  private readonly ticket: number
-  attempts = 0
-  /** Whether an attempt took a place in line: an acquisition that ends without a lock leaves the lines. */
-  private joined = false
-  /** Whether the last attempt reached a quorum of nodes (see `refused`). */
-  private reachedQuorum = true
-  /** How many fan-outs of attempts were sent (a first attempt may send two: see `probes`). */
-  private sent = 0
-  holderGoneAt: number | undefined = undefined
-  leaseEndsAt: number | undefined = undefined
+  protected readonly attempted: ((startMillis: number, end: AttemptEnd) => void) | undefined
 
   constructor(
     private readonly settings: Settings.Settings,
     private readonly issueFencingTokens: LockFields["issueFencingTokens"],
     private readonly surroundings: Surroundings,
     readonly request: Request,
-    /** Whether a first attempt on one key may start with a plain `acquire` (see `probes`). */
-    private readonly probe = true
+    probe = true
   ) {
-    this.nodes = settings.nodes
-    this.quorum = settings.quorum
-    this.keys = request.resources.map((resource) => settings.keyPrefix + resource) as unknown as NonEmptyReadonlyArray<
-      string
-    >
+    super(settings, {
+      resources: request.resources,
+      keys: request.resources.map((resource) => settings.keyPrefix + resource),
+      value: LockValue.unsafeMake(),
+      ttlMillis: request.ttlMillis,
+      nodeTimeoutMillis: Duration.toMillis(request.nodeTimeout),
+      probe
+    }, surroundings.time)
     this.nodeTimeout = request.nodeTimeout
-    this.nodeTimeoutMillis = Duration.toMillis(request.nodeTimeout)
-    this.time = surroundings.time
-    this.firstStart = this.time.now()
-    this.ticket = this.time.wallNow()
+    const { logDebug, onAttempt } = surroundings
+    this.attempted = onAttempt === undefined && logDebug === undefined ? undefined : (startMillis, end) => {
+      if (onAttempt !== undefined) onAttempt(this.attempts, end.result, startMillis, this.time.now())
+      if (logDebug !== undefined && end.granted === undefined) {
+        logDebug(
+          `effect-redlock: attempt ${this.attempts} on ${this.request.resources.join(", ")}: ` +
+            `${end.result.yes} of ${this.quorum} needed (${Outcome.describeAll(end.result.outcomes)})`
+        )
+      }
+    }
   }
 
-  /**
-   * Whether waiting watches the nodes' releases: only where they are
-   * announced and heard from a quorum (a waiter that cannot hear takes no
-   * place in line either, and polls on its schedule).
-   */
-  get watch(): boolean {
-    return this.settings.announcesReleases && Waiting.hearsQuorum(this.nodes, this.quorum)
+  protected granted(result: FanOut.FanOutResult, validityMillis: number): HeldLock {
+    const { resources, ttlMillis } = this.request
+    return new HeldLock({
+      resources,
+      keys: this.keys as NonEmptyReadonlyArray<string>,
+      value: this.value,
+      ttl: Duration.millis(ttlMillis),
+      validity: Duration.millis(validityMillis),
+      validUntilMillis: result.endMillis + validityMillis,
+      attempts: this.attempts,
+      outcomes: result.outcomes,
+      nodeTimeout: this.nodeTimeout,
+      acquiredAtMillis: result.endMillis,
+      manager: this.settings.identity,
+      issueFencingTokens: this.issueFencingTokens
+    })
   }
 
-  // Whole milliseconds: a jittered schedule's interval is fractional, and PEXPIRE refuses fractions.
-  // No place for a waiter whose last attempt reached fewer than a quorum of
-  // nodes (see `refused`), nor for one that cannot hear releases from a
-  // quorum (Waiting.hearsQuorum): it polls on its schedule, out of line.
-  lease(intervalMillis: number): number {
-    if (!this.settings.fairHandoff || !this.reachedQuorum || !Waiting.hearsQuorum(this.nodes, this.quorum)) return 0
-    return Math.ceil(Math.min(this.request.ttlMillis, Math.max(250, 2 * intervalMillis) + 2 * this.nodeTimeoutMillis))
+  protected refused(fields: Attempt.RefusalFields, result: FanOut.FanOutResult): Refused {
+    return new Refused(fields, result)
   }
 
   /**
@@ -442,104 +405,6 @@ class Acquisition implements Waiting.Waiter<HeldLock, Retry.Refusal>, SingleAtte
   }
 
   /**
-   * Whether this attempt starts with a probe. The first attempt on one
-   * resource with waiting in line first sends the node's plain `acquire`
-   * (one SET NX PX on Redis: about half the server time of the line-keeping
-   * script, for the case that matters most, a free resource). A free key has
-   * no one waiting for it: a release hands the key to the first waiter in
-   * line instead of freeing it (scripts.ts, releaseOwned). Only when the
-   * probe is refused does the same attempt go on with the script that joins
-   * the line, its ticket still the time the acquisition began, so waiters
-   * keep their order; the acquisition that may not wait stops at the probe.
-   * A key this manager found held within the last second skips the probe
-   * (contendedKeys.ts): it would most likely be refused again.
-   */
-  private probes(): boolean {
-    return this.probe && this.attempts === 1 && this.settings.fairHandoff && this.keys.length === 1 &&
-      !this.settings.contendedKeys.isContended(this.keys[0], this.firstStart)
-  }
-
-  /**
-   * One attempt: the fan-out (after a refused probe, the second), the
-   * decision, and the undo of a refused attempt; `done` is called once,
-   * after the undo was answered (or timed out).
-   */
-  attempt(leaseMillis: number, done: (end: AttemptEnd) => void): void {
-    this.attempts++
-    const { logDebug, onAttempt } = this.surroundings
-    const ended = onAttempt === undefined && logDebug === undefined ? done : this.told(this.time.now(), done)
-    if (!this.probes()) return this.fanOut(leaseMillis, false, ended)
-    this.fanOut(0, true, (end) => end.granted !== undefined || leaseMillis === 0 ? ended(end) : this.fanOut(this.lease(0), false, ended))
-  }
-
-  private fanOut(leaseMillis: number, probe: boolean, done: (end: AttemptEnd) => void): void {
-    const { call, isYes } = this.send(leaseMillis, probe)
-    const rules = FanOut.atQuorum(this.nodes, isYes, this.nodeTimeout, this.settings.quarantineMillis)
-    FanOut.send(this.nodes, call, rules, this.time, (result) => {
-      const end = this.decide(result)
-      if (end.granted !== undefined || end.undoOn.length === 0) return done(end)
-      Release.undo(end.undoOn, this.keys, this.value, this.nodeTimeout, this.time, () => done(end))
-    })
-  }
-
-  // Where spans or debug logs are on, they are told of each attempt (begun at `startMillis`) once it ended.
-  private told(startMillis: number, done: (end: AttemptEnd) => void): (end: AttemptEnd) => void {
-    return (end) => {
-      this.tell(startMillis, end)
-      done(end)
-    }
-  }
-
-  private tell(startMillis: number, end: AttemptEnd): void {
-    const { logDebug, onAttempt } = this.surroundings
-    if (onAttempt !== undefined) onAttempt(this.attempts, end.result, startMillis, this.time.now())
-    if (logDebug !== undefined && end.granted === undefined) {
-      logDebug(
-        `effect-redlock: attempt ${this.attempts} on ${this.request.resources.join(", ")}: ` +
-          `${end.result.yes} of ${this.quorum} needed (${Outcome.describeAll(end.result.outcomes)})`
-      )
-    }
-  }
-
-  private send(leaseMillis: number, probe: boolean) {
-    const { ttlMillis } = this.request
-    this.sent++
-    if (leaseMillis > 0) this.joined = true
-    this.leaseEndsAt = leaseMillis > 0 ? this.time.now() + leaseMillis : undefined
-    const call = this.settings.fairHandoff && !probe
-      ? FanOut.call("acquireInTurn", this.keys, this.value, ttlMillis, { ticket: this.ticket, leaseMillis })
-      : FanOut.call("acquire", this.keys, this.value, ttlMillis)
-    return { call: call as FanOut.Call<AttemptOperation>, isYes: tookKeys }
-  }
-
-  /** Granted when a quorum took the keys within the validity; otherwise refused, with what to undo. */
-  private decide(result: FanOut.FanOutResult<boolean | TurnAnswer>): AttemptEnd {
-    const { driftFactor } = this.settings
-    const { ttlMillis } = this.request
-    const validityMillis = Algorithm.validity(ttlMillis, result.endMillis - result.startMillis, driftFactor)
-    if (result.yes >= this.quorum && validityMillis > 0) return { granted: this.lockFrom(result, validityMillis), result }
-    return this.refused(result)
-  }
-
-  private lockFrom(result: FanOut.FanOutResult, validityMillis: number): HeldLock {
-    const { resources, ttlMillis } = this.request
-    return new HeldLock({
-      resources,
-      keys: this.keys,
-      value: this.value,
-      ttl: Duration.millis(ttlMillis),
-      validity: Duration.millis(validityMillis),
-      validUntilMillis: result.endMillis + validityMillis,
-      attempts: this.attempts,
-      outcomes: result.outcomes,
-      nodeTimeout: this.nodeTimeout,
-      acquiredAtMillis: result.endMillis,
-      manager: this.settings.identity,
-      issueFencingTokens: this.issueFencingTokens
-    })
-  }
-
-  /**
    * The lock's release in the scope (none: promise code releases it itself),
    * then its extension. Extension is forked after the release is registered:
    * finalizers run last in, first out, so extension stops before the release
@@ -557,71 +422,6 @@ class Acquisition implements Waiting.Waiter<HeldLock, Retry.Refusal>, SingleAtte
         Effect.zipRight(registered, Effect.forkIn(Extension.autoExtend(this.settings, lock, maxHoldMillis), scope)),
         lock
       )
-  }
-
-  private refused(result: FanOut.FanOutResult<boolean | TurnAnswer>): AttemptEnd {
-    const { late, outcomes, yes } = result
-    const { quorum } = this
-    const { resources } = this.request
-    this.holderGoneAt = this.holderGone(result)
-    if (this.keys.length === 1 && result.answers.some(isHeld)) {
-      this.settings.contendedKeys.held(this.keys[0], this.time.now())
-    }
-    // A waiter that reached fewer than a quorum of nodes (the others
-    // failed or timed out) cannot win now, so it holds no place in line
-    // until it reaches a quorum again; its places run out with their
-    // lease. Two such waiters over a majority of the lines would
-    // otherwise keep a free resource from everyone for as long as they
-    // retry.
-    let reached = 0
-    for (const outcome of outcomes) if (outcome._tag !== "Failed" && outcome._tag !== "TimedOut") reached++
-    this.reachedQuorum = reached >= quorum
-    // Undo what this attempt may have set, keeping its place in line. A
-    // node that answered Held did not take the key, and earlier attempts
-    // were undone in order on the same node: skip it. A node whose answer
-    // is still to come is undone when it comes, only if it took the key:
-    // most refused attempts of a waiter then send nothing more.
-    const pending = (index: number) =>
-      late !== undefined && (outcomes[index]._tag === "NotAwaited" || outcomes[index]._tag === "TimedOut")
-    const undoOn = this.nodes.filter((_, index) => outcomes[index]._tag !== "Held" && !pending(index))
-    if (late !== undefined) this.undoLate(late, this.sent)
-    return new Refused({
-      resources,
-      reason: yes >= quorum ? "ValidityExpired" : whyRefused(result.answers, quorum),
-      attempts: this.attempts,
-      elapsedMillis: this.time.now() - this.firstStart,
-      quorum,
-      outcomes
-    }, undoOn, result)
-  }
-
-  // A late answer that took the key is undone on its node at once, but
-  // only while nothing later was sent (an attempt, or the script after a
-  // probe): the undo then lands before it on the node, and can never
-  // delete a key it counted. A late failure is left alone (it may not have
-  // run; if it did, the key expires with its ttl), as is a late answer once
-  // something later was sent (which found the key ours and set it again).
-  private undoLate(late: FanOut.Late, sentAt: number): void {
-    late.forEach((index, tookKey) => {
-      if (tookKey !== true || this.sent !== sentAt) return
-      this.nodes[index].promises!.release(this.keys, this.value, false, true).then(undefined, () => undefined)
-    })
-  }
-
-  // When (monotonic) the keys of the holder seen by the last attempt have
-  // run out on enough nodes for a quorum; none when the keys are free on a
-  // majority already, or never expire.
-  private holderGone(result: FanOut.FanOutResult<boolean | TurnAnswer>): number | undefined {
-    const ttls: Array<number> = []
-    let free = 0
-    result.answers.forEach((answer) => {
-      if (typeof answer !== "object") return
-      if (answer._tag !== "Held") free++
-      else if (answer.ttlMillis !== undefined) ttls.push(answer.ttlMillis)
-    })
-    const needed = this.quorum - free
-    if (needed <= 0 || ttls.length < needed) return undefined
-    return this.time.now() + ttls.sort((a, b) => a - b)[needed - 1] + 1
   }
 
   // A waiter that gives up (or is interrupted) leaves every line it joined:

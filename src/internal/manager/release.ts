@@ -10,7 +10,6 @@ import * as FiberRef from "effect/FiberRef"
 import type * as MetricLabel from "effect/MetricLabel"
 import type { Time } from "../../engine/time.js"
 import type * as Lock from "../../Lock.js"
-import type { RedisNode } from "../../RedisNode.js"
 import type { ReleaseResult, ReleaseStatus } from "../../Redlock.js"
 import * as Algorithm from "../../engine/algorithm.js"
 import * as FanOut from "../fanOut.js"
@@ -26,26 +25,6 @@ import { held, type Settings } from "./settings.js"
 // it lands in order on each of them, so not waiting for their answer loses
 // nothing, and a down node does not slow every release down.
 const isDeleted = (deleted: number) => deleted > 0
-
-/**
- * A refused attempt's undo on `targets` (no announcement, the place in line
- * kept); `done` once decided.
- */
-export const undo = (
-  targets: ReadonlyArray<RedisNode>,
-  keys: ReadonlyArray<string>,
-  value: string,
-  timeout: Duration.Duration,
-  time: Time,
-  done: () => void
-): void =>
-  FanOut.send(
-    targets,
-    FanOut.call("release", keys, value, false, true),
-    FanOut.atQuorum(targets, isDeleted, timeout, undefined),
-    time,
-    done
-  )
 
 /**
  * The release's bookkeeping before anything is sent: `false` when the lock

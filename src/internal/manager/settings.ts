@@ -14,6 +14,7 @@ import type { LockNotAcquired } from "../../RedlockError.js"
 import * as Algorithm from "../../engine/algorithm.js"
 import type { InvalidOptions } from "../errors.js"
 import { HeldLock } from "../lock.js"
+import * as FanOut from "../fanOut.js"
 import { ContendedKeys } from "./contendedKeys.js"
 import { RedisNodes, withPromises } from "../nodes.js"
 import * as Quarantine from "../../engine/quarantine.js"
@@ -44,6 +45,8 @@ export interface Settings {
   readonly identity: object
   /** Keys this manager found held lately: their acquisitions skip the probe. */
   readonly contendedKeys: ContendedKeys
+  /** A node's failure as a RedisNodeError (what the engine's fan-outs record). */
+  readonly nodeError: typeof FanOut.nodeError
 }
 
 /** `Redlock.defaultRetry` (documented there): the reference's retryDelay 200 ms, jittered between half and all of it. */
@@ -87,7 +90,8 @@ export const make = (
       defaultSchedule,
       announcesReleases: nodes.every((node) => node.watchReleases !== undefined),
       identity: {},
-      contendedKeys: new ContendedKeys()
+      contendedKeys: new ContendedKeys(),
+      nodeError: FanOut.nodeError
     }
   })
 

@@ -1,0 +1,296 @@
+/**
+ * The attempts of one acquisition: each a fan-out decided at quorum, the
+ * validity, the undo of a refused attempt and of late answers, and the state
+ * that waiting in line reads between attempts (waiting.ts). A shell turns a
+ * grant into its lock and a refusal into its error (`granted`, `refused`).
+ *
+ * @internal
+ */
+import type { RedisNode, TurnAnswer } from "../RedisNode.js"
+import * as Algorithm from "./algorithm.js"
+import * as FanOut from "./fanOut.js"
+import { callOf } from "./nodeCalls.js"
+import type { Time } from "./time.js"
+import * as Waiting from "./waiting.js"
+
+/** Why an attempt was refused (see `whyRefused`; `ValidityExpired`: a quorum said yes too late). */
+export type RefusalReason = "Held" | "NotYourTurn" | "NoQuorum" | "ValidityExpired"
+
+/** What a refusal says: the shell's error is made from it. */
+export interface RefusalFields {
+  readonly resources: ReadonlyArray<string>
+  readonly reason: RefusalReason
+  readonly attempts: number
+  readonly elapsedMillis: number
+  readonly quorum: number
+  readonly outcomes: FanOut.FanOutResult["outcomes"]
+}
+
+/** The manager's settings an acquisition's attempts read. */
+export interface AttemptSettings {
+  readonly nodes: ReadonlyArray<RedisNode>
+  readonly quorum: number
+  readonly driftFactor: number
+  readonly fairHandoff: boolean
+  /** How long a restarted node abstains; `undefined`: the quarantine is off. */
+  readonly quarantineMillis: number | undefined
+  /** Whether every node announces releases. */
+  readonly announcesReleases: boolean
+  /** Keys this manager found held lately: their acquisitions skip the probe. */
+  readonly contendedKeys: {
+    isContended(key: string, now: number): boolean
+    held(key: string, now: number): void
+  }
+  readonly nodeError: FanOut.Rules<unknown>["nodeError"]
+}
+
+/** What one acquisition asks for. */
+export interface AttemptRequest {
+  readonly resources: ReadonlyArray<string>
+  readonly keys: ReadonlyArray<string>
+  /** The lock value, from a cryptographic source (the shell's). */
+  readonly value: string
+  readonly ttlMillis: number
+  readonly nodeTimeoutMillis: number
+  /** Whether a first attempt on one key may start with a plain `acquire` (see `probes`). */
+  readonly probe: boolean
+}
+
+/** What a shell's refusal carries: no lock, and the (last) fan-out's result. */
+export interface Refused {
+  readonly granted: undefined
+  readonly result: FanOut.FanOutResult
+}
+
+/** How an attempt ended: the shell's lock, or the shell's refusal `R`; either with its (last) fan-out's result. */
+export type AttemptEnd<G, R extends Refused> = { readonly granted: G; readonly result: FanOut.FanOutResult } | R
+
+type Answer = boolean | TurnAnswer
+
+const tookKeys = (answer: Answer): boolean => answer === true || (typeof answer === "object" && answer._tag === "Granted")
+
+// A node's answer that someone else holds the key (a refused probe, or the script's Held).
+const isHeld = (answer: Answer | undefined): boolean =>
+  answer === false || (typeof answer === "object" && answer._tag === "Held")
+
+/**
+ * Why an attempt that no quorum granted was refused, from what the nodes
+ * answered: the resource is taken (`Held`) or waited for ahead of us
+ * (`NotYourTurn`) on so many nodes that no quorum was possible without
+ * them; otherwise nodes failed, timed out or abstained (`NoQuorum`).
+ */
+export const whyRefused = (answers: ReadonlyArray<Answer | undefined>, quorum: number): RefusalReason => {
+  let held = 0
+  let notYourTurn = 0
+  for (const answer of answers) {
+    if (isHeld(answer)) held++
+    else if (typeof answer === "object" && answer._tag === "NotYourTurn") notYourTurn++
+  }
+  if (answers.length - held < quorum) return "Held"
+  if (answers.length - held - notYourTurn < quorum) return "NotYourTurn"
+  return "NoQuorum"
+}
+
+/**
+ * One acquisition's attempts and the state they share, read by the waiting
+ * between attempts as it is after each attempt. The shell makes its lock
+ * from a grant (`granted`) and its refusal from a refused attempt
+ * (`refused`), and may be told of each attempt (`attempted`).
+ */
+export abstract class Attempts<G, R extends Refused> implements Waiting.Waiter<G, R> {
+  readonly nodes: ReadonlyArray<RedisNode>
+  readonly quorum: number
+  readonly keys: ReadonlyArray<string>
+  readonly value: string
+  readonly nodeTimeoutMillis: number
+  readonly firstStart: number
+  // Waiting in line (fairHandoff): the place is the time of the first attempt; a
+  // place is held for a lease that outlasts the wait until the next attempt.
+  private readonly ticket: number
+  attempts = 0
+  /** Whether an attempt took a place in line: an acquisition that ends without a lock leaves the lines. */
+  joined = false
+  /** Whether the last attempt reached a quorum of nodes (see `refusal`). */
+  private reachedQuorum = true
+  /** How many fan-outs of attempts were sent (a first attempt may send two: see `probes`). */
+  private sent = 0
+  holderGoneAt: number | undefined = undefined
+  leaseEndsAt: number | undefined = undefined
+
+  constructor(
+    protected readonly attemptSettings: AttemptSettings,
+    protected readonly attemptRequest: AttemptRequest,
+    readonly time: Time
+  ) {
+    this.nodes = attemptSettings.nodes
+    this.quorum = attemptSettings.quorum
+    this.keys = attemptRequest.keys
+    this.value = attemptRequest.value
+    this.nodeTimeoutMillis = attemptRequest.nodeTimeoutMillis
+    this.firstStart = time.now()
+    this.ticket = time.wallNow()
+  }
+
+  /** The shell's lock, granted by `result` with `validityMillis` left. */
+  protected abstract granted(result: FanOut.FanOutResult, validityMillis: number): G
+  /** The shell's refusal (`granted` undefined, and `result`). */
+  protected abstract refused(fields: RefusalFields, result: FanOut.FanOutResult): R
+  /** Told each attempt (begun at `startMillis`) once it ended, where the shell traces or logs; none: nothing is told. */
+  protected abstract readonly attempted: ((startMillis: number, end: AttemptEnd<G, R>) => void) | undefined
+
+  /**
+   * Whether waiting watches the nodes' releases: only where they are
+   * announced and heard from a quorum (a waiter that cannot hear takes no
+   * place in line either, and polls on its schedule).
+   */
+  get watch(): boolean {
+    return this.attemptSettings.announcesReleases && Waiting.hearsQuorum(this.nodes, this.quorum)
+  }
+
+  // Whole milliseconds: a jittered schedule's interval is fractional, and PEXPIRE refuses fractions.
+  // No place for a waiter whose last attempt reached fewer than a quorum of
+  // nodes (see `refusal`), nor for one that cannot hear releases from a
+  // quorum (Waiting.hearsQuorum): it polls on its schedule, out of line.
+  lease(intervalMillis: number): number {
+    if (!this.attemptSettings.fairHandoff || !this.reachedQuorum || !Waiting.hearsQuorum(this.nodes, this.quorum)) return 0
+    const { nodeTimeoutMillis, ttlMillis } = this.attemptRequest
+    return Math.ceil(Math.min(ttlMillis, Math.max(250, 2 * intervalMillis) + 2 * nodeTimeoutMillis))
+  }
+
+  /**
+   * One attempt: the fan-out (after a refused probe, the second), the
+   * decision, and the undo of a refused attempt; `done` is called once,
+   * after the undo was answered (or timed out).
+   */
+  attempt(leaseMillis: number, done: (end: AttemptEnd<G, R>) => void): void {
+    this.attempts++
+    const { attempted } = this
+    const startMillis = this.time.now()
+    const ended = attempted === undefined ? done : (end: AttemptEnd<G, R>) => {
+      attempted(startMillis, end)
+      done(end)
+    }
+    if (!this.probes()) return this.fanOut(leaseMillis, false, ended)
+    this.fanOut(0, true, (end) => end.granted !== undefined || leaseMillis === 0 ? ended(end) : this.fanOut(this.lease(0), false, ended))
+  }
+
+  /**
+   * Whether this attempt starts with a probe. The first attempt on one
+   * resource with waiting in line first sends the node's plain `acquire`
+   * (one SET NX PX on Redis: about half the server time of the line-keeping
+   * script, for the case that matters most, a free resource). A free key has
+   * no one waiting for it: a release hands the key to the first waiter in
+   * line instead of freeing it (scripts.ts, releaseOwned). Only when the
+   * probe is refused does the same attempt go on with the script that joins
+   * the line, its ticket still the time the acquisition began, so waiters
+   * keep their order; the acquisition that may not wait stops at the probe.
+   * A key this manager found held within the last second skips the probe
+   * (contendedKeys.ts): it would most likely be refused again.
+   */
+  private probes(): boolean {
+    return this.attemptRequest.probe && this.attempts === 1 && this.attemptSettings.fairHandoff && this.keys.length === 1 &&
+      !this.attemptSettings.contendedKeys.isContended(this.keys[0], this.firstStart)
+  }
+
+  private fanOut(leaseMillis: number, probe: boolean, done: (end: AttemptEnd<G, R>) => void): void {
+    const { ttlMillis } = this.attemptRequest
+    const { nodeError, quarantineMillis } = this.attemptSettings
+    this.sent++
+    if (leaseMillis > 0) this.joined = true
+    this.leaseEndsAt = leaseMillis > 0 ? this.time.now() + leaseMillis : undefined
+    const call: FanOut.Call<"acquire" | "acquireInTurn"> = this.attemptSettings.fairHandoff && !probe
+      ? FanOut.call("acquireInTurn", this.keys, this.value, ttlMillis, { ticket: this.ticket, leaseMillis })
+      : FanOut.call("acquire", this.keys, this.value, ttlMillis)
+    const rules = FanOut.atQuorum<Answer>(this.nodes, tookKeys, this.nodeTimeoutMillis, quarantineMillis, nodeError)
+    FanOut.send(this.nodes, call, rules, this.time, (result) => {
+      const validityMillis = Algorithm.validity(ttlMillis, result.endMillis - result.startMillis, this.attemptSettings.driftFactor)
+      if (result.yes >= this.quorum && validityMillis > 0) return done({ granted: this.granted(result, validityMillis), result })
+      const undoOn = this.refusal(result)
+      const end = this.refused(this.refusalFields(result), result)
+      if (undoOn.length === 0) return done(end)
+      this.undo(undoOn, () => done(end))
+    })
+  }
+
+  /**
+   * A refused attempt's bookkeeping; returns the nodes to undo at once.
+   * Undo what this attempt may have set, keeping its place in line. A node
+   * that answered Held did not take the key, and earlier attempts were
+   * undone in order on the same node: skip it. A node whose answer is still
+   * to come is undone when it comes, only if it took the key: most refused
+   * attempts of a waiter then send nothing more.
+   */
+  private refusal(result: FanOut.FanOutResult<Answer>): ReadonlyArray<RedisNode> {
+    const { late, outcomes } = result
+    this.holderGoneAt = this.holderGone(result)
+    if (this.keys.length === 1 && result.answers.some(isHeld)) {
+      this.attemptSettings.contendedKeys.held(this.keys[0], this.time.now())
+    }
+    // A waiter that reached fewer than a quorum of nodes (the others
+    // failed or timed out) cannot win now, so it holds no place in line
+    // until it reaches a quorum again; its places run out with their
+    // lease. Two such waiters over a majority of the lines would
+    // otherwise keep a free resource from everyone for as long as they
+    // retry.
+    let reached = 0
+    for (const outcome of outcomes) if (outcome._tag !== "Failed" && outcome._tag !== "TimedOut") reached++
+    this.reachedQuorum = reached >= this.quorum
+    const pending = (index: number) =>
+      late !== undefined && (outcomes[index]._tag === "NotAwaited" || outcomes[index]._tag === "TimedOut")
+    if (late !== undefined) this.undoLate(late, this.sent)
+    return this.nodes.filter((_, index) => outcomes[index]._tag !== "Held" && !pending(index))
+  }
+
+  private refusalFields(result: FanOut.FanOutResult<Answer>): RefusalFields {
+    const { quorum } = this
+    return {
+      resources: this.attemptRequest.resources,
+      reason: result.yes >= quorum ? "ValidityExpired" : whyRefused(result.answers, quorum),
+      attempts: this.attempts,
+      elapsedMillis: this.time.now() - this.firstStart,
+      quorum,
+      outcomes: result.outcomes
+    }
+  }
+
+  // The undo of a refused attempt on `targets` (no announcement, the place in line kept).
+  private undo(targets: ReadonlyArray<RedisNode>, done: () => void): void {
+    const rules = FanOut.atQuorum(targets, (deleted: number) => deleted > 0, this.nodeTimeoutMillis, undefined, this.attemptSettings.nodeError)
+    FanOut.send(targets, FanOut.call("release", this.keys, this.value, false, true), rules, this.time, done)
+  }
+
+  // A late answer that took the key is undone on its node at once, but
+  // only while nothing later was sent (an attempt, or the script after a
+  // probe): the undo then lands before it on the node, and can never
+  // delete a key it counted. A late failure is left alone (it may not have
+  // run; if it did, the key expires with its ttl), as is a late answer once
+  // something later was sent (which found the key ours and set it again).
+  private undoLate(late: FanOut.Late, sentAt: number): void {
+    late.forEach((index, tookKey) => {
+      if (tookKey !== true || this.sent !== sentAt) return
+      const node = this.nodes[index]
+      const args = [this.keys, this.value, false, true] as const
+      const byCallback = callOf(node)
+      if (byCallback !== undefined) byCallback("release", args, ignore, ignore)
+      else node.promises!.release(...args).then(ignore, ignore)
+    })
+  }
+
+  // When (monotonic) the keys of the holder seen by the last attempt have
+  // run out on enough nodes for a quorum; none when the keys are free on a
+  // majority already, or never expire.
+  private holderGone(result: FanOut.FanOutResult<Answer>): number | undefined {
+    const ttls: Array<number> = []
+    let free = 0
+    result.answers.forEach((answer) => {
+      if (typeof answer !== "object") return
+      if (answer._tag !== "Held") free++
+      else if (answer.ttlMillis !== undefined) ttls.push(answer.ttlMillis)
+    })
+    const needed = this.quorum - free
+    if (needed <= 0 || ttls.length < needed) return undefined
+    return this.time.now() + ttls.sort((a, b) => a - b)[needed - 1] + 1
+  }
+}
+
+const ignore = () => {}
