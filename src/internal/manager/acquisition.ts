@@ -145,7 +145,7 @@ const debugLogger = (fiber: Fiber.RuntimeFiber<unknown, unknown>) => {
  * in flight, or its lock was granted and not registered) is to `leave`.
  */
 export interface SingleAttempt {
-  attempt(leaseMillis: number, done: (end: Waiting.AttemptEnd<HeldLock, Retry.Refusal>) => void): void
+  attempt(leaseMillis: number, done: (end: Attempt.AttemptEnd<HeldLock, Refused>) => void): void
   register(lock: HeldLock): Effect.Effect<Lock.Lock>
   leave(): Effect.Effect<void>
   measure(failure: LockNotAcquired | undefined): void
@@ -223,7 +223,7 @@ export interface Surroundings {
 }
 
 /** A wait's end as an Exit: the lock, the last refusal, or the failure of a user's schedule (a defect). */
-export const exitOf = <G>(end: Waiting.WaitEnd<G, Retry.Refusal>): Exit.Exit<G, LockNotAcquired> =>
+export const exitOf = <G>(end: Waiting.WaitEnd<G, Refused>): Exit.Exit<G, LockNotAcquired> =>
   end._tag === "Granted"
     ? Exit.succeed(end.lock)
     : end._tag === "Refused"
@@ -238,7 +238,7 @@ type AttemptEnd = Attempt.AttemptEnd<HeldLock, Refused>
  * waiter's refusals are mostly never read (the default retry's plain steps
  * do not read them), and making one cost ~0.1 ms of a busy client's CPU.
  */
-class Refused implements Retry.Refusal, Attempt.Refused {
+export class Refused implements Retry.Refusal, Attempt.Refused {
   readonly granted = undefined
   private made: LockNotAcquired | undefined
 
@@ -336,7 +336,7 @@ class Acquisition extends Attempt.Attempts<HeldLock, Refused> implements SingleA
 
   private waitingAfter(
     restore: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>,
-    refused: Retry.Refusal
+    refused: Refused
   ): Effect.Effect<Lock.Lock, LockNotAcquired> {
     const waiting = Effect.flatMap(Effect.runtime<never>(), (runtime) =>
       Effect.async<HeldLock, LockNotAcquired>((resume) => {
@@ -359,12 +359,12 @@ class Acquisition extends Attempt.Attempts<HeldLock, Refused> implements SingleA
    * joined, so that ending it leaves every line, which releases them.
    */
   private untilGranted(
-    refused: Retry.Refusal,
+    refused: Refused,
     run: Retry.Runner,
     done: (exit: Exit.Exit<HeldLock, LockNotAcquired>) => void
   ): () => void {
     const retry = Retry.forWait(this.request.schedule, this.surroundings.random, run)
-    const cancel = Waiting.untilGranted<HeldLock, Retry.Refusal>(this, refused, retry, this.time, (end) => {
+    const cancel = Waiting.untilGranted<HeldLock, Refused>(this, refused, retry, this.time, (end) => {
       if (end._tag === "Granted") this.joined = true
       done(exitOf(end))
     })
@@ -379,7 +379,7 @@ class Acquisition extends Attempt.Attempts<HeldLock, Refused> implements SingleA
    * measures; the signal's abort stops it, leaves every line joined and
    * rejects with the signal's reason.
    */
-  waitForPromise(refused: Retry.Refusal, run: Retry.Runner, signal: AbortSignal | undefined): Promise<HeldLock> {
+  waitForPromise(refused: Refused, run: Retry.Runner, signal: AbortSignal | undefined): Promise<HeldLock> {
     return new Promise((resolve, reject) => {
       let settled = false
       const failed = (cause: Cause.Cause<LockNotAcquired>, reason: () => unknown) =>

@@ -10,21 +10,14 @@ import * as FiberRef from "effect/FiberRef"
 import type * as MetricLabel from "effect/MetricLabel"
 import type { Time } from "../../engine/time.js"
 import type * as Lock from "../../Lock.js"
-import type { ReleaseResult, ReleaseStatus } from "../../Redlock.js"
-import * as Algorithm from "../../engine/algorithm.js"
-import * as FanOut from "../fanOut.js"
+import type { ReleaseResult } from "../../Redlock.js"
+import * as Engine from "../../engine/release.js"
 import type { HeldLock } from "../lock.js"
 import * as RedlockMetrics from "../metrics.js"
 import * as Monotonic from "../monotonic.js"
 import * as Outcome from "../../engine/outcome.js"
 import * as Tracing from "../tracing.js"
 import { held, type Settings } from "./settings.js"
-
-// Release returns once a majority of the nodes asked deleted our keys, or
-// once that can no longer happen. The other nodes were sent the release too;
-// it lands in order on each of them, so not waiting for their answer loses
-// nothing, and a down node does not slow every release down.
-const isDeleted = (deleted: number) => deleted > 0
 
 /**
  * The release's bookkeeping before anything is sent: `false` when the lock
@@ -42,17 +35,7 @@ const begin = (state: HeldLock, time: Time, labels: ReadonlyArray<MetricLabel.Me
 
 const alreadyReleased: ReleaseResult = { status: "AlreadyReleased", released: 0, outcomes: [] }
 
-const ended = (settings: Settings, state: HeldLock, { outcomes, yes }: FanOut.FanOutResult): ReleaseResult => {
-  state.markLostQuietly("Released", outcomes)
-  const status: ReleaseStatus = yes >= settings.quorum
-    ? "Released"
-    : Algorithm.majorityNotOurs(outcomes, settings.quorum)
-    ? "NotHeld"
-    : "Incomplete"
-  return { status, released: yes, outcomes }
-}
-
-/** The release of a held lock on every node, announced; `done` once decided. */
+/** The release of a held lock on every node (engine/release.ts), its state marked; `done` once decided. */
 export const send = (
   settings: Settings,
   state: HeldLock,
@@ -61,13 +44,11 @@ export const send = (
   done: (result: ReleaseResult) => void
 ): void => {
   if (!begin(state, time, labels)) return done(alreadyReleased)
-  FanOut.send(
-    settings.nodes,
-    FanOut.call("release", state.keys, state.value, true),
-    FanOut.atQuorum(settings.nodes, isDeleted, state.nodeTimeout, undefined),
-    time,
-    (result) => done(ended(settings, state, result))
-  )
+  const { keys, nodeTimeout, value } = state
+  Engine.release(settings.nodes, settings.quorum, keys, value, Duration.toMillis(nodeTimeout), settings.nodeError, time, (result) => {
+    state.markLostQuietly("Released", result.outcomes)
+    done(result)
+  })
 }
 
 /** `send` as one asynchronous step, with its span where spans are recorded. */

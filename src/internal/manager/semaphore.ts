@@ -23,6 +23,7 @@ import { InvalidOptions, LockNotAcquired } from "../errors.js"
 import type { HeldLock } from "../lock.js"
 import * as Retry from "../retry.js"
 import * as Validate from "../validate.js"
+import { SlotRounds } from "../../engine/slots.js"
 import * as Waiting from "../../engine/waiting.js"
 import * as Acquisition from "./acquisition.js"
 import * as Inspection from "./inspection.js"
@@ -91,30 +92,11 @@ export const acquireSlot = (settings: Settings, kind: SlotKind) => {
     })
 }
 
-/** What the waiting between rounds reads of a permit's acquisition: every slot is watched. */
-const slotsWatched = (settings: Settings, keys: ReadonlyArray<string>, nodeTimeout: Duration.Duration) => ({
-  nodeTimeoutMillis: Duration.toMillis(nodeTimeout),
-  nodes: settings.nodes,
-  keys,
-  // Slots have no line, so their releases name no waiter: none is ours.
-  value: "",
-  quorum: settings.quorum,
-  watch: settings.announcesReleases,
-  holderGoneAt: undefined,
-  leaseEndsAt: undefined,
-  lease: () => 0
-})
-
 /**
- * A permit's acquisition: rounds over the slots, and the lock's waiting
- * (waiting.ts) on the semaphore's schedule between them. One round tries
- * every slot once, from the slot whose release was announced last if any
- * (it is free, unless another waiter was quicker), else from a random one,
- * so that permits spread over the slots rather than every caller trying
- * slot 0 first. Each slot's attempt is the lock's own attempt, with no
- * error made for a refused one; the waiting watches every slot, and a
- * release of any slot that a majority of nodes announces wakes the waiter
- * for another round.
+ * A permit's acquisition: the engine's rounds over the slots
+ * (engine/slots.ts), each slot's attempt the lock's own attempt with no
+ * error made for a refused one, and the lock's waiting on the semaphore's
+ * schedule between rounds.
  *
  * The first round, then the waiting, run in one asynchronous step that
  * interruption cancels, in an uninterruptible region: a slot granted is
@@ -131,71 +113,50 @@ const permit = (
   schedule: Schedule.Schedule<unknown, LockNotAcquired>,
   { random, time }: Acquisition.Surroundings
 ): Effect.Effect<Lock.Lock, LockNotAcquired> => {
-  const limit = keys.length
   const startedAt = time.now()
-  let attempts = 0
-  let released: number | undefined
-  let cancelled = false
-  // The slot acquisition that may hold keys: its attempt is in flight, or it was granted and not registered yet.
-  let holding: Acquisition.SingleAttempt | undefined
-  // The slot acquisition of the last refused attempt.
-  let last: Acquisition.SingleAttempt | undefined
-  const waiter: Waiting.Waiter<HeldLock, Retry.Refusal> = {
-    ...slotsWatched(settings, keys, nodeTimeout),
-    heard: (key) => void (released = keys.indexOf(key)),
-    // A round.
-    attempt: (_, done) => {
-      const first = released ?? Math.floor(random() * limit)
-      released = undefined
-      const trySlot = (tried: number) => {
-        const attempt = slot((first + tried) % limit)
-        holding = attempt
-        attempts++
-        attempt.attempt(0, (end) => {
-          if (end.granted !== undefined) return done(end)
-          // Refused: the engine sent the undo of whatever the attempt set.
-          holding = undefined
-          last = attempt
-          // A cancelled round tries no further slot.
-          if (tried + 1 < limit && !cancelled) return trySlot(tried + 1)
-          done(end)
-        })
-      }
-      trySlot(0)
-    }
-  }
+  const waiter = new SlotRounds<HeldLock, Acquisition.Refused, Acquisition.SingleAttempt>(
+    settings.nodes,
+    settings.quorum,
+    settings.announcesReleases,
+    keys,
+    Duration.toMillis(nodeTimeout),
+    slot,
+    random
+  )
   const rounds = Effect.flatMap(Effect.runtime<never>(), (runtime) =>
     Effect.async<HeldLock, LockNotAcquired>((resume) => {
       let stopWaiting: (() => unknown) | undefined
       waiter.attempt(0, (end) => {
-        if (cancelled) return
+        if (waiter.cancelled) return
         if (end.granted !== undefined) return resume(Effect.succeed(end.granted))
         const retry = Retry.forWait(schedule, random, Retry.runnerOf(runtime))
-        stopWaiting = Waiting.untilGranted(waiter, end, retry, time, (end) => resume(Acquisition.exitOf(end)))
+        stopWaiting = Waiting.untilGranted<HeldLock, Acquisition.Refused>(waiter, end, retry, time, (end) =>
+          resume(Acquisition.exitOf(end)))
       })
       return Effect.sync(() => {
-        cancelled = true
+        waiter.cancelled = true
         stopWaiting?.()
       })
     }))
   return Effect.uninterruptibleMask((restore) =>
     Effect.matchCauseEffect(restore(rounds), {
       onSuccess: (lock) => {
-        const granted = holding!
-        holding = undefined
+        const granted = waiter.holding!
+        waiter.holding = undefined
         granted.measure(undefined)
         return granted.register(lock)
       },
       onFailure: (cause) => {
         const ended = Effect.suspend(() => {
           const failure = Cause.failureOption(cause)
-          if (Option.isSome(failure)) last?.measure(failure.value)
+          if (Option.isSome(failure)) waiter.last?.measure(failure.value)
           const elapsedMillis = time.now() - startedAt
           // The refusal counts every slot attempt.
-          return Effect.failCause(Cause.map(cause, (refusal) => namingResource(refusal, resource, { attempts, elapsedMillis })))
+          const counted = { attempts: waiter.attempts, elapsedMillis }
+          return Effect.failCause(Cause.map(cause, (refusal) => namingResource(refusal, resource, counted)))
         })
-        const left = holding
-        holding = undefined
+        const left = waiter.holding
+        waiter.holding = undefined
         return left === undefined ? ended : Effect.zipRight(left.leave(), ended)
       }
     })

@@ -1,0 +1,52 @@
+/**
+ * Releasing a held lock on the nodes: the compare-and-delete on every node,
+ * announced to the waiters, decided at quorum, and what its answers mean.
+ *
+ * @internal
+ */
+import type { NodeOutcome, RedisNode } from "../RedisNode.js"
+import * as Algorithm from "./algorithm.js"
+import * as FanOut from "./fanOut.js"
+import type { Time } from "./time.js"
+
+/**
+ * What a release found: a majority deleted our keys (`Released`), a
+ * majority no longer held our value (`NotHeld`: the lock had been lost),
+ * or neither (`Incomplete`: nodes failed or did not answer in time; their
+ * keys expire with the ttl).
+ */
+export interface Released {
+  readonly status: "Released" | "NotHeld" | "Incomplete"
+  readonly released: number
+  readonly outcomes: ReadonlyArray<NodeOutcome>
+}
+
+// Release returns once a majority of the nodes asked deleted our keys, or
+// once that can no longer happen. The other nodes were sent the release too;
+// it lands in order on each of them, so not waiting for their answer loses
+// nothing, and a down node does not slow every release down.
+const isDeleted = (deleted: number) => deleted > 0
+
+/** Delete `keys` where they still hold `value`, on every node, announced; `done` once decided. */
+export const release = (
+  nodes: ReadonlyArray<RedisNode>,
+  quorum: number,
+  keys: ReadonlyArray<string>,
+  value: string,
+  timeoutMillis: number,
+  nodeError: FanOut.Rules<unknown>["nodeError"],
+  time: Time,
+  done: (released: Released) => void
+): void =>
+  FanOut.send(
+    nodes,
+    FanOut.call("release", keys, value, true),
+    FanOut.atQuorum(nodes, isDeleted, timeoutMillis, undefined, nodeError),
+    time,
+    ({ outcomes, yes }) =>
+      done({
+        status: yes >= quorum ? "Released" : Algorithm.majorityNotOurs(outcomes, quorum) ? "NotHeld" : "Incomplete",
+        released: yes,
+        outcomes
+      })
+  )
