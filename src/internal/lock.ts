@@ -15,7 +15,7 @@ import type { NodeOutcome } from "../RedisNode.js"
 import { type FencingTokenUnavailable, LockLost, ValidityTooShort } from "./errors.js"
 import * as RedlockMetrics from "./metrics.js"
 import * as Monotonic from "./monotonic.js"
-import type { Time } from "../engine/time.js"
+import { Holding } from "../engine/holding.js"
 
 /** The mark of a `Lock` (re-exported by the public `Lock` module). */
 export const TypeId: Lock.TypeId = Symbol.for("effect-redlock/Lock") as Lock.TypeId
@@ -33,7 +33,7 @@ export interface LockFields extends
   readonly issueFencingTokens: (lock: HeldLock) => Effect.Effect<ReadonlyArray<bigint>, LockLost | FencingTokenUnavailable>
 }
 
-export class HeldLock implements Lock.Lock {
+export class HeldLock extends Holding implements Lock.Lock {
   readonly [TypeId]: Lock.TypeId = TypeId
   readonly resources: NonEmptyReadonlyArray<string>
   readonly keys: NonEmptyReadonlyArray<string>
@@ -47,15 +47,7 @@ export class HeldLock implements Lock.Lock {
 
   /** The lock manager that acquired it (an identity only). */
   readonly manager: object
-  /** The validity deadline; moved by extensions. */
-  deadline: number
-  extensionCount = 0
-  released = false
-  /** Set once, when the lock is lost; its listeners are called at the same time. */
-  private lostAs: { readonly reason: LockLost["reason"]; readonly outcomes: ReadonlyArray<NodeOutcome> } | undefined
   private lostError: LockLost | undefined
-  /** Called once when the lock is lost (see `whenLost`). */
-  private lostListeners: Set<() => void> | undefined
   private readonly issueFencingTokens: LockFields["issueFencingTokens"]
   private tokens: ReadonlyArray<bigint> | undefined
   /** Made on first use: most locks never ask for a token. */
@@ -64,6 +56,7 @@ export class HeldLock implements Lock.Lock {
   private extensionPermit: Effect.Semaphore | undefined
 
   constructor(fields: LockFields) {
+    super(fields.validUntilMillis)
     this.resources = fields.resources
     this.keys = fields.keys
     this.value = fields.value
@@ -73,7 +66,6 @@ export class HeldLock implements Lock.Lock {
     this.outcomes = fields.outcomes
     this.nodeTimeout = fields.nodeTimeout
     this.acquiredAtMillis = fields.acquiredAtMillis
-    this.deadline = fields.validUntilMillis
     this.manager = fields.manager
     this.issueFencingTokens = fields.issueFencingTokens
   }
@@ -103,12 +95,8 @@ export class HeldLock implements Lock.Lock {
     return this.lostBecause!
   }
 
-  /** `markLost` without building the error. */
-  markLostQuietly(reason: LockLost["reason"], outcomes: ReadonlyArray<NodeOutcome> = []): void {
-    if (this.lostAs !== undefined) return
-    this.lostAs = { reason, outcomes }
-    if (reason !== "Released") RedlockMetrics.lostLocks.unsafeUpdate(1, [MetricLabel.make("reason", reason)])
-    this.lostListeners?.forEach((listener) => listener())
+  protected lostFor(reason: LockLost["reason"]): void {
+    RedlockMetrics.lostLocks.unsafeUpdate(1, [MetricLabel.make("reason", reason)])
   }
 
   /**
@@ -151,40 +139,6 @@ export class HeldLock implements Lock.Lock {
           })))
       )
     })
-  }
-
-  /**
-   * Call `lost` once, when the lock is lost: marked lost, or its deadline
-   * passed (watched by one timer, set again when an extension moved the
-   * deadline). Returns the way to stop watching.
-   */
-  whenLost(time: Time, lost: () => void): () => void {
-    let watching = true
-    let cancelTimer = () => {}
-    const listeners = this.lostListeners ??= new Set()
-    const stop = () => {
-      watching = false
-      cancelTimer()
-      listeners.delete(lose)
-    }
-    const lose = () => {
-      if (!watching) return
-      stop()
-      lost()
-    }
-    const watchDeadline = () => {
-      if (!watching) return
-      const left = this.deadline - time.now()
-      if (left <= 0) this.markLost("Expired")
-      else cancelTimer = time.schedule(left, watchDeadline)
-    }
-    if (this.lostBecause !== undefined) {
-      lose()
-      return stop
-    }
-    listeners.add(lose)
-    watchDeadline()
-    return stop
   }
 
   /**
