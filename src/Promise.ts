@@ -318,7 +318,7 @@ const fromSettings = (
   const run = <A, E>(effect: Effect.Effect<A, E>): Promise<A> =>
     runtime.runPromiseExit(effect).then((exit) => Exit.isSuccess(exit) ? exit.value : Promise.reject(Cause.squash(exit.cause)))
   // The layer was built by makeRedlock: its error cannot come up here.
-  const runThen: Retry.Runner = <X, E>(effect: Effect.Effect<X, E>, done: (exit: Exit.Exit<X, E>) => void) =>
+  const runThen: Retry.EffectRunner = <X, E>(effect: Effect.Effect<X, E>, done: (exit: Exit.Exit<X, E>) => void) =>
     (runtime.runFork(effect) as Fiber.RuntimeFiber<X, E>).addObserver(done)
   const acquireLock = Acquisition.acquireForPromises(settings, time, runThen)
   // The auto-extension of each lock that has one, stopped before its release.

@@ -35,10 +35,10 @@ export interface PlainSchedule {
 }
 
 /** Runs an effect and calls back with its exit (a fiber of the caller's runtime). */
-export type Runner = <X, E>(effect: Effect.Effect<X, E>, done: (exit: Exit.Exit<X, E>) => void) => void
+export type EffectRunner = <X, E>(effect: Effect.Effect<X, E>, done: (exit: Exit.Exit<X, E>) => void) => void
 
-/** The Runner over a runtime: each effect in a fiber of its own. */
-export const runnerOf = (runtime: Runtime.Runtime<never>): Runner => {
+/** The EffectRunner over a runtime: each effect in a fiber of its own. */
+export const runnerOf = (runtime: Runtime.Runtime<never>): EffectRunner => {
   const runFork = Runtime.runFork(runtime)
   return (effect, done) => runFork(effect).addObserver(done)
 }
@@ -50,14 +50,14 @@ export interface Refusal {
 
 /**
  * `schedule` for one wait: its plain steps where it has them (drawing from
- * `random`), else its own steps, run by `run`. A Schedule is stepped on the
+ * `random`), else its own steps, run by `runEffect`. A Schedule is stepped on the
  * wall clock, as Effect's own retry does (a cron schedule needs it); the
  * delay is what it asks for beyond that time.
  */
 export const forWait = (
   schedule: Schedule.Schedule<unknown, LockNotAcquired>,
   random: () => number,
-  run: Runner
+  runEffect: EffectRunner
 ): Retry<Refusal> => {
   const plain = plainStepsOf.get(schedule)
   if (plain !== undefined) {
@@ -74,7 +74,7 @@ export const forWait = (
   let state: unknown = schedule.initial
   return {
     step: (refused, wallNow, next, failed) =>
-      run(schedule.step(wallNow, refused.refusal, state), (exit) => {
+      runEffect(schedule.step(wallNow, refused.refusal, state), (exit) => {
         if (Exit.isFailure(exit)) return failed(exit.cause)
         const [stepped, , decision] = exit.value
         state = stepped

@@ -1,7 +1,9 @@
 /**
- * Acquiring a lock: attempts (one fan-out each, decided at quorum), the undo
- * of a refused attempt, waiting in line between attempts (waiting.ts), and
- * the held lock with its release registered in the caller's scope.
+ * Acquiring a lock, the Effect shell's part: the options checked, the
+ * engine's attempts (engine/attempt.ts) and waiting (engine/waiting.ts)
+ * entered once each as an asynchronous step, the lock made from a grant
+ * with its release registered in the caller's scope, the refusal made a
+ * LockNotAcquired, and the metrics, spans and debug logs.
  *
  * @internal
  */
@@ -22,7 +24,10 @@ import * as Random from "effect/Random"
 import * as Runtime from "effect/Runtime"
 import * as Schedule from "effect/Schedule"
 import * as Scope from "effect/Scope"
+import * as Attempt from "../../engine/attempt.js"
+import * as Outcome from "../../engine/outcome.js"
 import type { Time } from "../../engine/time.js"
+import * as Waiting from "../../engine/waiting.js"
 import type * as Lock from "../../Lock.js"
 import type { AcquireOptions } from "../../Redlock.js"
 import { type InvalidOptions, LockNotAcquired } from "../errors.js"
@@ -31,12 +36,9 @@ import { HeldLock, type LockFields } from "../lock.js"
 import * as LockValue from "../lockValue.js"
 import * as RedlockMetrics from "../metrics.js"
 import * as Monotonic from "../monotonic.js"
-import * as Outcome from "../../engine/outcome.js"
 import * as Retry from "../retry.js"
 import * as Tracing from "../tracing.js"
 import * as Validate from "../validate.js"
-import * as Attempt from "../../engine/attempt.js"
-import * as Waiting from "../../engine/waiting.js"
 import * as Extension from "./extension.js"
 import * as Fencing from "./fencing.js"
 import * as Release from "./release.js"
@@ -76,7 +78,7 @@ export const acquire = (settings: Settings.Settings, variant: Variant = userLock
       if (Either.isLeft(request)) {
         return traced ? Effect.withSpan(Effect.fail(request.left), "Redlock.acquire", Tracing.spanOptions) : Effect.fail(request.left)
       }
-      if (!traced) return new Acquisition(settings, issueFencingTokens, surroundingsOf(fiber), request.right, probe).run()
+      if (!traced) return new Acquisition(settings, issueFencingTokens, surroundingsOf(fiber), request.right, probe).acquire()
       const { resources, ttlMillis } = request.right
       // Inside the acquisition's span, whose fiber the attempts' spans are made under.
       return Effect.withSpan(
@@ -84,7 +86,7 @@ export const acquire = (settings: Settings.Settings, variant: Variant = userLock
           const acquisition = new Acquisition(settings, issueFencingTokens, surroundingsOf(inSpan), request.right, probe)
           return Effect.zipRight(
             Effect.annotateCurrentSpan({ "redlock.resources": resources, "redlock.ttl_ms": ttlMillis }),
-            acquisition.run().pipe(
+            acquisition.acquire().pipe(
               Effect.tapError(() => Effect.annotateCurrentSpan("redlock.attempts", acquisition.attempts)),
               Effect.tap((lock) =>
                 Effect.annotateCurrentSpan({
@@ -165,10 +167,10 @@ export const singleAttempts = (settings: Settings.Settings, variant: Variant) =>
 /**
  * Acquire for promise code (effect-redlock/Promise): the same attempts and
  * waiting as the Effect API's, with no fiber, except for a step of a retry
- * schedule that has no plain steps (`run`). The lock's release is the
+ * schedule that has no plain steps (`runEffect`). The lock's release is the
  * caller's (no scope). The signal's abort stops the waiting.
  */
-export const acquireForPromises = (settings: Settings.Settings, time: Time, run: Retry.Runner) => {
+export const acquireForPromises = (settings: Settings.Settings, time: Time, runEffect: Retry.EffectRunner) => {
   const issueFencingTokens = Fencing.issueFencingTokens(settings)
   const surroundings: Surroundings = {
     time,
@@ -200,7 +202,7 @@ export const acquireForPromises = (settings: Settings.Settings, time: Time, run:
           acquisition.measure(end.refusal)
           return reject(end.refusal)
         }
-        acquisition.waitForPromise(end, run, signal).then(granted).then(resolve, reject)
+        acquisition.waitForPromise(end, runEffect, signal).then(granted).then(resolve, reject)
       })
     })
   }
@@ -318,7 +320,7 @@ class Acquisition extends Attempt.Attempts<HeldLock, Refused> implements SingleA
    * old generation, which doubled what every scavenge promoted
    * (sequential: ~600 KB against ~310 KB; bench/README.md).
    */
-  run(): Effect.Effect<Lock.Lock, LockNotAcquired> {
+  acquire(): Effect.Effect<Lock.Lock, LockNotAcquired> {
     const firstLease = this.request.schedule === Schedule.stop ? 0 : this.lease(0)
     const firstAttempt = Effect.async<AttemptEnd>((resume) => this.attempt(firstLease, (end) => resume(Effect.succeed(end))))
     return Effect.uninterruptibleMask((restore) =>
@@ -360,10 +362,10 @@ class Acquisition extends Attempt.Attempts<HeldLock, Refused> implements SingleA
    */
   private untilGranted(
     refused: Refused,
-    run: Retry.Runner,
+    runEffect: Retry.EffectRunner,
     done: (exit: Exit.Exit<HeldLock, LockNotAcquired>) => void
   ): () => void {
-    const retry = Retry.forWait(this.request.schedule, this.surroundings.random, run)
+    const retry = Retry.forWait(this.request.schedule, this.surroundings.random, runEffect)
     const cancel = Waiting.untilGranted<HeldLock, Refused>(this, refused, retry, this.time, (end) => {
       if (end._tag === "Granted") this.joined = true
       done(exitOf(end))
@@ -375,22 +377,22 @@ class Acquisition extends Attempt.Attempts<HeldLock, Refused> implements SingleA
 
   /**
    * The rest of a promise caller's acquisition whose first attempt was
-   * refused (see `acquireForPromises`): the waiting, measured as `run`
+   * refused (see `acquireForPromises`): the waiting, measured as `acquire`
    * measures; the signal's abort stops it, leaves every line joined and
    * rejects with the signal's reason.
    */
-  waitForPromise(refused: Refused, run: Retry.Runner, signal: AbortSignal | undefined): Promise<HeldLock> {
+  waitForPromise(refused: Refused, runEffect: Retry.EffectRunner, signal: AbortSignal | undefined): Promise<HeldLock> {
     return new Promise((resolve, reject) => {
       let settled = false
       const failed = (cause: Cause.Cause<LockNotAcquired>, reason: () => unknown) =>
-        run(this.failed(cause), () => reject(reason()))
+        runEffect(this.failed(cause), () => reject(reason()))
       const onAbort = () => {
         if (settled) return
         settled = true
         cancel()
         failed(Cause.interrupt(FiberId.none), () => signal!.reason)
       }
-      const cancel = this.untilGranted(refused, run, (exit) => {
+      const cancel = this.untilGranted(refused, runEffect, (exit) => {
         if (settled) return
         settled = true
         signal?.removeEventListener("abort", onAbort)
