@@ -5,11 +5,32 @@
  *
  * @internal
  */
-import type { NodeOutcome } from "../RedisNode.js"
+import type { NodeOutcome, RedisNode } from "../RedisNode.js"
+import * as Algorithm from "./algorithm.js"
+import * as FanOut from "./fanOut.js"
 import type { Time } from "./time.js"
 
 /** Why a held lock was lost: its validity ran out, the nodes no longer hold it, or it was released. */
 export type LossReason = "Expired" | "NotHeld" | "Released"
+
+/**
+ * How an extension ended: the deadline moved (`validityMillis` left), the
+ * lock found lost (marked so), or not extended (too few nodes confirmed,
+ * the lock may still be held until its deadline); with each node's outcome.
+ */
+export type Extension =
+  | { readonly _tag: "Extended"; readonly validityMillis: number; readonly outcomes: ReadonlyArray<NodeOutcome> }
+  | { readonly _tag: "Lost"; readonly reason: LossReason; readonly outcomes: ReadonlyArray<NodeOutcome> }
+  | { readonly _tag: "NotExtended"; readonly outcomes: ReadonlyArray<NodeOutcome> }
+
+/** What an extension reads of the manager. */
+export interface ExtensionSettings {
+  readonly nodes: ReadonlyArray<RedisNode>
+  readonly quorum: number
+  readonly driftFactor: number
+  readonly quarantineMillis: number | undefined
+  readonly nodeError: FanOut.Rules<unknown>["nodeError"]
+}
 
 export abstract class Holding {
   extensionCount = 0
@@ -21,7 +42,9 @@ export abstract class Holding {
 
   constructor(
     /** The validity deadline (monotonic ms); moved by extensions. */
-    public deadline: number
+    public deadline: number,
+    readonly keys: ReadonlyArray<string>,
+    readonly value: string
   ) {}
 
   /** Told of a loss other than a release, once (the shell counts it). */
@@ -67,5 +90,38 @@ export abstract class Holding {
     listeners.add(lose)
     watchDeadline()
     return stop
+  }
+
+  /**
+   * Set a new ttl on every node, counted only if a quorum confirmed within
+   * the current validity (past the deadline, another client may already
+   * have taken the lock); the deadline then moves to what the new ttl gives
+   * from the moment the extension was sent. `done` once decided.
+   */
+  extendOn(settings: ExtensionSettings, ttlMillis: number, timeoutMillis: number, time: Time, done: (end: Extension) => void): void {
+    const start = time.now()
+    if (start >= this.deadline) {
+      this.markLostQuietly("Expired")
+      return done({ _tag: "Lost", reason: "Expired", outcomes: [] })
+    }
+    const { driftFactor, nodeError, nodes, quarantineMillis, quorum } = settings
+    const rules = FanOut.atQuorum(nodes, (extended: boolean) => extended, timeoutMillis, quarantineMillis, nodeError)
+    FanOut.send(nodes, FanOut.call("extend", this.keys, this.value, ttlMillis), rules, time, ({ outcomes, yes }) => {
+      const end = time.now()
+      if (end >= this.deadline) {
+        this.markLostQuietly("Expired", outcomes)
+        return done({ _tag: "Lost", reason: "Expired", outcomes })
+      }
+      if (yes >= quorum && Algorithm.validity(ttlMillis, end - start, driftFactor) > 0) {
+        this.deadline = start + ttlMillis - Algorithm.drift(ttlMillis, driftFactor)
+        this.extensionCount++
+        return done({ _tag: "Extended", validityMillis: this.deadline - end, outcomes })
+      }
+      if (Algorithm.majorityNotOurs(outcomes, quorum)) {
+        this.markLostQuietly("NotHeld", outcomes)
+        return done({ _tag: "Lost", reason: "NotHeld", outcomes })
+      }
+      done({ _tag: "NotExtended", outcomes })
+    })
   }
 }

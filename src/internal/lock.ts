@@ -36,8 +36,7 @@ export interface LockFields extends
 export class HeldLock extends Holding implements Lock.Lock {
   readonly [TypeId]: Lock.TypeId = TypeId
   readonly resources: NonEmptyReadonlyArray<string>
-  readonly keys: NonEmptyReadonlyArray<string>
-  readonly value: string
+  declare readonly keys: NonEmptyReadonlyArray<string>
   readonly ttl: Duration.Duration
   readonly validity: Duration.Duration
   readonly attempts: number
@@ -56,10 +55,8 @@ export class HeldLock extends Holding implements Lock.Lock {
   private extensionPermit: Effect.Semaphore | undefined
 
   constructor(fields: LockFields) {
-    super(fields.validUntilMillis)
+    super(fields.validUntilMillis, fields.keys, fields.value)
     this.resources = fields.resources
-    this.keys = fields.keys
-    this.value = fields.value
     this.ttl = fields.ttl
     this.validity = fields.validity
     this.attempts = fields.attempts

@@ -5,12 +5,10 @@
  */
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import { identity } from "effect/Function"
 import * as Metric from "effect/Metric"
 import type * as Lock from "../../Lock.js"
-import * as Algorithm from "../../engine/algorithm.js"
+import type { Extension } from "../../engine/holding.js"
 import { ExtensionLimitReached, type InvalidOptions, type LockLost, LockNotExtended } from "../errors.js"
-import * as FanOut from "../fanOut.js"
 import type { HeldLock } from "../lock.js"
 import * as RedlockMetrics from "../metrics.js"
 import * as Monotonic from "../monotonic.js"
@@ -46,28 +44,21 @@ const extendHeld = (
     if (state.extensionCount >= settings.maxExtensions) {
       return yield* new ExtensionLimitReached({ resources: state.resources, maxExtensions: settings.maxExtensions }, true)
     }
-    const start = yield* Monotonic.monotonicMillis
-    if (start >= state.deadline) return yield* state.markLost("Expired")
-    const { outcomes, yes } = yield* FanOut.untilDecided(
-      settings.nodes,
-      FanOut.call("extend", state.keys, state.value, ttlMillis),
-      identity,
-      state.nodeTimeout,
-      settings.quarantineMillis
+    const time = yield* Monotonic.currentTime
+    const extension = yield* Effect.async<Extension>((resume) =>
+      state.extendOn(settings, ttlMillis, Duration.toMillis(state.nodeTimeout), time, (end) => resume(Effect.succeed(end)))
     )
-    const end = yield* Monotonic.monotonicMillis
-    // Counted only if a majority confirmed within the current validity: past
-    // the deadline, another client may already have taken the lock.
-    if (end >= state.deadline) return yield* state.markLost("Expired", outcomes)
-    yield* Effect.annotateCurrentSpan("redlock.outcomes", Outcome.describeAll(outcomes))
-    if (yes >= settings.quorum && Algorithm.validity(ttlMillis, end - start, settings.driftFactor) > 0) {
-      state.deadline = start + ttlMillis - Algorithm.drift(ttlMillis, settings.driftFactor)
-      state.extensionCount++
-      yield* Effect.annotateCurrentSpan("redlock.validity_ms", state.deadline - end)
-      return state
+    const { outcomes } = extension
+    if (outcomes.length > 0) yield* Effect.annotateCurrentSpan("redlock.outcomes", Outcome.describeAll(outcomes))
+    switch (extension._tag) {
+      case "Extended":
+        yield* Effect.annotateCurrentSpan("redlock.validity_ms", extension.validityMillis)
+        return state
+      case "Lost":
+        return yield* state.lostBecause!
+      case "NotExtended":
+        return yield* new LockNotExtended({ resources: state.resources, outcomes }, true)
     }
-    if (Algorithm.majorityNotOurs(outcomes, settings.quorum)) return yield* state.markLost("NotHeld", outcomes)
-    return yield* new LockNotExtended({ resources: state.resources, outcomes }, true)
   })
 
 
