@@ -1,6 +1,6 @@
 /**
  * Waiting between attempts of an acquisition. The retry schedule says when
- * the next attempt is due, and it bounds the wait as it always did. Three
+ * the next attempt is due, and it bounds the wait as it always did. Four
  * things wake a waiter earlier, for an extra attempt that does not use up the
  * schedule:
  * - a release announced since the last attempt began (see
@@ -22,7 +22,8 @@
  * Nodes are watched from the first failed attempt on, for as long as the
  * acquisition waits: one that wins at once pays nothing for waiting. A node
  * that had to subscribe first may have missed a release in between: the
- * waiter then tries again at once.
+ * waiter then tries again at once. A waiter that cannot hear a quorum of
+ * nodes (`hearsQuorum`) watches none, and polls on its schedule.
  *
  * The loop (`untilGranted`) is plain code with timers and callbacks on the
  * time its caller hands it (time.ts), where a handoff is decided by how soon
