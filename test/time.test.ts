@@ -2,7 +2,7 @@
  * Reading the live clock, and the fan-outs' shared timeouts (real time).
  */
 import { assert, describe, it } from "@effect/vitest"
-import { Clock } from "effect"
+import { Clock, Effect, Layer, ManagedRuntime, TestClock } from "effect"
 import * as Monotonic from "../src/internal/monotonic.js"
 import * as Timeouts from "../src/internal/timeouts.js"
 
@@ -72,4 +72,30 @@ describe("shared timeouts", () => {
     await sleep(80)
     assert.deepStrictEqual(came, ["first", "third"])
   })
+})
+
+describe("the engine's time", () => {
+  it("on the live clock, real timers whatever the runtime (a ManagedRuntime has a scheduler of its own)", async () => {
+    const runtime = ManagedRuntime.make(Layer.empty)
+    try {
+      assert.strictEqual(await runtime.runPromise(Monotonic.currentTime), Monotonic.liveTime)
+      assert.strictEqual(await Effect.runPromise(Monotonic.currentTime), Monotonic.liveTime)
+    } finally {
+      await runtime.dispose()
+    }
+  })
+
+  it.effect("under the TestClock, timers that the test's clock moves", () =>
+    Effect.gen(function*() {
+      const time = yield* Monotonic.currentTime
+      assert.notStrictEqual(time, Monotonic.liveTime)
+      const fired: Array<number> = []
+      time.schedule(100, () => fired.push(time.now()))
+      const cancel = time.schedule(50, () => fired.push(-1))
+      cancel()
+      yield* TestClock.adjust("99 millis")
+      assert.deepStrictEqual(fired, [])
+      yield* TestClock.adjust("1 millis")
+      assert.deepStrictEqual(fired, [100])
+    }))
 })

@@ -1,8 +1,8 @@
 /**
  * Effect's `Clock` as the engine's time (engine/time.ts): the shell hands
- * each operation `timeOf` the fiber's clock and scheduler. On the live clock
- * and scheduler, timers are Node timers (shared per duration, timeouts.ts)
- * and deferred calls microtasks; on any other clock (the `TestClock`, the
+ * each operation `timeOf` the fiber's clock and scheduler. On the live clock,
+ * timers are Node timers (shared per duration, timeouts.ts) and deferred
+ * calls microtasks, whatever the scheduler; on any other clock (the `TestClock`, the
  * simulation's), a timer is a fiber that sleeps on that clock and then calls
  * back, on the fiber's scheduler, so the test's clock moves the engine's
  * timers and the test's scheduler runs them.
@@ -67,7 +67,8 @@ export const isLive = (clock: Clock.Clock): boolean => clock.unsafeCurrentTimeNa
 
 /** The engine's time on `clock`, its fibers on `scheduler` (made once per clock and scheduler). */
 export const timeOf = (clock: Clock.Clock, scheduler: Scheduler.Scheduler = Scheduler.defaultScheduler): Time => {
-  if (isLive(clock) && scheduler === Scheduler.defaultScheduler) return liveTime
+  // Any scheduler on the live clock (a ManagedRuntime has its own): real timers serve it.
+  if (isLive(clock)) return liveTime
   let byScheduler = times.get(clock)
   if (byScheduler === undefined) times.set(clock, byScheduler = new WeakMap())
   let time = byScheduler.get(scheduler)

@@ -135,6 +135,10 @@ const refusedAtByServer = new Map<string, number>()
 
 const open = (client: Redis, serverKey: string | undefined): Releases => {
   let subscriber: Redis | undefined
+  // Whether the subscriber was ready since it was opened: before that it is being connected for its
+  // first waiters, who will hear once it is (a waiter that found it not listening yet tries again
+  // once it is, see Waiting); after that, not ready means dropped, and its waiters may miss releases.
+  let wasReady = false
   const channels = new Map<string, Channel>()
   // Commands of the current connection still waiting for an answer; answers of a closed one count for nothing.
   let pending = 0
@@ -219,6 +223,7 @@ const open = (client: Redis, serverKey: string | undefined): Releases => {
       maxRetriesPerRequest: 0
     })
     subscriber = own
+    wasReady = false
     own.on("error", () => {}) // it reconnects on its own; waiters poll meanwhile
     own.on("message", (channel: string, next: string) =>
       watchers.notify(channel.slice(releaseChannelPrefix.length), next, performance.now()))
@@ -227,6 +232,7 @@ const open = (client: Redis, serverKey: string | undefined): Releases => {
     })
     own.on("ready", () => {
       if (own !== subscriber) return
+      wasReady = true
       for (const key of watchers.keys()) {
         const channel = channels.get(key)
         if (channel === undefined) subscribe(key)
@@ -285,7 +291,7 @@ const open = (client: Redis, serverKey: string | undefined): Releases => {
   return {
     watch: (key: string, onRelease: OnRelease) => Effect.sync(() => watchNow(key, onRelease)),
     watchNow,
-    hears: () => !refused() && (subscriber === undefined || subscriber.status === "ready"),
+    hears: () => !refused() && (subscriber === undefined || subscriber.status === "ready" || !wasReady),
     pendingCommands: () => pending,
     disconnect: () => {
       const own = subscriber
