@@ -191,7 +191,7 @@ export const send = <M extends NodeOperation>(
       decided(round.result(at, true))
     })
   }
-  const cancelTimeout = time.schedule(rules.timeoutMillis, () => {
+  const cancelTimeout = time.timeout(rules.timeoutMillis, () => {
     const at = time.now()
     round.timedOut(at)
     finish(at)

@@ -12,6 +12,12 @@ export interface Time {
   readonly wallNow: () => number
   /** Call `fn` once, `millis` from now, unless the returned cancel is called first. */
   readonly schedule: (millis: number, fn: () => void) => () => void
+  /**
+   * `schedule` for a bound that is almost always cancelled long before it
+   * comes (a fan-out's per-node timeout): the live clock shares one timer
+   * per duration among them.
+   */
+  readonly timeout: (millis: number, fn: () => void) => () => void
   /** Call `fn` soon, after what is already queued to run now (a microtask, on the live clock). */
   readonly defer: (fn: () => void) => void
 }

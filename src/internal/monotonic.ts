@@ -1,8 +1,8 @@
 /**
  * Effect's `Clock` as the engine's time (engine/time.ts): the shell hands
  * each operation `timeOf` the fiber's clock and scheduler. On the live clock,
- * timers are Node timers (shared per duration, timeouts.ts) and deferred
- * calls microtasks, whatever the scheduler; on any other clock (the `TestClock`, the
+ * timers are Node timers (per-node timeouts share one per duration,
+ * timeouts.ts) and deferred calls microtasks, whatever the scheduler; on any other clock (the `TestClock`, the
  * simulation's), a timer is a fiber that sleeps on that clock and then calls
  * back, on the fiber's scheduler, so the test's clock moves the engine's
  * timers and the test's scheduler runs them.
@@ -56,11 +56,19 @@ export const liveTime: Time = {
   now: () => performance.now() + liveOffsetMillis,
   wallNow: Date.now,
   schedule: (millis, fn) => {
+    // Beyond what a Node timer can wait, a timer never comes (as on Effect's clock).
+    if (millis > longestTimerMillis) return () => {}
+    const timer = setTimeout(fn, millis)
+    return () => clearTimeout(timer)
+  },
+  timeout: (millis, fn) => {
     const timeout = Timeouts.start(millis, fn)
     return () => Timeouts.cancel(timeout)
   },
   defer: queueMicrotask
 }
+
+const longestTimerMillis = 2 ** 31 - 1
 
 /** Whether `clock` is Effect's live clock (a test's clock, or a user's own, is not). */
 export const isLive = (clock: Clock.Clock): boolean => clock.unsafeCurrentTimeNanos === liveNanos
@@ -73,13 +81,15 @@ export const timeOf = (clock: Clock.Clock, scheduler: Scheduler.Scheduler = Sche
   if (byScheduler === undefined) times.set(clock, byScheduler = new WeakMap())
   let time = byScheduler.get(scheduler)
   if (time === undefined) {
+    const schedule = (millis: number, fn: () => void) => {
+      const fiber = Effect.runFork(Effect.zipRight(clock.sleep(Duration.millis(millis)), Effect.sync(fn)), { scheduler })
+      return () => fiber.unsafeInterruptAsFork(FiberId.none)
+    }
     time = {
       now: () => unsafeMonotonicMillis(clock),
       wallNow: () => clock.unsafeCurrentTimeMillis(),
-      schedule: (millis, fn) => {
-        const fiber = Effect.runFork(Effect.zipRight(clock.sleep(Duration.millis(millis)), Effect.sync(fn)), { scheduler })
-        return () => fiber.unsafeInterruptAsFork(FiberId.none)
-      },
+      schedule,
+      timeout: schedule,
       defer: (fn) => scheduler.scheduleTask(fn, 0)
     }
     byScheduler.set(scheduler, time)

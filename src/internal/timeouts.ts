@@ -1,6 +1,6 @@
 /**
- * The engine's timers on the live clock (monotonic.ts `liveTime`): fan-outs'
- * per-node timeouts and waiters' naps, sharing one Node timer per duration.
+ * The per-node timeouts of fan-outs on the live clock (monotonic.ts
+ * `liveTime.timeout`), sharing one Node timer per duration.
  *
  * Almost every fan-out is decided long before its timeout. A timer per
  * fan-out is armed and cleared for nothing, and costs more than it seems:
