@@ -35,6 +35,8 @@
 import type { RedisNode, ReleaseWatch } from "../RedisNode.js"
 import type { Time } from "./time.js"
 
+const timerSlackMillis = 1
+
 /** Whether a release for us was announced since the current attempt began. */
 class Announcements {
   woken = false
@@ -223,9 +225,12 @@ class WaitState {
   /**
    * A nap ended: an attempt at or after the due time is the schedule's
    * (the schedule steps after it), and only announcements from now on count.
+   * A timer may come up to a millisecond before its time (Node measures it
+   * from the event loop's cached time): that is the due time, not an extra
+   * attempt.
    */
   woke(): void {
-    if (this.now() >= this.dueAt!) this.dueAt = undefined
+    if (this.now() + timerSlackMillis >= this.dueAt!) this.dueAt = undefined
     this.announcements?.reset()
   }
 
