@@ -24,6 +24,7 @@ import * as IoredisCommands from "../internal/ioredis/commands.js"
 import * as LoadedScripts from "../internal/ioredis/loadedScripts.js"
 import * as Scripts from "../internal/scripts.js"
 import * as ReleaseSubscriber from "../internal/ioredis/releaseSubscriber.js"
+import type { ReleaseChannels } from "../internal/releaseChannels.js"
 import * as ServerRun from "../internal/ioredis/serverRun.js"
 import * as Validate from "../internal/validate.js"
 import {
@@ -193,11 +194,7 @@ const makeNode = (
   serverRun: () => NodeRun,
   scripts: LoadedScripts.LoadedScripts,
   maxPendingCommands: number,
-  releases: {
-    readonly watch: RedisNode["watchReleases"]
-    readonly watchNow: RedisNode["watchReleasesNow"]
-    readonly hears: RedisNode["hearsReleases"]
-  },
+  releases: ReleaseChannels,
   inFlight: InFlight
 ): RedisNode => {
   const batch = IoredisCommands.writeBatcher(client)
@@ -296,8 +293,8 @@ const makeNode = (
     name,
     run: serverRun,
     promises,
-    watchReleases: releases.watch,
-    watchReleasesNow: releases.watchNow,
+    watchReleases: (key, onRelease) => Effect.sync(() => releases.watch(key, onRelease)),
+    watchReleasesNow: releases.watch,
     hearsReleases: releases.hears
   })
 }
