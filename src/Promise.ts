@@ -254,13 +254,13 @@ export const makeRedlock = async (
 const withRedactedPassword = (node: PromiseNodeOptions): Ioredis.NodeOptions =>
   "client" in node || typeof node.password !== "string" ? node as Ioredis.NodeOptions : { ...node, password: Redacted.make(node.password) }
 
-/** A held lock as `PromiseLock` shows it; the state is the manager's. */
 /** What every hold of one manager reads: its clock, and how it runs an effect. Also the manager's identity. */
 interface LockManagerContext {
   readonly clock: Clock.Clock
-  readonly run: <A, E>(effect: Effect.Effect<A, E>) => Promise<A>
+  readonly runPromise: <A, E>(effect: Effect.Effect<A, E>) => Promise<A>
 }
 
+/** A held lock as `PromiseLock` shows it; the state is the manager's. */
 class PlainLock implements PromiseLock {
   constructor(
     readonly held: HeldLock,
@@ -290,7 +290,7 @@ class PlainLock implements PromiseLock {
     return Math.max(0, this.held.validUntilMillis - Monotonic.unsafeMonotonicMillis(this.manager.clock))
   }
   fencingToken(): Promise<bigint> {
-    return this.manager.run(this.held.fencingToken)
+    return this.manager.runPromise(this.held.fencingToken)
   }
 }
 
@@ -315,17 +315,17 @@ const fromSettings = (
   clock: Clock.Clock
 ): PromiseRedlock => {
   const time = Monotonic.timeOf(clock)
-  const run = <A, E>(effect: Effect.Effect<A, E>): Promise<A> =>
+  const runPromise = <A, E>(effect: Effect.Effect<A, E>): Promise<A> =>
     runtime.runPromiseExit(effect).then((exit) => Exit.isSuccess(exit) ? exit.value : Promise.reject(Cause.squash(exit.cause)))
   // The layer was built by makeRedlock: its error cannot come up here.
-  const runThen: Retry.EffectRunner = <X, E>(effect: Effect.Effect<X, E>, done: (exit: Exit.Exit<X, E>) => void) =>
+  const runEffect: Retry.EffectRunner = <X, E>(effect: Effect.Effect<X, E>, done: (exit: Exit.Exit<X, E>) => void) =>
     (runtime.runFork(effect) as Fiber.RuntimeFiber<X, E>).addObserver(done)
-  const acquireLock = Acquisition.acquireForPromises(settings, time, runThen)
+  const acquireLock = Acquisition.acquireForPromises(settings, time, runEffect)
   // The auto-extension of each lock that has one, stopped before its release.
   const extensions = new Map<HeldLock, Fiber.RuntimeFiber<void, unknown>>()
   // The scopes of permits and read or write holds not released yet, closed by close().
   const scopes = new Set<Scope.CloseableScope>()
-  const context: LockManagerContext = { clock, run }
+  const context: LockManagerContext = { clock, runPromise }
   const plain = (lock: HeldLock, scope?: Scope.CloseableScope) => new PlainLock(lock, context, scope)
 
   const heldOf = (lock: PromiseLock): PlainLock => {
@@ -362,7 +362,7 @@ const fromSettings = (
     const { held, scope } = heldOf(lock)
     extensions.get(held)?.unsafeInterruptAsFork(FiberId.none)
     const result = scope !== undefined
-      ? await run(Release.release(settings, held))
+      ? await runPromise(Release.release(settings, held))
       : await new Promise<ReleaseResult>((resolve) => Release.send(settings, held, time, [], resolve))
     if (scope !== undefined && scopes.delete(scope)) await Effect.runPromise(Scope.close(scope, Exit.void))
     return result
@@ -397,11 +397,11 @@ const fromSettings = (
     acquire,
     release,
     extend: async (lock, ttlMillis) => {
-      await run(Extension.extend(settings, heldOf(lock).held, ttlMillis))
+      await runPromise(Extension.extend(settings, heldOf(lock).held, ttlMillis))
       return lock
     },
     using: async (resources, options, body) => usingHold(await acquire(resources, options), body),
-    inspect: (resource) => run(Effect.map(Inspection.inspect(settings, resource), plainInspection)),
+    inspect: (resource) => runPromise(Effect.map(Inspection.inspect(settings, resource), plainInspection)),
     acquirePermit: permit,
     usingPermit: async (resource, options, body) => usingHold(await permit(resource, options), body),
     acquireRead: read,

@@ -10,10 +10,11 @@
  * @since 0.1.0
  */
 import type * as Duration from "effect/Duration"
-import * as Effect from "effect/Effect"
+import type * as Effect from "effect/Effect"
 import type * as Layer from "effect/Layer"
 import type * as Option from "effect/Option"
 import * as internal from "./internal/memory/memoryNode.js"
+import * as internalNodes from "./internal/nodes.js"
 import {
   isRedisNodeError,
   MemoryNodes,
@@ -394,33 +395,14 @@ export type NodePromises = {
  * @since 0.1.0
  * @category constructors
  */
-export const fromPromises = (node: {
+export const fromPromises: (node: {
   readonly name: string
   readonly run: () => NodeRun
   readonly promises: NodePromises
   readonly watchReleases?: RedisNode["watchReleases"]
   readonly watchReleasesNow?: RedisNode["watchReleasesNow"]
   readonly hearsReleases?: RedisNode["hearsReleases"]
-}): RedisNode => {
-  const { promises } = node
-  const effect = <A>(promise: () => Promise<A>) =>
-    Effect.tryPromise({ try: promise, catch: (error) => error as RedisNodeError })
-  return {
-    name: node.name,
-    run: node.run,
-    promises,
-    watchReleases: node.watchReleases,
-    watchReleasesNow: node.watchReleasesNow,
-    hearsReleases: node.hearsReleases,
-    acquire: (keys, value, ttlMillis) => effect(() => promises.acquire(keys, value, ttlMillis)),
-    acquireInTurn: (keys, value, ttlMillis, turn) => effect(() => promises.acquireInTurn(keys, value, ttlMillis, turn)),
-    release: (keys, value, announce, keepPlace) => effect(() => promises.release(keys, value, announce, keepPlace)),
-    extend: (keys, value, ttlMillis) => effect(() => promises.extend(keys, value, ttlMillis)),
-    incrementFences: (keys, value, fenceKeys) => effect(() => promises.incrementFences(keys, value, fenceKeys)),
-    commitFences: (keys, value, fenceKeys, tokens) => effect(() => promises.commitFences(keys, value, fenceKeys, tokens)),
-    inspect: (key) => effect(() => promises.inspect(key))
-  }
-}
+}) => RedisNode = internalNodes.fromPromises
 
 /**
  * Fault controls of the in-memory nodes, by node index.

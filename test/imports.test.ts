@@ -4,7 +4,7 @@
  * engine, which the public modules are built from, import the public ones as
  * types only (as in the Effect sources: the public module re-exports what
  * the internal one defines); and the engine imports nothing from `effect`
- * and nothing of the shells that run on it (DESIGN.md, "Layers of the code").
+ * and nothing of the shells that run on it (docs/how-it-works.md, "One engine, two shells").
  */
 import { assert, it } from "@effect/vitest"
 import * as Fs from "node:fs"

@@ -1,5 +1,5 @@
 /**
- * The arithmetic of Redlock, free of I/O (REDLOCK.md, "N independent masters").
+ * The arithmetic of Redlock, free of I/O (docs/how-it-works.md, "An acquisition, step by step", items 3 and 4).
  *
  * @internal
  */

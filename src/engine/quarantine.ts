@@ -1,14 +1,14 @@
 /**
- * Restart quarantine (REDLOCK.md, "Crash recovery and persistence"): a node
- * that restarted without persistence has lost the keys it held, so it could
- * grant a resource that a holder still owns on it. Every key it held was set
- * before its restart with a ttl of at most `maxTtl`, so once `maxTtl` has
- * passed since the restart none of them can still be relied on, and the node
- * may vote again. Until then its votes do not count. The client cannot tell a
- * restart from a first start, so a server that started less than `maxTtl` ago
- * abstains either way, unless it keeps its keys across restarts (an
- * append-only file with `appendfsync always`, see `RedisNode.Persistence`):
- * then it lost nothing, and votes at once.
+ * Restart quarantine (docs/quarantine.md): a node that restarted without
+ * persistence has lost the keys it held, so it could grant a resource that a
+ * holder still owns on it. Every key it held was set before its restart with
+ * a ttl of at most `maxTtl`, so once `maxTtl` has passed since the restart
+ * none of them can still be relied on, and the node may vote again. Until
+ * then its votes do not count. The client cannot tell a restart from a first
+ * start, so a server that started less than `maxTtl` ago abstains either
+ * way, unless it keeps its keys across restarts (an append-only file with
+ * `appendfsync always`, see `RedisNode.Persistence`): then it lost nothing,
+ * and votes at once.
  *
  * @internal
  */

@@ -50,11 +50,11 @@ const fanOut = <M extends NodeOperation>(
   rules: Engine.Rules<Engine.Answer<M>>,
   time: Time | undefined
 ): Effect.Effect<Engine.FanOutResult<Engine.Answer<M>>> => {
-  const run = (time: Time) =>
+  const sendOn = (time: Time) =>
     Effect.async<Engine.FanOutResult<Engine.Answer<M>>>((resume) =>
       Engine.send(nodes, call, rules, time, (result) => resume(Effect.succeed(result)))
     )
-  return time === undefined ? Effect.flatMap(Monotonic.currentTime, run) : run(time)
+  return time === undefined ? Effect.flatMap(Monotonic.currentTime, sendOn) : sendOn(time)
 }
 
 /**

@@ -7,7 +7,7 @@
  */
 import * as Cause from "effect/Cause"
 import * as Context from "effect/Context"
-import type * as Effect from "effect/Effect"
+import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Runtime from "effect/Runtime"
 import * as Schema from "effect/Schema"
@@ -189,4 +189,33 @@ export const withPromises = (node: RedisNode, runtime: Runtime.Runtime<never>): 
     }
   })
   return { ...node, promises, watchReleasesNow }
+}
+
+/** See `RedisNode.fromPromises`. */
+export const fromPromises = (node: {
+  readonly name: string
+  readonly run: RedisNode["run"]
+  readonly promises: NodePromises
+  readonly watchReleases?: RedisNode["watchReleases"]
+  readonly watchReleasesNow?: RedisNode["watchReleasesNow"]
+  readonly hearsReleases?: RedisNode["hearsReleases"]
+}): RedisNode => {
+  const { promises } = node
+  const effect = <A>(promise: () => Promise<A>) =>
+    Effect.tryPromise({ try: promise, catch: (error) => error as RedisNodeError })
+  return {
+    name: node.name,
+    run: node.run,
+    promises,
+    watchReleases: node.watchReleases,
+    watchReleasesNow: node.watchReleasesNow,
+    hearsReleases: node.hearsReleases,
+    acquire: (keys, value, ttlMillis) => effect(() => promises.acquire(keys, value, ttlMillis)),
+    acquireInTurn: (keys, value, ttlMillis, turn) => effect(() => promises.acquireInTurn(keys, value, ttlMillis, turn)),
+    release: (keys, value, announce, keepPlace) => effect(() => promises.release(keys, value, announce, keepPlace)),
+    extend: (keys, value, ttlMillis) => effect(() => promises.extend(keys, value, ttlMillis)),
+    incrementFences: (keys, value, fenceKeys) => effect(() => promises.incrementFences(keys, value, fenceKeys)),
+    commitFences: (keys, value, fenceKeys, tokens) => effect(() => promises.commitFences(keys, value, fenceKeys, tokens)),
+    inspect: (key) => effect(() => promises.inspect(key))
+  }
 }

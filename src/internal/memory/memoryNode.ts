@@ -14,7 +14,7 @@ import * as Option from "effect/Option"
 import type { Time } from "../../engine/time.js"
 import type * as RedisNode from "../../RedisNode.js"
 import { type NodeCall, withCalls } from "../../engine/nodeCalls.js"
-import { MemoryNodes, RedisNodeError, RedisNodes } from "../nodes.js"
+import { fromPromises, MemoryNodes, RedisNodeError, RedisNodes } from "../nodes.js"
 import * as Monotonic from "../monotonic.js"
 import * as Scripts from "../scripts.js"
 import { Watchers } from "../watchers.js"
@@ -200,24 +200,18 @@ class MemoryNode {
     const promises = Object.fromEntries(
       (Object.keys(operations) as Array<RedisNode.NodeOperation>).map((method) => [method, promise(method)])
     ) as unknown as RedisNode.NodePromises
-    const effect = <A>(promise: () => Promise<A>) =>
-      Effect.tryPromise({ try: promise, catch: (error) => error as RedisNodeError })
     const watchReleasesNow = (key: string, onRelease: (next: string | null) => void) =>
       this.releaseWatchers.watch(key, onRelease, this.time.wallNow())
-    return withCalls({
-      name: this.name,
-      run: () => this.run,
-      promises,
-      watchReleasesNow,
-      watchReleases: (key, onRelease) => Effect.sync(() => watchReleasesNow(key, onRelease)),
-      acquire: (keys, value, ttlMillis) => effect(() => promises.acquire(keys, value, ttlMillis)),
-      acquireInTurn: (keys, value, ttlMillis, turn) => effect(() => promises.acquireInTurn(keys, value, ttlMillis, turn)),
-      release: (keys, value, announce, keepPlace) => effect(() => promises.release(keys, value, announce, keepPlace)),
-      extend: (keys, value, ttlMillis) => effect(() => promises.extend(keys, value, ttlMillis)),
-      incrementFences: (keys, value, fenceKeys) => effect(() => promises.incrementFences(keys, value, fenceKeys)),
-      commitFences: (keys, value, fenceKeys, tokens) => effect(() => promises.commitFences(keys, value, fenceKeys, tokens)),
-      inspect: (key) => effect(() => promises.inspect(key))
-    }, call)
+    return withCalls(
+      fromPromises({
+        name: this.name,
+        run: () => this.run,
+        promises,
+        watchReleasesNow,
+        watchReleases: (key, onRelease) => Effect.sync(() => watchReleasesNow(key, onRelease))
+      }),
+      call
+    )
   }
 
   /** Each operation: its arguments, then the node's time when it is applied. */
