@@ -191,6 +191,13 @@ export class CountingSpanExporter implements SpanExporter {
   }
 }
 
+/** The traced rows' OpenTelemetry set-up, as a traced service runs: spans batched and handed to an exporter. */
+const tracing = () =>
+  NodeSdk.layer(() => ({
+    resource: { serviceName: "effect-redlock-bench" },
+    spanProcessor: new BatchSpanProcessor(new CountingSpanExporter())
+  }))
+
 const effectClient = async (ports: ReadonlyArray<number>, waiting: Waiting, slow: boolean, setup: Setup, traced = false) => {
   const retry = waiting === "none"
     ? Redlock.noRetry
@@ -202,12 +209,7 @@ const effectClient = async (ports: ReadonlyArray<number>, waiting: Waiting, slow
     Redlock.layer({ retry, restartQuarantine: false, nodeTimeout: slow ? "2 seconds" : undefined }).pipe(
       Layer.provide(Ioredis.layer(nodes)),
       Layer.merge(
-        traced
-          ? NodeSdk.layer(() => ({
-            resource: { serviceName: "effect-redlock-bench" },
-            spanProcessor: new BatchSpanProcessor(new CountingSpanExporter())
-          }))
-          : Layer.empty
+        traced ? tracing() : Layer.empty
       )
     )
   )
@@ -384,22 +386,38 @@ export const redlockUniversal: Contender = {
  * the same uninterruptible step. Not a peer: it is what any lock costs an
  * Effect program before the lock does anything of its own (a fiber step per
  * operation, the scope, its finalizer), the floor of the row "loops as
- * fibers".
+ * fibers". Traced, it makes the spans a traced lock+unlock of ours makes
+ * (`Redlock.acquire` with an attempt's child span, `Redlock.release`, with
+ * their attributes) under the traced row's OpenTelemetry set-up: what tracing
+ * costs any lock of an Effect program.
  */
-export const floorAsEffect: Contender = {
-  name: "floor as an Effect resource, loops as fibers",
+const floorAsEffectRow = (name: string, traced: boolean): Contender => ({
+  name,
   throughputOnly: true,
   start: async (ports, waiting, slow, setup) => {
     const client = await floor.start(ports, waiting, slow, setup)
+    const runtime = traced ? ManagedRuntime.make(tracing()) : undefined
+    const span = <A, E, R>(effect: Effect.Effect<A, E, R>, spanName: string, attributes: Record<string, unknown>) =>
+      Effect.withSpan(Effect.tap(effect, () => Effect.annotateCurrentSpan(attributes)), spanName, { captureStackTrace: false })
+    const locked = (key: string, ttlMillis: number) => {
+      const lock = Effect.promise(() => client.lock(key, ttlMillis))
+      if (!traced) return lock
+      const attempt = Effect.withSpan(Effect.annotateCurrentSpan("redlock.attempt", 1), "Redlock.attempt", { captureStackTrace: false })
+      return span(Effect.tap(lock, () => attempt), "Redlock.acquire", { "redlock.resources": [key], "redlock.attempts": 1 })
+    }
+    const unlocked = (handle: unknown) => {
+      const unlock = Effect.promise(() => client.unlock(handle))
+      return traced ? span(unlock, "Redlock.release", { "redlock.status": "Released" }) : unlock
+    }
     const runLoops = ({ loops, nextKey, record, running, ttlMillis }: Loops) => {
       // Not `Effect.acquireRelease`: its finalizer diffs the fiber's
       // FiberRefs, which costs more than the rest of the scope (~7 µs).
       const held = (key: string) =>
         Effect.flatMap(Effect.scope, (scope) =>
-          Effect.uninterruptible(Effect.flatMap(Effect.promise(() => client.lock(key, ttlMillis)), (handle) =>
+          Effect.uninterruptible(Effect.flatMap(locked(key, ttlMillis), (handle) =>
             handle === undefined
               ? Effect.fail("not acquired" as const)
-              : Effect.as(Scope.addFinalizer(scope, Effect.promise(() => client.unlock(handle))), handle))))
+              : Effect.as(Scope.addFinalizer(scope, unlocked(handle)), handle))))
       const lockUnlock = Effect.suspend(() => {
         const before = performance.now()
         return Effect.scoped(Effect.matchCause(held(nextKey()), {
@@ -408,15 +426,27 @@ export const floorAsEffect: Contender = {
         }))
       })
       const loop = Effect.whileLoop({ while: running, body: () => lockUnlock, step: () => {} })
-      return Effect.runPromise(Effect.all(Array.from({ length: loops }, () => loop), { concurrency: "unbounded", discard: true }))
+      const all = Effect.all(Array.from({ length: loops }, () => loop), { concurrency: "unbounded", discard: true })
+      return runtime === undefined ? Effect.runPromise(all) : runtime.runPromise(all)
     }
-    return { ...client, runLoops }
+    return {
+      ...client,
+      runLoops,
+      close: async () => {
+        await runtime?.dispose()
+        await client.close()
+      }
+    }
   }
-}
+})
+
+export const floorAsEffect = floorAsEffectRow("floor as an Effect resource, loops as fibers", false)
+export const floorAsEffectTraced = floorAsEffectRow("floor as an Effect resource, loops as fibers, traced", true)
 
 export const all: ReadonlyArray<Contender> = [
   floor,
   floorAsEffect,
+  floorAsEffectTraced,
   effectRedlock,
   effectRedlockPromise,
   effectRedlockFibers,

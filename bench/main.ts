@@ -182,6 +182,10 @@ const table = (title: string, metrics: ReadonlyArray<Metric>, rows: Map<string, 
     const untracedRow = rows.get(Contenders.effectRedlockFibers.name)
     if (name === Contenders.effectRedlockFibersTraced.name && untracedRow !== undefined) {
       lines.push(`| ${name} ÷ untraced | ${metrics.map((m) => ratio(m[1](row), m[1](untracedRow))).join(" | ")} |`)
+      const tracedFloorRow = rows.get(Contenders.floorAsEffectTraced.name)
+      if (tracedFloorRow !== undefined) {
+        lines.push(`| ${name} ÷ floor as an Effect resource, traced | ${metrics.map((m) => ratio(m[1](row), m[1](tracedFloorRow))).join(" | ")} |`)
+      }
     }
   }
   const caution = floorRow === undefined ? undefined : unevenRounds(floorRow, metrics[0])
