@@ -384,13 +384,13 @@ export type NodePromises = {
   ) => Promise<Effect.Effect.Success<ReturnType<RedisNode[K]>>>
 }
 
-
 /**
  * A node from its operations as promises, each rejecting only with a
  * `RedisNodeError`: the Effects are built over them, and the lock manager
  * calls the promises directly, one fan-out in a single asynchronous step.
- * The ioredis nodes are made this way; so can a node over another
- * promise-based driver.
+ * Release announcements may be given as `watchReleasesNow` alone: its
+ * `watchReleases` is made from it. The ioredis nodes are made this way; so
+ * can a node over another promise-based driver.
  *
  * @since 0.1.0
  * @category constructors

@@ -293,7 +293,6 @@ const makeNode = (
     name,
     run: serverRun,
     promises,
-    watchReleases: (key, onRelease) => Effect.sync(() => releases.watch(key, onRelease)),
     watchReleasesNow: releases.watch,
     hearsReleases: releases.hears
   })

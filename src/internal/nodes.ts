@@ -200,15 +200,18 @@ export const fromPromises = (node: {
   readonly watchReleasesNow?: RedisNode["watchReleasesNow"]
   readonly hearsReleases?: RedisNode["hearsReleases"]
 }): RedisNode => {
-  const { promises } = node
+  const { promises, watchReleasesNow: watchNow } = node
   const effect = <A>(promise: () => Promise<A>) =>
     Effect.tryPromise({ try: promise, catch: (error) => error as RedisNodeError })
   return {
     name: node.name,
     run: node.run,
     promises,
-    watchReleases: node.watchReleases,
-    watchReleasesNow: node.watchReleasesNow,
+    // Where only the plain registration is given, the effect is made from it.
+    watchReleases: node.watchReleases ?? (watchNow === undefined
+      ? undefined
+      : (key, onRelease) => Effect.sync(() => watchNow(key, onRelease))),
+    watchReleasesNow: watchNow,
     hearsReleases: node.hearsReleases,
     acquire: (keys, value, ttlMillis) => effect(() => promises.acquire(keys, value, ttlMillis)),
     acquireInTurn: (keys, value, ttlMillis, turn) => effect(() => promises.acquireInTurn(keys, value, ttlMillis, turn)),

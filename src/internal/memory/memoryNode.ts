@@ -207,8 +207,7 @@ class MemoryNode {
         name: this.name,
         run: () => this.run,
         promises,
-        watchReleasesNow,
-        watchReleases: (key, onRelease) => Effect.sync(() => watchReleasesNow(key, onRelease))
+        watchReleasesNow
       }),
       call
     )
