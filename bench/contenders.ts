@@ -198,12 +198,16 @@ const tracing = () =>
     spanProcessor: new BatchSpanProcessor(new CountingSpanExporter())
   }))
 
-const effectClient = async (ports: ReadonlyArray<number>, waiting: Waiting, slow: boolean, setup: Setup, traced = false) => {
-  const retry = waiting === "none"
+/** Our retry for each waiting of the scenarios: none, the default, or a 10 ms delay. */
+const ourRetry = (waiting: Waiting) =>
+  waiting === "none"
     ? Redlock.noRetry
     : waiting === "10ms"
     ? Redlock.retry({ delay: "10 millis", times: 1000 })
     : Redlock.defaultRetry
+
+const effectClient = async (ports: ReadonlyArray<number>, waiting: Waiting, slow: boolean, setup: Setup, traced = false) => {
+  const retry = ourRetry(waiting)
   const { clients, nodes } = await ourNodes(ports, setup)
   const runtime = ManagedRuntime.make(
     Redlock.layer({ retry, restartQuarantine: false, nodeTimeout: slow ? "2 seconds" : undefined }).pipe(
@@ -243,11 +247,7 @@ export const effectRedlock: Contender = {
 export const effectRedlockPromise: Contender = {
   name: "effect-redlock/Promise",
   start: async (ports, waiting, slow = false, setup = "library") => {
-    const retry = waiting === "none"
-      ? Redlock.noRetry
-      : waiting === "10ms"
-      ? Redlock.retry({ delay: "10 millis", times: 1000 })
-      : Redlock.defaultRetry
+    const retry = ourRetry(waiting)
     const { clients, nodes } = await ourNodes(ports, setup)
     const redlock = await makeRedlock(nodes, {
       retry,
