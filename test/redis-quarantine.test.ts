@@ -87,7 +87,9 @@ layer(RedisFleet.layerLocal(5), { timeout: 60_000, excludeTestServices: true })(
       yield* fleet.reset
       // One node, so that its answer is always awaited (with five, a quorum of the others may decide first).
       const redlock = yield* redisManager([fleet.nodes[0]], { maxTtl: "1 second", restartQuarantine: true })
-      const attempt = Effect.scoped(redlock.acquire("r", { ttl: "1 second", retry: Redlock.noRetry }))
+      // A node timeout well above a loaded machine's round trip: the first answer of a server just restarted
+      // must be read (Abstained), not given up on (the default for a 1 s ttl is 10 ms).
+      const attempt = Effect.scoped(redlock.acquire("r", { ttl: "1 second", nodeTimeout: "500 millis", retry: Redlock.noRetry }))
       const untilServer0Votes = Effect.retry(attempt, Schedule.spaced("50 millis").pipe(Schedule.upTo("5 seconds")))
       // The fleet itself was just started: wait until it is out of quarantine.
       yield* untilServer0Votes
