@@ -12,10 +12,11 @@ export default defineConfig({
     ]
   },
   test: {
-    // Real redis-server fleets are started per file; keep files in one worker pool of small size
-    // so that two cores are not oversubscribed by servers and clients at once.
+    // Real redis-server fleets are started per file, and the fault suite's file runs worker processes and
+    // pauses servers: one file at a time, so that no file's per-node timeouts (10 ms for a 1 s ttl) are
+    // missed because another file loads the two cores.
     pool: "forks",
-    poolOptions: { forks: { maxForks: 2, minForks: 1 } },
+    poolOptions: { forks: { maxForks: 1, minForks: 1 } },
     // The JSON file lets CI print "N passed, M failed" without reading the console summary.
     reporters: ["default", "json"],
     outputFile: { json: ".vitest-results.json" },

@@ -184,7 +184,8 @@ layer(RedisFleet.layerLocal(5), { timeout: 60_000, excludeTestServices: true })(
       yield* fleet.reset
       const first = yield* redisManager(fleet.nodes)
       const second = yield* redisManager(fleet.nodes)
-      const stale = yield* first.acquire("r", { ttl: "150 millis" })
+      // The release's answers are read within 70 ms (the default for a 150 ms ttl is 10 ms, which a loaded machine misses).
+      const stale = yield* first.acquire("r", { ttl: "150 millis", nodeTimeout: "70 millis" })
       yield* Effect.sleep("250 millis")
       const current = yield* second.acquire("r", { ttl: "10 seconds", retry: Redlock.noRetry })
       const result = yield* first.release(stale)
