@@ -395,14 +395,22 @@ export type NodePromises = {
  * @since 0.1.0
  * @category constructors
  */
-export const fromPromises: (node: {
+export const fromPromises: (node: PromiseNode) => RedisNode = internalNodes.fromPromises
+
+/**
+ * What `fromPromises` makes a node from.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface PromiseNode {
   readonly name: string
   readonly run: () => NodeRun
   readonly promises: NodePromises
   readonly watchReleases?: RedisNode["watchReleases"]
   readonly watchReleasesNow?: RedisNode["watchReleasesNow"]
   readonly hearsReleases?: RedisNode["hearsReleases"]
-}) => RedisNode = internalNodes.fromPromises
+}
 
 /**
  * Fault controls of the in-memory nodes, by node index.

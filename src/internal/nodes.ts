@@ -11,7 +11,7 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Runtime from "effect/Runtime"
 import * as Schema from "effect/Schema"
-import type { MemoryNodesControl, NodeOperation, NodePromises, RedisNode, ReleaseWatch } from "../RedisNode.js"
+import type { MemoryNodesControl, NodeOperation, NodePromises, PromiseNode, RedisNode, ReleaseWatch } from "../RedisNode.js"
 
 /**
  * Why a node could not carry out an operation (documented in RedisNode.ts).
@@ -192,14 +192,7 @@ export const withPromises = (node: RedisNode, runtime: Runtime.Runtime<never>): 
 }
 
 /** See `RedisNode.fromPromises`. */
-export const fromPromises = (node: {
-  readonly name: string
-  readonly run: RedisNode["run"]
-  readonly promises: NodePromises
-  readonly watchReleases?: RedisNode["watchReleases"]
-  readonly watchReleasesNow?: RedisNode["watchReleasesNow"]
-  readonly hearsReleases?: RedisNode["hearsReleases"]
-}): RedisNode => {
+export const fromPromises = (node: PromiseNode): RedisNode => {
   const { promises, watchReleasesNow: watchNow } = node
   const effect = <A>(promise: () => Promise<A>) =>
     Effect.tryPromise({ try: promise, catch: (error) => error as RedisNodeError })

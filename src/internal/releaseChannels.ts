@@ -112,7 +112,7 @@ const refusalOf = (serverKey: string | undefined) => {
 }
 
 /** The announcements of the server `serverKey` names (`undefined`: a server no other node may share), over `driver`. */
-export const open = (driver: Driver, serverKey: string | undefined): ReleaseChannels => {
+const open = (driver: Driver, serverKey: string | undefined): ReleaseChannels => {
   let subscriber: SubscriberConnection | undefined
   // Whether the subscriber was ready since it was opened: before that it is being connected for its
   // first waiters, who will hear once it is (a waiter that found it not listening yet tries again
