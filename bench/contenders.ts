@@ -17,7 +17,7 @@ import * as Ioredis from "../src/RedisNode/Ioredis.js"
 import { makeRedlock } from "../src/Promise.js"
 import type { PromiseLock } from "../src/Promise.js"
 import type { Lock } from "../src/Lock.js"
-import * as Scripts from "../src/internal/scripts.js"
+import * as Scripts from "../src/nodes/scripts.js"
 
 /** How a contender waits for a held lock: its defaults, or a 10 ms retry delay where it has the option. */
 export type Waiting = "none" | "defaults" | "10ms"

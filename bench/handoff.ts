@@ -15,7 +15,7 @@
 import * as Effect from "effect/Effect"
 import { Redis } from "ioredis"
 import * as RedisFleet from "../fleet/RedisFleet.js"
-import * as Scripts from "../src/internal/scripts.js"
+import * as Scripts from "../src/nodes/scripts.js"
 import type { PromiseLock } from "../src/Promise.js"
 import { makeRedlock } from "../src/Promise.js"
 import * as Redlock from "../src/Redlock.js"

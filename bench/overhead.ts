@@ -3,7 +3,7 @@
  * operations answer at once (resolved promises). What is left is Effect's
  * runtime and our code. `npm run bench:overhead [-- cycles]`.
  */
-import { Duration, Effect, Layer, ManagedRuntime, Option } from "effect"
+import { Duration, Effect, Layer, ManagedRuntime } from "effect"
 import { makeRedlock } from "../src/Promise.js"
 import * as Redlock from "../src/Redlock.js"
 import { fromPromises, type NodePromises, type RedisNode, RedisNodes } from "../src/RedisNode.js"
@@ -14,9 +14,9 @@ const instant = (name: string): RedisNode => {
     acquireInTurn: () => Promise.resolve({ _tag: "Granted" }),
     release: (keys) => Promise.resolve(keys.length),
     extend: () => Promise.resolve(true),
-    incrementFences: () => Promise.resolve(Option.none()),
+    incrementFences: () => Promise.resolve(undefined),
     commitFences: () => Promise.resolve(true),
-    inspect: () => Promise.resolve({ value: Option.none(), ttl: Option.none() })
+    inspect: () => Promise.resolve({ value: undefined, ttlMillis: undefined })
   }
   return fromPromises({ name, run: () => ({ _tag: "Known", id: name, startedAtMillis: 0 }), promises })
 }

@@ -13,6 +13,7 @@ import type * as Duration from "effect/Duration"
 import type * as Effect from "effect/Effect"
 import type * as Layer from "effect/Layer"
 import type * as Option from "effect/Option"
+import type * as Node from "./engine/node.js"
 import * as internal from "./internal/memory/memoryNode.js"
 import * as internalNodes from "./internal/nodes.js"
 import {
@@ -120,14 +121,7 @@ export interface KeyState {
  * @since 0.1.0
  * @category models
  */
-export type NodeRun =
-  | {
-    readonly _tag: "Known"
-    readonly id: string
-    readonly startedAtMillis: number
-    readonly persistence?: Persistence | undefined
-  }
-  | { readonly _tag: "Unknown"; readonly detail: string }
+export type NodeRun = Node.NodeRun
 
 /**
  * Whether a server keeps every key it acknowledged across a restart, as the
@@ -140,11 +134,7 @@ export type NodeRun =
  * @since 0.1.0
  * @category models
  */
-export interface Persistence {
-  readonly keepsKeys: boolean
-  /** What was found, in words: `AOF, appendfsync always`, `no AOF`, `unknown: CONFIG GET refused (...)` ... */
-  readonly detail: string
-}
+export type Persistence = Node.Persistence
 
 /**
  * A place in the line of waiters for a resource (see `RedisNode.acquireInTurn`).
@@ -152,22 +142,7 @@ export interface Persistence {
  * @since 0.1.0
  * @category models
  */
-export interface Turn {
-  /**
-   * The order among waiters: lower comes first, and equal tickets are ordered
-   * by lock value, so that every node orders the same waiters the same way.
-   * The lock manager uses the wall-clock time of an acquisition's first
-   * attempt.
-   */
-  readonly ticket: number
-  /**
-   * When not granted, stay in line this long (refreshed by each attempt); `0`
-   * takes no place, and leaves the place held, if any (a waiter that cannot
-   * hear releases: a key handed to it would sit idle). A waiter that stops
-   * asking drops out of the line when its lease ends.
-   */
-  readonly leaseMillis: number
-}
+export type Turn = Node.Turn
 
 /**
  * What a node answered to `acquireInTurn`.
@@ -179,10 +154,7 @@ export interface Turn {
  * @since 0.1.0
  * @category models
  */
-export type TurnAnswer =
-  | { readonly _tag: "Granted" }
-  | { readonly _tag: "Held"; readonly ttlMillis: number | undefined }
-  | { readonly _tag: "NotYourTurn" }
+export type TurnAnswer = Node.TurnAnswer
 
 /**
  * One registered watch of a key's releases on one node (see
@@ -193,17 +165,7 @@ export type TurnAnswer =
  * @since 0.1.0
  * @category models
  */
-export interface ReleaseWatch {
-  /**
-   * `undefined` when the node was already listening to the key's releases
-   * (a very recent one was then replayed to the new watcher). Otherwise the
-   * node starts listening now, and this settles, never failing, once it does:
-   * a release until then may go unheard.
-   */
-  readonly ready: Promise<void> | undefined
-  /** Stop calling `onRelease`. Calling it again does nothing. */
-  readonly stop: () => void
-}
+export type ReleaseWatch = Node.ReleaseWatch
 
 /**
  * One independent Redis master. Every operation is atomic on the node and
@@ -363,26 +325,19 @@ export interface RedisNode {
  * @since 0.1.0
  * @category models
  */
-export type NodeOperation =
-  | "acquire"
-  | "acquireInTurn"
-  | "release"
-  | "extend"
-  | "inspect"
-  | "incrementFences"
-  | "commitFences"
+export type NodeOperation = Node.NodeOperation
 
 /**
- * A node's operations as promises (see `RedisNode.promises`).
+ * A node's operations as promises (see `RedisNode.promises`): the same
+ * operations with plain values where the effects have `Option`s (`inspect`
+ * gives `{ value, ttlMillis }`, each `undefined` when absent;
+ * `incrementFences` gives `undefined` when a key is not ours), so that
+ * every shell of the engine shares one node interface.
  *
  * @since 0.1.0
  * @category models
  */
-export type NodePromises = {
-  readonly [K in NodeOperation]: (
-    ...args: Parameters<RedisNode[K]>
-  ) => Promise<Effect.Effect.Success<ReturnType<RedisNode[K]>>>
-}
+export type NodePromises = Node.NodePromises
 
 /**
  * A node from its operations as promises, each rejecting only with a

@@ -339,7 +339,7 @@ export class Redlock extends Context.Tag("effect-redlock/Redlock")<Redlock, Redl
 export const make = Effect.fnUntraced(function*(options: Options = {}) {
   const settings = yield* Settings.fromContext(options)
   return Redlock.of({
-    nodes: settings.nodes,
+    nodes: settings.redisNodes,
     quorum: settings.quorum,
     acquire: Acquisition.acquire(settings),
     release: (lock) => Release.release(settings, lock),

@@ -4,7 +4,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Either, Exit, FastCheck as fc } from "effect"
 import * as Algorithm from "../src/engine/algorithm.js"
-import * as LockValue from "../src/internal/lockValue.js"
+import * as LockValue from "../src/engine/lockValue.js"
 import * as Validate from "../src/internal/validate.js"
 import * as Redlock from "../src/Redlock.js"
 import * as RedisNode from "../src/RedisNode.js"
@@ -112,7 +112,7 @@ describe("option validation", () => {
 describe("lock values", () => {
   it.effect("are 168 bits (28 base64url characters), and never repeat across refills of the pool", () =>
     Effect.gen(function*() {
-      const values = yield* Effect.replicateEffect(LockValue.make, 10_000)
+      const values = yield* Effect.replicateEffect(Effect.sync(LockValue.make), 10_000)
       assert.isTrue(values.every((value) => /^[A-Za-z0-9_-]{28}$/.test(value)))
       assert.strictEqual(new Set(values).size, values.length)
     }))

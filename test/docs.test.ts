@@ -1,6 +1,6 @@
 /**
  * Every export of the public modules carries JSDoc with `@since` and
- * `@category`, as in the Effect sources (internal modules and the engine are exempt).
+ * `@category`, as in the Effect sources (internal modules, the engine and the shared nodes are exempt).
  */
 import { assert, it } from "@effect/vitest"
 import * as Fs from "node:fs"
@@ -13,7 +13,7 @@ const src = Path.join(Path.dirname(fileURLToPath(import.meta.url)), "..", "src")
 const publicModules = (dir: string): Array<string> =>
   Fs.readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
     const path = Path.join(dir, entry.name)
-    if (entry.isDirectory()) return entry.name === "internal" || entry.name === "engine" ? [] : publicModules(path)
+    if (entry.isDirectory()) return entry.name === "internal" || entry.name === "engine" || entry.name === "nodes" ? [] : publicModules(path)
     return entry.name.endsWith(".ts") ? [path] : []
   })
 

@@ -4,7 +4,7 @@
  * engine, which the public modules are built from, import the public ones as
  * types only (as in the Effect sources: the public module re-exports what
  * the internal one defines); and the engine imports nothing from `effect`
- * and nothing of the shells that run on it (docs/how-it-works.md, "One engine, two shells").
+ * and nothing of the shells that run on it, not even types (docs/how-it-works.md, "One engine, two shells").
  */
 import { assert, it } from "@effect/vitest"
 import * as Fs from "node:fs"
@@ -65,20 +65,34 @@ it("src/ has no runtime import cycle", () => {
 })
 
 const inEngine = (file: string) => file.includes(`${Path.sep}engine${Path.sep}`)
+const inNodes = (file: string) => file.includes(`${Path.sep}nodes${Path.sep}`)
+const shared = (file: string) => inEngine(file) || inNodes(file)
 
 it("internal modules import the public modules as types only", () => {
-  const internal = (file: string) => file.includes(`${Path.sep}internal${Path.sep}`) || inEngine(file)
+  const internal = (file: string) => file.includes(`${Path.sep}internal${Path.sep}`) || shared(file)
   const offenders = [...graph].flatMap(([file, targets]) =>
     internal(file) ? targets.filter((target) => !internal(target)).map((target) => `${name(file)} -> ${name(target)}`) : []
   )
   assert.deepStrictEqual(offenders, [])
 })
 
-it("the engine imports nothing from effect, and of the rest of src/ only types", () => {
-  const engine = [...graph.keys()].filter(inEngine)
-  assert.isAtLeast(engine.length, 5, "the engine's modules were found")
-  const offenders = engine.flatMap((file) => [
-    ...graph.get(file)!.filter((target) => !inEngine(target)).map((target) => `${name(file)} -> ${name(target)}`),
+// Every relative import of a file, types included.
+const everyImport = (file: string): Array<string> =>
+  [...Fs.readFileSync(file, "utf8").matchAll(/from "(\.[^"]+)"/g)].map((match) =>
+    Path.join(Path.dirname(file), match[1].replace(/\.js$/, ".ts"))
+  )
+
+
+it("the engine and the shared nodes import nothing from effect, and nothing of the rest of src/, not even types", () => {
+  // The Effect 3 line and the Effect 4 package (packages/effect4 links these folders) compile them with
+  // their own major of effect: they must need neither. The engine needs nothing of the nodes either.
+  const files = [...graph.keys()].filter(shared)
+  assert.isAtLeast(files.filter(inEngine).length, 5, "the engine's modules were found")
+  assert.isAtLeast(files.filter(inNodes).length, 3, "the shared nodes were found")
+  const offenders = files.flatMap((file) => [
+    ...everyImport(file)
+      .filter((target) => inEngine(file) ? !inEngine(target) : !shared(target))
+      .map((target) => `${name(file)} -> ${name(target)}`),
     ...(/from "effect(\/|")/.test(Fs.readFileSync(file, "utf8")) ? [`${name(file)} -> effect`] : [])
   ])
   assert.deepStrictEqual(offenders, [])

@@ -11,7 +11,7 @@ import * as RedisNode from "../src/RedisNode.js"
 import * as Ioredis from "../src/RedisNode/Ioredis.js"
 import { InvalidOptions } from "../src/RedlockError.js"
 import * as IoredisCommands from "../src/internal/ioredis/commands.js"
-import * as Scripts from "../src/internal/scripts.js"
+import * as Scripts from "../src/nodes/scripts.js"
 import { failureOf } from "./support.js"
 
 describe("EVALSHA encoded once per fan-out", () => {

@@ -4,7 +4,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Clock, Effect, Layer, ManagedRuntime, TestClock } from "effect"
 import * as Monotonic from "../src/internal/monotonic.js"
-import * as Timeouts from "../src/internal/timeouts.js"
+import * as Timeouts from "../src/engine/timeouts.js"
 
 const sleep = (millis: number) => new Promise((resolve) => setTimeout(resolve, millis))
 

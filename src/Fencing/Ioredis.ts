@@ -11,7 +11,7 @@
 import * as Effect from "effect/Effect"
 import type { Redis } from "ioredis"
 import * as IoredisCommands from "../internal/ioredis/commands.js"
-import * as Scripts from "../internal/scripts.js"
+import * as Scripts from "../nodes/scripts.js"
 import type { RedisNodeError } from "../RedisNode.js"
 import { StaleFencingToken } from "../RedlockError.js"
 

@@ -22,7 +22,7 @@ import { Redis } from "ioredis"
 import type * as Tls from "node:tls"
 import * as IoredisCommands from "../internal/ioredis/commands.js"
 import * as LoadedScripts from "../internal/ioredis/loadedScripts.js"
-import * as Scripts from "../internal/scripts.js"
+import * as Scripts from "../nodes/scripts.js"
 import * as ReleaseSubscriber from "../internal/ioredis/releaseSubscriber.js"
 import type { ReleaseChannels } from "../internal/releaseChannels.js"
 import * as ServerRun from "../internal/ioredis/serverRun.js"
@@ -276,17 +276,14 @@ const makeNode = (
       evalScript(Scripts.extendOwned, keys, [value, ttlMillis], (reply) => reply === 1),
     incrementFences: (keys, value, fenceKeys) =>
       evalScript(Scripts.incrementFences, [...keys, ...fenceKeys], [value], (reply) =>
-        Array.isArray(reply) ? Option.some(reply.map((count) => BigInt(String(count)))) : Option.none()
+        Array.isArray(reply) ? reply.map((count) => BigInt(String(count))) : undefined
       ),
     commitFences: (keys, value, fenceKeys, tokens) =>
       evalScript(Scripts.commitFences, [...keys, ...fenceKeys], [value, ...tokens.map(String)], (reply) => reply === 1),
     inspect: (key) =>
       evalScript(Scripts.inspectKey, [key], [], (reply) => {
         const [pttl, value] = reply as [number, string | undefined]
-        return {
-          value: Option.fromNullable(value),
-          ttl: pttl >= 0 ? Option.some(Duration.millis(pttl)) : Option.none()
-        }
+        return { value: value ?? undefined, ttlMillis: pttl >= 0 ? pttl : undefined }
       })
   }
   return fromPromises({

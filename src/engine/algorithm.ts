@@ -3,7 +3,7 @@
  *
  * @internal
  */
-import type { NodeOutcome } from "../RedisNode.js"
+import type { NodeOutcome } from "./node.js"
 
 /**
  * How many nodes must agree: a strict majority. Any two majorities of the same

@@ -6,7 +6,7 @@
  *
  * @internal
  */
-import type { RedisNode, TurnAnswer } from "../RedisNode.js"
+import type { Node, TurnAnswer } from "./node.js"
 import * as Algorithm from "./algorithm.js"
 import * as FanOut from "./fanOut.js"
 import { callOf } from "./nodeCalls.js"
@@ -28,7 +28,7 @@ export interface RefusalFields {
 
 /** The manager's settings an acquisition's attempts read. */
 export interface AttemptSettings {
-  readonly nodes: ReadonlyArray<RedisNode>
+  readonly nodes: ReadonlyArray<Node>
   readonly quorum: number
   readonly driftFactor: number
   readonly fairHandoff: boolean
@@ -98,7 +98,7 @@ export const whyRefused = (answers: ReadonlyArray<Answer | undefined>, quorum: n
  * (`refused`), and may be told of each attempt (`attempted`).
  */
 export abstract class Attempts<G, R extends Refused> implements Waiting.Waiter<G, R> {
-  readonly nodes: ReadonlyArray<RedisNode>
+  readonly nodes: ReadonlyArray<Node>
   readonly quorum: number
   readonly keys: ReadonlyArray<string>
   readonly value: string
@@ -220,7 +220,7 @@ export abstract class Attempts<G, R extends Refused> implements Waiting.Waiter<G
    * to come is undone when it comes, only if it took the key: most refused
    * attempts of a waiter then send nothing more.
    */
-  private refusal(result: FanOut.FanOutResult<Answer>): ReadonlyArray<RedisNode> {
+  private refusal(result: FanOut.FanOutResult<Answer>): ReadonlyArray<Node> {
     const { late, outcomes } = result
     this.holderGoneAt = this.holderGone(result)
     if (this.keys.length === 1 && result.answers.some(isHeld)) {
@@ -254,7 +254,7 @@ export abstract class Attempts<G, R extends Refused> implements Waiting.Waiter<G
   }
 
   // The undo of a refused attempt on `targets` (no announcement, the place in line kept).
-  private undo(targets: ReadonlyArray<RedisNode>, done: () => void): void {
+  private undo(targets: ReadonlyArray<Node>, done: () => void): void {
     const rules = FanOut.atQuorum(targets, (deleted: number) => deleted > 0, this.nodeTimeoutMillis, undefined, this.attemptSettings.nodeError)
     FanOut.send(targets, FanOut.call("release", this.keys, this.value, false, true), rules, this.time, done)
   }

@@ -8,7 +8,7 @@
  *
  * @internal
  */
-import type { NodeOperation, NodeOutcome, RedisNode, RedisNodeError } from "../RedisNode.js"
+import type { Node, NodeError, NodeOperation, NodeOutcome, NodePromises } from "./node.js"
 import * as Algorithm from "./algorithm.js"
 import { callOf } from "./nodeCalls.js"
 import * as Quarantine from "./quarantine.js"
@@ -17,12 +17,12 @@ import type { Time } from "./time.js"
 /** Which operation to send, with its arguments. */
 export interface Call<M extends NodeOperation> {
   readonly method: M
-  readonly args: Parameters<RedisNode[M]>
+  readonly args: Parameters<NodePromises[M]>
 }
 
-export const call = <M extends NodeOperation>(method: M, ...args: Parameters<RedisNode[M]>): Call<M> => ({ method, args })
+export const call = <M extends NodeOperation>(method: M, ...args: Parameters<NodePromises[M]>): Call<M> => ({ method, args })
 
-export type Answer<M extends NodeOperation> = Awaited<ReturnType<NonNullable<RedisNode["promises"]>[M]>>
+export type Answer<M extends NodeOperation> = Awaited<ReturnType<NodePromises[M]>>
 
 export interface FanOutResult<A = unknown> {
   /** One outcome per node, in node order. */
@@ -61,8 +61,8 @@ export interface Rules<A> {
   readonly isDecided: (ok: number, other: number) => boolean
   readonly timeoutMillis: number
   readonly quarantineMillis: number | undefined
-  /** A node's failure as its outcome's error (the drivers' promises reject with RedisNodeError; anything else is wrapped). */
-  readonly nodeError: (node: RedisNode, error: unknown) => RedisNodeError
+  /** A node's failure as its outcome's error (the drivers' promises reject with the shell's node error; anything else is wrapped). */
+  readonly nodeError: (node: Node, error: unknown) => NodeError
 }
 
 /**
@@ -78,7 +78,7 @@ class Round<A> implements Late {
   private ok = 0
   private other = 0
 
-  constructor(readonly nodes: ReadonlyArray<RedisNode>, readonly rules: Rules<A>, readonly start: number) {
+  constructor(readonly nodes: ReadonlyArray<Node>, readonly rules: Rules<A>, readonly start: number) {
     this.answers = new Array(nodes.length).fill(undefined)
     this.outcomes = new Array(nodes.length).fill(undefined)
     this.runsAtStart = rules.quarantineMillis === undefined ? undefined : nodes.map((node) => node.run())
@@ -111,7 +111,7 @@ class Round<A> implements Late {
     )
   }
 
-  failed(index: number, error: RedisNodeError, now: number): void {
+  failed(index: number, error: NodeError, now: number): void {
     this.settle(index, { _tag: "Failed", node: this.nodes[index].name, millis: now - this.start, error })
   }
 
@@ -169,7 +169,7 @@ class Round<A> implements Late {
  * (`fanOut` below).
  */
 export const send = <M extends NodeOperation>(
-  nodes: ReadonlyArray<RedisNode>,
+  nodes: ReadonlyArray<Node>,
   call: Call<M>,
   rules: Rules<Answer<M>>,
   time: Time,
@@ -215,14 +215,14 @@ export const send = <M extends NodeOperation>(
       byCallback(call.method, call.args, answered as (answer: unknown) => void, failed)
       continue
     }
-    const operation = node.promises![call.method] as (...args: Parameters<RedisNode[M]>) => Promise<Answer<M>>
+    const operation = node.promises[call.method] as unknown as (...args: Parameters<NodePromises[M]>) => Promise<Answer<M>>
     operation(...call.args).then(answered, failed)
   }
 }
 
 /** Every node's answer is awaited (each bounded by `timeoutMillis`). */
 export const everyNode = (
-  nodes: ReadonlyArray<RedisNode>,
+  nodes: ReadonlyArray<Node>,
   timeoutMillis: number,
   nodeError: Rules<unknown>["nodeError"]
 ): Rules<unknown> => ({
@@ -238,7 +238,7 @@ export const everyNode = (
  * longer be reached; votes are quarantined when `quarantineMillis` is given.
  */
 export const atQuorum = <A>(
-  nodes: ReadonlyArray<RedisNode>,
+  nodes: ReadonlyArray<Node>,
   isYes: (answer: A) => boolean,
   timeoutMillis: number,
   quarantineMillis: number | undefined,

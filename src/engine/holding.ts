@@ -5,7 +5,7 @@
  *
  * @internal
  */
-import type { NodeOutcome, RedisNode } from "../RedisNode.js"
+import type { Node, NodeOutcome } from "./node.js"
 import * as Algorithm from "./algorithm.js"
 import * as FanOut from "./fanOut.js"
 import type { Time } from "./time.js"
@@ -25,7 +25,7 @@ export type Extension =
 
 /** What an extension reads of the manager. */
 export interface ExtensionSettings {
-  readonly nodes: ReadonlyArray<RedisNode>
+  readonly nodes: ReadonlyArray<Node>
   readonly quorum: number
   readonly driftFactor: number
   readonly quarantineMillis: number | undefined

@@ -3,7 +3,7 @@
  *
  * @internal
  */
-import type { NodeOperation, RedisNode } from "../RedisNode.js"
+import type { NodeOperation } from "./node.js"
 
 /**
  * A node's operation answered by callback, called at once when the answer
@@ -18,13 +18,13 @@ export type NodeCall = (
   failed: (error: unknown) => void
 ) => void
 
-const calls = new WeakMap<RedisNode, NodeCall>()
+const calls = new WeakMap<object, NodeCall>()
 
 /** `node`, whose operations `call` also answers by callback. */
-export const withCalls = (node: RedisNode, call: NodeCall): RedisNode => {
+export const withCalls = <N extends object>(node: N, call: NodeCall): N => {
   calls.set(node, call)
   return node
 }
 
 /** The node's operations by callback, where it offers them. */
-export const callOf = (node: RedisNode): NodeCall | undefined => calls.get(node)
+export const callOf = (node: object): NodeCall | undefined => calls.get(node)

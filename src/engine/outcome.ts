@@ -3,7 +3,7 @@
  *
  * @internal
  */
-import type { NodeOutcome } from "../RedisNode.js"
+import type { NodeOutcome } from "./node.js"
 
 /** One node's answer for messages and logs: `node=Tag`, `node=Failed(reason: detail)` or `node=Abstained(why)`. */
 export const describe = (outcome: NodeOutcome): string =>

@@ -12,7 +12,7 @@
  *
  * @internal
  */
-import type { NodeRun } from "../RedisNode.js"
+import type { NodeRun } from "./node.js"
 import * as Algorithm from "./algorithm.js"
 
 /** How long a restarted node abstains: the longest ttl in use, plus its drift allowance. */

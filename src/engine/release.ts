@@ -4,7 +4,7 @@
  *
  * @internal
  */
-import type { NodeOutcome, RedisNode } from "../RedisNode.js"
+import type { Node, NodeOutcome } from "./node.js"
 import * as Algorithm from "./algorithm.js"
 import * as FanOut from "./fanOut.js"
 import type { Time } from "./time.js"
@@ -29,7 +29,7 @@ const isDeleted = (deleted: number) => deleted > 0
 
 /** Delete `keys` where they still hold `value`, on every node, announced; `done` once decided. */
 export const release = (
-  nodes: ReadonlyArray<RedisNode>,
+  nodes: ReadonlyArray<Node>,
   quorum: number,
   keys: ReadonlyArray<string>,
   value: string,

@@ -10,7 +10,7 @@
  *
  * @internal
  */
-import type { RedisNode } from "../RedisNode.js"
+import type { Node } from "./node.js"
 import type { AttemptEnd, Refused } from "./attempt.js"
 import type { Waiter } from "./waiting.js"
 
@@ -36,7 +36,7 @@ export class SlotRounds<G, R extends Refused, S extends SlotAttempt<G, R>> imple
   private released: number | undefined
 
   constructor(
-    readonly nodes: ReadonlyArray<RedisNode>,
+    readonly nodes: ReadonlyArray<Node>,
     readonly quorum: number,
     readonly watch: boolean,
     /** Each slot's lock key, by slot. */

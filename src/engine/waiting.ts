@@ -32,7 +32,7 @@
  *
  * @internal
  */
-import type { RedisNode, ReleaseWatch } from "../RedisNode.js"
+import type { Node, ReleaseWatch } from "./node.js"
 import type { Time } from "./time.js"
 
 const timerSlackMillis = 1
@@ -97,15 +97,15 @@ const napThen = (time: Time, millis: number, announcements: Announcements | unde
  * takes no place in line: a key handed to it would sit free until its next
  * scheduled attempt, while the others wait behind it.
  */
-export const hearsQuorum = (nodes: ReadonlyArray<RedisNode>, quorum: number): boolean => {
+export const hearsQuorum = (nodes: ReadonlyArray<Node>, quorum: number): boolean => {
   let hearing = 0
-  for (const node of nodes) if (node.watchReleases !== undefined && node.hearsReleases?.() !== false) hearing++
+  for (const node of nodes) if (node.watchReleasesNow !== undefined && node.hearsReleases?.() !== false) hearing++
   return hearing >= quorum
 }
 
 /** What waiting reads of an acquisition (see manager/acquisition.ts), as it is after each attempt. */
 export interface Watched {
-  readonly nodes: ReadonlyArray<RedisNode>
+  readonly nodes: ReadonlyArray<Node>
   readonly keys: ReadonlyArray<string>
   readonly value: string
   /** How many nodes must announce a release that names nobody. */

@@ -12,6 +12,7 @@
  */
 import * as Schema from "effect/Schema"
 import { NodeOutcome } from "./nodes.js"
+import * as Messages from "../engine/messages.js"
 import * as Outcome from "../engine/outcome.js"
 
 /**
@@ -31,7 +32,7 @@ export class InvalidOptions extends Schema.TaggedError<InvalidOptions>("effect-r
    * @since 0.1.0
    */
   override get message(): string {
-    return `invalid option "${this.option}": ${this.detail}`
+    return Messages.invalidOptions(this.option, this.detail)
   }
 }
 
@@ -78,15 +79,7 @@ export class LockNotAcquired extends Schema.TaggedError<LockNotAcquired>("effect
    * @since 0.1.0
    */
   override get message(): string {
-    const why = this.reason === "Held"
-      ? "another client holds it"
-      : this.reason === "NotYourTurn"
-      ? "others wait for it ahead of this client"
-      : this.reason === "NoQuorum"
-      ? `fewer than ${this.quorum} of ${this.outcomes.length} nodes granted it`
-      : "a quorum granted it but no validity was left; raise ttl or lower nodeTimeout"
-    return `lock on ${this.resources.join(", ")} not acquired after ${this.attempts} attempt(s) ` +
-      `in ${Math.round(this.elapsedMillis)} ms: ${why} (last attempt: ${Outcome.describeAll(this.outcomes)})`
+    return Messages.notAcquired(this)
   }
 }
 
@@ -120,12 +113,7 @@ export class LockLost extends Schema.TaggedError<LockLost>("effect-redlock/LockL
    * @since 0.1.0
    */
   override get message(): string {
-    const why = this.reason === "Expired"
-      ? "its validity ran out before it was extended"
-      : this.reason === "NotHeld"
-      ? "a majority of nodes no longer hold it for us (expired, or taken by another client after it expired)"
-      : "it was released"
-    return `lock on ${this.resources.join(", ")} lost: ${why}`
+    return Messages.lost(this.resources, this.reason)
   }
 }
 
@@ -148,8 +136,7 @@ export class LockNotExtended extends Schema.TaggedError<LockNotExtended>("effect
    * @since 0.1.0
    */
   override get message(): string {
-    return `lock on ${this.resources.join(", ")} not extended: fewer than a majority of nodes confirmed (` +
-      Outcome.describeAll(this.outcomes) + ")"
+    return Messages.notExtended(this.resources, this.outcomes)
   }
 }
 

@@ -9,14 +9,19 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Engine from "../engine/fanOut.js"
 import type { Time } from "../engine/time.js"
-import type { NodeOperation, RedisNode } from "../RedisNode.js"
+import type { Node, NodeOperation } from "../engine/node.js"
 import * as Monotonic from "./monotonic.js"
-import { RedisNodeError } from "./nodes.js"
+import { type NodeOutcome, RedisNodeError } from "./nodes.js"
 
-export { type Answer, call, type Call, type FanOutResult, type Late, type Rules, send } from "../engine/fanOut.js"
+export { type Answer, call, type Call, type Late, type Rules, send } from "../engine/fanOut.js"
+
+/** A fan-out's result with this shell's outcomes (see nodes.ts `outcomesOf`). */
+export interface FanOutResult<A = unknown> extends Engine.FanOutResult<A> {
+  readonly outcomes: ReadonlyArray<NodeOutcome>
+}
 
 /** A failure that is not a RedisNodeError already (a driver that broke its contract) as one. */
-export const nodeError = (node: RedisNode, error: unknown): RedisNodeError =>
+export const nodeError = (node: Node, error: unknown): RedisNodeError =>
   error instanceof RedisNodeError
     ? error
     : new RedisNodeError({ node: node.name, reason: "Unknown", detail: String(error), cause: error }, true)
@@ -26,7 +31,7 @@ export const nodeError = (node: RedisNode, error: unknown): RedisNodeError =>
  * longer be reached; votes are quarantined when `quarantineMillis` is given.
  */
 export const atQuorum = <A>(
-  nodes: ReadonlyArray<RedisNode>,
+  nodes: ReadonlyArray<Node>,
   isYes: (answer: A) => boolean,
   timeout: Duration.Duration,
   quarantineMillis: number | undefined
@@ -45,14 +50,15 @@ export const atQuorum = <A>(
  * timeout and finds the round over.
  */
 const fanOut = <M extends NodeOperation>(
-  nodes: ReadonlyArray<RedisNode>,
+  nodes: ReadonlyArray<Node>,
   call: Engine.Call<M>,
   rules: Engine.Rules<Engine.Answer<M>>,
   time: Time | undefined
-): Effect.Effect<Engine.FanOutResult<Engine.Answer<M>>> => {
+): Effect.Effect<FanOutResult<Engine.Answer<M>>> => {
+  // The outcomes' errors are this shell's (nodes.ts `outcomesOf`).
   const sendOn = (time: Time) =>
-    Effect.async<Engine.FanOutResult<Engine.Answer<M>>>((resume) =>
-      Engine.send(nodes, call, rules, time, (result) => resume(Effect.succeed(result)))
+    Effect.async<FanOutResult<Engine.Answer<M>>>((resume) =>
+      Engine.send(nodes, call, rules, time, (result) => resume(Effect.succeed(result as FanOutResult<Engine.Answer<M>>)))
     )
   return time === undefined ? Effect.flatMap(Monotonic.currentTime, sendOn) : sendOn(time)
 }
@@ -62,11 +68,11 @@ const fanOut = <M extends NodeOperation>(
  * node's answer. Used to read, where every answer is wanted.
  */
 export const all = <M extends NodeOperation>(
-  nodes: ReadonlyArray<RedisNode>,
+  nodes: ReadonlyArray<Node>,
   call: Engine.Call<M>,
   timeout: Duration.Duration,
   time?: Time
-): Effect.Effect<Engine.FanOutResult<Engine.Answer<M>>> =>
+): Effect.Effect<FanOutResult<Engine.Answer<M>>> =>
   fanOut(nodes, call, Engine.everyNode(nodes, Duration.toMillis(timeout), nodeError), time)
 
 /**
@@ -80,11 +86,11 @@ export const all = <M extends NodeOperation>(
  * A caller that already has the engine's time passes it, saving a lookup.
  */
 export const untilDecided = <M extends NodeOperation>(
-  nodes: ReadonlyArray<RedisNode>,
+  nodes: ReadonlyArray<Node>,
   call: Engine.Call<M>,
   isYes: (answer: Engine.Answer<M>) => boolean,
   timeout: Duration.Duration,
   quarantineMillis?: number,
   time?: Time
-): Effect.Effect<Engine.FanOutResult<Engine.Answer<M>>> =>
+): Effect.Effect<FanOutResult<Engine.Answer<M>>> =>
   fanOut(nodes, call, atQuorum(nodes, isYes, timeout, quarantineMillis), time)

@@ -15,6 +15,7 @@ import type { NodeOutcome } from "../RedisNode.js"
 import { type FencingTokenUnavailable, LockLost, ValidityTooShort } from "./errors.js"
 import * as RedlockMetrics from "./metrics.js"
 import * as Monotonic from "./monotonic.js"
+import { outcomesOf } from "./nodes.js"
 import { Holding } from "../engine/holding.js"
 
 /** The mark of a `Lock` (re-exported by the public `Lock` module). */
@@ -82,7 +83,7 @@ export class HeldLock extends Holding implements Lock.Lock {
   /** Why the lock was lost, if it was. Built on first use: every release marks a loss, few ask why. */
   get lostBecause(): LockLost | undefined {
     if (this.lostAs === undefined) return undefined
-    this.lostError ??= new LockLost({ resources: this.resources, ...this.lostAs }, true)
+    this.lostError ??= new LockLost({ resources: this.resources, reason: this.lostAs.reason, outcomes: outcomesOf(this.lostAs.outcomes) }, true)
     return this.lostError
   }
 

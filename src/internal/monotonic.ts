@@ -2,7 +2,7 @@
  * Effect's `Clock` as the engine's time (engine/time.ts): the shell hands
  * each operation `timeOf` the fiber's clock and scheduler. On the live clock,
  * timers are Node timers (per-node timeouts share one per duration,
- * timeouts.ts) and deferred calls microtasks, whatever the scheduler; on any other clock (the `TestClock`, the
+ * engine/liveTime.ts) and deferred calls microtasks, whatever the scheduler; on any other clock (the `TestClock`, the
  * simulation's), a timer is a fiber that sleeps on that clock and then calls
  * back, on the fiber's scheduler, so the test's clock moves the engine's
  * timers and the test's scheduler runs them.
@@ -18,7 +18,7 @@ import * as FiberId from "effect/FiberId"
 import * as FiberRef from "effect/FiberRef"
 import * as Scheduler from "effect/Scheduler"
 import type { Time } from "../engine/time.js"
-import * as Timeouts from "./timeouts.js"
+import * as LiveTime from "../engine/liveTime.js"
 
 /**
  * Milliseconds on the monotonic timeline of `Clock.currentTimeNanos` (the
@@ -52,23 +52,7 @@ export const monotonicMillis: Effect.Effect<number> = Effect.clockWith((clock) =
 )
 
 /** The live clock's time: one object for every caller. */
-export const liveTime: Time = {
-  now: () => performance.now() + liveOffsetMillis,
-  wallNow: Date.now,
-  schedule: (millis, fn) => {
-    // Beyond what a Node timer can wait, a timer never comes (as on Effect's clock).
-    if (millis > longestTimerMillis) return () => {}
-    const timer = setTimeout(fn, millis)
-    return () => clearTimeout(timer)
-  },
-  timeout: (millis, fn) => {
-    const timeout = Timeouts.start(millis, fn)
-    return () => Timeouts.cancel(timeout)
-  },
-  defer: queueMicrotask
-}
-
-const longestTimerMillis = 2 ** 31 - 1
+export const liveTime: Time = LiveTime.make(liveOffsetMillis)
 
 /** Whether `clock` is Effect's live clock (a test's clock, or a user's own, is not). */
 export const isLive = (clock: Clock.Clock): boolean => clock.unsafeCurrentTimeNanos === liveNanos

@@ -10,8 +10,13 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Runtime from "effect/Runtime"
+import * as Duration from "effect/Duration"
+import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
-import type { MemoryNodesControl, NodeOperation, NodePromises, PromiseNode, RedisNode, ReleaseWatch } from "../RedisNode.js"
+import * as Messages from "../engine/messages.js"
+import type * as Engine from "../engine/node.js"
+import { callOf, withCalls } from "../engine/nodeCalls.js"
+import type { MemoryNodesControl, NodePromises, PromiseNode, RedisNode, ReleaseWatch } from "../RedisNode.js"
 
 /**
  * Why a node could not carry out an operation (documented in RedisNode.ts).
@@ -66,7 +71,7 @@ export class RedisNodeError extends Schema.TaggedError<RedisNodeError>("effect-r
    * @since 0.1.0
    */
   override get message(): string {
-    return `node ${this.node}: ${this.reason}: ${this.detail}`
+    return Messages.nodeError(this)
   }
 }
 
@@ -111,6 +116,17 @@ export const NodeOutcome = Schema.Union(
 export type NodeOutcome = typeof NodeOutcome.Type
 
 /**
+ * The engine's outcomes as this shell's: their errors are this shell's
+ * `RedisNodeError`s, since its nodes reject with them and its `nodeError`
+ * rule (manager/settings.ts) makes one of anything else.
+ */
+export const outcomesOf = (outcomes: ReadonlyArray<Engine.NodeOutcome>): ReadonlyArray<NodeOutcome> =>
+  outcomes as ReadonlyArray<NodeOutcome>
+
+/** `MakeNodeError` of this shell, for the drivers and the memory nodes. */
+export const makeNodeError: Engine.MakeNodeError = (fields) => new RedisNodeError(fields)
+
+/**
  * The set of independent Redis masters a lock manager uses. A `Context.Tag`
  * holds one value, so the N nodes are provided together, in a fixed order.
  *
@@ -125,16 +141,6 @@ export class RedisNodes extends Context.Tag("effect-redlock/RedisNodes")<RedisNo
  */
 export class MemoryNodes extends Context.Tag("effect-redlock/MemoryNodes")<MemoryNodes, MemoryNodesControl>() {}
 
-const operations: ReadonlyArray<NodeOperation> = [
-  "acquire",
-  "acquireInTurn",
-  "release",
-  "extend",
-  "inspect",
-  "incrementFences",
-  "commitFences"
-]
-
 /**
  * A node as the engine talks to it: its operations as promises and its
  * watches as plain calls. The ioredis and in-memory nodes have both; a node
@@ -143,29 +149,15 @@ const operations: ReadonlyArray<NodeOperation> = [
  * clock moves such a node's sleeps), each watch registered by running its
  * effect.
  */
-export const withPromises = (node: RedisNode, runtime: Runtime.Runtime<never>): RedisNode => {
-  if (node.promises !== undefined && (node.watchReleases === undefined || node.watchReleasesNow !== undefined)) return node
-  const promises = node.promises ?? Object.fromEntries(operations.map((operation) => [
-    operation,
-    (...args: Array<unknown>) =>
-      new Promise((resolve, reject) => {
-        const effect = (node[operation] as (...args: Array<unknown>) => Effect.Effect<unknown, RedisNodeError>)(...args)
-        Runtime.runFork(runtime)(effect).addObserver((exit) => {
-          if (Exit.isSuccess(exit)) return resolve(exit.value)
-          const failure = Cause.failureOption(exit.cause)
-          reject(
-            failure._tag === "Some" ? failure.value : new RedisNodeError({
-              node: node.name,
-              reason: "Unknown",
-              detail: Cause.pretty(exit.cause),
-              cause: Cause.squash(exit.cause)
-            }, true)
-          )
-        })
-      })
-  ])) as unknown as NodePromises
+export const withPromises = (node: RedisNode, runtime: Runtime.Runtime<never>): Engine.Node => {
+  // Announcements are `watchReleases`'; `watchReleasesNow` is only its plain form.
   const watchEffect = node.watchReleases
-  const watchReleasesNow = node.watchReleasesNow ?? (watchEffect === undefined ? undefined : (
+  const sameWatches = watchEffect === undefined ? node.watchReleasesNow === undefined : node.watchReleasesNow !== undefined
+  // A node that has both already is one (the same object: its callbacks, engine/nodeCalls.ts, stay found).
+  if (node.promises !== undefined && sameWatches) return node as Engine.Node
+  const { hearsReleases, name, run } = node
+  const promises: NodePromises = node.promises ?? promisesOf(node, runtime)
+  const watchReleasesNow = watchEffect === undefined ? undefined : node.watchReleasesNow ?? ((
     key: string,
     onRelease: (next: string | null) => void
   ): ReleaseWatch => {
@@ -188,7 +180,42 @@ export const withPromises = (node: RedisNode, runtime: Runtime.Runtime<never>): 
       }
     }
   })
-  return { ...node, promises, watchReleasesNow }
+  const engineNode: Engine.Node = { name, run, promises, watchReleasesNow, hearsReleases }
+  const call = node.promises === undefined ? undefined : callOf(node)
+  return call === undefined ? engineNode : withCalls(engineNode, call)
+}
+
+// A node written with effects: each operation run as its own fiber, its answer made plain.
+const promisesOf = (node: RedisNode, runtime: Runtime.Runtime<never>): NodePromises => {
+  const run = <A>(effect: Effect.Effect<A, RedisNodeError>): Promise<A> =>
+    new Promise((resolve, reject) => {
+      Runtime.runFork(runtime)(effect).addObserver((exit) => {
+        if (Exit.isSuccess(exit)) return resolve(exit.value)
+        const failure = Cause.failureOption(exit.cause)
+        reject(
+          failure._tag === "Some" ? failure.value : new RedisNodeError({
+            node: node.name,
+            reason: "Unknown",
+            detail: Cause.pretty(exit.cause),
+            cause: Cause.squash(exit.cause)
+          }, true)
+        )
+      })
+    })
+  return {
+    acquire: (keys, value, ttlMillis) => run(node.acquire(keys, value, ttlMillis)),
+    acquireInTurn: (keys, value, ttlMillis, turn) => run(node.acquireInTurn(keys, value, ttlMillis, turn)),
+    release: (keys, value, announce, keepPlace) => run(node.release(keys, value, announce, keepPlace)),
+    extend: (keys, value, ttlMillis) => run(node.extend(keys, value, ttlMillis)),
+    inspect: (key) =>
+      run(Effect.map(node.inspect(key), (state) => ({
+        value: Option.getOrUndefined(state.value),
+        ttlMillis: Option.getOrUndefined(Option.map(state.ttl, Duration.toMillis))
+      }))),
+    incrementFences: (keys, value, fenceKeys) =>
+      run(Effect.map(node.incrementFences(keys, value, fenceKeys), Option.getOrUndefined)),
+    commitFences: (keys, value, fenceKeys, tokens) => run(node.commitFences(keys, value, fenceKeys, tokens))
+  }
 }
 
 /** See `RedisNode.fromPromises`. */
@@ -210,8 +237,16 @@ export const fromPromises = (node: PromiseNode): RedisNode => {
     acquireInTurn: (keys, value, ttlMillis, turn) => effect(() => promises.acquireInTurn(keys, value, ttlMillis, turn)),
     release: (keys, value, announce, keepPlace) => effect(() => promises.release(keys, value, announce, keepPlace)),
     extend: (keys, value, ttlMillis) => effect(() => promises.extend(keys, value, ttlMillis)),
-    incrementFences: (keys, value, fenceKeys) => effect(() => promises.incrementFences(keys, value, fenceKeys)),
+    incrementFences: (keys, value, fenceKeys) =>
+      effect(() => promises.incrementFences(keys, value, fenceKeys).then(Option.fromNullable)),
     commitFences: (keys, value, fenceKeys, tokens) => effect(() => promises.commitFences(keys, value, fenceKeys, tokens)),
-    inspect: (key) => effect(() => promises.inspect(key))
+    inspect: (key) =>
+      effect(async () => {
+        const { ttlMillis, value } = await promises.inspect(key)
+        return {
+          value: Option.fromNullable(value),
+          ttl: ttlMillis === undefined ? Option.none() : Option.some(Duration.millis(ttlMillis))
+        }
+      })
   }
 }

@@ -16,7 +16,7 @@ import type * as Fiber from "effect/Fiber"
 import * as FiberRef from "effect/FiberRef"
 import * as Option from "effect/Option"
 import type * as Tracer from "effect/Tracer"
-import type { FanOutResult } from "./fanOut.js"
+import type { FanOutResult } from "../engine/fanOut.js"
 import * as Outcome from "../engine/outcome.js"
 
 const builtInTracer: Tracer.Tracer = Effect.runSync(Effect.tracer)

@@ -9,54 +9,20 @@ import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import * as Schedule from "effect/Schedule"
 import { InvalidOptions } from "./errors.js"
-import * as Algorithm from "../engine/algorithm.js"
+import * as Options from "../engine/options.js"
 
-/** Keys per lock at most: one Lua call carries them all, and a lock on more is almost surely a bug. */
-export const maxResources = 1024
+/** At most this many resources per lock (one script call carries all their keys). */
+export const maxResources = Options.maxResources
 
-/** Longest ttl ever accepted: Redis keeps expiry in milliseconds; beyond a year the lock is not a lease any more. */
-export const longestTtlMillis = 365 * 24 * 60 * 60 * 1000
+/** The longest ttl a manager accepts (`maxTtl`). */
+export const longestTtlMillis = Options.longestTtlMillis
 
 export const invalid = (option: string, detail: string) => Either.left(new InvalidOptions({ option, detail }, true))
 
-export const resources = (
-  input: unknown
-): Either.Either<NonEmptyReadonlyArray<string>, InvalidOptions> => {
-  if (typeof input === "string") {
-    // One string, the common case: no list to build or check for repeats.
-    const problem = resourceProblem(input)
-    return problem === undefined ? Either.right([input]) : invalid("resources", problem)
-  }
-  if (!Array.isArray(input)) {
-    return invalid("resources", `expected a string or an array of strings, got ${describe(input)}`)
-  }
-  const list: ReadonlyArray<unknown> = input
-  if (list.length === 0) return invalid("resources", "at least one resource is required")
-  if (list.length > maxResources) {
-    return invalid("resources", `at most ${maxResources} resources per lock, got ${list.length}`)
-  }
-  const seen = new Set<string>()
-  for (const resource of list) {
-    if (typeof resource !== "string") return invalid("resources", `every resource must be a string, got ${describe(resource)}`)
-    const problem = resourceProblem(resource)
-    if (problem !== undefined) return invalid("resources", problem)
-    if (seen.has(resource)) return invalid("resources", `resource "${resource}" is listed twice`)
-    seen.add(resource)
-  }
-  return Either.right(list as unknown as NonEmptyReadonlyArray<string>)
-}
+/** A resource name or a non-empty list of distinct ones (engine/options.ts). */
+export const resources = (input: unknown): Either.Either<NonEmptyReadonlyArray<string>, InvalidOptions> =>
+  checked(Options.resources(input)) as Either.Either<NonEmptyReadonlyArray<string>, InvalidOptions>
 
-const resourceProblem = (resource: string): string | undefined => {
-  if (resource.length === 0) return "a resource must not be the empty string"
-  // The keys of a resource's line of waiters are its lock key + NUL + a name (internal/scripts.ts).
-  if (resource.includes("\u0000")) return "a resource must not contain the NUL character"
-  return undefined
-}
-
-/**
- * The most permits of one semaphore: a refused round of an acquisition tries
- * every slot once, so the limit bounds what one round sends.
- */
 export const maxPermits = 64
 
 /** A semaphore's resource (one string, checked as a lock's) and its limit. */
@@ -75,91 +41,44 @@ export const permits = (
   return Either.right({ resource: resourceInput, limit: limitInput })
 }
 
-/** A duration in whole milliseconds (rounded up), finite and at least 1 ms. */
-export const millis = (option: string, input: unknown): Either.Either<number, InvalidOptions> => {
+/** A Duration input in milliseconds (`undefined`: not one). */
+export const readMillis: Options.ReadMillis = (input) => {
   const decoded = Duration.decodeUnknown(input)
-  if (Option.isNone(decoded)) return invalid(option, `expected a Duration input such as "10 seconds", got ${describe(input)}`)
-  if (!Duration.isFinite(decoded.value)) return invalid(option, "must be finite")
-  const ms = Math.ceil(Duration.toMillis(decoded.value))
-  // Named as given: Duration reads NaN and negative inputs as zero.
-  if (!(ms >= 1)) return invalid(option, `must be at least 1 millisecond, got ${describeDuration(input)}`)
-  return Either.right(ms)
+  return Option.isSome(decoded) ? Duration.toMillis(decoded.value) : undefined
 }
 
-const describeDuration = (input: unknown): string =>
-  Duration.isDuration(input)
-    ? Duration.format(input)
-    : Array.isArray(input)
-    ? `[${input.map(String).join(", ")}]`
-    : describe(input)
+/** A finite duration of at least 1 ms, in whole milliseconds (engine/options.ts). */
+export const millis = (option: string, input: unknown): Either.Either<number, InvalidOptions> =>
+  checked(Options.millis(option, input, readMillis))
 
-/** A retry policy: a `Schedule` (JavaScript callers can pass anything). */
 export const schedule = <S>(option: string, input: S): Either.Either<S, InvalidOptions> =>
   Schedule.isSchedule(input) ? Either.right(input) : invalid(option, `must be a Schedule, got ${describe(input)}`)
 
-export const driftFactor = (input: unknown): Either.Either<number, InvalidOptions> =>
-  typeof input === "number" && Number.isFinite(input) && input >= 0 && input < 1
-    ? Either.right(input)
-    : invalid("driftFactor", `must be a number in [0, 1), got ${describe(input)}`)
+export const driftFactor = (input: unknown): Either.Either<number, InvalidOptions> => checked(Options.driftFactor(input))
 
-export const keyPrefix = (input: unknown): Either.Either<string, InvalidOptions> =>
-  typeof input !== "string"
-    ? invalid("keyPrefix", `must be a string, got ${describe(input)}`)
-    : input.includes("\u0000")
-    ? invalid("keyPrefix", "must not contain the NUL character")
-    : Either.right(input)
+export const keyPrefix = (input: unknown): Either.Either<string, InvalidOptions> => checked(Options.keyPrefix(input))
 
-export const nodeCount = (count: number): Either.Either<number, InvalidOptions> =>
-  count >= 1 ? Either.right(count) : invalid("nodes", "at least one Redis node is required")
+export const nodeCount = (count: number): Either.Either<number, InvalidOptions> => checked(Options.nodeCount(count))
 
-/** The manager's `maxTtl`: the longest ttl its locks may have. */
-export const maxTtl = (input: unknown): Either.Either<number, InvalidOptions> =>
-  Either.flatMap(millis("maxTtl", input), (ms) =>
-    ms > longestTtlMillis ? invalid("maxTtl", `must be at most one year, got ${ms} ms`) : Either.right(ms))
+export const maxTtl = (input: unknown): Either.Either<number, InvalidOptions> => checked(Options.maxTtl(input, readMillis))
 
 export const flag = (option: string, input: unknown): Either.Either<boolean, InvalidOptions> =>
-  typeof input === "boolean" ? Either.right(input) : invalid(option, `must be true or false, got ${describe(input)}`)
+  checked(Options.flag(option, input))
 
-/** The ttl and per-node timeout of one acquisition, checked against each other and the manager's `maxTtl`. */
+/** The ttl and node timeout of an acquisition, checked against each other and the manager's limits (engine/options.ts). */
 export const timing = (
   ttlInput: unknown,
   nodeTimeoutInput: unknown,
   drift: number,
   maxTtlMillis: number
-): Either.Either<{ readonly ttlMillis: number; readonly nodeTimeoutMillis: number }, InvalidOptions> => {
-  if (ttlInput === undefined) return invalid("ttl", "is required, e.g. { ttl: \"10 seconds\" }")
-  const ttl = millis("ttl", ttlInput)
-  if (Either.isLeft(ttl)) return Either.left(ttl.left)
-  const ttlMillis = ttl.right
-  if (ttlMillis > maxTtlMillis) {
-    return invalid(
-      "ttl",
-      `${ttlMillis} ms is above the manager's maxTtl of ${maxTtlMillis} ms; raise maxTtl ` +
-        `(a restarted node then stays out of quorums that long), or use autoExtend with a shorter ttl`
-    )
-  }
-  const driftMillis = Algorithm.drift(ttlMillis, drift)
-  if (ttlMillis <= driftMillis) {
-    return invalid("ttl", `${ttlMillis} ms leaves no validity after the clock drift allowance of ${driftMillis} ms`)
-  }
-  const nodeTimeout = nodeTimeoutInput === undefined
-    ? Either.right(Algorithm.defaultNodeTimeoutMillis(ttlMillis))
-    : millis("nodeTimeout", nodeTimeoutInput)
-  if (Either.isLeft(nodeTimeout)) return Either.left(nodeTimeout.left)
-  const nodeTimeoutMillis = nodeTimeout.right
-  if (nodeTimeoutMillis >= ttlMillis) {
-    return invalid("nodeTimeout", `${nodeTimeoutMillis} ms must be well below the ttl of ${ttlMillis} ms`)
-  }
-  return Either.right({ ttlMillis, nodeTimeoutMillis })
-}
+): Either.Either<{ readonly ttlMillis: number; readonly nodeTimeoutMillis: number }, InvalidOptions> =>
+  checked(Options.timing(ttlInput, nodeTimeoutInput, drift, maxTtlMillis, readMillis))
 
-const describe = (u: unknown): string => {
-  if (typeof u === "string") return JSON.stringify(u)
-  if (typeof u === "number" || typeof u === "boolean" || typeof u === "bigint" || u === null || u === undefined) {
-    return String(u)
-  }
-  return Array.isArray(u) ? "an array" : typeof u
-}
+/** A checked value, or its problem as InvalidOptions. */
+const checked = <A>(value: A | Options.Problem): Either.Either<A, InvalidOptions> =>
+  value instanceof Options.Problem ? invalid(value.option, value.detail) : Either.right(value)
+
+const describe = Options.describe
 
 /** A whole number of at least zero. */
 export const count = (option: string, input: unknown): Either.Either<number, InvalidOptions> =>

@@ -6,7 +6,7 @@
  */
 import { Command, type Redis } from "ioredis"
 import { RedisNodeError, type RedisNodeErrorReason } from "../nodes.js"
-import type { Script } from "../scripts.js"
+import type { Script } from "../../nodes/scripts.js"
 
 /** Map a driver failure to a node error; connection failures carry the last connection error's text. */
 export const toNodeError = (node: string, cause: unknown, lastConnectionError: Error | undefined): RedisNodeError => {

@@ -21,7 +21,7 @@
  */
 import * as Effect from "effect/Effect"
 import type { Redis } from "ioredis"
-import { type Script } from "../scripts.js"
+import { type Script } from "../../nodes/scripts.js"
 
 export interface LoadedScripts {
   /** Whether scripts go by EVALSHA (loaded, or being loaded ahead of the command); otherwise whole, by EVAL. */

@@ -25,6 +25,7 @@ import * as Runtime from "effect/Runtime"
 import * as Schedule from "effect/Schedule"
 import * as Scope from "effect/Scope"
 import * as Attempt from "../../engine/attempt.js"
+import type { FanOutResult } from "../../engine/fanOut.js"
 import * as Outcome from "../../engine/outcome.js"
 import type { Time } from "../../engine/time.js"
 import * as Waiting from "../../engine/waiting.js"
@@ -33,9 +34,10 @@ import type { AcquireOptions } from "../../Redlock.js"
 import { type InvalidOptions, LockNotAcquired } from "../errors.js"
 import * as FanOut from "../fanOut.js"
 import { HeldLock, type LockFields } from "../lock.js"
-import * as LockValue from "../lockValue.js"
+import * as LockValue from "../../engine/lockValue.js"
 import * as RedlockMetrics from "../metrics.js"
 import * as Monotonic from "../monotonic.js"
+import { outcomesOf } from "../nodes.js"
 import * as Retry from "../retry.js"
 import * as Tracing from "../tracing.js"
 import * as Validate from "../validate.js"
@@ -244,10 +246,10 @@ export class Refused implements Retry.Refusal, Attempt.Refused {
   readonly granted = undefined
   private made: LockNotAcquired | undefined
 
-  constructor(private readonly fields: Attempt.RefusalFields, readonly result: FanOut.FanOutResult) {}
+  constructor(private readonly fields: Attempt.RefusalFields, readonly result: FanOutResult) {}
 
   get refusal(): LockNotAcquired {
-    return this.made ??= withoutStackTrace(() => new LockNotAcquired(this.fields, true))
+    return this.made ??= withoutStackTrace(() => new LockNotAcquired({ ...this.fields, outcomes: outcomesOf(this.fields.outcomes) }, true))
   }
 }
 
@@ -270,7 +272,7 @@ class Acquisition extends Attempt.Attempts<HeldLock, Refused> implements SingleA
     super(settings, {
       resources: request.resources,
       keys: request.resources.map((resource) => settings.keyPrefix + resource),
-      value: LockValue.unsafeMake(),
+      value: LockValue.make(),
       ttlMillis: request.ttlMillis,
       nodeTimeoutMillis: Duration.toMillis(request.nodeTimeout),
       probe
@@ -288,7 +290,7 @@ class Acquisition extends Attempt.Attempts<HeldLock, Refused> implements SingleA
     }
   }
 
-  protected granted(result: FanOut.FanOutResult, validityMillis: number): HeldLock {
+  protected granted(result: FanOutResult, validityMillis: number): HeldLock {
     const { resources, ttlMillis } = this.request
     return new HeldLock({
       resources,
@@ -298,7 +300,7 @@ class Acquisition extends Attempt.Attempts<HeldLock, Refused> implements SingleA
       validity: Duration.millis(validityMillis),
       validUntilMillis: result.endMillis + validityMillis,
       attempts: this.attempts,
-      outcomes: result.outcomes,
+      outcomes: outcomesOf(result.outcomes),
       nodeTimeout: this.nodeTimeout,
       acquiredAtMillis: result.endMillis,
       manager: this.settings.identity,
@@ -306,7 +308,7 @@ class Acquisition extends Attempt.Attempts<HeldLock, Refused> implements SingleA
     })
   }
 
-  protected refused(fields: Attempt.RefusalFields, result: FanOut.FanOutResult): Refused {
+  protected refused(fields: Attempt.RefusalFields, result: FanOutResult): Refused {
     return new Refused(fields, result)
   }
 

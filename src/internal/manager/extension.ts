@@ -12,6 +12,7 @@ import { ExtensionLimitReached, type InvalidOptions, type LockLost, LockNotExten
 import type { HeldLock } from "../lock.js"
 import * as RedlockMetrics from "../metrics.js"
 import * as Monotonic from "../monotonic.js"
+import { outcomesOf } from "../nodes.js"
 import * as Outcome from "../../engine/outcome.js"
 import * as Validate from "../validate.js"
 import * as Tracing from "../tracing.js"
@@ -57,7 +58,7 @@ const extendHeld = (
       case "Lost":
         return yield* state.lostBecause!
       case "NotExtended":
-        return yield* new LockNotExtended({ resources: state.resources, outcomes }, true)
+        return yield* new LockNotExtended({ resources: state.resources, outcomes: outcomesOf(outcomes) }, true)
     }
   })
 

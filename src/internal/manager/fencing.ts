@@ -5,7 +5,6 @@
  */
 import * as Effect from "effect/Effect"
 import { identity } from "effect/Function"
-import * as Option from "effect/Option"
 import type { NodeOutcome } from "../../RedisNode.js"
 import * as Algorithm from "../../engine/algorithm.js"
 import { FencingTokenUnavailable } from "../errors.js"
@@ -31,14 +30,14 @@ export const issueFencingTokens = (settings: Settings) => (lock: HeldLock) =>
     const counted = yield* FanOut.untilDecided(
       settings.nodes,
       FanOut.call("incrementFences", lock.keys, lock.value, fenceKeys),
-      Option.isSome,
+      (counts) => counts !== undefined,
       lock.nodeTimeout,
       settings.quarantineMillis
     )
     if (counted.yes < settings.quorum) return yield* fail(counted.outcomes)
     const tokens = fenceKeys.map((_, index) =>
       counted.answers.reduce(
-        (max, answer) => answer !== undefined && Option.isSome(answer) && answer.value[index] > max ? answer.value[index] : max,
+        (max, counts) => counts !== undefined && counts[index] > max ? counts[index] : max,
         0n
       )
     )

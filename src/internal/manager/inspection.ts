@@ -22,19 +22,22 @@ export const inspectChecked = (settings: Settings, resource: string): Effect.Eff
     const key = settings.keyPrefix + resource
     const { answers: states, outcomes } = yield* FanOut.all(settings.nodes, FanOut.call("inspect", key), settings.inspectTimeout)
     const read = outcomes.map((outcome, index): NodeKeyState => {
-      const state = states[index]
-      return state === undefined ? { _tag: "Unreadable", outcome } : { _tag: "Read", node: outcome.node, state }
+      const reading = states[index]
+      if (reading === undefined) return { _tag: "Unreadable", outcome }
+      const { ttlMillis, value } = reading
+      const ttl = ttlMillis === undefined ? Option.none() : Option.some(Duration.millis(ttlMillis))
+      return { _tag: "Read", node: outcome.node, state: { value: Option.fromNullable(value), ttl } }
     })
-    const values = states.map((state) => state === undefined ? undefined : Option.getOrUndefined(state.value))
+    const values = states.map((reading) => reading?.value)
     const holder = values.find((v) => v !== undefined && values.filter((w) => w === v).length >= settings.quorum)
-    const ttls = states.flatMap((state, index) =>
-      state !== undefined && holder !== undefined && values[index] === holder ? Option.toArray(state.ttl) : []
+    const ttls = states.flatMap((reading, index) =>
+      reading?.ttlMillis !== undefined && holder !== undefined && values[index] === holder ? [reading.ttlMillis] : []
     )
     return {
       resource,
       nodes: read,
       holder: Option.fromNullable(holder),
-      ttl: ttls.length === 0 ? Option.none() : Option.some(ttls.reduce((a, b) => Duration.min(a, b)))
+      ttl: ttls.length === 0 ? Option.none() : Option.some(Duration.millis(Math.min(...ttls)))
     }
   })
 

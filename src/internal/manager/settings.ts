@@ -8,6 +8,7 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import type * as Schedule from "effect/Schedule"
 import type * as Lock from "../../Lock.js"
+import type * as Engine from "../../engine/node.js"
 import type { RedisNode } from "../../RedisNode.js"
 import type { Options, RetrySchedule } from "../../Redlock.js"
 import type { LockNotAcquired } from "../../RedlockError.js"
@@ -15,7 +16,7 @@ import * as Algorithm from "../../engine/algorithm.js"
 import type { InvalidOptions } from "../errors.js"
 import { HeldLock } from "../lock.js"
 import * as FanOut from "../fanOut.js"
-import { ContendedKeys } from "./contendedKeys.js"
+import { ContendedKeys } from "../../engine/contendedKeys.js"
 import { RedisNodes, withPromises } from "../nodes.js"
 import * as Quarantine from "../../engine/quarantine.js"
 import * as Monotonic from "../monotonic.js"
@@ -23,7 +24,10 @@ import * as Retry from "../retry.js"
 import * as Validate from "../validate.js"
 
 export interface Settings {
-  readonly nodes: ReadonlyArray<RedisNode>
+  /** The nodes as the engine talks to them (nodes.ts `withPromises`). */
+  readonly nodes: ReadonlyArray<Engine.Node>
+  /** The nodes as provided (`Redlock.nodes`). */
+  readonly redisNodes: ReadonlyArray<RedisNode>
   /** How many nodes must agree: floor(N / 2) + 1. */
   readonly quorum: number
   readonly keyPrefix: string
@@ -77,6 +81,7 @@ export const make = (
     const runtime = yield* Effect.runtime<never>()
     return {
       nodes: nodes.map((node) => withPromises(node, runtime)),
+      redisNodes: nodes,
       quorum: Algorithm.quorum(nodes.length),
       keyPrefix,
       driftFactor,

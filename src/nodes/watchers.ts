@@ -13,7 +13,7 @@
  *
  * @internal
  */
-import type { ReleaseWatch } from "../RedisNode.js"
+import type { ReleaseWatch } from "../engine/node.js"
 
 /** Given the waiter now first in line ("" for none), or `null`: releases may have gone unheard. */
 export type OnRelease = (next: string | null) => void

@@ -1,5 +1,10 @@
-/** @internal */
-import * as Effect from "effect/Effect"
+/**
+ * Lock values: 168 bits from the operating system's cryptographic source
+ * (the reference takes 20 bytes of /dev/urandom), never a seeded random
+ * source, so that no other client can guess or repeat one.
+ *
+ * @internal
+ */
 import { randomFillSync } from "node:crypto"
 
 // 21 bytes are 28 base64url characters exactly (3 bytes to 4), so one
@@ -12,13 +17,8 @@ const pool = Buffer.alloc(valueBytes * valuesPerPool)
 let encoded = ""
 let used = valuesPerPool
 
-/**
- * A fresh lock value: 168 bits from the operating system's cryptographic
- * source (the reference takes 20 bytes of /dev/urandom), never Effect's
- * seeded `Random`, so that no other client can guess or repeat it. Each
- * value's bytes are used once.
- */
-export const unsafeMake = (): string => {
+/** A fresh lock value; each value's bytes are used once. */
+export const make = (): string => {
   if (used === valuesPerPool) {
     randomFillSync(pool)
     encoded = pool.toString("base64url")
@@ -28,5 +28,3 @@ export const unsafeMake = (): string => {
   used++
   return value
 }
-
-export const make: Effect.Effect<string> = Effect.sync(unsafeMake)

@@ -1,5 +1,5 @@
 /**
- * The per-node timeouts of fan-outs on the live clock (monotonic.ts
+ * The per-node timeouts of fan-outs on the live clock (liveTime.ts
  * `liveTime.timeout`), sharing one Node timer per duration.
  *
  * Almost every fan-out is decided long before its timeout. A timer per

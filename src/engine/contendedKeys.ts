@@ -3,7 +3,7 @@
  * skips the probe.
  *
  * The first attempt on one free key is a plain `SET NX PX` (the probe, see
- * acquisition.ts), half the server time of the script that keeps the line.
+ * attempt.ts), half the server time of the script that keeps the line.
  * On a key that was held a moment ago the probe is refused again, since a
  * release hands such a key to the next waiter in line instead of freeing it,
  * and the attempt then sends the script as well: two fan-outs where one does.

@@ -1,0 +1,46 @@
+/**
+ * What each error of a lock says, in words: one text for every shell, each
+ * of which has its own error classes with these fields.
+ *
+ * @internal
+ */
+import type { RefusalReason } from "./attempt.js"
+import type { LossReason } from "./holding.js"
+import type { NodeError, NodeOutcome } from "./node.js"
+import * as Outcome from "./outcome.js"
+
+export const invalidOptions = (option: string, detail: string): string => `invalid option "${option}": ${detail}`
+
+export const nodeError = (error: NodeError): string => `node ${error.node}: ${error.reason}: ${error.detail}`
+
+export const notAcquired = (fields: {
+  readonly resources: ReadonlyArray<string>
+  readonly reason: RefusalReason
+  readonly attempts: number
+  readonly elapsedMillis: number
+  readonly quorum: number
+  readonly outcomes: ReadonlyArray<NodeOutcome>
+}): string => {
+  const why = fields.reason === "Held"
+    ? "another client holds it"
+    : fields.reason === "NotYourTurn"
+    ? "others wait for it ahead of this client"
+    : fields.reason === "NoQuorum"
+    ? `fewer than ${fields.quorum} of ${fields.outcomes.length} nodes granted it`
+    : "a quorum granted it but no validity was left; raise ttl or lower nodeTimeout"
+  return `lock on ${fields.resources.join(", ")} not acquired after ${fields.attempts} attempt(s) ` +
+    `in ${Math.round(fields.elapsedMillis)} ms: ${why} (last attempt: ${Outcome.describeAll(fields.outcomes)})`
+}
+
+export const lost = (resources: ReadonlyArray<string>, reason: LossReason): string => {
+  const why = reason === "Expired"
+    ? "its validity ran out before it was extended"
+    : reason === "NotHeld"
+    ? "a majority of nodes no longer hold it for us (expired, or taken by another client after it expired)"
+    : "it was released"
+  return `lock on ${resources.join(", ")} lost: ${why}`
+}
+
+export const notExtended = (resources: ReadonlyArray<string>, outcomes: ReadonlyArray<NodeOutcome>): string =>
+  `lock on ${resources.join(", ")} not extended: fewer than a majority of nodes confirmed (` +
+  Outcome.describeAll(outcomes) + ")"

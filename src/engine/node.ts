@@ -1,0 +1,156 @@
+/**
+ * The node interface as the engine speaks it: plain values and promises, no
+ * `effect` import, so that every shell (Effect 3, Effect 4, promises) and
+ * every driver (memory, ioredis ...) meet here. Each shell's public
+ * `RedisNode` module documents these types for its users and builds its own
+ * values (errors, `Option`s, `Duration`s) from them.
+ *
+ * @internal
+ */
+
+/** Why a node could not carry out an operation (documented in each shell's RedisNode module). */
+export type NodeErrorReason =
+  | "WrongType"
+  | "ReadOnly"
+  | "OutOfMemory"
+  | "Auth"
+  | "NoScript"
+  | "Busy"
+  | "Unavailable"
+  | "Unknown"
+
+/** What the engine reads of a node's error: each shell's `RedisNodeError` has these fields. */
+export interface NodeError {
+  readonly node: string
+  readonly reason: NodeErrorReason
+  readonly detail: string
+}
+
+/**
+ * How a driver makes its errors: the shell that builds the node gives its own
+ * `RedisNodeError` constructor, so a node's promises reject with that shell's
+ * error class.
+ */
+export type MakeNodeError = (fields: {
+  readonly node: string
+  readonly reason: NodeErrorReason
+  readonly detail: string
+  readonly cause?: unknown
+}) => NodeError
+
+/** What one node answered to one operation (documented in each shell's RedisNode module). */
+export type NodeOutcome<E extends NodeError = NodeError> =
+  | { readonly _tag: "Ok"; readonly node: string; readonly millis: number }
+  | { readonly _tag: "Held"; readonly node: string; readonly millis: number }
+  | { readonly _tag: "TimedOut"; readonly node: string; readonly millis: number }
+  | { readonly _tag: "Failed"; readonly node: string; readonly millis: number; readonly error: E }
+  | { readonly _tag: "NotAwaited"; readonly node: string; readonly millis: number }
+  | { readonly _tag: "Abstained"; readonly node: string; readonly millis: number; readonly detail: string }
+
+/** Whether a server keeps every key it acknowledged across a restart (see each shell's `Persistence`). */
+export interface Persistence {
+  readonly keepsKeys: boolean
+  readonly detail: string
+}
+
+/** The server run a node talks to (see each shell's `NodeRun`). */
+export type NodeRun =
+  | {
+    readonly _tag: "Known"
+    readonly id: string
+    readonly startedAtMillis: number
+    readonly persistence?: Persistence | undefined
+  }
+  | { readonly _tag: "Unknown"; readonly detail: string }
+
+/** A place in the line of waiters for a resource (see `acquireInTurn`). */
+export interface Turn {
+  /**
+   * The order among waiters: lower comes first, and equal tickets are ordered
+   * by lock value, so that every node orders the same waiters the same way.
+   * The lock manager uses the wall-clock time of an acquisition's first
+   * attempt.
+   */
+  readonly ticket: number
+  /**
+   * When not granted, stay in line this long (refreshed by each attempt); `0`
+   * takes no place, and leaves the place held, if any (a waiter that cannot
+   * hear releases: a key handed to it would sit idle). A waiter that stops
+   * asking drops out of the line when its lease ends.
+   */
+  readonly leaseMillis: number
+}
+
+/** What a node answered to `acquireInTurn`. */
+export type TurnAnswer =
+  | { readonly _tag: "Granted" }
+  | { readonly _tag: "Held"; readonly ttlMillis: number | undefined }
+  | { readonly _tag: "NotYourTurn" }
+
+/** One key as `inspect` reads it: its value and remaining time to live, when it has them. */
+export interface KeyReading {
+  readonly value: string | undefined
+  readonly ttlMillis: number | undefined
+}
+
+/** One registered watch of a key's releases on one node. */
+export interface ReleaseWatch {
+  /**
+   * `undefined` when the node was already listening to the key's releases
+   * (a very recent one was then replayed to the new watcher). Otherwise the
+   * node starts listening now, and this settles, never failing, once it does:
+   * a release until then may go unheard.
+   */
+  readonly ready: Promise<void> | undefined
+  /** Stop calling `onRelease`. Calling it again does nothing. */
+  readonly stop: () => void
+}
+
+/**
+ * A node's atomic operations, each a promise that rejects only with the
+ * node's error (see `MakeNodeError`). The semantics are documented on each
+ * shell's `RedisNode`.
+ */
+export interface NodePromises {
+  readonly acquire: (keys: ReadonlyArray<string>, value: string, ttlMillis: number) => Promise<boolean>
+  readonly acquireInTurn: (
+    keys: ReadonlyArray<string>,
+    value: string,
+    ttlMillis: number,
+    turn: Turn
+  ) => Promise<TurnAnswer>
+  readonly release: (
+    keys: ReadonlyArray<string>,
+    value: string,
+    announce: boolean,
+    keepPlace?: boolean
+  ) => Promise<number>
+  readonly extend: (keys: ReadonlyArray<string>, value: string, ttlMillis: number) => Promise<boolean>
+  readonly inspect: (key: string) => Promise<KeyReading>
+  /** The new counts; `undefined` when any key is not ours. */
+  readonly incrementFences: (
+    keys: ReadonlyArray<string>,
+    value: string,
+    fenceKeys: ReadonlyArray<string>
+  ) => Promise<ReadonlyArray<bigint> | undefined>
+  readonly commitFences: (
+    keys: ReadonlyArray<string>,
+    value: string,
+    fenceKeys: ReadonlyArray<string>,
+    tokens: ReadonlyArray<bigint>
+  ) => Promise<boolean>
+}
+
+/** The names of a node's operations. */
+export type NodeOperation = keyof NodePromises
+
+/** One Redis master as the engine talks to it. */
+export interface Node {
+  readonly name: string
+  readonly run: () => NodeRun
+  readonly promises: NodePromises
+  /** Register a watch of `key`'s releases at once; none: waiters only poll and take no place in line. */
+  readonly watchReleasesNow?: ((key: string, onRelease: (next: string | null) => void) => ReleaseWatch) | undefined
+  /** Whether the node's release announcements reach this process now; none: `true` where it watches. */
+  readonly hearsReleases?: (() => boolean) | undefined
+}

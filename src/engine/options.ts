@@ -1,0 +1,134 @@
+/**
+ * The checks of users' options, for every shell: each returns the checked
+ * value or a `Problem` naming the option and what is expected, which the
+ * shell turns into its own `InvalidOptions`. Durations are read by the
+ * shell (`ReadMillis`: its `Duration` module), the rest here.
+ *
+ * @internal
+ */
+import * as Algorithm from "./algorithm.js"
+
+/** What is wrong with an option, in the words of `InvalidOptions`. */
+export class Problem {
+  constructor(readonly option: string, readonly detail: string) {}
+}
+
+/** A duration input in milliseconds, as the shell's `Duration` reads it; `undefined`: not a duration. */
+export type ReadMillis = (input: unknown) => number | undefined
+
+/** At most this many resources per lock (one script call carries all their keys). */
+export const maxResources = 1024
+
+/** The longest ttl a manager accepts (`maxTtl`). */
+export const longestTtlMillis = 365 * 24 * 60 * 60 * 1000
+
+/** A resource name or a non-empty list of distinct ones. */
+export const resources = (input: unknown): ReadonlyArray<string> | Problem => {
+  if (typeof input === "string") {
+    // One string, the common case: no list to build or check for repeats.
+    const problem = resourceProblem(input)
+    return problem === undefined ? [input] : new Problem("resources", problem)
+  }
+  if (!Array.isArray(input)) {
+    return new Problem("resources", `expected a string or an array of strings, got ${describe(input)}`)
+  }
+  const list: ReadonlyArray<unknown> = input
+  if (list.length === 0) return new Problem("resources", "at least one resource is required")
+  if (list.length > maxResources) {
+    return new Problem("resources", `at most ${maxResources} resources per lock, got ${list.length}`)
+  }
+  const seen = new Set<string>()
+  for (const resource of list) {
+    if (typeof resource !== "string") {
+      return new Problem("resources", `every resource must be a string, got ${describe(resource)}`)
+    }
+    const problem = resourceProblem(resource)
+    if (problem !== undefined) return new Problem("resources", problem)
+    if (seen.has(resource)) return new Problem("resources", `resource "${resource}" is listed twice`)
+    seen.add(resource)
+  }
+  return list as ReadonlyArray<string>
+}
+
+const resourceProblem = (resource: string): string | undefined => {
+  if (resource.length === 0) return "a resource must not be the empty string"
+  // The keys of a resource's line of waiters are its lock key + NUL + a name (the scripts).
+  if (resource.includes("\u0000")) return "a resource must not contain the NUL character"
+  return undefined
+}
+
+/** A finite duration of at least 1 ms, rounded up to whole milliseconds. */
+export const millis = (option: string, input: unknown, read: ReadMillis): number | Problem => {
+  const ms = read(input)
+  if (ms === undefined) return new Problem(option, `expected a Duration input such as "10 seconds", got ${describe(input)}`)
+  if (!Number.isFinite(ms) && !Number.isNaN(ms)) return new Problem(option, "must be finite")
+  const whole = Math.ceil(ms)
+  // Named as given (a Duration reads NaN and negative inputs as zero); a Duration value by its milliseconds.
+  const given = typeof input === "object" && input !== null && !Array.isArray(input) ? `${ms} ms` : describe(input)
+  if (!(whole >= 1)) return new Problem(option, `must be at least 1 millisecond, got ${given}`)
+  return whole
+}
+
+/** The ttl and node timeout of an acquisition, checked against each other and the manager's limits. */
+export const timing = (
+  ttlInput: unknown,
+  nodeTimeoutInput: unknown,
+  driftFactor: number,
+  maxTtlMillis: number,
+  read: ReadMillis
+): { readonly ttlMillis: number; readonly nodeTimeoutMillis: number } | Problem => {
+  if (ttlInput === undefined) return new Problem("ttl", "is required, e.g. { ttl: \"10 seconds\" }")
+  const ttlMillis = millis("ttl", ttlInput, read)
+  if (ttlMillis instanceof Problem) return ttlMillis
+  if (ttlMillis > maxTtlMillis) {
+    return new Problem(
+      "ttl",
+      `${ttlMillis} ms is above the manager's maxTtl of ${maxTtlMillis} ms; raise maxTtl ` +
+        `(a restarted node then stays out of quorums that long), or use autoExtend with a shorter ttl`
+    )
+  }
+  const driftMillis = Algorithm.drift(ttlMillis, driftFactor)
+  if (ttlMillis <= driftMillis) {
+    return new Problem("ttl", `${ttlMillis} ms leaves no validity after the clock drift allowance of ${driftMillis} ms`)
+  }
+  const nodeTimeoutMillis = nodeTimeoutInput === undefined
+    ? Algorithm.defaultNodeTimeoutMillis(ttlMillis)
+    : millis("nodeTimeout", nodeTimeoutInput, read)
+  if (nodeTimeoutMillis instanceof Problem) return nodeTimeoutMillis
+  if (nodeTimeoutMillis >= ttlMillis) {
+    return new Problem("nodeTimeout", `${nodeTimeoutMillis} ms must be well below the ttl of ${ttlMillis} ms`)
+  }
+  return { ttlMillis, nodeTimeoutMillis }
+}
+
+export const driftFactor = (input: unknown): number | Problem =>
+  typeof input === "number" && Number.isFinite(input) && input >= 0 && input < 1
+    ? input
+    : new Problem("driftFactor", `must be a number in [0, 1), got ${describe(input)}`)
+
+export const keyPrefix = (input: unknown): string | Problem =>
+  typeof input !== "string"
+    ? new Problem("keyPrefix", `must be a string, got ${describe(input)}`)
+    : input.includes("\u0000")
+    ? new Problem("keyPrefix", "must not contain the NUL character")
+    : input
+
+export const nodeCount = (count: number): number | Problem =>
+  count >= 1 ? count : new Problem("nodes", "at least one Redis node is required")
+
+export const maxTtl = (input: unknown, read: ReadMillis): number | Problem => {
+  const ms = millis("maxTtl", input, read)
+  return ms instanceof Problem || ms <= longestTtlMillis ? ms : new Problem("maxTtl", `must be at most one year, got ${ms} ms`)
+}
+
+export const flag = (option: string, input: unknown): boolean | Problem =>
+  typeof input === "boolean" ? input : new Problem(option, `must be true or false, got ${describe(input)}`)
+
+/** A value as an error message names it. */
+export const describe = (u: unknown): string => {
+  if (typeof u === "string") return JSON.stringify(u)
+  if (typeof u === "number" || typeof u === "boolean" || typeof u === "bigint" || u === null || u === undefined) {
+    return String(u)
+  }
+  return Array.isArray(u) ? `[${u.map(String).join(", ")}]` : typeof u
+}

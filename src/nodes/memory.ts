@@ -1,0 +1,424 @@
+/**
+ * In-memory nodes: the semantics of the lock scripts on a Redis server, on
+ * the time a shell hands them (a test's `TestClock` moves their latency and
+ * expiry), speaking the engine's node interface (promises, and callbacks for
+ * the simulation), so that every test runs the production engine. Each
+ * shell builds its layer over a `MemoryFleet` and wraps its fault controls.
+ *
+ * @internal
+ */
+import type { NodeCall } from "../engine/nodeCalls.js"
+import { withCalls } from "../engine/nodeCalls.js"
+import type {
+  KeyReading,
+  MakeNodeError,
+  Node,
+  NodeError,
+  NodeErrorReason,
+  NodeOperation,
+  NodePromises,
+  NodeRun,
+  Turn,
+  TurnAnswer
+} from "../engine/node.js"
+import type { Time } from "../engine/time.js"
+import * as Scripts from "./scripts.js"
+import { Watchers } from "./watchers.js"
+
+/** A node's error thrown out of an operation as it is applied (a plain throw could be any bug). */
+class NodeFailure {
+  constructor(readonly error: NodeError) {}
+}
+
+type Entry =
+  | { readonly type: "string"; readonly value: string; expiresAt: number | undefined }
+  | { readonly type: "list"; expiresAt: undefined }
+
+interface Pending {
+  readonly dueMillis: number
+  readonly apply: (now: number) => void
+}
+
+/**
+ * One in-memory node. Operations go through a FIFO queue, each applied and
+ * answered at its due time (issue time + latency, never before an earlier
+ * one). This is how a connection to a real server behaves: operations land
+ * in order, and an operation whose caller stopped waiting still lands.
+ */
+export class MemoryNode {
+  readonly store = new Map<string, Entry>()
+  down = false
+  latencyMillis = 0
+  /** Every operation fails with this reason while set (see `MemoryFleet.setFailure`). */
+  failure: NodeErrorReason | undefined = undefined
+  operations = 0
+  lastDueMillis = 0
+  restarts = 0
+  /** Who waits for a release of which key (as subscribers of its release channel). */
+  readonly releaseWatchers = new Watchers()
+  /** Each lock key's line of waiters: lock value -> ticket and end of lease. */
+  readonly lines = new Map<string, Map<string, { readonly ticket: number; readonly leaseEnd: number }>>()
+  /** The nodes' first run started long before anything watched them. */
+  run: NodeRun = { _tag: "Known", id: "0", startedAtMillis: Number.NEGATIVE_INFINITY }
+  /** Whether a restart keeps the keys (see `MemoryNodesControl.setDurable`). */
+  durable = false
+
+  /** The operations issued and not yet applied, in order. */
+  private readonly queue: Array<Pending> = []
+  /** Whether the queue's head is scheduled (a timer, or a microtask when due now). */
+  private serving = false
+
+  constructor(readonly name: string, readonly time: Time, private readonly makeError: MakeNodeError) {}
+
+  /** Issue an operation: it is applied and answered after the node's latency, or never when down. */
+  submit<A>(operation: (now: number) => A, answered: (answer: A) => void, failed: (error: NodeError) => void): void {
+    this.operations++
+    if (this.down) return
+    const failure = this.failure
+    const dueMillis = Math.max(this.time.wallNow() + this.latencyMillis, this.lastDueMillis)
+    this.lastDueMillis = dueMillis
+    this.queue.push({
+      dueMillis,
+      apply: (now) => {
+        if (failure !== undefined) return failed(this.error(failure, "injected failure"))
+        let answer: A
+        try {
+          answer = operation(now)
+        } catch (error) {
+          if (error instanceof NodeFailure) return failed(error.error)
+          throw error
+        }
+        answered(answer)
+      }
+    })
+    this.serve()
+  }
+
+  // Applies every operation that is due, in order, then schedules the next one.
+  private serve(): void {
+    if (this.serving || this.queue.length === 0) return
+    this.serving = true
+    const waitMillis = this.queue[0].dueMillis - this.time.wallNow()
+    const applyDue = () => {
+      this.serving = false
+      const now = this.time.wallNow()
+      while (this.queue.length > 0 && this.queue[0].dueMillis <= now) this.queue.shift()!.apply(now)
+      this.serve()
+    }
+    if (waitMillis > 0) this.time.schedule(waitMillis, applyDue)
+    else this.time.defer(applyDue)
+  }
+
+  leave(key: string, value: string): void {
+    const line = this.lines.get(key)
+    if (line === undefined) return
+    line.delete(value)
+    if (line.size === 0) this.lines.delete(key)
+  }
+
+  error(reason: NodeErrorReason, detail: string): NodeError {
+    return this.makeError({ node: this.name, reason, detail })
+  }
+
+  /** A failure of the operation being applied, thrown out of it (see `submit`). */
+  fail(reason: NodeErrorReason, detail: string): NodeFailure {
+    return new NodeFailure(this.error(reason, detail))
+  }
+
+  /** A live entry, with lazy expiry as in Redis. */
+  live(key: string, now: number): Entry | undefined {
+    const entry = this.store.get(key)
+    if (entry !== undefined && entry.expiresAt !== undefined && entry.expiresAt <= now) {
+      this.store.delete(key)
+      return undefined
+    }
+    return entry
+  }
+
+  /** A key's line of waiters without those whose lease ended; `undefined` when empty. */
+  line(key: string, now: number) {
+    const line = this.lines.get(key)
+    if (line === undefined) return undefined
+    for (const [value, place] of line) if (place.leaseEnd <= now) line.delete(value)
+    if (line.size > 0) return line
+    this.lines.delete(key)
+    return undefined
+  }
+
+  /**
+   * Whether a live key holds anything but `value` (a key of ours is a late
+   * answer of our own earlier attempt). A key of another type is refused
+   * with WRONGTYPE naming the type, as the acquire scripts do.
+   */
+  heldByOther(key: string, value: string, now: number): boolean {
+    const entry = this.live(key, now)
+    if (entry === undefined) return false
+    if (entry.type !== "string") {
+      throw this.fail("WrongType", `WRONGTYPE lock key ${key} holds a ${entry.type}, not a lock value (left untouched)`)
+    }
+    return entry.value !== value
+  }
+
+  /** Whether a live key holds `value`. */
+  holds(key: string, value: string, now: number): boolean {
+    const entry = this.live(key, now)
+    return entry?.type === "string" && entry.value === value
+  }
+
+  /** A waiter's place in a key's line: the one it holds, or its ticket bounded by this node's time. */
+  placeOf(key: string, value: string, ticket: number, now: number): number {
+    return this.lines.get(key)?.get(value)?.ticket ??
+      Math.min(Math.max(ticket, now - Scripts.ticketSlackMillis), now)
+  }
+
+  /** Join a key's line, or keep the place held there and renew its lease. */
+  stay(key: string, value: string, turn: Turn, now: number): void {
+    const ticket = this.placeOf(key, value, turn.ticket, now)
+    let line = this.lines.get(key)
+    if (line === undefined) this.lines.set(key, line = new Map())
+    line.set(value, { ticket, leaseEnd: now + Math.ceil(turn.leaseMillis) })
+  }
+
+  /** Who is first in a key's line (lowest ticket, then lowest value), if anyone. */
+  first(key: string, now: number): { readonly value: string; readonly ticket: number } | undefined {
+    let head: { value: string; ticket: number } | undefined
+    for (const [value, { ticket }] of this.line(key, now) ?? []) {
+      if (head === undefined || ticket < head.ticket || (ticket === head.ticket && value < head.value)) {
+        head = { value, ticket }
+      }
+    }
+    return head
+  }
+
+  /** A counter's value (0 when missing), throwing as INCR does on a value that is not an integer. */
+  counter(key: string, now: number): bigint {
+    const text = this.getString(key, now)
+    if (text === undefined) return 0n
+    if (!/^-?\d+$/.test(text)) throw this.fail("Unknown", "ERR value is not an integer or out of range")
+    return BigInt(text)
+  }
+
+  /** The string value of a key, throwing WRONGTYPE for other types as Redis GET does. */
+  getString(key: string, now: number): string | undefined {
+    const entry = this.live(key, now)
+    if (entry === undefined) return undefined
+    if (entry.type !== "string") {
+      throw this.fail("WrongType", "WRONGTYPE Operation against a key holding the wrong kind of value")
+    }
+    return entry.value
+  }
+
+  /** The node as the engine talks to it: its operations as promises, and as callbacks (engine/nodeCalls.ts). */
+  toNode(): Node {
+    const operations = this.operationsAt()
+    const call: NodeCall = (method, args, answered, failed) =>
+      this.submit((now) => (operations[method] as (...args: Array<unknown>) => (now: number) => unknown)(...args)(now), answered, failed)
+    const promise = (method: NodeOperation) => (...args: Array<unknown>) =>
+      new Promise((resolve, reject) => call(method, args, resolve, reject))
+    const promises = Object.fromEntries(
+      (Object.keys(operations) as Array<NodeOperation>).map((method) => [method, promise(method)])
+    ) as unknown as NodePromises
+    const watchReleasesNow = (key: string, onRelease: (next: string | null) => void) =>
+      this.releaseWatchers.watch(key, onRelease, this.time.wallNow())
+    return withCalls({ name: this.name, run: () => this.run, promises, watchReleasesNow }, call)
+  }
+
+  /** Each operation: its arguments, then the node's time when it is applied. */
+  private operationsAt(): {
+    readonly [K in NodeOperation]: (...args: Parameters<NodePromises[K]>) => (now: number) => Awaited<ReturnType<NodePromises[K]>>
+  } {
+    return {
+      acquire: (keys, value, ttlMillis) =>
+        ((now) => {
+          if (keys.some((key) => this.heldByOther(key, value, now))) return false
+          for (const key of keys) this.store.set(key, { type: "string", value, expiresAt: now + ttlMillis })
+          return true
+        }),
+      acquireInTurn: (keys, value, ttlMillis, turn) =>
+        ((now): TurnAnswer => {
+          let held = false
+          let longest: number | undefined = 0
+          for (const key of keys) {
+            if (!this.heldByOther(key, value, now)) continue
+            const entry = this.live(key, now)!
+            held = true
+            if (longest !== undefined) {
+              longest = entry.expiresAt === undefined ? undefined : Math.max(longest, entry.expiresAt - now)
+            }
+          }
+          // As the script: a key that holds our value already (handed to us, or a late answer of ours) is ours.
+          const ourTurn = keys.every((key) => {
+            const head = this.first(key, now)
+            if (head === undefined || head.value === value || this.holds(key, value, now)) return true
+            const place = this.placeOf(key, value, turn.ticket, now)
+            return head.ticket > place || (head.ticket === place && head.value > value)
+          })
+          // A grant keeps the place in line and renews its lease (see scripts.ts, acquireInTurn): the release takes it out.
+          if (!held && ourTurn) {
+            for (const key of keys) {
+              this.store.set(key, { type: "string", value, expiresAt: now + ttlMillis })
+              if (turn.leaseMillis > 0 && this.lines.get(key)?.has(value)) this.stay(key, value, turn, now)
+            }
+            return { _tag: "Granted" }
+          }
+          // As the script: a refused waiter that takes no place leaves the one it had.
+          for (const key of keys) {
+            if (turn.leaseMillis > 0) this.stay(key, value, turn, now)
+            else this.leave(key, value)
+          }
+          return held ? { _tag: "Held", ttlMillis: longest } : { _tag: "NotYourTurn" }
+        }),
+      release: (keys, value, announce, keepPlace) =>
+        ((now) => {
+          let deleted = 0
+          for (const key of keys) {
+            const entry = this.live(key, now)
+            const freed = entry !== undefined && entry.type === "string" && entry.value === value
+            if (freed) {
+              this.store.delete(key)
+              deleted++
+            }
+            if (keepPlace === true) continue
+            const wasFirst = this.first(key, now)?.value === value
+            this.leave(key, value)
+            const free = this.live(key, now) === undefined
+            const next = this.first(key, now)
+            // The handover (see scripts.ts, releaseOwned): the key waits for the first in line, for the rest of its lease.
+            if (free && (freed || wasFirst) && next !== undefined) {
+              const leaseEnd = this.lines.get(key)!.get(next.value)!.leaseEnd
+              this.store.set(key, { type: "string", value: next.value, expiresAt: leaseEnd })
+            }
+            if ((freed && announce) || (wasFirst && free)) this.releaseWatchers.notify(key, next?.value ?? "", now)
+          }
+          return deleted
+        }),
+      extend: (keys, value, ttlMillis) =>
+        ((now) => {
+          if (!keys.every((key) => this.getString(key, now) === value)) return false
+          for (const key of keys) this.live(key, now)!.expiresAt = now + ttlMillis
+          return true
+        }),
+      incrementFences: (keys, value, fenceKeys) =>
+        ((now) => {
+          if (!keys.every((key) => this.getString(key, now) === value)) return undefined
+          // As the script: the larger of count + 1 and the time in microseconds.
+          const nowMicros = BigInt(Math.floor(now * 1000))
+          return fenceKeys.map((fenceKey) => {
+            const count = this.counter(fenceKey, now) + 1n
+            const next = count > nowMicros ? count : nowMicros
+            this.store.set(fenceKey, { type: "string", value: next.toString(), expiresAt: undefined })
+            return next
+          })
+        }),
+      commitFences: (keys, value, fenceKeys, tokens) =>
+        ((now) => {
+          if (!keys.every((key) => this.getString(key, now) === value)) return false
+          fenceKeys.forEach((fenceKey, index) => {
+            if (tokens[index] > this.counter(fenceKey, now)) {
+              this.store.set(fenceKey, { type: "string", value: tokens[index].toString(), expiresAt: undefined })
+            }
+          })
+          return true
+        }),
+      inspect: (key) =>
+        ((now): KeyReading => {
+          const expiresAt = this.live(key, now)?.expiresAt
+          return { value: this.getString(key, now), ttlMillis: expiresAt === undefined ? undefined : expiresAt - now }
+        })
+    }
+  }
+}
+
+/**
+ * `n` memory nodes and their fault controls, by node index (each shell's
+ * `MemoryNodes` wraps them as effects; documented there).
+ */
+export class MemoryFleet {
+  readonly nodes: ReadonlyArray<MemoryNode>
+
+  constructor(n: number, private readonly time: Time, makeError: MakeNodeError) {
+    const nodes: Array<MemoryNode> = []
+    for (let i = 0; i < n; i++) nodes.push(new MemoryNode(`memory-${i}`, time, makeError))
+    this.nodes = nodes
+  }
+
+  get size(): number {
+    return this.nodes.length
+  }
+
+  at(index: number): MemoryNode {
+    const node = this.nodes[index]
+    if (node === undefined) throw new RangeError(`memory node index ${index} is out of range 0..${this.nodes.length - 1}`)
+    return node
+  }
+
+  setDown(index: number, down: boolean): void {
+    this.at(index).down = down
+  }
+
+  setLatency(index: number, latencyMillis: number): void {
+    this.at(index).latencyMillis = latencyMillis
+  }
+
+  setFailure(index: number, reason: NodeErrorReason | undefined): void {
+    this.at(index).failure = reason
+  }
+
+  heal(index: number): void {
+    const node = this.at(index)
+    node.down = false
+    node.latencyMillis = 0
+    node.failure = undefined
+  }
+
+  /** A restart at `now` (monotonic ms): every key is lost, unless the node is durable. */
+  restart(index: number, now: number): void {
+    const node = this.at(index)
+    if (!node.durable) {
+      node.store.clear()
+      node.lines.clear()
+    }
+    node.restarts++
+    node.run = { ...node.run, _tag: "Known", id: String(node.restarts), startedAtMillis: now }
+  }
+
+  setDurable(index: number, durable: boolean): void {
+    const node = this.at(index)
+    node.durable = durable
+    if (node.run._tag === "Known") {
+      node.run = {
+        ...node.run,
+        persistence: durable
+          ? { keepsKeys: true, detail: "in memory, durable (as AOF with appendfsync always)" }
+          : { keepsKeys: false, detail: "in memory, keys lost on restart" }
+      }
+    }
+  }
+
+  putForeign(index: number, key: string): void {
+    this.at(index).store.set(key, { type: "list", expiresAt: undefined })
+  }
+
+  putString(index: number, key: string, value: string, ttlMillis: number | undefined): void {
+    const now = this.time.wallNow()
+    this.at(index).store.set(key, { type: "string", value, expiresAt: ttlMillis === undefined ? undefined : now + ttlMillis })
+  }
+
+  /** The live keys of a node; a resource's line of waiters shows as its key + `"\u0000queue"`. */
+  keys(index: number): ReadonlyArray<string> {
+    const now = this.time.wallNow()
+    const node = this.at(index)
+    return [
+      ...[...node.store.keys()].filter((key) => node.live(key, now) !== undefined),
+      ...[...node.lines.keys()].filter((key) => node.line(key, now) !== undefined).map(Scripts.queueKey)
+    ]
+  }
+
+  operations(index: number): number {
+    return this.at(index).operations
+  }
+
+  releaseWatchers(index: number): number {
+    return this.at(index).releaseWatchers.size
+  }
+}
