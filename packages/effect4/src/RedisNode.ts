@@ -1,0 +1,200 @@
+/**
+ * The node interface: the handful of atomic operations the Redlock algorithm
+ * needs from one independent Redis master, and the set of nodes a lock
+ * manager talks to.
+ *
+ * A node's operations are promises (the engine that runs the algorithm is
+ * plain code, shared with the Effect 3 line): two implementations exist,
+ * `effect-redlock/RedisNode/Ioredis` (real servers) and {@link layerMemory}
+ * (in memory, on Effect's `Clock`, with fault knobs for tests). A node over
+ * another driver implements {@link RedisNode}: each promise rejects only with
+ * a {@link RedisNodeError}.
+ *
+ * @since 0.2.0
+ */
+import * as Context from "effect/Context"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import type * as Node from "./engine/node.js"
+import * as TimeOf from "./internal/time.js"
+import { MemoryFleet } from "./nodes/memory.js"
+import { RedisNodeError, RedisNodeErrorReason } from "./RedlockError.js"
+
+export {
+  /**
+   * An operation on one node failed (see `RedlockError.RedisNodeError`).
+   *
+   * @since 0.2.0
+   * @category errors
+   */
+  RedisNodeError,
+  /**
+   * @since 0.2.0
+   * @category errors
+   */
+  RedisNodeErrorReason
+}
+
+/**
+ * One independent Redis master. Every operation is atomic on the node, takes
+ * fully prefixed keys, and rejects only with a `RedisNodeError`. Operations
+ * do not time out on their own (the lock manager applies the per-node
+ * timeout); an operation whose caller stopped waiting may still take effect,
+ * and operations of one node are applied in the order they were issued.
+ *
+ * - `acquire(keys, value, ttlMillis)`: set every key to `value` with that
+ *   time to live if none holds another value; `false` when any does.
+ * - `acquireInTurn(keys, value, ttlMillis, turn)`: the same, only if no
+ *   waiter comes before `turn` in the line of a key; otherwise join the line
+ *   for `turn.leaseMillis` (`Held` with the longest ttl left, or `NotYourTurn`).
+ * - `release(keys, value, announce, keepPlace?)`: delete the keys that still
+ *   hold `value` and leave their lines; how many were deleted. A free key
+ *   others wait for is handed to the first of them.
+ * - `extend(keys, value, ttlMillis)`: a new time to live if every key still
+ *   holds `value`.
+ * - `inspect(key)`: the key's value and time to live left.
+ * - `incrementFences` / `commitFences`: fencing counters, advanced only while
+ *   every key holds `value`.
+ * - `watchReleasesNow(key, onRelease)` (optional): call `onRelease` with the
+ *   next waiter's value whenever a release of `key` is announced (`null`:
+ *   releases may have gone unheard). Without it, waiters only poll.
+ * - `hearsReleases()` (optional): whether announcements reach this process now.
+ * - `run()`: the server run the node talks to, for the restart quarantine.
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export type RedisNode = Node.Node
+
+/**
+ * What one node answered to `acquireInTurn`.
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export type TurnAnswer = Node.TurnAnswer
+
+/**
+ * A place in the line of waiters for a resource.
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export type Turn = Node.Turn
+
+/**
+ * The server run a node talks to: `Known` (its id, and when it started on
+ * this process's monotonic clock, or later) or `Unknown`. A server that
+ * restarted without persistence lost its keys; its votes wait out the
+ * restart quarantine.
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export type NodeRun = Node.NodeRun
+
+/**
+ * One watch of a key's releases on one node.
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export type ReleaseWatch = Node.ReleaseWatch
+
+/**
+ * One key as `inspect` reads it.
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export type KeyReading = Node.KeyReading
+
+/**
+ * The set of independent Redis masters a lock manager uses, in a fixed order.
+ *
+ * @since 0.2.0
+ * @category services
+ */
+export class RedisNodes extends Context.Service<RedisNodes, ReadonlyArray<RedisNode>>()("effect-redlock/RedisNodes") {}
+
+/**
+ * `MakeNodeError` for drivers: this line's `RedisNodeError`.
+ *
+ * @internal
+ */
+export const makeNodeError: Node.MakeNodeError = (fields) => new RedisNodeError(fields)
+
+/**
+ * Fault controls of the in-memory nodes, by node index.
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export interface MemoryNodesControl {
+  /** The nodes, in the same order as in {@link RedisNodes}. */
+  readonly size: number
+  /** A down node drops every operation: it neither applies nor answers it. */
+  readonly setDown: (index: number, down: boolean) => Effect.Effect<void>
+  /** Added latency before each operation is applied and answered. */
+  readonly setLatency: (index: number, latency: Duration.Input) => Effect.Effect<void>
+  /** Every following operation fails with this reason, until set to `undefined`. */
+  readonly setFailure: (index: number, reason: RedisNodeErrorReason | undefined) => Effect.Effect<void>
+  /** Every fault of the node cleared: up, no added latency, no failure. Its keys are kept. */
+  readonly heal: (index: number) => Effect.Effect<void>
+  /** A restart: the node's run starts now. Every key is lost, unless the node was made durable. */
+  readonly restart: (index: number) => Effect.Effect<void>
+  /** Whether the node keeps its keys across a restart (as AOF with `appendfsync always`). Default `false`. */
+  readonly setDurable: (index: number, durable: boolean) => Effect.Effect<void>
+  /** Store a key of another type (as `LPUSH` would), to exercise `WrongType`. */
+  readonly putForeign: (index: number, key: string) => Effect.Effect<void>
+  /** Store a plain string key, with an optional time to live. */
+  readonly putString: (index: number, key: string, value: string, ttlMillis?: number) => Effect.Effect<void>
+  /** The live keys of a node; a resource's line of waiters shows as its key + `"\u0000queue"`. */
+  readonly keys: (index: number) => Effect.Effect<ReadonlyArray<string>>
+  /** How many operations the node has been asked to do, applied or not. */
+  readonly operations: (index: number) => Effect.Effect<number>
+  /** How many waiters watch a node for releases (any key). */
+  readonly releaseWatchers: (index: number) => Effect.Effect<number>
+}
+
+/**
+ * Fault controls of the in-memory nodes (see {@link layerMemory}).
+ *
+ * @since 0.2.0
+ * @category services
+ */
+export class MemoryNodes extends Context.Service<MemoryNodes, MemoryNodesControl>()("effect-redlock/MemoryNodes") {}
+
+/**
+ * `n` in-memory nodes with the same semantics as Redis: latency and expiry run
+ * on the `Clock` of the fiber that builds the layer (so `TestClock` drives
+ * them), operations of one node are applied in order, and an operation whose
+ * caller gave up (timeout, interruption) is still applied, as on a real
+ * server. {@link MemoryNodes} controls faults.
+ *
+ * @since 0.2.0
+ * @category layers
+ */
+export const layerMemory = (n: number): Layer.Layer<RedisNodes | MemoryNodes> =>
+  Layer.effectContext(Effect.gen(function*() {
+    if (!Number.isInteger(n) || n < 1) return yield* Effect.die(new RangeError(`layerMemory: n must be a positive integer, got ${n}`))
+    // The clock of the fiber that builds the layer: a test's TestClock moves latency and expiry.
+    const time = yield* TimeOf.currentTime
+    const fleet = new MemoryFleet(n, time, makeNodeError)
+    const control: MemoryNodesControl = {
+      size: n,
+      setDown: (index, down) => Effect.sync(() => fleet.setDown(index, down)),
+      setLatency: (index, latency) => Effect.sync(() => fleet.setLatency(index, Duration.toMillis(latency))),
+      setFailure: (index, reason) => Effect.sync(() => fleet.setFailure(index, reason)),
+      heal: (index) => Effect.sync(() => fleet.heal(index)),
+      restart: (index) => Effect.sync(() => fleet.restart(index, time.now())),
+      setDurable: (index, durable) => Effect.sync(() => fleet.setDurable(index, durable)),
+      putForeign: (index, key) => Effect.sync(() => fleet.putForeign(index, key)),
+      putString: (index, key, value, ttlMillis) => Effect.sync(() => fleet.putString(index, key, value, ttlMillis)),
+      keys: (index) => Effect.sync(() => fleet.keys(index)),
+      operations: (index) => Effect.sync(() => fleet.operations(index)),
+      releaseWatchers: (index) => Effect.sync(() => fleet.releaseWatchers(index))
+    }
+    return Context.make(RedisNodes, fleet.nodes.map((node) => node.toNode())).pipe(Context.add(MemoryNodes, control))
+  }))

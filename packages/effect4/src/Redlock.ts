@@ -1,0 +1,275 @@
+/**
+ * The lock manager: the Redlock algorithm over the N nodes of `RedisNodes`.
+ * A lock is a scoped resource: `acquire` registers its release on every node
+ * in the caller's `Scope`, so it is released on success, failure, defect and
+ * interruption alike.
+ *
+ * @example
+ * ```ts
+ * import { Effect, Layer } from "effect"
+ * import { Redlock, RedisNode } from "effect-redlock"
+ *
+ * const program = Effect.gen(function*() {
+ *   const lock = yield* Redlock.acquire("orders:42", { ttl: "10 seconds" })
+ *   // ... the critical section: lock.remaining, lock.lost
+ * }).pipe(Effect.scoped)
+ *
+ * const TestLive = Redlock.layer().pipe(Layer.provideMerge(RedisNode.layerMemory(5)))
+ * Effect.runPromise(Effect.provide(program, TestLive))
+ * ```
+ *
+ * @since 0.2.0
+ */
+import * as Context from "effect/Context"
+import type * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import type * as Option from "effect/Option"
+import type * as Scope from "effect/Scope"
+import * as Acquisition from "./internal/acquisition.js"
+import * as Inspection from "./internal/inspection.js"
+import * as Release from "./internal/release.js"
+import * as Retry from "./internal/retry.js"
+import * as Settings from "./internal/settings.js"
+import type { Lock } from "./Lock.js"
+import { RedisNodes } from "./RedisNode.js"
+import type { RedisNode } from "./RedisNode.js"
+import type { InvalidOptions, LockLost, LockNotAcquired, LockNotExtended, NodeOutcome } from "./RedlockError.js"
+
+/**
+ * A retry schedule: any `Schedule` fed with each `LockNotAcquired`, needing
+ * no service. {@link retry} makes the usual one (a delay, its jitter, a
+ * number of retries).
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export type RetrySchedule = Retry.RetrySchedule
+
+/**
+ * @since 0.2.0
+ * @category models
+ */
+export type RetryOptions = Retry.RetryOptions
+
+/**
+ * Retry after `delay`, jittered by a factor drawn from `jitter` (default
+ * 0.8–1.2, from the fiber's `Random`), at most `times` times. Its steps also
+ * run as plain code, so a waiting acquisition does not run an effect per
+ * retry. Throws `InvalidOptions` for options out of range.
+ *
+ * @since 0.2.0
+ * @category retry
+ */
+export const retry: (options: RetryOptions) => RetrySchedule = Retry.makeOrThrow
+
+/**
+ * Try once: fail with `LockNotAcquired` at once when the lock is held.
+ *
+ * @since 0.2.0
+ * @category retry
+ */
+export const noRetry: RetrySchedule = Retry.makeOrThrow({ delay: "1 millis", times: 0 })
+
+/**
+ * The default retry: 200 ms jittered between half and all of it, three
+ * retries (the reference's retryDelay; node-redlock's default count is 10).
+ *
+ * @since 0.2.0
+ * @category retry
+ */
+export const defaultRetry: RetrySchedule = Settings.defaultRetry
+
+/**
+ * A manager's options.
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export interface Options {
+  /** Prepended to each resource to make its key (default `"redlock:"`). */
+  readonly keyPrefix?: string | undefined
+  /** Clock drift allowed, as a fraction of the ttl (default 0.01). */
+  readonly driftFactor?: number | undefined
+  /** Per-node timeout of every operation (default: derived from each ttl, at most 250 ms). */
+  readonly nodeTimeout?: Duration.Input | undefined
+  /** The default retry of acquisitions (default {@link defaultRetry}). */
+  readonly retry?: RetrySchedule | undefined
+  /** The longest ttl accepted (default 30 s): it bounds the restart quarantine. */
+  readonly maxTtl?: Duration.Input | undefined
+  /** Waiters take turns in order of arrival, and a release hands the key to the next one (default `true`). */
+  readonly fairHandoff?: boolean | undefined
+  /**
+   * A node whose server restarted (and may have lost keys) abstains for
+   * `maxTtl` plus drift before its votes count again (default `true`).
+   */
+  readonly restartQuarantine?: boolean | undefined
+}
+
+/**
+ * One acquisition's options.
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export interface AcquireOptions {
+  /** How long the keys live on each node; the lock's validity is this less elapsed time and drift. */
+  readonly ttl: Duration.Input
+  /** This acquisition's per-node timeout (default: the manager's, or derived from the ttl). */
+  readonly nodeTimeout?: Duration.Input | undefined
+  /** This acquisition's retry (default: the manager's). */
+  readonly retry?: RetrySchedule | undefined
+}
+
+/**
+ * What a release found: `Released` (a majority deleted our keys), `NotHeld`
+ * (a majority no longer held them: the lock had been lost), `Incomplete`
+ * (nodes failed or did not answer in time; their keys expire with the ttl),
+ * `AlreadyReleased`.
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export type ReleaseStatus = "Released" | "NotHeld" | "Incomplete" | "AlreadyReleased"
+
+/**
+ * @since 0.2.0
+ * @category models
+ */
+export interface ReleaseResult {
+  readonly status: ReleaseStatus
+  /** How many nodes deleted our keys. */
+  readonly released: number
+  readonly outcomes: ReadonlyArray<NodeOutcome>
+}
+
+/**
+ * One node's reading of a resource's key.
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export type NodeKeyState =
+  | {
+    readonly _tag: "Read"
+    readonly node: string
+    readonly value: Option.Option<string>
+    readonly ttl: Option.Option<Duration.Duration>
+  }
+  | { readonly _tag: "Unreadable"; readonly outcome: NodeOutcome }
+
+/**
+ * Who holds a resource: the value a quorum of nodes hold (`holder`) and
+ * the shortest time to live left of it among them.
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export interface InspectResult {
+  readonly resource: string
+  readonly nodes: ReadonlyArray<NodeKeyState>
+  readonly holder: Option.Option<string>
+  readonly ttl: Option.Option<Duration.Duration>
+}
+
+/**
+ * The lock manager.
+ *
+ * @since 0.2.0
+ * @category services
+ */
+export class Redlock extends Context.Service<Redlock, {
+  readonly nodes: ReadonlyArray<RedisNode>
+  readonly quorum: number
+  readonly acquire: (
+    resources: string | ReadonlyArray<string>,
+    options: AcquireOptions
+  ) => Effect.Effect<Lock, InvalidOptions | LockNotAcquired, Scope.Scope>
+  readonly release: (lock: Lock) => Effect.Effect<ReleaseResult>
+  readonly extend: (lock: Lock, ttl: Duration.Input) => Effect.Effect<Lock, InvalidOptions | LockLost | LockNotExtended>
+  readonly inspect: (resource: string) => Effect.Effect<InspectResult, InvalidOptions>
+}>()("effect-redlock/Redlock") {}
+
+/**
+ * A manager over the nodes of `RedisNodes`.
+ *
+ * @since 0.2.0
+ * @category constructors
+ */
+export const make = Effect.fnUntraced(function*(options: Options = {}) {
+  const nodes = yield* RedisNodes
+  const settings = yield* Settings.make(nodes, options)
+  return Redlock.of({
+    nodes,
+    quorum: settings.quorum,
+    acquire: Acquisition.acquire(settings),
+    release: (lock) => Release.release(settings, lock),
+    extend: (lock, ttl) => Release.extend(settings, lock, ttl),
+    inspect: (resource) => Inspection.inspect(settings, resource)
+  })
+})
+
+/**
+ * The manager as a layer over `RedisNodes`.
+ *
+ * @since 0.2.0
+ * @category layers
+ */
+export const layer = (options: Options = {}): Layer.Layer<Redlock, InvalidOptions, RedisNodes> =>
+  Layer.effect(Redlock, make(options))
+
+/**
+ * Acquire a lock on one resource, or on several together (all or none), as
+ * a resource of the current `Scope`: released on every node when the scope
+ * closes. Retries as the options' (or the manager's) schedule says; fails
+ * with `LockNotAcquired` once it gives up.
+ *
+ * @since 0.2.0
+ * @category combinators
+ */
+export const acquire = (
+  resources: string | ReadonlyArray<string>,
+  options: AcquireOptions
+): Effect.Effect<Lock, InvalidOptions | LockNotAcquired, Redlock | Scope.Scope> =>
+  Effect.flatMap(Redlock, (redlock) => redlock.acquire(resources, options))
+
+/**
+ * Run `self` while holding the lock, released as soon as it ends.
+ *
+ * @since 0.2.0
+ * @category combinators
+ */
+export const withLock = (resources: string | ReadonlyArray<string>, options: AcquireOptions) =>
+<A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E | InvalidOptions | LockNotAcquired, Exclude<R, Scope.Scope> | Redlock> =>
+  Effect.scoped(Effect.andThen(acquire(resources, options), self))
+
+/**
+ * Release a lock before its scope closes (the scope's release then does nothing).
+ *
+ * @since 0.2.0
+ * @category combinators
+ */
+export const release = (lock: Lock): Effect.Effect<ReleaseResult, never, Redlock> =>
+  Effect.flatMap(Redlock, (redlock) => redlock.release(lock))
+
+/**
+ * Set a new ttl on every node; the lock's validity moves only if a quorum
+ * confirmed within the current one.
+ *
+ * @since 0.2.0
+ * @category combinators
+ */
+export const extend = (
+  lock: Lock,
+  ttl: Duration.Input
+): Effect.Effect<Lock, InvalidOptions | LockLost | LockNotExtended, Redlock> =>
+  Effect.flatMap(Redlock, (redlock) => redlock.extend(lock, ttl))
+
+/**
+ * Read who holds a resource on each node; takes no lock.
+ *
+ * @since 0.2.0
+ * @category combinators
+ */
+export const inspect = (resource: string): Effect.Effect<InspectResult, InvalidOptions, Redlock> =>
+  Effect.flatMap(Redlock, (redlock) => redlock.inspect(resource))

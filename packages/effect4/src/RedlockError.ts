@@ -1,0 +1,225 @@
+/**
+ * The errors of the lock manager, as `Schema.TaggedError` classes: each says
+ * what happened in words (`message`) and carries what a program needs to act
+ * on it (which nodes answered what, how long it took).
+ *
+ * @since 0.2.0
+ */
+import * as Schema from "effect/Schema"
+import * as Messages from "./engine/messages.js"
+
+/**
+ * Why a node could not carry out an operation.
+ *
+ * - `WrongType`: a key holds a value that is not a string (Redis `WRONGTYPE`).
+ * - `ReadOnly`: the node is a replica (Redis `READONLY`).
+ * - `OutOfMemory`: the node refuses writes (Redis `OOM`, `maxmemory` reached).
+ * - `Auth`: authentication failed or is missing (`NOAUTH`, `WRONGPASS`, `NOPERM`).
+ * - `NoScript`: the server lost the lock scripts (`NOSCRIPT`): the command did not run.
+ * - `Busy`: the node is loading, busy running a script, or its master is down.
+ * - `Unavailable`: no connection to the node right now, or it does not answer.
+ * - `Unknown`: any other error reply or driver failure.
+ *
+ * @since 0.2.0
+ * @category errors
+ */
+export const RedisNodeErrorReason = Schema.Literals([
+  "WrongType",
+  "ReadOnly",
+  "OutOfMemory",
+  "Auth",
+  "NoScript",
+  "Busy",
+  "Unavailable",
+  "Unknown"
+])
+
+/**
+ * @since 0.2.0
+ * @category errors
+ */
+export type RedisNodeErrorReason = typeof RedisNodeErrorReason.Type
+
+/**
+ * An operation on one node failed. It is recorded as that node's outcome; it
+ * never fails a lock operation on its own, because the other nodes may still
+ * form a quorum.
+ *
+ * @since 0.2.0
+ * @category errors
+ */
+export class RedisNodeError extends Schema.TaggedError<RedisNodeError>("effect-redlock/RedisNodeError")(
+  "RedisNodeError",
+  {
+    node: Schema.String,
+    reason: RedisNodeErrorReason,
+    detail: Schema.String,
+    cause: Schema.optional(Schema.Defect())
+  }
+) {
+  /**
+   * @since 0.2.0
+   */
+  override get message(): string {
+    return Messages.nodeError(this)
+  }
+}
+
+/**
+ * What one node answered to one operation of a lock.
+ *
+ * - `Ok`: the node did it (acquired, released, extended every key).
+ * - `Held`: another value holds a key (acquire), or a key is no longer ours
+ *   (release, extend).
+ * - `TimedOut`: no answer within the per-node timeout.
+ * - `Failed`: the node answered with an error.
+ * - `NotAwaited`: the operation was decided by the other nodes before this one
+ *   answered, so its answer was not waited for.
+ * - `Abstained`: the node did it, but its vote does not count: it restarted
+ *   (and may have lost keys) less than the quarantine ago, or this client has
+ *   not yet learned when its server started. `detail` says which.
+ *
+ * `millis` is how long the node took to answer (or how long we waited).
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export const NodeOutcome = Schema.Union([
+  Schema.TaggedStruct("Ok", { node: Schema.String, millis: Schema.Number }),
+  Schema.TaggedStruct("Held", { node: Schema.String, millis: Schema.Number }),
+  Schema.TaggedStruct("TimedOut", { node: Schema.String, millis: Schema.Number }),
+  Schema.TaggedStruct("Failed", { node: Schema.String, millis: Schema.Number, error: RedisNodeError }),
+  Schema.TaggedStruct("NotAwaited", { node: Schema.String, millis: Schema.Number }),
+  Schema.TaggedStruct("Abstained", { node: Schema.String, millis: Schema.Number, detail: Schema.String })
+])
+
+/**
+ * @since 0.2.0
+ * @category models
+ */
+export type NodeOutcome = typeof NodeOutcome.Type
+
+/**
+ * An option is out of range or of the wrong type; `option` names it and
+ * `detail` says what is expected. Nothing was sent to any node.
+ *
+ * @since 0.2.0
+ * @category errors
+ */
+export class InvalidOptions extends Schema.TaggedError<InvalidOptions>("effect-redlock/InvalidOptions")(
+  "InvalidOptions",
+  {
+    option: Schema.String,
+    detail: Schema.String
+  }
+) {
+  /**
+   * @since 0.2.0
+   */
+  override get message(): string {
+    return Messages.invalidOptions(this.option, this.detail)
+  }
+}
+
+/**
+ * Why a lock was not acquired: `Held` (another client holds it on so many
+ * nodes that no quorum was possible), `NotYourTurn` (others wait for it
+ * ahead of this client), `NoQuorum` (nodes failed, timed out or abstained),
+ * `ValidityExpired` (a quorum granted it, too late to be of use).
+ *
+ * @since 0.2.0
+ * @category errors
+ */
+export const NotAcquiredReason = Schema.Literals(["Held", "NotYourTurn", "NoQuorum", "ValidityExpired"])
+
+/**
+ * The lock was not acquired within its retry schedule. Every key the
+ * attempts may have set was released.
+ *
+ * @since 0.2.0
+ * @category errors
+ */
+export class LockNotAcquired extends Schema.TaggedError<LockNotAcquired>("effect-redlock/LockNotAcquired")(
+  "LockNotAcquired",
+  {
+    resources: Schema.Array(Schema.String),
+    reason: NotAcquiredReason,
+    attempts: Schema.Number,
+    elapsedMillis: Schema.Number,
+    quorum: Schema.Number,
+    /** The last attempt's outcome on each node. */
+    outcomes: Schema.Array(NodeOutcome)
+  }
+) {
+  /**
+   * @since 0.2.0
+   */
+  override get message(): string {
+    return Messages.notAcquired(this)
+  }
+}
+
+/**
+ * Why a held lock was lost: `Expired` (its validity ran out), `NotHeld` (a
+ * majority of nodes no longer hold it for us), `Released`.
+ *
+ * @since 0.2.0
+ * @category errors
+ */
+export const LockLostReason = Schema.Literals(["Expired", "NotHeld", "Released"])
+
+/**
+ * The lock is no longer held: the critical section is no longer protected.
+ *
+ * @since 0.2.0
+ * @category errors
+ */
+export class LockLost extends Schema.TaggedError<LockLost>("effect-redlock/LockLost")("LockLost", {
+  resources: Schema.Array(Schema.String),
+  reason: LockLostReason,
+  outcomes: Schema.Array(NodeOutcome)
+}) {
+  /**
+   * @since 0.2.0
+   */
+  override get message(): string {
+    return Messages.lost(this.resources, this.reason)
+  }
+}
+
+/**
+ * An extension was not confirmed by a majority of nodes in time; the lock may
+ * still be held until its current validity ends.
+ *
+ * @since 0.2.0
+ * @category errors
+ */
+export class LockNotExtended extends Schema.TaggedError<LockNotExtended>("effect-redlock/LockNotExtended")(
+  "LockNotExtended",
+  {
+    resources: Schema.Array(Schema.String),
+    outcomes: Schema.Array(NodeOutcome)
+  }
+) {
+  /**
+   * @since 0.2.0
+   */
+  override get message(): string {
+    return Messages.notExtended(this.resources, this.outcomes)
+  }
+}
+
+/**
+ * Every error a lock operation fails with.
+ *
+ * @since 0.2.0
+ * @category errors
+ */
+export type RedlockError = InvalidOptions | LockNotAcquired | LockLost | LockNotExtended
+
+/**
+ * @since 0.2.0
+ * @category guards
+ */
+export const isRedlockError = (u: unknown): u is RedlockError =>
+  u instanceof InvalidOptions || u instanceof LockNotAcquired || u instanceof LockLost || u instanceof LockNotExtended

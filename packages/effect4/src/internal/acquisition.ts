@@ -1,0 +1,194 @@
+/**
+ * Acquiring a lock, this shell's part: the options checked, the engine's
+ * attempts (engine/attempt.ts) and waiting (engine/waiting.ts) each entered
+ * once as an `Effect.callback`, the lock made from a grant with its release
+ * registered in the caller's scope, and the refusal made a LockNotAcquired.
+ *
+ * @internal
+ */
+import * as Cause from "effect/Cause"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import type * as Fiber from "effect/Fiber"
+import * as Random from "effect/Random"
+import * as Scope from "effect/Scope"
+import * as Attempt from "../engine/attempt.js"
+import * as FanOut from "../engine/fanOut.js"
+import * as LockValue from "../engine/lockValue.js"
+import * as Options from "../engine/options.js"
+import type { Time } from "../engine/time.js"
+import * as Waiting from "../engine/waiting.js"
+import type * as Lock from "../Lock.js"
+import type { AcquireOptions } from "../Redlock.js"
+import { type InvalidOptions, LockNotAcquired, type NodeOutcome } from "../RedlockError.js"
+import { HeldLock } from "./lock.js"
+import * as Release from "./release.js"
+import * as Retry from "./retry.js"
+import type { Settings } from "./settings.js"
+import * as TimeOf from "./time.js"
+import * as Validate from "./validate.js"
+
+/** One acquisition's request, checked. */
+interface Request {
+  readonly resources: ReadonlyArray<string>
+  readonly ttlMillis: number
+  readonly nodeTimeoutMillis: number
+  readonly retry: Retry.RetrySchedule
+  readonly waits: boolean
+}
+
+/** The options of one acquisition, checked, with the manager's defaults filled in. */
+const parse = (settings: Settings, resourcesInput: unknown, options: AcquireOptions): Request | InvalidOptions => {
+  if (typeof options !== "object" || options === null) return Validate.invalid("options", "expected { ttl, ... }")
+  const resources = Options.resources(resourcesInput)
+  if (resources instanceof Options.Problem) return Validate.invalid(resources.option, resources.detail)
+  const timing = Options.timing(
+    options.ttl,
+    options.nodeTimeout ?? settings.nodeTimeoutMillis,
+    settings.driftFactor,
+    settings.maxTtlMillis,
+    Validate.readMillis
+  )
+  if (timing instanceof Options.Problem) return Validate.invalid(timing.option, timing.detail)
+  const retry = options.retry ?? settings.retry
+  return { resources, ...timing, retry, waits: !Retry.isNoRetry(retry) }
+}
+
+/** A refused attempt; its LockNotAcquired is made when first asked for (most refusals of a waiter are never read). */
+class Refused implements Attempt.Refused {
+  readonly granted = undefined
+  private made: LockNotAcquired | undefined
+
+  constructor(private readonly fields: Attempt.RefusalFields, readonly result: FanOut.FanOutResult) {}
+
+  get refusal(): LockNotAcquired {
+    // The outcomes' errors are this shell's: its nodes reject with them, and its nodeError rule makes the rest.
+    return this.made ??= new LockNotAcquired({ ...this.fields, outcomes: this.fields.outcomes as ReadonlyArray<NodeOutcome> })
+  }
+}
+
+/** One acquisition: the engine's attempts, with this shell's lock and refusal. */
+class Acquisition extends Attempt.Attempts<HeldLock, Refused> {
+  protected readonly attempted = undefined
+
+  constructor(private readonly settings: Settings, readonly request: Request, time: Time) {
+    super(settings, {
+      resources: request.resources,
+      keys: request.resources.map((resource) => settings.keyPrefix + resource),
+      value: LockValue.make(),
+      ttlMillis: request.ttlMillis,
+      nodeTimeoutMillis: request.nodeTimeoutMillis,
+      probe: true
+    }, time)
+  }
+
+  protected granted(result: FanOut.FanOutResult, validityMillis: number): HeldLock {
+    return new HeldLock({
+      resources: this.request.resources,
+      keys: this.keys,
+      value: this.value,
+      ttlMillis: this.request.ttlMillis,
+      validityMillis,
+      deadline: result.endMillis + validityMillis,
+      attempts: this.attempts,
+      outcomes: result.outcomes as ReadonlyArray<NodeOutcome>,
+      nodeTimeoutMillis: this.nodeTimeoutMillis,
+      manager: this.settings.identity,
+      time: this.time
+    })
+  }
+
+  protected refused(fields: Attempt.RefusalFields, result: FanOut.FanOutResult): Refused {
+    return new Refused(fields, result)
+  }
+
+  /** The first attempt, as one step. */
+  first(): Effect.Effect<Attempt.AttemptEnd<HeldLock, Refused>> {
+    const lease = this.request.waits ? this.lease(0) : 0
+    return Effect.callback((resume) => this.attempt(lease, (end) => resume(Effect.succeed(end))))
+  }
+
+  /**
+   * The waiting after a refusal, as one step; interrupted, it stops, and an
+   * attempt in flight then counts as joined (it may have set keys: ending
+   * leaves every line, which releases them).
+   */
+  waiting(refused: Refused, random: () => number, context: Context.Context<never>): Effect.Effect<HeldLock, LockNotAcquired> {
+    return Effect.callback((resume) => {
+      const retry = Retry.forWait(this.request.retry, random, context)
+      const cancel = Waiting.untilGranted<HeldLock, Refused>(this, refused, retry, this.time, (end) => {
+        if (end._tag === "Granted") {
+          this.joined = true
+          return resume(Effect.succeed(end.lock))
+        }
+        resume(
+          end._tag === "Refused"
+            ? Effect.fail(end.refused.refusal)
+            : Effect.failCause(Cause.die(end.cause))
+        )
+      })
+      return Effect.sync(() => {
+        if (cancel().inFlight) this.joined = true
+      })
+    })
+  }
+
+  /**
+   * Leave every line joined: every node is asked, and answers awaited (each
+   * within the node timeout), so that no place of this acquisition stands
+   * before anyone once acquire returns.
+   */
+  leave(): Effect.Effect<void> {
+    const { nodes } = this.settings
+    return Effect.callback((resume) =>
+      FanOut.send(
+        nodes,
+        FanOut.call("release", this.keys, this.value, false),
+        FanOut.everyNode(nodes, this.nodeTimeoutMillis, this.settings.nodeError),
+        this.time,
+        () => resume(Effect.void)
+      )
+    )
+  }
+}
+
+const randomOf = (fiber: Fiber.Fiber<unknown, unknown>): () => number => {
+  const random = fiber.getRef(Random.Random)
+  return () => random.nextDoubleUnsafe()
+}
+
+/**
+ * `Redlock.acquire`: the first attempt, then the waiting; each one step, in
+ * an uninterruptible region that either registers the lock's release in the
+ * scope or leaves every line (which releases any key the acquisition may
+ * hold), whatever happens to it.
+ */
+export const acquire = (settings: Settings) =>
+(
+  resources: string | ReadonlyArray<string>,
+  options: AcquireOptions
+): Effect.Effect<Lock.Lock, InvalidOptions | LockNotAcquired, Scope.Scope> =>
+  Effect.withFiber<Lock.Lock, InvalidOptions | LockNotAcquired, Scope.Scope>((fiber) => {
+    const request = parse(settings, resources, options)
+    if (!("ttlMillis" in request)) return Effect.fail(request)
+    const scope = Context.get(fiber.context as Context.Context<Scope.Scope>, Scope.Scope)
+    const acquisition = new Acquisition(settings, request, TimeOf.timeOfFiber(fiber))
+    const register = (lock: HeldLock): Effect.Effect<Lock.Lock> =>
+      Effect.as(Scope.addFinalizer(scope, Release.release(settings, lock)), lock)
+    const failed = (cause: Cause.Cause<LockNotAcquired>): Effect.Effect<never, LockNotAcquired> =>
+      acquisition.joined ? Effect.andThen(acquisition.leave(), Effect.failCause(cause)) : Effect.failCause(cause)
+    return Effect.uninterruptibleMask((restore) =>
+      Effect.matchCauseEffect(restore(acquisition.first()), {
+        onSuccess: (end) => {
+          if (end.granted !== undefined) return register(end.granted)
+          if (!request.waits) return failed(Cause.fail(end.refusal))
+          return Effect.matchCauseEffect(restore(acquisition.waiting(end, randomOf(fiber), fiber.context)), {
+            onSuccess: register,
+            onFailure: failed
+          })
+        },
+        // Interrupted during the attempt, which may have taken keys: leave every line.
+        onFailure: (cause) => (acquisition.joined = true, failed(cause))
+      })
+    )
+  })

@@ -1,0 +1,53 @@
+/**
+ * Reading who holds a resource on each node; needs no lock.
+ *
+ * @internal
+ */
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as FanOut from "../engine/fanOut.js"
+import * as Options from "../engine/options.js"
+import type { InspectResult, NodeKeyState } from "../Redlock.js"
+import type { InvalidOptions, NodeOutcome } from "../RedlockError.js"
+import type { Settings } from "./settings.js"
+import * as TimeOf from "./time.js"
+import * as Validate from "./validate.js"
+
+export const inspect = (settings: Settings, resource: string): Effect.Effect<InspectResult, InvalidOptions> =>
+  Effect.flatMap(TimeOf.currentTime, (time) => {
+    const checked = typeof resource === "string" ? Options.resources(resource) : Options.resources(undefined)
+    if (checked instanceof Options.Problem) return Effect.fail(Validate.invalid("resource", checked.detail))
+    const { nodes } = settings
+    return Effect.callback<InspectResult>((resume) =>
+      FanOut.send(
+        nodes,
+        FanOut.call("inspect", settings.keyPrefix + resource),
+        FanOut.everyNode(nodes, settings.inspectTimeoutMillis, settings.nodeError),
+        time,
+        ({ answers, outcomes }) => {
+          const read = outcomes.map((outcome, index): NodeKeyState => {
+            const reading = answers[index]
+            if (reading === undefined) return { _tag: "Unreadable", outcome: outcome as NodeOutcome }
+            return {
+              _tag: "Read",
+              node: outcome.node,
+              value: Option.fromUndefinedOr(reading.value),
+              ttl: Option.map(Option.fromUndefinedOr(reading.ttlMillis), Duration.millis)
+            }
+          })
+          const values = answers.map((reading) => reading?.value)
+          const holder = values.find((v) => v !== undefined && values.filter((w) => w === v).length >= settings.quorum)
+          const ttls = answers.flatMap((reading, index) =>
+            reading?.ttlMillis !== undefined && holder !== undefined && values[index] === holder ? [reading.ttlMillis] : []
+          )
+          resume(Effect.succeed({
+            resource,
+            nodes: read,
+            holder: Option.fromUndefinedOr(holder),
+            ttl: ttls.length === 0 ? Option.none() : Option.some(Duration.millis(Math.min(...ttls)))
+          }))
+        }
+      )
+    )
+  })

@@ -1,0 +1,84 @@
+/**
+ * The held lock of this shell: the engine's `Holding` (deadline, loss,
+ * extension) with the Lock's fields and effects.
+ *
+ * @internal
+ */
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import { Holding, type LossReason } from "../engine/holding.js"
+import type { Time } from "../engine/time.js"
+import type * as Lock from "../Lock.js"
+import { LockLost, type NodeOutcome } from "../RedlockError.js"
+
+export const TypeId = "~effect-redlock/Lock" as const
+
+export interface LockFields {
+  readonly resources: ReadonlyArray<string>
+  readonly keys: ReadonlyArray<string>
+  readonly value: string
+  readonly ttlMillis: number
+  readonly validityMillis: number
+  /** When (monotonic ms) the validity ends. */
+  readonly deadline: number
+  readonly attempts: number
+  readonly outcomes: ReadonlyArray<NodeOutcome>
+  readonly nodeTimeoutMillis: number
+  /** The manager that granted it (a lock is released and extended by its own manager). */
+  readonly manager: object
+  readonly time: Time
+}
+
+export class HeldLock extends Holding implements Lock.Lock {
+  readonly [TypeId]: Lock.TypeId = TypeId
+  readonly resources: ReadonlyArray<string>
+  readonly ttl: Duration.Duration
+  readonly validity: Duration.Duration
+  readonly attempts: number
+  readonly outcomes: ReadonlyArray<NodeOutcome>
+  readonly nodeTimeoutMillis: number
+  readonly manager: object
+  readonly time: Time
+  private lostError: LockLost | undefined
+
+  constructor(fields: LockFields) {
+    super(fields.deadline, fields.keys, fields.value)
+    this.resources = fields.resources
+    this.ttl = Duration.millis(fields.ttlMillis)
+    this.validity = Duration.millis(fields.validityMillis)
+    this.attempts = fields.attempts
+    this.outcomes = fields.outcomes
+    this.nodeTimeoutMillis = fields.nodeTimeoutMillis
+    this.manager = fields.manager
+    this.time = fields.time
+  }
+
+  protected lostFor(_: LossReason): void {}
+
+  get extensions(): number {
+    return this.extensionCount
+  }
+
+  get remaining(): Effect.Effect<Duration.Duration> {
+    return Effect.sync(() => Duration.millis(Math.max(0, this.deadline - this.time.now())))
+  }
+
+  /** Why the lock was lost, if it was. */
+  get lostBecause(): LockLost | undefined {
+    if (this.lostAs === undefined) return undefined
+    // The outcomes' errors are this shell's: its nodes reject with them, and its nodeError rule makes the rest.
+    this.lostError ??= new LockLost({
+      resources: this.resources,
+      reason: this.lostAs.reason,
+      outcomes: this.lostAs.outcomes as ReadonlyArray<NodeOutcome>
+    })
+    return this.lostError
+  }
+
+  get lost(): Effect.Effect<LockLost> {
+    return Effect.callback<LockLost>((resume) => {
+      const stop = this.whenLost(this.time, () => resume(Effect.succeed(this.lostBecause!)))
+      return Effect.sync(stop)
+    })
+  }
+}

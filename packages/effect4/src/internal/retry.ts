@@ -1,0 +1,116 @@
+/**
+ * Retry schedules as the engine's waiting steps them (engine/waiting.ts
+ * `Retry`). Those made from a delay, its jitter and a number of retries
+ * (`Redlock.retry`, the default retry, `Redlock.noRetry`) are Schedules like
+ * any other, and also have their steps as plain code: the waiting takes
+ * those instead of running the Schedule's step as an effect on every
+ * refusal. Any other Schedule is stepped with `Schedule.toStep`, in a fiber
+ * that runs with the caller's services (its `Random` draws the jitter).
+ *
+ * @internal
+ */
+import * as Cause from "effect/Cause"
+import type * as Context from "effect/Context"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Random from "effect/Random"
+import * as Schedule from "effect/Schedule"
+import * as Options from "../engine/options.js"
+import type { Retry } from "../engine/waiting.js"
+import type { InvalidOptions, LockNotAcquired } from "../RedlockError.js"
+import * as Validate from "./validate.js"
+
+/** A retry schedule: any Schedule fed with each refusal, needing no service. */
+export type RetrySchedule = Schedule.Schedule<unknown, LockNotAcquired>
+
+/** See `Redlock.retry`. */
+export interface RetryOptions {
+  readonly delay: Duration.Input
+  readonly times: number
+  readonly jitter?: { readonly min: number; readonly max: number } | undefined
+}
+
+interface PlainSteps {
+  readonly delayMillis: number
+  readonly times: number
+  readonly min: number
+  readonly max: number
+}
+
+const plainStepsOf = new WeakMap<RetrySchedule, PlainSteps>()
+
+/** The schedule for these options, with its plain steps; InvalidOptions for options out of range. */
+export const make = (options: RetryOptions): RetrySchedule | InvalidOptions => {
+  if (typeof options !== "object" || options === null) return Validate.invalid("retry", "expected { delay, times, jitter? }")
+  const delayMillis = Options.millis("retry.delay", options.delay, Validate.readMillis)
+  if (delayMillis instanceof Options.Problem) return Validate.invalid(delayMillis.option, delayMillis.detail)
+  const { times } = options
+  if (!Number.isSafeInteger(times) || times < 0) return Validate.invalid("retry.times", `must be a whole number, 0 or more; got ${times}`)
+  const { max, min } = options.jitter ?? { min: 0.8, max: 1.2 }
+  if (!(Number.isFinite(min) && Number.isFinite(max) && min >= 0 && min <= max)) {
+    return Validate.invalid("retry.jitter", `must be factors with 0 <= min <= max; got min ${min}, max ${max}`)
+  }
+  // As a Schedule: the same delays for the same draws of the fiber's Random, in whole milliseconds (the
+  // TestClock cannot hold fractional ones).
+  const jittered = Schedule.spaced(Duration.millis(delayMillis)).pipe(
+    Schedule.modifyDelay(() =>
+      Effect.map(Random.next, (draw) => Duration.millis(Math.round(delayMillis * (min + (max - min) * draw))))
+    )
+  )
+  const schedule: RetrySchedule = Schedule.max([jittered, Schedule.recurs(times)])
+  plainStepsOf.set(schedule, { delayMillis, times, min, max })
+  return schedule
+}
+
+/** Whether a schedule never retries: an acquisition with it takes no place in line. */
+export const isNoRetry = (schedule: RetrySchedule): boolean => plainStepsOf.get(schedule)?.times === 0
+
+/** `make`, throwing its InvalidOptions (`Redlock.retry`). */
+export const makeOrThrow = (options: RetryOptions): RetrySchedule => {
+  const made = make(options)
+  if (Schedule.isSchedule(made)) return made
+  throw made
+}
+
+/**
+ * `schedule` for one wait: its plain steps where it has them (drawing from
+ * `random`), else its own steps, each run in a fiber with `context`. A
+ * Schedule is stepped on the wall clock, as Effect's own retry does (a cron
+ * schedule needs it); the delay is what it asks for beyond that time.
+ */
+export const forWait = (
+  schedule: RetrySchedule,
+  random: () => number,
+  context: Context.Context<never>
+): Retry<{ readonly refusal: LockNotAcquired }> => {
+  const plain = plainStepsOf.get(schedule)
+  if (plain !== undefined) {
+    const { delayMillis, max, min, times } = plain
+    let retries = 0
+    return {
+      step: (_, __, next) => {
+        if (retries >= times) return next(undefined)
+        retries++
+        next(Math.round(delayMillis * (min + (max - min) * random())))
+      }
+    }
+  }
+  const runFork = Effect.runForkWith(context)
+  let step: ((now: number, input: LockNotAcquired) => Effect.Effect<readonly [unknown, Duration.Duration], unknown>) | undefined
+  return {
+    step: (refused, wallNow, next, failed) => {
+      const stepped = step === undefined
+        ? Effect.flatMap(Schedule.toStep(schedule), (made) => (step = made)(wallNow, refused.refusal))
+        : step(wallNow, refused.refusal)
+      runFork(stepped).addObserver((exit) => {
+        if (Exit.isSuccess(exit)) return next(Duration.toMillis(exit.value[1]))
+        // The schedule is done: it ends its steps with `Cause.Done`.
+        if (exit.cause.reasons.some((reason) => Cause.isFailReason(reason) && Cause.isDone(reason.error))) {
+          return next(undefined)
+        }
+        failed(exit.cause)
+      })
+    }
+  }
+}

@@ -1,0 +1,84 @@
+/**
+ * A lock manager's options, checked, with their defaults: what every
+ * operation of the manager reads.
+ *
+ * @internal
+ */
+import * as Effect from "effect/Effect"
+import * as Schedule from "effect/Schedule"
+import * as Algorithm from "../engine/algorithm.js"
+import { ContendedKeys } from "../engine/contendedKeys.js"
+import type * as Node from "../engine/node.js"
+import * as Options from "../engine/options.js"
+import * as Quarantine from "../engine/quarantine.js"
+import type { Options as ManagerOptions } from "../Redlock.js"
+import { type InvalidOptions, RedisNodeError } from "../RedlockError.js"
+import * as Retry from "./retry.js"
+import * as Validate from "./validate.js"
+
+export interface Settings {
+  readonly nodes: ReadonlyArray<Node.Node>
+  /** How many nodes must agree: floor(N / 2) + 1. */
+  readonly quorum: number
+  readonly keyPrefix: string
+  readonly driftFactor: number
+  readonly maxTtlMillis: number
+  readonly fairHandoff: boolean
+  /** How long a restarted node abstains; `undefined`: the quarantine is off. */
+  readonly quarantineMillis: number | undefined
+  /** The manager's node timeout; `undefined`: derived from each acquisition's ttl. */
+  readonly nodeTimeoutMillis: number | undefined
+  /** Reads have no ttl to derive a timeout from: the manager's, or the largest default. */
+  readonly inspectTimeoutMillis: number
+  readonly retry: Retry.RetrySchedule
+  /** Whether every node announces releases (waiters then wake on them). */
+  readonly announcesReleases: boolean
+  readonly contendedKeys: ContendedKeys
+  readonly nodeError: (node: Node.Node, error: unknown) => Node.NodeError
+  /** Marks the locks of this manager. */
+  readonly identity: object
+}
+
+/** The reference's retryDelay 200 ms, jittered between half and all of it, three retries. */
+export const defaultRetry: Retry.RetrySchedule = Retry.makeOrThrow({
+  delay: "200 millis",
+  times: 3,
+  jitter: { min: 0.5, max: 1 }
+})
+
+/** A failure that is not a RedisNodeError already (a driver that broke its contract) as one. */
+const nodeError = (node: Node.Node, error: unknown): Node.NodeError =>
+  error instanceof RedisNodeError
+    ? error
+    : new RedisNodeError({ node: node.name, reason: "Unknown", detail: String(error), cause: error })
+
+export const make = (nodes: ReadonlyArray<Node.Node>, options: ManagerOptions): Effect.Effect<Settings, InvalidOptions> =>
+  Effect.gen(function*() {
+    const keyPrefix = yield* Validate.check(Options.keyPrefix(options.keyPrefix ?? "redlock:"))
+    const driftFactor = yield* Validate.check(Options.driftFactor(options.driftFactor ?? Algorithm.defaultDriftFactor))
+    const maxTtlMillis = yield* Validate.check(Options.maxTtl(options.maxTtl ?? "30 seconds", Validate.readMillis))
+    const fairHandoff = yield* Validate.check(Options.flag("fairHandoff", options.fairHandoff ?? true))
+    const quarantine = yield* Validate.check(Options.flag("restartQuarantine", options.restartQuarantine ?? true))
+    const retry = options.retry ?? defaultRetry
+    if (!Schedule.isSchedule(retry)) return yield* Validate.invalid("retry", `must be a Schedule, got ${Options.describe(retry)}`)
+    yield* Validate.check(Options.nodeCount(nodes.length))
+    const nodeTimeoutMillis = options.nodeTimeout === undefined
+      ? undefined
+      : yield* Validate.check(Options.millis("nodeTimeout", options.nodeTimeout, Validate.readMillis))
+    return {
+      nodes,
+      quorum: Algorithm.quorum(nodes.length),
+      keyPrefix,
+      driftFactor,
+      maxTtlMillis,
+      fairHandoff,
+      quarantineMillis: quarantine ? Quarantine.durationMillis(maxTtlMillis, driftFactor) : undefined,
+      nodeTimeoutMillis,
+      inspectTimeoutMillis: nodeTimeoutMillis ?? 250,
+      retry,
+      announcesReleases: nodes.every((node) => node.watchReleasesNow !== undefined),
+      contendedKeys: new ContendedKeys(),
+      nodeError,
+      identity: {}
+    }
+  })

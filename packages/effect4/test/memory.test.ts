@@ -1,0 +1,140 @@
+import { assert, describe, it } from "@effect/vitest"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Schedule from "effect/Schedule"
+import * as TestClock from "effect/testing/TestClock"
+import { RedisNode, Redlock } from "effect-redlock"
+
+// Fresh nodes per test: the layer is provided inside each one.
+const memory = (n: number) => Redlock.layer().pipe(Layer.provideMerge(RedisNode.layerMemory(n)))
+
+const liveKeys = (index: number) => Effect.flatMap(RedisNode.MemoryNodes, (control) => control.keys(index))
+
+describe("Redlock on memory nodes (TestClock)", () => {
+  it.effect("acquire sets the key on every node; the scope's end releases it everywhere", () =>
+    Effect.gen(function*() {
+      yield* Effect.scoped(Effect.gen(function*() {
+        const lock = yield* Redlock.acquire("job", { ttl: "10 seconds" })
+        assert.deepStrictEqual(lock.resources, ["job"])
+        assert.strictEqual(lock.attempts, 1)
+        assert.isAbove(Duration.toMillis(lock.validity), 9_000)
+        for (const index of [0, 1, 2, 3, 4]) assert.deepStrictEqual(yield* liveKeys(index), ["redlock:job"])
+        const inspected = yield* Redlock.inspect("job")
+        assert.deepStrictEqual(inspected.holder, Option.some(lock.value))
+      }))
+      for (const index of [0, 1, 2, 3, 4]) assert.deepStrictEqual(yield* liveKeys(index), [])
+    }).pipe(Effect.provide(memory(5))))
+
+  it.effect("a held lock refuses a second acquirer with LockNotAcquired (Held), naming each node's answer", () =>
+    Effect.gen(function*() {
+      yield* Redlock.acquire("job", { ttl: "10 seconds" })
+      const refused = yield* Effect.flip(Effect.scoped(Redlock.acquire("job", { ttl: "10 seconds", retry: Redlock.noRetry })))
+      assert.strictEqual(refused._tag, "LockNotAcquired")
+      if (refused._tag !== "LockNotAcquired") return
+      assert.strictEqual(refused.reason, "Held")
+      assert.strictEqual(refused.attempts, 1)
+      assert.include(refused.message, "another client holds it")
+      assert.strictEqual(refused.outcomes.filter((outcome) => outcome._tag === "Held").length, 3)
+    }).pipe(Effect.scoped, Effect.provide(memory(3))))
+
+  it.effect("a waiter is woken by the release and takes the lock at once, long before its next retry", () =>
+    Effect.gen(function*() {
+      const holder = yield* Redlock.Redlock
+      const held = yield* holder.acquire("job", { ttl: "10 seconds" })
+      const waiting = yield* Effect.forkChild(Effect.scoped(Effect.gen(function*() {
+        const lock = yield* Redlock.acquire("job", {
+          ttl: "10 seconds",
+          retry: Schedule.max([Schedule.spaced("5 seconds"), Schedule.recurs(3)])
+        })
+        return lock.attempts
+      })))
+      yield* TestClock.adjust("100 millis")
+      assert.isUndefined(waiting.pollUnsafe(), "still waiting while held")
+      yield* holder.release(held)
+      yield* TestClock.adjust("10 millis")
+      const exit = waiting.pollUnsafe()
+      assert.isDefined(exit)
+      assert.isTrue(exit !== undefined && Exit.isSuccess(exit), "granted after the release, not at the 5 s retry")
+    }).pipe(Effect.scoped, Effect.provide(memory(5))))
+
+  it.effect("a minority of nodes down: still granted; a majority down: NoQuorum", () =>
+    Effect.gen(function*() {
+      const control = yield* RedisNode.MemoryNodes
+      yield* control.setDown(0, true)
+      yield* control.setDown(1, true)
+      const lock = yield* Redlock.acquire("job", { ttl: "1 second", retry: Redlock.noRetry })
+      assert.deepStrictEqual(lock.outcomes.map((outcome) => outcome._tag).sort(), ["NotAwaited", "NotAwaited", "Ok", "Ok", "Ok"])
+      yield* control.setDown(2, true)
+      const refusing = yield* Effect.forkChild(
+        Effect.flip(Effect.scoped(Redlock.acquire("other", { ttl: "1 second", retry: Redlock.noRetry })))
+      )
+      yield* TestClock.adjust("1 second")
+      const refused = yield* Fiber.join(refusing)
+      assert.strictEqual(refused._tag === "LockNotAcquired" ? refused.reason : refused._tag, "NoQuorum")
+      // Healed before the scope's release, which would otherwise wait for node timeouts nobody moves the clock to.
+      for (const index of [0, 1, 2]) yield* control.heal(index)
+    }).pipe(Effect.scoped, Effect.provide(memory(5))))
+
+  it.effect("interrupting a waiter leaves no key and no place in line on any node", () =>
+    Effect.gen(function*() {
+      const holder = yield* Redlock.Redlock
+      const held = yield* holder.acquire("job", { ttl: "10 seconds" })
+      const waiting = yield* Effect.forkChild(
+        Effect.scoped(Redlock.acquire("job", { ttl: "10 seconds", retry: Schedule.spaced("1 second") }))
+      )
+      yield* TestClock.adjust("2500 millis")
+      yield* Fiber.interrupt(waiting)
+      yield* holder.release(held)
+      yield* TestClock.adjust("1 second")
+      for (const index of [0, 1, 2]) assert.deepStrictEqual(yield* liveKeys(index), [])
+    }).pipe(Effect.scoped, Effect.provide(memory(3))))
+
+  it.effect("the lock is lost at its deadline: `lost` says Expired, release finds it NotHeld", () =>
+    Effect.gen(function*() {
+      const lock = yield* Redlock.acquire("job", { ttl: "1 second" })
+      const lost = yield* Effect.forkChild(lock.lost)
+      yield* TestClock.adjust("2 seconds")
+      assert.strictEqual((yield* Fiber.join(lost)).reason, "Expired")
+      assert.deepStrictEqual(yield* lock.remaining, Duration.zero)
+      assert.strictEqual((yield* Redlock.release(lock)).status, "NotHeld")
+    }).pipe(Effect.scoped, Effect.provide(memory(3))))
+
+  it.effect("extend moves the validity; extending a released lock fails with LockLost (Released)", () =>
+    Effect.gen(function*() {
+      const lock = yield* Redlock.acquire("job", { ttl: "1 second" })
+      yield* TestClock.adjust("800 millis")
+      yield* Redlock.extend(lock, "5 seconds")
+      assert.strictEqual(lock.extensions, 1)
+      assert.isAbove(Duration.toMillis(yield* lock.remaining), 4_000)
+      yield* TestClock.adjust("3 seconds")
+      assert.deepStrictEqual((yield* Redlock.inspect("job")).holder, Option.some(lock.value))
+      assert.strictEqual((yield* Redlock.release(lock)).status, "Released")
+      const failed = yield* Effect.flip(Redlock.extend(lock, "5 seconds"))
+      assert.strictEqual(failed._tag === "LockLost" ? failed.reason : failed._tag, "Released")
+    }).pipe(Effect.scoped, Effect.provide(memory(3))))
+
+  it.effect("invalid options fail with InvalidOptions naming the option, and nothing is sent", () =>
+    Effect.gen(function*() {
+      const control = yield* RedisNode.MemoryNodes
+      const noTtl = yield* Effect.flip(Redlock.acquire("job", {} as Redlock.AcquireOptions))
+      assert.strictEqual(noTtl._tag === "InvalidOptions" ? noTtl.option : noTtl._tag, "ttl")
+      const empty = yield* Effect.flip(Redlock.acquire([], { ttl: "1 second" }))
+      assert.strictEqual(empty._tag === "InvalidOptions" ? empty.option : empty._tag, "resources")
+      const slow = yield* Effect.flip(Redlock.acquire("job", { ttl: "1 second", nodeTimeout: "2 seconds" }))
+      assert.strictEqual(slow._tag === "InvalidOptions" ? slow.option : slow._tag, "nodeTimeout")
+      assert.strictEqual(yield* control.operations(0), 0)
+    }).pipe(Effect.scoped, Effect.provide(memory(3))))
+
+  it.effect("a key of another type fails that node's vote with WrongType and is left untouched", () =>
+    Effect.gen(function*() {
+      const control = yield* RedisNode.MemoryNodes
+      yield* control.putForeign(0, "redlock:job")
+      const lock = yield* Redlock.acquire("job", { ttl: "1 second", retry: Redlock.noRetry })
+      const failed = lock.outcomes.find((outcome) => outcome._tag === "Failed")
+      assert.strictEqual(failed?._tag === "Failed" ? failed.error.reason : undefined, "WrongType")
+    }).pipe(Effect.scoped, Effect.provide(memory(3))))
+})
