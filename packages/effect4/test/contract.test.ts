@@ -1,0 +1,162 @@
+/**
+ * One suite over every kind of node: memory nodes and ioredis nodes on real
+ * redis-servers, through the public API, on the live clock.
+ */
+import { assert, describe, it } from "@effect/vitest"
+import * as Context from "effect/Context"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Schedule from "effect/Schedule"
+import { RedisNode, Redlock, type RedlockError } from "effect-redlock"
+import * as Ioredis from "effect-redlock/RedisNode/Ioredis"
+import { RedisFleet, layerLocal } from "./fleet.js"
+
+interface Kind {
+  readonly name: string
+  /** Fresh nodes (and their fleet) for one test. */
+  readonly nodes: Layer.Layer<RedisNode.RedisNodes | Probe, RedlockError.InvalidOptions>
+}
+
+/** Every key on each node, lines of waiters included. */
+class Probe extends Context.Service<Probe, { readonly keys: Effect.Effect<ReadonlyArray<ReadonlyArray<string>>> }>()("test/Probe") {}
+
+const memoryKind: Kind = {
+  name: "memory nodes",
+  nodes: Layer.effect(
+    Probe,
+    Effect.map(RedisNode.MemoryNodes, (control) =>
+      Probe.of({ keys: Effect.forEach([0, 1, 2], (index) => control.keys(index)) }))
+  ).pipe(Layer.provideMerge(RedisNode.layerMemory(3)))
+}
+
+const ioredisKind: Kind = {
+  name: "ioredis nodes on 3 redis-servers",
+  nodes: Layer.unwrap(Effect.map(RedisFleet, (fleet) =>
+    Layer.merge(
+      Ioredis.layer(fleet.nodes),
+      Layer.succeed(Probe, Probe.of({
+        keys: Effect.forEach(fleet.servers, (server) => Effect.promise(() => server.admin.keys("*")))
+      }))
+    ))).pipe(Layer.provide(layerLocal(3)))
+}
+
+// The servers were started a moment ago: without the restart quarantine (tested on its own), they vote at once.
+const options: Redlock.Options = { restartQuarantine: false }
+
+for (const kind of [memoryKind, ioredisKind]) {
+  const live = () => Redlock.layer(options).pipe(Layer.provideMerge(kind.nodes))
+  const keysNow = Effect.flatMap(Probe, (probe) => probe.keys)
+
+  describe(kind.name, () => {
+    it.live("acquire holds the key on a quorum; the scope's end deletes it on every node", () =>
+      Effect.gen(function*() {
+        const value = yield* Effect.scoped(Effect.gen(function*() {
+          const lock = yield* Redlock.acquire("job", { ttl: "5 seconds" })
+          const inspected = yield* Redlock.inspect("job")
+          assert.deepStrictEqual(inspected.holder, Option.some(lock.value))
+          assert.isTrue(Option.isSome(inspected.ttl) && Duration.toMillis(inspected.ttl.value) <= 5_000)
+          return lock.value
+        }))
+        assert.strictEqual(value.length, 28)
+        assert.deepStrictEqual(yield* keysNow, [[], [], []])
+      }).pipe(Effect.provide(live())))
+
+    it.live("a held lock is refused to another acquirer (Held); extend keeps it; release frees it", () =>
+      Effect.gen(function*() {
+        const redlock = yield* Redlock.Redlock
+        const lock = yield* redlock.acquire("job", { ttl: "2 seconds" })
+        const refused = yield* Effect.flip(Effect.scoped(redlock.acquire("job", { ttl: "1 second", retry: Redlock.noRetry })))
+        assert.strictEqual(refused._tag === "LockNotAcquired" ? refused.reason : refused._tag, "Held")
+        yield* redlock.extend(lock, "10 seconds")
+        assert.isAbove(Duration.toMillis(yield* lock.remaining), 9_000)
+        assert.strictEqual((yield* redlock.release(lock)).status, "Released")
+        const next = yield* Effect.scoped(redlock.acquire("job", { ttl: "1 second", retry: Redlock.noRetry }))
+        assert.strictEqual(next.resources[0], "job")
+      }).pipe(Effect.scoped, Effect.provide(live())))
+
+    it.live("a waiter is woken by the release: granted within 200 ms of it, not at its 5 s retry", () =>
+      Effect.gen(function*() {
+        const redlock = yield* Redlock.Redlock
+        const held = yield* redlock.acquire("job", { ttl: "10 seconds" })
+        const waiting = yield* Effect.forkChild(Effect.scoped(Effect.gen(function*() {
+          yield* redlock.acquire("job", { ttl: "10 seconds", retry: Schedule.max([Schedule.spaced("5 seconds"), Schedule.recurs(2)]) })
+          return performance.now()
+        })))
+        yield* Effect.sleep("300 millis")
+        const released = performance.now()
+        yield* redlock.release(held)
+        const granted = yield* Fiber.join(waiting)
+        assert.isBelow(granted - released, 200)
+      }).pipe(Effect.scoped, Effect.provide(live())))
+
+    it.live("interruption at random points of contended acquisitions leaves no key and no line on any node", () =>
+      Effect.gen(function*() {
+        const redlock = yield* Redlock.Redlock
+        for (let round = 0; round < 20; round++) {
+          const contenders = yield* Effect.forEach(
+            [0, 1, 2],
+            () =>
+              Effect.forkChild(Effect.scoped(Effect.andThen(
+                redlock.acquire("job", { ttl: "5 seconds", retry: Schedule.spaced("2 millis") }),
+                Effect.sleep("3 millis")
+              ))),
+            { concurrency: "unbounded" }
+          )
+          yield* Effect.sleep(Duration.millis(Math.floor(Math.random() * 8)))
+          yield* Effect.forEach(contenders, Fiber.interrupt, { concurrency: "unbounded" })
+        }
+        // Late answers of interrupted attempts land and are undone within the node timeout.
+        yield* Effect.sleep("300 millis")
+        assert.deepStrictEqual(yield* keysNow, [[], [], []])
+      }).pipe(Effect.provide(live())))
+
+    it.live("two managers never hold the lock together: a counter guarded by it is never entered twice", () =>
+      Effect.gen(function*() {
+        let inside = 0
+        let most = 0
+        let entries = 0
+        const worker = Effect.gen(function*() {
+          const redlock = yield* Redlock.Redlock
+          for (let i = 0; i < 15; i++) {
+            yield* Effect.scoped(Effect.gen(function*() {
+              yield* redlock.acquire("counter", { ttl: "5 seconds", retry: Schedule.spaced("5 millis") })
+              inside++
+              entries++
+              most = Math.max(most, inside)
+              yield* Effect.sleep("1 millis")
+              inside--
+            }))
+          }
+        })
+        // Two managers over the same nodes, as two processes would be.
+        yield* Effect.forEach([0, 1], () => Effect.provide(worker, Redlock.layer(options)), { concurrency: "unbounded" })
+        assert.strictEqual(entries, 30)
+        assert.strictEqual(most, 1)
+      }).pipe(Effect.provide(kind.nodes)))
+
+    it.live("an acquisition interrupted while it waits ends with the interruption, not a lock", () =>
+      Effect.gen(function*() {
+        const redlock = yield* Redlock.Redlock
+        yield* redlock.acquire("job", { ttl: "10 seconds" })
+        const waiting = yield* Effect.forkChild(Effect.scoped(redlock.acquire("job", { ttl: "1 second", retry: Schedule.spaced("1 second") })))
+        yield* Effect.sleep("50 millis")
+        yield* Fiber.interrupt(waiting)
+        assert.isTrue(Exit.hasInterrupts(yield* Fiber.await(waiting)))
+      }).pipe(Effect.scoped, Effect.provide(live())))
+  })
+}
+
+describe("ioredis nodes on servers started a moment ago, restart quarantine on (the default)", () => {
+  it.live("they abstain: the lock is refused NoQuorum, and each abstention says when the node votes again", () =>
+    Effect.gen(function*() {
+      const refused = yield* Effect.flip(Effect.scoped(Redlock.acquire("job", { ttl: "1 second", retry: Redlock.noRetry })))
+      assert.strictEqual(refused._tag === "LockNotAcquired" ? refused.reason : refused._tag, "NoQuorum")
+      const abstained = refused._tag === "LockNotAcquired" ? refused.outcomes.filter((outcome) => outcome._tag === "Abstained") : []
+      assert.isAtLeast(abstained.length, 2)
+      for (const outcome of abstained) assert.include(outcome._tag === "Abstained" ? outcome.detail : "", "votes again in")
+    }).pipe(Effect.provide(Redlock.layer().pipe(Layer.provideMerge(ioredisKind.nodes)))))
+})
