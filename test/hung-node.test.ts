@@ -11,7 +11,7 @@ import * as Vm from "node:vm"
 import * as RedisFleet from "../fleet/RedisFleet.js"
 import * as Redlock from "../src/Redlock.js"
 import * as Ioredis from "../src/RedisNode/Ioredis.js"
-import * as ReleaseSubscriber from "../src/internal/ioredis/releaseSubscriber.js"
+import * as ReleaseSubscriber from "../src/nodes/ioredis/releaseSubscriber.js"
 
 V8.setFlagsFromString("--expose-gc")
 const gc = Vm.runInNewContext("gc") as () => void

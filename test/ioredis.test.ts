@@ -10,7 +10,7 @@ import * as Redlock from "../src/Redlock.js"
 import * as RedisNode from "../src/RedisNode.js"
 import * as Ioredis from "../src/RedisNode/Ioredis.js"
 import { InvalidOptions } from "../src/RedlockError.js"
-import * as IoredisCommands from "../src/internal/ioredis/commands.js"
+import * as IoredisCommands from "../src/nodes/ioredis/commands.js"
 import * as Scripts from "../src/nodes/scripts.js"
 import { failureOf } from "./support.js"
 

@@ -5,7 +5,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { ConfigProvider, Context, Duration, Effect, Fiber, Layer, Logger, TestClock } from "effect"
 import * as Quarantine from "../src/engine/quarantine.js"
-import * as ServerRun from "../src/internal/ioredis/serverRun.js"
+import * as ServerRun from "../src/nodes/ioredis/serverRun.js"
 import * as Redlock from "../src/Redlock.js"
 import * as RedisNode from "../src/RedisNode.js"
 import { FencingTokenUnavailable, InvalidOptions, LockNotAcquired, LockNotExtended } from "../src/RedlockError.js"

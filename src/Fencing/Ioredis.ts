@@ -10,7 +10,8 @@
  */
 import * as Effect from "effect/Effect"
 import type { Redis } from "ioredis"
-import * as IoredisCommands from "../internal/ioredis/commands.js"
+import { makeNodeError } from "../internal/nodes.js"
+import * as IoredisCommands from "../nodes/ioredis/commands.js"
 import * as Scripts from "../nodes/scripts.js"
 import type { RedisNodeError } from "../RedisNode.js"
 import { StaleFencingToken } from "../RedlockError.js"
@@ -64,7 +65,7 @@ export const set = (
   // would overwrite a newer one.
   return Effect.tryPromise({
     try: () => client.eval(Scripts.fencedSet.lua, 2, options.key, tokenKey, options.value, options.token.toString()),
-    catch: (cause) => IoredisCommands.toNodeError(node, cause, undefined)
+    catch: (cause) => IoredisCommands.toNodeError(makeNodeError, node, cause, undefined)
   }).pipe(
     Effect.flatMap((reply) =>
       reply === 1

@@ -124,7 +124,7 @@ export const outcomesOf = (outcomes: ReadonlyArray<Engine.NodeOutcome>): Readonl
   outcomes as ReadonlyArray<NodeOutcome>
 
 /** `MakeNodeError` of this shell, for the drivers and the memory nodes. */
-export const makeNodeError: Engine.MakeNodeError = (fields) => new RedisNodeError(fields)
+export const makeNodeError = (fields: Parameters<Engine.MakeNodeError>[0]): RedisNodeError => new RedisNodeError(fields, true)
 
 /**
  * The set of independent Redis masters a lock manager uses. A `Context.Tag`

@@ -5,13 +5,18 @@
  * @internal
  */
 import { Command, type Redis } from "ioredis"
-import { RedisNodeError, type RedisNodeErrorReason } from "../nodes.js"
-import type { Script } from "../../nodes/scripts.js"
+import type { MakeNodeError, NodeError, NodeErrorReason } from "../../engine/node.js"
+import type { Script } from "../scripts.js"
 
 /** Map a driver failure to a node error; connection failures carry the last connection error's text. */
-export const toNodeError = (node: string, cause: unknown, lastConnectionError: Error | undefined): RedisNodeError => {
+export const toNodeError = <E extends NodeError>(
+  makeError: (fields: Parameters<MakeNodeError>[0]) => E,
+  node: string,
+  cause: unknown,
+  lastConnectionError: Error | undefined
+): E => {
   const text = cause instanceof Error ? cause.message : String(cause)
-  const classify = (message: string): RedisNodeErrorReason | undefined => {
+  const classify = (message: string): NodeErrorReason | undefined => {
     const code = message.split(" ", 1)[0]
     switch (code) {
       case "WRONGTYPE":
@@ -35,20 +40,15 @@ export const toNodeError = (node: string, cause: unknown, lastConnectionError: E
     return undefined
   }
   const direct = classify(text)
-  if (direct !== undefined) return new RedisNodeError({ node, reason: direct, detail: text, cause }, true)
+  if (direct !== undefined) return makeError({ node, reason: direct, detail: text, cause })
   const connectionLost = /Stream isn't writeable|Connection is closed|MaxRetriesPerRequest|ECONNREFUSED|ECONNRESET/
     .test(text)
   if (connectionLost) {
     const last = lastConnectionError?.message
     const reason = last === undefined ? "Unavailable" : classify(last) ?? "Unavailable"
-    return new RedisNodeError({
-      node,
-      reason,
-      detail: last === undefined ? `not connected (${text})` : `not connected: ${last}`,
-      cause
-    }, true)
+    return makeError({ node, reason, detail: last === undefined ? `not connected (${text})` : `not connected: ${last}`, cause })
   }
-  return new RedisNodeError({ node, reason: "Unknown", detail: text, cause }, true)
+  return makeError({ node, reason: "Unknown", detail: text, cause })
 }
 
 export const isNoScript = (error: unknown) => error instanceof Error && error.message.startsWith("NOSCRIPT")

@@ -6,8 +6,6 @@
  *
  * @internal
  */
-import * as Effect from "effect/Effect"
-import type * as Scope from "effect/Scope"
 import type { Redis } from "ioredis"
 import * as ReleaseChannels from "../releaseChannels.js"
 
@@ -60,23 +58,17 @@ const driver = (client: Redis): ReleaseChannels.Driver => ({
 })
 
 /**
- * The announcements of the client's server, used while the scope is open;
- * the last node to leave closes them, and so does the end of every client
- * that uses them.
+ * The announcements of the client's server, used until `stop`; the last node
+ * to stop closes them, and so does the end of every client that uses them.
  */
-export const make = (client: Redis): Effect.Effect<ReleaseChannels.ReleaseChannels, never, Scope.Scope> =>
-  Effect.map(
-    Effect.acquireRelease(
-      Effect.sync(() => {
-        const use = ReleaseChannels.share(driver(client), sharingKey(client), () => client.status === "end")
-        client.on("end", use.clientEnded)
-        return use
-      }),
-      (use) =>
-        Effect.sync(() => {
-          client.off("end", use.clientEnded)
-          use.leave()
-        })
-    ),
-    (use) => use.channels
-  )
+export const open = (client: Redis): { readonly channels: ReleaseChannels.ReleaseChannels; readonly stop: () => void } => {
+  const use = ReleaseChannels.share(driver(client), sharingKey(client), () => client.status === "end")
+  client.on("end", use.clientEnded)
+  return {
+    channels: use.channels,
+    stop: () => {
+      client.off("end", use.clientEnded)
+      use.leave()
+    }
+  }
+}

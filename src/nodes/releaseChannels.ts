@@ -22,9 +22,9 @@
  *
  * @internal
  */
-import type { ReleaseWatch } from "../RedisNode.js"
-import { releaseChannelPrefix } from "../nodes/scripts.js"
-import { type OnRelease, Watchers } from "../nodes/watchers.js"
+import type { ReleaseWatch } from "../engine/node.js"
+import { releaseChannelPrefix } from "./scripts.js"
+import { type OnRelease, Watchers } from "./watchers.js"
 
 /** How long a channel stays subscribed after its key's last watcher left. */
 const lingerMillis = 1000

@@ -19,9 +19,8 @@
  *
  * @internal
  */
-import * as Effect from "effect/Effect"
 import type { Redis } from "ioredis"
-import { type Script } from "../../nodes/scripts.js"
+import type { Script } from "../scripts.js"
 
 export interface LoadedScripts {
   /** Whether scripts go by EVALSHA (loaded, or being loaded ahead of the command); otherwise whole, by EVAL. */
@@ -32,41 +31,35 @@ export interface LoadedScripts {
   readonly settled: () => Promise<void>
 }
 
-/** Load `scripts` on every connection of `client` from now on, until the scope closes. */
-export const watch = (client: Redis, scripts: ReadonlyArray<Script>) =>
-  Effect.acquireRelease(
-    Effect.sync(() => {
-      let bySha = true
-      let loading: Promise<void> | undefined
-      // Answers that come from an earlier connection decide nothing.
-      let connection = 0
-      const load = () => {
-        if (loading !== undefined) return
-        const asked = connection
-        const done = (loaded: boolean) => {
-          if (asked !== connection) return
-          bySha = loaded
-          loading = undefined
-        }
-        loading = Promise.all(scripts.map((script) => client.script("LOAD", script.lua))).then(
-          () => done(true),
-          () => done(false)
-        )
-      }
-      // What was being loaded on the closed connection is lost with it.
-      const onClose = () => {
-        connection++
-        loading = undefined
-      }
-      client.on("ready", load)
-      client.on("close", onClose)
-      if (client.status === "ready") load()
-      const loaded: LoadedScripts = {
-        bySha: () => bySha,
-        reload: load,
-        settled: () => loading ?? Promise.resolve()
-      }
-      return { loaded, stop: () => void client.off("ready", load).off("close", onClose) }
-    }),
-    ({ stop }) => Effect.sync(stop)
-  ).pipe(Effect.map(({ loaded }) => loaded))
+/** Load `scripts` on every connection of `client` from now on, until `stop`. */
+export const watch = (client: Redis, scripts: ReadonlyArray<Script>): { readonly loaded: LoadedScripts; readonly stop: () => void } => {
+  let bySha = true
+  let loading: Promise<void> | undefined
+  // Answers that come from an earlier connection decide nothing.
+  let connection = 0
+  const load = () => {
+    if (loading !== undefined) return
+    const asked = connection
+    const done = (loaded: boolean) => {
+      if (asked !== connection) return
+      bySha = loaded
+      loading = undefined
+    }
+    loading = Promise.all(scripts.map((script) => client.script("LOAD", script.lua))).then(
+      () => done(true),
+      () => done(false)
+    )
+  }
+  // What was being loaded on the closed connection is lost with it.
+  const onClose = () => {
+    connection++
+    loading = undefined
+  }
+  client.on("ready", load)
+  client.on("close", onClose)
+  if (client.status === "ready") load()
+  return {
+    loaded: { bySha: () => bySha, reload: load, settled: () => loading ?? Promise.resolve() },
+    stop: () => void client.off("ready", load).off("close", onClose)
+  }
+}

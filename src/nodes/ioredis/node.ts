@@ -1,0 +1,319 @@
+/**
+ * A Redis node over one ioredis client, as the engine talks to it: the lock
+ * operations as promises (EVALSHA of the scripts loaded on each connection,
+ * a native SET NX PX for one free key), the server run for the restart
+ * quarantine, and release announcements on a subscriber connection. Each
+ * shell opens it with its own error class and clock, and closes it with the
+ * scope that opened it.
+ *
+ * Connections fail fast: a client this module makes has no offline queue and
+ * resends nothing after a reconnect, so a down node answers at once with an
+ * `Unavailable` error instead of holding an acquisition up.
+ *
+ * @internal
+ */
+import { Redis } from "ioredis"
+import type * as Tls from "node:tls"
+import type { MakeNodeError, Node, NodePromises, NodeRun, TurnAnswer } from "../../engine/node.js"
+import type { ReleaseChannels } from "../releaseChannels.js"
+import * as Scripts from "../scripts.js"
+import * as Commands from "./commands.js"
+import * as LoadedScripts from "./loadedScripts.js"
+import * as ReleaseSubscriber from "./releaseSubscriber.js"
+import * as ServerRun from "./serverRun.js"
+
+/** What a node needs besides its client (each shell checks the user's options into these). */
+export interface NodeSettings {
+  readonly name: string
+  readonly maxPendingCommands: number
+  /** Declared durable (see the shells' `durable` option). */
+  readonly durable: boolean
+  /** How long `open` waits for the first connection and the server's identity (ms). */
+  readonly connectTimeoutMillis: number
+  readonly makeError: MakeNodeError
+  /** Monotonic ms on the shell's timeline (the server run's start is read on it). */
+  readonly now: () => number
+}
+
+/** Where a node is and how to log in, as the shells' connection options say it (the password revealed). */
+export interface Address {
+  readonly host: string
+  readonly port: number
+  readonly username?: string | undefined
+  readonly password?: string | undefined
+  readonly db?: number | undefined
+  readonly tls?: boolean | Tls.ConnectionOptions | undefined
+}
+
+/** A `redis://` or `rediss://` URL's parts (`redis://user:password@host:port/db`); `undefined`: not one. */
+export const parseUrl = (url: string): Address | undefined => {
+  let parsed: URL
+  try {
+    parsed = new URL(url)
+  } catch {
+    return undefined
+  }
+  if (parsed.protocol !== "redis:" && parsed.protocol !== "rediss:") return undefined
+  const db = parsed.pathname.length > 1 ? Number(parsed.pathname.slice(1)) : undefined
+  if (db !== undefined && !Number.isInteger(db)) return undefined
+  return {
+    host: parsed.hostname || "127.0.0.1",
+    port: parsed.port ? Number(parsed.port) : 6379,
+    username: parsed.username ? decodeURIComponent(parsed.username) : undefined,
+    password: parsed.password ? decodeURIComponent(parsed.password) : undefined,
+    db,
+    tls: parsed.protocol === "rediss:"
+  }
+}
+
+/** A URL as it may be shown: any user and password replaced. */
+export const hidePassword = (url: string): string => url.replace(/\/\/[^@/]*@/, "//***@")
+
+/** A client of ours for `address`: connecting now, failing fast while not connected. */
+export const newClient = (address: Address, connectTimeoutMillis: number): Redis =>
+  new Redis({
+    host: address.host,
+    port: address.port,
+    username: address.username,
+    password: address.password,
+    db: address.db ?? 0,
+    tls: address.tls === true ? {} : address.tls === false ? undefined : address.tls,
+    connectTimeout: connectTimeoutMillis,
+    // Fail fast when not connected: a queued command would cost the full per-node timeout.
+    enableOfflineQueue: false,
+    // A command resent after a reconnect could set a key after we gave up on it.
+    autoResendUnfulfilledCommands: false,
+    maxRetriesPerRequest: 0,
+    retryStrategy: (times) => Math.min(50 * times, 1000)
+  })
+
+/**
+ * Close a client of ours: QUIT politely, at most 1 s (a hung server would
+ * hold the shutdown up), then drop the socket. Never rejects.
+ */
+export const closeClient = async (client: Redis): Promise<void> => {
+  // The node's own error listener is gone by now: a reconnection still under
+  // way may fail as it is dropped, and ioredis prints an error nobody listens to.
+  client.on("error", () => {})
+  if (client.status === "ready") {
+    let timer: ReturnType<typeof setTimeout> | undefined
+    await Promise.race([
+      client.quit().catch(() => {}),
+      new Promise<void>((resolve) => void (timer = setTimeout(resolve, 1000)))
+    ])
+    clearTimeout(timer)
+  }
+  client.disconnect()
+}
+
+/** A user's client: the node name it gets by default. */
+export const clientName = (client: Redis): string => `${client.options.host ?? "127.0.0.1"}:${client.options.port ?? 6379}`
+
+/**
+ * A user's client made with `lazyConnect` and not connected yet would
+ * connect on its first command, after the node waited for it in vain: it
+ * connects now, as it would for any user's first command.
+ */
+export const connectIfLazy = (client: Redis): void => {
+  if (client.status === "wait") client.connect().catch(() => {})
+}
+
+/** An open node and how to close it (its client is the caller's to close). */
+export interface OpenNode {
+  readonly node: Node
+  /** Waits until no command of the node waits for its answer (at most 250 ms), then stops following the client. */
+  readonly close: () => Promise<void>
+}
+
+/**
+ * The node over `client`: follows its connection errors, loads the scripts
+ * on each connection, follows its server run and release announcements;
+ * settles once the client is ready and its server identified, the server
+ * refused the connection, or `connectTimeoutMillis` passed: a node that is
+ * down now is not an error.
+ */
+export const open = async (client: Redis, settings: NodeSettings): Promise<OpenNode> => {
+  const errors = watchErrors(client)
+  // First: on each new connection the scripts are loaded before anything else is sent.
+  const scripts = LoadedScripts.watch(client, Scripts.nodeScripts)
+  const run = ServerRun.watch(client, settings.durable, settings.now)
+  const releases = ReleaseSubscriber.open(client)
+  await firstConnection(client, run, scripts.loaded, settings.connectTimeoutMillis)
+  const inFlight: InFlight = { count: 0 }
+  const node = makeNode(client, settings, errors.last, run.current, scripts.loaded, releases.channels, inFlight)
+  return {
+    node,
+    close: async () => {
+      await settled(inFlight, 250)
+      releases.stop()
+      run.stop()
+      scripts.stop()
+      errors.stop()
+    }
+  }
+}
+
+// Ready and identified, or refused, or the timeout: whichever comes first.
+const firstConnection = (
+  client: Redis,
+  run: ServerRun.RunWatcher,
+  scripts: LoadedScripts.LoadedScripts,
+  timeoutMillis: number
+): Promise<void> =>
+  new Promise((resolve) => {
+    const done = () => {
+      clearTimeout(timer)
+      client.off("error", done)
+      resolve()
+    }
+    // A server that refuses the connection (down, a wrong port or password) is not waited for: the node
+    // joins when the server answers.
+    client.once("error", done)
+    const timer = setTimeout(done, timeoutMillis)
+    run.identified().then(() => scripts.settled()).then(done)
+  })
+
+/** Keeps the last connection error, so "not connected" can say why (refused, WRONGPASS ...). */
+const watchErrors = (client: Redis) => {
+  let last: Error | undefined
+  const onError = (error: Error) => void (last = error)
+  const onReady = () => void (last = undefined)
+  client.on("error", onError)
+  client.on("ready", onReady)
+  return { last: () => last, stop: () => void client.off("error", onError).off("ready", onReady) }
+}
+
+/** Commands of one node sent and not answered yet. */
+interface InFlight {
+  count: number
+}
+
+/**
+ * Until no command of the node waits for its answer, twice in a row a turn
+ * apart (an answer may send another command: a late grant's undo), at most
+ * `withinMillis`. The node's connection closes after: a key set by an
+ * attempt that was refused without waiting for this node is deleted before
+ * the process exits (a command line run would otherwise leave it for its ttl).
+ */
+const settled = (inFlight: InFlight, withinMillis: number): Promise<void> =>
+  new Promise((resolve) => {
+    const giveUpAt = performance.now() + withinMillis
+    let idleBefore = false
+    const check = () => {
+      const idle = inFlight.count === 0
+      if ((idle && idleBefore) || performance.now() >= giveUpAt) return resolve()
+      idleBefore = idle
+      setTimeout(check, idle ? 0 : 2)
+    }
+    check()
+  })
+
+const granted: TurnAnswer = { _tag: "Granted" }
+const notYourTurn: TurnAnswer = { _tag: "NotYourTurn" }
+
+/** The reply of the acquireInTurn script (see scripts.ts). */
+const turnAnswer = (reply: unknown): TurnAnswer => {
+  const [code, pttl] = reply as [number, number | undefined]
+  if (code === 1) return granted
+  if (code === 3) return notYourTurn
+  return { _tag: "Held", ttlMillis: pttl === undefined || pttl < 0 ? undefined : pttl }
+}
+
+/** The node operations over one client. */
+const makeNode = (
+  client: Redis,
+  settings: NodeSettings,
+  lastConnectionError: () => Error | undefined,
+  serverRun: () => NodeRun,
+  scripts: LoadedScripts.LoadedScripts,
+  releases: ReleaseChannels,
+  inFlight: InFlight
+): Node => {
+  const { makeError, maxPendingCommands, name } = settings
+  const batch = Commands.writeBatcher(client)
+  const answered = <A>(reply: A): A => {
+    inFlight.count--
+    return reply
+  }
+  const failed = (cause: unknown) => {
+    // The command did not run; it is not sent again (see loadedScripts.ts).
+    if (Commands.isNoScript(cause)) scripts.reload()
+    return Promise.reject(Commands.toNodeError(makeError, name, cause, lastConnectionError()))
+  }
+  const unanswered = (cause: unknown) => {
+    inFlight.count--
+    return failed(cause)
+  }
+  // One command and its reply, in one promise step: every failure becomes the
+  // shell's node error (also a synchronous throw of the driver). Not sent while
+  // too many commands wait for an answer (see the shells' maxPendingCommands).
+  const call = <R, A>(send: () => Promise<R>, parse: (reply: R) => A): Promise<A> => {
+    if (inFlight.count >= maxPendingCommands) {
+      return Promise.reject(makeError({
+        node: name,
+        reason: "Unavailable",
+        detail: `${inFlight.count} commands wait for an answer: the server does not answer (paused, overloaded or cut off)`
+      }))
+    }
+    try {
+      batch()
+      const sent = send()
+      inFlight.count++
+      return sent.then((reply) => parse(answered(reply)), unanswered)
+    } catch (cause) {
+      return failed(cause)
+    }
+  }
+  const encoded = Commands.encodedEvalsha.usable(client)
+  const evalScript = <A>(
+    script: Scripts.Script,
+    keys: ReadonlyArray<string>,
+    args: ReadonlyArray<string | number>,
+    parse: (reply: unknown) => A
+  ): Promise<A> =>
+    call(
+      !scripts.bySha()
+        ? () => client.eval(script.lua, keys.length, ...keys, ...args)
+        : encoded
+        ? () => client.sendCommand(Commands.encodedEvalsha.command(script, keys, args)) as Promise<unknown>
+        : () => client.evalsha(script.sha, keys.length, ...keys, ...args),
+      parse
+    )
+
+  const acquireAll = (keys: ReadonlyArray<string>, value: string, ttlMillis: number) =>
+    evalScript(Scripts.acquireAll, keys, [value, ttlMillis], (reply) => reply === 1)
+  const promises: NodePromises = {
+    // One key: a native SET NX PX (about half a script's server time), and
+    // the script only when the key exists: it may hold our own value (a late
+    // answer of an earlier attempt, which is ours) or another type (WRONGTYPE
+    // named by the script). Whole milliseconds, as the scripts round.
+    acquire: (keys, value, ttlMillis) =>
+      keys.length !== 1
+        ? acquireAll(keys, value, ttlMillis)
+        : call(() => client.set(keys[0], value, "PX", Math.ceil(ttlMillis), "NX"), (reply) => reply === "OK").then(
+          (set) => set || acquireAll(keys, value, ttlMillis)
+        ),
+    acquireInTurn: (keys, value, ttlMillis, turn) =>
+      evalScript(Scripts.acquireInTurn, keys, [value, ttlMillis, turn.ticket, turn.leaseMillis], turnAnswer),
+    // A lock's release (announced, its place left) sends the value alone: the script's defaults.
+    release: (keys, value, announce, keepPlace) =>
+      evalScript(
+        Scripts.releaseOwned,
+        keys,
+        announce && !keepPlace ? [value] : [value, announce ? 1 : 0, keepPlace ? 1 : 0],
+        Number
+      ),
+    extend: (keys, value, ttlMillis) => evalScript(Scripts.extendOwned, keys, [value, ttlMillis], (reply) => reply === 1),
+    incrementFences: (keys, value, fenceKeys) =>
+      evalScript(Scripts.incrementFences, [...keys, ...fenceKeys], [value], (reply) =>
+        Array.isArray(reply) ? reply.map((count) => BigInt(String(count))) : undefined),
+    commitFences: (keys, value, fenceKeys, tokens) =>
+      evalScript(Scripts.commitFences, [...keys, ...fenceKeys], [value, ...tokens.map(String)], (reply) => reply === 1),
+    inspect: (key) =>
+      evalScript(Scripts.inspectKey, [key], [], (reply) => {
+        const [pttl, value] = reply as [number, string | undefined]
+        return { value: value ?? undefined, ttlMillis: pttl >= 0 ? pttl : undefined }
+      })
+  }
+  return { name, run: serverRun, promises, watchReleasesNow: releases.watch, hearsReleases: releases.hears }
+}

@@ -1,0 +1,130 @@
+/**
+ * Which server run an ioredis client talks to, and whether it keeps its keys
+ * across restarts, for the restart quarantine (quarantine.ts). A restarted
+ * server is always a new TCP connection, so the run is unknown from the
+ * moment a connection closes until `INFO server` answers on the next one.
+ * Persistence is read on each connection too (`INFO persistence`, `CONFIG
+ * GET appendfsync`): a change of configuration at run time is seen at the
+ * next connection only.
+ *
+ * @internal
+ */
+import type { Redis } from "ioredis"
+import type { NodeRun, Persistence } from "../../engine/node.js"
+
+/** The `field:value` lines of an `INFO` reply. */
+const infoFields = (reply: string): Map<string, string> => {
+  const fields = new Map<string, string>()
+  for (const line of reply.split(/\r?\n/)) {
+    const colon = line.indexOf(":")
+    if (colon > 0) fields.set(line.slice(0, colon), line.slice(colon + 1).trim())
+  }
+  return fields
+}
+
+/** `run_id` and `uptime_in_seconds` of an `INFO server` reply. */
+export const parseInfo = (reply: string): { readonly id: string; readonly uptimeSeconds: number } | undefined => {
+  const fields = infoFields(reply)
+  const id = fields.get("run_id")
+  const uptimeSeconds = Number(fields.get("uptime_in_seconds"))
+  return id !== undefined && id.length > 0 && Number.isInteger(uptimeSeconds) && uptimeSeconds >= 0
+    ? { id, uptimeSeconds }
+    : undefined
+}
+
+/**
+ * Whether the server keeps its keys across a restart, from its `INFO
+ * persistence` reply and its `CONFIG GET appendfsync` reply (`[name, value]`),
+ * either of which may be an error where the server refuses it (ACLs, a
+ * renamed CONFIG). `declared`: the user says the server is durable; believed
+ * only where the server cannot be read, never against what it says.
+ */
+export const persistenceOf = (
+  info: string | Error,
+  appendfsync: ReadonlyArray<string> | Error,
+  declared: boolean
+): Persistence => {
+  const unreadable = (what: string): Persistence =>
+    declared
+      ? { keepsKeys: true, detail: `declared durable; ${what}` }
+      : { keepsKeys: false, detail: `persistence unknown: ${what} (declare the node durable if it runs AOF with appendfsync always)` }
+  const notAsDeclared = declared ? " (declared durable, but the server says otherwise)" : ""
+  if (info instanceof Error) return unreadable(`INFO persistence failed: ${info.message}`)
+  const aof = infoFields(info).get("aof_enabled")
+  if (aof === undefined) return unreadable("INFO persistence gave no aof_enabled")
+  if (aof !== "1") return { keepsKeys: false, detail: `no AOF: a restart loses keys${notAsDeclared}` }
+  if (appendfsync instanceof Error) return unreadable(`AOF on, CONFIG GET appendfsync refused: ${appendfsync.message}`)
+  const policy = appendfsync[1]
+  if (policy === undefined) return unreadable("AOF on, CONFIG GET appendfsync gave nothing")
+  return policy === "always"
+    ? { keepsKeys: true, detail: "AOF, appendfsync always" }
+    : { keepsKeys: false, detail: `AOF, appendfsync ${policy}: a crash may lose the last writes${notAsDeclared}` }
+}
+
+const asError = (cause: unknown): Error => cause instanceof Error ? cause : new Error(String(cause))
+
+export interface RunWatcher {
+  readonly current: () => NodeRun
+  /** Settles once the server of the connection is identified (or could not be), at once when it is. */
+  readonly identified: () => Promise<void>
+  readonly stop: () => void
+}
+
+/**
+ * Follow the server run of `client`'s connections: on each, its INFO server
+ * (run id, uptime) read as the reply arrives at `now()` (monotonic ms, the
+ * shell's timeline), and its persistence, until `stop`.
+ */
+export const watch = (client: Redis, declaredDurable: boolean, now: () => number): RunWatcher => {
+  let run: NodeRun = { _tag: "Unknown", detail: "not connected yet" }
+  let identifying = false
+  let connection = 0
+  let waiters: Array<() => void> = []
+  const settle = (next: NodeRun) => {
+    run = next
+    identifying = false
+    const woken = waiters
+    waiters = []
+    woken.forEach((wake) => wake())
+  }
+  const onClose = () => {
+    connection++
+    if (run._tag === "Known") run = { _tag: "Unknown", detail: "reconnecting" }
+  }
+  const onReady = () => {
+    const asked = connection
+    identifying = true
+    // The start is read off the INFO server reply as it arrives; persistence may come after.
+    const server = client.info("server").then((reply) => ({ info: parseInfo(reply), at: now() }))
+    const persistence = client.info("persistence").then((reply) => reply, asError)
+    const appendfsync = client.config("GET", "appendfsync").then((reply) => reply as Array<string>, asError)
+    Promise.all([server, persistence, appendfsync]).then(
+      ([{ at, info }, persistenceInfo, appendfsyncReply]) => {
+        if (asked !== connection) return
+        settle(
+          info === undefined
+            ? { _tag: "Unknown", detail: "INFO server gave no run_id and uptime_in_seconds" }
+            : {
+              _tag: "Known",
+              id: info.id,
+              startedAtMillis: at - Math.max(0, info.uptimeSeconds - 1) * 1000,
+              persistence: persistenceOf(persistenceInfo, appendfsyncReply, declaredDurable)
+            }
+        )
+      },
+      (error: unknown) => {
+        if (asked !== connection) return
+        settle({ _tag: "Unknown", detail: `INFO server failed: ${error instanceof Error ? error.message : String(error)}` })
+      }
+    )
+  }
+  client.on("close", onClose)
+  client.on("ready", onReady)
+  if (client.status === "ready") onReady()
+  return {
+    current: () => run,
+    identified: () =>
+      !identifying && run._tag === "Known" ? Promise.resolve() : new Promise<void>((resolve) => void waiters.push(resolve)),
+    stop: () => void client.off("close", onClose).off("ready", onReady)
+  }
+}
