@@ -74,7 +74,7 @@ export interface Contender {
 }
 
 /** The clients a user makes for a setup (`library`: connected as usual). */
-const connect = async (ports: ReadonlyArray<number>, setup: Setup = "connected") => {
+export const connect = async (ports: ReadonlyArray<number>, setup: Setup = "connected") => {
   const clients = ports.map((port) =>
     new Redis({
       host: "127.0.0.1",

@@ -13,6 +13,7 @@ import * as Effect from "effect/Effect"
 import * as Os from "node:os"
 import * as RedisFleet from "../fleet/RedisFleet.js"
 import * as Contenders from "./contenders.js"
+import * as Effect4 from "./effect4.js"
 import * as Scenarios from "./scenarios.js"
 import { format } from "./scenarios.js"
 import * as Semaphores from "./semaphores.js"
@@ -25,7 +26,9 @@ const seconds = Number(flag("seconds") ?? 3)
 const rounds = Number(flag("rounds") ?? 2)
 const cycles = Number(flag("cycles") ?? 100_000)
 const only = flag("only")?.split(",")
-const contenders = Contenders.all.filter((c) => only === undefined || only.some((name) => c.name.includes(name)))
+// Both lines in one run: the Effect 4 package's rows (effect4.ts) beside the Effect 3 line's.
+const effect4 = await Effect4.contenders(Contenders.connect)
+const contenders = [...Contenders.all, ...effect4].filter((c) => only === undefined || only.some((name) => c.name.includes(name)))
 const setups = (flag("setups")?.split(",") ?? Contenders.setups) as ReadonlyArray<Contenders.Setup>
 for (const setup of setups) {
   if (!Contenders.setups.includes(setup)) throw new Error(`--setups: unknown setup ${setup} (${Contenders.setups.join(", ")})`)
@@ -178,6 +181,10 @@ const table = (title: string, metrics: ReadonlyArray<Metric>, rows: Map<string, 
     lines.push(`| ${name} ÷ best peer | ${metrics.map((m) => ratio(m[1](row), best(m))).join(" | ")} |`)
     if (name === Contenders.effectRedlockFibers.name && floorAsEffectRow !== undefined) {
       lines.push(`| ${name} ÷ floor as an Effect resource | ${metrics.map((m) => ratio(m[1](row), m[1](floorAsEffectRow))).join(" | ")} |`)
+    }
+    const effect3Twin = rows.get(Effect4.effect3TwinOf(name) ?? "")
+    if (effect3Twin !== undefined) {
+      lines.push(`| ${name} ÷ its Effect 3 twin | ${metrics.map((m) => ratio(m[1](row), m[1](effect3Twin))).join(" | ")} |`)
     }
     const untracedRow = rows.get(Contenders.effectRedlockFibers.name)
     if (name === Contenders.effectRedlockFibersTraced.name && untracedRow !== undefined) {

@@ -103,8 +103,7 @@ for (const kind of [memoryKind, ioredisKind]) {
               Effect.forkChild(Effect.scoped(Effect.andThen(
                 redlock.acquire("job", { ttl: "5 seconds", retry: Schedule.spaced("2 millis") }),
                 Effect.sleep("3 millis")
-              ))),
-            { concurrency: "unbounded" }
+              )))
           )
           yield* Effect.sleep(Duration.millis(Math.floor(Math.random() * 8)))
           yield* Effect.forEach(contenders, Fiber.interrupt, { concurrency: "unbounded" })

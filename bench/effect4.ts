@@ -1,0 +1,128 @@
+/**
+ * The Effect 4 line as contenders: the package built in packages/effect4
+ * (`npm run bench` builds it first), with the Effect 4 runtime installed
+ * there, used as its users write it. Each row has its Effect 3 twin in
+ * contenders.ts ("effect-redlock", "effect-redlock, loops as fibers"), so
+ * that one run compares the lines on the same servers and Node.
+ */
+import type { Redis } from "ioredis"
+import type * as Lock from "../packages/effect4/src/Lock.js"
+import { aclUser, type Client, type Contender, type Loops, type Setup, type Waiting } from "./contenders.js"
+
+// The bench runs compiled (.bench-build/bench): the package and its Effect 4 are loaded from the
+// repository's packages/effect4 at run time, the Effect 4 runtime as the package's users have it (the
+// repository's root has Effect 3).
+const root = new URL("../../", import.meta.url)
+const load = () =>
+  Promise.all([
+    import(new URL("packages/effect4/dist/esm/index.js", root).href) as Promise<typeof import("../packages/effect4/src/index.js")>,
+    import(new URL("packages/effect4/dist/esm/RedisNode/Ioredis.js", root).href) as Promise<
+      typeof import("../packages/effect4/src/RedisNode/Ioredis.js")
+    >,
+    import(new URL("packages/effect4/node_modules/effect/dist/index.js", root).href) as Promise<
+      typeof import("../packages/effect4/node_modules/effect/dist/index.js")
+    >
+  ])
+
+type Loaded = Awaited<ReturnType<typeof load>>
+
+const retryOf = ({ Redlock }: Loaded[0], waiting: Waiting) =>
+  waiting === "none"
+    ? Redlock.noRetry
+    : waiting === "10ms"
+    ? Redlock.retry({ delay: "10 millis", times: 1000 })
+    : Redlock.defaultRetry
+
+/** The nodes of a setup, and the user's clients to quit after the manager closed (as contenders.ts `ourNodes`). */
+const nodesOf = async (
+  Redacted: Loaded[2]["Redacted"],
+  ports: ReadonlyArray<number>,
+  setup: Setup,
+  connect: (setup: Setup) => Promise<Array<Redis>>
+) => {
+  if (setup === "library") return { nodes: ports.map((port) => ({ host: "127.0.0.1", port })), clients: [] }
+  if (setup === "aclNoPubsub") {
+    const { password, username } = aclUser
+    return { nodes: ports.map((port) => ({ host: "127.0.0.1", port, username, password: Redacted.make(password) })), clients: [] }
+  }
+  const clients = await connect(setup)
+  return { nodes: clients.map((client) => ({ client })), clients }
+}
+
+const effect4Client = async (
+  loaded: Loaded,
+  ports: ReadonlyArray<number>,
+  waiting: Waiting,
+  slow: boolean,
+  setup: Setup,
+  connect: (setup: Setup) => Promise<Array<Redis>>
+) => {
+  const [{ Redlock }, Ioredis, { Duration, Effect, Exit, Layer, ManagedRuntime, Redacted, Scope }] = loaded
+  const { clients, nodes } = await nodesOf(Redacted, ports, setup, connect)
+  const runtime = ManagedRuntime.make(
+    Redlock.layer({ retry: retryOf(loaded[0], waiting), restartQuarantine: false, nodeTimeout: slow ? "2 seconds" : undefined }).pipe(
+      Layer.provide(Ioredis.layer(nodes))
+    )
+  )
+  const redlock = await runtime.runPromise(Redlock.Redlock)
+  const client: Client = {
+    lock: (key, ttlMillis) =>
+      runtime.runPromise(Effect.gen(function*() {
+        const scope = yield* Scope.make()
+        const exit = yield* Effect.exit(Scope.provide(redlock.acquire(key, { ttl: Duration.millis(ttlMillis) }), scope))
+        if (Exit.isSuccess(exit)) return { lock: exit.value, scope }
+        yield* Scope.close(scope, Exit.void)
+        return undefined
+      })),
+    unlock: (handle) => runtime.runPromise(Scope.close((handle as { lock: Lock.Lock; scope: import("../packages/effect4/node_modules/effect/dist/Scope.js").Closeable }).scope, Exit.void)),
+    close: async () => {
+      await runtime.dispose()
+      await Promise.all(clients.map((client) => client.quit().catch(() => undefined)))
+    }
+  }
+  return { client, redlock, runtime }
+}
+
+/** The Effect 3 row each Effect 4 row is compared with (contenders.ts), by name. */
+export const effect3TwinOf = (name: string): string | undefined =>
+  name === "effect-redlock (Effect 4)"
+    ? "effect-redlock"
+    : name === "effect-redlock (Effect 4), loops as fibers"
+    ? "effect-redlock, loops as fibers"
+    : undefined
+
+/** The Effect 4 line's rows, over the harness's clients (`connect`: the user's clients of a setup). */
+export const contenders = async (
+  connect: (ports: ReadonlyArray<number>, setup: Setup) => Promise<Array<Redis>>
+): Promise<ReadonlyArray<Contender>> => {
+  const loaded = await load()
+  const { Duration, Effect } = loaded[2]
+  /** Called from promise code: one `runPromise` per lock and one per unlock. */
+  const calls: Contender = {
+    name: "effect-redlock (Effect 4)",
+    start: async (ports, waiting, slow = false, setup = "library") =>
+      (await effect4Client(loaded, ports, waiting, slow, setup, (setup) => connect(ports, setup))).client
+  }
+  /** Each loop a fiber running `Effect.scoped(acquire)` over and over, all in one `runPromise`. */
+  const fibers: Contender = {
+    name: "effect-redlock (Effect 4), loops as fibers",
+    throughputOnly: true,
+    start: async (ports, waiting, slow = false, setup = "library") => {
+      const { client, redlock, runtime } = await effect4Client(loaded, ports, waiting, slow, setup, (setup) => connect(ports, setup))
+      const runLoops = ({ loops, nextKey, record, running, ttlMillis }: Loops) => {
+        const ttl = Duration.millis(ttlMillis)
+        const lockUnlock = Effect.suspend(() => {
+          const before = performance.now()
+          return Effect.scoped(Effect.matchCause(redlock.acquire(nextKey(), { ttl }), {
+            onFailure: () => record(performance.now() - before, false),
+            onSuccess: () => record(performance.now() - before, true)
+          }))
+        })
+        const loop = Effect.whileLoop({ while: running, body: () => lockUnlock, step: () => {} })
+        return runtime.runPromise(Effect.all(Array.from({ length: loops }, () => loop), { concurrency: "unbounded", discard: true }))
+      }
+      return { ...client, runLoops }
+    }
+  }
+  return [calls, fibers]
+}
