@@ -12,6 +12,10 @@
  * Failures reject with the typed errors of `effect-redlock/RedlockError`
  * (`LockNotAcquired`, `LockLost`, ...), which are `Error`s.
  *
+ * This facade is part of the Effect 3 line (effect-redlock 0.1.x, with
+ * `effect` 3 installed beside it); the Effect 4 line (0.2.x) does not have
+ * it yet.
+ *
  * For node-redlock users: `new Redlock(clients, { retryCount })` becomes
  * `makeRedlock(clients.map((client) => ({ client })), { retry })`,
  * `redlock.acquire([key], ttl)` becomes `redlock.acquire(key, { ttl })`, and
