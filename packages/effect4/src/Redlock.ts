@@ -23,6 +23,7 @@
 import * as Context from "effect/Context"
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import { dual } from "effect/Function"
 import * as Layer from "effect/Layer"
 import type * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
@@ -234,14 +235,50 @@ export const acquire = (
   Effect.flatMap(Redlock, (redlock) => redlock.acquire(resources, options))
 
 /**
- * Run `self` while holding the lock, released as soon as it ends.
+ * Run an effect while holding a lock; the lock is released when it ends. If
+ * the lock is lost while the effect runs (its validity runs out, or nodes say
+ * it is no longer ours), the effect is interrupted and `withLock` fails with
+ * `LockLost`: the critical section never runs past its validity.
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { Redlock } from "effect-redlock"
+ *
+ * const rebuild = Effect.log("rebuilding the cache").pipe(
+ *   Redlock.withLock("cache:rebuild", { ttl: "30 seconds" })
+ * )
+ * ```
  *
  * @since 0.2.0
  * @category combinators
  */
-export const withLock = (resources: string | ReadonlyArray<string>, options: AcquireOptions) =>
-<A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E | InvalidOptions | LockNotAcquired, Exclude<R, Scope.Scope> | Redlock> =>
-  Effect.scoped(Effect.andThen(acquire(resources, options), self))
+export const withLock: {
+  (
+    resources: string | ReadonlyArray<string>,
+    options: AcquireOptions
+  ): <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.Effect<A, E | WithLockError, Exclude<R, Scope.Scope> | Redlock>
+  <A, E, R>(
+    self: Effect.Effect<A, E, R>,
+    resources: string | ReadonlyArray<string>,
+    options: AcquireOptions
+  ): Effect.Effect<A, E | WithLockError, Exclude<R, Scope.Scope> | Redlock>
+} = dual(3, <A, E, R>(
+  self: Effect.Effect<A, E, R>,
+  resources: string | ReadonlyArray<string>,
+  options: AcquireOptions
+): Effect.Effect<A, E | WithLockError, Exclude<R, Scope.Scope> | Redlock> =>
+  Effect.scoped(
+    Effect.flatMap(acquire(resources, options), (lock) => Effect.raceFirst(self, Effect.flatMap(lock.lost, Effect.fail)))
+  ))
+
+/**
+ * The errors `withLock` adds to those of its body.
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export type WithLockError = InvalidOptions | LockNotAcquired | LockLost
 
 /**
  * Release a lock before its scope closes (the scope's release then does nothing).

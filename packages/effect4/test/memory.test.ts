@@ -137,4 +137,19 @@ describe("Redlock on memory nodes (TestClock)", () => {
       const failed = lock.outcomes.find((outcome) => outcome._tag === "Failed")
       assert.strictEqual(failed?._tag === "Failed" ? failed.error.reason : undefined, "WrongType")
     }).pipe(Effect.scoped, Effect.provide(memory(3))))
+
+  it.effect("withLock runs its body under the lock, and interrupts it with LockLost when the validity runs out", () =>
+    Effect.gen(function*() {
+      const inside = yield* Redlock.withLock("job", { ttl: "10 seconds" })(Redlock.inspect("job"))
+      assert.isTrue(Option.isSome(inside.holder), "held while the body runs")
+      assert.isTrue(Option.isNone((yield* Redlock.inspect("job")).holder), "released when it ends")
+      let finished = false
+      const outliving = yield* Effect.forkChild(Effect.flip(
+        Effect.sleep("5 seconds").pipe(Effect.andThen(Effect.sync(() => finished = true)), Redlock.withLock("job", { ttl: "1 second" }))
+      ))
+      yield* TestClock.adjust("6 seconds")
+      const lost = yield* Fiber.join(outliving)
+      assert.strictEqual(lost._tag === "LockLost" ? lost.reason : lost._tag, "Expired")
+      assert.isFalse(finished, "the body was interrupted at the deadline")
+    }).pipe(Effect.provide(memory(3))))
 })
