@@ -44,3 +44,6 @@ export const lost = (resources: ReadonlyArray<string>, reason: LossReason): stri
 export const notExtended = (resources: ReadonlyArray<string>, outcomes: ReadonlyArray<NodeOutcome>): string =>
   `lock on ${resources.join(", ")} not extended: fewer than a majority of nodes confirmed (` +
   Outcome.describeAll(outcomes) + ")"
+
+export const extensionLimitReached = (resources: ReadonlyArray<string>, maxExtensions: number): string =>
+  `lock on ${resources.join(", ")} already extended ${maxExtensions} times (maxExtensions)`

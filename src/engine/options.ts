@@ -124,6 +124,29 @@ export const maxTtl = (input: unknown, read: ReadMillis): number | Problem => {
 export const flag = (option: string, input: unknown): boolean | Problem =>
   typeof input === "boolean" ? input : new Problem(option, `must be true or false, got ${describe(input)}`)
 
+/** A whole number, 0 or more (`maxExtensions`). */
+export const count = (option: string, input: unknown): number | Problem =>
+  typeof input === "number" && Number.isInteger(input) && input >= 0
+    ? input
+    : new Problem(option, `must be a whole number >= 0, got ${describe(input)}`)
+
+/** A whole number, 1 or more (`maxPendingCommands`). */
+export const positiveCount = (option: string, input: unknown): number | Problem =>
+  typeof input === "number" && Number.isInteger(input) && input >= 1
+    ? input
+    : new Problem(option, `must be a whole number >= 1, got ${describe(input)}`)
+
+/** `autoExtend`: `undefined` when off, else the longest hold in ms (Infinity when unbounded). */
+export const autoExtend = (input: unknown, read: ReadMillis): number | undefined | Problem => {
+  if (input === undefined || input === false) return undefined
+  if (input === true) return Infinity
+  if (typeof input !== "object" || input === null) {
+    return new Problem("autoExtend", `expected a boolean or { maxHold }, got ${describe(input)}`)
+  }
+  const maxHold = (input as { readonly maxHold?: unknown }).maxHold
+  return maxHold === undefined ? Infinity : millis("autoExtend.maxHold", maxHold, read)
+}
+
 /** A value as an error message names it. */
 export const describe = (u: unknown): string => {
   if (typeof u === "string") return JSON.stringify(u)

@@ -157,7 +157,7 @@ export class ExtensionLimitReached
    * @since 0.1.0
    */
   override get message(): string {
-    return `lock on ${this.resources.join(", ")} already extended ${this.maxExtensions} times (maxExtensions)`
+    return Messages.extensionLimitReached(this.resources, this.maxExtensions)
   }
 }
 

@@ -80,27 +80,15 @@ const checked = <A>(value: A | Options.Problem): Either.Either<A, InvalidOptions
 
 const describe = Options.describe
 
-/** A whole number of at least zero. */
 export const count = (option: string, input: unknown): Either.Either<number, InvalidOptions> =>
-  typeof input === "number" && Number.isInteger(input) && input >= 0
-    ? Either.right(input)
-    : invalid(option, `must be a whole number >= 0, got ${describe(input)}`)
+  checked(Options.count(option, input))
 
 export const positiveCount = (option: string, input: unknown): Either.Either<number, InvalidOptions> =>
-  typeof input === "number" && Number.isInteger(input) && input >= 1
-    ? Either.right(input)
-    : invalid(option, `must be a whole number >= 1, got ${describe(input)}`)
+  checked(Options.positiveCount(option, input))
 
-/** `autoExtend`: `undefined` when off, else the longest hold in ms (Infinity when unbounded). */
-export const autoExtend = (input: unknown): Either.Either<number | undefined, InvalidOptions> => {
-  if (input === undefined || input === false) return Either.right(undefined)
-  if (input === true) return Either.right(Infinity)
-  if (typeof input !== "object" || input === null) {
-    return invalid("autoExtend", `expected a boolean or { maxHold }, got ${describe(input)}`)
-  }
-  const maxHold = (input as { readonly maxHold?: unknown }).maxHold
-  return maxHold === undefined ? Either.right(Infinity) : millis("autoExtend.maxHold", maxHold)
-}
+/** `autoExtend`: `undefined` when off, else the longest hold in ms (Infinity when unbounded; engine/options.ts). */
+export const autoExtend = (input: unknown): Either.Either<number | undefined, InvalidOptions> =>
+  checked(Options.autoExtend(input, readMillis))
 
 /** The fencing counters' prefix: a string whose keys can never be lock keys, and the reverse. */
 export const fencePrefix = (input: unknown, keyPrefix: string): Either.Either<string, InvalidOptions> => {

@@ -28,6 +28,7 @@ import * as Layer from "effect/Layer"
 import type * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
 import * as Acquisition from "./internal/acquisition.js"
+import * as Extension from "./internal/extension.js"
 import * as Inspection from "./internal/inspection.js"
 import * as Release from "./internal/release.js"
 import * as Retry from "./internal/retry.js"
@@ -35,7 +36,14 @@ import * as Settings from "./internal/settings.js"
 import type { Lock } from "./Lock.js"
 import { RedisNodes } from "./RedisNode.js"
 import type { RedisNode } from "./RedisNode.js"
-import type { InvalidOptions, LockLost, LockNotAcquired, LockNotExtended, NodeOutcome } from "./RedlockError.js"
+import type {
+  ExtensionLimitReached,
+  InvalidOptions,
+  LockLost,
+  LockNotAcquired,
+  LockNotExtended,
+  NodeOutcome
+} from "./RedlockError.js"
 
 /**
  * A retry schedule: any `Schedule` fed with each `LockNotAcquired`, needing
@@ -96,6 +104,8 @@ export interface Options {
   readonly nodeTimeout?: Duration.Input | undefined
   /** The default retry of acquisitions (default {@link defaultRetry}). */
   readonly retry?: RetrySchedule | undefined
+  /** How many times one lock may be extended, by hand or automatically (default 1000). */
+  readonly maxExtensions?: number | undefined
   /** The longest ttl accepted (default 30 s): it bounds the restart quarantine. */
   readonly maxTtl?: Duration.Input | undefined
   /** Waiters take turns in order of arrival, and a release hands the key to the next one (default `true`). */
@@ -120,6 +130,22 @@ export interface AcquireOptions {
   readonly nodeTimeout?: Duration.Input | undefined
   /** This acquisition's retry (default: the manager's). */
   readonly retry?: RetrySchedule | undefined
+  /**
+   * Extend the lock while it is held (when half its ttl is left), until the
+   * scope closes, `maxHold` passed, or `maxExtensions` is reached; an
+   * extension that finds the lock taken marks it lost (`lock.lost`,
+   * `withLock`'s interruption).
+   */
+  readonly autoExtend?: boolean | AutoExtendOptions | undefined
+}
+
+/**
+ * @since 0.2.0
+ * @category models
+ */
+export interface AutoExtendOptions {
+  /** Stop extending once the lock was held this long; it then expires at the end of its validity. Default: no bound. */
+  readonly maxHold?: Duration.Input | undefined
 }
 
 /**
@@ -187,7 +213,10 @@ export class Redlock extends Context.Service<Redlock, {
     options: AcquireOptions
   ) => Effect.Effect<Lock, InvalidOptions | LockNotAcquired, Scope.Scope>
   readonly release: (lock: Lock) => Effect.Effect<ReleaseResult>
-  readonly extend: (lock: Lock, ttl: Duration.Input) => Effect.Effect<Lock, InvalidOptions | LockLost | LockNotExtended>
+  readonly extend: (
+    lock: Lock,
+    ttl?: Duration.Input
+  ) => Effect.Effect<Lock, InvalidOptions | LockLost | LockNotExtended | ExtensionLimitReached>
   readonly inspect: (resource: string) => Effect.Effect<InspectResult, InvalidOptions>
 }>()("effect-redlock/Redlock") {}
 
@@ -205,7 +234,7 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
     quorum: settings.quorum,
     acquire: Acquisition.acquire(settings),
     release: (lock) => Release.release(settings, lock),
-    extend: (lock, ttl) => Release.extend(settings, lock, ttl),
+    extend: (lock, ttl) => Extension.extend(settings, lock, ttl),
     inspect: (resource) => Inspection.inspect(settings, resource)
   })
 })
@@ -290,16 +319,16 @@ export const release = (lock: Lock): Effect.Effect<ReleaseResult, never, Redlock
   Effect.flatMap(Redlock, (redlock) => redlock.release(lock))
 
 /**
- * Set a new ttl on every node; the lock's validity moves only if a quorum
- * confirmed within the current one.
+ * Set a new ttl on every node (the lock's own ttl when none is given); the
+ * lock's validity moves only if a quorum confirmed within the current one.
  *
  * @since 0.2.0
  * @category combinators
  */
 export const extend = (
   lock: Lock,
-  ttl: Duration.Input
-): Effect.Effect<Lock, InvalidOptions | LockLost | LockNotExtended, Redlock> =>
+  ttl?: Duration.Input
+): Effect.Effect<Lock, InvalidOptions | LockLost | LockNotExtended | ExtensionLimitReached, Redlock> =>
   Effect.flatMap(Redlock, (redlock) => redlock.extend(lock, ttl))
 
 /**

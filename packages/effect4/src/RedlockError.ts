@@ -210,16 +210,37 @@ export class LockNotExtended extends Schema.TaggedError<LockNotExtended>("effect
 }
 
 /**
+ * A lock was extended as many times as the manager's `maxExtensions` allows.
+ *
+ * @since 0.2.0
+ * @category errors
+ */
+export class ExtensionLimitReached
+  extends Schema.TaggedError<ExtensionLimitReached>("effect-redlock/ExtensionLimitReached")("ExtensionLimitReached", {
+    resources: Schema.Array(Schema.String),
+    maxExtensions: Schema.Number
+  })
+{
+  /**
+   * @since 0.2.0
+   */
+  override get message(): string {
+    return Messages.extensionLimitReached(this.resources, this.maxExtensions)
+  }
+}
+
+/**
  * Every error a lock operation fails with.
  *
  * @since 0.2.0
  * @category errors
  */
-export type RedlockError = InvalidOptions | LockNotAcquired | LockLost | LockNotExtended
+export type RedlockError = InvalidOptions | LockNotAcquired | LockLost | LockNotExtended | ExtensionLimitReached
 
 /**
  * @since 0.2.0
  * @category guards
  */
 export const isRedlockError = (u: unknown): u is RedlockError =>
-  u instanceof InvalidOptions || u instanceof LockNotAcquired || u instanceof LockLost || u instanceof LockNotExtended
+  u instanceof InvalidOptions || u instanceof LockNotAcquired || u instanceof LockLost || u instanceof LockNotExtended ||
+  u instanceof ExtensionLimitReached

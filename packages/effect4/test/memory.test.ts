@@ -152,4 +152,34 @@ describe("Redlock on memory nodes (TestClock)", () => {
       assert.strictEqual(lost._tag === "LockLost" ? lost.reason : lost._tag, "Expired")
       assert.isFalse(finished, "the body was interrupted at the deadline")
     }).pipe(Effect.provide(memory(3))))
+
+  it.effect("autoExtend keeps the lock while the scope is open, stops at maxHold, and stops when the scope closes", () =>
+    Effect.gen(function*() {
+      const kept = yield* Effect.forkChild(Effect.scoped(Effect.gen(function*() {
+        const lock = yield* Redlock.acquire("kept", { ttl: "1 second", autoExtend: true })
+        yield* Effect.sleep("5 seconds")
+        return [lock.extensions, Option.isSome((yield* Redlock.inspect("kept")).holder)] as const
+      })))
+      const bounded = yield* Effect.forkChild(Effect.scoped(Effect.gen(function*() {
+        const lock = yield* Redlock.acquire("bounded", { ttl: "1 second", autoExtend: { maxHold: "2 seconds" } })
+        return (yield* lock.lost).reason
+      })))
+      yield* TestClock.adjust("6 seconds")
+      const [extensions, held] = yield* Fiber.join(kept)
+      assert.isAtLeast(extensions, 8, "extended every half ttl")
+      assert.isTrue(held, "still held after 5 s with a 1 s ttl")
+      assert.strictEqual(yield* Fiber.join(bounded), "Expired")
+      yield* TestClock.adjust("2 seconds")
+      assert.deepStrictEqual(yield* liveKeys(0), [], "released, and no longer extended, once its scope closed")
+    }).pipe(Effect.provide(memory(3))))
+
+  it.effect("maxExtensions bounds extensions with ExtensionLimitReached", () =>
+    Effect.gen(function*() {
+      const lock = yield* Redlock.acquire("job", { ttl: "1 second" })
+      yield* Redlock.extend(lock)
+      const refused = yield* Effect.flip(Redlock.extend(lock, "2 seconds"))
+      assert.strictEqual(refused._tag, "ExtensionLimitReached")
+      assert.include(refused.message, "already extended 1 times")
+    }).pipe(Effect.scoped, Effect.provide(Redlock.layer({ maxExtensions: 1 }).pipe(Layer.provideMerge(RedisNode.layerMemory(3))))))
 })
+

@@ -108,11 +108,6 @@ export const fromUrl = (url: string): Option.Option<ConnectionOptions> => {
 
 const checked = <A>(value: A | Options.Problem): Effect.Effect<A, InvalidOptions> => Validate.check(value)
 
-const positiveCount = (option: string, input: unknown): number | Options.Problem =>
-  typeof input === "number" && Number.isInteger(input) && input >= 1
-    ? input
-    : new Options.Problem(option, `must be a whole number >= 1, got ${Options.describe(input)}`)
-
 /**
  * One node. A connection of ours is opened now and closed when the scope
  * closes; a user's client is left open.
@@ -124,7 +119,7 @@ export const make = (nodeOptions: NodeOptions): Effect.Effect<RedisNode, Invalid
   Effect.gen(function*() {
     // Checked before any connection is opened.
     const maxPendingCommands = yield* checked(
-      positiveCount("maxPendingCommands", nodeOptions.maxPendingCommands ?? defaultMaxPendingCommands)
+      Options.positiveCount("maxPendingCommands", nodeOptions.maxPendingCommands ?? defaultMaxPendingCommands)
     )
     const durable = yield* checked(Options.flag("durable", nodeOptions.durable ?? false))
     const time = yield* TimeOf.currentTime

@@ -22,6 +22,7 @@ import type * as Lock from "../Lock.js"
 import type { AcquireOptions } from "../Redlock.js"
 import { type InvalidOptions, LockNotAcquired, type NodeOutcome } from "../RedlockError.js"
 import { HeldLock } from "./lock.js"
+import * as Extension from "./extension.js"
 import * as Release from "./release.js"
 import * as Retry from "./retry.js"
 import type { Settings } from "./settings.js"
@@ -35,6 +36,8 @@ interface Request {
   readonly nodeTimeoutMillis: number
   readonly retry: Retry.RetrySchedule
   readonly waits: boolean
+  /** With `autoExtend`: the longest hold (ms, Infinity when unbounded); none: not extended automatically. */
+  readonly maxHoldMillis: number | undefined
 }
 
 /** The options of one acquisition, checked, with the manager's defaults filled in. */
@@ -50,8 +53,10 @@ const parse = (settings: Settings, resourcesInput: unknown, options: AcquireOpti
     Validate.readMillis
   )
   if (timing instanceof Options.Problem) return Validate.invalid(timing.option, timing.detail)
+  const maxHoldMillis = Options.autoExtend(options.autoExtend, Validate.readMillis)
+  if (maxHoldMillis instanceof Options.Problem) return Validate.invalid(maxHoldMillis.option, maxHoldMillis.detail)
   const retry = options.retry ?? settings.retry
-  return { resources, ...timing, retry, waits: !Retry.isNoRetry(retry) }
+  return { resources, ...timing, retry, waits: !Retry.isNoRetry(retry), maxHoldMillis }
 }
 
 /** A refused attempt; its LockNotAcquired is made when first asked for (most refusals of a waiter are never read). */
@@ -93,6 +98,7 @@ class Acquisition extends Attempt.Attempts<HeldLock, Refused> {
       attempts: this.attempts,
       outcomes: result.outcomes as ReadonlyArray<NodeOutcome>,
       nodeTimeoutMillis: this.nodeTimeoutMillis,
+      acquiredAt: result.endMillis,
       manager: this.settings.identity,
       time: this.time
     })
@@ -173,8 +179,22 @@ export const acquire = (settings: Settings) =>
     if (!("ttlMillis" in request)) return Effect.fail(request)
     const scope = Context.get(fiber.context as Context.Context<Scope.Scope>, Scope.Scope)
     const acquisition = new Acquisition(settings, request, TimeOf.timeOfFiber(fiber))
-    const register = (lock: HeldLock): Effect.Effect<Lock.Lock> =>
-      Effect.as(Scope.addFinalizer(scope, Release.release(settings, lock)), lock)
+    // The release in the scope, then the automatic extension: finalizers run last in, first out, so the
+    // extension stops before the release runs.
+    const { maxHoldMillis } = request
+    const register = (lock: HeldLock): Effect.Effect<Lock.Lock> => {
+      const released = Scope.addFinalizer(scope, Release.release(settings, lock))
+      return maxHoldMillis === undefined
+        ? Effect.as(released, lock)
+        : Effect.as(
+          Effect.andThen(
+            released,
+            // Started now: its first wait is registered with the clock before acquire returns.
+            Effect.forkIn(Extension.autoExtend(settings, lock, maxHoldMillis), scope, { startImmediately: true })
+          ),
+          lock
+        )
+    }
     const failed = (cause: Cause.Cause<LockNotAcquired>): Effect.Effect<never, LockNotAcquired> =>
       acquisition.joined ? Effect.andThen(acquisition.leave(), Effect.failCause(cause)) : Effect.failCause(cause)
     return Effect.uninterruptibleMask((restore) =>

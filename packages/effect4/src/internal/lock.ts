@@ -6,6 +6,7 @@
  */
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Semaphore from "effect/Semaphore"
 import { Holding, type LossReason } from "../engine/holding.js"
 import type { Time } from "../engine/time.js"
 import type * as Lock from "../Lock.js"
@@ -24,6 +25,7 @@ export interface LockFields {
   readonly attempts: number
   readonly outcomes: ReadonlyArray<NodeOutcome>
   readonly nodeTimeoutMillis: number
+  readonly acquiredAt: number
   /** The manager that granted it (a lock is released and extended by its own manager). */
   readonly manager: object
   readonly time: Time
@@ -39,7 +41,10 @@ export class HeldLock extends Holding implements Lock.Lock {
   readonly nodeTimeoutMillis: number
   readonly manager: object
   readonly time: Time
+  /** When (monotonic ms) the lock was granted: automatic extension stops `maxHold` after it. */
+  readonly acquiredAt: number
   private lostError: LockLost | undefined
+  private extensionPermit: Semaphore.Semaphore | undefined
 
   constructor(fields: LockFields) {
     super(fields.deadline, fields.keys, fields.value)
@@ -51,6 +56,13 @@ export class HeldLock extends Holding implements Lock.Lock {
     this.nodeTimeoutMillis = fields.nodeTimeoutMillis
     this.manager = fields.manager
     this.time = fields.time
+    this.acquiredAt = fields.acquiredAt
+  }
+
+  /** Extensions of one lock, by hand and automatic, run one after another: each moves the deadline from its own start. */
+  oneExtensionAtATime<A, E, R>(extension: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> {
+    this.extensionPermit ??= Semaphore.makeUnsafe(1)
+    return this.extensionPermit.withPermits(1)(extension)
   }
 
   protected lostFor(_: LossReason): void {}

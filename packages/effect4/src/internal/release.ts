@@ -1,23 +1,21 @@
 /**
- * Releasing and extending a held lock: the engine's release (engine/release.ts)
- * and extension (engine/holding.ts), each one `Effect.callback`.
+ * Releasing a held lock: the engine's release (engine/release.ts), one
+ * `Effect.callback`.
  *
  * @internal
  */
 import * as Effect from "effect/Effect"
-import * as Options from "../engine/options.js"
 import * as Engine from "../engine/release.js"
 import type { Lock } from "../Lock.js"
 import type { ReleaseResult } from "../Redlock.js"
-import { type InvalidOptions, type LockLost, LockNotExtended, type NodeOutcome } from "../RedlockError.js"
+
 import type { HeldLock } from "./lock.js"
 import type { Settings } from "./settings.js"
-import * as Validate from "./validate.js"
 
 const alreadyReleased: ReleaseResult = { status: "AlreadyReleased", released: 0, outcomes: [] }
 
 /** A lock of this manager, or a defect: a lock is released and extended by the manager that granted it. */
-const own = (settings: Settings, lock: Lock): HeldLock => {
+export const own = (settings: Settings, lock: Lock): HeldLock => {
   const held = lock as HeldLock
   if (held.manager !== settings.identity) throw new Error("effect-redlock: a lock is released and extended by the manager that acquired it")
   return held
@@ -49,31 +47,5 @@ export const release = (settings: Settings, lock: Lock): Effect.Effect<ReleaseRe
           resume(Effect.succeed(result as ReleaseResult))
         }
       )
-    )
-  })
-
-/**
- * A new ttl on every node, counted only if a quorum confirmed within the
- * current validity; the lock's deadline then moves.
- */
-export const extend = (
-  settings: Settings,
-  lock: Lock,
-  ttl: unknown
-): Effect.Effect<Lock, InvalidOptions | LockLost | LockNotExtended> =>
-  Effect.suspend((): Effect.Effect<Lock, InvalidOptions | LockLost | LockNotExtended> => {
-    const held = own(settings, lock)
-    const ttlMillis = Options.millis("ttl", ttl, Validate.readMillis)
-    if (ttlMillis instanceof Options.Problem) return Effect.fail(Validate.invalid(ttlMillis.option, ttlMillis.detail))
-    if (held.released || held.lostBecause !== undefined) {
-      if (held.lostBecause === undefined) held.markLostQuietly("Released")
-      return Effect.fail(held.lostBecause!)
-    }
-    return Effect.callback<Lock, LockLost | LockNotExtended>((resume) =>
-      held.extendOn(settings, ttlMillis, held.nodeTimeoutMillis, held.time, (end) => {
-        if (end._tag === "Extended") return resume(Effect.succeed(held))
-        if (end._tag === "Lost") return resume(Effect.fail(held.lostBecause!))
-        resume(Effect.fail(new LockNotExtended({ resources: held.resources, outcomes: end.outcomes as ReadonlyArray<NodeOutcome> })))
-      })
     )
   })

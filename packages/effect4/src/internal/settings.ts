@@ -23,6 +23,8 @@ export interface Settings {
   readonly keyPrefix: string
   readonly driftFactor: number
   readonly maxTtlMillis: number
+  /** How many times one lock may be extended. */
+  readonly maxExtensions: number
   readonly fairHandoff: boolean
   /** How long a restarted node abstains; `undefined`: the quarantine is off. */
   readonly quarantineMillis: number | undefined
@@ -57,6 +59,7 @@ export const make = (nodes: ReadonlyArray<Node.Node>, options: ManagerOptions): 
     const keyPrefix = yield* Validate.check(Options.keyPrefix(options.keyPrefix ?? "redlock:"))
     const driftFactor = yield* Validate.check(Options.driftFactor(options.driftFactor ?? Algorithm.defaultDriftFactor))
     const maxTtlMillis = yield* Validate.check(Options.maxTtl(options.maxTtl ?? "30 seconds", Validate.readMillis))
+    const maxExtensions = yield* Validate.check(Options.count("maxExtensions", options.maxExtensions ?? 1000))
     const fairHandoff = yield* Validate.check(Options.flag("fairHandoff", options.fairHandoff ?? true))
     const quarantine = yield* Validate.check(Options.flag("restartQuarantine", options.restartQuarantine ?? true))
     const retry = options.retry ?? defaultRetry
@@ -71,6 +74,7 @@ export const make = (nodes: ReadonlyArray<Node.Node>, options: ManagerOptions): 
       keyPrefix,
       driftFactor,
       maxTtlMillis,
+      maxExtensions,
       fairHandoff,
       quarantineMillis: quarantine ? Quarantine.durationMillis(maxTtlMillis, driftFactor) : undefined,
       nodeTimeoutMillis,
