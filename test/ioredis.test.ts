@@ -93,6 +93,23 @@ layer(RedisFleet.layerLocal(2, { password: "s3cret" }), { timeout: 30_000, exclu
         assert.isTrue(Option.isNone((yield* node.inspect("c")).value), "answering again, it takes commands again")
       }))
 
+    it.scoped("a one-key acquire refused by its SET sends nothing more once a later operation on the same key and value was sent", () =>
+      Effect.gen(function*() {
+        const fleet = yield* RedisFleet.RedisFleet
+        const [node] = yield* nodesOf(Ioredis.layer([fleet.nodes[0]]))
+        const promises = node.promises!
+        yield* Effect.promise(() => promises.acquire(["probed"], "other", 10_000))
+        // All on the node's one connection, in this order: the SET NX (refused: "other" holds the key), then
+        // other's release and our leaving, both before the SET's answer can come back.
+        const acquired = promises.acquire(["probed"], "ours", 10_000)
+        const released = promises.release(["probed"], "other", true)
+        const left = promises.release(["probed"], "ours", false)
+        assert.deepStrictEqual(yield* Effect.promise(() => Promise.all([acquired, released, left])), [false, 1, 0])
+        yield* Effect.sleep("50 millis")
+        // Before: the script that follows a refused SET went out after the leaving, found the key free, and set it.
+        assert.isUndefined((yield* Effect.promise(() => promises.inspect("probed"))).value, "no key left behind")
+      }))
+
     it.scoped("a malformed URL is InvalidOptions, without the password", () =>
       Effect.gen(function*() {
         const exit = yield* Effect.exit(nodesOf(Ioredis.layer([{ url: "http://user:s3cret@127.0.0.1:1" }])))

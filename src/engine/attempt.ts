@@ -114,6 +114,8 @@ export abstract class Attempts<G, R extends Refused> implements Waiting.Waiter<G
   private reachedQuorum = true
   /** How many fan-outs of attempts were sent (a first attempt may send two: see `probes`). */
   private sent = 0
+  /** The shell gave up on this acquisition (see `abandon`). */
+  private abandoned = false
   holderGoneAt: number | undefined = undefined
   leaseEndsAt: number | undefined = undefined
 
@@ -171,7 +173,20 @@ export abstract class Attempts<G, R extends Refused> implements Waiting.Waiter<G
       done(end)
     }
     if (!this.probes()) return this.fanOut(leaseMillis, false, ended)
-    this.fanOut(0, true, (end) => end.granted !== undefined || leaseMillis === 0 ? ended(end) : this.fanOut(this.lease(0), false, ended))
+    this.fanOut(0, true, (end) =>
+      end.granted !== undefined || leaseMillis === 0 || this.abandoned ? ended(end) : this.fanOut(this.lease(0), false, ended))
+  }
+
+  /**
+   * The shell gave up on this acquisition (interrupted, aborted, its
+   * schedule done) and leaves every line next: an attempt in flight sends
+   * nothing more. A refused probe would otherwise send the script after the
+   * leaving, which could join a line and take the key again (it stood there
+   * until its lease or ttl ran out, found by test/contract.test.ts of the
+   * Effect 4 package).
+   */
+  abandon(): void {
+    this.abandoned = true
   }
 
   /**

@@ -101,7 +101,8 @@ for (const kind of [memoryKind, ioredisKind]) {
             [0, 1, 2],
             () =>
               Effect.forkChild(Effect.scoped(Effect.andThen(
-                redlock.acquire("job", { ttl: "5 seconds", retry: Schedule.spaced("2 millis") }),
+                // A node timeout a loaded machine meets: a leaving waiter waits for every node's answer within it.
+                redlock.acquire("job", { ttl: "5 seconds", nodeTimeout: "1 second", retry: Schedule.spaced("2 millis") }),
                 Effect.sleep("3 millis")
               )))
           )
@@ -109,8 +110,12 @@ for (const kind of [memoryKind, ioredisKind]) {
           yield* Effect.forEach(contenders, Fiber.interrupt, { concurrency: "unbounded" })
         }
         // Late answers of interrupted attempts land and are undone within the node timeout.
-        yield* Effect.sleep("300 millis")
-        assert.deepStrictEqual(yield* keysNow, [[], [], []])
+        let keys = yield* keysNow
+        for (let waited = 0; waited < 2_000 && keys.some((node) => node.length > 0); waited += 50) {
+          yield* Effect.sleep("50 millis")
+          keys = yield* keysNow
+        }
+        assert.deepStrictEqual(keys, [[], [], []])
       }).pipe(Effect.provide(live())))
 
     it.live("two managers never hold the lock together: a counter guarded by it is never entered twice", () =>

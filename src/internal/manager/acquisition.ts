@@ -447,6 +447,7 @@ class Acquisition extends Attempt.Attempts<HeldLock, Refused> implements SingleA
 
   // Ended without a lock: leave the lines joined, if any, then fail as the acquisition did.
   private failed(cause: Cause.Cause<LockNotAcquired>): Effect.Effect<never, LockNotAcquired> {
+    this.abandon()
     const ended = Effect.suspend(() => {
       const failure = Cause.failureOption(cause)
       if (Option.isSome(failure)) this.measure(failure.value)

@@ -195,8 +195,11 @@ export const acquire = (settings: Settings) =>
           lock
         )
     }
-    const failed = (cause: Cause.Cause<LockNotAcquired>): Effect.Effect<never, LockNotAcquired> =>
-      acquisition.joined ? Effect.andThen(acquisition.leave(), Effect.failCause(cause)) : Effect.failCause(cause)
+    // Ended without a lock: nothing more is sent for it, and the lines it joined are left.
+    const failed = (cause: Cause.Cause<LockNotAcquired>): Effect.Effect<never, LockNotAcquired> => {
+      acquisition.abandon()
+      return acquisition.joined ? Effect.andThen(acquisition.leave(), Effect.failCause(cause)) : Effect.failCause(cause)
+    }
     return Effect.uninterruptibleMask((restore) =>
       Effect.matchCauseEffect(restore(acquisition.first()), {
         onSuccess: (end) => {
