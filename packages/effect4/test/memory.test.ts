@@ -181,5 +181,24 @@ describe("Redlock on memory nodes (TestClock)", () => {
       assert.strictEqual(refused._tag, "ExtensionLimitReached")
       assert.include(refused.message, "already extended 1 times")
     }).pipe(Effect.scoped, Effect.provide(Redlock.layer({ maxExtensions: 1 }).pipe(Layer.provideMerge(RedisNode.layerMemory(3))))))
+
+  it.effect("an acquisition interrupted while its probe is in flight sends nothing after leaving: no place in line is left", () =>
+    Effect.gen(function*() {
+      const control = yield* RedisNode.MemoryNodes
+      yield* Redlock.acquire("job", { ttl: "10 seconds" })
+      for (const index of [0, 1, 2]) yield* control.setLatency(index, "10 millis")
+      const waiting = yield* Effect.forkChild(
+        Effect.scoped(Redlock.acquire("job", { ttl: "10 seconds", retry: Schedule.spaced("1 second") }))
+      )
+      yield* TestClock.adjust("5 millis") // its probe (a plain SET NX) is on the wire, answered at 10 ms
+      const interrupting = yield* Effect.forkChild(Fiber.interrupt(waiting))
+      yield* TestClock.adjust("40 millis")
+      yield* Fiber.join(interrupting)
+      const keys = yield* Effect.forEach([0, 1, 2], liveKeys)
+      // Healed before asserting: the scope's release then needs no clock move.
+      for (const index of [0, 1, 2]) yield* control.heal(index)
+      // Before: the refused probe's answer sent the line-keeping script after the leaving, which joined the line.
+      assert.deepStrictEqual(keys, [["redlock:job"], ["redlock:job"], ["redlock:job"]])
+    }).pipe(Effect.scoped, Effect.provide(memory(3))))
 })
 
