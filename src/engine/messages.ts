@@ -45,5 +45,9 @@ export const notExtended = (resources: ReadonlyArray<string>, outcomes: Readonly
   `lock on ${resources.join(", ")} not extended: fewer than a majority of nodes confirmed (` +
   Outcome.describeAll(outcomes) + ")"
 
+export const fencingTokenUnavailable = (resources: ReadonlyArray<string>, outcomes: ReadonlyArray<NodeOutcome>): string =>
+  `no fencing token for ${resources.join(", ")}: fewer than a majority of nodes answered (` +
+  Outcome.describeAll(outcomes) + ")"
+
 export const extensionLimitReached = (resources: ReadonlyArray<string>, maxExtensions: number): string =>
   `lock on ${resources.join(", ")} already extended ${maxExtensions} times (maxExtensions)`

@@ -147,6 +147,17 @@ export const autoExtend = (input: unknown, read: ReadMillis): number | undefined
   return maxHold === undefined ? Infinity : millis("autoExtend.maxHold", maxHold, read)
 }
 
+/** The fencing counters' prefix: a string whose keys can never be lock keys, and the reverse. */
+export const fencePrefix = (input: unknown, keyPrefix: string): string | Problem => {
+  if (typeof input !== "string" || input.length === 0) {
+    return new Problem("fencePrefix", `must be a non-empty string, got ${describe(input)}`)
+  }
+  // With an empty keyPrefix, resources must simply not start with the fence prefix (README).
+  return (keyPrefix !== "" && input.startsWith(keyPrefix)) || keyPrefix.startsWith(input)
+    ? new Problem("fencePrefix", `"${input}" overlaps keyPrefix "${keyPrefix}": a resource's lock key could be a fence key`)
+    : input
+}
+
 /** A value as an error message names it. */
 export const describe = (u: unknown): string => {
   if (typeof u === "string") return JSON.stringify(u)

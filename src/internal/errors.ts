@@ -13,7 +13,6 @@
 import * as Schema from "effect/Schema"
 import { NodeOutcome } from "./nodes.js"
 import * as Messages from "../engine/messages.js"
-import * as Outcome from "../engine/outcome.js"
 
 /**
  * An option or argument is invalid. Raised before any node is contacted.
@@ -181,8 +180,7 @@ export class FencingTokenUnavailable
    * @since 0.1.0
    */
   override get message(): string {
-    return `no fencing token for ${this.resources.join(", ")}: fewer than a majority of nodes answered (` +
-      Outcome.describeAll(this.outcomes) + ")"
+    return Messages.fencingTokenUnavailable(this.resources, this.outcomes)
   }
 }
 

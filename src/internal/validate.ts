@@ -90,16 +90,9 @@ export const positiveCount = (option: string, input: unknown): Either.Either<num
 export const autoExtend = (input: unknown): Either.Either<number | undefined, InvalidOptions> =>
   checked(Options.autoExtend(input, readMillis))
 
-/** The fencing counters' prefix: a string whose keys can never be lock keys, and the reverse. */
-export const fencePrefix = (input: unknown, keyPrefix: string): Either.Either<string, InvalidOptions> => {
-  if (typeof input !== "string" || input.length === 0) {
-    return invalid("fencePrefix", `must be a non-empty string, got ${describe(input)}`)
-  }
-  // With an empty keyPrefix, resources must simply not start with the fence prefix (README).
-  return (keyPrefix !== "" && input.startsWith(keyPrefix)) || keyPrefix.startsWith(input)
-    ? invalid("fencePrefix", `"${input}" overlaps keyPrefix "${keyPrefix}": a resource's lock key could be a fence key`)
-    : Either.right(input)
-}
+/** The fencing counters' prefix (engine/options.ts). */
+export const fencePrefix = (input: unknown, keyPrefix: string): Either.Either<string, InvalidOptions> =>
+  checked(Options.fencePrefix(input, keyPrefix))
 
 const shortDuration = /^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)\s*$/
 const shortUnits: Record<string, (n: number) => Duration.Duration> = {

@@ -7,7 +7,7 @@
 import type * as Duration from "effect/Duration"
 import type * as Effect from "effect/Effect"
 import * as internal from "./internal/lock.js"
-import type { LockLost, NodeOutcome } from "./RedlockError.js"
+import type { FencingTokenUnavailable, LockLost, NodeOutcome } from "./RedlockError.js"
 
 /**
  * @since 0.2.0
@@ -52,6 +52,15 @@ export interface Lock {
    * section against it to stop work the lock no longer protects.
    */
   readonly lost: Effect.Effect<LockLost>
+  /**
+   * The lock's fencing token (its first resource's): a number that grows
+   * with every holder of the resource, issued once per lock on a majority of
+   * the nodes. Hand it to the storage the lock protects, which refuses a
+   * write with a token lower than one it has seen (docs/safety.md).
+   */
+  readonly fencingToken: Effect.Effect<bigint, LockLost | FencingTokenUnavailable>
+  /** The tokens of every resource of the lock, in order. */
+  readonly fencingTokens: Effect.Effect<ReadonlyArray<bigint>, LockLost | FencingTokenUnavailable>
 }
 
 /**

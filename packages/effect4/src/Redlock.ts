@@ -104,6 +104,8 @@ export interface Options {
   readonly nodeTimeout?: Duration.Input | undefined
   /** The default retry of acquisitions (default {@link defaultRetry}). */
   readonly retry?: RetrySchedule | undefined
+  /** Prefix of the fencing counters, one per resource (default `"redlock-fence:"`); must not overlap `keyPrefix`. */
+  readonly fencePrefix?: string | undefined
   /** How many times one lock may be extended, by hand or automatically (default 1000). */
   readonly maxExtensions?: number | undefined
   /** The longest ttl accepted (default 30 s): it bounds the restart quarantine. */

@@ -230,12 +230,39 @@ export class ExtensionLimitReached
 }
 
 /**
+ * No fencing token could be issued: fewer than a majority of nodes answered
+ * (the lock may still be held; try again, or treat the write as unfenced).
+ *
+ * @since 0.2.0
+ * @category errors
+ */
+export class FencingTokenUnavailable
+  extends Schema.TaggedError<FencingTokenUnavailable>("effect-redlock/FencingTokenUnavailable")("FencingTokenUnavailable", {
+    resources: Schema.Array(Schema.String),
+    outcomes: Schema.Array(NodeOutcome)
+  })
+{
+  /**
+   * @since 0.2.0
+   */
+  override get message(): string {
+    return Messages.fencingTokenUnavailable(this.resources, this.outcomes)
+  }
+}
+
+/**
  * Every error a lock operation fails with.
  *
  * @since 0.2.0
  * @category errors
  */
-export type RedlockError = InvalidOptions | LockNotAcquired | LockLost | LockNotExtended | ExtensionLimitReached
+export type RedlockError =
+  | InvalidOptions
+  | LockNotAcquired
+  | LockLost
+  | LockNotExtended
+  | ExtensionLimitReached
+  | FencingTokenUnavailable
 
 /**
  * @since 0.2.0
@@ -243,4 +270,4 @@ export type RedlockError = InvalidOptions | LockNotAcquired | LockLost | LockNot
  */
 export const isRedlockError = (u: unknown): u is RedlockError =>
   u instanceof InvalidOptions || u instanceof LockNotAcquired || u instanceof LockLost || u instanceof LockNotExtended ||
-  u instanceof ExtensionLimitReached
+  u instanceof ExtensionLimitReached || u instanceof FencingTokenUnavailable

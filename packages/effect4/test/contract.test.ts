@@ -142,6 +142,25 @@ for (const kind of [memoryKind, ioredisKind]) {
         assert.strictEqual(most, 1)
       }).pipe(Effect.provide(kind.nodes)))
 
+    it.live("fencing tokens grow with each holder, are issued once per lock, and fail with LockLost once released", () =>
+      Effect.gen(function*() {
+        const redlock = yield* Redlock.Redlock
+        const tokens: Array<bigint> = []
+        for (let holder = 0; holder < 3; holder++) {
+          yield* Effect.scoped(Effect.gen(function*() {
+            const lock = yield* redlock.acquire("fenced", { ttl: "5 seconds" })
+            const token = yield* lock.fencingToken
+            assert.strictEqual(yield* lock.fencingToken, token, "one token per lock")
+            tokens.push(token)
+          }))
+        }
+        assert.isTrue(tokens[0] < tokens[1] && tokens[1] < tokens[2], tokens.join(" < "))
+        const lock = yield* redlock.acquire("fenced", { ttl: "5 seconds" })
+        yield* redlock.release(lock)
+        const lost = yield* Effect.flip(lock.fencingToken)
+        assert.strictEqual(lost._tag === "LockLost" ? lost.reason : lost._tag, "Released")
+      }).pipe(Effect.scoped, Effect.provide(live())))
+
     it.live("an acquisition interrupted while it waits ends with the interruption, not a lock", () =>
       Effect.gen(function*() {
         const redlock = yield* Redlock.Redlock

@@ -21,7 +21,8 @@ import * as Waiting from "../engine/waiting.js"
 import type * as Lock from "../Lock.js"
 import type { AcquireOptions } from "../Redlock.js"
 import { type InvalidOptions, LockNotAcquired, type NodeOutcome } from "../RedlockError.js"
-import { HeldLock } from "./lock.js"
+import * as Fencing from "./fencing.js"
+import { HeldLock, type LockFields } from "./lock.js"
 import * as Extension from "./extension.js"
 import * as Release from "./release.js"
 import * as Retry from "./retry.js"
@@ -76,7 +77,12 @@ class Refused implements Attempt.Refused {
 class Acquisition extends Attempt.Attempts<HeldLock, Refused> {
   protected readonly attempted = undefined
 
-  constructor(private readonly settings: Settings, readonly request: Request, time: Time) {
+  constructor(
+    private readonly settings: Settings,
+    readonly request: Request,
+    time: Time,
+    private readonly issueTokens: LockFields["issueTokens"]
+  ) {
     super(settings, {
       resources: request.resources,
       keys: request.resources.map((resource) => settings.keyPrefix + resource),
@@ -100,6 +106,7 @@ class Acquisition extends Attempt.Attempts<HeldLock, Refused> {
       nodeTimeoutMillis: this.nodeTimeoutMillis,
       acquiredAt: result.endMillis,
       manager: this.settings.identity,
+      issueTokens: this.issueTokens,
       time: this.time
     })
   }
@@ -169,49 +176,52 @@ const randomOf = (fiber: Fiber.Fiber<unknown, unknown>): () => number => {
  * scope or leaves every line (which releases any key the acquisition may
  * hold), whatever happens to it.
  */
-export const acquire = (settings: Settings) =>
-(
-  resources: string | ReadonlyArray<string>,
-  options: AcquireOptions
-): Effect.Effect<Lock.Lock, InvalidOptions | LockNotAcquired, Scope.Scope> =>
-  Effect.withFiber<Lock.Lock, InvalidOptions | LockNotAcquired, Scope.Scope>((fiber) => {
-    const request = parse(settings, resources, options)
-    if (!("ttlMillis" in request)) return Effect.fail(request)
-    const scope = Context.get(fiber.context as Context.Context<Scope.Scope>, Scope.Scope)
-    const acquisition = new Acquisition(settings, request, TimeOf.timeOfFiber(fiber))
-    // The release in the scope, then the automatic extension: finalizers run last in, first out, so the
-    // extension stops before the release runs.
-    const { maxHoldMillis } = request
-    const register = (lock: HeldLock): Effect.Effect<Lock.Lock> => {
-      const released = Scope.addFinalizer(scope, Release.release(settings, lock))
-      return maxHoldMillis === undefined
-        ? Effect.as(released, lock)
-        : Effect.as(
-          Effect.andThen(
-            released,
-            // Started now: its first wait is registered with the clock before acquire returns.
-            Effect.forkIn(Extension.autoExtend(settings, lock, maxHoldMillis), scope, { startImmediately: true })
-          ),
-          lock
-        )
-    }
-    // Ended without a lock: nothing more is sent for it, and the lines it joined are left.
-    const failed = (cause: Cause.Cause<LockNotAcquired>): Effect.Effect<never, LockNotAcquired> => {
-      acquisition.abandon()
-      return acquisition.joined ? Effect.andThen(acquisition.leave(), Effect.failCause(cause)) : Effect.failCause(cause)
-    }
-    return Effect.uninterruptibleMask((restore) =>
-      Effect.matchCauseEffect(restore(acquisition.first()), {
-        onSuccess: (end) => {
-          if (end.granted !== undefined) return register(end.granted)
-          if (!request.waits) return failed(Cause.fail(end.refusal))
-          return Effect.matchCauseEffect(restore(acquisition.waiting(end, randomOf(fiber), fiber.context)), {
-            onSuccess: register,
-            onFailure: failed
-          })
-        },
-        // Interrupted during the attempt, which may have taken keys: leave every line.
-        onFailure: (cause) => (acquisition.joined = true, failed(cause))
-      })
-    )
-  })
+export const acquire = (settings: Settings) => {
+  // One per manager: every lock it grants issues its tokens with it.
+  const issueTokens = Fencing.issueTokens(settings)
+  return (
+    resources: string | ReadonlyArray<string>,
+    options: AcquireOptions
+  ): Effect.Effect<Lock.Lock, InvalidOptions | LockNotAcquired, Scope.Scope> =>
+    Effect.withFiber<Lock.Lock, InvalidOptions | LockNotAcquired, Scope.Scope>((fiber) => {
+      const request = parse(settings, resources, options)
+      if (!("ttlMillis" in request)) return Effect.fail(request)
+      const scope = Context.get(fiber.context as Context.Context<Scope.Scope>, Scope.Scope)
+      const acquisition = new Acquisition(settings, request, TimeOf.timeOfFiber(fiber), issueTokens)
+      // The release in the scope, then the automatic extension: finalizers run last in, first out, so the
+      // extension stops before the release runs.
+      const { maxHoldMillis } = request
+      const register = (lock: HeldLock): Effect.Effect<Lock.Lock> => {
+        const released = Scope.addFinalizer(scope, Release.release(settings, lock))
+        return maxHoldMillis === undefined
+          ? Effect.as(released, lock)
+          : Effect.as(
+            Effect.andThen(
+              released,
+              // Started now: its first wait is registered with the clock before acquire returns.
+              Effect.forkIn(Extension.autoExtend(settings, lock, maxHoldMillis), scope, { startImmediately: true })
+            ),
+            lock
+          )
+      }
+      // Ended without a lock: nothing more is sent for it, and the lines it joined are left.
+      const failed = (cause: Cause.Cause<LockNotAcquired>): Effect.Effect<never, LockNotAcquired> => {
+        acquisition.abandon()
+        return acquisition.joined ? Effect.andThen(acquisition.leave(), Effect.failCause(cause)) : Effect.failCause(cause)
+      }
+      return Effect.uninterruptibleMask((restore) =>
+        Effect.matchCauseEffect(restore(acquisition.first()), {
+          onSuccess: (end) => {
+            if (end.granted !== undefined) return register(end.granted)
+            if (!request.waits) return failed(Cause.fail(end.refusal))
+            return Effect.matchCauseEffect(restore(acquisition.waiting(end, randomOf(fiber), fiber.context)), {
+              onSuccess: register,
+              onFailure: failed
+            })
+          },
+          // Interrupted during the attempt, which may have taken keys: leave every line.
+          onFailure: (cause) => (acquisition.joined = true, failed(cause))
+        })
+      )
+    })
+}

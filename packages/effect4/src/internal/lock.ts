@@ -10,7 +10,7 @@ import * as Semaphore from "effect/Semaphore"
 import { Holding, type LossReason } from "../engine/holding.js"
 import type { Time } from "../engine/time.js"
 import type * as Lock from "../Lock.js"
-import { LockLost, type NodeOutcome } from "../RedlockError.js"
+import { type FencingTokenUnavailable, LockLost, type NodeOutcome } from "../RedlockError.js"
 
 export const TypeId = "~effect-redlock/Lock" as const
 
@@ -28,6 +28,8 @@ export interface LockFields {
   readonly acquiredAt: number
   /** The manager that granted it (a lock is released and extended by its own manager). */
   readonly manager: object
+  /** The manager's issuing of fencing tokens (fencing.ts). */
+  readonly issueTokens: (lock: HeldLock) => Effect.Effect<ReadonlyArray<bigint>, LockLost | FencingTokenUnavailable>
   readonly time: Time
 }
 
@@ -43,6 +45,9 @@ export class HeldLock extends Holding implements Lock.Lock {
   readonly time: Time
   /** When (monotonic ms) the lock was granted: automatic extension stops `maxHold` after it. */
   readonly acquiredAt: number
+  private readonly issueTokens: LockFields["issueTokens"]
+  /** The tokens, once issued: a lock has one set of tokens. */
+  private tokens: ReadonlyArray<bigint> | undefined
   private lostError: LockLost | undefined
   private extensionPermit: Semaphore.Semaphore | undefined
 
@@ -57,6 +62,21 @@ export class HeldLock extends Holding implements Lock.Lock {
     this.manager = fields.manager
     this.time = fields.time
     this.acquiredAt = fields.acquiredAt
+    this.issueTokens = fields.issueTokens
+  }
+
+  get fencingTokens(): Effect.Effect<ReadonlyArray<bigint>, LockLost | FencingTokenUnavailable> {
+    return Effect.suspend(() => {
+      if (this.released) this.markLostQuietly("Released")
+      if (this.lostBecause !== undefined) return Effect.fail(this.lostBecause)
+      return this.tokens !== undefined
+        ? Effect.succeed(this.tokens)
+        : Effect.tap(this.issueTokens(this), (tokens) => Effect.sync(() => void (this.tokens = tokens)))
+    })
+  }
+
+  get fencingToken(): Effect.Effect<bigint, LockLost | FencingTokenUnavailable> {
+    return Effect.map(this.fencingTokens, (tokens) => tokens[0])
   }
 
   /** Extensions of one lock, by hand and automatic, run one after another: each moves the deadline from its own start. */

@@ -21,6 +21,8 @@ export interface Settings {
   /** How many nodes must agree: floor(N / 2) + 1. */
   readonly quorum: number
   readonly keyPrefix: string
+  /** Prefix of the fencing counters (one per resource, kept without expiry). */
+  readonly fencePrefix: string
   readonly driftFactor: number
   readonly maxTtlMillis: number
   /** How many times one lock may be extended. */
@@ -57,6 +59,7 @@ const nodeError = (node: Node.Node, error: unknown): Node.NodeError =>
 export const make = (nodes: ReadonlyArray<Node.Node>, options: ManagerOptions): Effect.Effect<Settings, InvalidOptions> =>
   Effect.gen(function*() {
     const keyPrefix = yield* Validate.check(Options.keyPrefix(options.keyPrefix ?? "redlock:"))
+    const fencePrefix = yield* Validate.check(Options.fencePrefix(options.fencePrefix ?? "redlock-fence:", keyPrefix))
     const driftFactor = yield* Validate.check(Options.driftFactor(options.driftFactor ?? Algorithm.defaultDriftFactor))
     const maxTtlMillis = yield* Validate.check(Options.maxTtl(options.maxTtl ?? "30 seconds", Validate.readMillis))
     const maxExtensions = yield* Validate.check(Options.count("maxExtensions", options.maxExtensions ?? 1000))
@@ -72,6 +75,7 @@ export const make = (nodes: ReadonlyArray<Node.Node>, options: ManagerOptions): 
       nodes,
       quorum: Algorithm.quorum(nodes.length),
       keyPrefix,
+      fencePrefix,
       driftFactor,
       maxTtlMillis,
       maxExtensions,
