@@ -11,8 +11,7 @@
 import * as Effect from "effect/Effect"
 import type { Redis } from "ioredis"
 import { makeNodeError } from "../internal/nodes.js"
-import * as IoredisCommands from "../nodes/ioredis/commands.js"
-import * as Scripts from "../nodes/scripts.js"
+import { fencedSet } from "../nodes/ioredis/fencedSet.js"
 import type { RedisNodeError } from "../RedisNode.js"
 import { StaleFencingToken } from "../RedlockError.js"
 
@@ -58,19 +57,13 @@ export const set = (
   client: Redis,
   options: FencedSetOptions
 ): Effect.Effect<void, StaleFencingToken | RedisNodeError> => {
-  const tokenKey = options.tokenKey ?? `${options.key}:fencing-token`
-  const node = `${client.options.host ?? "127.0.0.1"}:${client.options.port ?? 6379}`
-  // The whole script each time (EVAL), never EVALSHA with EVAL again on NOSCRIPT: a write sent again after
-  // that reply would land after the writes sent meanwhile, and an older value of the same holder (same token)
-  // would overwrite a newer one.
-  return Effect.tryPromise({
-    try: () => client.eval(Scripts.fencedSet.lua, 2, options.key, tokenKey, options.value, options.token.toString()),
-    catch: (cause) => IoredisCommands.toNodeError(makeNodeError, node, cause, undefined)
-  }).pipe(
-    Effect.flatMap((reply) =>
-      reply === 1
-        ? Effect.void
-        : Effect.fail(new StaleFencingToken({ key: options.key, token: options.token, highestSeen: BigInt(String(reply)) }, true))
-    )
+  const { key, token, value } = options
+  const tokenKey = options.tokenKey ?? `${key}:fencing-token`
+  return Effect.flatMap(
+    Effect.tryPromise({
+      try: () => fencedSet(client, makeNodeError, { key, tokenKey, value, token }),
+      catch: (error) => error as RedisNodeError
+    }),
+    (done) => done.written ? Effect.void : Effect.fail(new StaleFencingToken({ key, token, highestSeen: done.highestSeen }, true))
   )
 }

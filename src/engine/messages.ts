@@ -49,5 +49,8 @@ export const fencingTokenUnavailable = (resources: ReadonlyArray<string>, outcom
   `no fencing token for ${resources.join(", ")}: fewer than a majority of nodes answered (` +
   Outcome.describeAll(outcomes) + ")"
 
+export const staleFencingToken = (key: string, token: bigint, highestSeen: bigint): string =>
+  `write to ${key} refused: fencing token ${token} is not above ${highestSeen}, already seen`
+
 export const extensionLimitReached = (resources: ReadonlyArray<string>, maxExtensions: number): string =>
   `lock on ${resources.join(", ")} already extended ${maxExtensions} times (maxExtensions)`

@@ -204,7 +204,7 @@ export class StaleFencingToken extends Schema.TaggedError<StaleFencingToken>("ef
    * @since 0.1.0
    */
   override get message(): string {
-    return `write to ${this.key} refused: fencing token ${this.token} is not above ${this.highestSeen}, already seen`
+    return Messages.staleFencingToken(this.key, this.token, this.highestSeen)
   }
 }
 

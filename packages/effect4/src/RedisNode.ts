@@ -17,6 +17,7 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type * as Node from "./engine/node.js"
+import { makeNodeError } from "./internal/nodeError.js"
 import * as TimeOf from "./internal/time.js"
 import { MemoryFleet } from "./nodes/memory.js"
 import { RedisNodeError, RedisNodeErrorReason } from "./RedlockError.js"
@@ -117,13 +118,6 @@ export type KeyReading = Node.KeyReading
  * @category services
  */
 export class RedisNodes extends Context.Service<RedisNodes, ReadonlyArray<RedisNode>>()("effect-redlock/RedisNodes") {}
-
-/**
- * `MakeNodeError` for drivers: this line's `RedisNodeError`.
- *
- * @internal
- */
-export const makeNodeError: Node.MakeNodeError = (fields) => new RedisNodeError(fields)
 
 /**
  * Fault controls of the in-memory nodes, by node index.

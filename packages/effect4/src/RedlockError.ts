@@ -251,6 +251,30 @@ export class FencingTokenUnavailable
 }
 
 /**
+ * A fenced write was refused: the storage has already seen a larger token,
+ * so a later holder of the lock has written since. The writer lost the lock
+ * (it was paused past its validity, say) and must not write.
+ *
+ * @since 0.2.0
+ * @category errors
+ */
+export class StaleFencingToken extends Schema.TaggedError<StaleFencingToken>("effect-redlock/StaleFencingToken")(
+  "StaleFencingToken",
+  {
+    key: Schema.String,
+    token: Schema.BigInt,
+    highestSeen: Schema.BigInt
+  }
+) {
+  /**
+   * @since 0.2.0
+   */
+  override get message(): string {
+    return Messages.staleFencingToken(this.key, this.token, this.highestSeen)
+  }
+}
+
+/**
  * Every error a lock operation fails with.
  *
  * @since 0.2.0

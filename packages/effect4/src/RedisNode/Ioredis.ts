@@ -24,7 +24,8 @@ import * as Options from "../engine/options.js"
 import * as TimeOf from "../internal/time.js"
 import * as Validate from "../internal/validate.js"
 import * as IoredisNode from "../nodes/ioredis/node.js"
-import { makeNodeError, type RedisNode, RedisNodes } from "../RedisNode.js"
+import { makeNodeError } from "../internal/nodeError.js"
+import { type RedisNode, RedisNodes } from "../RedisNode.js"
 import type { InvalidOptions } from "../RedlockError.js"
 
 /**

@@ -12,7 +12,8 @@ import type * as Node from "../engine/node.js"
 import * as Options from "../engine/options.js"
 import * as Quarantine from "../engine/quarantine.js"
 import type { Options as ManagerOptions } from "../Redlock.js"
-import { type InvalidOptions, RedisNodeError } from "../RedlockError.js"
+import type { InvalidOptions } from "../RedlockError.js"
+import { nodeError } from "./nodeError.js"
 import * as Retry from "./retry.js"
 import * as Validate from "./validate.js"
 
@@ -49,12 +50,6 @@ export const defaultRetry: Retry.RetrySchedule = Retry.makeOrThrow({
   times: 3,
   jitter: { min: 0.5, max: 1 }
 })
-
-/** A failure that is not a RedisNodeError already (a driver that broke its contract) as one. */
-const nodeError = (node: Node.Node, error: unknown): Node.NodeError =>
-  error instanceof RedisNodeError
-    ? error
-    : new RedisNodeError({ node: node.name, reason: "Unknown", detail: String(error), cause: error })
 
 export const make = (nodes: ReadonlyArray<Node.Node>, options: ManagerOptions): Effect.Effect<Settings, InvalidOptions> =>
   Effect.gen(function*() {
