@@ -20,12 +20,13 @@
  *
  * @since 0.2.0
  */
+import * as Config from "effect/Config"
 import * as Context from "effect/Context"
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import { dual } from "effect/Function"
 import * as Layer from "effect/Layer"
-import type * as Option from "effect/Option"
+import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
 import * as Acquisition from "./internal/acquisition.js"
 import * as Extension from "./internal/extension.js"
@@ -249,6 +250,53 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
  */
 export const layer = (options: Options = {}): Layer.Layer<Redlock, InvalidOptions, RedisNodes> =>
   Layer.effect(Redlock, make(options))
+
+/**
+ * The manager's options from configuration, each optional:
+ * `REDLOCK_KEY_PREFIX`, `REDLOCK_DRIFT_FACTOR`, `REDLOCK_NODE_TIMEOUT`,
+ * `REDLOCK_MAX_EXTENSIONS`, `REDLOCK_FENCE_PREFIX`, `REDLOCK_MAX_TTL`,
+ * `REDLOCK_RESTART_QUARANTINE` (durations as Effect's `Config.Duration`
+ * reads them: `"30 seconds"`).
+ *
+ * @since 0.2.0
+ * @category layers
+ */
+export const optionsConfig: Config.Config<Options> = Config.all({
+  keyPrefix: Config.option(Config.String("REDLOCK_KEY_PREFIX")),
+  driftFactor: Config.option(Config.Number("REDLOCK_DRIFT_FACTOR")),
+  nodeTimeout: Config.option(Config.Duration("REDLOCK_NODE_TIMEOUT")),
+  maxExtensions: Config.option(Config.Int("REDLOCK_MAX_EXTENSIONS")),
+  fencePrefix: Config.option(Config.String("REDLOCK_FENCE_PREFIX")),
+  maxTtl: Config.option(Config.Duration("REDLOCK_MAX_TTL")),
+  restartQuarantine: Config.option(Config.Boolean("REDLOCK_RESTART_QUARANTINE"))
+}).pipe(Config.map((read) =>
+  Object.fromEntries(
+    Object.entries(read as Record<string, Option.Option<unknown>>).flatMap(([name, value]) =>
+      Option.isSome(value) ? [[name, value.value]] : []
+    )
+  ) as Options
+))
+
+/**
+ * The manager with its options from configuration ({@link optionsConfig}).
+ *
+ * @example
+ * ```ts
+ * import { Layer } from "effect"
+ * import { Redlock } from "effect-redlock"
+ * import * as Ioredis from "effect-redlock/RedisNode/Ioredis"
+ *
+ * // REDLOCK_NODES=redis://a:6379,redis://b:6379,redis://c:6379
+ * const MainLive = Redlock.layerConfig().pipe(Layer.provide(Ioredis.layerConfig()))
+ * ```
+ *
+ * @since 0.2.0
+ * @category layers
+ */
+export const layerConfig = (
+  config: Config.Config<Options> = optionsConfig
+): Layer.Layer<Redlock, Config.ConfigError | InvalidOptions, RedisNodes> =>
+  Layer.effect(Redlock, Effect.flatMap(config, make))
 
 /**
  * Acquire a lock on one resource, or on several together (all or none), as

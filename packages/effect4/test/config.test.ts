@@ -1,0 +1,43 @@
+/**
+ * The manager and its nodes from configuration (`REDLOCK_*`), as a
+ * deployment gives them.
+ */
+import { assert, it } from "@effect/vitest"
+import * as ConfigProvider from "effect/ConfigProvider"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import { Redlock } from "effect-redlock"
+import * as Ioredis from "effect-redlock/RedisNode/Ioredis"
+import { layerLocal, RedisFleet } from "./fleet.js"
+
+const configured = (env: Record<string, string>) =>
+  Redlock.layerConfig().pipe(Layer.provide(Ioredis.layerConfig()), Layer.provide(ConfigProvider.layer(ConfigProvider.fromEnvRecord(env))))
+
+it.live("REDLOCK_NODES and the options' variables make the manager: its key prefix is used on every node", () =>
+  Effect.gen(function*() {
+    const fleet = yield* RedisFleet
+    const env = {
+      REDLOCK_NODES: fleet.nodes.map((node) => `redis://127.0.0.1:${node.port}`).join(","),
+      REDLOCK_KEY_PREFIX: "app:",
+      REDLOCK_MAX_TTL: "10 seconds",
+      REDLOCK_RESTART_QUARANTINE: "false"
+    }
+    yield* Effect.provide(
+      Effect.gen(function*() {
+        const redlock = yield* Redlock.Redlock
+        assert.strictEqual(redlock.nodes.length, 3)
+        const lock = yield* redlock.acquire("job", { ttl: "5 seconds" })
+        assert.deepStrictEqual(lock.keys, ["app:job"])
+        for (const server of fleet.servers) {
+          assert.strictEqual(yield* Effect.promise(() => server.admin.get("app:job")), lock.value)
+        }
+        const tooLong = yield* Effect.flip(Effect.scoped(redlock.acquire("job", { ttl: "20 seconds" })))
+        assert.strictEqual(tooLong._tag === "InvalidOptions" ? tooLong.option : tooLong._tag, "ttl", "REDLOCK_MAX_TTL is the bound")
+      }).pipe(Effect.scoped),
+      configured(env)
+    )
+    const missing = yield* Effect.flip(Effect.provide(Redlock.Redlock, configured({})))
+    assert.include(String(missing), "REDLOCK_NODES")
+    const bad = yield* Effect.flip(Effect.provide(Redlock.Redlock, configured({ ...env, REDLOCK_DRIFT_FACTOR: "2" })))
+    assert.strictEqual(bad._tag === "InvalidOptions" ? bad.option : bad._tag, "driftFactor")
+  }).pipe(Effect.provide(layerLocal(3))))
