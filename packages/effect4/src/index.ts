@@ -24,3 +24,8 @@ export * as Redlock from "./Redlock.js"
  * @since 0.2.0
  */
 export * as RedlockError from "./RedlockError.js"
+
+/**
+ * @since 0.2.0
+ */
+export * as RedlockMetrics from "./RedlockMetrics.js"

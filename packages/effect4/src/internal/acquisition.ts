@@ -8,6 +8,7 @@
  */
 import * as Cause from "effect/Cause"
 import * as Context from "effect/Context"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import type * as Fiber from "effect/Fiber"
 import * as Random from "effect/Random"
@@ -22,6 +23,8 @@ import type * as Lock from "../Lock.js"
 import type { AcquireOptions } from "../Redlock.js"
 import { type InvalidOptions, LockNotAcquired, type NodeOutcome } from "../RedlockError.js"
 import * as Fencing from "./fencing.js"
+import * as Metrics from "./metrics.js"
+import * as Tracing from "./tracing.js"
 import { HeldLock, type LockFields } from "./lock.js"
 import * as Extension from "./extension.js"
 import * as Release from "./release.js"
@@ -191,8 +194,14 @@ export const acquire = (settings: Settings) => {
       // The release in the scope, then the automatic extension: finalizers run last in, first out, so the
       // extension stops before the release runs.
       const { maxHoldMillis } = request
+      const traced = Tracing.isRecorded(fiber)
       const register = (lock: HeldLock): Effect.Effect<Lock.Lock> => {
-        const released = Scope.addFinalizer(scope, Release.release(settings, lock))
+        Metrics.acquired(acquisition.time.now() - acquisition.firstStart, acquisition.attempts, fiber.context)
+        const release = Release.release(settings, lock)
+        const released = Scope.addFinalizer(
+          scope,
+          traced ? Effect.withSpan(release, "Redlock.release", { attributes: { "redlock.resources": lock.resources } }) : release
+        )
         return maxHoldMillis === undefined
           ? Effect.as(released, lock)
           : Effect.as(
@@ -207,9 +216,14 @@ export const acquire = (settings: Settings) => {
       // Ended without a lock: nothing more is sent for it, and the lines it joined are left.
       const failed = (cause: Cause.Cause<LockNotAcquired>): Effect.Effect<never, LockNotAcquired> => {
         acquisition.abandon()
+        // An acquisition that ended with a LockNotAcquired is measured; an interrupted one is not.
+        const refusal = Cause.findErrorOption(cause)
+        if (refusal._tag === "Some") {
+          Metrics.notAcquired(refusal.value.reason, acquisition.time.now() - acquisition.firstStart, acquisition.attempts, fiber.context)
+        }
         return acquisition.joined ? Effect.andThen(acquisition.leave(), Effect.failCause(cause)) : Effect.failCause(cause)
       }
-      return Effect.uninterruptibleMask((restore) =>
+      const acquiring = Effect.uninterruptibleMask((restore) =>
         Effect.matchCauseEffect(restore(acquisition.first()), {
           onSuccess: (end) => {
             if (end.granted !== undefined) return register(end.granted)
@@ -222,6 +236,13 @@ export const acquire = (settings: Settings) => {
           // Interrupted during the attempt, which may have taken keys: leave every line.
           onFailure: (cause) => (acquisition.joined = true, failed(cause))
         })
+      )
+      if (!traced) return acquiring
+      return Effect.withSpan(
+        Effect.tap(acquiring, (lock) =>
+          Effect.annotateCurrentSpan({ "redlock.attempts": acquisition.attempts, "redlock.validity_ms": Duration.toMillis(lock.validity) })),
+        "Redlock.acquire",
+        { attributes: { "redlock.resources": request.resources, "redlock.ttl_ms": request.ttlMillis } }
       )
     })
 }

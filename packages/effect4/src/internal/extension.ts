@@ -17,6 +17,7 @@ import {
   type NodeOutcome
 } from "../RedlockError.js"
 import type { HeldLock } from "./lock.js"
+import * as Metrics from "./metrics.js"
 import { own } from "./release.js"
 import type { Settings } from "./settings.js"
 import * as Validate from "./validate.js"
@@ -77,6 +78,7 @@ export const autoExtend = (settings: Settings, lock: HeldLock, maxHoldMillis: nu
       }
       if (lock.lostBecause !== undefined || lock.released || woke - lock.acquiredAt >= maxHoldMillis) return Effect.succeed(false)
       return extend(settings, lock).pipe(
+        Effect.tap(() => Effect.sync(() => Metrics.extended(Math.max(0, lock.time.now() - wakeAt)))),
         Effect.as(true),
         Effect.catchTags({
           LockNotExtended: () => Effect.as(Effect.sleep(Duration.millis(lock.nodeTimeoutMillis)), true),

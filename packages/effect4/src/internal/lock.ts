@@ -10,6 +10,7 @@ import * as Semaphore from "effect/Semaphore"
 import { Holding, type LossReason } from "../engine/holding.js"
 import type { Time } from "../engine/time.js"
 import type * as Lock from "../Lock.js"
+import * as Metrics from "./metrics.js"
 import { type FencingTokenUnavailable, LockLost, type NodeOutcome } from "../RedlockError.js"
 
 export const TypeId = "~effect-redlock/Lock" as const
@@ -85,7 +86,9 @@ export class HeldLock extends Holding implements Lock.Lock {
     return this.extensionPermit.withPermits(1)(extension)
   }
 
-  protected lostFor(_: LossReason): void {}
+  protected lostFor(reason: LossReason): void {
+    Metrics.lost(reason)
+  }
 
   get extensions(): number {
     return this.extensionCount

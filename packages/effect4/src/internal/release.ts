@@ -10,6 +10,7 @@ import type { Lock } from "../Lock.js"
 import type { ReleaseResult } from "../Redlock.js"
 
 import type { HeldLock } from "./lock.js"
+import * as Metrics from "./metrics.js"
 import type { Settings } from "./settings.js"
 
 const alreadyReleased: ReleaseResult = { status: "AlreadyReleased", released: 0, outcomes: [] }
@@ -31,7 +32,10 @@ export const release = (settings: Settings, lock: Lock): Effect.Effect<ReleaseRe
     const held = own(settings, lock)
     if (held.released) return Effect.succeed(alreadyReleased)
     held.released = true
-    if (held.deadline - held.time.now() <= 0) held.markLostQuietly("Expired")
+    const remainingMillis = held.deadline - held.time.now()
+    // Released after its validity ran out: it was lost before, unnoticed.
+    if (remainingMillis <= 0) held.markLostQuietly("Expired")
+    Metrics.released(Math.max(0, remainingMillis))
     return Effect.callback<ReleaseResult>((resume) =>
       Engine.release(
         settings.nodes,
