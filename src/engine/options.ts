@@ -57,6 +57,27 @@ const resourceProblem = (resource: string): string | undefined => {
   return undefined
 }
 
+/** At most this many permits per semaphore (readers per read-write lock): a writer's script takes every slot. */
+export const maxPermits = 64
+
+/** A semaphore's resource (one string) and its number of permits. */
+export const permits = (resourceInput: unknown, limitInput: unknown): { readonly resource: string; readonly limit: number } | Problem => {
+  if (typeof resourceInput !== "string") {
+    return new Problem("resource", `a semaphore guards one resource, a string; got ${describe(resourceInput)}`)
+  }
+  const problem = resourceProblem(resourceInput)
+  if (problem !== undefined) return new Problem("resource", problem)
+  if (!(typeof limitInput === "number" && Number.isInteger(limitInput) && limitInput >= 1 && limitInput <= maxPermits)) {
+    return new Problem("limit", `must be a whole number from 1 to ${maxPermits}, got ${describe(limitInput)}`)
+  }
+  return { resource: resourceInput, limit: limitInput }
+}
+
+/** The lock resource of one slot of a semaphore (`permit`) or of a read-write lock's readers (`read`). */
+export const slotResource = (resource: string, slot: number, kind: "permit" | "read"): string =>
+  // Users' resources never hold a NUL character (`resources`), so no lock of theirs can take a slot.
+  `${resource}\u0000${kind}${slot}`
+
 /** A finite duration of at least 1 ms, rounded up to whole milliseconds. */
 export const millis = (option: string, input: unknown, read: ReadMillis): number | Problem => {
   const ms = read(input)

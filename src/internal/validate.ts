@@ -23,23 +23,14 @@ export const invalid = (option: string, detail: string) => Either.left(new Inval
 export const resources = (input: unknown): Either.Either<NonEmptyReadonlyArray<string>, InvalidOptions> =>
   checked(Options.resources(input)) as Either.Either<NonEmptyReadonlyArray<string>, InvalidOptions>
 
-export const maxPermits = 64
+export const maxPermits = Options.maxPermits
 
-/** A semaphore's resource (one string, checked as a lock's) and its limit. */
+/** A semaphore's resource and its number of permits (engine/options.ts). */
 export const permits = (
   resourceInput: unknown,
   limitInput: unknown
-): Either.Either<{ readonly resource: string; readonly limit: number }, InvalidOptions> => {
-  if (typeof resourceInput !== "string") {
-    return invalid("resource", `a semaphore guards one resource, a string; got ${describe(resourceInput)}`)
-  }
-  const resource = resources(resourceInput)
-  if (Either.isLeft(resource)) return invalid("resource", resource.left.detail)
-  if (!(typeof limitInput === "number" && Number.isInteger(limitInput) && limitInput >= 1 && limitInput <= maxPermits)) {
-    return invalid("limit", `must be a whole number from 1 to ${maxPermits}, got ${describe(limitInput)}`)
-  }
-  return Either.right({ resource: resourceInput, limit: limitInput })
-}
+): Either.Either<{ readonly resource: string; readonly limit: number }, InvalidOptions> =>
+  checked(Options.permits(resourceInput, limitInput))
 
 /** A Duration input in milliseconds (`undefined`: not one). */
 export const readMillis: Options.ReadMillis = (input) => {

@@ -31,10 +31,15 @@ import type * as Scope from "effect/Scope"
 import * as Acquisition from "./internal/acquisition.js"
 import * as Extension from "./internal/extension.js"
 import * as Inspection from "./internal/inspection.js"
+import { whileHolding } from "./internal/lock.js"
+import * as ReadWrite from "./internal/readWrite.js"
+import * as SemaphoreSlots from "./internal/semaphore.js"
 import * as Release from "./internal/release.js"
 import * as Retry from "./internal/retry.js"
 import * as Settings from "./internal/settings.js"
 import type { Lock } from "./Lock.js"
+import type { ReadWriteInspection, ReadWriteOptions } from "./ReadWriteLock.js"
+import type { PermitOptions, PermitsInspection } from "./Semaphore.js"
 import { RedisNodes } from "./RedisNode.js"
 import type { RedisNode } from "./RedisNode.js"
 import type {
@@ -79,7 +84,7 @@ export const retry: (options: RetryOptions) => RetrySchedule = Retry.makeOrThrow
  * @since 0.2.0
  * @category retry
  */
-export const noRetry: RetrySchedule = Retry.makeOrThrow({ delay: "1 millis", times: 0 })
+export const noRetry: RetrySchedule = Retry.noRetry
 
 /**
  * The default retry: 200 ms jittered between half and all of it, three
@@ -221,6 +226,13 @@ export class Redlock extends Context.Service<Redlock, {
     ttl?: Duration.Input
   ) => Effect.Effect<Lock, InvalidOptions | LockLost | LockNotExtended | ExtensionLimitReached>
   readonly inspect: (resource: string) => Effect.Effect<InspectResult, InvalidOptions>
+  /** One permit of a semaphore (see `Semaphore.acquire`). */
+  readonly acquirePermit: (resource: string, options: PermitOptions) => Effect.Effect<Lock, InvalidOptions | LockNotAcquired, Scope.Scope>
+  readonly inspectPermits: (resource: string, limit: number) => Effect.Effect<PermitsInspection, InvalidOptions>
+  /** A read-write lock's read and write holds (see `ReadWriteLock`). */
+  readonly acquireRead: (resource: string, options: ReadWriteOptions) => Effect.Effect<Lock, InvalidOptions | LockNotAcquired, Scope.Scope>
+  readonly acquireWrite: (resource: string, options: ReadWriteOptions) => Effect.Effect<Lock, InvalidOptions | LockNotAcquired, Scope.Scope>
+  readonly inspectReadWrite: (resource: string, maxReaders?: number) => Effect.Effect<ReadWriteInspection, InvalidOptions>
 }>()("effect-redlock/Redlock") {}
 
 /**
@@ -238,7 +250,12 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
     acquire: Acquisition.acquire(settings),
     release: (lock) => Release.release(settings, lock),
     extend: (lock, ttl) => Extension.extend(settings, lock, ttl),
-    inspect: (resource) => Inspection.inspect(settings, resource)
+    inspect: (resource) => Inspection.inspect(settings, resource),
+    acquirePermit: SemaphoreSlots.acquireSlot(settings, SemaphoreSlots.permitSlots),
+    inspectPermits: (resource, limit) => SemaphoreSlots.inspectSlots(settings, resource, limit, SemaphoreSlots.permitSlots),
+    acquireRead: ReadWrite.acquireRead(settings),
+    acquireWrite: ReadWrite.acquireWrite(settings),
+    inspectReadWrite: (resource, maxReaders) => ReadWrite.inspect(settings, resource, maxReaders)
   })
 })
 
@@ -346,10 +363,7 @@ export const withLock: {
   self: Effect.Effect<A, E, R>,
   resources: string | ReadonlyArray<string>,
   options: AcquireOptions
-): Effect.Effect<A, E | WithLockError, Exclude<R, Scope.Scope> | Redlock> =>
-  Effect.scoped(
-    Effect.flatMap(acquire(resources, options), (lock) => Effect.raceFirst(self, Effect.flatMap(lock.lost, Effect.fail)))
-  ))
+): Effect.Effect<A, E | WithLockError, Exclude<R, Scope.Scope> | Redlock> => whileHolding(acquire(resources, options), self))
 
 /**
  * The errors `withLock` adds to those of its body.

@@ -13,6 +13,11 @@ export * as Lock from "./Lock.js"
 /**
  * @since 0.2.0
  */
+export * as ReadWriteLock from "./ReadWriteLock.js"
+
+/**
+ * @since 0.2.0
+ */
 export * as RedisNode from "./RedisNode.js"
 
 /**
@@ -29,3 +34,8 @@ export * as RedlockError from "./RedlockError.js"
  * @since 0.2.0
  */
 export * as RedlockMetrics from "./RedlockMetrics.js"
+
+/**
+ * @since 0.2.0
+ */
+export * as Semaphore from "./Semaphore.js"

@@ -22,6 +22,7 @@ import type { PermitOptions, PermitsInspection } from "../../Semaphore.js"
 import { InvalidOptions, LockNotAcquired } from "../errors.js"
 import type { HeldLock } from "../lock.js"
 import * as Retry from "../retry.js"
+import * as Options from "../../engine/options.js"
 import * as Validate from "../validate.js"
 import { SlotRounds } from "../../engine/slots.js"
 import * as Waiting from "../../engine/waiting.js"
@@ -49,7 +50,7 @@ export const readSlots: SlotKind = { name: "read", probe: false }
  * character (Validate.resources), so no lock of theirs can take a slot.
  */
 export const slotResource = (resource: string, slot: number, kind: SlotKind = permitSlots): string =>
-  `${resource}\u0000${kind.name}${slot}`
+  Options.slotResource(resource, slot, kind.name)
 
 /** Slot names are made here, from a checked resource. */
 export const slotNames: Acquisition.ResourceCheck = (input) =>

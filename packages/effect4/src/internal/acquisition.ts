@@ -33,9 +33,8 @@ import type { Settings } from "./settings.js"
 import * as TimeOf from "./time.js"
 import * as Validate from "./validate.js"
 
-/** One acquisition's request, checked. */
-interface Request {
-  readonly resources: ReadonlyArray<string>
+/** One acquisition's options, checked (`parseOptions`). */
+export interface RequestOptions {
   readonly ttlMillis: number
   readonly nodeTimeoutMillis: number
   readonly retry: Retry.RetrySchedule
@@ -44,11 +43,14 @@ interface Request {
   readonly maxHoldMillis: number | undefined
 }
 
+/** One acquisition's request, checked. */
+export interface Request extends RequestOptions {
+  readonly resources: ReadonlyArray<string>
+}
+
 /** The options of one acquisition, checked, with the manager's defaults filled in. */
-const parse = (settings: Settings, resourcesInput: unknown, options: AcquireOptions): Request | InvalidOptions => {
+export const parseOptions = (settings: Settings, options: AcquireOptions): RequestOptions | InvalidOptions => {
   if (typeof options !== "object" || options === null) return Validate.invalid("options", "expected { ttl, ... }")
-  const resources = Options.resources(resourcesInput)
-  if (resources instanceof Options.Problem) return Validate.invalid(resources.option, resources.detail)
   const timing = Options.timing(
     options.ttl,
     options.nodeTimeout ?? settings.nodeTimeoutMillis,
@@ -60,11 +62,19 @@ const parse = (settings: Settings, resourcesInput: unknown, options: AcquireOpti
   const maxHoldMillis = Options.autoExtend(options.autoExtend, Validate.readMillis)
   if (maxHoldMillis instanceof Options.Problem) return Validate.invalid(maxHoldMillis.option, maxHoldMillis.detail)
   const retry = options.retry ?? settings.retry
-  return { resources, ...timing, retry, waits: !Retry.isNoRetry(retry), maxHoldMillis }
+  return { ...timing, retry, waits: !Retry.isNoRetry(retry), maxHoldMillis }
+}
+
+const parse = (settings: Settings, resourcesInput: unknown, options: AcquireOptions, named: boolean): Request | InvalidOptions => {
+  // Names the manager makes (a read-write lock's slots) are built from a checked resource.
+  const resources = named ? resourcesInput as ReadonlyArray<string> : Options.resources(resourcesInput)
+  if (resources instanceof Options.Problem) return Validate.invalid(resources.option, resources.detail)
+  const checked = parseOptions(settings, options)
+  return "ttlMillis" in checked ? { resources, ...checked } : checked
 }
 
 /** A refused attempt; its LockNotAcquired is made when first asked for (most refusals of a waiter are never read). */
-class Refused implements Attempt.Refused {
+export class Refused implements Attempt.Refused {
   readonly granted = undefined
   private made: LockNotAcquired | undefined
 
@@ -76,15 +86,21 @@ class Refused implements Attempt.Refused {
   }
 }
 
-/** One acquisition: the engine's attempts, with this shell's lock and refusal. */
-class Acquisition extends Attempt.Attempts<HeldLock, Refused> {
+/**
+ * One acquisition: the engine's attempts, with this shell's lock and
+ * refusal. `probe: false` for a lock whose free key may have a line of
+ * waiters (a read-write lock's slot, which a waiting writer holds no key
+ * of): its first attempt then respects the line.
+ */
+export class Acquisition extends Attempt.Attempts<HeldLock, Refused> {
   protected readonly attempted = undefined
 
   constructor(
     private readonly settings: Settings,
     readonly request: Request,
     time: Time,
-    private readonly issueTokens: LockFields["issueTokens"]
+    private readonly issueTokens: LockFields["issueTokens"],
+    probe = true
   ) {
     super(settings, {
       resources: request.resources,
@@ -92,7 +108,7 @@ class Acquisition extends Attempt.Attempts<HeldLock, Refused> {
       value: LockValue.make(),
       ttlMillis: request.ttlMillis,
       nodeTimeoutMillis: request.nodeTimeoutMillis,
-      probe: true
+      probe
     }, time)
   }
 
@@ -168,10 +184,63 @@ class Acquisition extends Attempt.Attempts<HeldLock, Refused> {
   }
 }
 
-const randomOf = (fiber: Fiber.Fiber<unknown, unknown>): () => number => {
+export const randomOf = (fiber: Fiber.Fiber<unknown, unknown>): () => number => {
   const random = fiber.getRef(Random.Random)
   return () => random.nextDoubleUnsafe()
 }
+
+/**
+ * A granted lock's release in the scope, then its automatic extension:
+ * finalizers run last in, first out, so the extension stops before the
+ * release runs. Spans where a tracer records them.
+ */
+export const register = (
+  settings: Settings,
+  scope: Scope.Scope,
+  lock: HeldLock,
+  maxHoldMillis: number | undefined,
+  traced: boolean
+): Effect.Effect<Lock.Lock> => {
+  const release = Release.release(settings, lock)
+  const released = Scope.addFinalizer(
+    scope,
+    traced ? Effect.withSpan(release, "Redlock.release", { attributes: { "redlock.resources": lock.resources } }) : release
+  )
+  return maxHoldMillis === undefined
+    ? Effect.as(released, lock)
+    : Effect.as(
+      Effect.andThen(
+        released,
+        // Started now: its first wait is registered with the clock before acquire returns.
+        Effect.forkIn(Extension.autoExtend(settings, lock, maxHoldMillis), scope, { startImmediately: true })
+      ),
+      lock
+    )
+}
+
+/** An acquisition that ended with a LockNotAcquired is measured; an interrupted one is not. */
+export const measureFailure = (
+  acquisition: { readonly time: Time; readonly firstStart: number; readonly attempts: number },
+  cause: Cause.Cause<LockNotAcquired>,
+  context: Context.Context<never>
+): void => {
+  const refusal = Cause.findErrorOption(cause)
+  if (refusal._tag === "Some") {
+    Metrics.notAcquired(refusal.value.reason, acquisition.time.now() - acquisition.firstStart, acquisition.attempts, context)
+  }
+}
+
+/**
+ * The locks `acquire` grants: users' locks (their resources checked, a
+ * first attempt that probes), or a read-write lock's writer over its read
+ * slots (names the manager made; no probe, see `Acquisition`).
+ */
+export interface Variant {
+  readonly named: boolean
+  readonly probe: boolean
+}
+
+const userLocks: Variant = { named: false, probe: true }
 
 /**
  * `Redlock.acquire`: the first attempt, then the waiting; each one step, in
@@ -179,7 +248,7 @@ const randomOf = (fiber: Fiber.Fiber<unknown, unknown>): () => number => {
  * scope or leaves every line (which releases any key the acquisition may
  * hold), whatever happens to it.
  */
-export const acquire = (settings: Settings) => {
+export const acquire = (settings: Settings, variant: Variant = userLocks) => {
   // One per manager: every lock it grants issues its tokens with it.
   const issueTokens = Fencing.issueTokens(settings)
   return (
@@ -187,49 +256,28 @@ export const acquire = (settings: Settings) => {
     options: AcquireOptions
   ): Effect.Effect<Lock.Lock, InvalidOptions | LockNotAcquired, Scope.Scope> =>
     Effect.withFiber<Lock.Lock, InvalidOptions | LockNotAcquired, Scope.Scope>((fiber) => {
-      const request = parse(settings, resources, options)
+      const request = parse(settings, resources, options, variant.named)
       if (!("ttlMillis" in request)) return Effect.fail(request)
       const scope = Context.get(fiber.context as Context.Context<Scope.Scope>, Scope.Scope)
-      const acquisition = new Acquisition(settings, request, TimeOf.timeOfFiber(fiber), issueTokens)
-      // The release in the scope, then the automatic extension: finalizers run last in, first out, so the
-      // extension stops before the release runs.
-      const { maxHoldMillis } = request
+      const acquisition = new Acquisition(settings, request, TimeOf.timeOfFiber(fiber), issueTokens, variant.probe)
       const traced = Tracing.isRecorded(fiber)
-      const register = (lock: HeldLock): Effect.Effect<Lock.Lock> => {
+      const granted = (lock: HeldLock): Effect.Effect<Lock.Lock> => {
         Metrics.acquired(acquisition.time.now() - acquisition.firstStart, acquisition.attempts, fiber.context)
-        const release = Release.release(settings, lock)
-        const released = Scope.addFinalizer(
-          scope,
-          traced ? Effect.withSpan(release, "Redlock.release", { attributes: { "redlock.resources": lock.resources } }) : release
-        )
-        return maxHoldMillis === undefined
-          ? Effect.as(released, lock)
-          : Effect.as(
-            Effect.andThen(
-              released,
-              // Started now: its first wait is registered with the clock before acquire returns.
-              Effect.forkIn(Extension.autoExtend(settings, lock, maxHoldMillis), scope, { startImmediately: true })
-            ),
-            lock
-          )
+        return register(settings, scope, lock, request.maxHoldMillis, traced)
       }
       // Ended without a lock: nothing more is sent for it, and the lines it joined are left.
       const failed = (cause: Cause.Cause<LockNotAcquired>): Effect.Effect<never, LockNotAcquired> => {
         acquisition.abandon()
-        // An acquisition that ended with a LockNotAcquired is measured; an interrupted one is not.
-        const refusal = Cause.findErrorOption(cause)
-        if (refusal._tag === "Some") {
-          Metrics.notAcquired(refusal.value.reason, acquisition.time.now() - acquisition.firstStart, acquisition.attempts, fiber.context)
-        }
+        measureFailure(acquisition, cause, fiber.context)
         return acquisition.joined ? Effect.andThen(acquisition.leave(), Effect.failCause(cause)) : Effect.failCause(cause)
       }
       const acquiring = Effect.uninterruptibleMask((restore) =>
         Effect.matchCauseEffect(restore(acquisition.first()), {
           onSuccess: (end) => {
-            if (end.granted !== undefined) return register(end.granted)
+            if (end.granted !== undefined) return granted(end.granted)
             if (!request.waits) return failed(Cause.fail(end.refusal))
             return Effect.matchCauseEffect(restore(acquisition.waiting(end, randomOf(fiber), fiber.context)), {
-              onSuccess: register,
+              onSuccess: granted,
               onFailure: failed
             })
           },

@@ -14,10 +14,15 @@ import type { Settings } from "./settings.js"
 import * as TimeOf from "./time.js"
 import * as Validate from "./validate.js"
 
-export const inspect = (settings: Settings, resource: string): Effect.Effect<InspectResult, InvalidOptions> =>
+export const inspect = (settings: Settings, resource: string): Effect.Effect<InspectResult, InvalidOptions> => {
+  const checked = typeof resource === "string" ? Options.resources(resource) : Options.resources(undefined)
+  if (checked instanceof Options.Problem) return Effect.fail(Validate.invalid("resource", checked.detail))
+  return inspectChecked(settings, resource)
+}
+
+/** A resource already checked, or a name the manager made (a semaphore's slot). */
+export const inspectChecked = (settings: Settings, resource: string): Effect.Effect<InspectResult> =>
   Effect.flatMap(TimeOf.currentTime, (time) => {
-    const checked = typeof resource === "string" ? Options.resources(resource) : Options.resources(undefined)
-    if (checked instanceof Options.Problem) return Effect.fail(Validate.invalid("resource", checked.detail))
     const { nodes } = settings
     return Effect.callback<InspectResult>((resume) =>
       FanOut.send(

@@ -6,6 +6,7 @@
  */
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import type * as Scope from "effect/Scope"
 import * as Semaphore from "effect/Semaphore"
 import { Holding, type LossReason } from "../engine/holding.js"
 import type { Time } from "../engine/time.js"
@@ -117,3 +118,14 @@ export class HeldLock extends Holding implements Lock.Lock {
     })
   }
 }
+
+/**
+ * Run `self` while holding the lock `acquire` takes, released when it ends;
+ * interrupted with `LockLost` when the lock is lost (`withLock`, `withPermit`,
+ * `withRead`, `withWrite`).
+ */
+export const whileHolding = <A, E, R, E2, R2>(
+  acquire: Effect.Effect<Lock.Lock, E2, R2>,
+  self: Effect.Effect<A, E, R>
+): Effect.Effect<A, E | E2 | LockLost, Exclude<R | R2, Scope.Scope>> =>
+  Effect.scoped(Effect.flatMap(acquire, (lock) => Effect.raceFirst(self, Effect.flatMap(lock.lost, Effect.fail))))

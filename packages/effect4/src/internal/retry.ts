@@ -73,6 +73,9 @@ export const makeOrThrow = (options: RetryOptions): RetrySchedule => {
   throw made
 }
 
+/** Try once (`Redlock.noRetry`). */
+export const noRetry: RetrySchedule = makeOrThrow({ delay: "1 millis", times: 0 })
+
 /**
  * `schedule` for one wait: its plain steps where it has them (drawing from
  * `random`), else its own steps, each run in a fiber with `context`. A

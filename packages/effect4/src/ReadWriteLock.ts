@@ -1,0 +1,128 @@
+/**
+ * A read-write lock: readers together (up to `maxReaders`), or one writer
+ * alone. A reader holds one of `maxReaders` read slots, each an ordinary
+ * Redlock lock; a writer holds every slot at once, so it is never beside a
+ * reader or another writer within their validity (every client of a
+ * resource uses the same `maxReaders`). A waiting writer stands in the line
+ * of every slot: readers that come after it wait behind it.
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { ReadWriteLock } from "effect-redlock"
+ *
+ * const read = Effect.log("reading the cache").pipe(ReadWriteLock.withRead("cache", { ttl: "10 seconds" }))
+ * const rebuild = Effect.log("rebuilding the cache").pipe(ReadWriteLock.withWrite("cache", { ttl: "30 seconds" }))
+ * ```
+ *
+ * @since 0.2.0
+ */
+import * as Effect from "effect/Effect"
+import { dual } from "effect/Function"
+import type * as Option from "effect/Option"
+import type * as Scope from "effect/Scope"
+import { whileHolding } from "./internal/lock.js"
+import type * as Lock from "./Lock.js"
+import { type AcquireOptions, type InspectResult, Redlock, type WithLockError } from "./Redlock.js"
+import type { InvalidOptions, LockNotAcquired } from "./RedlockError.js"
+
+/**
+ * @since 0.2.0
+ * @category models
+ */
+export interface ReadWriteOptions extends AcquireOptions {
+  /**
+   * How many readers may hold at once: a whole number from 1 to 64, default
+   * 16. Every client of a resource must use the same value. A writer's
+   * attempt sets this many keys on each node.
+   */
+  readonly maxReaders?: number | undefined
+}
+
+/**
+ * Who holds a read-write lock.
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export interface ReadWriteInspection {
+  readonly resource: string
+  readonly maxReaders: number
+  /** Each read slot as `Redlock.inspect` reads a lock. */
+  readonly slots: ReadonlyArray<InspectResult>
+  /** How many read slots a majority holds for readers. */
+  readonly readers: number
+  /** The writer's lock value, when one value holds every slot on a majority (with `maxReaders` 1, a reader looks the same). */
+  readonly writer: Option.Option<string>
+}
+
+/**
+ * A read hold, as a resource of the current `Scope`.
+ *
+ * @since 0.2.0
+ * @category combinators
+ */
+export const acquireRead = (
+  resource: string,
+  options: ReadWriteOptions
+): Effect.Effect<Lock.Lock, InvalidOptions | LockNotAcquired, Redlock | Scope.Scope> =>
+  Effect.flatMap(Redlock, (redlock) => redlock.acquireRead(resource, options))
+
+/**
+ * The write hold, as a resource of the current `Scope`.
+ *
+ * @since 0.2.0
+ * @category combinators
+ */
+export const acquireWrite = (
+  resource: string,
+  options: ReadWriteOptions
+): Effect.Effect<Lock.Lock, InvalidOptions | LockNotAcquired, Redlock | Scope.Scope> =>
+  Effect.flatMap(Redlock, (redlock) => redlock.acquireWrite(resource, options))
+
+/**
+ * Run an effect while holding a read hold; interrupted with `LockLost` if it is lost.
+ *
+ * @since 0.2.0
+ * @category combinators
+ */
+export const withRead: {
+  (
+    resource: string,
+    options: ReadWriteOptions
+  ): <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.Effect<A, E | WithLockError, Exclude<R, Scope.Scope> | Redlock>
+  <A, E, R>(
+    self: Effect.Effect<A, E, R>,
+    resource: string,
+    options: ReadWriteOptions
+  ): Effect.Effect<A, E | WithLockError, Exclude<R, Scope.Scope> | Redlock>
+} = dual(3, <A, E, R>(self: Effect.Effect<A, E, R>, resource: string, options: ReadWriteOptions) =>
+  whileHolding(acquireRead(resource, options), self))
+
+/**
+ * Run an effect while holding the write hold; interrupted with `LockLost` if it is lost.
+ *
+ * @since 0.2.0
+ * @category combinators
+ */
+export const withWrite: {
+  (
+    resource: string,
+    options: ReadWriteOptions
+  ): <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.Effect<A, E | WithLockError, Exclude<R, Scope.Scope> | Redlock>
+  <A, E, R>(
+    self: Effect.Effect<A, E, R>,
+    resource: string,
+    options: ReadWriteOptions
+  ): Effect.Effect<A, E | WithLockError, Exclude<R, Scope.Scope> | Redlock>
+} = dual(3, <A, E, R>(self: Effect.Effect<A, E, R>, resource: string, options: ReadWriteOptions) =>
+  whileHolding(acquireWrite(resource, options), self))
+
+/**
+ * Who holds a read-write lock; takes no hold.
+ *
+ * @since 0.2.0
+ * @category combinators
+ */
+export const inspect = (resource: string, maxReaders?: number): Effect.Effect<ReadWriteInspection, InvalidOptions, Redlock> =>
+  Effect.flatMap(Redlock, (redlock) => redlock.inspectReadWrite(resource, maxReaders))

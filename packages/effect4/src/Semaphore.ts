@@ -1,0 +1,95 @@
+/**
+ * A counting semaphore: at most `limit` holders of a resource at once, with
+ * the lock's guarantee. Each of the `limit` slots is an ordinary Redlock
+ * lock and a permit is one slot held, so no more than `limit` permits are
+ * held within their validity, under exactly the lock's assumptions (every
+ * client of a resource uses the same `limit`). Waiters are woken by
+ * releases, as lock waiters are.
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { Semaphore } from "effect-redlock"
+ *
+ * // At most 3 thumbnail jobs at once, across every process.
+ * const thumbnail = Effect.log("making a thumbnail").pipe(
+ *   Semaphore.withPermit("thumbnails", { limit: 3, ttl: "30 seconds" })
+ * )
+ * ```
+ *
+ * @since 0.2.0
+ */
+import * as Effect from "effect/Effect"
+import { dual } from "effect/Function"
+import type * as Scope from "effect/Scope"
+import { whileHolding } from "./internal/lock.js"
+import type * as Lock from "./Lock.js"
+import { type AcquireOptions, type InspectResult, Redlock, type WithLockError } from "./Redlock.js"
+import type { InvalidOptions, LockNotAcquired } from "./RedlockError.js"
+
+/**
+ * @since 0.2.0
+ * @category models
+ */
+export interface PermitOptions extends AcquireOptions {
+  /** How many permits the resource has: a whole number from 1 to 64. Every client of a resource must use the same value. */
+  readonly limit: number
+}
+
+/**
+ * Who holds each permit's slot.
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export interface PermitsInspection {
+  readonly resource: string
+  readonly limit: number
+  /** Each slot as `Redlock.inspect` reads a lock. */
+  readonly slots: ReadonlyArray<InspectResult>
+  /** How many slots a majority of nodes holds. */
+  readonly held: number
+}
+
+/**
+ * One permit, as a resource of the current `Scope`: released on every node
+ * when the scope closes. Fails with `LockNotAcquired` (naming the resource)
+ * once the retry schedule gives up while every permit is held.
+ *
+ * @since 0.2.0
+ * @category combinators
+ */
+export const acquire = (
+  resource: string,
+  options: PermitOptions
+): Effect.Effect<Lock.Lock, InvalidOptions | LockNotAcquired, Redlock | Scope.Scope> =>
+  Effect.flatMap(Redlock, (redlock) => redlock.acquirePermit(resource, options))
+
+/**
+ * Run an effect while holding a permit; interrupted with `LockLost` if the
+ * permit is lost.
+ *
+ * @since 0.2.0
+ * @category combinators
+ */
+export const withPermit: {
+  (
+    resource: string,
+    options: PermitOptions
+  ): <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.Effect<A, E | WithLockError, Exclude<R, Scope.Scope> | Redlock>
+  <A, E, R>(
+    self: Effect.Effect<A, E, R>,
+    resource: string,
+    options: PermitOptions
+  ): Effect.Effect<A, E | WithLockError, Exclude<R, Scope.Scope> | Redlock>
+} = dual(3, <A, E, R>(self: Effect.Effect<A, E, R>, resource: string, options: PermitOptions) =>
+  whileHolding(acquire(resource, options), self))
+
+/**
+ * Who holds each permit of a resource; takes no permit.
+ *
+ * @since 0.2.0
+ * @category combinators
+ */
+export const inspect = (resource: string, limit: number): Effect.Effect<PermitsInspection, InvalidOptions, Redlock> =>
+  Effect.flatMap(Redlock, (redlock) => redlock.inspectPermits(resource, limit))
