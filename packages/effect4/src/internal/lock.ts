@@ -11,8 +11,8 @@ import * as Semaphore from "effect/Semaphore"
 import { Holding, type LossReason } from "../engine/holding.js"
 import type { Time } from "../engine/time.js"
 import type * as Lock from "../Lock.js"
-import * as Metrics from "./metrics.js"
 import { type FencingTokenUnavailable, LockLost, type NodeOutcome } from "../RedlockError.js"
+import * as Metrics from "./metrics.js"
 
 export const TypeId = "~effect-redlock/Lock" as const
 

@@ -8,7 +8,6 @@ import * as Effect from "effect/Effect"
 import * as Engine from "../engine/release.js"
 import type { Lock } from "../Lock.js"
 import type { ReleaseResult } from "../Redlock.js"
-
 import type { HeldLock } from "./lock.js"
 import * as Metrics from "./metrics.js"
 import type { Settings } from "./settings.js"
