@@ -5,9 +5,8 @@
  * contenders.ts ("effect-redlock", "effect-redlock, loops as fibers"), so
  * that one run compares the lines on the same servers and Node.
  */
-import type { Redis } from "ioredis"
 import type * as Lock from "../packages/effect4/src/Lock.js"
-import { aclUser, type Client, type Contender, type Loops, type Setup, type Waiting } from "./contenders.js"
+import { type Client, type Contender, type Loops, ourNodes, type Setup, type Waiting } from "./contenders.js"
 
 // The bench runs compiled (.bench-build/bench): the package and its Effect 4 are loaded from the
 // repository's packages/effect4 at run time, the Effect 4 runtime as the package's users have it (the
@@ -33,32 +32,9 @@ const retryOf = ({ Redlock }: Loaded[0], waiting: Waiting) =>
     ? Redlock.retry({ delay: "10 millis", times: 1000 })
     : Redlock.defaultRetry
 
-/** The nodes of a setup, and the user's clients to quit after the manager closed (as contenders.ts `ourNodes`). */
-const nodesOf = async (
-  Redacted: Loaded[2]["Redacted"],
-  ports: ReadonlyArray<number>,
-  setup: Setup,
-  connect: (setup: Setup) => Promise<Array<Redis>>
-) => {
-  if (setup === "library") return { nodes: ports.map((port) => ({ host: "127.0.0.1", port })), clients: [] }
-  if (setup === "aclNoPubsub") {
-    const { password, username } = aclUser
-    return { nodes: ports.map((port) => ({ host: "127.0.0.1", port, username, password: Redacted.make(password) })), clients: [] }
-  }
-  const clients = await connect(setup)
-  return { nodes: clients.map((client) => ({ client })), clients }
-}
-
-const effect4Client = async (
-  loaded: Loaded,
-  ports: ReadonlyArray<number>,
-  waiting: Waiting,
-  slow: boolean,
-  setup: Setup,
-  connect: (setup: Setup) => Promise<Array<Redis>>
-) => {
+const effect4Client = async (loaded: Loaded, ports: ReadonlyArray<number>, waiting: Waiting, slow: boolean, setup: Setup) => {
   const [{ Redlock }, Ioredis, { Duration, Effect, Exit, Layer, ManagedRuntime, Redacted, Scope }] = loaded
-  const { clients, nodes } = await nodesOf(Redacted, ports, setup, connect)
+  const { clients, nodes } = await ourNodes(ports, setup, (password) => Redacted.make(password))
   const runtime = ManagedRuntime.make(
     Redlock.layer({ retry: retryOf(loaded[0], waiting), restartQuarantine: false, nodeTimeout: slow ? "2 seconds" : undefined }).pipe(
       Layer.provide(Ioredis.layer(nodes))
@@ -91,24 +67,22 @@ export const effect3TwinOf = (name: string): string | undefined =>
     ? "effect-redlock, loops as fibers"
     : undefined
 
-/** The Effect 4 line's rows, over the harness's clients (`connect`: the user's clients of a setup). */
-export const contenders = async (
-  connect: (ports: ReadonlyArray<number>, setup: Setup) => Promise<Array<Redis>>
-): Promise<ReadonlyArray<Contender>> => {
+/** The Effect 4 line's rows, their nodes made as the Effect 3 rows' are (contenders.ts `ourNodes`). */
+export const contenders = async (): Promise<ReadonlyArray<Contender>> => {
   const loaded = await load()
   const { Duration, Effect } = loaded[2]
   /** Called from promise code: one `runPromise` per lock and one per unlock. */
   const calls: Contender = {
     name: "effect-redlock (Effect 4)",
     start: async (ports, waiting, slow = false, setup = "library") =>
-      (await effect4Client(loaded, ports, waiting, slow, setup, (setup) => connect(ports, setup))).client
+      (await effect4Client(loaded, ports, waiting, slow, setup)).client
   }
   /** Each loop a fiber running `Effect.scoped(acquire)` over and over, all in one `runPromise`. */
   const fibers: Contender = {
     name: "effect-redlock (Effect 4), loops as fibers",
     throughputOnly: true,
     start: async (ports, waiting, slow = false, setup = "library") => {
-      const { client, redlock, runtime } = await effect4Client(loaded, ports, waiting, slow, setup, (setup) => connect(ports, setup))
+      const { client, redlock, runtime } = await effect4Client(loaded, ports, waiting, slow, setup)
       const runLoops = ({ loops, nextKey, record, running, ttlMillis }: Loops) => {
         const ttl = Duration.millis(ttlMillis)
         const lockUnlock = Effect.suspend(() => {

@@ -27,7 +27,7 @@ const rounds = Number(flag("rounds") ?? 2)
 const cycles = Number(flag("cycles") ?? 100_000)
 const only = flag("only")?.split(",")
 // Both lines in one run: the Effect 4 package's rows (effect4.ts) beside the Effect 3 line's.
-const effect4 = await Effect4.contenders(Contenders.connect)
+const effect4 = await Effect4.contenders()
 const contenders = [...Contenders.all, ...effect4].filter((c) => only === undefined || only.some((name) => c.name.includes(name)))
 const setups = (flag("setups")?.split(",") ?? Contenders.setups) as ReadonlyArray<Contenders.Setup>
 for (const setup of setups) {
