@@ -315,6 +315,51 @@ const contract = <R>(tester: Tester<R>, harness: Effect.Effect<Harness, unknown,
       assert.deepStrictEqual(yield* h.keys, [])
     }))
 
+  test("with its ticket's age, a waiter is seated by its ticket at every attempt: a place retaken behind others moves back (lines converge)", (h) =>
+    Effect.gen(function*() {
+      const { node } = h
+      // Both waiters' clocks agree with the node's: w1 began 300 ms before w2, who joins now.
+      const now = Date.now()
+      const w1 = { ticket: now - 300, leaseMillis: 10_000 }
+      const w1Aged = () => ({ ...w1, ageMillis: Date.now() - w1.ticket })
+      const w2 = { ticket: now, leaseMillis: 10_000, ageMillis: 0 }
+      assert.strictEqual((yield* node.acquireInTurn(["q"], "holder", 10_000, { ticket: now, leaseMillis: 0 }))._tag, "Granted")
+      assert.strictEqual((yield* node.acquireInTurn(["q"], "w2", 10_000, w2))._tag, "Held")
+      yield* Effect.sleep("1100 millis")
+      // w1's place here ran out, and it rejoins as an older client does, bounded by the node's time less
+      // a second: behind w2, although it is ahead of w2 on the nodes where it kept its place.
+      assert.strictEqual((yield* node.acquireInTurn(["q"], "w1", 10_000, w1))._tag, "Held")
+      // Its next attempt, with its ticket's age, seats it by its ticket again: ahead of w2, as on every other node.
+      assert.strictEqual((yield* node.acquireInTurn(["q"], "w1", 10_000, w1Aged()))._tag, "Held")
+      assert.strictEqual(yield* node.release(["q"], "holder", true), 1)
+      assert.strictEqual(Option.getOrNull((yield* node.inspect("q")).value), "w1", "the key is handed to w1, first in line")
+      assert.strictEqual((yield* node.acquireInTurn(["q"], "w2", 10_000, w2))._tag, "Held")
+      assert.strictEqual((yield* node.acquireInTurn(["q"], "w1", 10_000, w1Aged()))._tag, "Granted")
+      yield* node.release(["q"], "w1", true)
+      yield* node.release(["q"], "w2", false)
+      assert.deepStrictEqual(yield* h.keys, [])
+    }))
+
+  test("with its ticket's age, a client whose clock is a minute behind is seated a second before it began, not a minute", (h) =>
+    Effect.gen(function*() {
+      const { node } = h
+      const began = Date.now()
+      assert.strictEqual((yield* node.acquireInTurn(["q"], "holder", 10_000, { ticket: began, leaseMillis: 0 }))._tag, "Granted")
+      const honest = (): RedisNode.Turn => ({ ticket: began - 900, leaseMillis: 10_000, ageMillis: Date.now() - began + 900 })
+      assert.strictEqual((yield* node.acquireInTurn(["q"], "honest", 10_000, honest()))._tag, "Held")
+      yield* Effect.sleep("200 millis")
+      const behindBegan = Date.now()
+      const behind = (): RedisNode.Turn => ({ ticket: behindBegan - 60_000, leaseMillis: 10_000, ageMillis: Date.now() - behindBegan })
+      // Seated at behindBegan − 1 s: after the honest waiter, who began 1.1 s before it.
+      assert.strictEqual((yield* node.acquireInTurn(["q"], "behind", 10_000, behind()))._tag, "Held")
+      assert.strictEqual(yield* node.release(["q"], "holder", true), 1)
+      assert.strictEqual((yield* node.acquireInTurn(["q"], "behind", 10_000, behind()))._tag, "Held")
+      assert.strictEqual((yield* node.acquireInTurn(["q"], "honest", 10_000, honest()))._tag, "Granted")
+      yield* node.release(["q"], "honest", true)
+      yield* node.release(["q"], "behind", false)
+      assert.deepStrictEqual(yield* h.keys, [])
+    }))
+
   test("a newcomer's ticket is bounded by the node's time: a client whose clock is behind does not jump the line", (h) =>
     Effect.gen(function*() {
       const { node } = h

@@ -214,7 +214,11 @@ export abstract class Attempts<G, R extends Refused> implements Waiting.Waiter<G
     if (leaseMillis > 0) this.joined = true
     this.leaseEndsAt = leaseMillis > 0 ? this.time.now() + leaseMillis : undefined
     const call: FanOut.Call<"acquire" | "acquireInTurn"> = this.attemptSettings.fairHandoff && !probe
-      ? FanOut.call("acquireInTurn", this.keys, this.value, ttlMillis, { ticket: this.ticket, leaseMillis })
+      ? FanOut.call("acquireInTurn", this.keys, this.value, ttlMillis, {
+        ticket: this.ticket,
+        leaseMillis,
+        ageMillis: Math.floor(this.time.now() - this.firstStart)
+      })
       : FanOut.call("acquire", this.keys, this.value, ttlMillis)
     const rules = FanOut.atQuorum<Answer>(this.nodes, tookKeys, this.nodeTimeoutMillis, quarantineMillis, nodeError)
     FanOut.send(this.nodes, call, rules, this.time, (result) => {

@@ -79,6 +79,16 @@ export interface Turn {
    * asking drops out of the line when its lease ends.
    */
   readonly leaseMillis: number
+  /**
+   * How long ago, by the waiter's own monotonic clock, it took its ticket
+   * (the lock manager sends it with every attempt). A node then seats the
+   * waiter at its ticket, bounded to within a second of when the node's own
+   * clock says the waiter began, at every attempt: every node orders the
+   * same waiters alike whatever it lost or when it was reached, so the lines
+   * converge (see scripts.ts, placeOf). Without it a node keeps the place a
+   * waiter got when it joined, bounded by the node's time then.
+   */
+  readonly ageMillis?: number | undefined
 }
 
 /** What a node answered to `acquireInTurn`. */

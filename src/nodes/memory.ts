@@ -165,15 +165,31 @@ export class MemoryNode {
     return entry?.type === "string" && entry.value === value
   }
 
-  /** A waiter's place in a key's line: the one it holds, or its ticket bounded by this node's time. */
-  placeOf(key: string, value: string, ticket: number, now: number): number {
-    return this.lines.get(key)?.get(value)?.ticket ??
-      Math.min(Math.max(ticket, now - Scripts.ticketSlackMillis), now)
+  /**
+   * A waiter's place in a key's line, as the script works it out (scripts.ts,
+   * placeOf): with the ticket's age, the ticket bounded to within the slack
+   * of when this node's time says the waiter began, at every attempt;
+   * without, the place it holds, else its ticket bounded by this node's time.
+   */
+  placeOf(key: string, value: string, turn: Turn, now: number): number {
+    const slack = Scripts.ticketSlackMillis
+    if (turn.ageMillis === undefined) {
+      return this.lines.get(key)?.get(value)?.ticket ?? Math.min(Math.max(turn.ticket, now - slack), now)
+    }
+    const began = now - turn.ageMillis
+    return Math.min(Math.max(turn.ticket, began - slack), began + slack)
+  }
+
+  /** Move a waiter that stands in a key's line to its place (see `placeOf`). */
+  reseat(key: string, value: string, turn: Turn, now: number): void {
+    const line = this.line(key, now)
+    const standing = line?.get(value)
+    if (standing !== undefined) line!.set(value, { ticket: this.placeOf(key, value, turn, now), leaseEnd: standing.leaseEnd })
   }
 
   /** Join a key's line, or keep the place held there and renew its lease. */
   stay(key: string, value: string, turn: Turn, now: number): void {
-    const ticket = this.placeOf(key, value, turn.ticket, now)
+    const ticket = this.placeOf(key, value, turn, now)
     let line = this.lines.get(key)
     if (line === undefined) this.lines.set(key, line = new Map())
     line.set(value, { ticket, leaseEnd: now + Math.ceil(turn.leaseMillis) })
@@ -246,11 +262,12 @@ export class MemoryNode {
               longest = entry.expiresAt === undefined ? undefined : Math.max(longest, entry.expiresAt - now)
             }
           }
+          for (const key of keys) this.reseat(key, value, turn, now)
           // As the script: a key that holds our value already (handed to us, or a late answer of ours) is ours.
           const ourTurn = keys.every((key) => {
             const head = this.first(key, now)
             if (head === undefined || head.value === value || this.holds(key, value, now)) return true
-            const place = this.placeOf(key, value, turn.ticket, now)
+            const place = this.placeOf(key, value, turn, now)
             return head.ticket > place || (head.ticket === place && head.value > value)
           })
           // A grant keeps the place in line and renews its lease (see scripts.ts, acquireInTurn): the release takes it out.

@@ -78,11 +78,13 @@ end
 `
 
 /**
- * How far before the server's time a newcomer's ticket may lie (ms). Tickets
- * are the clients' wall clocks, so that every node orders the same waiters
- * alike; a client whose clock is behind would otherwise come before everyone
- * who joined within its lag, and starve them. Clients whose clocks agree with
- * the servers' within this keep their tickets as they are.
+ * How far a waiter's ticket may lie from when the node's clock says the
+ * waiter began (its ticket's age, sent with every attempt, subtracted from
+ * the node's time), in ms. Tickets are the clients' wall clocks, so that
+ * every node orders the same waiters alike; a client whose clock is behind
+ * would otherwise come before everyone who joined within its lag, and starve
+ * them. Clients whose clocks agree with the servers' within this keep their
+ * tickets as they are on every node.
  */
 export const ticketSlackMillis = 1000
 
@@ -115,12 +117,26 @@ local function first(queue, leases)
     redis.call("ZREM", queue, head[1])
   end
 end
--- A waiter's place: the ticket it kept, else (a newcomer) its own ticket,
--- bounded by the server's time; and whether it was kept.
-local function placeOf(queue, value, ticket, now)
+-- A waiter's place, and whether it stands in the line already. With its
+-- ticket's age (age) the place is worked out again at every attempt: the
+-- ticket, bounded to within ticketSlackMillis of when this node's clock says
+-- the waiter began, and a waiter standing elsewhere is moved there. Every
+-- node then orders the same waiters alike (by ticket, where the clocks
+-- agree), however the waiter's places were lost and retaken or in what order
+-- the nodes were reached: lines that came to disagree converge at the next
+-- attempts, and the first waiter is first on every node it reaches. Without
+-- the age (an older client) a place is kept as it was joined: the ticket
+-- bounded by the node's time then.
+local function placeOf(queue, value, ticket, age, now)
   local kept = redis.call("ZSCORE", queue, value)
-  if kept then return tonumber(kept), true end
-  return math.min(math.max(ticket, now - ${ticketSlackMillis}), now), false
+  if not age then
+    if kept then return tonumber(kept), true end
+    return math.min(math.max(ticket, now - ${ticketSlackMillis}), now), false
+  end
+  local began = now - age
+  local place = math.min(math.max(ticket, began - ${ticketSlackMillis}), began + ${ticketSlackMillis})
+  if kept and tonumber(kept) ~= place then redis.call("ZADD", queue, place, value) end
+  return place, kept ~= false
 end
 -- Renew a waiter's lease; the line outlives its longest lease, never more.
 local function renewLease(queue, leases, value, now, lease)
@@ -138,14 +154,15 @@ end
 /**
  * Acquire in turn (RedisNode.acquireInTurn). KEYS: the lock keys (their
  * lines' keys are worked out from them). ARGV: value, ttl ms, ticket, lease
- * ms (0: take no place, and leave the place held, if any, when refused).
+ * ms (0: take no place, and leave the place held, if any, when refused), and
+ * optionally the ticket's age in ms (see placeOf).
  * Returns { 1 } granted, { 2, pttl } held (the longest pttl; -1 when a key
  * never expires), { 3 } free but not our turn. A key of another type is a
  * WRONGTYPE error (nothing written); a key holding our own value (a late
  * answer of an earlier attempt, or handed to us by a release) is ours,
  * whoever joined the line ahead of us since (or a handover would deadlock
  * the two until its lease ends). A waiter's place is its ticket, bounded by
- * the server's time when it joins (see ticketSlackMillis), and kept until it
+ * the server's time (see placeOf), and it stays in line until it
  * leaves: a grant keeps it too (and renews its lease), so that an attempt
  * refused after a split vote (whose undo keeps the place) is still in line;
  * the release takes it out.
@@ -154,6 +171,7 @@ end
 export const acquireInTurn = script(`${queueFunctions}${wrongType}
 local n = #KEYS
 local value, ttl, ticket, lease = ARGV[1], wholeMillis(ARGV[2]), tonumber(ARGV[3]), wholeMillis(ARGV[4])
+local age = tonumber(ARGV[5])
 local held, longest = false, 0
 -- Keys that hold our value already: handed to us by a release, or set by a
 -- late answer of our own earlier attempt. They are ours whoever stands
@@ -178,12 +196,10 @@ for i = 1, n do
   if redis.call("EXISTS", queue) == 1 then
     now = now or nowMillis()
     prune(queue, leases, now)
+    places[i], kept[i] = placeOf(queue, value, ticket, age, now)
     local head, score = first(queue, leases)
-    if head == value then
-      places[i], kept[i] = score, true
-    elseif head ~= nil then
-      places[i], kept[i] = placeOf(queue, value, ticket, now)
-      if not ours[i] and (score < places[i] or (score == places[i] and head < value)) then ourTurn = false end
+    if head ~= nil and head ~= value and not ours[i] and (score < places[i] or (score == places[i] and head < value)) then
+      ourTurn = false
     end
   end
 end
@@ -202,7 +218,7 @@ if lease > 0 then
   now = now or nowMillis()
   for i = 1, n do
     local queue, leases = lineKeys(KEYS[i])
-    if places[i] == nil then places[i], kept[i] = placeOf(queue, value, ticket, now) end
+    if places[i] == nil then places[i], kept[i] = placeOf(queue, value, ticket, age, now) end
     stay(queue, leases, value, places[i], kept[i], now, lease)
   end
 else

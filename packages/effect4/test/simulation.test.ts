@@ -4,13 +4,13 @@
  * slow down and fail; no two holders are ever inside their validity at once.
  * Seeded runs: a failure names its seed.
  *
- * The waiters' schedules are finite. With retries forever the lines of
- * waiters can come to disagree between nodes for good (issue 32, "lines
- * that disagree between nodes livelock"): a waiter whose place on a node
- * that was down or failing ran out rejoins it behind others, and in seeds 4,
- * 5 and 6 of this test nobody is granted again after the faults end, every
- * node left with a line and no key. A waiter that gives up leaves every
- * line, which ends it.
+ * Lines of waiters that came to disagree between nodes (a waiter whose
+ * place on a node that was down or failing ran out rejoined it, behind
+ * others) livelocked with retries forever (issue 32): in seeds 4, 5 and 6
+ * nobody was granted again after the faults ended, every node left with a
+ * line and no key. Each node now seats a waiter by its ticket at every
+ * attempt, so the lines converge: every worker ends its rounds, with finite
+ * schedules and with retries forever.
  */
 import { assert, describe, it } from "@effect/vitest"
 import * as Duration from "effect/Duration"
@@ -20,8 +20,12 @@ import * as Random from "effect/Random"
 import * as TestClock from "effect/testing/TestClock"
 import { RedisNode, Redlock } from "effect-redlock"
 
-// Bounded: a waiter gives up after 40 retries (it leaves every line), as with any finite schedule.
-const retry = Redlock.retry({ delay: "7 millis", times: 40 })
+// A waiter gives up after 40 retries (it leaves every line), as with any finite schedule.
+const finiteRetry = Redlock.retry({ delay: "7 millis", times: 40 })
+const retryForever = Redlock.retry({ delay: "7 millis", times: Number.MAX_SAFE_INTEGER })
+
+// The simulated time a run may take: with retries forever, a livelock would otherwise never end.
+const simulatedBoundMillis = 120_000
 
 interface Held {
   readonly worker: number
@@ -29,7 +33,7 @@ interface Held {
   readonly until: number
 }
 
-const run = (seed: number) =>
+const run = (seed: number, retry: Redlock.RetrySchedule) =>
   Effect.gen(function*() {
     const control = yield* RedisNode.MemoryNodes
     const holds: Array<Held> = []
@@ -69,7 +73,15 @@ const run = (seed: number) =>
     })
     const faulting = yield* Effect.forkChild(faults)
     // The clock moves in small steps, so that timers fire in order, until every worker is done.
-    while (workers.some((fiber) => fiber.pollUnsafe() === undefined) || faulting.pollUnsafe() === undefined) {
+    const running = () => workers.filter((fiber) => fiber.pollUnsafe() === undefined).length
+    for (let elapsed = 0; running() > 0 || faulting.pollUnsafe() === undefined; elapsed += 3) {
+      if (elapsed >= simulatedBoundMillis) {
+        const waiting = running()
+        const lines = yield* Effect.forEach([0, 1, 2, 3, 4], (node) =>
+          Effect.map(control.keys(node), (keys) => `node ${node}: ${keys.join(" ")}`))
+        yield* Fiber.interruptAll(workers)
+        return assert.fail(`seed ${seed}: ${waiting} workers still waiting after ${elapsed} ms; keys left: ${lines.join("; ")}`)
+      }
       yield* TestClock.adjust("3 millis")
     }
     yield* Fiber.joinAll(workers)
@@ -92,8 +104,14 @@ describe("random contention with node faults (memory nodes, TestClock)", () => {
   for (const seed of [1, 2, 3, 4, 5, 6]) {
     it.effect(`seed ${seed}: no two holders inside their validity at once, and the lock is taken`, () =>
       Effect.gen(function*() {
-        const holds = yield* run(seed)
+        const holds = yield* run(seed, finiteRetry)
         assert.isAtLeast(holds.length, 10, "locks were granted despite the faults")
+        assert.deepStrictEqual(overlapsOf(holds), [], `seed ${seed}`)
+      }))
+    it.effect(`seed ${seed}, retries forever: the lines converge, every worker holds the lock 12 times`, () =>
+      Effect.gen(function*() {
+        const holds = yield* run(seed, retryForever)
+        assert.strictEqual(holds.length, 8 * 12)
         assert.deepStrictEqual(overlapsOf(holds), [], `seed ${seed}`)
       }))
   }

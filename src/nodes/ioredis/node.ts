@@ -14,7 +14,7 @@
  */
 import { Redis } from "ioredis"
 import type * as Tls from "node:tls"
-import type { MakeNodeError, Node, NodePromises, NodeRun, TurnAnswer } from "../../engine/node.js"
+import type { MakeNodeError, Node, NodePromises, NodeRun, Turn, TurnAnswer } from "../../engine/node.js"
 import type { ReleaseChannels } from "../releaseChannels.js"
 import * as Scripts from "../scripts.js"
 import * as Commands from "./commands.js"
@@ -211,6 +211,12 @@ const settled = (inFlight: InFlight, withinMillis: number): Promise<void> =>
 const granted: TurnAnswer = { _tag: "Granted" }
 const notYourTurn: TurnAnswer = { _tag: "NotYourTurn" }
 
+/** The acquireInTurn script's ARGV (see scripts.ts); the ticket's age only when given. */
+const turnArguments = (value: string, ttlMillis: number, turn: Turn): Array<string | number> =>
+  turn.ageMillis === undefined
+    ? [value, ttlMillis, turn.ticket, turn.leaseMillis]
+    : [value, ttlMillis, turn.ticket, turn.leaseMillis, Math.max(0, Math.floor(turn.ageMillis))]
+
 /** The reply of the acquireInTurn script (see scripts.ts). */
 const turnAnswer = (reply: unknown): TurnAnswer => {
   const [code, pttl] = reply as [number, number | undefined]
@@ -323,7 +329,7 @@ const makeNode = (
     },
     acquireInTurn: (keys, value, ttlMillis, turn) => {
       supersede(keys, value)
-      return evalScript(Scripts.acquireInTurn, keys, [value, ttlMillis, turn.ticket, turn.leaseMillis], turnAnswer)
+      return evalScript(Scripts.acquireInTurn, keys, turnArguments(value, ttlMillis, turn), turnAnswer)
     },
     // A lock's release (announced, its place left) sends the value alone: the script's defaults.
     release: (keys, value, announce, keepPlace) => {
