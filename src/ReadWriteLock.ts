@@ -43,7 +43,7 @@ import type * as Scope from "effect/Scope"
 import { whileHolding } from "./internal/lock.js"
 import type * as Lock from "./Lock.js"
 import { type AcquireOptions, type InspectResult, Redlock, type WithLockError } from "./Redlock.js"
-import type { InvalidOptions, LockNotAcquired } from "./RedlockError.js"
+import type { InvalidOptions, LockNotAcquired, SettingConflict } from "./RedlockError.js"
 
 /**
  * The options of one read or write hold: a lock's options and `maxReaders`.
@@ -54,8 +54,11 @@ import type { InvalidOptions, LockNotAcquired } from "./RedlockError.js"
 export interface ReadWriteOptions extends AcquireOptions {
   /**
    * How many readers may hold at once: a whole number from 1 to 64, default
-   * 16. Every client of a resource must use the same value. A writer's
-   * attempt sets this many keys on each node.
+   * 16. Every client of a resource must use the same value: the nodes
+   * record the holders' value, and a read or write asked for with another
+   * fails at once with `SettingConflict`; a new value takes effect once the
+   * resource is idle (see `Semaphore.PermitOptions`). A writer's attempt sets
+   * this many keys on each node.
    */
   readonly maxReaders?: number | undefined
 }
@@ -91,7 +94,7 @@ export interface ReadWriteInspection {
 export const acquireRead = (
   resource: string,
   options: ReadWriteOptions
-): Effect.Effect<Lock.Lock, InvalidOptions | LockNotAcquired, Redlock | Scope.Scope> =>
+): Effect.Effect<Lock.Lock, InvalidOptions | LockNotAcquired | SettingConflict, Redlock | Scope.Scope> =>
   Effect.flatMap(Redlock, (redlock) => redlock.acquireRead(resource, options))
 
 /**
@@ -105,7 +108,7 @@ export const acquireRead = (
 export const acquireWrite = (
   resource: string,
   options: ReadWriteOptions
-): Effect.Effect<Lock.Lock, InvalidOptions | LockNotAcquired, Redlock | Scope.Scope> =>
+): Effect.Effect<Lock.Lock, InvalidOptions | LockNotAcquired | SettingConflict, Redlock | Scope.Scope> =>
   Effect.flatMap(Redlock, (redlock) => redlock.acquireWrite(resource, options))
 
 /**
@@ -119,8 +122,8 @@ export const withRead: {
   (
     resource: string,
     options: ReadWriteOptions
-  ): <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.Effect<A, E | WithLockError, R | Redlock>
-  <A, E, R>(self: Effect.Effect<A, E, R>, resource: string, options: ReadWriteOptions): Effect.Effect<A, E | WithLockError, R | Redlock>
+  ): <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.Effect<A, E | WithLockError | SettingConflict, R | Redlock>
+  <A, E, R>(self: Effect.Effect<A, E, R>, resource: string, options: ReadWriteOptions): Effect.Effect<A, E | WithLockError | SettingConflict, R | Redlock>
 } = dual(3, <A, E, R>(self: Effect.Effect<A, E, R>, resource: string, options: ReadWriteOptions) =>
   whileHolding(acquireRead(resource, options), self))
 
@@ -135,8 +138,8 @@ export const withWrite: {
   (
     resource: string,
     options: ReadWriteOptions
-  ): <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.Effect<A, E | WithLockError, R | Redlock>
-  <A, E, R>(self: Effect.Effect<A, E, R>, resource: string, options: ReadWriteOptions): Effect.Effect<A, E | WithLockError, R | Redlock>
+  ): <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.Effect<A, E | WithLockError | SettingConflict, R | Redlock>
+  <A, E, R>(self: Effect.Effect<A, E, R>, resource: string, options: ReadWriteOptions): Effect.Effect<A, E | WithLockError | SettingConflict, R | Redlock>
 } = dual(3, <A, E, R>(self: Effect.Effect<A, E, R>, resource: string, options: ReadWriteOptions) =>
   whileHolding(acquireWrite(resource, options), self))
 

@@ -49,7 +49,8 @@ import type {
   InvalidOptions,
   LockLost,
   LockNotAcquired,
-  LockNotExtended
+  LockNotExtended,
+  SettingConflict
 } from "./RedlockError.js"
 import type { ReadWriteInspection, ReadWriteOptions } from "./ReadWriteLock.js"
 import type { PermitOptions, PermitsInspection } from "./Semaphore.js"
@@ -304,19 +305,19 @@ export interface RedlockService {
   readonly acquirePermit: (
     resource: string,
     options: PermitOptions
-  ) => Effect.Effect<Lock.Lock, InvalidOptions | LockNotAcquired, Scope.Scope>
+  ) => Effect.Effect<Lock.Lock, InvalidOptions | LockNotAcquired | SettingConflict, Scope.Scope>
   /** Who holds each permit of a semaphore (see the `Semaphore` module). */
   readonly inspectPermits: (resource: string, limit: number) => Effect.Effect<PermitsInspection, InvalidOptions>
   /** Hold `resource` for reading (see the `ReadWriteLock` module). */
   readonly acquireRead: (
     resource: string,
     options: ReadWriteOptions
-  ) => Effect.Effect<Lock.Lock, InvalidOptions | LockNotAcquired, Scope.Scope>
+  ) => Effect.Effect<Lock.Lock, InvalidOptions | LockNotAcquired | SettingConflict, Scope.Scope>
   /** Hold `resource` for writing (see the `ReadWriteLock` module). */
   readonly acquireWrite: (
     resource: string,
     options: ReadWriteOptions
-  ) => Effect.Effect<Lock.Lock, InvalidOptions | LockNotAcquired, Scope.Scope>
+  ) => Effect.Effect<Lock.Lock, InvalidOptions | LockNotAcquired | SettingConflict, Scope.Scope>
   /** Who holds a read-write lock (see the `ReadWriteLock` module). */
   readonly inspectReadWrite: (
     resource: string,

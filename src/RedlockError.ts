@@ -11,6 +11,7 @@ import {
   LockLost,
   LockNotAcquired,
   LockNotExtended,
+  SettingConflict,
   ValidityTooShort
 } from "./internal/errors.js"
 
@@ -83,6 +84,14 @@ export {
    */
   ExtensionLimitReached,
   /**
+   * A semaphore's `limit` or a read-write lock's `maxReaders` differs from the one the resource's holders use
+   * (recorded on a majority of nodes): refused at once. A new value takes effect once the resource is idle.
+   *
+   * @since 0.1.0
+   * @category errors
+   */
+  SettingConflict,
+  /**
    * No fencing token could be issued: fewer than a majority of nodes answered in time. The lock itself may
    * still be valid; asking again may succeed.
    *
@@ -122,6 +131,7 @@ export type RedlockError =
   | ExtensionLimitReached
   | ValidityTooShort
   | FencingTokenUnavailable
+  | SettingConflict
 
 /**
  * @since 0.1.0
@@ -130,4 +140,4 @@ export type RedlockError =
 export const isRedlockError = (u: unknown): u is RedlockError =>
   Schema.is(InvalidOptions)(u) || Schema.is(LockNotAcquired)(u) || Schema.is(LockLost)(u) ||
   Schema.is(LockNotExtended)(u) || Schema.is(ExtensionLimitReached)(u) || Schema.is(ValidityTooShort)(u) ||
-  Schema.is(FencingTokenUnavailable)(u)
+  Schema.is(FencingTokenUnavailable)(u) || Schema.is(SettingConflict)(u)

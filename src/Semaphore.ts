@@ -36,11 +36,16 @@ import type * as Scope from "effect/Scope"
 import { whileHolding } from "./internal/lock.js"
 import type * as Lock from "./Lock.js"
 import { type AcquireOptions, type InspectResult, Redlock, type WithLockError } from "./Redlock.js"
-import type { InvalidOptions, LockNotAcquired } from "./RedlockError.js"
+import type { InvalidOptions, LockNotAcquired, SettingConflict } from "./RedlockError.js"
 
 /**
  * The options of one permit: a lock's options and the semaphore's `limit`.
- * Every holder of a resource's permits must use the same `limit`.
+ * Every holder of a resource's permits must use the same `limit`: the nodes
+ * record the holders' limit beside the slots, and a permit asked for with
+ * another one fails at once with `SettingConflict` (decided by a majority of
+ * nodes, as a grant is). The record goes with the last holder on each node,
+ * or expires with its ttl: to change the limit, let the resource go idle (or
+ * use a new resource name).
  *
  * `retry` is fed with each refused round (every slot tried once, starting
  * from a random one) and bounds the waiting; a release of any slot wakes
@@ -73,7 +78,8 @@ export interface PermitsInspection {
 /**
  * A permit of the semaphore on `resource`, held until the scope closes.
  * Fails with `LockNotAcquired` once the retry schedule ends with every slot
- * taken, and with `InvalidOptions` for a bad resource, limit or option.
+ * taken, with `SettingConflict` when the holders use another `limit`, and
+ * with `InvalidOptions` for a bad resource, limit or option.
  *
  * @example
  * ```ts
@@ -92,7 +98,7 @@ export interface PermitsInspection {
 export const acquire = (
   resource: string,
   options: PermitOptions
-): Effect.Effect<Lock.Lock, InvalidOptions | LockNotAcquired, Redlock | Scope.Scope> =>
+): Effect.Effect<Lock.Lock, InvalidOptions | LockNotAcquired | SettingConflict, Redlock | Scope.Scope> =>
   Effect.flatMap(Redlock, (redlock) => redlock.acquirePermit(resource, options))
 
 /**
@@ -107,17 +113,17 @@ export const withPermit: {
   (
     resource: string,
     options: PermitOptions
-  ): <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.Effect<A, E | WithLockError, R | Redlock>
+  ): <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.Effect<A, E | WithLockError | SettingConflict, R | Redlock>
   <A, E, R>(
     self: Effect.Effect<A, E, R>,
     resource: string,
     options: PermitOptions
-  ): Effect.Effect<A, E | WithLockError, R | Redlock>
+  ): Effect.Effect<A, E | WithLockError | SettingConflict, R | Redlock>
 } = dual(3, <A, E, R>(
   self: Effect.Effect<A, E, R>,
   resource: string,
   options: PermitOptions
-): Effect.Effect<A, E | WithLockError, R | Redlock> => whileHolding(acquire(resource, options), self))
+): Effect.Effect<A, E | WithLockError | SettingConflict, R | Redlock> => whileHolding(acquire(resource, options), self))
 
 /**
  * Who holds each of the `limit` permits of `resource` on each node, and how

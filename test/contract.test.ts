@@ -360,6 +360,31 @@ const contract = <R>(tester: Tester<R>, harness: Effect.Effect<Harness, unknown,
       assert.deepStrictEqual(yield* h.keys, [])
     }))
 
+  test("a slot's setting is recorded by a grant, refused when another is recorded, kept as long as a slot is held, and goes with the last", (h) =>
+    Effect.gen(function*() {
+      const { node } = h
+      const slot = (index: number) => `jobs\u0000permit${index}`
+      const record = "jobs\u0000permit\u0000setting"
+      const turn = (setting: string): RedisNode.Turn => ({ ticket: Date.now(), leaseMillis: 0, ageMillis: 0, setting })
+      assert.strictEqual((yield* node.acquireInTurn([slot(0)], "a", 1_000, turn("2")))._tag, "Granted")
+      assert.deepStrictEqual(yield* node.acquireInTurn([slot(1)], "b", 1_000, turn("3")), { _tag: "SettingConflict", recorded: "2" })
+      assert.isTrue(Option.isNone((yield* node.inspect(slot(1))).value), "a conflict writes nothing")
+      assert.strictEqual(Option.getOrNull((yield* node.inspect(record)).value), "2")
+      // An extension makes the record last as long as the slot.
+      assert.isTrue(yield* node.extend([slot(0)], "a", 30_000))
+      assert.isAbove(Option.getOrThrow(ttlOf(yield* node.inspect(record))), 20_000)
+      assert.strictEqual((yield* node.acquireInTurn([slot(1)], "c", 1_000, turn("2")))._tag, "Granted")
+      assert.strictEqual(yield* node.release([slot(0)], "a", true), 1)
+      assert.strictEqual(Option.getOrNull((yield* node.inspect(record)).value), "2", "slot 1 is still held")
+      assert.strictEqual(yield* node.release([slot(1)], "c", true), 1)
+      assert.deepStrictEqual(yield* h.keys, [], "the last release took the record")
+      // The resource is idle: another setting is recorded now.
+      assert.strictEqual((yield* node.acquireInTurn([slot(2)], "d", 1_000, turn("3")))._tag, "Granted")
+      assert.strictEqual(Option.getOrNull((yield* node.inspect(record)).value), "3")
+      yield* node.release([slot(2)], "d", true)
+      assert.deepStrictEqual(yield* h.keys, [])
+    }))
+
   test("a newcomer's ticket is bounded by the node's time: a client whose clock is behind does not jump the line", (h) =>
     Effect.gen(function*() {
       const { node } = h

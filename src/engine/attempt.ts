@@ -54,6 +54,12 @@ export interface AttemptRequest {
   readonly nodeTimeoutMillis: number
   /** Whether a first attempt on one key may start with a plain `acquire` (see `probes`). */
   readonly probe: boolean
+  /**
+   * The setting every holder of these (slot) keys must share (see
+   * `Turn.setting`); its attempts always go through `acquireInTurn`, which
+   * checks it.
+   */
+  readonly setting?: string | undefined
 }
 
 /** What a shell's refusal carries: no lock, and the (last) fan-out's result. */
@@ -69,9 +75,27 @@ type Answer = boolean | TurnAnswer
 
 const tookKeys = (answer: Answer): boolean => answer === true || (typeof answer === "object" && answer._tag === "Granted")
 
-// A node's answer that someone else holds the key (a refused probe, or the script's Held).
+// A node's answer that someone else holds the key (a refused probe, or the script's Held), or
+// holds the resource's slots under another setting.
 const isHeld = (answer: Answer | undefined): boolean =>
-  answer === false || (typeof answer === "object" && answer._tag === "Held")
+  answer === false || (typeof answer === "object" && (answer._tag === "Held" || answer._tag === "SettingConflict"))
+
+/**
+ * The setting the holders recorded, when so many nodes answered
+ * `SettingConflict` that no quorum is possible without them (the one most of
+ * them recorded); otherwise none.
+ */
+export const conflictOf = (answers: ReadonlyArray<Answer | undefined>, quorum: number): string | undefined => {
+  const recorded = new Map<string, number>()
+  let conflicts = 0
+  for (const answer of answers) {
+    if (typeof answer !== "object" || answer._tag !== "SettingConflict") continue
+    conflicts++
+    recorded.set(answer.recorded, (recorded.get(answer.recorded) ?? 0) + 1)
+  }
+  if (answers.length - conflicts >= quorum) return undefined
+  return [...recorded].sort((a, b) => b[1] - a[1])[0][0]
+}
 
 /**
  * Why an attempt that no quorum granted was refused, from what the nodes
@@ -118,6 +142,11 @@ export abstract class Attempts<G, R extends Refused> implements Waiting.Waiter<G
   private abandoned = false
   holderGoneAt: number | undefined = undefined
   leaseEndsAt: number | undefined = undefined
+  /**
+   * The setting the resource's holders recorded, when a quorum of nodes
+   * refused this acquisition's `setting` (`conflictOf`): waiting ends at once.
+   */
+  conflict: string | undefined = undefined
 
   constructor(
     protected readonly attemptSettings: AttemptSettings,
@@ -204,20 +233,22 @@ export abstract class Attempts<G, R extends Refused> implements Waiting.Waiter<G
    */
   private probes(): boolean {
     return this.attemptRequest.probe && this.attempts === 1 && this.attemptSettings.fairHandoff && this.keys.length === 1 &&
-      !this.attemptSettings.contendedKeys.isContended(this.keys[0], this.firstStart)
+      this.attemptRequest.setting === undefined && !this.attemptSettings.contendedKeys.isContended(this.keys[0], this.firstStart)
   }
 
   private fanOut(leaseMillis: number, probe: boolean, done: (end: AttemptEnd<G, R>) => void): void {
-    const { ttlMillis } = this.attemptRequest
-    const { nodeError, quarantineMillis } = this.attemptSettings
+    const { setting, ttlMillis } = this.attemptRequest
+    const { fairHandoff, nodeError, quarantineMillis } = this.attemptSettings
     this.sent++
     if (leaseMillis > 0) this.joined = true
     this.leaseEndsAt = leaseMillis > 0 ? this.time.now() + leaseMillis : undefined
-    const call: FanOut.Call<"acquire" | "acquireInTurn"> = this.attemptSettings.fairHandoff && !probe
+    // A setting is checked by acquireInTurn only (the plain acquire is one SET NX on Redis).
+    const call: FanOut.Call<"acquire" | "acquireInTurn"> = (fairHandoff && !probe) || setting !== undefined
       ? FanOut.call("acquireInTurn", this.keys, this.value, ttlMillis, {
         ticket: this.ticket,
         leaseMillis,
-        ageMillis: Math.floor(this.time.now() - this.firstStart)
+        ageMillis: Math.floor(this.time.now() - this.firstStart),
+        setting
       })
       : FanOut.call("acquire", this.keys, this.value, ttlMillis)
     const rules = FanOut.atQuorum<Answer>(this.nodes, tookKeys, this.nodeTimeoutMillis, quarantineMillis, nodeError)
@@ -242,6 +273,7 @@ export abstract class Attempts<G, R extends Refused> implements Waiting.Waiter<G
   private refusal(result: FanOut.FanOutResult<Answer>): ReadonlyArray<Node> {
     const { late, outcomes } = result
     this.holderGoneAt = this.holderGone(result)
+    if (this.attemptRequest.setting !== undefined) this.conflict = conflictOf(result.answers, this.quorum)
     if (this.keys.length === 1 && result.answers.some(isHeld)) {
       this.attemptSettings.contendedKeys.held(this.keys[0], this.time.now())
     }
@@ -302,7 +334,7 @@ export abstract class Attempts<G, R extends Refused> implements Waiting.Waiter<G
     const ttls: Array<number> = []
     let free = 0
     result.answers.forEach((answer) => {
-      if (typeof answer !== "object") return
+      if (typeof answer !== "object" || answer._tag === "SettingConflict") return
       if (answer._tag !== "Held") free++
       else if (answer.ttlMillis !== undefined) ttls.push(answer.ttlMillis)
     })

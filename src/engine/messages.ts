@@ -54,3 +54,13 @@ export const staleFencingToken = (key: string, token: bigint, highestSeen: bigin
 
 export const extensionLimitReached = (resources: ReadonlyArray<string>, maxExtensions: number): string =>
   `lock on ${resources.join(", ")} already extended ${maxExtensions} times (maxExtensions)`
+
+export const settingConflict = (fields: {
+  readonly resource: string
+  readonly setting: string
+  readonly requested: number
+  readonly recorded: number
+}): string =>
+  `${fields.resource}: ${fields.setting} ${fields.requested} refused, its holders use ${fields.recorded} (recorded on a ` +
+  `majority of nodes); every client of a resource must use the same ${fields.setting}. A new value takes effect once ` +
+  `no slot of the resource is held (the record goes with the last holder, or expires with its ttl)`

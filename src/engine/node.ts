@@ -89,13 +89,22 @@ export interface Turn {
    * waiter got when it joined, bounded by the node's time then.
    */
   readonly ageMillis?: number | undefined
+  /**
+   * The setting every holder of a resource's slots must share (a semaphore's
+   * `limit`, a read-write lock's `maxReaders`), sent with the acquisition of
+   * a slot: a node that has another one recorded for the resource answers
+   * `SettingConflict` and writes nothing; a grant records it, kept as long
+   * as any slot of the resource is held there (scripts.ts, settingKey).
+   */
+  readonly setting?: string | undefined
 }
 
-/** What a node answered to `acquireInTurn`. */
+/** What a node answered to `acquireInTurn`; `SettingConflict` only to a turn with a `setting`. */
 export type TurnAnswer =
   | { readonly _tag: "Granted" }
   | { readonly _tag: "Held"; readonly ttlMillis: number | undefined }
   | { readonly _tag: "NotYourTurn" }
+  | { readonly _tag: "SettingConflict"; readonly recorded: string }
 
 /** One key as `inspect` reads it: its value and remaining time to live, when it has them. */
 export interface KeyReading {

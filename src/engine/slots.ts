@@ -17,6 +17,8 @@ import type { Waiter } from "./waiting.js"
 /** One slot's acquisition: a single attempt, taking no place in the slot's line. */
 export interface SlotAttempt<G, R extends Refused> {
   attempt(leaseMillis: number, done: (end: AttemptEnd<G, R>) => void): void
+  /** Set when a quorum refused the slot's setting (attempt.ts, `conflictOf`). */
+  readonly conflict: string | undefined
 }
 
 export class SlotRounds<G, R extends Refused, S extends SlotAttempt<G, R>> implements Waiter<G, R> {
@@ -32,6 +34,8 @@ export class SlotRounds<G, R extends Refused, S extends SlotAttempt<G, R>> imple
   holding: S | undefined
   /** The slot acquisition of the last refused attempt. */
   last: S | undefined
+  /** The setting the resource's holders recorded, when a quorum refused ours: the rounds end. */
+  conflict: string | undefined = undefined
   /** The slot whose release was announced last, if any since the last round. */
   private released: number | undefined
 
@@ -68,7 +72,8 @@ export class SlotRounds<G, R extends Refused, S extends SlotAttempt<G, R>> imple
         // Refused: the attempt sent the undo of whatever it set.
         this.holding = undefined
         this.last = attempt
-        if (tried + 1 < limit && !this.cancelled) return trySlot(tried + 1)
+        this.conflict = attempt.conflict
+        if (tried + 1 < limit && !this.cancelled && this.conflict === undefined) return trySlot(tried + 1)
         done(end)
       })
     }

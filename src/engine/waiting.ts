@@ -122,6 +122,8 @@ export interface Watched {
   lease(intervalMillis: number): number
   /** Told the key of every release a node announces, before the waiter is woken by it. */
   readonly heard?: ((key: string) => void) | undefined
+  /** Set when a quorum refused the acquisition's setting (attempt.ts, `conflictOf`): no attempt can succeed. */
+  readonly conflict?: string | undefined
 }
 
 /**
@@ -286,6 +288,8 @@ export const untilGranted = <G, R>(
     done(end)
   }
   const again = (refused: R) => {
+    // The resource's holders use another setting: the schedule is not asked, the refusal is final.
+    if (waiter.conflict !== undefined) return finish({ _tag: "Refused", refused })
     const now = wait.now()
     if (!wait.isDue(now)) return watchThenNap(now)
     retry.step(refused, time.wallNow(), (delayMillis) => {

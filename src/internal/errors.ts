@@ -161,6 +161,32 @@ export class ExtensionLimitReached
 }
 
 /**
+ * A semaphore's `limit` or a read-write lock's `maxReaders` differs from the
+ * one the resource's current holders use, as recorded on a majority of nodes:
+ * the acquisition was refused at once (no retry), since holders under two
+ * settings could exceed either (more permits than a limit; a writer beside a
+ * reader whose slot it does not know). The record goes with the resource's
+ * last holder on each node (or expires with its ttl): a new value takes effect
+ * once the resource is idle.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class SettingConflict extends Schema.TaggedError<SettingConflict>("effect-redlock/SettingConflict")("SettingConflict", {
+  resource: Schema.String,
+  setting: Schema.Literal("limit", "maxReaders"),
+  requested: Schema.Number,
+  recorded: Schema.Number
+}) {
+  /**
+   * @since 0.1.0
+   */
+  override get message(): string {
+    return Messages.settingConflict(this)
+  }
+}
+
+/**
  * No fencing token could be issued: fewer than a majority of nodes answered
  * in time. The lock itself may still be valid; asking again may succeed.
  *

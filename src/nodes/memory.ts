@@ -195,6 +195,22 @@ export class MemoryNode {
     line.set(value, { ticket, leaseEnd: now + Math.ceil(turn.leaseMillis) })
   }
 
+  /** Set a setting record (scripts.ts, settingKey) to `value`, to live at least `ttlMillis` from now. */
+  keepAtLeast(key: string, value: string, ttlMillis: number, now: number): void {
+    const expiresAt = Math.max(this.live(key, now)?.expiresAt ?? 0, now + ttlMillis)
+    this.store.set(key, { type: "string", value, expiresAt })
+  }
+
+  /** As the release script: a resource's setting record goes with the last of its slots held here. */
+  dropSettingIfIdle(slotKey: string, now: number): void {
+    const setting = Scripts.settingKey(slotKey)
+    const recorded = setting === undefined ? undefined : this.getString(setting.record, now)
+    if (recorded === undefined) return
+    const count = Number(recorded)
+    for (let slot = 0; slot < count; slot++) if (this.live(setting!.slotsPrefix + slot, now) !== undefined) return
+    this.store.delete(setting!.record)
+  }
+
   /** Who is first in a key's line (lowest ticket, then lowest value), if anyone. */
   first(key: string, now: number): { readonly value: string; readonly ticket: number } | undefined {
     let head: { value: string; ticket: number } | undefined
@@ -252,6 +268,10 @@ export class MemoryNode {
         }),
       acquireInTurn: (keys, value, ttlMillis, turn) =>
         ((now): TurnAnswer => {
+          // As the script: a setting the resource's holders do not share is refused before anything else.
+          const setting = turn.setting === undefined ? undefined : Scripts.settingKey(keys[0])
+          const recorded = setting === undefined ? undefined : this.getString(setting.record, now)
+          if (recorded !== undefined && recorded !== turn.setting) return { _tag: "SettingConflict", recorded }
           let held = false
           let longest: number | undefined = 0
           for (const key of keys) {
@@ -272,6 +292,7 @@ export class MemoryNode {
           })
           // A grant keeps the place in line and renews its lease (see scripts.ts, acquireInTurn): the release takes it out.
           if (!held && ourTurn) {
+            if (setting !== undefined) this.keepAtLeast(setting.record, turn.setting!, ttlMillis, now)
             for (const key of keys) {
               this.store.set(key, { type: "string", value, expiresAt: now + ttlMillis })
               if (turn.leaseMillis > 0 && this.lines.get(key)?.has(value)) this.stay(key, value, turn, now)
@@ -307,12 +328,16 @@ export class MemoryNode {
             }
             if ((freed && announce) || (wasFirst && free)) this.releaseWatchers.notify(key, next?.value ?? "", now)
           }
+          this.dropSettingIfIdle(keys[0], now)
           return deleted
         }),
       extend: (keys, value, ttlMillis) =>
         ((now) => {
           if (!keys.every((key) => this.getString(key, now) === value)) return false
           for (const key of keys) this.live(key, now)!.expiresAt = now + ttlMillis
+          const setting = Scripts.settingKey(keys[0])
+          const record = setting === undefined ? undefined : this.live(setting.record, now)
+          if (record?.expiresAt !== undefined) record.expiresAt = Math.max(record.expiresAt, now + ttlMillis)
           return true
         }),
       incrementFences: (keys, value, fenceKeys) =>

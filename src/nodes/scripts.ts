@@ -78,6 +78,42 @@ end
 `
 
 /**
+ * A resource's setting record (`Turn.setting`: a semaphore's limit, a
+ * read-write lock's maxReaders), beside its slot keys: a slot's key without
+ * its slot number, then "\u0000setting". Worked out from a slot's key, as the
+ * line keys are; `undefined` for a key that is no slot's (users' lock keys
+ * hold no NUL character). The record is set by a grant with at least the
+ * grant's ttl, made to last at least as long by each extension, and deleted
+ * by a release that leaves no slot of the resource held on the node: it
+ * outlives every holder's key on the node, so two holders inside their
+ * validity under different settings would need one node to have recorded
+ * both at once.
+ */
+export const settingKey = (key: string): { readonly record: string; readonly slotsPrefix: string } | undefined => {
+  const slotsPrefix = /^(.*\u0000[A-Za-z]+)\d+$/s.exec(key)?.[1]
+  return slotsPrefix === undefined ? undefined : { record: slotsPrefix + "\u0000setting", slotsPrefix }
+}
+
+// As settingKey, in Lua ("%z" is the NUL character in a Lua 5.1 pattern); and
+// whether no slot of the resource is held on the node (slots 0 to the
+// recorded setting less one).
+const settingFunctions = `
+local function settingKeys(key)
+  local slotsPrefix = string.match(key, "^(.*%z%a+)%d+$")
+  if slotsPrefix then return slotsPrefix .. "\\0setting", slotsPrefix end
+  return nil, nil
+end
+local function slotsIdle(slotsPrefix, recorded)
+  local count = tonumber(recorded)
+  if not count then return true end
+  for slot = 0, count - 1 do
+    if redis.call("EXISTS", slotsPrefix .. slot) == 1 then return false end
+  end
+  return true
+end
+`
+
+/**
  * How far a waiter's ticket may lie from when the node's clock says the
  * waiter began (its ticket's age, sent with every attempt, subtracted from
  * the node's time), in ms. Tickets are the clients' wall clocks, so that
@@ -93,7 +129,7 @@ export const ticketSlackMillis = 1000
 // Every redis.call costs the node CPU, and a contended lock runs three of
 // these scripts per acquisition on every node: each script reads what it
 // needs once (the time, a waiter's score) and passes it on.
-const queueFunctions = `${wholeMillis}${lineKeys}
+const queueFunctions = `${wholeMillis}${lineKeys}${settingFunctions}
 local function nowMillis()
   local time = redis.call("TIME")
   return tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
@@ -154,10 +190,12 @@ end
 /**
  * Acquire in turn (RedisNode.acquireInTurn). KEYS: the lock keys (their
  * lines' keys are worked out from them). ARGV: value, ttl ms, ticket, lease
- * ms (0: take no place, and leave the place held, if any, when refused), and
- * optionally the ticket's age in ms (see placeOf).
+ * ms (0: take no place, and leave the place held, if any, when refused), then
+ * optionally the ticket's age in ms (see placeOf; "" for none) and the
+ * setting (see settingKey).
  * Returns { 1 } granted, { 2, pttl } held (the longest pttl; -1 when a key
- * never expires), { 3 } free but not our turn. A key of another type is a
+ * never expires), { 3 } free but not our turn, { 4, recorded } the
+ * resource's holders recorded another setting (nothing written). A key of another type is a
  * WRONGTYPE error (nothing written); a key holding our own value (a late
  * answer of an earlier attempt, or handed to us by a release) is ours,
  * whoever joined the line ahead of us since (or a handover would deadlock
@@ -172,6 +210,12 @@ export const acquireInTurn = script(`${queueFunctions}${wrongType}
 local n = #KEYS
 local value, ttl, ticket, lease = ARGV[1], wholeMillis(ARGV[2]), tonumber(ARGV[3]), wholeMillis(ARGV[4])
 local age = tonumber(ARGV[5])
+local setting, settingKey = ARGV[6], nil
+if setting then
+  settingKey = settingKeys(KEYS[1])
+  local recorded = settingKey and redis.call("GET", settingKey)
+  if recorded and recorded ~= setting then return { 4, recorded } end
+end
 local held, longest = false, 0
 -- Keys that hold our value already: handed to us by a release, or set by a
 -- late answer of our own earlier attempt. They are ours whoever stands
@@ -204,6 +248,7 @@ for i = 1, n do
   end
 end
 if not held and ourTurn then
+  if settingKey and redis.call("PTTL", settingKey) < ttl then redis.call("SET", settingKey, setting, "PX", ttl) end
   for i = 1, n do
     redis.call("SET", KEYS[i], value, "PX", ttl)
     -- A waiter granted here stays in line, its lease renewed as by any attempt.
@@ -295,17 +340,31 @@ for _, key in ipairs(KEYS) do
   -- checks them inside scripts) still releases, and says so.
   if announce then redis.pcall("PUBLISH", "${releaseChannelPrefix}" .. key, nextWaiter) end
 end
+-- The last slot of a resource held here is gone: so is its setting record.
+local settingKey, slotsPrefix = settingKeys(KEYS[1])
+if settingKey then
+  local recorded = redis.call("GET", settingKey)
+  if recorded and slotsIdle(slotsPrefix, recorded) then redis.call("DEL", settingKey) end
+end
 return deleted
 `)
 
-/** New ttl on every key, only if all hold our value. ARGV: value, ttl in ms. Returns 1 or 0. */
-export const extendOwned = script(`${wholeMillis}
+/**
+ * New ttl on every key, only if all hold our value; a slot's setting record
+ * is made to last as long. ARGV: value, ttl in ms. Returns 1 or 0.
+ */
+export const extendOwned = script(`${wholeMillis}${settingFunctions}
 local ttl = wholeMillis(ARGV[2])
 for _, key in ipairs(KEYS) do
   if redis.call("GET", key) ~= ARGV[1] then return 0 end
 end
 for _, key in ipairs(KEYS) do
   redis.call("PEXPIRE", key, ttl)
+end
+local settingKey = settingKeys(KEYS[1])
+if settingKey then
+  local pttl = redis.call("PTTL", settingKey)
+  if pttl >= 0 and pttl < ttl then redis.call("PEXPIRE", settingKey, ttl) end
 end
 return 1
 `)

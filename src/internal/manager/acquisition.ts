@@ -31,7 +31,7 @@ import type { Time } from "../../engine/time.js"
 import * as Waiting from "../../engine/waiting.js"
 import type * as Lock from "../../Lock.js"
 import type { AcquireOptions } from "../../Redlock.js"
-import { type InvalidOptions, LockNotAcquired } from "../errors.js"
+import { type InvalidOptions, LockNotAcquired, SettingConflict } from "../errors.js"
 import * as FanOut from "../fanOut.js"
 import { HeldLock, type LockFields } from "../lock.js"
 import * as LockValue from "../../engine/lockValue.js"
@@ -66,26 +66,49 @@ const withoutStackTrace = <E>(make: () => E): E => {
 // bookkeeping are plain code inside as few effects as possible. Spans and
 // debug logs are hooks on the same code (internal/tracing.ts): turning them
 // on changes what is recorded, not what runs.
-export const acquire = (settings: Settings.Settings, variant: Variant = userLocks) => {
+export const acquire = (settings: Settings.Settings) => {
+  const acquireUnder = acquireWithSetting(settings, userLocks)
+  return (
+    resourcesInput: string | NonEmptyReadonlyArray<string>,
+    acquireOptions: AcquireOptions
+  ): Effect.Effect<Lock.Lock, InvalidOptions | LockNotAcquired, Scope.Scope> =>
+    // Without a setting there is nothing to conflict with.
+    acquireUnder(resourcesInput, acquireOptions, undefined) as Effect.Effect<Lock.Lock, InvalidOptions | LockNotAcquired, Scope.Scope>
+}
+
+/**
+ * The setting every holder of a resource's slots must share, as the
+ * acquisition of a semaphore's permit or a read-write lock's slots sends it
+ * (engine `Turn.setting`); a quorum's conflict fails with SettingConflict.
+ */
+export interface Setting {
+  readonly resource: string
+  readonly name: "limit" | "maxReaders"
+  readonly value: number
+}
+
+/** `acquire` of `variant`'s locks, each under a setting (or none). */
+export const acquireWithSetting = (settings: Settings.Settings, variant: Variant) => {
   const { checkResources, probe } = variant
   // One per manager: every lock it grants issues its tokens with it.
   const issueFencingTokens = Fencing.issueFencingTokens(settings)
   return (
     resourcesInput: string | NonEmptyReadonlyArray<string>,
-    acquireOptions: AcquireOptions
-  ): Effect.Effect<Lock.Lock, InvalidOptions | LockNotAcquired, Scope.Scope> =>
+    acquireOptions: AcquireOptions,
+    setting: Setting | undefined
+  ): Effect.Effect<Lock.Lock, InvalidOptions | LockNotAcquired | SettingConflict, Scope.Scope> =>
     Effect.withFiberRuntime((fiber) => {
       const request = parseAcquire(settings, resourcesInput, acquireOptions, checkResources)
       const traced = Tracing.isRecorded(fiber)
       if (Either.isLeft(request)) {
         return traced ? Effect.withSpan(Effect.fail(request.left), "Redlock.acquire", Tracing.spanOptions) : Effect.fail(request.left)
       }
-      if (!traced) return new Acquisition(settings, issueFencingTokens, surroundingsOf(fiber), request.right, probe).acquire()
+      if (!traced) return new Acquisition(settings, issueFencingTokens, surroundingsOf(fiber), request.right, probe, setting).acquire()
       const { resources, ttlMillis } = request.right
       // Inside the acquisition's span, whose fiber the attempts' spans are made under.
       return Effect.withSpan(
-        Effect.withFiberRuntime<Lock.Lock, LockNotAcquired, Scope.Scope>((inSpan) => {
-          const acquisition = new Acquisition(settings, issueFencingTokens, surroundingsOf(inSpan), request.right, probe)
+        Effect.withFiberRuntime<Lock.Lock, LockNotAcquired | SettingConflict, Scope.Scope>((inSpan) => {
+          const acquisition = new Acquisition(settings, issueFencingTokens, surroundingsOf(inSpan), request.right, probe, setting)
           return Effect.zipRight(
             Effect.annotateCurrentSpan({ "redlock.resources": resources, "redlock.ttl_ms": ttlMillis }),
             acquisition.acquire().pipe(
@@ -150,6 +173,8 @@ const debugLogger = (fiber: Fiber.RuntimeFiber<unknown, unknown>) => {
  */
 export interface SingleAttempt {
   attempt(leaseMillis: number, done: (end: Attempt.AttemptEnd<HeldLock, Refused>) => void): void
+  /** Set when a quorum refused the setting (engine/attempt.ts, `conflictOf`). */
+  readonly conflict: string | undefined
   register(lock: HeldLock): Effect.Effect<Lock.Lock>
   leave(): Effect.Effect<void>
   measure(failure: LockNotAcquired | undefined): void
@@ -161,9 +186,10 @@ export const singleAttempts = (settings: Settings.Settings, variant: Variant) =>
   return (
     surroundings: Surroundings,
     resource: string,
-    options: Either.Either.Right<ReturnType<typeof parseOptions>>
+    options: Either.Either.Right<ReturnType<typeof parseOptions>>,
+    setting: Setting
   ): SingleAttempt =>
-    new Acquisition(settings, issueFencingTokens, surroundings, { resources: [resource], ...options }, variant.probe)
+    new Acquisition(settings, issueFencingTokens, surroundings, { resources: [resource], ...options }, variant.probe, setting)
 }
 
 /**
@@ -267,7 +293,8 @@ class Acquisition extends Attempt.Attempts<HeldLock, Refused> implements SingleA
     private readonly issueFencingTokens: LockFields["issueFencingTokens"],
     private readonly surroundings: Surroundings,
     readonly request: Request,
-    probe = true
+    probe = true,
+    private readonly setting: Setting | undefined = undefined
   ) {
     super(settings, {
       resources: request.resources,
@@ -275,7 +302,8 @@ class Acquisition extends Attempt.Attempts<HeldLock, Refused> implements SingleA
       value: LockValue.make(),
       ttlMillis: request.ttlMillis,
       nodeTimeoutMillis: Duration.toMillis(request.nodeTimeout),
-      probe
+      probe,
+      setting: setting === undefined ? undefined : String(setting.value)
     }, surroundings.time)
     this.nodeTimeout = request.nodeTimeout
     const { logDebug, onAttempt } = surroundings
@@ -322,7 +350,7 @@ class Acquisition extends Attempt.Attempts<HeldLock, Refused> implements SingleA
    * old generation, which doubled what every scavenge promoted
    * (sequential: ~600 KB against ~310 KB; bench/README.md).
    */
-  acquire(): Effect.Effect<Lock.Lock, LockNotAcquired> {
+  acquire(): Effect.Effect<Lock.Lock, LockNotAcquired | SettingConflict> {
     const firstLease = this.request.schedule === Schedule.stop ? 0 : this.lease(0)
     const firstAttempt = Effect.async<AttemptEnd>((resume) => this.attempt(firstLease, (end) => resume(Effect.succeed(end))))
     return Effect.uninterruptibleMask((restore) =>
@@ -341,7 +369,7 @@ class Acquisition extends Attempt.Attempts<HeldLock, Refused> implements SingleA
   private waitingAfter(
     restore: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>,
     refused: Refused
-  ): Effect.Effect<Lock.Lock, LockNotAcquired> {
+  ): Effect.Effect<Lock.Lock, LockNotAcquired | SettingConflict> {
     const waiting = Effect.flatMap(Effect.runtime<never>(), (runtime) =>
       Effect.async<HeldLock, LockNotAcquired>((resume) => {
         const cancel = this.untilGranted(refused, Retry.runnerOf(runtime), resume)
@@ -445,17 +473,28 @@ class Acquisition extends Attempt.Attempts<HeldLock, Refused> implements SingleA
     RedlockMetrics.attemptsPerAcquire.unsafeUpdate(this.attempts, labels)
   }
 
-  // Ended without a lock: leave the lines joined, if any, then fail as the acquisition did.
-  private failed(cause: Cause.Cause<LockNotAcquired>): Effect.Effect<never, LockNotAcquired> {
+  // Ended without a lock: leave the lines joined, if any, then fail as the acquisition did
+  // (with SettingConflict when a quorum refused its setting).
+  private failed(cause: Cause.Cause<LockNotAcquired>): Effect.Effect<never, LockNotAcquired | SettingConflict> {
     this.abandon()
-    const ended = Effect.suspend(() => {
+    const ended = Effect.suspend((): Effect.Effect<never, LockNotAcquired | SettingConflict> => {
       const failure = Cause.failureOption(cause)
       if (Option.isSome(failure)) this.measure(failure.value)
-      return Effect.failCause(cause)
+      const conflict = conflictError(this.setting, this.conflict)
+      return conflict !== undefined && Option.isSome(failure) ? Effect.fail(conflict) : Effect.failCause(cause)
     })
     return this.joined ? Effect.zipRight(this.leave(), ended) : ended
   }
 }
+
+/** The SettingConflict of an acquisition under `setting` that a quorum refused for `recorded`; none otherwise. */
+export const conflictError = (setting: Setting | undefined, recorded: string | undefined): SettingConflict | undefined =>
+  setting === undefined || recorded === undefined ? undefined : new SettingConflict({
+    resource: setting.resource,
+    setting: setting.name,
+    requested: setting.value,
+    recorded: Number(recorded)
+  })
 
 /**
  * How an acquisition checks its resources: users' resources by

@@ -24,7 +24,7 @@ import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
 import type * as Lock from "../../Lock.js"
 import type { ReadWriteInspection, ReadWriteOptions } from "../../ReadWriteLock.js"
-import { InvalidOptions, type LockNotAcquired } from "../errors.js"
+import { InvalidOptions, type LockNotAcquired, type SettingConflict } from "../errors.js"
 import * as Validate from "../validate.js"
 import * as Acquisition from "./acquisition.js"
 import * as Semaphore from "./semaphore.js"
@@ -45,16 +45,23 @@ const checked = (resource: unknown, options: ReadWriteOptions) => {
 
 export const acquireRead = (settings: Settings) => {
   const acquireSlot = Semaphore.acquireSlot(settings, Semaphore.readSlots)
-  return (resource: string, options: ReadWriteOptions): Effect.Effect<Lock.Lock, InvalidOptions | LockNotAcquired, Scope.Scope> =>
+  return (
+    resource: string,
+    options: ReadWriteOptions
+  ): Effect.Effect<Lock.Lock, InvalidOptions | LockNotAcquired | SettingConflict, Scope.Scope> =>
     Effect.flatMap(checked(resource, options), ({ limit }) => acquireSlot(resource, { ...options, limit }))
 }
 
 export const acquireWrite = (settings: Settings) => {
-  const acquireAll = Acquisition.acquire(settings, { checkResources: Semaphore.slotNames, probe: false })
-  return (resource: string, options: ReadWriteOptions): Effect.Effect<Lock.Lock, InvalidOptions | LockNotAcquired, Scope.Scope> =>
+  const acquireAll = Acquisition.acquireWithSetting(settings, { checkResources: Semaphore.slotNames, probe: false })
+  return (
+    resource: string,
+    options: ReadWriteOptions
+  ): Effect.Effect<Lock.Lock, InvalidOptions | LockNotAcquired | SettingConflict, Scope.Scope> =>
     Effect.flatMap(checked(resource, options), ({ limit }) => {
       const slots = Array.from({ length: limit }, (_, slot) => Semaphore.slotResource(resource, slot, Semaphore.readSlots))
-      return acquireAll(slots as unknown as readonly [string, ...Array<string>], options).pipe(
+      const setting: Acquisition.Setting = { resource, name: Semaphore.readSlots.setting, value: limit }
+      return acquireAll(slots as unknown as readonly [string, ...Array<string>], options, setting).pipe(
         Effect.catchTag("LockNotAcquired", (refusal) => Effect.fail(Semaphore.namingResource(refusal, resource)))
       )
     })

@@ -19,7 +19,7 @@ import type * as Scope from "effect/Scope"
 import type * as Lock from "../../Lock.js"
 import type { AcquireOptions } from "../../Redlock.js"
 import type { PermitOptions, PermitsInspection } from "../../Semaphore.js"
-import { InvalidOptions, LockNotAcquired } from "../errors.js"
+import { InvalidOptions, LockNotAcquired, type SettingConflict } from "../errors.js"
 import type { HeldLock } from "../lock.js"
 import * as Retry from "../retry.js"
 import * as Options from "../../engine/options.js"
@@ -40,10 +40,12 @@ import type { Settings } from "./settings.js"
 export interface SlotKind {
   readonly name: "permit" | "read"
   readonly probe: boolean
+  /** The option that sets how many slots there are: every client of a resource must use the same (recorded on the nodes). */
+  readonly setting: Acquisition.Setting["name"]
 }
 
-export const permitSlots: SlotKind = { name: "permit", probe: true }
-export const readSlots: SlotKind = { name: "read", probe: false }
+export const permitSlots: SlotKind = { name: "permit", probe: true, setting: "limit" }
+export const readSlots: SlotKind = { name: "read", probe: false, setting: "maxReaders" }
 
 /**
  * The lock resource of one slot. Users' resources never hold a NUL
@@ -65,8 +67,8 @@ export const acquireSlot = (settings: Settings, kind: SlotKind) => {
   return (
     resourceInput: string,
     options: PermitOptions
-  ): Effect.Effect<Lock.Lock, InvalidOptions | LockNotAcquired, Scope.Scope> =>
-    Effect.withFiberRuntime((fiber): Effect.Effect<Lock.Lock, InvalidOptions | LockNotAcquired, Scope.Scope> => {
+  ): Effect.Effect<Lock.Lock, InvalidOptions | LockNotAcquired | SettingConflict, Scope.Scope> =>
+    Effect.withFiberRuntime((fiber): Effect.Effect<Lock.Lock, InvalidOptions | LockNotAcquired | SettingConflict, Scope.Scope> => {
       if (typeof options !== "object" || options === null) {
         return Effect.fail(new InvalidOptions({ option: "options", detail: "expected { limit, ttl, ... }" }, true))
       }
@@ -88,8 +90,9 @@ export const acquireSlot = (settings: Settings, kind: SlotKind) => {
       const keys = Array.from({ length: limit }, (_, slot) => settings.keyPrefix + slotResource(resource, slot, kind))
       const surroundings = Acquisition.surroundingsOf(fiber)
       const slotChecked = Either.getOrThrow(Acquisition.parseOptions(settings, slotOptions))
-      const slot = (index: number) => singleAttempt(surroundings, slotResource(resource, index, kind), slotChecked)
-      return permit(settings, resource, keys, slot, nodeTimeout, schedule, surroundings)
+      const setting: Acquisition.Setting = { resource, name: kind.setting, value: limit }
+      const slot = (index: number) => singleAttempt(surroundings, slotResource(resource, index, kind), slotChecked, setting)
+      return permit(settings, setting, keys, slot, nodeTimeout, schedule, surroundings)
     })
 }
 
@@ -107,13 +110,14 @@ export const acquireSlot = (settings: Settings, kind: SlotKind) => {
  */
 const permit = (
   settings: Settings,
-  resource: string,
+  setting: Acquisition.Setting,
   keys: ReadonlyArray<string>,
   slot: (index: number) => Acquisition.SingleAttempt,
   nodeTimeout: Duration.Duration,
   schedule: Schedule.Schedule<unknown, LockNotAcquired>,
   { random, time }: Acquisition.Surroundings
-): Effect.Effect<Lock.Lock, LockNotAcquired> => {
+): Effect.Effect<Lock.Lock, LockNotAcquired | SettingConflict> => {
+  const { resource } = setting
   const startedAt = time.now()
   const waiter = new SlotRounds<HeldLock, Acquisition.Refused, Acquisition.SingleAttempt>(
     settings.nodes,
@@ -148,10 +152,12 @@ const permit = (
         return granted.register(lock)
       },
       onFailure: (cause) => {
-        const ended = Effect.suspend(() => {
+        const ended = Effect.suspend((): Effect.Effect<never, LockNotAcquired | SettingConflict> => {
           const failure = Cause.failureOption(cause)
           if (Option.isSome(failure)) waiter.last?.measure(failure.value)
           const elapsedMillis = time.now() - startedAt
+          const conflict = Acquisition.conflictError(setting, waiter.conflict)
+          if (conflict !== undefined && Option.isSome(failure)) return Effect.fail(conflict)
           // The refusal counts every slot attempt.
           const counted = { attempts: waiter.attempts, elapsedMillis }
           return Effect.failCause(Cause.map(cause, (refusal) => namingResource(refusal, resource, counted)))

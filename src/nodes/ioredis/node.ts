@@ -211,17 +211,22 @@ const settled = (inFlight: InFlight, withinMillis: number): Promise<void> =>
 const granted: TurnAnswer = { _tag: "Granted" }
 const notYourTurn: TurnAnswer = { _tag: "NotYourTurn" }
 
-/** The acquireInTurn script's ARGV (see scripts.ts); the ticket's age only when given. */
-const turnArguments = (value: string, ttlMillis: number, turn: Turn): Array<string | number> =>
-  turn.ageMillis === undefined
-    ? [value, ttlMillis, turn.ticket, turn.leaseMillis]
-    : [value, ttlMillis, turn.ticket, turn.leaseMillis, Math.max(0, Math.floor(turn.ageMillis))]
+/** The acquireInTurn script's ARGV (see scripts.ts): the ticket's age and the setting only when given. */
+const turnArguments = (value: string, ttlMillis: number, turn: Turn): Array<string | number> => {
+  const args: Array<string | number> = [value, ttlMillis, turn.ticket, turn.leaseMillis]
+  if (turn.ageMillis === undefined && turn.setting === undefined) return args
+  args.push(turn.ageMillis === undefined ? "" : Math.max(0, Math.floor(turn.ageMillis)))
+  if (turn.setting !== undefined) args.push(turn.setting)
+  return args
+}
 
 /** The reply of the acquireInTurn script (see scripts.ts). */
 const turnAnswer = (reply: unknown): TurnAnswer => {
-  const [code, pttl] = reply as [number, number | undefined]
+  const [code, detail] = reply as [number, number | string | undefined]
   if (code === 1) return granted
   if (code === 3) return notYourTurn
+  if (code === 4) return { _tag: "SettingConflict", recorded: String(detail) }
+  const pttl = detail as number | undefined
   return { _tag: "Held", ttlMillis: pttl === undefined || pttl < 0 ? undefined : pttl }
 }
 
