@@ -2,8 +2,11 @@
  * A read-write lock: readers together (up to `maxReaders`), or one writer
  * alone. A reader holds one of `maxReaders` read slots, each an ordinary
  * Redlock lock; a writer holds every slot at once, so it is never beside a
- * reader or another writer within their validity (every client of a
- * resource uses the same `maxReaders`). A waiting writer stands in the line
+ * reader or another writer within their validity. Every client of a
+ * resource must use the same `maxReaders`: the nodes record the holders'
+ * value, and a read or write asked for with another fails at once with
+ * `SettingConflict`; a new value takes effect once the resource is idle. A
+ * waiting writer stands in the line
  * of every slot: readers that come after it wait behind it.
  *
  * @example
@@ -24,7 +27,7 @@ import type * as Scope from "effect/Scope"
 import { whileHolding } from "./internal/lock.js"
 import type * as Lock from "./Lock.js"
 import { type AcquireOptions, type InspectResult, Redlock, type WithLockError } from "./Redlock.js"
-import type { InvalidOptions, LockNotAcquired } from "./RedlockError.js"
+import type { InvalidOptions, LockNotAcquired, SettingConflict } from "./RedlockError.js"
 
 /**
  * @since 0.2.0
@@ -33,7 +36,8 @@ import type { InvalidOptions, LockNotAcquired } from "./RedlockError.js"
 export interface ReadWriteOptions extends AcquireOptions {
   /**
    * How many readers may hold at once: a whole number from 1 to 64, default
-   * 16. Every client of a resource must use the same value. A writer's
+   * 16. Every client of a resource must use the same value (see
+   * `SettingConflict`). A writer's
    * attempt sets this many keys on each node.
    */
   readonly maxReaders?: number | undefined
@@ -65,7 +69,7 @@ export interface ReadWriteInspection {
 export const acquireRead = (
   resource: string,
   options: ReadWriteOptions
-): Effect.Effect<Lock.Lock, InvalidOptions | LockNotAcquired, Redlock | Scope.Scope> =>
+): Effect.Effect<Lock.Lock, InvalidOptions | LockNotAcquired | SettingConflict, Redlock | Scope.Scope> =>
   Effect.flatMap(Redlock, (redlock) => redlock.acquireRead(resource, options))
 
 /**
@@ -77,7 +81,7 @@ export const acquireRead = (
 export const acquireWrite = (
   resource: string,
   options: ReadWriteOptions
-): Effect.Effect<Lock.Lock, InvalidOptions | LockNotAcquired, Redlock | Scope.Scope> =>
+): Effect.Effect<Lock.Lock, InvalidOptions | LockNotAcquired | SettingConflict, Redlock | Scope.Scope> =>
   Effect.flatMap(Redlock, (redlock) => redlock.acquireWrite(resource, options))
 
 /**
@@ -90,12 +94,12 @@ export const withRead: {
   (
     resource: string,
     options: ReadWriteOptions
-  ): <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.Effect<A, E | WithLockError, Exclude<R, Scope.Scope> | Redlock>
+  ): <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.Effect<A, E | WithLockError | SettingConflict, Exclude<R, Scope.Scope> | Redlock>
   <A, E, R>(
     self: Effect.Effect<A, E, R>,
     resource: string,
     options: ReadWriteOptions
-  ): Effect.Effect<A, E | WithLockError, Exclude<R, Scope.Scope> | Redlock>
+  ): Effect.Effect<A, E | WithLockError | SettingConflict, Exclude<R, Scope.Scope> | Redlock>
 } = dual(3, <A, E, R>(self: Effect.Effect<A, E, R>, resource: string, options: ReadWriteOptions) =>
   whileHolding(acquireRead(resource, options), self))
 
@@ -109,12 +113,12 @@ export const withWrite: {
   (
     resource: string,
     options: ReadWriteOptions
-  ): <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.Effect<A, E | WithLockError, Exclude<R, Scope.Scope> | Redlock>
+  ): <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.Effect<A, E | WithLockError | SettingConflict, Exclude<R, Scope.Scope> | Redlock>
   <A, E, R>(
     self: Effect.Effect<A, E, R>,
     resource: string,
     options: ReadWriteOptions
-  ): Effect.Effect<A, E | WithLockError, Exclude<R, Scope.Scope> | Redlock>
+  ): Effect.Effect<A, E | WithLockError | SettingConflict, Exclude<R, Scope.Scope> | Redlock>
 } = dual(3, <A, E, R>(self: Effect.Effect<A, E, R>, resource: string, options: ReadWriteOptions) =>
   whileHolding(acquireWrite(resource, options), self))
 

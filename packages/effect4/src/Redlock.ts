@@ -48,7 +48,8 @@ import type {
   LockLost,
   LockNotAcquired,
   LockNotExtended,
-  NodeOutcome
+  NodeOutcome,
+  SettingConflict
 } from "./RedlockError.js"
 
 /**
@@ -227,11 +228,11 @@ export class Redlock extends Context.Service<Redlock, {
   ) => Effect.Effect<Lock, InvalidOptions | LockLost | LockNotExtended | ExtensionLimitReached>
   readonly inspect: (resource: string) => Effect.Effect<InspectResult, InvalidOptions>
   /** One permit of a semaphore (see `Semaphore.acquire`). */
-  readonly acquirePermit: (resource: string, options: PermitOptions) => Effect.Effect<Lock, InvalidOptions | LockNotAcquired, Scope.Scope>
+  readonly acquirePermit: (resource: string, options: PermitOptions) => Effect.Effect<Lock, InvalidOptions | LockNotAcquired | SettingConflict, Scope.Scope>
   readonly inspectPermits: (resource: string, limit: number) => Effect.Effect<PermitsInspection, InvalidOptions>
   /** A read-write lock's read and write holds (see `ReadWriteLock`). */
-  readonly acquireRead: (resource: string, options: ReadWriteOptions) => Effect.Effect<Lock, InvalidOptions | LockNotAcquired, Scope.Scope>
-  readonly acquireWrite: (resource: string, options: ReadWriteOptions) => Effect.Effect<Lock, InvalidOptions | LockNotAcquired, Scope.Scope>
+  readonly acquireRead: (resource: string, options: ReadWriteOptions) => Effect.Effect<Lock, InvalidOptions | LockNotAcquired | SettingConflict, Scope.Scope>
+  readonly acquireWrite: (resource: string, options: ReadWriteOptions) => Effect.Effect<Lock, InvalidOptions | LockNotAcquired | SettingConflict, Scope.Scope>
   readonly inspectReadWrite: (resource: string, maxReaders?: number) => Effect.Effect<ReadWriteInspection, InvalidOptions>
 }>()("effect-redlock/Redlock") {}
 

@@ -230,6 +230,31 @@ export class ExtensionLimitReached
 }
 
 /**
+ * A semaphore's `limit` or a read-write lock's `maxReaders` differs from the
+ * one the resource's current holders use, as recorded on a majority of nodes:
+ * the acquisition was refused at once (no retry), since holders under two
+ * settings could exceed either. The record goes with the resource's last
+ * holder on each node (or expires with its ttl): a new value takes effect
+ * once the resource is idle.
+ *
+ * @since 0.2.0
+ * @category errors
+ */
+export class SettingConflict extends Schema.TaggedError<SettingConflict>("effect-redlock/SettingConflict")("SettingConflict", {
+  resource: Schema.String,
+  setting: Schema.Literals(["limit", "maxReaders"]),
+  requested: Schema.Number,
+  recorded: Schema.Number
+}) {
+  /**
+   * @since 0.2.0
+   */
+  override get message(): string {
+    return Messages.settingConflict(this)
+  }
+}
+
+/**
  * No fencing token could be issued: fewer than a majority of nodes answered
  * (the lock may still be held; try again, or treat the write as unfenced).
  *
@@ -287,6 +312,7 @@ export type RedlockError =
   | LockNotExtended
   | ExtensionLimitReached
   | FencingTokenUnavailable
+  | SettingConflict
 
 /**
  * @since 0.2.0
@@ -294,4 +320,4 @@ export type RedlockError =
  */
 export const isRedlockError = (u: unknown): u is RedlockError =>
   u instanceof InvalidOptions || u instanceof LockNotAcquired || u instanceof LockLost || u instanceof LockNotExtended ||
-  u instanceof ExtensionLimitReached || u instanceof FencingTokenUnavailable
+  u instanceof ExtensionLimitReached || u instanceof FencingTokenUnavailable || u instanceof SettingConflict

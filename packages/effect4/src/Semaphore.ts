@@ -2,9 +2,13 @@
  * A counting semaphore: at most `limit` holders of a resource at once, with
  * the lock's guarantee. Each of the `limit` slots is an ordinary Redlock
  * lock and a permit is one slot held, so no more than `limit` permits are
- * held within their validity, under exactly the lock's assumptions (every
- * client of a resource uses the same `limit`). Waiters are woken by
- * releases, as lock waiters are.
+ * held within their validity, under exactly the lock's assumptions. Every
+ * client of a resource must use the same `limit`: the nodes record the
+ * holders' limit, and a permit asked for with another fails at once with
+ * `SettingConflict` (decided by a majority of nodes, as a grant is); the
+ * record goes with the last holder on each node (or expires with its ttl),
+ * so a new limit takes effect once the resource is idle. Waiters are woken
+ * by releases, as lock waiters are.
  *
  * @example
  * ```ts
@@ -25,7 +29,7 @@ import type * as Scope from "effect/Scope"
 import { whileHolding } from "./internal/lock.js"
 import type * as Lock from "./Lock.js"
 import { type AcquireOptions, type InspectResult, Redlock, type WithLockError } from "./Redlock.js"
-import type { InvalidOptions, LockNotAcquired } from "./RedlockError.js"
+import type { InvalidOptions, LockNotAcquired, SettingConflict } from "./RedlockError.js"
 
 /**
  * @since 0.2.0
@@ -62,7 +66,7 @@ export interface PermitsInspection {
 export const acquire = (
   resource: string,
   options: PermitOptions
-): Effect.Effect<Lock.Lock, InvalidOptions | LockNotAcquired, Redlock | Scope.Scope> =>
+): Effect.Effect<Lock.Lock, InvalidOptions | LockNotAcquired | SettingConflict, Redlock | Scope.Scope> =>
   Effect.flatMap(Redlock, (redlock) => redlock.acquirePermit(resource, options))
 
 /**
@@ -76,12 +80,12 @@ export const withPermit: {
   (
     resource: string,
     options: PermitOptions
-  ): <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.Effect<A, E | WithLockError, Exclude<R, Scope.Scope> | Redlock>
+  ): <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.Effect<A, E | WithLockError | SettingConflict, Exclude<R, Scope.Scope> | Redlock>
   <A, E, R>(
     self: Effect.Effect<A, E, R>,
     resource: string,
     options: PermitOptions
-  ): Effect.Effect<A, E | WithLockError, Exclude<R, Scope.Scope> | Redlock>
+  ): Effect.Effect<A, E | WithLockError | SettingConflict, Exclude<R, Scope.Scope> | Redlock>
 } = dual(3, <A, E, R>(self: Effect.Effect<A, E, R>, resource: string, options: PermitOptions) =>
   whileHolding(acquire(resource, options), self))
 

@@ -21,7 +21,7 @@ import type { Time } from "../engine/time.js"
 import * as Waiting from "../engine/waiting.js"
 import type * as Lock from "../Lock.js"
 import type { AcquireOptions } from "../Redlock.js"
-import { type InvalidOptions, LockNotAcquired, type NodeOutcome } from "../RedlockError.js"
+import { type InvalidOptions, LockNotAcquired, type NodeOutcome, SettingConflict } from "../RedlockError.js"
 import * as Extension from "./extension.js"
 import * as Fencing from "./fencing.js"
 import { HeldLock, type LockFields } from "./lock.js"
@@ -100,7 +100,8 @@ export class Acquisition extends Attempt.Attempts<HeldLock, Refused> {
     readonly request: Request,
     time: Time,
     private readonly issueTokens: LockFields["issueTokens"],
-    probe = true
+    probe = true,
+    readonly setting: Setting | undefined = undefined
   ) {
     super(settings, {
       resources: request.resources,
@@ -108,7 +109,8 @@ export class Acquisition extends Attempt.Attempts<HeldLock, Refused> {
       value: LockValue.make(),
       ttlMillis: request.ttlMillis,
       nodeTimeoutMillis: request.nodeTimeoutMillis,
-      probe
+      probe,
+      setting: setting === undefined ? undefined : String(setting.value)
     }, time)
   }
 
@@ -184,6 +186,26 @@ export class Acquisition extends Attempt.Attempts<HeldLock, Refused> {
   }
 }
 
+/**
+ * The setting every holder of a resource's slots must share, as the
+ * acquisition of a semaphore's permit or a read-write lock's slots sends it
+ * (engine `Turn.setting`); a quorum's conflict fails with SettingConflict.
+ */
+export interface Setting {
+  readonly resource: string
+  readonly name: "limit" | "maxReaders"
+  readonly value: number
+}
+
+/** The SettingConflict of an acquisition under `setting` that a quorum refused for `recorded`; none otherwise. */
+export const conflictError = (setting: Setting | undefined, recorded: string | undefined): SettingConflict | undefined =>
+  setting === undefined || recorded === undefined ? undefined : new SettingConflict({
+    resource: setting.resource,
+    setting: setting.name,
+    requested: setting.value,
+    recorded: Number(recorded)
+  })
+
 export const randomOf = (fiber: Fiber.Fiber<unknown, unknown>): () => number => {
   const random = fiber.getRef(Random.Random)
   return () => random.nextDoubleUnsafe()
@@ -248,28 +270,45 @@ const userLocks: Variant = { named: false, probe: true }
  * scope or leaves every line (which releases any key the acquisition may
  * hold), whatever happens to it.
  */
-export const acquire = (settings: Settings, variant: Variant = userLocks) => {
-  // One per manager: every lock it grants issues its tokens with it.
-  const issueTokens = Fencing.issueTokens(settings)
+export const acquire = (settings: Settings) => {
+  const acquireUnder = acquireWithSetting(settings, userLocks)
   return (
     resources: string | ReadonlyArray<string>,
     options: AcquireOptions
   ): Effect.Effect<Lock.Lock, InvalidOptions | LockNotAcquired, Scope.Scope> =>
-    Effect.withFiber<Lock.Lock, InvalidOptions | LockNotAcquired, Scope.Scope>((fiber) => {
+    // Without a setting there is nothing to conflict with.
+    acquireUnder(resources, options, undefined) as Effect.Effect<Lock.Lock, InvalidOptions | LockNotAcquired, Scope.Scope>
+}
+
+/** `acquire` of `variant`'s locks, each under a setting (or none). */
+export const acquireWithSetting = (settings: Settings, variant: Variant) => {
+  // One per manager: every lock it grants issues its tokens with it.
+  const issueTokens = Fencing.issueTokens(settings)
+  return (
+    resources: string | ReadonlyArray<string>,
+    options: AcquireOptions,
+    setting: Setting | undefined
+  ): Effect.Effect<Lock.Lock, InvalidOptions | LockNotAcquired | SettingConflict, Scope.Scope> =>
+    Effect.withFiber<Lock.Lock, InvalidOptions | LockNotAcquired | SettingConflict, Scope.Scope>((fiber) => {
       const request = parse(settings, resources, options, variant.named)
       if (!("ttlMillis" in request)) return Effect.fail(request)
       const scope = Context.get(fiber.context as Context.Context<Scope.Scope>, Scope.Scope)
-      const acquisition = new Acquisition(settings, request, TimeOf.timeOfFiber(fiber), issueTokens, variant.probe)
+      const acquisition = new Acquisition(settings, request, TimeOf.timeOfFiber(fiber), issueTokens, variant.probe, setting)
       const traced = Tracing.isRecorded(fiber)
       const granted = (lock: HeldLock): Effect.Effect<Lock.Lock> => {
         Metrics.acquired(acquisition.time.now() - acquisition.firstStart, acquisition.attempts, fiber.context)
         return register(settings, scope, lock, request.maxHoldMillis, traced)
       }
-      // Ended without a lock: nothing more is sent for it, and the lines it joined are left.
-      const failed = (cause: Cause.Cause<LockNotAcquired>): Effect.Effect<never, LockNotAcquired> => {
+      // Ended without a lock: nothing more is sent for it, and the lines it joined are left. A quorum
+      // that refused the setting fails it with SettingConflict.
+      const failed = (cause: Cause.Cause<LockNotAcquired>): Effect.Effect<never, LockNotAcquired | SettingConflict> => {
         acquisition.abandon()
         measureFailure(acquisition, cause, fiber.context)
-        return acquisition.joined ? Effect.andThen(acquisition.leave(), Effect.failCause(cause)) : Effect.failCause(cause)
+        const conflict = conflictError(setting, acquisition.conflict)
+        const ended: Effect.Effect<never, LockNotAcquired | SettingConflict> = conflict !== undefined && Cause.hasFails(cause)
+          ? Effect.fail(conflict)
+          : Effect.failCause(cause)
+        return acquisition.joined ? Effect.andThen(acquisition.leave(), ended) : ended
       }
       const acquiring = Effect.uninterruptibleMask((restore) =>
         Effect.matchCauseEffect(restore(acquisition.first()), {

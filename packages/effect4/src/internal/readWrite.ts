@@ -12,7 +12,7 @@ import type * as Scope from "effect/Scope"
 import * as Options from "../engine/options.js"
 import type * as Lock from "../Lock.js"
 import type { ReadWriteInspection, ReadWriteOptions } from "../ReadWriteLock.js"
-import type { InvalidOptions, LockNotAcquired } from "../RedlockError.js"
+import type { InvalidOptions, LockNotAcquired, SettingConflict } from "../RedlockError.js"
 import * as Acquisition from "./acquisition.js"
 import * as Semaphore from "./semaphore.js"
 import type { Settings } from "./settings.js"
@@ -29,19 +29,26 @@ const checked = (resource: unknown, options: ReadWriteOptions): { readonly resou
 
 export const acquireRead = (settings: Settings) => {
   const acquireSlot = Semaphore.acquireSlot(settings, Semaphore.readSlots)
-  return (resource: string, options: ReadWriteOptions): Effect.Effect<Lock.Lock, InvalidOptions | LockNotAcquired, Scope.Scope> => {
+  return (
+    resource: string,
+    options: ReadWriteOptions
+  ): Effect.Effect<Lock.Lock, InvalidOptions | LockNotAcquired | SettingConflict, Scope.Scope> => {
     const read = checked(resource, options)
     return "limit" in read ? acquireSlot(resource, { ...options, limit: read.limit }) : Effect.fail(read)
   }
 }
 
 export const acquireWrite = (settings: Settings) => {
-  const acquireAll = Acquisition.acquire(settings, { named: true, probe: false })
-  return (resource: string, options: ReadWriteOptions): Effect.Effect<Lock.Lock, InvalidOptions | LockNotAcquired, Scope.Scope> => {
+  const acquireAll = Acquisition.acquireWithSetting(settings, { named: true, probe: false })
+  return (
+    resource: string,
+    options: ReadWriteOptions
+  ): Effect.Effect<Lock.Lock, InvalidOptions | LockNotAcquired | SettingConflict, Scope.Scope> => {
     const write = checked(resource, options)
     if (!("limit" in write)) return Effect.fail(write)
     const slots = Array.from({ length: write.limit }, (_, slot) => Options.slotResource(resource, slot, Semaphore.readSlots.name))
-    return acquireAll(slots, options).pipe(
+    const setting: Acquisition.Setting = { resource, name: Semaphore.readSlots.setting, value: write.limit }
+    return acquireAll(slots, options, setting).pipe(
       Effect.catchTag("LockNotAcquired", (refusal) => Effect.fail(Semaphore.namingResource(refusal, resource)))
     )
   }

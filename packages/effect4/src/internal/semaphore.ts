@@ -19,7 +19,7 @@ import { SlotRounds } from "../engine/slots.js"
 import * as Waiting from "../engine/waiting.js"
 import type * as Lock from "../Lock.js"
 import type { AcquireOptions, InspectResult } from "../Redlock.js"
-import { type InvalidOptions, LockNotAcquired } from "../RedlockError.js"
+import { type InvalidOptions, LockNotAcquired, type SettingConflict } from "../RedlockError.js"
 import * as Acquisition from "./acquisition.js"
 import * as Fencing from "./fencing.js"
 import * as Inspection from "./inspection.js"
@@ -39,10 +39,12 @@ import * as Validate from "./validate.js"
 export interface SlotKind {
   readonly name: "permit" | "read"
   readonly probe: boolean
+  /** The option that sets how many slots there are: every client of a resource must use the same (recorded on the nodes). */
+  readonly setting: Acquisition.Setting["name"]
 }
 
-export const permitSlots: SlotKind = { name: "permit", probe: true }
-export const readSlots: SlotKind = { name: "read", probe: false }
+export const permitSlots: SlotKind = { name: "permit", probe: true, setting: "limit" }
+export const readSlots: SlotKind = { name: "read", probe: false, setting: "maxReaders" }
 
 /** A slot's refusal as the refusal of the resource whose slot it is (users asked for the resource). */
 export const namingResource = (
@@ -65,8 +67,8 @@ export const acquireSlot = (settings: Settings, kind: SlotKind) => {
   return (
     resourceInput: string,
     options: AcquireOptions & { readonly limit: number }
-  ): Effect.Effect<Lock.Lock, InvalidOptions | LockNotAcquired, Scope.Scope> =>
-    Effect.withFiber<Lock.Lock, InvalidOptions | LockNotAcquired, Scope.Scope>((fiber) => {
+  ): Effect.Effect<Lock.Lock, InvalidOptions | LockNotAcquired | SettingConflict, Scope.Scope> =>
+    Effect.withFiber<Lock.Lock, InvalidOptions | LockNotAcquired | SettingConflict, Scope.Scope>((fiber) => {
       if (typeof options !== "object" || options === null) return Effect.fail(Validate.invalid("options", "expected { limit, ttl, ... }"))
       const permits = Options.permits(resourceInput, options.limit)
       if (permits instanceof Options.Problem) return Effect.fail(Validate.invalid(permits.option, permits.detail))
@@ -79,13 +81,15 @@ export const acquireSlot = (settings: Settings, kind: SlotKind) => {
       const slots = Array.from({ length: limit }, (_, slot) => Options.slotResource(resource, slot, kind.name))
       // Each slot gets one attempt per round and no place in its line: a waiter for any slot must not hold up one slot's line.
       const slotRequest = { ...request, retry: Retry.noRetry, waits: false }
+      const setting: Acquisition.Setting = { resource, name: kind.setting, value: limit }
       const waiter = new SlotRounds<HeldLock, Acquisition.Refused, Acquisition.Acquisition>(
         settings.nodes,
         settings.quorum,
         settings.announcesReleases,
         slots.map((slot) => settings.keyPrefix + slot),
         request.nodeTimeoutMillis,
-        (index) => new Acquisition.Acquisition(settings, { ...slotRequest, resources: [slots[index]] }, time, issueTokens, kind.probe),
+        (index) =>
+          new Acquisition.Acquisition(settings, { ...slotRequest, resources: [slots[index]] }, time, issueTokens, kind.probe, setting),
         random
       )
       const startedAt = time.now()
@@ -123,7 +127,10 @@ export const acquireSlot = (settings: Settings, kind: SlotKind) => {
           onFailure: (cause) => {
             const counted = { attempts: waiter.attempts, elapsedMillis: time.now() - startedAt }
             Acquisition.measureFailure({ time, firstStart: startedAt, attempts: waiter.attempts }, cause, fiber.context)
-            const ended = Effect.failCause(Cause.map(cause, (refusal) => namingResource(refusal, resource, counted)))
+            const conflict = Acquisition.conflictError(setting, waiter.conflict)
+            const ended: Effect.Effect<never, LockNotAcquired | SettingConflict> = conflict !== undefined && Cause.hasFails(cause)
+              ? Effect.fail(conflict)
+              : Effect.failCause(Cause.map(cause, (refusal) => namingResource(refusal, resource, counted)))
             const left = waiter.holding
             waiter.holding = undefined
             if (left === undefined) return ended
