@@ -57,6 +57,17 @@ describe("read-write lock on in-memory nodes", () => {
       yield* Effect.scoped(ReadWriteLock.acquireRead("cache", once))
     }).pipe(Effect.provide(memory(3))))
 
+  it.effect("a reader waiting for a crashed writer is woken when the writer's keys run out, not at its schedule's next round", () =>
+    Effect.gen(function*() {
+      // A writer that never releases (crashed).
+      yield* hold(ReadWriteLock.acquireWrite("cache", { ...once, ttl: "2 seconds" }))
+      const reader = yield* Effect.fork(hold(ReadWriteLock.acquireRead("cache", { ...once, retry: Schedule.spaced("10 seconds") })))
+      yield* TestClock.adjust("1990 millis")
+      assert.isTrue(Option.isNone(yield* Fiber.poll(reader)), "the writer holds")
+      yield* TestClock.adjust("20 millis")
+      assert.isTrue(Option.isSome(yield* Fiber.poll(reader)), "woken as the writer's keys ran out")
+    }).pipe(Effect.provide(memory(3))))
+
   it.effect("a waiting writer is not starved: readers that ask after it wait behind it", () =>
     Effect.gen(function*() {
       const options: ReadWriteLock.ReadWriteOptions = {

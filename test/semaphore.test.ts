@@ -92,6 +92,19 @@ describe("semaphore on in-memory nodes", () => {
       yield* third.release
     }).pipe(Effect.provide(memory(3))))
 
+  it.effect("a waiter is woken when a crashed holder's slot runs out, not at its schedule's next round", () =>
+    Effect.gen(function*() {
+      const options: Semaphore.PermitOptions = { limit: 2, ttl: "30 seconds", retry: Schedule.spaced("10 seconds") }
+      // Two holders that never release (crashed): one slot runs out at 2 s, the other at 30 s.
+      yield* holdPermit("jobs", { ...options, ttl: "2 seconds" })
+      yield* holdPermit("jobs", options)
+      const waiter = yield* Effect.fork(holdPermit("jobs", options))
+      yield* TestClock.adjust("1990 millis")
+      assert.isTrue(Option.isNone(yield* Fiber.poll(waiter)), "both permits are held")
+      yield* TestClock.adjust("20 millis")
+      assert.isTrue(Option.isSome(yield* Fiber.poll(waiter)), "woken as the first slot ran out, not 10 s after it began")
+    }).pipe(Effect.provide(memory(3))))
+
   it.effect("bad input fails with InvalidOptions naming the option", () =>
     Effect.gen(function*() {
       const options = (limit: unknown) => ({ limit, ttl: "1 second" }) as Semaphore.PermitOptions

@@ -6,7 +6,8 @@
  * waiter was quicker), else from a random one, so that permits spread over
  * the slots rather than every caller trying slot 0 first. The waiting
  * watches every slot, and a release of any slot that a majority of nodes
- * announces wakes the waiter for another round.
+ * announces wakes the waiter for another round, as does the moment the
+ * first slot's holder's keys run out (a crashed holder announces nothing).
  *
  * @internal
  */
@@ -19,13 +20,16 @@ export interface SlotAttempt<G, R extends Refused> {
   attempt(leaseMillis: number, done: (end: AttemptEnd<G, R>) => void): void
   /** Set when a quorum refused the slot's setting (attempt.ts, `conflictOf`). */
   readonly conflict: string | undefined
+  /** When (monotonic) the holder's keys of the slot run out on enough nodes, as its refused attempt saw them. */
+  readonly holderGoneAt: number | undefined
 }
 
 export class SlotRounds<G, R extends Refused, S extends SlotAttempt<G, R>> implements Waiter<G, R> {
   // Slots have no line, so their releases name no waiter: none is ours.
   readonly value = ""
-  readonly holderGoneAt = undefined
   readonly leaseEndsAt = undefined
+  /** When (monotonic) the first slot of the last round runs out on enough nodes, as its attempts saw them. */
+  holderGoneAt: number | undefined = undefined
   /** Slot attempts made, in every round. */
   attempts = 0
   /** Set when the caller gave up: a round in progress tries no further slot. */
@@ -63,6 +67,7 @@ export class SlotRounds<G, R extends Refused, S extends SlotAttempt<G, R>> imple
     const limit = this.keys.length
     const first = this.released ?? Math.floor(this.random() * limit)
     this.released = undefined
+    this.holderGoneAt = undefined
     const trySlot = (tried: number) => {
       const attempt = this.slot((first + tried) % limit)
       this.holding = attempt
@@ -73,6 +78,8 @@ export class SlotRounds<G, R extends Refused, S extends SlotAttempt<G, R>> imple
         this.holding = undefined
         this.last = attempt
         this.conflict = attempt.conflict
+        const goneAt = attempt.holderGoneAt
+        if (goneAt !== undefined && (this.holderGoneAt === undefined || goneAt < this.holderGoneAt)) this.holderGoneAt = goneAt
         if (tried + 1 < limit && !this.cancelled && this.conflict === undefined) return trySlot(tried + 1)
         done(end)
       })

@@ -40,6 +40,24 @@ describe("Semaphore (memory nodes, TestClock)", () => {
       assert.isTrue(exit !== undefined && Exit.isSuccess(exit), "woken by the release, long before its 5 s retry")
     }).pipe(Effect.scoped, Effect.provide(memory(3))))
 
+  it.effect("waiters are woken when a crashed holder's keys run out, not at their schedule's next round", () =>
+    Effect.gen(function*() {
+      const tenSeconds = Schedule.spaced("10 seconds")
+      // Holders that never release (crashed): a permit and a writer, each running out at 2 s.
+      yield* Semaphore.acquire("pool", { limit: 1, ttl: "2 seconds" })
+      yield* ReadWriteLock.acquireWrite("doc", { ttl: "2 seconds" })
+      const permit = yield* Effect.forkChild(Effect.scoped(Semaphore.acquire("pool", { limit: 1, ttl: "10 seconds", retry: tenSeconds })))
+      const reader = yield* Effect.forkChild(Effect.scoped(ReadWriteLock.acquireRead("doc", { ttl: "10 seconds", retry: tenSeconds })))
+      yield* TestClock.adjust("1990 millis")
+      assert.isUndefined(permit.pollUnsafe(), "the permit is held")
+      assert.isUndefined(reader.pollUnsafe(), "the writer holds")
+      yield* TestClock.adjust("20 millis")
+      for (const waiter of [permit, reader]) {
+        const exit = waiter.pollUnsafe()
+        assert.isTrue(exit !== undefined && Exit.isSuccess(exit), "woken as the holder's keys ran out")
+      }
+    }).pipe(Effect.scoped, Effect.provide(memory(3))))
+
   it.effect("a limit out of range is InvalidOptions, and nothing is sent", () =>
     Effect.gen(function*() {
       const control = yield* RedisNode.MemoryNodes

@@ -175,6 +175,8 @@ export interface SingleAttempt {
   attempt(leaseMillis: number, done: (end: Attempt.AttemptEnd<HeldLock, Refused>) => void): void
   /** Set when a quorum refused the setting (engine/attempt.ts, `conflictOf`). */
   readonly conflict: string | undefined
+  /** When the holder's keys run out on enough nodes, as the last refused attempt saw them. */
+  readonly holderGoneAt: number | undefined
   register(lock: HeldLock): Effect.Effect<Lock.Lock>
   leave(): Effect.Effect<void>
   measure(failure: LockNotAcquired | undefined): void
