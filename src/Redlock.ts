@@ -37,6 +37,7 @@ import * as Acquisition from "./internal/manager/acquisition.js"
 import * as Extension from "./internal/manager/extension.js"
 import * as Inspection from "./internal/manager/inspection.js"
 import * as ReadWrite from "./internal/manager/readWrite.js"
+import * as Reentrancy from "./internal/manager/reentrancy.js"
 import * as Release from "./internal/manager/release.js"
 import * as Semaphore from "./internal/manager/semaphore.js"
 import * as Settings from "./internal/manager/settings.js"
@@ -50,6 +51,7 @@ import type {
   LockLost,
   LockNotAcquired,
   LockNotExtended,
+  SelfDeadlock,
   SettingConflict
 } from "./RedlockError.js"
 import type { ReadWriteInspection, ReadWriteOptions } from "./ReadWriteLock.js"
@@ -282,10 +284,16 @@ export interface RedlockService {
   readonly nodes: ReadonlyArray<RedisNode>
   /** How many nodes must agree: floor(N / 2) + 1. */
   readonly quorum: number
+  /**
+   * Acquire a lock. Asked again by the fiber that holds it (or by a child of
+   * it) on exactly the same resources, it is served by the held lock, and
+   * released with it; on some of a held lock's resources, it fails at once
+   * with `SelfDeadlock` instead of waiting for itself.
+   */
   readonly acquire: (
     resources: string | NonEmptyReadonlyArray<string>,
     options: AcquireOptions
-  ) => Effect.Effect<Lock.Lock, InvalidOptions | LockNotAcquired, Scope.Scope>
+  ) => Effect.Effect<Lock.Lock, InvalidOptions | LockNotAcquired | SelfDeadlock, Scope.Scope>
   /**
    * Release now, on every node, and report what each node answered. The scope
    * finalizer of the lock then has nothing left to do.
@@ -317,7 +325,7 @@ export interface RedlockService {
   readonly acquireWrite: (
     resource: string,
     options: ReadWriteOptions
-  ) => Effect.Effect<Lock.Lock, InvalidOptions | LockNotAcquired | SettingConflict, Scope.Scope>
+  ) => Effect.Effect<Lock.Lock, InvalidOptions | LockNotAcquired | SettingConflict | SelfDeadlock, Scope.Scope>
   /** Who holds a read-write lock (see the `ReadWriteLock` module). */
   readonly inspectReadWrite: (
     resource: string,
@@ -342,14 +350,14 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
   return Redlock.of({
     nodes: settings.redisNodes,
     quorum: settings.quorum,
-    acquire: Acquisition.acquire(settings),
+    acquire: Reentrancy.guard(settings, "lock", Acquisition.acquire(settings)),
     release: (lock) => Release.release(settings, lock),
     extend: (lock, ttl) => Extension.extend(settings, lock, ttl),
     inspect: (resource) => Inspection.inspect(settings, resource),
     acquirePermit: Semaphore.acquirePermit(settings),
     inspectPermits: (resource, limit) => Semaphore.inspectPermits(settings, resource, limit),
-    acquireRead: ReadWrite.acquireRead(settings),
-    acquireWrite: ReadWrite.acquireWrite(settings),
+    acquireRead: Reentrancy.guardRead(settings, ReadWrite.acquireRead(settings)),
+    acquireWrite: Reentrancy.guard(settings, "write", ReadWrite.acquireWrite(settings)),
     inspectReadWrite: (resource, maxReaders) => ReadWrite.inspect(settings, resource, maxReaders)
   })
 })
@@ -423,7 +431,7 @@ export const parseDuration: (text: string) => Option.Option<Duration.Duration> =
 export const acquire = (
   resources: string | NonEmptyReadonlyArray<string>,
   options: AcquireOptions
-): Effect.Effect<Lock.Lock, InvalidOptions | LockNotAcquired, Redlock | Scope.Scope> =>
+): Effect.Effect<Lock.Lock, InvalidOptions | LockNotAcquired | SelfDeadlock, Redlock | Scope.Scope> =>
   Effect.flatMap(Redlock, (redlock) => redlock.acquire(resources, options))
 
 /**
@@ -506,4 +514,4 @@ export const withLock: {
  * @since 0.1.0
  * @category models
  */
-export type WithLockError = InvalidOptions | LockNotAcquired | LockLost
+export type WithLockError = InvalidOptions | LockNotAcquired | LockLost | SelfDeadlock

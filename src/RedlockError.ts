@@ -11,6 +11,7 @@ import {
   LockLost,
   LockNotAcquired,
   LockNotExtended,
+  SelfDeadlock,
   SettingConflict,
   ValidityTooShort
 } from "./internal/errors.js"
@@ -92,6 +93,15 @@ export {
    */
   SettingConflict,
   /**
+   * What the fiber asked for would wait for what it holds itself (a write of a resource it reads, a lock on
+   * some of a held lock's resources): refused at once. Asking again for exactly what it holds is served by the
+   * held lock.
+   *
+   * @since 0.1.0
+   * @category errors
+   */
+  SelfDeadlock,
+  /**
    * No fencing token could be issued: fewer than a majority of nodes answered in time. The lock itself may
    * still be valid; asking again may succeed.
    *
@@ -132,6 +142,7 @@ export type RedlockError =
   | ValidityTooShort
   | FencingTokenUnavailable
   | SettingConflict
+  | SelfDeadlock
 
 /**
  * @since 0.1.0
@@ -140,4 +151,4 @@ export type RedlockError =
 export const isRedlockError = (u: unknown): u is RedlockError =>
   Schema.is(InvalidOptions)(u) || Schema.is(LockNotAcquired)(u) || Schema.is(LockLost)(u) ||
   Schema.is(LockNotExtended)(u) || Schema.is(ExtensionLimitReached)(u) || Schema.is(ValidityTooShort)(u) ||
-  Schema.is(FencingTokenUnavailable)(u) || Schema.is(SettingConflict)(u)
+  Schema.is(FencingTokenUnavailable)(u) || Schema.is(SettingConflict)(u) || Schema.is(SelfDeadlock)(u)

@@ -47,6 +47,11 @@ export abstract class Holding {
     readonly value: string
   ) {}
 
+  /** Whether the lock is still held at `now` (monotonic): not released, not lost, inside its validity. */
+  isHeldAt(now: number): boolean {
+    return !this.released && this.lostAs === undefined && now < this.deadline
+  }
+
   /** Told of a loss other than a release, once (the shell counts it). */
   protected abstract lostFor(reason: LossReason): void
 

@@ -64,3 +64,14 @@ export const settingConflict = (fields: {
   `${fields.resource}: ${fields.setting} ${fields.requested} refused, its holders use ${fields.recorded} (recorded on a ` +
   `majority of nodes); every client of a resource must use the same ${fields.setting}. A new value takes effect once ` +
   `no slot of the resource is held (the record goes with the last holder, or expires with its ttl)`
+
+export const selfDeadlock = (fields: {
+  readonly resource: string
+  readonly held: string
+  readonly requested: string
+}): string =>
+  fields.held === "read"
+    ? `${fields.resource}: a write asked for by a fiber that holds it for reading would wait for itself; ` +
+      `release the read first (a read cannot be upgraded)`
+    : `${fields.resource}: a ${fields.requested} asked for by a fiber that holds a lock on it with other resources ` +
+      `would wait for itself; ask for exactly the held lock's resources (served by it), or release it first`
