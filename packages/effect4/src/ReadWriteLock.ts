@@ -27,7 +27,7 @@ import type * as Scope from "effect/Scope"
 import { whileHolding } from "./internal/lock.js"
 import type * as Lock from "./Lock.js"
 import { type AcquireOptions, type InspectResult, Redlock, type WithLockError } from "./Redlock.js"
-import type { InvalidOptions, LockNotAcquired, SettingConflict } from "./RedlockError.js"
+import type { InvalidOptions, LockNotAcquired, SelfDeadlock, SettingConflict } from "./RedlockError.js"
 
 /**
  * @since 0.2.0
@@ -81,7 +81,7 @@ export const acquireRead = (
 export const acquireWrite = (
   resource: string,
   options: ReadWriteOptions
-): Effect.Effect<Lock.Lock, InvalidOptions | LockNotAcquired | SettingConflict, Redlock | Scope.Scope> =>
+): Effect.Effect<Lock.Lock, InvalidOptions | LockNotAcquired | SettingConflict | SelfDeadlock, Redlock | Scope.Scope> =>
   Effect.flatMap(Redlock, (redlock) => redlock.acquireWrite(resource, options))
 
 /**

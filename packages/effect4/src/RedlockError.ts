@@ -255,6 +255,30 @@ export class SettingConflict extends Schema.TaggedError<SettingConflict>("effect
 }
 
 /**
+ * The fiber (or one of its parents) holds what it asked for in a way the
+ * acquisition would wait for forever: a write of a resource it holds for
+ * reading (a read cannot be upgraded), or a lock on resources of which it
+ * holds some, in a lock on other resources. Refused at once instead of
+ * waiting for itself. Asking again for exactly what it holds is served by
+ * the held lock (re-entrant), and is no error.
+ *
+ * @since 0.2.0
+ * @category errors
+ */
+export class SelfDeadlock extends Schema.TaggedError<SelfDeadlock>("effect-redlock/SelfDeadlock")("SelfDeadlock", {
+  resource: Schema.String,
+  held: Schema.Literals(["lock", "read", "write"]),
+  requested: Schema.Literals(["lock", "write"])
+}) {
+  /**
+   * @since 0.2.0
+   */
+  override get message(): string {
+    return Messages.selfDeadlock(this)
+  }
+}
+
+/**
  * No fencing token could be issued: fewer than a majority of nodes answered
  * (the lock may still be held; try again, or treat the write as unfenced).
  *
@@ -313,6 +337,7 @@ export type RedlockError =
   | ExtensionLimitReached
   | FencingTokenUnavailable
   | SettingConflict
+  | SelfDeadlock
 
 /**
  * @since 0.2.0
@@ -320,4 +345,4 @@ export type RedlockError =
  */
 export const isRedlockError = (u: unknown): u is RedlockError =>
   u instanceof InvalidOptions || u instanceof LockNotAcquired || u instanceof LockLost || u instanceof LockNotExtended ||
-  u instanceof ExtensionLimitReached || u instanceof FencingTokenUnavailable || u instanceof SettingConflict
+  u instanceof ExtensionLimitReached || u instanceof FencingTokenUnavailable || u instanceof SettingConflict || u instanceof SelfDeadlock
