@@ -94,7 +94,7 @@ export interface ReadWriteInspection {
 export const acquireRead = (
   resource: string,
   options: ReadWriteOptions
-): Effect.Effect<Lock.Lock, InvalidOptions | LockNotAcquired | SettingConflict, Redlock | Scope.Scope> =>
+): Effect.Effect<Lock.Lock, InvalidOptions | LockNotAcquired | SettingConflict | SelfDeadlock, Redlock | Scope.Scope> =>
   Effect.flatMap(Redlock, (redlock) => redlock.acquireRead(resource, options))
 
 /**
@@ -122,8 +122,8 @@ export const withRead: {
   (
     resource: string,
     options: ReadWriteOptions
-  ): <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.Effect<A, E | WithLockError | SettingConflict, R | Redlock>
-  <A, E, R>(self: Effect.Effect<A, E, R>, resource: string, options: ReadWriteOptions): Effect.Effect<A, E | WithLockError | SettingConflict, R | Redlock>
+  ): <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.Effect<A, E | WithLockError | SettingConflict | SelfDeadlock, R | Redlock>
+  <A, E, R>(self: Effect.Effect<A, E, R>, resource: string, options: ReadWriteOptions): Effect.Effect<A, E | WithLockError | SettingConflict | SelfDeadlock, R | Redlock>
 } = dual(3, <A, E, R>(self: Effect.Effect<A, E, R>, resource: string, options: ReadWriteOptions) =>
   whileHolding(acquireRead(resource, options), self))
 
@@ -138,8 +138,8 @@ export const withWrite: {
   (
     resource: string,
     options: ReadWriteOptions
-  ): <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.Effect<A, E | WithLockError | SettingConflict, R | Redlock>
-  <A, E, R>(self: Effect.Effect<A, E, R>, resource: string, options: ReadWriteOptions): Effect.Effect<A, E | WithLockError | SettingConflict, R | Redlock>
+  ): <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.Effect<A, E | WithLockError | SettingConflict | SelfDeadlock, R | Redlock>
+  <A, E, R>(self: Effect.Effect<A, E, R>, resource: string, options: ReadWriteOptions): Effect.Effect<A, E | WithLockError | SettingConflict | SelfDeadlock, R | Redlock>
 } = dual(3, <A, E, R>(self: Effect.Effect<A, E, R>, resource: string, options: ReadWriteOptions) =>
   whileHolding(acquireWrite(resource, options), self))
 

@@ -284,16 +284,10 @@ export interface RedlockService {
   readonly nodes: ReadonlyArray<RedisNode>
   /** How many nodes must agree: floor(N / 2) + 1. */
   readonly quorum: number
-  /**
-   * Acquire a lock. Asked again by the fiber that holds it (or by a child of
-   * it) on exactly the same resources, it is served by the held lock, and
-   * released with it; on some of a held lock's resources, it fails at once
-   * with `SelfDeadlock` instead of waiting for itself.
-   */
   readonly acquire: (
     resources: string | NonEmptyReadonlyArray<string>,
     options: AcquireOptions
-  ) => Effect.Effect<Lock.Lock, InvalidOptions | LockNotAcquired | SelfDeadlock, Scope.Scope>
+  ) => Effect.Effect<Lock.Lock, InvalidOptions | LockNotAcquired, Scope.Scope>
   /**
    * Release now, on every node, and report what each node answered. The scope
    * finalizer of the lock then has nothing left to do.
@@ -320,7 +314,7 @@ export interface RedlockService {
   readonly acquireRead: (
     resource: string,
     options: ReadWriteOptions
-  ) => Effect.Effect<Lock.Lock, InvalidOptions | LockNotAcquired | SettingConflict, Scope.Scope>
+  ) => Effect.Effect<Lock.Lock, InvalidOptions | LockNotAcquired | SettingConflict | SelfDeadlock, Scope.Scope>
   /** Hold `resource` for writing (see the `ReadWriteLock` module). */
   readonly acquireWrite: (
     resource: string,
@@ -350,13 +344,13 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
   return Redlock.of({
     nodes: settings.redisNodes,
     quorum: settings.quorum,
-    acquire: Reentrancy.guard(settings, "lock", Acquisition.acquire(settings)),
+    acquire: Acquisition.acquire(settings),
     release: (lock) => Release.release(settings, lock),
     extend: (lock, ttl) => Extension.extend(settings, lock, ttl),
     inspect: (resource) => Inspection.inspect(settings, resource),
     acquirePermit: Semaphore.acquirePermit(settings),
     inspectPermits: (resource, limit) => Semaphore.inspectPermits(settings, resource, limit),
-    acquireRead: Reentrancy.guardRead(settings, ReadWrite.acquireRead(settings)),
+    acquireRead: Reentrancy.guard(settings, "read", ReadWrite.acquireRead(settings)),
     acquireWrite: Reentrancy.guard(settings, "write", ReadWrite.acquireWrite(settings)),
     inspectReadWrite: (resource, maxReaders) => ReadWrite.inspect(settings, resource, maxReaders)
   })
@@ -431,7 +425,7 @@ export const parseDuration: (text: string) => Option.Option<Duration.Duration> =
 export const acquire = (
   resources: string | NonEmptyReadonlyArray<string>,
   options: AcquireOptions
-): Effect.Effect<Lock.Lock, InvalidOptions | LockNotAcquired | SelfDeadlock, Redlock | Scope.Scope> =>
+): Effect.Effect<Lock.Lock, InvalidOptions | LockNotAcquired, Redlock | Scope.Scope> =>
   Effect.flatMap(Redlock, (redlock) => redlock.acquire(resources, options))
 
 /**
@@ -514,4 +508,4 @@ export const withLock: {
  * @since 0.1.0
  * @category models
  */
-export type WithLockError = InvalidOptions | LockNotAcquired | LockLost | SelfDeadlock
+export type WithLockError = InvalidOptions | LockNotAcquired | LockLost

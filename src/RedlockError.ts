@@ -93,9 +93,8 @@ export {
    */
   SettingConflict,
   /**
-   * What the fiber asked for would wait for what it holds itself (a write of a resource it reads, a lock on
-   * some of a held lock's resources): refused at once. Asking again for exactly what it holds is served by the
-   * held lock.
+   * The read-write lock the fiber asked for would wait for its own hold (a write of a resource it reads or
+   * writes, a read of one it writes): refused at once.
    *
    * @since 0.1.0
    * @category errors

@@ -11,13 +11,20 @@ import * as Redlock from "../src/Redlock.js"
 import { InvalidOptions, LockNotAcquired } from "../src/RedlockError.js"
 import { expectEmpty, failureOf, memory, redis } from "./support.js"
 
-/** A hold in a scope of its own, closed by the caller. */
+/**
+ * A hold in a scope of its own, closed by the caller, taken as another
+ * client would: in a fiber of its own, so that this fiber does not hold it
+ * (a fiber's own read-write holds make it refuse what would wait for them).
+ */
 const hold = (acquire: Effect.Effect<unknown, unknown, Redlock.Redlock | Scope.Scope>) =>
-  Effect.gen(function*() {
-    const scope = yield* Scope.make()
-    yield* Scope.extend(acquire, scope)
-    return Scope.close(scope, Exit.void)
-  })
+  Effect.flatMap(
+    Effect.fork(Effect.gen(function*() {
+      const scope = yield* Scope.make()
+      yield* Scope.extend(acquire, scope)
+      return Scope.close(scope, Exit.void)
+    })),
+    Fiber.join
+  )
 
 const once: ReadWriteLock.ReadWriteOptions = { ttl: "10 seconds", maxReaders: 3, retry: Redlock.noRetry }
 

@@ -7,7 +7,7 @@
  * `limit` took slots beyond the others'.
  */
 import { assert, describe, it, layer } from "@effect/vitest"
-import { Context, Effect, Exit, Layer, Scope, TestClock } from "effect"
+import { Context, Effect, Exit, Fiber, Layer, Scope, TestClock } from "effect"
 import * as RedisFleet from "../fleet/RedisFleet.js"
 import * as ReadWriteLock from "../src/ReadWriteLock.js"
 import * as RedisNode from "../src/RedisNode.js"
@@ -16,13 +16,16 @@ import { SettingConflict } from "../src/RedlockError.js"
 import * as Semaphore from "../src/Semaphore.js"
 import { expectEmpty, failureOf, memory, redis } from "./support.js"
 
-/** A hold in a scope of its own: the lock, and the scope's close. */
+/** A hold in a scope of its own (its slot, and the scope's close), in a fiber of its own as another client's. */
 const hold = <E>(acquire: Effect.Effect<{ readonly resources: ReadonlyArray<string> }, E, Redlock.Redlock | Scope.Scope>) =>
-  Effect.gen(function*() {
-    const scope = yield* Scope.make()
-    const lock = yield* Scope.extend(acquire, scope)
-    return { slot: lock.resources[0], release: Scope.close(scope, Exit.void) }
-  })
+  Effect.flatMap(
+    Effect.fork(Effect.gen(function*() {
+      const scope = yield* Scope.make()
+      const lock = yield* Scope.extend(acquire, scope)
+      return { slot: lock.resources[0], release: Scope.close(scope, Exit.void) }
+    })),
+    Fiber.join
+  )
 
 const failure = <E>(acquire: Effect.Effect<unknown, E, Redlock.Redlock | Scope.Scope>) =>
   Effect.map(Effect.exit(Effect.scoped(acquire)), failureOf)

@@ -60,7 +60,17 @@ export interface AttemptRequest {
    * checks it.
    */
   readonly setting?: string | undefined
+  /**
+   * Stand before every waiter of the keys' lines: a read by a fiber that
+   * reads the resource already (engine/reentrancy.ts), which a writer
+   * waiting behind its first read waits for either way.
+   */
+  readonly ahead?: boolean | undefined
 }
+
+// A ticket and age that every node seats before every waiter (scripts.ts, placeOf): the ticket is
+// the epoch's start, and the age says the waiter began long before it.
+const aheadOfEveryone = { ticket: 0, ageMillis: Number.MAX_SAFE_INTEGER }
 
 /** What a shell's refusal carries: no lock, and the (last) fan-out's result. */
 export interface Refused {
@@ -237,7 +247,7 @@ export abstract class Attempts<G, R extends Refused> implements Waiting.Waiter<G
   }
 
   private fanOut(leaseMillis: number, probe: boolean, done: (end: AttemptEnd<G, R>) => void): void {
-    const { setting, ttlMillis } = this.attemptRequest
+    const { ahead, setting, ttlMillis } = this.attemptRequest
     const { fairHandoff, nodeError, quarantineMillis } = this.attemptSettings
     this.sent++
     if (leaseMillis > 0) this.joined = true
@@ -248,7 +258,8 @@ export abstract class Attempts<G, R extends Refused> implements Waiting.Waiter<G
         ticket: this.ticket,
         leaseMillis,
         ageMillis: Math.floor(this.time.now() - this.firstStart),
-        setting
+        setting,
+        ...(ahead === true ? aheadOfEveryone : undefined)
       })
       : FanOut.call("acquire", this.keys, this.value, ttlMillis)
     const rules = FanOut.atQuorum<Answer>(this.nodes, tookKeys, this.nodeTimeoutMillis, quarantineMillis, nodeError)

@@ -70,8 +70,6 @@ export const selfDeadlock = (fields: {
   readonly held: string
   readonly requested: string
 }): string =>
-  fields.held === "read"
-    ? `${fields.resource}: a write asked for by a fiber that holds it for reading would wait for itself; ` +
-      `release the read first (a read cannot be upgraded)`
-    : `${fields.resource}: a ${fields.requested} asked for by a fiber that holds a lock on it with other resources ` +
-      `would wait for itself; ask for exactly the held lock's resources (served by it), or release it first`
+  `${fields.resource}: a ${fields.requested} asked for by a fiber that holds it for ` +
+  `${fields.held === "read" ? "reading" : "writing"} would wait for itself; release the ${fields.held} first` +
+  (fields.held === "read" && fields.requested === "write" ? " (a read cannot be upgraded)" : "")

@@ -1,38 +1,38 @@
 /**
- * What a fiber holds, so that an acquisition of something it holds already
- * does not wait for itself. Before, a fiber that asked again for a lock it
- * held waited until its own lock expired, and a reader that asked for the
- * write lock of its resource (or for another read while a writer waited in
- * line) waited for itself until a schedule ended.
+ * What a fiber holds of read-write locks, so that it does not wait for
+ * itself. Before, a reader that asked for the write lock of its resource
+ * waited for its own read until its schedule ended, and a reader that asked
+ * for another read while a writer waited in line (behind its first read)
+ * waited for the writer, which waited for it.
  *
  * Each shell keeps a fiber's holds (newest first) in a fiber-local value
- * that its children inherit (a child waiting for its parent's lock, while
+ * that its children inherit (a child waiting for its parent's hold, while
  * the parent waits for the child, is the same deadlock); a hold is dropped
  * once its lock is released, lost or past its deadline. The rules
  * (`decide`):
- * - a lock on exactly the resources of a lock held: served by the held lock
- *   (re-entrant, as Redisson's locks are per thread), released with it;
- * - a read of a resource held for reading or writing, a write of one held
- *   for writing: served by the held lock;
- * - a write of a resource held for reading (an upgrade, which would wait for
- *   its own read), or a lock on resources of which some but not all are
- *   held: refused at once (`SelfDeadlock`).
- * Semaphore permits are not tracked: a second permit of a resource is a
- * permit like any other.
+ * - a write of a resource the fiber holds for reading (an upgrade) or for
+ *   writing, or a read of one it holds for writing, would wait for its own
+ *   hold: refused at once (`SelfDeadlock`);
+ * - another read of a resource it holds for reading is acquired ahead of
+ *   the line (`ReadAhead`): the fiber is inside already, and a writer
+ *   waiting behind its first read waits for it either way.
+ * Plain locks and semaphore permits are not tracked: a fiber that asks again
+ * for a lock it holds waits as any client does (and a second permit of a
+ * resource is a permit like any other).
  *
  * @internal
  */
 import type { Holding } from "./holding.js"
 
-/** How a resource is held: a lock (on one or more resources), a read, or a write. */
-export type HoldKind = "lock" | "read" | "write"
+/** How a resource is held: a read or a write of a read-write lock. */
+export type HoldKind = "read" | "write"
 
-/** One hold of a fiber: its manager, kind, resources and lock; `next` the older holds. */
+/** One hold of a fiber: its manager, kind, resource and lock; `next` the older holds. */
 export interface Held {
   /** The lock manager's identity (compared as a reference). */
   readonly manager: unknown
   readonly kind: HoldKind
-  readonly resources: ReadonlyArray<string>
+  readonly resource: string
   readonly lock: Holding
   readonly next: Held | undefined
 }
@@ -40,34 +40,16 @@ export interface Held {
 /** What to do with an acquisition, given what its fiber holds. */
 export type Decision =
   | { readonly _tag: "Acquire" }
-  | { readonly _tag: "Borrow"; readonly lock: Holding }
-  | { readonly _tag: "SelfDeadlock"; readonly resource: string; readonly held: HoldKind }
+  | { readonly _tag: "ReadAhead" }
+  | { readonly _tag: "SelfDeadlock"; readonly held: HoldKind }
 
 const acquire: Decision = { _tag: "Acquire" }
 
-const isLive = (held: Held, now: number): boolean => held.lock.isHeldAt(now)
-
-const sameResources = (a: ReadonlyArray<string>, b: ReadonlyArray<string>): boolean =>
-  a.length === b.length && a.every((resource) => b.includes(resource))
-
 /** See the rules above. `now`: the monotonic time the locks' deadlines are on. */
-export const decide = (
-  holds: Held | undefined,
-  manager: unknown,
-  kind: HoldKind,
-  resources: ReadonlyArray<string>,
-  now: number
-): Decision => {
+export const decide = (holds: Held | undefined, manager: unknown, kind: HoldKind, resource: string, now: number): Decision => {
   for (let held = holds; held !== undefined; held = held.next) {
-    if (held.manager !== manager || !isLive(held, now)) continue
-    const shared = resources.find((resource) => held.resources.includes(resource))
-    if (shared === undefined) continue
-    if (kind === "lock" || held.kind === "lock") {
-      if (kind !== held.kind) continue // a lock and a read-write lock of one name are different resources
-      return sameResources(resources, held.resources) ? { _tag: "Borrow", lock: held.lock } : { _tag: "SelfDeadlock", resource: shared, held: "lock" }
-    }
-    if (kind === "write" && held.kind === "read") return { _tag: "SelfDeadlock", resource: shared, held: "read" }
-    return { _tag: "Borrow", lock: held.lock }
+    if (held.manager !== manager || held.resource !== resource || !held.lock.isHeldAt(now)) continue
+    return kind === "read" && held.kind === "read" ? { _tag: "ReadAhead" } : { _tag: "SelfDeadlock", held: held.kind }
   }
   return acquire
 }
@@ -79,7 +61,7 @@ export const withHold = (
   now: number
 ): Held => {
   const live: Array<Held> = []
-  for (let held = holds; held !== undefined; held = held.next) if (isLive(held, now)) live.push(held)
+  for (let held = holds; held !== undefined; held = held.next) if (held.lock.isHeldAt(now)) live.push(held)
   let next: Held | undefined
   for (let index = live.length - 1; index >= 0; index--) next = { ...live[index], next }
   return { ...hold, next }

@@ -222,7 +222,7 @@ export class Redlock extends Context.Service<Redlock, {
   readonly acquire: (
     resources: string | ReadonlyArray<string>,
     options: AcquireOptions
-  ) => Effect.Effect<Lock, InvalidOptions | LockNotAcquired | SelfDeadlock, Scope.Scope>
+  ) => Effect.Effect<Lock, InvalidOptions | LockNotAcquired, Scope.Scope>
   readonly release: (lock: Lock) => Effect.Effect<ReleaseResult>
   readonly extend: (
     lock: Lock,
@@ -233,7 +233,10 @@ export class Redlock extends Context.Service<Redlock, {
   readonly acquirePermit: (resource: string, options: PermitOptions) => Effect.Effect<Lock, InvalidOptions | LockNotAcquired | SettingConflict, Scope.Scope>
   readonly inspectPermits: (resource: string, limit: number) => Effect.Effect<PermitsInspection, InvalidOptions>
   /** A read-write lock's read and write holds (see `ReadWriteLock`). */
-  readonly acquireRead: (resource: string, options: ReadWriteOptions) => Effect.Effect<Lock, InvalidOptions | LockNotAcquired | SettingConflict, Scope.Scope>
+  readonly acquireRead: (
+    resource: string,
+    options: ReadWriteOptions
+  ) => Effect.Effect<Lock, InvalidOptions | LockNotAcquired | SettingConflict | SelfDeadlock, Scope.Scope>
   readonly acquireWrite: (
     resource: string,
     options: ReadWriteOptions
@@ -253,13 +256,13 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
   return Redlock.of({
     nodes,
     quorum: settings.quorum,
-    acquire: Reentrancy.guard(settings, "lock", Acquisition.acquire(settings)),
+    acquire: Acquisition.acquire(settings),
     release: (lock) => Release.release(settings, lock),
     extend: (lock, ttl) => Extension.extend(settings, lock, ttl),
     inspect: (resource) => Inspection.inspect(settings, resource),
     acquirePermit: SemaphoreSlots.acquireSlot(settings, SemaphoreSlots.permitSlots),
     inspectPermits: (resource, limit) => SemaphoreSlots.inspectSlots(settings, resource, limit, SemaphoreSlots.permitSlots),
-    acquireRead: Reentrancy.guardRead(settings, ReadWrite.acquireRead(settings)),
+    acquireRead: Reentrancy.guard(settings, "read", ReadWrite.acquireRead(settings)),
     acquireWrite: Reentrancy.guard(settings, "write", ReadWrite.acquireWrite(settings)),
     inspectReadWrite: (resource, maxReaders) => ReadWrite.inspect(settings, resource, maxReaders)
   })
@@ -325,10 +328,7 @@ export const layerConfig = (
  * Acquire a lock on one resource, or on several together (all or none), as
  * a resource of the current `Scope`: released on every node when the scope
  * closes. Retries as the options' (or the manager's) schedule says; fails
- * with `LockNotAcquired` once it gives up. Asked again by the fiber that
- * holds it (or by a child of it) on exactly the same resources, it is served
- * by the held lock and released with it; on some of a held lock's resources
- * it fails at once with `SelfDeadlock` instead of waiting for itself.
+ * with `LockNotAcquired` once it gives up.
  *
  * @since 0.2.0
  * @category combinators
@@ -336,7 +336,7 @@ export const layerConfig = (
 export const acquire = (
   resources: string | ReadonlyArray<string>,
   options: AcquireOptions
-): Effect.Effect<Lock, InvalidOptions | LockNotAcquired | SelfDeadlock, Redlock | Scope.Scope> =>
+): Effect.Effect<Lock, InvalidOptions | LockNotAcquired, Redlock | Scope.Scope> =>
   Effect.flatMap(Redlock, (redlock) => redlock.acquire(resources, options))
 
 /**
@@ -380,7 +380,7 @@ export const withLock: {
  * @since 0.2.0
  * @category models
  */
-export type WithLockError = InvalidOptions | LockNotAcquired | LockLost | SelfDeadlock
+export type WithLockError = InvalidOptions | LockNotAcquired | LockLost
 
 /**
  * Release a lock before its scope closes (the scope's release then does nothing).

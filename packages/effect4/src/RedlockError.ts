@@ -255,20 +255,19 @@ export class SettingConflict extends Schema.TaggedError<SettingConflict>("effect
 }
 
 /**
- * The fiber (or one of its parents) holds what it asked for in a way the
- * acquisition would wait for forever: a write of a resource it holds for
- * reading (a read cannot be upgraded), or a lock on resources of which it
- * holds some, in a lock on other resources. Refused at once instead of
- * waiting for itself. Asking again for exactly what it holds is served by
- * the held lock (re-entrant), and is no error.
+ * The fiber (or one of its parents) holds the read-write lock it asked for
+ * in a way the acquisition would wait for forever: a write of a resource it
+ * holds for reading (a read cannot be upgraded) or for writing, or a read of
+ * one it holds for writing. Refused at once instead of waiting for itself.
+ * (Another read of a resource it reads is acquired ahead of the line.)
  *
  * @since 0.2.0
  * @category errors
  */
 export class SelfDeadlock extends Schema.TaggedError<SelfDeadlock>("effect-redlock/SelfDeadlock")("SelfDeadlock", {
   resource: Schema.String,
-  held: Schema.Literals(["lock", "read", "write"]),
-  requested: Schema.Literals(["lock", "write"])
+  held: Schema.Literals(["read", "write"]),
+  requested: Schema.Literals(["read", "write"])
 }) {
   /**
    * @since 0.2.0

@@ -93,6 +93,38 @@ describe("Redlock on memory nodes (TestClock)", () => {
       for (const index of [0, 1, 2]) assert.deepStrictEqual(yield* liveKeys(index), [])
     }).pipe(Effect.scoped, Effect.provide(memory(3))))
 
+  it.effect("late yeses of a waiter's attempts on a slow node stay only while it waits: none is left once it is granted and releases, or gives up", () =>
+    Effect.gen(function*() {
+      const control = yield* RedisNode.MemoryNodes
+      const holder = yield* Redlock.Redlock
+      const held = yield* holder.acquire("job", { ttl: "10 seconds" })
+      // Node 4 answers after 100 ms, the per-node timeout is 20 ms: each attempt's answer from it comes late,
+      // after the next attempt was sent (30 ms apart), so no late yes is undone on arrival.
+      yield* control.setLatency(4, "100 millis")
+      yield* holder.release(held)
+      const held2 = yield* holder.acquire("job", { ttl: "10 seconds", nodeTimeout: "20 millis" })
+      const retry = Redlock.retry({ delay: "30 millis", times: 40, jitter: { min: 1, max: 1 } })
+      const waiter = yield* Effect.forkChild(Effect.scoped(
+        Effect.andThen(Redlock.acquire("job", { ttl: "10 seconds", nodeTimeout: "20 millis", retry }), Effect.sleep("50 millis"))
+      ))
+      yield* TestClock.adjust("400 millis")
+      assert.isUndefined(waiter.pollUnsafe(), "the holder holds a majority")
+      yield* holder.release(held2)
+      yield* TestClock.adjust("1 second")
+      assert.isTrue(Exit.isSuccess(yield* Fiber.await(waiter)), "granted after the release, then released")
+      for (const index of [0, 1, 2, 3, 4]) assert.deepStrictEqual(yield* liveKeys(index), [], `node ${index}`)
+      // A waiter that gives up (its schedule ends) leaves no key either.
+      const held3 = yield* holder.acquire("job", { ttl: "10 seconds", nodeTimeout: "20 millis" })
+      const givesUp = yield* Effect.forkChild(Effect.scoped(
+        Redlock.acquire("job", { ttl: "10 seconds", nodeTimeout: "20 millis", retry: Redlock.retry({ delay: "30 millis", times: 10, jitter: { min: 1, max: 1 } }) })
+      ))
+      yield* TestClock.adjust("1 second")
+      assert.isTrue(Exit.isFailure(yield* Fiber.await(givesUp)))
+      yield* holder.release(held3)
+      yield* TestClock.adjust("1 second")
+      for (const index of [0, 1, 2, 3, 4]) assert.deepStrictEqual(yield* liveKeys(index), [], `node ${index}`)
+    }).pipe(Effect.scoped, Effect.provide(memory(5))))
+
   it.effect("the lock is lost at its deadline: `lost` says Expired, release finds it NotHeld", () =>
     Effect.gen(function*() {
       const lock = yield* Redlock.acquire("job", { ttl: "1 second" })

@@ -16,6 +16,8 @@ import { layerLocal, RedisFleet } from "./fleet.js"
 
 const memory = (n: number) => Redlock.layer().pipe(Layer.provideMerge(RedisNode.layerMemory(n)))
 const forever = Schedule.spaced("5 seconds")
+/** Run as another client would: in a fiber of its own, whose read-write holds are not this fiber's. */
+const elsewhere = <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.flatMap(Effect.forkChild(effect), Fiber.join)
 
 describe("Semaphore (memory nodes, TestClock)", () => {
   it.effect("limit permits at once; the next is refused naming the resource, and woken by a release", () =>
@@ -45,7 +47,7 @@ describe("Semaphore (memory nodes, TestClock)", () => {
       const tenSeconds = Schedule.spaced("10 seconds")
       // Holders that never release (crashed): a permit and a writer, each running out at 2 s.
       yield* Semaphore.acquire("pool", { limit: 1, ttl: "2 seconds" })
-      yield* ReadWriteLock.acquireWrite("doc", { ttl: "2 seconds" })
+      yield* elsewhere(ReadWriteLock.acquireWrite("doc", { ttl: "2 seconds" }))
       const permit = yield* Effect.forkChild(Effect.scoped(Semaphore.acquire("pool", { limit: 1, ttl: "10 seconds", retry: tenSeconds })))
       const reader = yield* Effect.forkChild(Effect.scoped(ReadWriteLock.acquireRead("doc", { ttl: "10 seconds", retry: tenSeconds })))
       yield* TestClock.adjust("1990 millis")
@@ -81,8 +83,8 @@ describe("ReadWriteLock (memory nodes, TestClock)", () => {
     Effect.gen(function*() {
       const redlock = yield* Redlock.Redlock
       const options = { ttl: "10 seconds", maxReaders: 4, retry: forever } as const
-      const readerA = yield* redlock.acquireRead("cache", options)
-      const readerB = yield* redlock.acquireRead("cache", options)
+      const readerA = yield* elsewhere(redlock.acquireRead("cache", options))
+      const readerB = yield* elsewhere(redlock.acquireRead("cache", options))
       assert.strictEqual((yield* ReadWriteLock.inspect("cache", 4)).readers, 2)
       const writing = yield* Effect.forkChild(Effect.scoped(Effect.gen(function*() {
         const writer = yield* redlock.acquireWrite("cache", options)

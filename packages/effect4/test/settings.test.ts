@@ -9,6 +9,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Scope from "effect/Scope"
 import * as TestClock from "effect/testing/TestClock"
@@ -23,11 +24,15 @@ const once = { ttl: "10 seconds", retry: Redlock.noRetry } as const
 type Acquire = Effect.Effect<{ readonly resources: ReadonlyArray<string> }, RedlockError.RedlockError, Redlock.Redlock | Scope.Scope>
 
 const hold = (acquire: Acquire) =>
-  Effect.gen(function*() {
-    const scope = yield* Scope.make()
-    const lock = yield* Scope.provide(acquire, scope)
-    return { slot: lock.resources[0], release: Scope.close(scope, Exit.void) }
-  })
+  // In a fiber of its own, as another client's: this fiber does not hold it.
+  Effect.flatMap(
+    Effect.forkChild(Effect.gen(function*() {
+      const scope = yield* Scope.make()
+      const lock = yield* Scope.provide(acquire, scope)
+      return { slot: lock.resources[0], release: Scope.close(scope, Exit.void) }
+    })),
+    Fiber.join
+  )
 
 const conflictOf = (acquire: Acquire) =>
   Effect.map(Effect.flip(Effect.scoped(acquire)), (error) => {

@@ -189,9 +189,10 @@ export const singleAttempts = (settings: Settings.Settings, variant: Variant) =>
     surroundings: Surroundings,
     resource: string,
     options: Either.Either.Right<ReturnType<typeof parseOptions>>,
-    setting: Setting
+    setting: Setting,
+    ahead: boolean
   ): SingleAttempt =>
-    new Acquisition(settings, issueFencingTokens, surroundings, { resources: [resource], ...options }, variant.probe, setting)
+    new Acquisition(settings, issueFencingTokens, surroundings, { resources: [resource], ...options }, variant.probe, setting, ahead)
 }
 
 /**
@@ -296,7 +297,8 @@ class Acquisition extends Attempt.Attempts<HeldLock, Refused> implements SingleA
     private readonly surroundings: Surroundings,
     readonly request: Request,
     probe = true,
-    private readonly setting: Setting | undefined = undefined
+    private readonly setting: Setting | undefined = undefined,
+    ahead = false
   ) {
     super(settings, {
       resources: request.resources,
@@ -305,7 +307,8 @@ class Acquisition extends Attempt.Attempts<HeldLock, Refused> implements SingleA
       ttlMillis: request.ttlMillis,
       nodeTimeoutMillis: Duration.toMillis(request.nodeTimeout),
       probe,
-      setting: setting === undefined ? undefined : String(setting.value)
+      setting: setting === undefined ? undefined : String(setting.value),
+      ahead
     }, surroundings.time)
     this.nodeTimeout = request.nodeTimeout
     const { logDebug, onAttempt } = surroundings

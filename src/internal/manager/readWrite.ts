@@ -45,11 +45,13 @@ const checked = (resource: unknown, options: ReadWriteOptions) => {
 
 export const acquireRead = (settings: Settings) => {
   const acquireSlot = Semaphore.acquireSlot(settings, Semaphore.readSlots)
+  // `ahead`: the fiber reads the resource already (reentrancy.ts), and takes this slot ahead of the line.
   return (
     resource: string,
-    options: ReadWriteOptions
+    options: ReadWriteOptions,
+    ahead = false
   ): Effect.Effect<Lock.Lock, InvalidOptions | LockNotAcquired | SettingConflict, Scope.Scope> =>
-    Effect.flatMap(checked(resource, options), ({ limit }) => acquireSlot(resource, { ...options, limit }))
+    Effect.flatMap(checked(resource, options), ({ limit }) => acquireSlot(resource, { ...options, limit }, ahead))
 }
 
 export const acquireWrite = (settings: Settings) => {

@@ -1,7 +1,7 @@
 /**
- * What each fiber holds (engine/reentrancy.ts), in a FiberRef: a forked
- * child inherits its parent's holds, and a joined child's holds stay its own
- * (a lock a child took is not the parent's to be served by).
+ * What each fiber holds of read-write locks (engine/reentrancy.ts), in a
+ * FiberRef: a forked child inherits its parent's holds, and a joined child's
+ * holds stay its own.
  *
  * @internal
  */
@@ -20,40 +20,26 @@ const holdsOfFiber = FiberRef.unsafeMake<Reentrancy.Held | undefined>(undefined,
   join: (parent) => parent
 })
 
-const resourcesOf = (input: unknown): ReadonlyArray<string> =>
-  typeof input === "string" ? [input] : Array.isArray(input) ? input.filter((resource) => typeof resource === "string") : []
-
 /**
- * `acquire` as the kind of hold it grants: served by the fiber's own hold
- * where that is the same, refused with SelfDeadlock where it would wait for
- * one, and otherwise acquired and remembered as the fiber's.
+ * A read or write acquisition (`acquire`, told whether to stand ahead of the
+ * line) checked against the fiber's holds: refused with SelfDeadlock where
+ * it would wait for one of them, and otherwise acquired and remembered as
+ * the fiber's.
  */
-/** `guard` of reads, which it never refuses (a read of what the fiber holds is served by its hold). */
-export const guardRead = <I, O, E>(
-  settings: Settings,
-  acquire: (resources: I, options: O) => Effect.Effect<Lock.Lock, E, Scope.Scope>
-): (resourcesInput: I, options: O) => Effect.Effect<Lock.Lock, E, Scope.Scope> =>
-  guard(settings, "read", acquire) as (resourcesInput: I, options: O) => Effect.Effect<Lock.Lock, E, Scope.Scope>
-
-export const guard = <I, O, E>(
+export const guard = <O, E>(
   settings: Settings,
   kind: Reentrancy.HoldKind,
-  acquire: (resources: I, options: O) => Effect.Effect<Lock.Lock, E, Scope.Scope>
+  acquire: (resource: string, options: O, ahead: boolean) => Effect.Effect<Lock.Lock, E, Scope.Scope>
 ) =>
-(resourcesInput: I, options: O): Effect.Effect<Lock.Lock, E | SelfDeadlock, Scope.Scope> =>
+(resource: string, options: O): Effect.Effect<Lock.Lock, E | SelfDeadlock, Scope.Scope> =>
   Effect.withFiberRuntime((fiber): Effect.Effect<Lock.Lock, E | SelfDeadlock, Scope.Scope> => {
     const holds = fiber.getFiberRef(holdsOfFiber)
-    const resources = resourcesOf(resourcesInput)
     const time = Monotonic.timeOfFiber(fiber)
-    if (holds !== undefined) {
-      const decision = Reentrancy.decide(holds, settings.identity, kind, resources, time.now())
-      if (decision._tag === "Borrow") return Effect.succeed(decision.lock as HeldLock)
-      if (decision._tag === "SelfDeadlock") {
-        // A read never waits for the fiber's own holds (decide): only a lock or a write is refused.
-        return Effect.fail(new SelfDeadlock({ resource: decision.resource, held: decision.held, requested: kind as "lock" | "write" }))
-      }
-    }
-    return Effect.tap(acquire(resourcesInput, options), (lock) =>
+    const decision = holds === undefined
+      ? undefined
+      : Reentrancy.decide(holds, settings.identity, kind, resource, time.now())
+    if (decision?._tag === "SelfDeadlock") return Effect.fail(new SelfDeadlock({ resource, held: decision.held, requested: kind }))
+    return Effect.tap(acquire(resource, options, decision?._tag === "ReadAhead"), (lock) =>
       FiberRef.update(holdsOfFiber, (current) =>
-        Reentrancy.withHold(current, { manager: settings.identity, kind, resources, lock: lock as HeldLock }, time.now())))
+        Reentrancy.withHold(current, { manager: settings.identity, kind, resource, lock: lock as HeldLock }, time.now())))
   })

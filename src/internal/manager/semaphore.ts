@@ -66,7 +66,8 @@ export const acquireSlot = (settings: Settings, kind: SlotKind) => {
   const singleAttempt = Acquisition.singleAttempts(settings, variant)
   return (
     resourceInput: string,
-    options: PermitOptions
+    options: PermitOptions,
+    ahead = false
   ): Effect.Effect<Lock.Lock, InvalidOptions | LockNotAcquired | SettingConflict, Scope.Scope> =>
     Effect.withFiberRuntime((fiber): Effect.Effect<Lock.Lock, InvalidOptions | LockNotAcquired | SettingConflict, Scope.Scope> => {
       if (typeof options !== "object" || options === null) {
@@ -91,7 +92,7 @@ export const acquireSlot = (settings: Settings, kind: SlotKind) => {
       const surroundings = Acquisition.surroundingsOf(fiber)
       const slotChecked = Either.getOrThrow(Acquisition.parseOptions(settings, slotOptions))
       const setting: Acquisition.Setting = { resource, name: kind.setting, value: limit }
-      const slot = (index: number) => singleAttempt(surroundings, slotResource(resource, index, kind), slotChecked, setting)
+      const slot = (index: number) => singleAttempt(surroundings, slotResource(resource, index, kind), slotChecked, setting, ahead)
       return permit(settings, setting, keys, slot, nodeTimeout, schedule, surroundings)
     })
 }

@@ -101,7 +101,8 @@ export class Acquisition extends Attempt.Attempts<HeldLock, Refused> {
     time: Time,
     private readonly issueTokens: LockFields["issueTokens"],
     probe = true,
-    readonly setting: Setting | undefined = undefined
+    readonly setting: Setting | undefined = undefined,
+    ahead = false
   ) {
     super(settings, {
       resources: request.resources,
@@ -110,7 +111,8 @@ export class Acquisition extends Attempt.Attempts<HeldLock, Refused> {
       ttlMillis: request.ttlMillis,
       nodeTimeoutMillis: request.nodeTimeoutMillis,
       probe,
-      setting: setting === undefined ? undefined : String(setting.value)
+      setting: setting === undefined ? undefined : String(setting.value),
+      ahead
     }, time)
   }
 

@@ -29,12 +29,14 @@ const checked = (resource: unknown, options: ReadWriteOptions): { readonly resou
 
 export const acquireRead = (settings: Settings) => {
   const acquireSlot = Semaphore.acquireSlot(settings, Semaphore.readSlots)
+  // `ahead`: the fiber reads the resource already (reentrancy.ts), and takes this slot ahead of the line.
   return (
     resource: string,
-    options: ReadWriteOptions
+    options: ReadWriteOptions,
+    ahead = false
   ): Effect.Effect<Lock.Lock, InvalidOptions | LockNotAcquired | SettingConflict, Scope.Scope> => {
     const read = checked(resource, options)
-    return "limit" in read ? acquireSlot(resource, { ...options, limit: read.limit }) : Effect.fail(read)
+    return "limit" in read ? acquireSlot(resource, { ...options, limit: read.limit }, ahead) : Effect.fail(read)
   }
 }
 

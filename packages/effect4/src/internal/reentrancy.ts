@@ -1,7 +1,7 @@
 /**
- * What each fiber holds (engine/reentrancy.ts), in a context reference set
- * on the fiber when it is granted a hold: a forked child inherits its
- * parent's holds; a joined child's holds stay its own.
+ * What each fiber holds of read-write locks (engine/reentrancy.ts), in a
+ * context reference set on the fiber when it is granted a hold: a forked
+ * child inherits its parent's holds; a joined child's holds stay its own.
  *
  * @internal
  */
@@ -15,46 +15,33 @@ import type { HeldLock } from "./lock.js"
 import type { Settings } from "./settings.js"
 import * as TimeOf from "./time.js"
 
-const HoldsOfFiber = Context.Reference<Holds>("effect-redlock/HoldsOfFiber", { defaultValue: () => undefined })
-type Holds = Reentrancy.Held | undefined
-
-const resourcesOf = (input: unknown): ReadonlyArray<string> =>
-  typeof input === "string" ? [input] : Array.isArray(input) ? input.filter((resource) => typeof resource === "string") : []
+const HoldsOfFiber = Context.Reference<Reentrancy.Held | undefined>("effect-redlock/HoldsOfFiber", {
+  defaultValue: () => undefined
+})
 
 /**
- * `acquire` as the kind of hold it grants: served by the fiber's own hold
- * where that is the same, refused with SelfDeadlock where it would wait for
- * one, and otherwise acquired and remembered as the fiber's.
+ * A read or write acquisition (`acquire`, told whether to stand ahead of the
+ * line) checked against the fiber's holds: refused with SelfDeadlock where
+ * it would wait for one of them, and otherwise acquired and remembered as
+ * the fiber's.
  */
-export const guard = <I, O, E>(
+export const guard = <O, E>(
   settings: Settings,
   kind: Reentrancy.HoldKind,
-  acquire: (resources: I, options: O) => Effect.Effect<Lock, E, Scope.Scope>
+  acquire: (resource: string, options: O, ahead: boolean) => Effect.Effect<Lock, E, Scope.Scope>
 ) =>
-(resourcesInput: I, options: O): Effect.Effect<Lock, E | SelfDeadlock, Scope.Scope> =>
+(resource: string, options: O): Effect.Effect<Lock, E | SelfDeadlock, Scope.Scope> =>
   Effect.withFiber((fiber): Effect.Effect<Lock, E | SelfDeadlock, Scope.Scope> => {
     const holds = fiber.getRef(HoldsOfFiber)
-    const resources = resourcesOf(resourcesInput)
     const time = TimeOf.timeOfFiber(fiber)
-    if (holds !== undefined) {
-      const decision = Reentrancy.decide(holds, settings.identity, kind, resources, time.now())
-      if (decision._tag === "Borrow") return Effect.succeed(decision.lock as HeldLock)
-      if (decision._tag === "SelfDeadlock") {
-        // A read never waits for the fiber's own holds (decide): only a lock or a write is refused.
-        return Effect.fail(new SelfDeadlock({ resource: decision.resource, held: decision.held, requested: kind as "lock" | "write" }))
-      }
-    }
-    return Effect.tap(acquire(resourcesInput, options), (lock) =>
+    const decision = holds === undefined
+      ? undefined
+      : Reentrancy.decide(holds, settings.identity, kind, resource, time.now())
+    if (decision?._tag === "SelfDeadlock") return Effect.fail(new SelfDeadlock({ resource, held: decision.held, requested: kind }))
+    return Effect.tap(acquire(resource, options, decision?._tag === "ReadAhead"), (lock) =>
       Effect.withFiber((holder) => {
-        const hold = { manager: settings.identity, kind, resources, lock: lock as HeldLock }
+        const hold = { manager: settings.identity, kind, resource, lock: lock as HeldLock }
         holder.setContext(Context.add(holder.context, HoldsOfFiber, Reentrancy.withHold(holder.getRef(HoldsOfFiber), hold, time.now())))
         return Effect.void
       }))
   })
-
-/** `guard` of reads, which it never refuses (a read of what the fiber holds is served by its hold). */
-export const guardRead = <I, O, E>(
-  settings: Settings,
-  acquire: (resources: I, options: O) => Effect.Effect<Lock, E, Scope.Scope>
-): (resourcesInput: I, options: O) => Effect.Effect<Lock, E, Scope.Scope> =>
-  guard(settings, "read", acquire) as (resourcesInput: I, options: O) => Effect.Effect<Lock, E, Scope.Scope>

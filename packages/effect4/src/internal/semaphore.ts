@@ -66,7 +66,8 @@ export const acquireSlot = (settings: Settings, kind: SlotKind) => {
   const issueTokens = Fencing.issueTokens(settings)
   return (
     resourceInput: string,
-    options: AcquireOptions & { readonly limit: number }
+    options: AcquireOptions & { readonly limit: number },
+    ahead = false
   ): Effect.Effect<Lock.Lock, InvalidOptions | LockNotAcquired | SettingConflict, Scope.Scope> =>
     Effect.withFiber<Lock.Lock, InvalidOptions | LockNotAcquired | SettingConflict, Scope.Scope>((fiber) => {
       if (typeof options !== "object" || options === null) return Effect.fail(Validate.invalid("options", "expected { limit, ttl, ... }"))
@@ -89,7 +90,7 @@ export const acquireSlot = (settings: Settings, kind: SlotKind) => {
         slots.map((slot) => settings.keyPrefix + slot),
         request.nodeTimeoutMillis,
         (index) =>
-          new Acquisition.Acquisition(settings, { ...slotRequest, resources: [slots[index]] }, time, issueTokens, kind.probe, setting),
+          new Acquisition.Acquisition(settings, { ...slotRequest, resources: [slots[index]] }, time, issueTokens, kind.probe, setting, ahead),
         random
       )
       const startedAt = time.now()
