@@ -90,6 +90,7 @@ end
  * both at once.
  */
 export const settingKey = (key: string): { readonly record: string; readonly slotsPrefix: string } | undefined => {
+  if (!key.includes("\u0000")) return undefined
   const slotsPrefix = /^(.*\u0000[A-Za-z]+)\d+$/s.exec(key)?.[1]
   return slotsPrefix === undefined ? undefined : { record: slotsPrefix + "\u0000setting", slotsPrefix }
 }
@@ -99,6 +100,8 @@ export const settingKey = (key: string): { readonly record: string; readonly slo
 // recorded setting less one).
 const settingFunctions = `
 local function settingKeys(key)
+  -- A user's lock key holds no NUL: one plain search, no pattern, on every lock's release and extension.
+  if not string.find(key, "\\0", 1, true) then return nil, nil end
   local slotsPrefix = string.match(key, "^(.*%z%a+)%d+$")
   if slotsPrefix then return slotsPrefix .. "\\0setting", slotsPrefix end
   return nil, nil
