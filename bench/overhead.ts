@@ -12,6 +12,7 @@ const instant = (name: string): RedisNode => {
   const promises: NodePromises = {
     acquire: () => Promise.resolve(true),
     acquireInTurn: () => Promise.resolve({ _tag: "Granted" }),
+    acquireSlot: () => Promise.resolve({ _tag: "Granted", slot: 0 }),
     release: (keys) => Promise.resolve(keys.length),
     extend: () => Promise.resolve(true),
     incrementFences: () => Promise.resolve(undefined),

@@ -145,10 +145,12 @@ export type Persistence = Node.Persistence
 export type Turn = Node.Turn
 
 /**
- * What a node answered to `acquireInTurn`.
- * - `Granted`: the keys are set to our value.
+ * What a node answered to `acquireInTurn` or `acquireSlot`.
+ * - `Granted`: the keys are set to our value (`acquireSlot`: the one key
+ *   `slot`).
  * - `Held`: a key exists; `ttlMillis` is the longest time to live left among
- *   them (`undefined` when a key never expires).
+ *   them (`undefined` when a key never expires); `acquireSlot`: every slot is
+ *   held, and `ttlMillis` is the soonest expiry.
  * - `NotYourTurn`: the keys are free, but a waiter comes before us in line.
  *
  * @since 0.1.0
@@ -254,6 +256,23 @@ export interface RedisNode {
    * takes it out.
    */
   readonly acquireInTurn: (
+    keys: ReadonlyArray<string>,
+    value: string,
+    ttlMillis: number,
+    turn: Turn
+  ) => Effect.Effect<TurnAnswer, RedisNodeError>
+  /**
+   * One slot of a resource (a semaphore's permit, a read-write lock's
+   * reader): `keys` are every slot key of the resource, in the order to try
+   * them, and they share one line of waiters. Set the slot that holds
+   * `value` already, else the first free one when it is `turn`'s turn:
+   * fewer waiters stand before it in the line than slots are free, and none
+   * of them is a writer (an `acquireInTurn` over the slots, who needs them
+   * all). `Granted` names the slot (its index in `keys`) and leaves the
+   * line; otherwise join the line as `acquireInTurn` does, and answer `Held`
+   * (every slot held; `ttlMillis` the soonest expiry) or `NotYourTurn`.
+   */
+  readonly acquireSlot: (
     keys: ReadonlyArray<string>,
     value: string,
     ttlMillis: number,

@@ -201,6 +201,7 @@ const unreachable = (node: RedisNode.RedisNode): RedisNode.RedisNode => {
     run: node.run,
     acquire: () => fail,
     acquireInTurn: () => fail,
+    acquireSlot: () => fail,
     release: () => fail,
     extend: () => fail,
     inspect: () => fail,

@@ -10,6 +10,7 @@ import type { Node, TurnAnswer } from "./node.js"
 import * as Algorithm from "./algorithm.js"
 import * as FanOut from "./fanOut.js"
 import { callOf } from "./nodeCalls.js"
+import * as Slots from "./slots.js"
 import type { Time } from "./time.js"
 import * as Waiting from "./waiting.js"
 
@@ -60,6 +61,12 @@ export interface AttemptRequest {
    * checks it.
    */
   readonly setting?: string | undefined
+  /**
+   * The keys are a resource's slots, one of which to take: each attempt is
+   * one `acquireSlot` per node, granted when a quorum chose the same slot
+   * (a semaphore's permit, a read-write lock's reader).
+   */
+  readonly slots?: boolean | undefined
   /**
    * Stand before every waiter of the keys' lines: a read by a fiber that
    * reads the resource already (engine/reentrancy.ts), which a writer
@@ -172,8 +179,11 @@ export abstract class Attempts<G, R extends Refused> implements Waiting.Waiter<G
     this.ticket = time.wallNow()
   }
 
-  /** The shell's lock, granted by `result` with `validityMillis` left. */
-  protected abstract granted(result: FanOut.FanOutResult, validityMillis: number): G
+  /**
+   * The shell's lock, granted by `result` with `validityMillis` left: on
+   * every key, or for slots on the key `slot` only (its index in the keys).
+   */
+  protected abstract granted(result: FanOut.FanOutResult, validityMillis: number, slot: number | undefined): G
   /** The shell's refusal (`granted` undefined, and `result`). */
   protected abstract refused(fields: RefusalFields, result: FanOut.FanOutResult): R
   /** Told each attempt (begun at `startMillis`) once it ended, where the shell traces or logs; none: nothing is told. */
@@ -186,6 +196,14 @@ export abstract class Attempts<G, R extends Refused> implements Waiting.Waiter<G
    */
   get watch(): boolean {
     return this.attemptSettings.announcesReleases && Waiting.hearsQuorum(this.nodes, this.quorum)
+  }
+
+  private lines: ReadonlyArray<string> | undefined
+
+  /** The release channels to watch: each key's line's (a resource's slots share one). */
+  get watchKeys(): ReadonlyArray<string> {
+    // Only slot keys (always sent with their setting) have a shared line: a lock's keys are their own.
+    return this.lines ??= this.attemptRequest.setting !== undefined ? Slots.linesOf(this.keys) : this.keys
   }
 
   // Whole milliseconds: a jittered schedule's interval is fractional, and PEXPIRE refuses fractions.
@@ -243,33 +261,66 @@ export abstract class Attempts<G, R extends Refused> implements Waiting.Waiter<G
    */
   private probes(): boolean {
     return this.attemptRequest.probe && this.attempts === 1 && this.attemptSettings.fairHandoff && this.keys.length === 1 &&
-      this.attemptRequest.setting === undefined && !this.attemptSettings.contendedKeys.isContended(this.keys[0], this.firstStart)
+      this.attemptRequest.setting === undefined && this.attemptRequest.slots !== true &&
+      !this.attemptSettings.contendedKeys.isContended(this.keys[0], this.firstStart)
   }
 
   private fanOut(leaseMillis: number, probe: boolean, done: (end: AttemptEnd<G, R>) => void): void {
-    const { ahead, setting, ttlMillis } = this.attemptRequest
+    const { ahead, setting, slots, ttlMillis } = this.attemptRequest
     const { fairHandoff, nodeError, quarantineMillis } = this.attemptSettings
     this.sent++
     if (leaseMillis > 0) this.joined = true
     this.leaseEndsAt = leaseMillis > 0 ? this.time.now() + leaseMillis : undefined
+    const turn = () => ({
+      ticket: this.ticket,
+      leaseMillis,
+      ageMillis: Math.floor(this.time.now() - this.firstStart),
+      setting,
+      ...(ahead === true ? aheadOfEveryone : undefined)
+    })
     // A setting is checked by acquireInTurn only (the plain acquire is one SET NX on Redis).
-    const call: FanOut.Call<"acquire" | "acquireInTurn"> = (fairHandoff && !probe) || setting !== undefined
-      ? FanOut.call("acquireInTurn", this.keys, this.value, ttlMillis, {
-        ticket: this.ticket,
-        leaseMillis,
-        ageMillis: Math.floor(this.time.now() - this.firstStart),
-        setting,
-        ...(ahead === true ? aheadOfEveryone : undefined)
-      })
+    const call: FanOut.Call<"acquire" | "acquireInTurn" | "acquireSlot"> = slots === true
+      ? FanOut.call("acquireSlot", this.keys, this.value, ttlMillis, turn())
+      : (fairHandoff && !probe) || setting !== undefined
+      ? FanOut.call("acquireInTurn", this.keys, this.value, ttlMillis, turn())
       : FanOut.call("acquire", this.keys, this.value, ttlMillis)
-    const rules = FanOut.atQuorum<Answer>(this.nodes, tookKeys, this.nodeTimeoutMillis, quarantineMillis, nodeError)
+    const atQuorum = FanOut.atQuorum<Answer>(this.nodes, tookKeys, this.nodeTimeoutMillis, quarantineMillis, nodeError)
+    const { length } = this.nodes
+    const rules: FanOut.Rules<Answer> = slots === true
+      ? { ...atQuorum, isDecided: (ok, other, answers) => Slots.slotRoundDecided(length, this.quorum, ok + other, answers) }
+      : atQuorum
     FanOut.send(this.nodes, call, rules, this.time, (result) => {
       const validityMillis = Algorithm.validity(ttlMillis, result.endMillis - result.startMillis, this.attemptSettings.driftFactor)
-      if (result.yes >= this.quorum && validityMillis > 0) return done({ granted: this.granted(result, validityMillis), result })
+      const slot = slots === true
+        ? Slots.grantedSlot(result.answers, (index) => result.outcomes[index]._tag === "Ok", this.quorum)
+        : undefined
+      const quorate = slots === true ? slot !== undefined : result.yes >= this.quorum
+      if (quorate && validityMillis > 0) {
+        if (slot !== undefined) this.undoOtherSlots(result, slot)
+        return done({ granted: this.granted(result, validityMillis, slot), result })
+      }
       const undoOn = this.refusal(result)
-      const end = this.refused(this.refusalFields(result), result)
+      const end = this.refused(this.refusalFields(result, quorate), result)
       if (undoOn.length === 0) return done(end)
       this.undo(undoOn, () => done(end))
+    })
+  }
+
+  /**
+   * A slot granted: the nodes that chose another slot (now, or in a late
+   * answer) have it deleted, and nothing else (the granted slot is the
+   * lock's, which its release deletes).
+   */
+  private undoOtherSlots(result: FanOut.FanOutResult<Answer>, slot: number): void {
+    const others = this.keys.filter((_, index) => index !== slot)
+    const undo = (index: number) => release(this.nodes[index], others, this.value)
+    result.answers.forEach((answer, index) => {
+      const chosen = Slots.chosenSlot(answer)
+      if (chosen !== undefined && chosen !== slot) undo(index)
+    })
+    result.late?.forEach((index, _, answer) => {
+      const chosen = Slots.chosenSlot(answer)
+      if (chosen !== undefined && chosen !== slot) undo(index)
     })
   }
 
@@ -303,11 +354,11 @@ export abstract class Attempts<G, R extends Refused> implements Waiting.Waiter<G
     return this.nodes.filter((_, index) => outcomes[index]._tag !== "Held" && !pending(index))
   }
 
-  private refusalFields(result: FanOut.FanOutResult<Answer>): RefusalFields {
+  private refusalFields(result: FanOut.FanOutResult<Answer>, quorate: boolean): RefusalFields {
     const { quorum } = this
     return {
       resources: this.attemptRequest.resources,
-      reason: result.yes >= quorum ? "ValidityExpired" : whyRefused(result.answers, quorum),
+      reason: quorate ? "ValidityExpired" : whyRefused(result.answers, quorum),
       attempts: this.attempts,
       elapsedMillis: this.time.now() - this.firstStart,
       quorum,
@@ -329,12 +380,7 @@ export abstract class Attempts<G, R extends Refused> implements Waiting.Waiter<G
   // something later was sent (which found the key ours and set it again).
   private undoLate(late: FanOut.Late, sentAt: number): void {
     late.forEach((index, tookKey) => {
-      if (tookKey !== true || this.sent !== sentAt) return
-      const node = this.nodes[index]
-      const args = [this.keys, this.value, false, true] as const
-      const byCallback = callOf(node)
-      if (byCallback !== undefined) byCallback("release", args, ignore, ignore)
-      else node.promises!.release(...args).then(ignore, ignore)
+      if (tookKey === true && this.sent === sentAt) release(this.nodes[index], this.keys, this.value)
     })
   }
 
@@ -356,3 +402,11 @@ export abstract class Attempts<G, R extends Refused> implements Waiting.Waiter<G
 }
 
 const ignore = () => {}
+
+// Delete the keys that hold our value on one node, keeping the place in line, unawaited (an undo).
+const release = (node: Node, keys: ReadonlyArray<string>, value: string): void => {
+  const args = [keys, value, false, true] as const
+  const byCallback = callOf(node)
+  if (byCallback !== undefined) byCallback("release", args, ignore, ignore)
+  else node.promises.release(...args).then(ignore, ignore)
+}

@@ -48,7 +48,7 @@ export interface Late {
    * the key); `undefined` is a call that failed (it may or may not have run
    * on its node).
    */
-  forEach(listener: (index: number, yes: boolean | undefined) => void): void
+  forEach(listener: (index: number, yes: boolean | undefined, answer: unknown) => void): void
 }
 
 // Marks, in a decided round's own outcomes, a node whose answer or failure came after the decision.
@@ -58,7 +58,8 @@ const failedLate: NodeOutcome = { _tag: "NotAwaited", node: "", millis: 0 }
 /** When a round is decided, and how a node's answer counts. */
 export interface Rules<A> {
   readonly isYes: (answer: A) => boolean
-  readonly isDecided: (ok: number, other: number) => boolean
+  /** From how many nodes voted yes (`ok`) and otherwise (`other`), and the answers so far. */
+  readonly isDecided: (ok: number, other: number, answers: ReadonlyArray<A | undefined>) => boolean
   readonly timeoutMillis: number
   readonly quarantineMillis: number | undefined
   /** A node's failure as its outcome's error (the drivers' promises reject with the shell's node error; anything else is wrapped). */
@@ -85,7 +86,7 @@ class Round<A> implements Late {
   }
 
   get decided(): boolean {
-    return this.rules.isDecided(this.ok, this.other)
+    return this.rules.isDecided(this.ok, this.other, this.answers)
   }
 
   private settle(index: number, outcome: NodeOutcome): void {
@@ -138,13 +139,13 @@ class Round<A> implements Late {
   // After the decision the round's own answers and outcomes (the result has
   // copies) keep the late words: nothing is allocated for a round whose late
   // answers nobody asks for.
-  private lateListener: ((index: number, yes: boolean | undefined) => void) | undefined
+  private lateListener: ((index: number, yes: boolean | undefined, answer: unknown) => void) | undefined
 
   /** A node's answer (`undefined`: its failure) after the round was decided. */
   late(index: number, answer: A | undefined): void {
     this.answers[index] = answer
     this.outcomes[index] = answer === undefined ? failedLate : answeredLate
-    this.lateListener?.(index, this.lateYes(index))
+    this.lateListener?.(index, this.lateYes(index), answer)
   }
 
   private lateYes(index: number): boolean | undefined {
@@ -152,12 +153,14 @@ class Round<A> implements Late {
     return answer === undefined ? undefined : this.rules.isYes(answer)
   }
 
-  forEach(listener: (index: number, yes: boolean | undefined) => void): void {
+  forEach(listener: (index: number, yes: boolean | undefined, answer: unknown) => void): void {
     this.lateListener = listener
     this.outcomes.forEach((outcome, index) => {
       // A node that timed out may have answered before the round was decided.
       const answeredAfterTimeout = outcome?._tag === "TimedOut" && this.answers[index] !== undefined
-      if (outcome === answeredLate || outcome === failedLate || answeredAfterTimeout) listener(index, this.lateYes(index))
+      if (outcome === answeredLate || outcome === failedLate || answeredAfterTimeout) {
+        listener(index, this.lateYes(index), this.answers[index])
+      }
     })
   }
 }

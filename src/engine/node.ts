@@ -99,9 +99,13 @@ export interface Turn {
   readonly setting?: string | undefined
 }
 
-/** What a node answered to `acquireInTurn`; `SettingConflict` only to a turn with a `setting`. */
+/**
+ * What a node answered to `acquireInTurn` or `acquireSlot`; `SettingConflict`
+ * only to a turn with a `setting`; `slot` only to `acquireSlot` (the index,
+ * in the keys it was sent, of the slot set).
+ */
 export type TurnAnswer =
-  | { readonly _tag: "Granted" }
+  | { readonly _tag: "Granted"; readonly slot?: number }
   | { readonly _tag: "Held"; readonly ttlMillis: number | undefined }
   | { readonly _tag: "NotYourTurn" }
   | { readonly _tag: "SettingConflict"; readonly recorded: string }
@@ -133,6 +137,19 @@ export interface ReleaseWatch {
 export interface NodePromises {
   readonly acquire: (keys: ReadonlyArray<string>, value: string, ttlMillis: number) => Promise<boolean>
   readonly acquireInTurn: (
+    keys: ReadonlyArray<string>,
+    value: string,
+    ttlMillis: number,
+    turn: Turn
+  ) => Promise<TurnAnswer>
+  /**
+   * One slot of a resource's slots (`keys`, all of them, in the order to try
+   * them) in turn: the slot already holding `value`, else the first free one
+   * when fewer waiters stand before this one in the resource's line than
+   * slots are free (and no waiting writer does); `Held` when every slot is
+   * held (with the soonest expiry).
+   */
+  readonly acquireSlot: (
     keys: ReadonlyArray<string>,
     value: string,
     ttlMillis: number,

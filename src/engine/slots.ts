@@ -1,89 +1,106 @@
 /**
- * A permit's acquisition over `limit` slots, each an ordinary lock: rounds
- * over the slots, for the waiting in line (waiting.ts) to repeat on the
- * semaphore's schedule. One round tries every slot once, from the slot
- * whose release was announced last if any (it is free, unless another
- * waiter was quicker), else from a random one, so that permits spread over
- * the slots rather than every caller trying slot 0 first. The waiting
- * watches every slot, and a release of any slot that a majority of nodes
- * announces wakes the waiter for another round, as does the moment the
- * first slot's holder's keys run out (a crashed holder announces nothing).
+ * The slots of a semaphore (or of a read-write lock's readers) as the engine
+ * and the nodes share them: every slot key of a resource names the same line
+ * of waiters and the same release channel, and a permit's round is one call
+ * per node (`NodePromises.acquireSlot`), granted when a quorum of nodes chose
+ * the same slot.
  *
  * @internal
  */
-import type { Node } from "./node.js"
-import type { AttemptEnd, Refused } from "./attempt.js"
-import type { Waiter } from "./waiting.js"
+import type { TurnAnswer } from "./node.js"
 
-/** One slot's acquisition: a single attempt, taking no place in the slot's line. */
-export interface SlotAttempt<G, R extends Refused> {
-  attempt(leaseMillis: number, done: (end: AttemptEnd<G, R>) => void): void
-  /** Set when a quorum refused the slot's setting (attempt.ts, `conflictOf`). */
-  readonly conflict: string | undefined
-  /** When (monotonic) the holder's keys of the slot run out on enough nodes, as its refused attempt saw them. */
-  readonly holderGoneAt: number | undefined
+// A slot key is a checked resource's key, then NUL, the slots' kind (letters) and the slot number
+// (options.ts, slotResource); users' lock keys hold no NUL character.
+const slotKeyPattern = /^(.*\u0000[A-Za-z]+)\d+$/s
+
+/** A slot key without its slot number (every slot of a resource shares it); `undefined` for a key that is no slot's. */
+export const slotsPrefixOf = (key: string): string | undefined =>
+  key.includes("\u0000") ? slotKeyPattern.exec(key)?.[1] : undefined
+
+/**
+ * The name of a key's line of waiters and of its release channel: a lock
+ * key's own, or for a slot key the one its resource's slots share, so that
+ * waiters for any slot stand in one line and hear every slot's release.
+ */
+export const lineOf = (key: string): string => slotsPrefixOf(key) ?? key
+
+/** The distinct lines (and release channels) of some keys, in order. */
+export const linesOf = (keys: ReadonlyArray<string>): ReadonlyArray<string> => [...new Set(keys.map(lineOf))]
+
+/**
+ * The mark of a writer in its slots' line: a writer needs every slot, so a
+ * reader behind it may not take a free slot (scripts.ts, acquireSlot). Lock
+ * values are base64url and hold no colon.
+ */
+export const writerMark = ":w"
+
+/**
+ * Whether a release announcement names `value` as a waiter to wake: a lock's
+ * release names the one first in line; a slot's release names the waiters
+ * that may take the slots now free, separated by spaces.
+ */
+export const names = (announced: string, value: string): boolean =>
+  announced === value || (announced.length > value.length && announced.split(" ").includes(value))
+
+/** The slot a node chose for us (`acquireSlot` answers `Granted` with one). */
+const slotOf = (answer: unknown): number | undefined =>
+  typeof answer === "object" && answer !== null && (answer as TurnAnswer)._tag === "Granted"
+    ? (answer as { readonly slot?: number }).slot
+    : undefined
+
+/** How many of the counted nodes chose each slot, and the most chosen slot with its count. */
+const tally = (answers: ReadonlyArray<unknown>, counts: (index: number) => boolean) => {
+  const chosen = new Map<number, number>()
+  let best: number | undefined
+  let most = 0
+  answers.forEach((answer, index) => {
+    const slot = slotOf(answer)
+    if (slot === undefined || !counts(index)) return
+    const count = (chosen.get(slot) ?? 0) + 1
+    chosen.set(slot, count)
+    if (count > most) {
+      most = count
+      best = slot
+    }
+  })
+  return { best, most }
 }
 
-export class SlotRounds<G, R extends Refused, S extends SlotAttempt<G, R>> implements Waiter<G, R> {
-  // Slots have no line, so their releases name no waiter: none is ours.
-  readonly value = ""
-  readonly leaseEndsAt = undefined
-  /** When (monotonic) the first slot of the last round runs out on enough nodes, as its attempts saw them. */
-  holderGoneAt: number | undefined = undefined
-  /** Slot attempts made, in every round. */
-  attempts = 0
-  /** Set when the caller gave up: a round in progress tries no further slot. */
-  cancelled = false
-  /** The slot acquisition that may hold keys: its attempt is in flight, or it was granted and not handed over yet. */
-  holding: S | undefined
-  /** The slot acquisition of the last refused attempt. */
-  last: S | undefined
-  /** The setting the resource's holders recorded, when a quorum refused ours: the rounds end. */
-  conflict: string | undefined = undefined
-  /** The slot whose release was announced last, if any since the last round. */
-  private released: number | undefined
+/**
+ * Whether a round of `acquireSlot` is decided: a quorum chose one slot, or
+ * no slot can reach a quorum with the nodes yet to answer. Answers a node
+ * gave while it abstained count here (they only hasten the decision, which
+ * `grantedSlot` then makes from the nodes that voted).
+ */
+export const slotRoundDecided = (
+  nodes: number,
+  quorum: number,
+  settled: number,
+  answers: ReadonlyArray<unknown>
+): boolean => {
+  const { most } = tally(answers, () => true)
+  return most >= quorum || most + (nodes - settled) < quorum
+}
 
-  constructor(
-    readonly nodes: ReadonlyArray<Node>,
-    readonly quorum: number,
-    readonly watch: boolean,
-    /** Each slot's lock key, by slot. */
-    readonly keys: ReadonlyArray<string>,
-    readonly nodeTimeoutMillis: number,
-    private readonly slot: (index: number) => S,
-    private readonly random: () => number
-  ) {}
+/** The slot a quorum of the voting nodes (`voted`) chose, if any. */
+export const grantedSlot = (
+  answers: ReadonlyArray<unknown>,
+  voted: (index: number) => boolean,
+  quorum: number
+): number | undefined => {
+  const { best, most } = tally(answers, voted)
+  return most >= quorum ? best : undefined
+}
 
-  lease(): number {
-    return 0
-  }
+/** The slot a node's answer chose, if it chose one. */
+export const chosenSlot = slotOf
 
-  readonly heard = (key: string): void => {
-    this.released = this.keys.indexOf(key)
-  }
-
-  /** A round: `done` with the first slot granted, or the last slot's refusal. */
-  attempt(_: number, done: (end: AttemptEnd<G, R>) => void): void {
-    const limit = this.keys.length
-    const first = this.released ?? Math.floor(this.random() * limit)
-    this.released = undefined
-    this.holderGoneAt = undefined
-    const trySlot = (tried: number) => {
-      const attempt = this.slot((first + tried) % limit)
-      this.holding = attempt
-      this.attempts++
-      attempt.attempt(0, (end) => {
-        if (end.granted !== undefined) return done(end)
-        // Refused: the attempt sent the undo of whatever it set.
-        this.holding = undefined
-        this.last = attempt
-        this.conflict = attempt.conflict
-        const goneAt = attempt.holderGoneAt
-        if (goneAt !== undefined && (this.holderGoneAt === undefined || goneAt < this.holderGoneAt)) this.holderGoneAt = goneAt
-        if (tried + 1 < limit && !this.cancelled && this.conflict === undefined) return trySlot(tried + 1)
-        done(end)
-      })
-    }
-    trySlot(0)
-  }
+/**
+ * The slots in the order one acquisition tries them: from a random one on,
+ * so that permits spread over the slots rather than every caller trying slot
+ * 0 first, and the same order on every node, so that the nodes choose alike.
+ */
+export const rotated = <T extends ReadonlyArray<unknown>>(slots: T, random: () => number): T => {
+  const start = Math.floor(random() * slots.length)
+  return (start === 0 ? slots : [...slots.slice(start), ...slots.slice(0, start)]) as unknown as T
 }

@@ -4,7 +4,8 @@
  * things wake a waiter earlier, for an extra attempt that does not use up the
  * schedule:
  * - a release announced since the last attempt began (see
- *   `RedisNode.watchReleases`) that names this waiter as the first in line:
+ *   `RedisNode.watchReleases`) that names this waiter as the first in line
+ *   (a slot's release names as many waiters as slots are free):
  *   the others in line sleep on, so one release wakes one waiter instead of
  *   a herd. The first node's announcement is enough: a release is sent to
  *   every node at once, so the attempt it starts reaches each node after the
@@ -33,6 +34,7 @@
  * @internal
  */
 import type { Node, ReleaseWatch } from "./node.js"
+import { names } from "./slots.js"
 import type { Time } from "./time.js"
 
 const timerSlackMillis = 1
@@ -48,7 +50,7 @@ class Announcements {
   constructor(private readonly quorum: number, private readonly value: string) {}
 
   heard(index: number, next: string | null): void {
-    if (this.woken || (next !== null && next !== "" && next !== this.value)) return
+    if (this.woken || (next !== null && next !== "" && !names(next, this.value))) return
     if (next === "") {
       this.namingNobody ??= new Set()
       this.namingNobody.add(index)
@@ -106,7 +108,8 @@ export const hearsQuorum = (nodes: ReadonlyArray<Node>, quorum: number): boolean
 /** What waiting reads of an acquisition (see manager/acquisition.ts), as it is after each attempt. */
 export interface Watched {
   readonly nodes: ReadonlyArray<Node>
-  readonly keys: ReadonlyArray<string>
+  /** The keys whose release channels to watch (a resource's slots share one: engine/slots.ts, lineOf). */
+  readonly watchKeys: ReadonlyArray<string>
   readonly value: string
   /** How many nodes must announce a release that names nobody. */
   readonly quorum: number
@@ -120,8 +123,6 @@ export interface Watched {
   readonly leaseEndsAt: number | undefined
   /** How long to hold a place in line when the next attempt is due in `intervalMillis`. */
   lease(intervalMillis: number): number
-  /** Told the key of every release a node announces, before the waiter is woken by it. */
-  readonly heard?: ((key: string) => void) | undefined
   /** Set when a quorum refused the acquisition's setting (attempt.ts, `conflictOf`): no attempt can succeed. */
   readonly conflict?: string | undefined
 }
@@ -180,10 +181,10 @@ class WaitState {
    * it is waited for, within the node timeout).
    */
   watching(done: (missed: boolean) => void): void {
-    const { keys, nodes } = this.waiter
+    const { nodes, watchKeys } = this.waiter
     const onRelease = this.listen()
     nodes.forEach((node, index) => {
-      for (const key of keys) this.watches.push(node.watchReleasesNow!(key, onRelease(index, key)))
+      for (const key of watchKeys) this.watches.push(node.watchReleasesNow!(key, onRelease(index)))
     })
     const pending = this.pending()
     if (pending.length === 0) return done(false)
@@ -198,14 +199,11 @@ class WaitState {
     Promise.all(pending).then(readyOrTimedOut, readyOrTimedOut)
   }
 
-  // The announcements of this wait, and the callback of a node's watch of a key.
-  private listen(): (index: number, key: string) => (next: string | null) => void {
+  // The announcements of this wait, and the callback of a node's watches.
+  private listen(): (index: number) => (next: string | null) => void {
     const heard = new Announcements(this.waiter.quorum, this.waiter.value)
     this.announcements = heard
-    return (index, key) => (next) => {
-      if (next !== null) this.waiter.heard?.(key)
-      heard.heard(index, next)
-    }
+    return (index) => (next) => heard.heard(index, next)
   }
 
   // The watches whose node is not listening yet.

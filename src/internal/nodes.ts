@@ -205,6 +205,7 @@ const promisesOf = (node: RedisNode, runtime: Runtime.Runtime<never>): NodePromi
   return {
     acquire: (keys, value, ttlMillis) => run(node.acquire(keys, value, ttlMillis)),
     acquireInTurn: (keys, value, ttlMillis, turn) => run(node.acquireInTurn(keys, value, ttlMillis, turn)),
+    acquireSlot: (keys, value, ttlMillis, turn) => run(node.acquireSlot(keys, value, ttlMillis, turn)),
     release: (keys, value, announce, keepPlace) => run(node.release(keys, value, announce, keepPlace)),
     extend: (keys, value, ttlMillis) => run(node.extend(keys, value, ttlMillis)),
     inspect: (key) =>
@@ -235,6 +236,7 @@ export const fromPromises = (node: PromiseNode): RedisNode => {
     hearsReleases: node.hearsReleases,
     acquire: (keys, value, ttlMillis) => effect(() => promises.acquire(keys, value, ttlMillis)),
     acquireInTurn: (keys, value, ttlMillis, turn) => effect(() => promises.acquireInTurn(keys, value, ttlMillis, turn)),
+    acquireSlot: (keys, value, ttlMillis, turn) => effect(() => promises.acquireSlot(keys, value, ttlMillis, turn)),
     release: (keys, value, announce, keepPlace) => effect(() => promises.release(keys, value, announce, keepPlace)),
     extend: (keys, value, ttlMillis) => effect(() => promises.extend(keys, value, ttlMillis)),
     incrementFences: (keys, value, fenceKeys) =>

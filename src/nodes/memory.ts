@@ -21,6 +21,7 @@ import type {
   Turn,
   TurnAnswer
 } from "../engine/node.js"
+import { lineOf, linesOf, writerMark } from "../engine/slots.js"
 import type { Time } from "../engine/time.js"
 import * as Scripts from "./scripts.js"
 import { Watchers } from "./watchers.js"
@@ -56,7 +57,7 @@ export class MemoryNode {
   restarts = 0
   /** Who waits for a release of which key (as subscribers of its release channel). */
   readonly releaseWatchers = new Watchers()
-  /** Each lock key's line of waiters: lock value -> ticket and end of lease. */
+  /** Each line of waiters (engine/slots.ts, lineOf): lock value (a writer's marked) -> ticket and end of lease. */
   readonly lines = new Map<string, Map<string, { readonly ticket: number; readonly leaseEnd: number }>>()
   /** The nodes' first run started long before anything watched them. */
   run: NodeRun = { _tag: "Known", id: "0", startedAtMillis: Number.NEGATIVE_INFINITY }
@@ -109,11 +110,13 @@ export class MemoryNode {
     else this.time.defer(applyDue)
   }
 
-  leave(key: string, value: string): void {
-    const line = this.lines.get(key)
-    if (line === undefined) return
-    line.delete(value)
-    if (line.size === 0) this.lines.delete(key)
+  /** Leave a line; whether the member stood in it. */
+  leave(name: string, member: string): boolean {
+    const line = this.lines.get(name)
+    if (line === undefined) return false
+    const stood = line.delete(member)
+    if (line.size === 0) this.lines.delete(name)
+    return stood
   }
 
   error(reason: NodeErrorReason, detail: string): NodeError {
@@ -135,13 +138,13 @@ export class MemoryNode {
     return entry
   }
 
-  /** A key's line of waiters without those whose lease ended; `undefined` when empty. */
-  line(key: string, now: number) {
-    const line = this.lines.get(key)
+  /** A line of waiters without those whose lease ended; `undefined` when empty. */
+  line(name: string, now: number) {
+    const line = this.lines.get(name)
     if (line === undefined) return undefined
-    for (const [value, place] of line) if (place.leaseEnd <= now) line.delete(value)
+    for (const [member, place] of line) if (place.leaseEnd <= now) line.delete(member)
     if (line.size > 0) return line
-    this.lines.delete(key)
+    this.lines.delete(name)
     return undefined
   }
 
@@ -166,33 +169,33 @@ export class MemoryNode {
   }
 
   /**
-   * A waiter's place in a key's line, as the script works it out (scripts.ts,
+   * A waiter's place in a line, as the script works it out (scripts.ts,
    * placeOf): with the ticket's age, the ticket bounded to within the slack
    * of when this node's time says the waiter began, at every attempt;
    * without, the place it holds, else its ticket bounded by this node's time.
    */
-  placeOf(key: string, value: string, turn: Turn, now: number): number {
+  placeOf(name: string, member: string, turn: Turn, now: number): number {
     const slack = Scripts.ticketSlackMillis
     if (turn.ageMillis === undefined) {
-      return this.lines.get(key)?.get(value)?.ticket ?? Math.min(Math.max(turn.ticket, now - slack), now)
+      return this.lines.get(name)?.get(member)?.ticket ?? Math.min(Math.max(turn.ticket, now - slack), now)
     }
     const began = now - turn.ageMillis
     return Math.min(Math.max(turn.ticket, began - slack), began + slack)
   }
 
-  /** Move a waiter that stands in a key's line to its place (see `placeOf`). */
-  reseat(key: string, value: string, turn: Turn, now: number): void {
-    const line = this.line(key, now)
-    const standing = line?.get(value)
-    if (standing !== undefined) line!.set(value, { ticket: this.placeOf(key, value, turn, now), leaseEnd: standing.leaseEnd })
+  /** Move a waiter that stands in a line to its place (see `placeOf`). */
+  reseat(name: string, member: string, turn: Turn, now: number): void {
+    const line = this.line(name, now)
+    const standing = line?.get(member)
+    if (standing !== undefined) line!.set(member, { ticket: this.placeOf(name, member, turn, now), leaseEnd: standing.leaseEnd })
   }
 
-  /** Join a key's line, or keep the place held there and renew its lease. */
-  stay(key: string, value: string, turn: Turn, now: number): void {
-    const ticket = this.placeOf(key, value, turn, now)
-    let line = this.lines.get(key)
-    if (line === undefined) this.lines.set(key, line = new Map())
-    line.set(value, { ticket, leaseEnd: now + Math.ceil(turn.leaseMillis) })
+  /** Join a line, or keep the place held there and renew its lease. */
+  stay(name: string, member: string, turn: Turn, now: number): void {
+    const ticket = this.placeOf(name, member, turn, now)
+    let line = this.lines.get(name)
+    if (line === undefined) this.lines.set(name, line = new Map())
+    line.set(member, { ticket, leaseEnd: now + Math.ceil(turn.leaseMillis) })
   }
 
   /** Set a setting record (scripts.ts, settingKey) to `value`, to live at least `ttlMillis` from now. */
@@ -201,25 +204,69 @@ export class MemoryNode {
     this.store.set(key, { type: "string", value, expiresAt })
   }
 
-  /** As the release script: a resource's setting record goes with the last of its slots held here. */
-  dropSettingIfIdle(slotKey: string, now: number): void {
-    const setting = Scripts.settingKey(slotKey)
-    const recorded = setting === undefined ? undefined : this.getString(setting.record, now)
-    if (recorded === undefined) return
-    const count = Number(recorded)
-    for (let slot = 0; slot < count; slot++) if (this.live(setting!.slotsPrefix + slot, now) !== undefined) return
-    this.store.delete(setting!.record)
+  /** A line's waiters in order (lowest ticket, then lowest member). */
+  inOrder(name: string, now: number): Array<{ readonly value: string; readonly ticket: number }> {
+    const waiters = [...this.line(name, now) ?? []].map(([value, { ticket }]) => ({ value, ticket }))
+    return waiters.sort((a, b) => a.ticket - b.ticket || (a.value < b.value ? -1 : a.value > b.value ? 1 : 0))
   }
 
-  /** Who is first in a key's line (lowest ticket, then lowest value), if anyone. */
-  first(key: string, now: number): { readonly value: string; readonly ticket: number } | undefined {
-    let head: { value: string; ticket: number } | undefined
-    for (const [value, { ticket }] of this.line(key, now) ?? []) {
-      if (head === undefined || ticket < head.ticket || (ticket === head.ticket && value < head.value)) {
-        head = { value, ticket }
-      }
+  /** Who is first in a line, if anyone. */
+  first(name: string, now: number): { readonly value: string; readonly ticket: number } | undefined {
+    return this.inOrder(name, now)[0]
+  }
+
+  /** As the scripts: the setting a resource's holders recorded, when it is not the turn's. */
+  settingConflict(slots: ReturnType<typeof Scripts.settingKey>, turn: Turn, now: number): TurnAnswer | undefined {
+    if (slots === undefined || turn.setting === undefined) return undefined
+    const recorded = this.getString(slots.record, now)
+    return recorded !== undefined && recorded !== turn.setting ? { _tag: "SettingConflict", recorded } : undefined
+  }
+
+  /**
+   * As the release script's releaseSlots: delete our slots, drop the setting
+   * record with the last slot held, leave the line (plain or as a writer),
+   * and announce on the line's channel the waiters that may take a slot now.
+   */
+  releaseSlots(
+    keys: ReadonlyArray<string>,
+    value: string,
+    announce: boolean,
+    keepPlace: boolean,
+    slots: NonNullable<ReturnType<typeof Scripts.settingKey>>,
+    now: number
+  ): number {
+    let deleted = 0
+    for (const key of keys) {
+      if (!this.holds(key, value, now)) continue
+      this.store.delete(key)
+      deleted++
     }
-    return head
+    const recorded = this.live(slots.record, now)
+    let free: number | undefined
+    if (recorded?.type === "string") {
+      const count = Number(recorded.value)
+      free = 0
+      for (let slot = 0; slot < count; slot++) if (this.live(slots.slotsPrefix + slot, now) === undefined) free++
+      if (free === count) this.store.delete(slots.record)
+    }
+    if (keepPlace) return deleted
+    const line = slots.slotsPrefix
+    if (this.line(line, now) === undefined) {
+      if (deleted > 0 && announce) this.releaseWatchers.notify(line, "", now)
+      return deleted
+    }
+    const left = [this.leave(line, value), this.leave(line, value + writerMark)].includes(true)
+    if (!((deleted > 0 && announce) || (left && free !== 0))) return deleted
+    const names: Array<string> = []
+    for (const waiter of this.inOrder(line, now).slice(0, free ?? 1)) {
+      if (waiter.value.endsWith(writerMark)) {
+        names.push(waiter.value.slice(0, -writerMark.length))
+        break
+      }
+      names.push(waiter.value)
+    }
+    this.releaseWatchers.notify(line, names.join(" "), now)
+    return deleted
   }
 
   /** A counter's value (0 when missing), throwing as INCR does on a value that is not an integer. */
@@ -269,9 +316,11 @@ export class MemoryNode {
       acquireInTurn: (keys, value, ttlMillis, turn) =>
         ((now): TurnAnswer => {
           // As the script: a setting the resource's holders do not share is refused before anything else.
-          const setting = turn.setting === undefined ? undefined : Scripts.settingKey(keys[0])
-          const recorded = setting === undefined ? undefined : this.getString(setting.record, now)
-          if (recorded !== undefined && recorded !== turn.setting) return { _tag: "SettingConflict", recorded }
+          const slots = Scripts.settingKey(keys[0])
+          const conflict = this.settingConflict(slots, turn, now)
+          if (conflict !== undefined) return conflict
+          // A writer over a resource's slots stands in their line marked as one.
+          const member = slots === undefined ? value : value + writerMark
           let held = false
           let longest: number | undefined = 0
           for (const key of keys) {
@@ -282,32 +331,73 @@ export class MemoryNode {
               longest = entry.expiresAt === undefined ? undefined : Math.max(longest, entry.expiresAt - now)
             }
           }
-          for (const key of keys) this.reseat(key, value, turn, now)
-          // As the script: a key that holds our value already (handed to us, or a late answer of ours) is ours.
-          const ourTurn = keys.every((key) => {
-            const head = this.first(key, now)
-            if (head === undefined || head.value === value || this.holds(key, value, now)) return true
-            const place = this.placeOf(key, value, turn, now)
-            return head.ticket > place || (head.ticket === place && head.value > value)
+          const lines = linesOf(keys)
+          for (const line of lines) this.reseat(line, member, turn, now)
+          // As the script: a lock key that holds our value already (handed to us, or a late answer of ours) is ours.
+          const ourTurn = lines.every((line) => {
+            const head = this.first(line, now)
+            if (head === undefined || head.value === member || (slots === undefined && this.holds(line, value, now))) return true
+            const place = this.placeOf(line, member, turn, now)
+            return head.ticket > place || (head.ticket === place && head.value > member)
           })
           // A grant keeps the place in line and renews its lease (see scripts.ts, acquireInTurn): the release takes it out.
           if (!held && ourTurn) {
-            if (setting !== undefined) this.keepAtLeast(setting.record, turn.setting!, ttlMillis, now)
-            for (const key of keys) {
-              this.store.set(key, { type: "string", value, expiresAt: now + ttlMillis })
-              if (turn.leaseMillis > 0 && this.lines.get(key)?.has(value)) this.stay(key, value, turn, now)
+            if (slots !== undefined && turn.setting !== undefined) this.keepAtLeast(slots.record, turn.setting, ttlMillis, now)
+            for (const key of keys) this.store.set(key, { type: "string", value, expiresAt: now + ttlMillis })
+            for (const line of lines) {
+              if (turn.leaseMillis > 0 && this.lines.get(line)?.has(member)) this.stay(line, member, turn, now)
             }
             return { _tag: "Granted" }
           }
           // As the script: a refused waiter that takes no place leaves the one it had.
-          for (const key of keys) {
-            if (turn.leaseMillis > 0) this.stay(key, value, turn, now)
-            else this.leave(key, value)
+          for (const line of lines) {
+            if (turn.leaseMillis > 0) this.stay(line, member, turn, now)
+            else this.leave(line, member)
           }
           return held ? { _tag: "Held", ttlMillis: longest } : { _tag: "NotYourTurn" }
         }),
+      acquireSlot: (keys, value, ttlMillis, turn) =>
+        ((now): TurnAnswer => {
+          const slots = Scripts.settingKey(keys[0])
+          const conflict = this.settingConflict(slots, turn, now)
+          if (conflict !== undefined) return conflict
+          const line = lineOf(keys[0])
+          // As the script: a grant records the setting and leaves the line.
+          const grant = (slot: number): TurnAnswer => {
+            if (slots !== undefined && turn.setting !== undefined) this.keepAtLeast(slots.record, turn.setting, ttlMillis, now)
+            this.store.set(keys[slot], { type: "string", value, expiresAt: now + ttlMillis })
+            this.leave(line, value)
+            return { _tag: "Granted", slot }
+          }
+          const free: Array<number> = []
+          for (let slot = 0; slot < keys.length; slot++) {
+            if (this.holds(keys[slot], value, now)) return grant(slot)
+            if (!this.heldByOther(keys[slot], value, now)) free.push(slot)
+          }
+          const waiting = this.line(line, now)
+          if (free.length > 0) {
+            if (waiting === undefined) return grant(free[0])
+            // As the script: fewer waiters before us than slots free, and no writer among them.
+            const place = this.placeOf(line, value, turn, now)
+            const before = this.inOrder(line, now).filter((waiter) =>
+              waiter.value !== value && (waiter.ticket < place || (waiter.ticket === place && waiter.value < value))
+            )
+            if (before.length < free.length && !before.some((waiter) => waiter.value.endsWith(writerMark))) return grant(free[0])
+          }
+          if (turn.leaseMillis > 0) this.stay(line, value, turn, now)
+          else this.leave(line, value)
+          if (free.length > 0) return { _tag: "NotYourTurn" }
+          let soonest: number | undefined
+          for (const key of keys) {
+            const expiresAt = this.live(key, now)?.expiresAt
+            if (expiresAt !== undefined && (soonest === undefined || expiresAt - now < soonest)) soonest = expiresAt - now
+          }
+          return { _tag: "Held", ttlMillis: soonest }
+        }),
       release: (keys, value, announce, keepPlace) =>
         ((now) => {
+          const slots = Scripts.settingKey(keys[0])
+          if (slots !== undefined) return this.releaseSlots(keys, value, announce, keepPlace === true, slots, now)
           let deleted = 0
           for (const key of keys) {
             const entry = this.live(key, now)
@@ -328,7 +418,6 @@ export class MemoryNode {
             }
             if ((freed && announce) || (wasFirst && free)) this.releaseWatchers.notify(key, next?.value ?? "", now)
           }
-          this.dropSettingIfIdle(keys[0], now)
           return deleted
         }),
       extend: (keys, value, ttlMillis) =>

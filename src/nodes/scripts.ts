@@ -5,6 +5,7 @@
  * @internal
  */
 import { createHash } from "node:crypto"
+import { slotsPrefixOf, writerMark } from "../engine/slots.js"
 
 export interface Script {
   readonly lua: string
@@ -67,15 +68,9 @@ return 1
  * (independent masters); a Redis Cluster would refuse these scripts either
  * way, since a lock key and its line's keys hash to different slots.
  */
-// The line's queue key, as the scripts name it (the memory node lists it among a node's keys).
-export const queueKey = (key: string): string => key + "\u0000queue"
+// A line's queue key, as the scripts name it (the memory node lists it among a node's keys).
+export const queueKey = (line: string): string => line + "\u0000queue"
 
-// The names in Lua ("\0" is the NUL character there too).
-const lineKeys = `
-local function lineKeys(key)
-  return key .. "\\0queue", key .. "\\0lease"
-end
-`
 
 /**
  * A resource's setting record (`Turn.setting`: a semaphore's limit, a
@@ -90,14 +85,11 @@ end
  * both at once.
  */
 export const settingKey = (key: string): { readonly record: string; readonly slotsPrefix: string } | undefined => {
-  if (!key.includes("\u0000")) return undefined
-  const slotsPrefix = /^(.*\u0000[A-Za-z]+)\d+$/s.exec(key)?.[1]
+  const slotsPrefix = slotsPrefixOf(key)
   return slotsPrefix === undefined ? undefined : { record: slotsPrefix + "\u0000setting", slotsPrefix }
 }
 
-// As settingKey, in Lua ("%z" is the NUL character in a Lua 5.1 pattern); and
-// whether no slot of the resource is held on the node (slots 0 to the
-// recorded setting less one).
+// As settingKey, in Lua ("%z" is the NUL character in a Lua 5.1 pattern).
 const settingFunctions = `
 local function settingKeys(key)
   -- A user's lock key holds no NUL: one plain search, no pattern, on every lock's release and extension.
@@ -106,13 +98,16 @@ local function settingKeys(key)
   if slotsPrefix then return slotsPrefix .. "\\0setting", slotsPrefix end
   return nil, nil
 end
-local function slotsIdle(slotsPrefix, recorded)
-  local count = tonumber(recorded)
-  if not count then return true end
-  for slot = 0, count - 1 do
-    if redis.call("EXISTS", slotsPrefix .. slot) == 1 then return false end
-  end
-  return true
+`
+
+// A key's line, as lineOf (engine/slots.ts) names it: the key's own, or the
+// one its resource's slots share. The names in Lua ("\0" is the NUL
+// character there too); settingFunctions come first.
+const lineKeys = `
+local function lineKeys(key)
+  local _, slotsPrefix = settingKeys(key)
+  local line = slotsPrefix or key
+  return line .. "\\0queue", line .. "\\0lease"
 end
 `
 
@@ -132,7 +127,7 @@ export const ticketSlackMillis = 1000
 // Every redis.call costs the node CPU, and a contended lock runs three of
 // these scripts per acquisition on every node: each script reads what it
 // needs once (the time, a waiter's score) and passes it on.
-const queueFunctions = `${wholeMillis}${lineKeys}${settingFunctions}
+const queueFunctions = `${wholeMillis}${settingFunctions}${lineKeys}
 local function nowMillis()
   local time = redis.call("TIME")
   return tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
@@ -207,16 +202,21 @@ end
  * leaves: a grant keeps it too (and renews its lease), so that an attempt
  * refused after a split vote (whose undo keeps the place) is still in line;
  * the release takes it out.
+ * Keys that are a resource's slots (a read-write lock's writer takes them
+ * all) share one line, visited once, where the writer stands marked as one
+ * (see acquireSlot); slot keys are never handed over.
  * Lines that are empty cost one EXISTS each.
  */
 export const acquireInTurn = script(`${queueFunctions}${wrongType}
 local n = #KEYS
 local value, ttl, ticket, lease = ARGV[1], wholeMillis(ARGV[2]), tonumber(ARGV[3]), wholeMillis(ARGV[4])
 local age = tonumber(ARGV[5])
-local setting, settingKey = ARGV[6], nil
-if setting then
-  settingKey = settingKeys(KEYS[1])
-  local recorded = settingKey and redis.call("GET", settingKey)
+local setting = ARGV[6]
+local settingKey = settingKeys(KEYS[1])
+local member = value
+if settingKey then member = value .. "${writerMark}" end
+if setting and settingKey then
+  local recorded = redis.call("GET", settingKey)
   if recorded and recorded ~= setting then return { 4, recorded } end
 end
 local held, longest = false, 0
@@ -227,7 +227,7 @@ local ours = {}
 for i = 1, n do
   local current = redis.pcall("GET", KEYS[i])
   if type(current) == "table" then return wrongType(KEYS[i]) end
-  ours[i] = current == value
+  ours[i] = current == value and not settingKey
   if current and current ~= value then
     held = true
     local pttl = redis.call("PTTL", KEYS[i])
@@ -236,52 +236,132 @@ for i = 1, n do
 end
 local now = nil
 local ourTurn = true
--- Per line with waiters: our place in it, and whether we hold it already.
-local places, kept = {}, {}
+-- Each line once (by the index of its first key): our place in it, and whether we hold it already.
+local lines, seen, places, kept = {}, {}, {}, {}
 for i = 1, n do
   local queue, leases = lineKeys(KEYS[i])
-  if redis.call("EXISTS", queue) == 1 then
-    now = now or nowMillis()
-    prune(queue, leases, now)
-    places[i], kept[i] = placeOf(queue, value, ticket, age, now)
-    local head, score = first(queue, leases)
-    if head ~= nil and head ~= value and not ours[i] and (score < places[i] or (score == places[i] and head < value)) then
-      ourTurn = false
+  if not seen[queue] then
+    seen[queue] = true
+    lines[#lines + 1] = i
+    if redis.call("EXISTS", queue) == 1 then
+      now = now or nowMillis()
+      prune(queue, leases, now)
+      places[i], kept[i] = placeOf(queue, member, ticket, age, now)
+      local head, score = first(queue, leases)
+      if head ~= nil and head ~= member and not ours[i] and (score < places[i] or (score == places[i] and head < member)) then
+        ourTurn = false
+      end
     end
   end
 end
 if not held and ourTurn then
-  if settingKey and redis.call("PTTL", settingKey) < ttl then redis.call("SET", settingKey, setting, "PX", ttl) end
+  if setting and settingKey and redis.call("PTTL", settingKey) < ttl then redis.call("SET", settingKey, setting, "PX", ttl) end
   for i = 1, n do
     redis.call("SET", KEYS[i], value, "PX", ttl)
-    -- A waiter granted here stays in line, its lease renewed as by any attempt.
+  end
+  -- A waiter granted here stays in line, its lease renewed as by any attempt.
+  for _, i in ipairs(lines) do
     if lease > 0 and kept[i] then
       local queue, leases = lineKeys(KEYS[i])
-      renewLease(queue, leases, value, now, lease)
+      renewLease(queue, leases, member, now, lease)
     end
   end
   return { 1 }
 end
 if lease > 0 then
   now = now or nowMillis()
-  for i = 1, n do
+  for _, i in ipairs(lines) do
     local queue, leases = lineKeys(KEYS[i])
-    if places[i] == nil then places[i], kept[i] = placeOf(queue, value, ticket, age, now) end
-    stay(queue, leases, value, places[i], kept[i], now, lease)
+    if places[i] == nil then places[i], kept[i] = placeOf(queue, member, ticket, age, now) end
+    stay(queue, leases, member, places[i], kept[i], now, lease)
   end
 else
   -- A refused waiter that takes no place leaves the one it had: a key is
   -- never handed to a waiter that no longer waits in line.
-  for i = 1, n do
+  for _, i in ipairs(lines) do
     if kept[i] then
       local queue, leases = lineKeys(KEYS[i])
-      redis.call("ZREM", queue, value)
-      redis.call("ZREM", leases, value)
+      redis.call("ZREM", queue, member)
+      redis.call("ZREM", leases, member)
     end
   end
 end
 if held then return { 2, longest } end
 return { 3 }
+`)
+
+/**
+ * Acquire one of a resource's slots in turn (RedisNode.acquireSlot). KEYS:
+ * every slot key of the resource, in the order the client tries them. ARGV
+ * as acquireInTurn's (value, ttl ms, ticket, lease ms, age or "", setting).
+ * The slot that holds our value already (a late answer of an earlier
+ * attempt) is taken again; else the first free one, when our turn: fewer
+ * waiters stand before us in the resource's line (shared by its slots) than
+ * slots are free, and none of them is a writer (marked, see acquireInTurn),
+ * who needs every slot. A grant leaves the line: a waiter behind counts the
+ * slots left free, not those held. Returns { 1, slot } (the slot's index in
+ * KEYS, from 0), { 2, pttl } every slot held (the soonest pttl; -1 when none
+ * expires), { 3 } not our turn, { 4, recorded } as acquireInTurn. One call
+ * per node is a permit's whole round.
+ */
+export const acquireSlot = script(`${queueFunctions}${wrongType}
+local n = #KEYS
+local value, ttl, ticket, lease = ARGV[1], wholeMillis(ARGV[2]), tonumber(ARGV[3]), wholeMillis(ARGV[4])
+local age, setting = tonumber(ARGV[5]), ARGV[6]
+local settingKey = settingKeys(KEYS[1])
+if setting and settingKey then
+  local recorded = redis.call("GET", settingKey)
+  if recorded and recorded ~= setting then return { 4, recorded } end
+end
+local queue, leases = lineKeys(KEYS[1])
+local function grant(i)
+  if setting and settingKey and redis.call("PTTL", settingKey) < ttl then redis.call("SET", settingKey, setting, "PX", ttl) end
+  redis.call("SET", KEYS[i], value, "PX", ttl)
+  if redis.call("ZREM", queue, value) == 1 then redis.call("ZREM", leases, value) end
+  return { 1, i - 1 }
+end
+local free = {}
+for i = 1, n do
+  local current = redis.pcall("GET", KEYS[i])
+  if type(current) == "table" then return wrongType(KEYS[i]) end
+  if current == value then return grant(i) end
+  if not current then free[#free + 1] = i end
+end
+local now, place, kept = nil, nil, false
+if redis.call("EXISTS", queue) == 1 then
+  now = nowMillis()
+  prune(queue, leases, now)
+  place, kept = placeOf(queue, value, ticket, age, now)
+end
+if #free > 0 then
+  if place == nil then return grant(free[1]) end
+  -- Those before us, as far as it matters: as many as slots are free, and ourselves.
+  local before = redis.call("ZRANGEBYSCORE", queue, "-inf", place, "WITHSCORES", "LIMIT", 0, #free + 1)
+  local ahead, writerAhead = 0, false
+  for j = 1, #before, 2 do
+    local waiter, score = before[j], tonumber(before[j + 1])
+    if waiter ~= value and (score < place or waiter < value) then
+      ahead = ahead + 1
+      if string.sub(waiter, -2) == "${writerMark}" then writerAhead = true end
+    end
+  end
+  if ahead < #free and not writerAhead then return grant(free[1]) end
+end
+if lease > 0 then
+  now = now or nowMillis()
+  if place == nil then place, kept = placeOf(queue, value, ticket, age, now) end
+  stay(queue, leases, value, place, kept, now, lease)
+elseif kept then
+  redis.call("ZREM", queue, value)
+  redis.call("ZREM", leases, value)
+end
+if #free > 0 then return { 3 } end
+local soonest = -1
+for i = 1, n do
+  local pttl = redis.call("PTTL", KEYS[i])
+  if pttl >= 0 and (soonest == -1 or pttl < soonest) then soonest = pttl end
+end
+return { 2, soonest }
 `)
 
 /** Where a release of a key is announced, for waiters (`PUBLISH` to this prefix + the key). */
@@ -308,10 +388,65 @@ export const releaseChannelPrefix = "redlock-released:"
  * RedisNode.acquire) cannot take the lock ahead of the line. No lock is held
  * by it: the waiter holds the lock only once its attempt set the key with its
  * ttl on a quorum, as any attempt.
+ *
+ * A resource's slots (KEYS: a permit's or a reader's slot, a writer's every
+ * read slot, or every slot of a waiter that leaves) are released by
+ * releaseSlots below.
  */
 export const releaseOwned = script(`${queueFunctions}
+-- A resource's slots: the keys that hold our value are deleted, our place
+-- (plain or a writer's) leaves the line, and the setting record goes with the
+-- last slot held here. Nothing is handed over: a waiter takes a free slot by
+-- its place in line (acquireSlot). One announcement per release, on the
+-- line's channel, names the waiters that may take a slot now: the first as
+-- many as slots are free, up to and with a writer.
+local function releaseSlots(value, announces, keepsPlace, settingKey, slotsPrefix)
+  local deleted = 0
+  for _, key in ipairs(KEYS) do
+    if redis.pcall("GET", key) == value then
+      redis.call("DEL", key)
+      deleted = deleted + 1
+    end
+  end
+  local slots = tonumber(redis.call("GET", settingKey))
+  local free = nil
+  if slots then
+    free = 0
+    for slot = 0, slots - 1 do
+      if redis.call("EXISTS", slotsPrefix .. slot) == 0 then free = free + 1 end
+    end
+    if free == slots then redis.call("DEL", settingKey) end
+  end
+  if keepsPlace then return deleted end
+  local queue, leases = lineKeys(KEYS[1])
+  if redis.call("EXISTS", queue) == 0 then
+    if deleted > 0 and announces then redis.pcall("PUBLISH", "${releaseChannelPrefix}" .. slotsPrefix, "") end
+    return deleted
+  end
+  local writer = value .. "${writerMark}"
+  local left = redis.call("ZREM", queue, value, writer)
+  redis.call("ZREM", leases, value, writer)
+  if not ((deleted > 0 and announces) or (left > 0 and free ~= 0)) then return deleted end
+  prune(queue, leases, nowMillis())
+  local names = {}
+  local count = free or 1
+  if count > 0 then
+    for _, waiter in ipairs(redis.call("ZRANGE", queue, 0, count - 1)) do
+      if string.sub(waiter, -2) == "${writerMark}" then
+        names[#names + 1] = string.sub(waiter, 1, -3)
+        break
+      end
+      names[#names + 1] = waiter
+    end
+  end
+  redis.pcall("PUBLISH", "${releaseChannelPrefix}" .. slotsPrefix, table.concat(names, " "))
+  return deleted
+end
+
 local value = ARGV[1]
 local announces, keepsPlace = (ARGV[2] or "1") == "1", ARGV[3] == "1"
+local settingKey, slotsPrefix = settingKeys(KEYS[1])
+if slotsPrefix then return releaseSlots(value, announces, keepsPlace, settingKey, slotsPrefix) end
 local deleted = 0
 for _, key in ipairs(KEYS) do
   local queue, leases = lineKeys(key)
@@ -342,12 +477,6 @@ for _, key in ipairs(KEYS) do
   -- The announcement is best effort: a user the ACLs refuse PUBLISH (Redis 7
   -- checks them inside scripts) still releases, and says so.
   if announce then redis.pcall("PUBLISH", "${releaseChannelPrefix}" .. key, nextWaiter) end
-end
--- The last slot of a resource held here is gone: so is its setting record.
-local settingKey, slotsPrefix = settingKeys(KEYS[1])
-if settingKey then
-  local recorded = redis.call("GET", settingKey)
-  if recorded and slotsIdle(slotsPrefix, recorded) then redis.call("DEL", settingKey) end
 end
 return deleted
 `)
@@ -452,6 +581,7 @@ return highest
 export const nodeScripts: ReadonlyArray<Script> = [
   acquireAll,
   acquireInTurn,
+  acquireSlot,
   releaseOwned,
   extendOwned,
   inspectKey,

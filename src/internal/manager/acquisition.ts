@@ -27,6 +27,7 @@ import * as Scope from "effect/Scope"
 import * as Attempt from "../../engine/attempt.js"
 import type { FanOutResult } from "../../engine/fanOut.js"
 import * as Outcome from "../../engine/outcome.js"
+import * as Slots from "../../engine/slots.js"
 import type { Time } from "../../engine/time.js"
 import * as Waiting from "../../engine/waiting.js"
 import type * as Lock from "../../Lock.js"
@@ -87,7 +88,16 @@ export interface Setting {
   readonly value: number
 }
 
-/** `acquire` of `variant`'s locks, each under a setting (or none). */
+/**
+ * One of a resource's slots to take (engine `AttemptRequest.slots`): a
+ * semaphore's permit or a read-write lock's reader; `ahead`: stand before
+ * every waiter (a fiber that reads the resource already, reentrancy.ts).
+ */
+export interface SlotRequest {
+  readonly ahead: boolean
+}
+
+/** `acquire` of `variant`'s locks, each under a setting (or none); with `slots`, one of the resources (slots). */
 export const acquireWithSetting = (settings: Settings.Settings, variant: Variant) => {
   const { checkResources, probe } = variant
   // One per manager: every lock it grants issues its tokens with it.
@@ -95,7 +105,8 @@ export const acquireWithSetting = (settings: Settings.Settings, variant: Variant
   return (
     resourcesInput: string | NonEmptyReadonlyArray<string>,
     acquireOptions: AcquireOptions,
-    setting: Setting | undefined
+    setting: Setting | undefined,
+    slots?: SlotRequest
   ): Effect.Effect<Lock.Lock, InvalidOptions | LockNotAcquired | SettingConflict, Scope.Scope> =>
     Effect.withFiberRuntime((fiber) => {
       const request = parseAcquire(settings, resourcesInput, acquireOptions, checkResources)
@@ -103,12 +114,14 @@ export const acquireWithSetting = (settings: Settings.Settings, variant: Variant
       if (Either.isLeft(request)) {
         return traced ? Effect.withSpan(Effect.fail(request.left), "Redlock.acquire", Tracing.spanOptions) : Effect.fail(request.left)
       }
-      if (!traced) return new Acquisition(settings, issueFencingTokens, surroundingsOf(fiber), request.right, probe, setting).acquire()
+      if (!traced) {
+        return new Acquisition(settings, issueFencingTokens, surroundingsOf(fiber), request.right, probe, setting, slots).acquire()
+      }
       const { resources, ttlMillis } = request.right
       // Inside the acquisition's span, whose fiber the attempts' spans are made under.
       return Effect.withSpan(
         Effect.withFiberRuntime<Lock.Lock, LockNotAcquired | SettingConflict, Scope.Scope>((inSpan) => {
-          const acquisition = new Acquisition(settings, issueFencingTokens, surroundingsOf(inSpan), request.right, probe, setting)
+          const acquisition = new Acquisition(settings, issueFencingTokens, surroundingsOf(inSpan), request.right, probe, setting, slots)
           return Effect.zipRight(
             Effect.annotateCurrentSpan({ "redlock.resources": resources, "redlock.ttl_ms": ttlMillis }),
             acquisition.acquire().pipe(
@@ -163,36 +176,6 @@ const debugLogger = (fiber: Fiber.RuntimeFiber<unknown, unknown>) => {
     runtimeFlags: Runtime.defaultRuntimeFlags
   })
   return (message: string) => Runtime.runSync(runtime)(Effect.logDebug(message))
-}
-
-/**
- * One attempt of an acquisition, made by a caller that waits in its own way
- * (a semaphore's rounds over its slots, semaphore.ts). A granted lock is the caller's to `register`; an
- * acquisition that may hold keys when the caller gives up (its attempt was
- * in flight, or its lock was granted and not registered) is to `leave`.
- */
-export interface SingleAttempt {
-  attempt(leaseMillis: number, done: (end: Attempt.AttemptEnd<HeldLock, Refused>) => void): void
-  /** Set when a quorum refused the setting (engine/attempt.ts, `conflictOf`). */
-  readonly conflict: string | undefined
-  /** When the holder's keys run out on enough nodes, as the last refused attempt saw them. */
-  readonly holderGoneAt: number | undefined
-  register(lock: HeldLock): Effect.Effect<Lock.Lock>
-  leave(): Effect.Effect<void>
-  measure(failure: LockNotAcquired | undefined): void
-}
-
-/** Single attempts of `variant`'s locks, with options checked by the caller (`parseOptions`). */
-export const singleAttempts = (settings: Settings.Settings, variant: Variant) => {
-  const issueFencingTokens = Fencing.issueFencingTokens(settings)
-  return (
-    surroundings: Surroundings,
-    resource: string,
-    options: Either.Either.Right<ReturnType<typeof parseOptions>>,
-    setting: Setting,
-    ahead: boolean
-  ): SingleAttempt =>
-    new Acquisition(settings, issueFencingTokens, surroundings, { resources: [resource], ...options }, variant.probe, setting, ahead)
 }
 
 /**
@@ -287,8 +270,10 @@ export class Refused implements Retry.Refusal, Attempt.Refused {
  * made from a grant, the release registered in the caller's scope, and the
  * waiting between attempts entered once as an asynchronous step.
  */
-class Acquisition extends Attempt.Attempts<HeldLock, Refused> implements SingleAttempt {
+class Acquisition extends Attempt.Attempts<HeldLock, Refused> {
   readonly nodeTimeout: Duration.Duration
+  /** The resources, in the order of the keys (a permit's slots start at a random one). */
+  private readonly resources: NonEmptyReadonlyArray<string>
   protected readonly attempted: ((startMillis: number, end: AttemptEnd) => void) | undefined
 
   constructor(
@@ -298,36 +283,39 @@ class Acquisition extends Attempt.Attempts<HeldLock, Refused> implements SingleA
     readonly request: Request,
     probe = true,
     private readonly setting: Setting | undefined = undefined,
-    ahead = false
+    slots: SlotRequest | undefined = undefined
   ) {
+    const resources = slots === undefined ? request.resources : Slots.rotated(request.resources, surroundings.random)
     super(settings, {
-      resources: request.resources,
-      keys: request.resources.map((resource) => settings.keyPrefix + resource),
+      resources,
+      keys: resources.map((resource) => settings.keyPrefix + resource),
       value: LockValue.make(),
       ttlMillis: request.ttlMillis,
       nodeTimeoutMillis: Duration.toMillis(request.nodeTimeout),
       probe,
       setting: setting === undefined ? undefined : String(setting.value),
-      ahead
+      slots: slots !== undefined,
+      ahead: slots?.ahead
     }, surroundings.time)
+    this.resources = resources
     this.nodeTimeout = request.nodeTimeout
     const { logDebug, onAttempt } = surroundings
     this.attempted = onAttempt === undefined && logDebug === undefined ? undefined : (startMillis, end) => {
       if (onAttempt !== undefined) onAttempt(this.attempts, end.result, startMillis, this.time.now())
       if (logDebug !== undefined && end.granted === undefined) {
         logDebug(
-          `effect-redlock: attempt ${this.attempts} on ${this.request.resources.join(", ")}: ` +
+          `effect-redlock: attempt ${this.attempts} on ${this.resources.join(", ")}: ` +
             `${end.result.yes} of ${this.quorum} needed (${Outcome.describeAll(end.result.outcomes)})`
         )
       }
     }
   }
 
-  protected granted(result: FanOutResult, validityMillis: number): HeldLock {
-    const { resources, ttlMillis } = this.request
+  protected granted(result: FanOutResult, validityMillis: number, slot: number | undefined): HeldLock {
+    const { ttlMillis } = this.request
     return new HeldLock({
-      resources,
-      keys: this.keys as NonEmptyReadonlyArray<string>,
+      resources: slot === undefined ? this.resources : [this.resources[slot]],
+      keys: (slot === undefined ? this.keys : [this.keys[slot]]) as NonEmptyReadonlyArray<string>,
       value: this.value,
       ttl: Duration.millis(ttlMillis),
       validity: Duration.millis(validityMillis),
@@ -447,7 +435,7 @@ class Acquisition extends Attempt.Attempts<HeldLock, Refused> implements SingleA
    * finalizers run last in, first out, so extension stops before the release
    * runs.
    */
-  register(lock: HeldLock): Effect.Effect<Lock.Lock> {
+  private register(lock: HeldLock): Effect.Effect<Lock.Lock> {
     const { scope } = this.surroundings
     if (scope === undefined) return Effect.succeed(lock)
     const { maxHoldMillis } = this.request
@@ -465,7 +453,7 @@ class Acquisition extends Attempt.Attempts<HeldLock, Refused> implements SingleA
   // every node is asked, and answers awaited (each within the node timeout),
   // so that it no longer stands before anyone once acquire returns. Built
   // only when needed: most acquisitions never leave a line.
-  leave(): Effect.Effect<void> {
+  private leave(): Effect.Effect<void> {
     return Effect.asVoid(FanOut.all(this.nodes, FanOut.call("release", this.keys, this.value, false), this.nodeTimeout, this.time))
   }
 

@@ -211,7 +211,7 @@ const settled = (inFlight: InFlight, withinMillis: number): Promise<void> =>
 const granted: TurnAnswer = { _tag: "Granted" }
 const notYourTurn: TurnAnswer = { _tag: "NotYourTurn" }
 
-/** The acquireInTurn script's ARGV (see scripts.ts): the ticket's age and the setting only when given. */
+/** The acquireInTurn and acquireSlot scripts' ARGV (see scripts.ts): the ticket's age and the setting only when given. */
 const turnArguments = (value: string, ttlMillis: number, turn: Turn): Array<string | number> => {
   const args: Array<string | number> = [value, ttlMillis, turn.ticket, turn.leaseMillis]
   if (turn.ageMillis === undefined && turn.setting === undefined) return args
@@ -220,10 +220,10 @@ const turnArguments = (value: string, ttlMillis: number, turn: Turn): Array<stri
   return args
 }
 
-/** The reply of the acquireInTurn script (see scripts.ts). */
+/** The reply of the acquireInTurn and acquireSlot scripts (see scripts.ts): acquireSlot's grant names its slot. */
 const turnAnswer = (reply: unknown): TurnAnswer => {
   const [code, detail] = reply as [number, number | string | undefined]
-  if (code === 1) return granted
+  if (code === 1) return detail === undefined ? granted : { _tag: "Granted", slot: detail as number }
   if (code === 3) return notYourTurn
   if (code === 4) return { _tag: "SettingConflict", recorded: String(detail) }
   const pttl = detail as number | undefined
@@ -335,6 +335,10 @@ const makeNode = (
     acquireInTurn: (keys, value, ttlMillis, turn) => {
       supersede(keys, value)
       return evalScript(Scripts.acquireInTurn, keys, turnArguments(value, ttlMillis, turn), turnAnswer)
+    },
+    acquireSlot: (keys, value, ttlMillis, turn) => {
+      supersede(keys, value)
+      return evalScript(Scripts.acquireSlot, keys, turnArguments(value, ttlMillis, turn), turnAnswer)
     },
     // A lock's release (announced, its place left) sends the value alone: the script's defaults.
     release: (keys, value, announce, keepPlace) => {
