@@ -49,6 +49,12 @@ export {
  * - `acquireInTurn(keys, value, ttlMillis, turn)`: the same, only if no
  *   waiter comes before `turn` in the line of a key; otherwise join the line
  *   for `turn.leaseMillis` (`Held` with the longest ttl left, or `NotYourTurn`).
+ * - `acquireSlot(keys, value, ttlMillis, turn)`: one of a resource's slots
+ *   (`keys`, every slot, in the order to try them, sharing one line): the one
+ *   holding `value` already, else the first free one when fewer waiters stand
+ *   before `turn` than slots are free and none of them is a writer;
+ *   `Granted` names the slot's index and leaves the line; otherwise join it
+ *   (`Held` with the soonest ttl when every slot is held, or `NotYourTurn`).
  * - `release(keys, value, announce, keepPlace?)`: delete the keys that still
  *   hold `value` and leave their lines; how many were deleted. A free key
  *   others wait for is handed to the first of them.
@@ -69,7 +75,7 @@ export {
 export type RedisNode = Node.Node
 
 /**
- * What one node answered to `acquireInTurn`.
+ * What one node answered to `acquireInTurn` or `acquireSlot` (whose grant names the slot).
  *
  * @since 0.2.0
  * @category models

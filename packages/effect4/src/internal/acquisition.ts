@@ -17,6 +17,7 @@ import * as Attempt from "../engine/attempt.js"
 import * as FanOut from "../engine/fanOut.js"
 import * as LockValue from "../engine/lockValue.js"
 import * as Options from "../engine/options.js"
+import * as Slots from "../engine/slots.js"
 import type { Time } from "../engine/time.js"
 import * as Waiting from "../engine/waiting.js"
 import type * as Lock from "../Lock.js"
@@ -87,13 +88,26 @@ export class Refused implements Attempt.Refused {
 }
 
 /**
+ * One of a resource's slots to take (engine `AttemptRequest.slots`): a
+ * semaphore's permit or a read-write lock's reader, given `random` to
+ * choose the first slot tried; `ahead`: stand before every waiter (a fiber
+ * that reads the resource already, reentrancy.ts).
+ */
+export interface SlotRequest {
+  readonly ahead: boolean
+  readonly random: () => number
+}
+
+/**
  * One acquisition: the engine's attempts, with this shell's lock and
  * refusal. `probe: false` for a lock whose free key may have a line of
- * waiters (a read-write lock's slot, which a waiting writer holds no key
- * of): its first attempt then respects the line.
+ * waiters (a read-write lock's writer): its first attempt then respects the
+ * line.
  */
 export class Acquisition extends Attempt.Attempts<HeldLock, Refused> {
   protected readonly attempted = undefined
+  /** The resources, in the order of the keys (a permit's slots start at a random one). */
+  private readonly resources: ReadonlyArray<string>
 
   constructor(
     private readonly settings: Settings,
@@ -102,24 +116,27 @@ export class Acquisition extends Attempt.Attempts<HeldLock, Refused> {
     private readonly issueTokens: LockFields["issueTokens"],
     probe = true,
     readonly setting: Setting | undefined = undefined,
-    ahead = false
+    slots: SlotRequest | undefined = undefined
   ) {
+    const resources = slots === undefined ? request.resources : Slots.rotated(request.resources, slots.random)
     super(settings, {
-      resources: request.resources,
-      keys: request.resources.map((resource) => settings.keyPrefix + resource),
+      resources,
+      keys: resources.map((resource) => settings.keyPrefix + resource),
       value: LockValue.make(),
       ttlMillis: request.ttlMillis,
       nodeTimeoutMillis: request.nodeTimeoutMillis,
       probe,
       setting: setting === undefined ? undefined : String(setting.value),
-      ahead
+      slots: slots !== undefined,
+      ahead: slots?.ahead
     }, time)
+    this.resources = resources
   }
 
-  protected granted(result: FanOut.FanOutResult, validityMillis: number): HeldLock {
+  protected granted(result: FanOut.FanOutResult, validityMillis: number, slot: number | undefined): HeldLock {
     return new HeldLock({
-      resources: this.request.resources,
-      keys: this.keys,
+      resources: slot === undefined ? this.resources : [this.resources[slot]],
+      keys: slot === undefined ? this.keys : [this.keys[slot]],
       value: this.value,
       ttlMillis: this.request.ttlMillis,
       validityMillis,
@@ -256,8 +273,9 @@ export const measureFailure = (
 
 /**
  * The locks `acquire` grants: users' locks (their resources checked, a
- * first attempt that probes), or a read-write lock's writer over its read
- * slots (names the manager made; no probe, see `Acquisition`).
+ * first attempt that probes), or slots (names the manager made; no probe,
+ * see `Acquisition`): a read-write lock's writer over its read slots, a
+ * permit or a reader one of them.
  */
 export interface Variant {
   readonly named: boolean
@@ -282,20 +300,22 @@ export const acquire = (settings: Settings) => {
     acquireUnder(resources, options, undefined) as Effect.Effect<Lock.Lock, InvalidOptions | LockNotAcquired, Scope.Scope>
 }
 
-/** `acquire` of `variant`'s locks, each under a setting (or none). */
+/** `acquire` of `variant`'s locks, each under a setting (or none); with `slots` (`{ ahead }`), one of the resources (slots). */
 export const acquireWithSetting = (settings: Settings, variant: Variant) => {
   // One per manager: every lock it grants issues its tokens with it.
   const issueTokens = Fencing.issueTokens(settings)
   return (
     resources: string | ReadonlyArray<string>,
     options: AcquireOptions,
-    setting: Setting | undefined
+    setting: Setting | undefined,
+    slots?: { readonly ahead: boolean }
   ): Effect.Effect<Lock.Lock, InvalidOptions | LockNotAcquired | SettingConflict, Scope.Scope> =>
     Effect.withFiber<Lock.Lock, InvalidOptions | LockNotAcquired | SettingConflict, Scope.Scope>((fiber) => {
       const request = parse(settings, resources, options, variant.named)
       if (!("ttlMillis" in request)) return Effect.fail(request)
       const scope = Context.get(fiber.context as Context.Context<Scope.Scope>, Scope.Scope)
-      const acquisition = new Acquisition(settings, request, TimeOf.timeOfFiber(fiber), issueTokens, variant.probe, setting)
+      const slotRequest = slots === undefined ? undefined : { ahead: slots.ahead, random: randomOf(fiber) }
+      const acquisition = new Acquisition(settings, request, TimeOf.timeOfFiber(fiber), issueTokens, variant.probe, setting, slotRequest)
       const traced = Tracing.isRecorded(fiber)
       const granted = (lock: HeldLock): Effect.Effect<Lock.Lock> => {
         Metrics.acquired(acquisition.time.now() - acquisition.firstStart, acquisition.attempts, fiber.context)
