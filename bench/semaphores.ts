@@ -2,8 +2,11 @@
  * Semaphores under contention: 8 workers, each with its own connections,
  * take one of 3 permits of one resource again and again, hold it 1 ms, and
  * release it; effect-redlock's `Semaphore` against redis-semaphore's
- * `RedlockSemaphore` on the same 5 servers. Both wait with a ~10 ms retry.
- * Part of `npm run bench`; alone: `npm run bench:semaphore [-- --seconds S]`.
+ * `RedlockSemaphore` on the same 5 servers, and against its single-node
+ * `Semaphore` on one server (ours then on that one node). All wait with a
+ * ~10 ms retry. Then a read-write workload of ours alone (8 workers, 80%
+ * reads, 1 ms hold, 5 servers): its throughput and the longest a writer
+ * waited. Part of `npm run bench`; alone: `npm run bench:semaphore [-- --seconds S]`.
  *
  * RedlockSemaphore counts holders on each node and grants a permit when a
  * majority of the counts is below the limit: fast, but not safe when clients
@@ -13,9 +16,10 @@
 import { Duration, Effect, Layer, ManagedRuntime } from "effect"
 import type * as RedisFleet from "../fleet/RedisFleet.js"
 import { Redis } from "ioredis"
-import { RedlockSemaphore } from "redis-semaphore"
+import { RedlockSemaphore, Semaphore as SingleNodeSemaphore } from "redis-semaphore"
 import * as Redlock from "../src/Redlock.js"
 import * as Ioredis from "../src/RedisNode/Ioredis.js"
+import * as ReadWriteLock from "../src/ReadWriteLock.js"
 import * as Semaphore from "../src/Semaphore.js"
 import { format, jain, percentile } from "./scenarios.js"
 
@@ -32,22 +36,27 @@ interface PermitClient {
 
 export interface SemaphoreContender {
   readonly name: string
+  /** How many of the servers it runs on: 5, or the first one only. */
+  readonly nodes: 1 | 5
   readonly start: (ports: ReadonlyArray<number>, key: string) => Promise<PermitClient>
 }
 
-const effectRedlock: SemaphoreContender = {
-  name: "effect-redlock Semaphore",
-  start: async (ports, key) => {
-    const runtime = ManagedRuntime.make(
-      Redlock.layer({ restartQuarantine: false }).pipe(
-        Layer.provide(Ioredis.layer(ports.map((port) => ({ host: "127.0.0.1", port }))))
-      )
+const retry = Redlock.retry({ delay: "10 millis", times: 1000 })
+
+/** A lock manager of its own over the servers on `ports`, as each worker of a user's would be. */
+const managerOn = (ports: ReadonlyArray<number>) =>
+  ManagedRuntime.make(
+    Redlock.layer({ restartQuarantine: false }).pipe(
+      Layer.provide(Ioredis.layer(ports.map((port) => ({ host: "127.0.0.1", port }))))
     )
-    const options: Semaphore.PermitOptions = {
-      limit,
-      ttl: Duration.millis(ttlMillis),
-      retry: Redlock.retry({ delay: "10 millis", times: 1000 })
-    }
+  )
+
+const effectRedlock = (nodes: 1 | 5): SemaphoreContender => ({
+  name: `effect-redlock Semaphore, N = ${nodes}`,
+  nodes,
+  start: async (ports, key) => {
+    const runtime = managerOn(ports)
+    const options: Semaphore.PermitOptions = { limit, ttl: Duration.millis(ttlMillis), retry }
     return {
       withPermit: (hold) =>
         runtime.runPromise(
@@ -56,10 +65,11 @@ const effectRedlock: SemaphoreContender = {
       close: () => runtime.dispose()
     }
   }
-}
+})
 
 const redisSemaphore: SemaphoreContender = {
-  name: "redis-semaphore 5.8 (RedlockSemaphore)",
+  name: "redis-semaphore 5.8 (RedlockSemaphore), N = 5",
+  nodes: 5,
   start: async (ports, key) => {
     const clients = ports.map((port) => new Redis({ host: "127.0.0.1", port, maxRetriesPerRequest: 1 }))
     return {
@@ -82,7 +92,37 @@ const redisSemaphore: SemaphoreContender = {
   }
 }
 
-export const contenders: ReadonlyArray<SemaphoreContender> = [effectRedlock, redisSemaphore]
+const redisSemaphoreSingle: SemaphoreContender = {
+  name: "redis-semaphore 5.8 (Semaphore), N = 1",
+  nodes: 1,
+  start: async (ports, key) => {
+    const client = new Redis({ host: "127.0.0.1", port: ports[0], maxRetriesPerRequest: 1 })
+    return {
+      withPermit: async (hold) => {
+        const semaphore = new SingleNodeSemaphore(client, key, limit, {
+          lockTimeout: ttlMillis,
+          acquireTimeout: 10_000,
+          retryInterval: 10,
+          refreshInterval: 0
+        })
+        if (!(await semaphore.tryAcquire().catch(() => false))) return false
+        await hold()
+        await semaphore.release().catch(() => undefined)
+        return true
+      },
+      close: async () => {
+        await client.quit().catch(() => undefined)
+      }
+    }
+  }
+}
+
+export const contenders: ReadonlyArray<SemaphoreContender> = [
+  effectRedlock(5),
+  redisSemaphore,
+  effectRedlock(1),
+  redisSemaphoreSingle
+]
 
 export interface PermitContention {
   readonly acquisitionsPerSecond: number
@@ -153,7 +193,7 @@ export const rounds = (fleet: RedisFleet.Fleet, seconds: number, count: number, 
       const order = round % 2 === 0 ? contenders : [...contenders].reverse()
       for (const contender of order) {
         const result = yield* Effect.promise(() =>
-          contention(contender, ports, seconds, `bench:permits:${round}:${contender.name.split(" ")[0]}`)
+          contention(contender, ports.slice(0, contender.nodes), seconds, `bench:permits:${round}:${contender.name.split(" ")[0]}`)
         )
         results.set(contender.name, [...(results.get(contender.name) ?? []), result])
         yield* fleet.reset
@@ -185,3 +225,105 @@ export const table = (results: ReadonlyMap<string, ReadonlyArray<PermitContentio
     ...[...results].map(([name, runs]) => `| ${name} | ${metrics.map(([, pick]) => format(mean(runs, pick))).join(" | ")} |`)
   ].join("\n")
 }
+
+/** The read-write workload: 8 workers, 80% reads, 1 ms hold, on every server given. */
+export interface ReadWriteContention {
+  readonly operationsPerSecond: number
+  readonly reads: number
+  readonly writes: number
+  readonly readWaitP50: number
+  readonly writeWaitP99: number
+  /** The longest any writer waited, ms. */
+  readonly writeWaitMax: number
+  /** Whether a writer ever held beside anyone (it must not). */
+  readonly writerBesideOthers: number
+  readonly cpuPerOperation: number
+}
+
+export const readWriteContention = async (
+  ports: ReadonlyArray<number>,
+  seconds: number,
+  key: string
+): Promise<ReadWriteContention> => {
+  const runtimes = Array.from({ length: workers }, () => managerOn(ports))
+  const options = { ttl: Duration.millis(ttlMillis), retry }
+  const readWaits: Array<number> = []
+  const writeWaits: Array<number> = []
+  let readers = 0
+  let writing = 0
+  let writerBesideOthers = 0
+  const cpu = process.cpuUsage()
+  const start = performance.now()
+  const end = start + seconds * 1000
+  const worker = async (runtime: (typeof runtimes)[number]) => {
+    while (performance.now() < end) {
+      const asked = performance.now()
+      const writes = Math.random() < 0.2
+      const section = Effect.promise(async () => {
+        ;(writes ? writeWaits : readWaits).push(performance.now() - asked)
+        if (writes) {
+          writing++
+          if (readers > 0 || writing > 1) writerBesideOthers++
+        } else {
+          readers++
+          if (writing > 0) writerBesideOthers++
+        }
+        await sleep(holdMillis)
+        if (writes) writing--
+        else readers--
+      })
+      await runtime.runPromise(
+        (writes ? ReadWriteLock.withWrite(key, options) : ReadWriteLock.withRead(key, options))(section).pipe(
+          Effect.orElseSucceed(() => undefined)
+        )
+      )
+    }
+  }
+  await Promise.all(runtimes.map(worker))
+  const elapsed = performance.now() - start
+  const used = process.cpuUsage(cpu)
+  await Promise.all(runtimes.map((runtime) => runtime.dispose()))
+  const done = readWaits.length + writeWaits.length
+  return {
+    operationsPerSecond: done / (elapsed / 1000),
+    reads: readWaits.length,
+    writes: writeWaits.length,
+    readWaitP50: percentile(readWaits, 50),
+    writeWaitP99: percentile(writeWaits, 99),
+    writeWaitMax: writeWaits.length === 0 ? NaN : Math.max(...writeWaits),
+    writerBesideOthers,
+    cpuPerOperation: (used.user + used.system) / 1000 / Math.max(1, done)
+  }
+}
+
+/** The read-write workload `count` times on 5 servers, emptied after each, as a Markdown table. */
+export const readWriteRounds = (fleet: RedisFleet.Fleet, seconds: number, count: number) =>
+  Effect.gen(function*() {
+    const ports = fleet.servers.map((server) => server.port)
+    const rows: Array<string> = []
+    for (let round = 0; round < count; round++) {
+      const result = yield* Effect.promise(() => readWriteContention(ports, seconds, `bench:readwrite:${round}`))
+      yield* fleet.reset
+      rows.push(
+        `| effect-redlock ReadWriteLock, run ${round + 1} | ${
+          [
+            result.operationsPerSecond,
+            result.reads,
+            result.writes,
+            result.readWaitP50,
+            result.writeWaitP99,
+            result.writeWaitMax,
+            result.writerBesideOthers,
+            result.cpuPerOperation
+          ].map(format).join(" | ")
+        } |`
+      )
+    }
+    return [
+      `(f) read-write lock: ${workers} workers, 80% reads, ${holdMillis} ms hold, ~10 ms retry, N = 5`,
+      "",
+      "| run | ops/s | reads | writes | read wait p50 ms | write wait p99 ms | write wait max ms | writer beside others | CPU ms/op |",
+      "|---|---|---|---|---|---|---|---|---|",
+      ...rows
+    ].join("\n")
+  })

@@ -22,7 +22,7 @@ const since = (before: ReadonlyArray<number>) =>
   Effect.map(operations, (after) => after.map((count, index) => count - before[index]))
 
 /** Held in a scope of its own, closed by the caller. */
-const hold = <E>(acquire: Effect.Effect<unknown, E, Scope.Scope>) =>
+const hold = <A, E, R>(acquire: Effect.Effect<A, E, R>) =>
   Effect.gen(function*() {
     const scope = yield* Scope.make()
     yield* Scope.extend(acquire, scope)
@@ -122,7 +122,8 @@ describe("slots: a waiter keeps its place across rounds (memory nodes, TestClock
       yield* Deferred.succeed(done, undefined)
       yield* TestClock.adjust("100 millis")
       yield* Fiber.join(writer)
-      yield* Effect.forEach([reader, laterWriter], Fiber.join)
+      yield* Fiber.join(reader)
+      yield* Fiber.join(laterWriter)
       assert.deepStrictEqual(order, ["reader", "later writer"])
     }).pipe(Effect.provide(memory(3))))
 })
