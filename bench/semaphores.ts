@@ -67,19 +67,22 @@ const effectRedlock = (nodes: 1 | 5): SemaphoreContender => ({
   }
 })
 
-const redisSemaphore: SemaphoreContender = {
-  name: "redis-semaphore 5.8 (RedlockSemaphore), N = 5",
-  nodes: 5,
+// redis-semaphore's options for both of its semaphores: the same ttl and a 10 ms poll.
+const redisSemaphoreOptions = { lockTimeout: ttlMillis, acquireTimeout: 10_000, retryInterval: 10, refreshInterval: 0 }
+
+/** A redis-semaphore contender: its semaphore made on the worker's clients for each permit. */
+const redisSemaphoreOf = (
+  name: string,
+  nodes: 1 | 5,
+  make: (clients: ReadonlyArray<Redis>, key: string) => RedlockSemaphore | SingleNodeSemaphore
+): SemaphoreContender => ({
+  name,
+  nodes,
   start: async (ports, key) => {
     const clients = ports.map((port) => new Redis({ host: "127.0.0.1", port, maxRetriesPerRequest: 1 }))
     return {
       withPermit: async (hold) => {
-        const semaphore = new RedlockSemaphore(clients, key, limit, {
-          lockTimeout: ttlMillis,
-          acquireTimeout: 10_000,
-          retryInterval: 10,
-          refreshInterval: 0
-        })
+        const semaphore = make(clients, key)
         if (!(await semaphore.tryAcquire().catch(() => false))) return false
         await hold()
         await semaphore.release().catch(() => undefined)
@@ -90,32 +93,19 @@ const redisSemaphore: SemaphoreContender = {
       }
     }
   }
-}
+})
 
-const redisSemaphoreSingle: SemaphoreContender = {
-  name: "redis-semaphore 5.8 (Semaphore), N = 1",
-  nodes: 1,
-  start: async (ports, key) => {
-    const client = new Redis({ host: "127.0.0.1", port: ports[0], maxRetriesPerRequest: 1 })
-    return {
-      withPermit: async (hold) => {
-        const semaphore = new SingleNodeSemaphore(client, key, limit, {
-          lockTimeout: ttlMillis,
-          acquireTimeout: 10_000,
-          retryInterval: 10,
-          refreshInterval: 0
-        })
-        if (!(await semaphore.tryAcquire().catch(() => false))) return false
-        await hold()
-        await semaphore.release().catch(() => undefined)
-        return true
-      },
-      close: async () => {
-        await client.quit().catch(() => undefined)
-      }
-    }
-  }
-}
+const redisSemaphore = redisSemaphoreOf(
+  "redis-semaphore 5.8 (RedlockSemaphore), N = 5",
+  5,
+  (clients, key) => new RedlockSemaphore([...clients], key, limit, redisSemaphoreOptions)
+)
+
+const redisSemaphoreSingle = redisSemaphoreOf(
+  "redis-semaphore 5.8 (Semaphore), N = 1",
+  1,
+  (clients, key) => new SingleNodeSemaphore(clients[0], key, limit, redisSemaphoreOptions)
+)
 
 export const contenders: ReadonlyArray<SemaphoreContender> = [
   effectRedlock(5),
