@@ -42,8 +42,8 @@ export const writerMark = ":w"
 export const names = (announced: string, value: string): boolean =>
   announced === value || (announced.length > value.length && announced.split(" ").includes(value))
 
-/** The slot a node chose for us (`acquireSlot` answers `Granted` with one). */
-const slotOf = (answer: unknown): number | undefined =>
+/** The slot a node's answer chose for us, if it chose one (`acquireSlot` answers `Granted` with one). */
+export const chosenSlot = (answer: unknown): number | undefined =>
   typeof answer === "object" && answer !== null && (answer as TurnAnswer)._tag === "Granted"
     ? (answer as { readonly slot?: number }).slot
     : undefined
@@ -54,7 +54,7 @@ const tally = (answers: ReadonlyArray<unknown>, counts: (index: number) => boole
   let best: number | undefined
   let most = 0
   answers.forEach((answer, index) => {
-    const slot = slotOf(answer)
+    const slot = chosenSlot(answer)
     if (slot === undefined || !counts(index)) return
     const count = (chosen.get(slot) ?? 0) + 1
     chosen.set(slot, count)
@@ -91,9 +91,6 @@ export const grantedSlot = (
   const { best, most } = tally(answers, voted)
   return most >= quorum ? best : undefined
 }
-
-/** The slot a node's answer chose, if it chose one. */
-export const chosenSlot = slotOf
 
 /**
  * The slots in the order one acquisition tries them: from a random one on,
