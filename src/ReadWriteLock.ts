@@ -12,10 +12,10 @@
  * reader within their validity would both hold the reader's slot, which a
  * lock forbids.
  *
- * A waiting writer is not starved by a stream of readers: it waits in every
- * slot's line, readers that ask after it wait behind it, and each slot the
- * earlier readers release is handed to it. Readers do not line up among
- * themselves (they wait as a semaphore's waiters do).
+ * Readers and writers of a resource wait in one line, in the order they
+ * began: readers that ask after a waiting writer wait behind it, so a writer
+ * is not starved by a stream of readers, and a reader that waited first is
+ * not overtaken by a later writer.
  *
  * A hold is the `Lock` of its slots: `remaining`, `validity`, `lost`,
  * `guard`, extension and `autoExtend` work as for a lock. Its `resources`

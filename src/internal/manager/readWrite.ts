@@ -9,12 +9,12 @@
  * such holder; two writers would both hold every slot. At most `maxReaders`
  * readers hold at once, as a semaphore's permits.
  *
- * Why a writer is not starved by readers: a waiting writer waits in every
- * slot's line (fair handoff), and a reader's attempt respects the lines
- * (its first attempt is not the plain `acquire` probe, which would take a
- * free key whoever waits): a reader that asks after the writer does not get
- * a slot ahead of it, and each slot the readers release is handed to the
- * writer, which holds them all once the last reader ahead of it leaves.
+ * Why a writer is not starved by readers: the read slots share one line
+ * (engine/slots.ts), in which a waiting writer stands marked as one (fair
+ * handoff), and a node grants a reader a free slot only with no writer
+ * before it in that line: a reader that asks after the writer does not get a
+ * slot ahead of it, and the writer holds every slot once the readers ahead
+ * of it have left.
  *
  * @internal
  */

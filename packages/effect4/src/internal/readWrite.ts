@@ -1,8 +1,9 @@
 /**
  * A read-write lock over the lock manager: `maxReaders` read slots per
  * resource; a reader holds one slot (as a semaphore's permit), a writer
- * holds every slot at once, as one lock. A writer waits in the line of each
- * slot, so readers that come after it wait behind it: it is not starved.
+ * holds every slot at once, as one lock. The slots share one line, where a
+ * waiting writer stands marked as one, so readers that come after it wait
+ * behind it: it is not starved.
  *
  * @internal
  */
