@@ -4,7 +4,7 @@
  * restarted empty does not count until maxTtl has passed.
  */
 import { assert, layer } from "@effect/vitest"
-import { Duration, Effect, Redacted, Schedule } from "effect"
+import { Duration, Effect, Option, Redacted, Schedule } from "effect"
 import * as RedisFleet from "../fleet/RedisFleet.js"
 import * as Lock from "../src/Lock.js"
 import * as Redlock from "../src/Redlock.js"
@@ -131,6 +131,13 @@ layer(RedisFleet.layerLocal(3, { persistence: true }), { timeout: 60_000, exclud
         // The fleet was just started: without the persistence rule every node would abstain for 10 s.
         const lock = yield* holder.acquire("r", { ttl: "10 seconds" })
         assert.notInclude(tags(lock.outcomes), "Abstained")
+        // The grant was decided at a quorum: a read of every node, on the same connections, lands after
+        // the last node's SET (found once on a loaded machine: killed before it ran, that node said Ok).
+        const seen = yield* holder.inspect("r")
+        assert.deepStrictEqual(
+          seen.nodes.map((node) => node._tag === "Read" ? Option.getOrUndefined(node.state.value) : node._tag),
+          fleet.nodes.map(() => lock.value)
+        )
         for (const server of fleet.servers) {
           yield* server.kill
           yield* server.start
