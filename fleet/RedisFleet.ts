@@ -47,6 +47,8 @@ export interface RedisServer {
 
 export interface Fleet {
   readonly servers: ReadonlyArray<RedisServer>
+  /** One replica per server (`replicaof` it), in server order, when the fleet was made with `replicas`. */
+  readonly replicas: ReadonlyArray<RedisServer>
   /** Connection options for `effect-redlock/RedisNode/Ioredis` */
   readonly nodes: ReadonlyArray<ConnectionOptions>
   /** DBSIZE of every server. */
@@ -65,6 +67,8 @@ export interface FleetOptions {
    * keeps every acknowledged write across a restart. Default: no persistence.
    */
   readonly persistence?: boolean | undefined
+  /** Start one replica of each server (`--replicaof`), for the nodes' `waitForReplicas` (`Fleet.replicas`); local fleets only. */
+  readonly replicas?: boolean | undefined
 }
 
 /**
@@ -167,7 +171,8 @@ const startLocalServer = (
   index: number,
   dir: string,
   options: FleetOptions,
-  fleetScope: Scope.Scope
+  fleetScope: Scope.Scope,
+  replicaOf?: number
 ): Effect.Effect<RedisServer, FleetError, CommandExecutor.CommandExecutor> =>
   Effect.gen(function*() {
     const port = yield* freePort
@@ -185,6 +190,8 @@ const startLocalServer = (
       ]
       args.push(...(options.persistence === true ? ["--appendonly", "yes", "--appendfsync", "always"] : ["--appendonly", "no"]))
       if (options.password !== undefined) args.push("--requirepass", options.password)
+      if (options.password !== undefined && replicaOf !== undefined) args.push("--masterauth", options.password)
+      if (replicaOf !== undefined) args.push("--replicaof", "127.0.0.1", String(replicaOf))
       const proc = yield* Command.start(Command.make("redis-server", ...args)).pipe(
         Scope.extend(scope),
         Effect.provide(executor),
@@ -245,12 +252,22 @@ export const layerLocal = (n: number, options: FleetOptions = {}): Layer.Layer<R
           ),
         { concurrency: "unbounded" }
       )
-      return makeFleet(servers, options)
+      const replicas = options.replicas !== true ? [] : yield* Effect.forEach(
+        servers,
+        (server) =>
+          fs.makeDirectory(`${dir}/node-${server.index}-replica`).pipe(
+            Effect.mapError((cause) => new FleetError({ message: "cannot make a server directory", cause })),
+            Effect.zipRight(startLocalServer(server.index, `${dir}/node-${server.index}-replica`, options, scope, server.port))
+          ),
+        { concurrency: "unbounded" }
+      )
+      return makeFleet(servers, replicas, options)
     })
   ).pipe(Layer.provide(NodeContext.layer))
 
-const makeFleet = (servers: ReadonlyArray<RedisServer>, options: FleetOptions): Fleet => ({
+const makeFleet = (servers: ReadonlyArray<RedisServer>, replicas: ReadonlyArray<RedisServer>, options: FleetOptions): Fleet => ({
   servers,
+  replicas,
   nodes: servers.map((server) => ({
     host: "127.0.0.1",
     port: server.port,
@@ -259,11 +276,15 @@ const makeFleet = (servers: ReadonlyArray<RedisServer>, options: FleetOptions): 
   dbsizes: Effect.forEach(servers, (server) => Effect.map(server.call("DBSIZE"), Number), {
     concurrency: "unbounded"
   }),
-  reset: Effect.forEach(servers, (server) =>
-    server.resume.pipe(
-      Effect.zipRight(server.start),
-      Effect.zipRight(server.call("FLUSHALL"))
-    ), { concurrency: "unbounded", discard: true })
+  // Replicas are running and resumed first: a master's FLUSHALL reaches them.
+  reset: Effect.zipRight(
+    Effect.forEach(replicas, (replica) => Effect.zipRight(replica.resume, replica.start), { concurrency: "unbounded", discard: true }),
+    Effect.forEach(servers, (server) =>
+      server.resume.pipe(
+        Effect.zipRight(server.start),
+        Effect.zipRight(server.call("FLUSHALL"))
+      ), { concurrency: "unbounded", discard: true })
+  )
 })
 
 /** Whether a Docker (or compatible) engine answers; testcontainers needs one. */
@@ -325,6 +346,6 @@ export const layerContainers = (n: number, options: FleetOptions = {}): Layer.La
         (index) => startContainerServer(index, options, scope),
         { concurrency: "unbounded" }
       )
-      return makeFleet(servers, options)
+      return makeFleet(servers, [], options)
     })
   )

@@ -63,7 +63,18 @@ export interface ConnectionOptions {
    * not believed durable, declared or not. A durable server votes at once
    * after a restart (see `restartQuarantine` in `Redlock.Options`). Default `false`.
    */
-  readonly durable?: boolean | undefined
+  readonly durable?: boolean | undefined  /**
+   * Wait for replicas after each grant and extension on this node: the
+   * node's vote counts only once `replicas` replicas acknowledged the write
+   * (`WAIT`) within `timeout`; otherwise it counts as a failed node
+   * (`Unavailable`), and a refused attempt deletes what it set there. For
+   * masters with replicas, so that a failover to a replica is less likely to
+   * lose a granted key (not impossible: `WAIT` does not make a replica's copy
+   * durable). Keep `timeout` well below the per-node timeout: the node's
+   * answer waits for it, and so do its later commands on the connection.
+   * Default: off.
+   */
+  readonly waitForReplicas?: { readonly replicas: number; readonly timeout: Duration.DurationInput } | undefined
 }
 
 /**
@@ -95,7 +106,8 @@ export interface ClientOptions {
   /** See {@link defaultMaxPendingCommands}. */
   readonly maxPendingCommands?: number | undefined
   /** See {@link ConnectionOptions.durable}. */
-  readonly durable?: boolean | undefined
+  readonly durable?: boolean | undefined  /** See {@link ConnectionOptions.waitForReplicas}. */
+  readonly waitForReplicas?: ConnectionOptions["waitForReplicas"]
 }
 
 /**
@@ -124,6 +136,7 @@ const withoutUndefined = <A extends object>(a: A): Partial<A> =>
 interface NodeSettings {
   readonly maxPending: number
   readonly durable: boolean
+  readonly replicas: IoredisNode.NodeSettings["replicas"]
 }
 
 const nodeSettings = (options: NodeOptions): Effect.Effect<NodeSettings, InvalidOptions> =>
@@ -133,7 +146,8 @@ const nodeSettings = (options: NodeOptions): Effect.Effect<NodeSettings, Invalid
       options.maxPendingCommands ?? defaultMaxPendingCommands
     )
     const durable = yield* Validate.flag("durable", options.durable ?? false)
-    return { maxPending, durable }
+    const replicas = yield* Validate.waitForReplicas(options.waitForReplicas)
+    return { maxPending, durable, replicas }
   })
 
 /**
@@ -148,6 +162,7 @@ const opened = (name: string, client: Redis, connectTimeoutMillis: number, setti
           name,
           maxPendingCommands: settings.maxPending,
           durable: settings.durable,
+          replicas: settings.replicas,
           connectTimeoutMillis,
           makeError: makeNodeError,
           now: time.now

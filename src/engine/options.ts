@@ -157,6 +157,22 @@ export const positiveCount = (option: string, input: unknown): number | Problem 
     ? input
     : new Problem(option, `must be a whole number >= 1, got ${describe(input)}`)
 
+/** A node's `waitForReplicas`: `undefined` when off, else how many replicas must acknowledge each write, within how long. */
+export const waitForReplicas = (
+  input: unknown,
+  read: ReadMillis
+): { readonly count: number; readonly timeoutMillis: number } | undefined | Problem => {
+  if (input === undefined) return undefined
+  if (typeof input !== "object" || input === null) {
+    return new Problem("waitForReplicas", `expected { replicas, timeout }, got ${describe(input)}`)
+  }
+  const { replicas, timeout } = input as { readonly replicas?: unknown; readonly timeout?: unknown }
+  const count = positiveCount("waitForReplicas.replicas", replicas)
+  if (count instanceof Problem) return count
+  const timeoutMillis = millis("waitForReplicas.timeout", timeout, read)
+  return timeoutMillis instanceof Problem ? timeoutMillis : { count, timeoutMillis }
+}
+
 /** `autoExtend`: `undefined` when off, else the longest hold in ms (Infinity when unbounded). */
 export const autoExtend = (input: unknown, read: ReadMillis): number | undefined | Problem => {
   if (input === undefined || input === false) return undefined

@@ -78,6 +78,11 @@ export const positiveCount = (option: string, input: unknown): Either.Either<num
   checked(Options.positiveCount(option, input))
 
 /** `autoExtend`: `undefined` when off, else the longest hold in ms (Infinity when unbounded; engine/options.ts). */
+export const waitForReplicas = (
+  input: unknown
+): Either.Either<{ readonly count: number; readonly timeoutMillis: number } | undefined, InvalidOptions> =>
+  checked(Options.waitForReplicas(input, readMillis))
+
 export const autoExtend = (input: unknown): Either.Either<number | undefined, InvalidOptions> =>
   checked(Options.autoExtend(input, readMillis))
 

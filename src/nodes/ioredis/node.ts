@@ -33,6 +33,8 @@ export interface NodeSettings {
   readonly makeError: MakeNodeError
   /** Monotonic ms on the shell's timeline (the server run's start is read on it). */
   readonly now: () => number
+  /** Wait for this many replicas after each grant and extension, at most this long (the shells' `waitForReplicas`). */
+  readonly replicas?: { readonly count: number; readonly timeoutMillis: number } | undefined
 }
 
 /** Where a node is and how to log in, as the shells' connection options say it (the password revealed). */
@@ -240,7 +242,7 @@ const makeNode = (
   releases: ReleaseChannels,
   inFlight: InFlight
 ): Node => {
-  const { makeError, maxPendingCommands, name } = settings
+  const { makeError, maxPendingCommands, name, replicas } = settings
   const batch = Commands.writeBatcher(client)
   const answered = <A>(reply: A): A => {
     inFlight.count--
@@ -291,6 +293,30 @@ const makeNode = (
       parse
     )
 
+  // Waiting for replicas: a grant or an extension counts on this node only once
+  // `count` replicas acknowledged it (WAIT, after the script's answer, on the
+  // same connection: it covers every write sent before it). Otherwise the
+  // operation fails as Unavailable, so the engine counts the node as no, and a
+  // refused attempt deletes what it set there, as on any failed node.
+  // Without the option, the operation itself: nothing is added to the path.
+  const replicated = <Args extends ReadonlyArray<unknown>, A>(
+    operation: (...args: Args) => Promise<A>,
+    granted: (answer: A) => boolean
+  ): (...args: Args) => Promise<A> => {
+    if (replicas === undefined) return operation
+    const { count, timeoutMillis } = replicas
+    const confirmed = (answer: A): A | Promise<A> =>
+      !granted(answer) ? answer : call(() => client.wait(count, timeoutMillis), Number).then((acknowledged) =>
+        acknowledged >= count ? answer : Promise.reject(makeError({
+          node: name,
+          reason: "Unavailable",
+          detail: `WAIT: ${acknowledged} of ${count} replicas acknowledged within ${timeoutMillis} ms: the write does not count`
+        })))
+    return (...args) => operation(...args).then(confirmed)
+  }
+  const isTrue = (answer: boolean) => answer
+  const isGranted = (answer: TurnAnswer) => answer._tag === "Granted"
+
   const acquireAll = (keys: ReadonlyArray<string>, value: string, ttlMillis: number) =>
     evalScript(Scripts.acquireAll, keys, [value, ttlMillis], (reply) => reply === 1)
   // The one-key acquire is two commands, the second sent once the first is
@@ -328,18 +354,18 @@ const makeNode = (
     // the script only when the key exists: it may hold our own value (a late
     // answer of an earlier attempt, which is ours) or another type (WRONGTYPE
     // named by the script). Whole milliseconds, as the scripts round.
-    acquire: (keys, value, ttlMillis) => {
+    acquire: replicated((keys, value, ttlMillis) => {
       supersede(keys, value)
       return keys.length !== 1 ? acquireAll(keys, value, ttlMillis) : acquireOne(keys[0], value, ttlMillis)
-    },
-    acquireInTurn: (keys, value, ttlMillis, turn) => {
+    }, isTrue),
+    acquireInTurn: replicated((keys, value, ttlMillis, turn) => {
       supersede(keys, value)
       return evalScript(Scripts.acquireInTurn, keys, turnArguments(value, ttlMillis, turn), turnAnswer)
-    },
-    acquireSlot: (keys, value, ttlMillis, turn) => {
+    }, isGranted),
+    acquireSlot: replicated((keys, value, ttlMillis, turn) => {
       supersede(keys, value)
       return evalScript(Scripts.acquireSlot, keys, turnArguments(value, ttlMillis, turn), turnAnswer)
-    },
+    }, isGranted),
     // A lock's release (announced, its place left) sends the value alone: the script's defaults.
     release: (keys, value, announce, keepPlace) => {
       supersede(keys, value)
@@ -350,10 +376,10 @@ const makeNode = (
         Number
       )
     },
-    extend: (keys, value, ttlMillis) => {
+    extend: replicated((keys, value, ttlMillis) => {
       supersede(keys, value)
       return evalScript(Scripts.extendOwned, keys, [value, ttlMillis], (reply) => reply === 1)
-    },
+    }, isTrue),
     incrementFences: (keys, value, fenceKeys) =>
       evalScript(Scripts.incrementFences, [...keys, ...fenceKeys], [value], (reply) =>
         Array.isArray(reply) ? reply.map((count) => BigInt(String(count))) : undefined),

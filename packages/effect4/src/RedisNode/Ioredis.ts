@@ -57,7 +57,13 @@ export interface ConnectionOptions {
    * configuration; otherwise read from the server. A durable server votes at
    * once after a restart. Default `false`.
    */
-  readonly durable?: boolean | undefined
+  readonly durable?: boolean | undefined  /**
+   * Wait for replicas after each grant and extension on this node: its vote
+   * counts only once `replicas` replicas acknowledged the write (`WAIT`)
+   * within `timeout`; otherwise it counts as a failed node (`Unavailable`).
+   * Keep `timeout` well below the per-node timeout. Default: off.
+   */
+  readonly waitForReplicas?: { readonly replicas: number; readonly timeout: Duration.Input } | undefined
 }
 
 /**
@@ -74,7 +80,8 @@ export interface ClientOptions {
   /** See {@link defaultMaxPendingCommands}. */
   readonly maxPendingCommands?: number | undefined
   /** See {@link ConnectionOptions.durable}. */
-  readonly durable?: boolean | undefined
+  readonly durable?: boolean | undefined  /** See {@link ConnectionOptions.waitForReplicas}. */
+  readonly waitForReplicas?: ConnectionOptions["waitForReplicas"]
 }
 
 /**
@@ -123,11 +130,13 @@ export const make = (nodeOptions: NodeOptions): Effect.Effect<RedisNode, Invalid
       Options.positiveCount("maxPendingCommands", nodeOptions.maxPendingCommands ?? defaultMaxPendingCommands)
     )
     const durable = yield* checked(Options.flag("durable", nodeOptions.durable ?? false))
+    const replicas = yield* checked(Options.waitForReplicas(nodeOptions.waitForReplicas, Validate.readMillis))
     const time = yield* TimeOf.currentTime
     const settings = (name: string, connectTimeoutMillis: number): IoredisNode.NodeSettings => ({
       name,
       maxPendingCommands,
       durable,
+      replicas,
       connectTimeoutMillis,
       makeError: makeNodeError,
       now: time.now
