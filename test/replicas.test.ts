@@ -1,0 +1,87 @@
+/**
+ * Waiting for replicas (issue 33, item 4): three masters, each with one
+ * replica, on 127.0.0.1. With `waitForReplicas`, a node's vote counts only
+ * once its replica acknowledged the write; a node whose replica is paused
+ * fails as Unavailable, and a refused attempt leaves no key behind.
+ */
+import { assert, describe, it, layer } from "@effect/vitest"
+import { Effect, Exit, Schedule } from "effect"
+import * as RedisFleet from "../fleet/RedisFleet.js"
+import * as Redlock from "../src/Redlock.js"
+import { InvalidOptions, LockNotAcquired } from "../src/RedlockError.js"
+import * as Ioredis from "../src/RedisNode/Ioredis.js"
+import { failureOf, redisManager } from "./support.js"
+
+const waiting = { replicas: 1, timeout: "200 millis" } as const
+
+/** Every master has its replica connected and in sync (WAIT answers 1). */
+const replicasInSync = (fleet: RedisFleet.Fleet) =>
+  Effect.forEach(fleet.servers, (server) =>
+    Effect.flatMap(server.call("WAIT", 1, 100), (acknowledged) =>
+      Number(acknowledged) >= 1 ? Effect.void : Effect.fail("not in sync yet")).pipe(
+        Effect.retry(Schedule.spaced("100 millis").pipe(Schedule.upTo("10 seconds")))
+      ), { discard: true })
+
+layer(RedisFleet.layerLocal(3, { replicas: true }), { timeout: 60_000, excludeTestServices: true })(
+  "waiting for replicas, 3 masters with a replica each",
+  (it) => {
+    it.scoped("a grant counts once the replicas have it: each replica holds the lock's key when acquire returns", () =>
+      Effect.gen(function*() {
+        const fleet = yield* RedisFleet.RedisFleet
+        yield* fleet.reset
+        yield* replicasInSync(fleet)
+        const redlock = yield* redisManager(fleet.nodes.map((node) => ({ ...node, waitForReplicas: waiting })))
+        const lock = yield* redlock.acquire("orders", { ttl: "10 seconds", nodeTimeout: "1 second" })
+        const onReplicas = yield* Effect.forEach(fleet.replicas, (replica) => replica.call("GET", "redlock:orders"))
+        assert.deepStrictEqual(onReplicas, fleet.replicas.map(() => lock.value))
+        // An extension waits for the replicas too, and counts.
+        const extended = yield* redlock.extend(lock, "20 seconds")
+        assert.isAbove(Number(yield* Effect.forEach(fleet.replicas, (replica) => replica.call("PTTL", "redlock:orders")).pipe(
+          Effect.map((ttls) => Math.min(...ttls.map(Number)))
+        )), 10_000)
+        assert.strictEqual(extended.value, lock.value)
+      }))
+
+    it.scoped("a node whose replica is paused does not count; with two of three, the attempt is refused and leaves no key", () =>
+      Effect.gen(function*() {
+        const fleet = yield* RedisFleet.RedisFleet
+        yield* fleet.reset
+        yield* replicasInSync(fleet)
+        const redlock = yield* redisManager(fleet.nodes.map((node) => ({ ...node, waitForReplicas: waiting })))
+        yield* fleet.replicas[0].pause
+        const one = yield* Effect.scoped(Effect.map(
+          redlock.acquire("orders", { ttl: "10 seconds", nodeTimeout: "1 second", retry: Redlock.noRetry }),
+          (lock) => lock.outcomes.map((outcome) => outcome._tag)
+        ))
+        // Granted by the other two (the first one's answer was not awaited, or failed).
+        assert.deepStrictEqual(one.slice(1), ["Ok", "Ok"])
+        assert.notStrictEqual(one[0], "Ok")
+        yield* fleet.replicas[1].pause
+        const refused = failureOf(yield* Effect.exit(Effect.scoped(
+          redlock.acquire("orders", { ttl: "10 seconds", nodeTimeout: "1 second", retry: Redlock.noRetry })
+        ))) as LockNotAcquired
+        assert.instanceOf(refused, LockNotAcquired)
+        assert.strictEqual(refused.reason, "NoQuorum")
+        const failed = refused.outcomes.filter((outcome) => outcome._tag === "Failed")
+        assert.lengthOf(failed, 2)
+        for (const outcome of failed) {
+          assert.match(outcome._tag === "Failed" ? outcome.error.detail : "", /WAIT: 0 of 1 replicas acknowledged within 200 ms/)
+        }
+        // The refused attempt deleted what it set on the masters whose replica did not answer.
+        assert.deepStrictEqual(yield* fleet.dbsizes, [0, 0, 0])
+        yield* Effect.forEach(fleet.replicas, (replica) => replica.resume, { discard: true })
+      }))
+  }
+)
+
+describe("waitForReplicas, bad input", () => {
+  it.scoped("is checked before any connection is opened", () =>
+    Effect.gen(function*() {
+      for (const bad of [{ replicas: 0, timeout: "1 second" }, { replicas: 1, timeout: "forever" }, "yes"]) {
+        const exit = yield* Effect.exit(Ioredis.make({ host: "127.0.0.1", port: 1, waitForReplicas: bad as never }))
+        assert.isTrue(Exit.isFailure(exit))
+        assert.instanceOf(failureOf(exit), InvalidOptions)
+        assert.match((failureOf(exit) as InvalidOptions).option, /^waitForReplicas/)
+      }
+    }))
+})
