@@ -23,6 +23,8 @@ export interface RedisServer {
 
 export class RedisFleet extends Context.Service<RedisFleet, {
   readonly servers: ReadonlyArray<RedisServer>
+  /** One replica of each server, in order, when made with `replicas`. */
+  readonly replicas: ReadonlyArray<RedisServer>
   readonly nodes: ReadonlyArray<{ readonly host: string; readonly port: number }>
 }>()("test/RedisFleet") {}
 
@@ -60,13 +62,16 @@ const ready = async (admin: Redis, withinMillis: number): Promise<void> => {
   }
 }
 
-const startServer = Effect.acquireRelease(
+const startServer = (replicaOf?: number) => Effect.acquireRelease(
   Effect.promise(async () => {
     const port = await freePort()
     const dir = Fs.mkdtempSync(Path.join(Os.tmpdir(), "effect-redlock-v4-fleet-"))
     const child = ChildProcess.spawn(
       "redis-server",
-      ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", dir, "--logfile", Path.join(dir, "redis.log")],
+      [
+        "--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", dir, "--logfile", Path.join(dir, "redis.log"),
+        ...(replicaOf === undefined ? [] : ["--replicaof", "127.0.0.1", String(replicaOf)])
+      ],
       { stdio: "ignore" }
     )
     const admin = new Redis({ host: "127.0.0.1", port, retryStrategy: () => 50, maxRetriesPerRequest: null })
@@ -89,13 +94,21 @@ const startServer = Effect.acquireRelease(
     })
 )
 
-/** `n` servers, started concurrently. */
-export const layerLocal = (n: number): Layer.Layer<RedisFleet> =>
+/** `n` servers, started concurrently; with `replicas`, then one replica of each. */
+export const layerLocal = (n: number, options: { readonly replicas?: boolean } = {}): Layer.Layer<RedisFleet> =>
   Layer.effect(
     RedisFleet,
-    Effect.map(Effect.forEach(Array.from({ length: n }), () => startServer, { concurrency: "unbounded" }), (started) =>
-      RedisFleet.of({
+    Effect.gen(function*() {
+      const started = yield* Effect.forEach(Array.from({ length: n }), () => startServer(), { concurrency: "unbounded" })
+      const replicas = options.replicas !== true ? [] : yield* Effect.forEach(
+        started,
+        ({ server }) => startServer(server.port),
+        { concurrency: "unbounded" }
+      )
+      return RedisFleet.of({
         servers: started.map(({ server }) => server),
+        replicas: replicas.map(({ server }) => server),
         nodes: started.map(({ server }) => ({ host: "127.0.0.1", port: server.port }))
-      }))
+      })
+    })
   )

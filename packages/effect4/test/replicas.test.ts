@@ -1,0 +1,65 @@
+/**
+ * Waiting for replicas (issue 33, item 4) on this line: three masters with a
+ * replica each. A grant reaches the replicas before acquire returns; a node
+ * whose replica is paused fails, and with two of them the attempt is refused
+ * and leaves no key; bad input is refused before any connection.
+ */
+import { assert, describe, it } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import { Redlock } from "effect-redlock"
+import * as Ioredis from "effect-redlock/RedisNode/Ioredis"
+import { layerLocal, RedisFleet } from "./fleet.js"
+
+const waiting = { replicas: 1, timeout: "200 millis" } as const
+
+describe("waitForReplicas (3 masters, a replica each)", () => {
+  it.live("a grant reaches the replicas; two paused replicas refuse the attempt, and it leaves no key", () =>
+    Effect.gen(function*() {
+      const fleet = yield* RedisFleet
+      // Each replica in sync with its master first.
+      for (const server of fleet.servers) {
+        while ((yield* Effect.promise(() => server.admin.wait(1, 100))) < 1) yield* Effect.sleep("100 millis")
+      }
+      const nodes = fleet.nodes.map((node) => ({ ...node, waitForReplicas: waiting }))
+      yield* Effect.provide(
+        Effect.gen(function*() {
+          const redlock = yield* Redlock.Redlock
+          const lock = yield* Effect.scoped(Effect.gen(function*() {
+            const held = yield* redlock.acquire("orders", { ttl: "10 seconds", nodeTimeout: "1 second" })
+            for (const replica of fleet.replicas) {
+              assert.strictEqual(yield* Effect.promise(() => replica.admin.get("redlock:orders")), held.value)
+            }
+            return held
+          }))
+          assert.isString(lock.value)
+          yield* fleet.replicas[0].pause
+          yield* fleet.replicas[1].pause
+          const refused = yield* Effect.flip(Effect.scoped(
+            redlock.acquire("orders", { ttl: "10 seconds", nodeTimeout: "1 second", retry: Redlock.noRetry })
+          ))
+          assert.strictEqual(refused._tag, "LockNotAcquired")
+          if (refused._tag === "LockNotAcquired") {
+            const failed = refused.outcomes.filter((outcome) => outcome._tag === "Failed")
+            assert.lengthOf(failed, 2)
+            for (const outcome of failed) {
+              assert.match(outcome._tag === "Failed" ? outcome.error.detail : "", /WAIT: 0 of 1 replicas/)
+            }
+          }
+          for (const server of fleet.servers) assert.strictEqual(yield* Effect.promise(() => server.admin.dbsize()), 0)
+          yield* fleet.replicas[0].resume
+          yield* fleet.replicas[1].resume
+        }),
+        Redlock.layer({ restartQuarantine: false }).pipe(Layer.provide(Ioredis.layer(nodes)))
+      )
+    }).pipe(Effect.provide(layerLocal(3, { replicas: true }))), 60_000)
+
+  it.effect("bad input is refused before any connection is opened", () =>
+    Effect.gen(function*() {
+      for (const bad of [{ replicas: 0, timeout: "1 second" }, { replicas: 1, timeout: "forever" }, "yes"]) {
+        const error = yield* Effect.flip(Effect.scoped(Ioredis.make({ host: "127.0.0.1", port: 1, waitForReplicas: bad as never })))
+        assert.strictEqual(error._tag, "InvalidOptions")
+        assert.match(error.option, /^waitForReplicas/)
+      }
+    }))
+})
