@@ -10,7 +10,8 @@
  * nobody was granted again after the faults ended, every node left with a
  * line and no key. Each node now seats a waiter by its ticket at every
  * attempt, so the lines converge: every worker ends its rounds, with finite
- * schedules and with retries forever.
+ * schedules and with retries forever. The same for permits of a semaphore
+ * and for reads and writes of a read-write lock, whose slots share one line.
  */
 import { assert, describe, it } from "@effect/vitest"
 import * as Duration from "effect/Duration"
@@ -18,7 +19,8 @@ import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Random from "effect/Random"
 import * as TestClock from "effect/testing/TestClock"
-import { RedisNode, Redlock } from "effect-redlock"
+import type * as Scope from "effect/Scope"
+import { type Lock, ReadWriteLock, RedisNode, Redlock, Semaphore } from "effect-redlock"
 
 // A waiter gives up after 40 retries (it leaves every line), as with any finite schedule.
 const finiteRetry = Redlock.retry({ delay: "7 millis", times: 40 })
@@ -31,23 +33,34 @@ interface Held {
   readonly worker: number
   readonly from: number
   readonly until: number
+  /** A read-write lock's writer (it may hold beside nobody). */
+  readonly writes?: boolean | undefined
 }
 
-const run = (seed: number, retry: Redlock.RetrySchedule) =>
+/** What each worker takes, round by round: a lock, a permit, or a read or a write. */
+type Take = (
+  retry: Redlock.RetrySchedule,
+  worker: number,
+  round: number
+) => { readonly acquire: Effect.Effect<Lock.Lock, unknown, Scope.Scope | Redlock.Redlock>; readonly writes?: boolean }
+
+const takeLock: Take = (retry) => ({ acquire: Redlock.acquire("account", { ttl: "200 millis", retry }) })
+
+const run = (seed: number, retry: Redlock.RetrySchedule, take: Take = takeLock) =>
   Effect.gen(function*() {
     const control = yield* RedisNode.MemoryNodes
     const holds: Array<Held> = []
     const worker = (index: number) =>
       Effect.gen(function*() {
-        const redlock = yield* Redlock.Redlock
         for (let round = 0; round < 12; round++) {
+          const { acquire, writes } = take(retry, index, round)
           yield* Effect.scoped(Effect.gen(function*() {
-            const lock = yield* redlock.acquire("account", { ttl: "200 millis", retry })
+            const lock = yield* acquire
             const from = yield* Effect.clockWith((clock) => clock.currentTimeMillis)
             yield* Effect.sleep(Duration.millis(yield* Random.nextIntBetween(1, 250)))
             // Inside until the work ends (the release starts then) or the validity runs out, whichever is first.
             const done = yield* Effect.clockWith((clock) => clock.currentTimeMillis)
-            holds.push({ worker: index, from, until: Math.min(done, from + Duration.toMillis(lock.validity)) })
+            holds.push({ worker: index, from, until: Math.min(done, from + Duration.toMillis(lock.validity)), writes })
           })).pipe(Effect.ignore)
         }
       })
@@ -100,6 +113,25 @@ const overlapsOf = (holds: ReadonlyArray<Held>): ReadonlyArray<string> => {
   return overlaps
 }
 
+/** The most holds inside at once, and each hold that was inside beside a writer (or a writer beside anyone). */
+const crowding = (holds: ReadonlyArray<Held>): { readonly most: number; readonly besideWriter: number } => {
+  let most = 0
+  let besideWriter = 0
+  for (const hold of holds) {
+    const inside = holds.filter((other) => other.from <= hold.from && hold.from < other.until)
+    most = Math.max(most, inside.length)
+    if (inside.length > 1 && inside.some((other) => other.writes === true)) besideWriter++
+  }
+  return { most, besideWriter }
+}
+
+const takePermit: Take = (retry) => ({ acquire: Semaphore.acquire("account", { limit: 2, ttl: "200 millis", retry }) })
+// Every third round of each worker writes.
+const takeReadOrWrite: Take = (retry, worker, round) =>
+  (worker + round) % 3 === 0
+    ? { acquire: ReadWriteLock.acquireWrite("account", { ttl: "200 millis", maxReaders: 3, retry }), writes: true }
+    : { acquire: ReadWriteLock.acquireRead("account", { ttl: "200 millis", maxReaders: 3, retry }) }
+
 describe("random contention with node faults (memory nodes, TestClock)", () => {
   for (const seed of [1, 2, 3, 4, 5, 6]) {
     it.effect(`seed ${seed}: no two holders inside their validity at once, and the lock is taken`, () =>
@@ -113,6 +145,25 @@ describe("random contention with node faults (memory nodes, TestClock)", () => {
         const holds = yield* run(seed, retryForever)
         assert.strictEqual(holds.length, 8 * 12)
         assert.deepStrictEqual(overlapsOf(holds), [], `seed ${seed}`)
+      }))
+  }
+
+  // One line per semaphore and read-write lock (issue 32): with retries forever, every worker ends its
+  // rounds under the same faults, never more permits than the limit, and no writer beside anyone.
+  for (const seed of [1, 2, 3]) {
+    it.effect(`seed ${seed}, retries forever: permits of 2, every worker holds one 12 times, never 3 at once`, () =>
+      Effect.gen(function*() {
+        const holds = yield* run(seed, retryForever, takePermit)
+        assert.strictEqual(holds.length, 8 * 12)
+        assert.isAtMost(crowding(holds).most, 2)
+      }))
+    it.effect(`seed ${seed}, retries forever: reads and writes, every worker ends its 12 rounds, no writer beside anyone`, () =>
+      Effect.gen(function*() {
+        const holds = yield* run(seed, retryForever, takeReadOrWrite)
+        assert.strictEqual(holds.length, 8 * 12)
+        const { besideWriter, most } = crowding(holds)
+        assert.strictEqual(besideWriter, 0)
+        assert.isAtMost(most, 3)
       }))
   }
 
