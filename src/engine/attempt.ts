@@ -265,7 +265,14 @@ export abstract class Attempts<G, R extends Refused> implements Waiting.Waiter<G
       !this.attemptSettings.contendedKeys.isContended(this.keys[0], this.firstStart)
   }
 
-  private fanOut(leaseMillis: number, probe: boolean, done: (end: AttemptEnd<G, R>) => void): void {
+  /**
+   * Slots: where the order the nodes are sent starts, in the keys (the shell
+   * rotated them at random already). Moved after a round that split: see
+   * `Slots.startAfterSplit`.
+   */
+  private slotsStart = 0
+
+  private fanOut(leaseMillis: number, probe: boolean, done: (end: AttemptEnd<G, R>) => void, splitOnce = false): void {
     const { ahead, setting, slots, ttlMillis } = this.attemptRequest
     const { fairHandoff, nodeError, quarantineMillis } = this.attemptSettings
     this.sent++
@@ -279,8 +286,9 @@ export abstract class Attempts<G, R extends Refused> implements Waiting.Waiter<G
       ...(ahead === true ? aheadOfEveryone : undefined)
     })
     // A setting is checked by acquireInTurn only (the plain acquire is one SET NX on Redis).
+    const start = this.slotsStart
     const call: FanOut.Call<"acquire" | "acquireInTurn" | "acquireSlot"> = slots === true
-      ? FanOut.call("acquireSlot", this.keys, this.value, ttlMillis, turn())
+      ? FanOut.call("acquireSlot", Slots.rotatedFrom(this.keys, start), this.value, ttlMillis, turn())
       : (fairHandoff && !probe) || setting !== undefined
       ? FanOut.call("acquireInTurn", this.keys, this.value, ttlMillis, turn())
       : FanOut.call("acquire", this.keys, this.value, ttlMillis)
@@ -289,20 +297,29 @@ export abstract class Attempts<G, R extends Refused> implements Waiting.Waiter<G
     const rules: FanOut.Rules<Answer> = slots === true
       ? { ...atQuorum, isDecided: (ok, other, answers) => Slots.slotRoundDecided(length, this.quorum, ok + other, answers) }
       : atQuorum
-    FanOut.send(this.nodes, call, rules, this.time, (result) => {
+    FanOut.send(this.nodes, call, rules, this.time, (sent) => {
+      // A slot is named by its index in the keys, whatever order the nodes were sent.
+      const result = slots === true ? Slots.inKeyOrder(sent, start, this.keys.length) : sent
       const validityMillis = Algorithm.validity(ttlMillis, result.endMillis - result.startMillis, this.attemptSettings.driftFactor)
       const slot = slots === true
         ? Slots.grantedSlot(result.answers, (index) => result.outcomes[index]._tag === "Ok", this.quorum)
         : undefined
       const quorate = slots === true ? slot !== undefined : result.yes >= this.quorum
       if (quorate && validityMillis > 0) {
-        if (slot !== undefined) this.undoOtherSlots(result, slot)
+        if (slot !== undefined) this.undoOtherSlots(result, slot, start)
         return done({ granted: this.granted(result, validityMillis, slot), result })
       }
       const undoOn = this.refusal(result)
       const end = this.refused(this.refusalFields(result, quorate), result)
-      if (undoOn.length === 0) return done(end)
-      this.undo(undoOn, () => done(end))
+      // A round whose nodes chose different slots (their slots were not free alike) is tried once
+      // more at once, after its undo, from the slot a node chose latest in the order.
+      const split = slots === true && !quorate ? Slots.startAfterSplit(result.answers, start, this.keys.length) : undefined
+      if (split !== undefined) this.slotsStart = split
+      const next = split === undefined || splitOnce
+        ? () => done(end)
+        : () => this.abandoned ? done(end) : this.fanOut(leaseMillis, false, done, true)
+      if (undoOn.length === 0) return next()
+      this.undo(undoOn, next)
     })
   }
 
@@ -311,15 +328,16 @@ export abstract class Attempts<G, R extends Refused> implements Waiting.Waiter<G
    * answer) have it deleted, and nothing else (the granted slot is the
    * lock's, which its release deletes).
    */
-  private undoOtherSlots(result: FanOut.FanOutResult<Answer>, slot: number): void {
+  private undoOtherSlots(result: FanOut.FanOutResult<Answer>, slot: number, start: number): void {
     const others = this.keys.filter((_, index) => index !== slot)
     const undo = (index: number) => release(this.nodes[index], others, this.value)
     result.answers.forEach((answer, index) => {
       const chosen = Slots.chosenSlot(answer)
       if (chosen !== undefined && chosen !== slot) undo(index)
     })
+    // Late answers come as the nodes sent them: slots by their place in the order sent.
     result.late?.forEach((index, _, answer) => {
-      const chosen = Slots.chosenSlot(answer)
+      const chosen = Slots.chosenSlotFrom(answer, start, this.keys.length)
       if (chosen !== undefined && chosen !== slot) undo(index)
     })
   }

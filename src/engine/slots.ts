@@ -92,6 +92,52 @@ export const grantedSlot = (
   return most >= quorum ? best : undefined
 }
 
+/** `slots` from index `start` on, then the ones before it. */
+export const rotatedFrom = <A>(slots: ReadonlyArray<A>, start: number): ReadonlyArray<A> =>
+  start === 0 ? slots : [...slots.slice(start), ...slots.slice(0, start)]
+
+/**
+ * A round sent from `start` as answered in key order: a `Granted` answer
+ * names its slot by its place in the keys sent, here by its index in the
+ * keys (late answers are read through `chosenSlotFrom`).
+ */
+export const inKeyOrder = <R extends { readonly answers: ReadonlyArray<unknown> }>(result: R, start: number, slots: number): R =>
+  start === 0 ? result : {
+    ...result,
+    answers: result.answers.map((answer) => {
+      const sent = chosenSlot(answer)
+      return sent === undefined ? answer : { ...(answer as object), slot: (sent + start) % slots }
+    })
+  }
+
+/** The slot (index in the keys) a late answer of a round sent from `start` chose, if any. */
+export const chosenSlotFrom = (answer: unknown, start: number, slots: number): number | undefined => {
+  const sent = chosenSlot(answer)
+  return sent === undefined ? undefined : (sent + start) % slots
+}
+
+/**
+ * Where the next round starts after one sent from `start` whose nodes chose
+ * different slots (`answers` in key order); `undefined` when they did not
+ * split. Each node takes the first slot free on it, so a node that chose a
+ * slot later in the order found the ones before it held, and the slot it
+ * chose is likely free on the others too: the next round starts there. (A
+ * client that reaches the nodes unevenly would otherwise split the same way
+ * every round while one holder keeps an earlier slot on some of them.)
+ */
+export const startAfterSplit = (answers: ReadonlyArray<unknown>, start: number, slots: number): number | undefined => {
+  let latest: number | undefined
+  const chosen = new Set<number>()
+  for (const answer of answers) {
+    const slot = chosenSlot(answer)
+    if (slot === undefined) continue
+    chosen.add(slot)
+    const place = (slot - start + slots) % slots
+    if (latest === undefined || place > latest) latest = place
+  }
+  return chosen.size < 2 || latest === undefined ? undefined : (latest + start) % slots
+}
+
 /**
  * The slots in the order one acquisition tries them: from a random one on,
  * so that permits spread over the slots rather than every caller trying slot
