@@ -22,15 +22,21 @@ const replicasInSync = (fleet: RedisFleet.Fleet) =>
         Effect.retry(Schedule.spaced("100 millis").pipe(Schedule.upTo("10 seconds")))
       ), { discard: true })
 
+/** The fleet emptied, its replicas in sync, and a manager whose nodes wait for them. */
+const waitingManager = Effect.gen(function*() {
+  const fleet = yield* RedisFleet.RedisFleet
+  yield* fleet.reset
+  yield* replicasInSync(fleet)
+  const redlock = yield* redisManager(fleet.nodes.map((node) => ({ ...node, waitForReplicas: waiting })))
+  return { fleet, redlock }
+})
+
 layer(RedisFleet.layerLocal(3, { replicas: true }), { timeout: 60_000, excludeTestServices: true })(
   "waiting for replicas, 3 masters with a replica each",
   (it) => {
     it.scoped("a grant counts once the replicas have it: each replica holds the lock's key when acquire returns", () =>
       Effect.gen(function*() {
-        const fleet = yield* RedisFleet.RedisFleet
-        yield* fleet.reset
-        yield* replicasInSync(fleet)
-        const redlock = yield* redisManager(fleet.nodes.map((node) => ({ ...node, waitForReplicas: waiting })))
+        const { fleet, redlock } = yield* waitingManager
         const lock = yield* redlock.acquire("orders", { ttl: "10 seconds", nodeTimeout: "1 second" })
         const onReplicas = yield* Effect.forEach(fleet.replicas, (replica) => replica.call("GET", "redlock:orders"))
         assert.deepStrictEqual(onReplicas, fleet.replicas.map(() => lock.value))
@@ -44,10 +50,7 @@ layer(RedisFleet.layerLocal(3, { replicas: true }), { timeout: 60_000, excludeTe
 
     it.scoped("a node whose replica is paused does not count; with two of three, the attempt is refused and leaves no key", () =>
       Effect.gen(function*() {
-        const fleet = yield* RedisFleet.RedisFleet
-        yield* fleet.reset
-        yield* replicasInSync(fleet)
-        const redlock = yield* redisManager(fleet.nodes.map((node) => ({ ...node, waitForReplicas: waiting })))
+        const { fleet, redlock } = yield* waitingManager
         yield* fleet.replicas[0].pause
         const one = yield* Effect.scoped(Effect.map(
           redlock.acquire("orders", { ttl: "10 seconds", nodeTimeout: "1 second", retry: Redlock.noRetry }),

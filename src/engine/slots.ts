@@ -143,7 +143,5 @@ export const startAfterSplit = (answers: ReadonlyArray<unknown>, start: number, 
  * so that permits spread over the slots rather than every caller trying slot
  * 0 first, and the same order on every node, so that the nodes choose alike.
  */
-export const rotated = <T extends ReadonlyArray<unknown>>(slots: T, random: () => number): T => {
-  const start = Math.floor(random() * slots.length)
-  return (start === 0 ? slots : [...slots.slice(start), ...slots.slice(0, start)]) as unknown as T
-}
+export const rotated = <T extends ReadonlyArray<unknown>>(slots: T, random: () => number): T =>
+  rotatedFrom(slots, Math.floor(random() * slots.length)) as unknown as T
