@@ -1,5 +1,6 @@
 /**
- * Redis nodes over ioredis: one connection per node.
+ * Redis nodes over ioredis (5 or 6): one connection per node, and one
+ * subscriber connection per server for release announcements.
  *
  * Connections fail fast: no offline queue, no resending of unanswered
  * commands after a reconnect, so a down node answers at once with an
@@ -10,22 +11,18 @@
  *
  * @since 0.1.0
  */
-import * as Config from "effect/Config"
-import * as ConfigError from "effect/ConfigError"
-import * as Duration from "effect/Duration"
-import * as Effect from "effect/Effect"
-import * as Layer from "effect/Layer"
-import * as Option from "effect/Option"
-import * as Redacted from "effect/Redacted"
+import type * as Config from "effect/Config"
+import type * as ConfigError from "effect/ConfigError"
+import type * as Effect from "effect/Effect"
+import type * as Layer from "effect/Layer"
+import type * as Option from "effect/Option"
+import type * as Redacted from "effect/Redacted"
 import type * as Scope from "effect/Scope"
 import type { Redis } from "ioredis"
-import type * as Tls from "node:tls"
-import * as Monotonic from "../internal/monotonic.js"
-import { makeNodeError } from "../internal/nodes.js"
-import * as Validate from "../internal/validate.js"
+import * as DriverNodes from "../internal/driverNodes.js"
 import * as IoredisNode from "../nodes/ioredis/node.js"
-import { fromPromises, type RedisNode, RedisNodes } from "../RedisNode.js"
-import { InvalidOptions } from "../RedlockError.js"
+import type { RedisNode, RedisNodes } from "../RedisNode.js"
+import type { InvalidOptions } from "../RedlockError.js"
 
 /**
  * Where a node is and how to log in. The password is `Redacted` so that it
@@ -34,48 +31,24 @@ import { InvalidOptions } from "../RedlockError.js"
  * @since 0.1.0
  * @category models
  */
-export interface ConnectionOptions {
-  /** `redis://[user:password@]host[:port][/db]` or `rediss://...`; the other fields override its parts. */
-  readonly url?: string | undefined
-  readonly host?: string | undefined
-  readonly port?: number | undefined
-  readonly username?: string | undefined
-  readonly password?: Redacted.Redacted<string> | undefined
-  readonly db?: number | undefined
-  /** `true` for TLS with Node's defaults, or Node's TLS options. */
-  readonly tls?: boolean | Tls.ConnectionOptions | undefined
-  /**
-   * How long the layer waits for the first connection (and the server's
-   * `INFO server`, for the restart quarantine) before going on without it.
-   * Default 1 second.
-   */
-  readonly connectTimeout?: Duration.DurationInput | undefined
-  /** Name in outcomes and errors. Default `host:port`. */
-  readonly name?: string | undefined
-  /** See {@link defaultMaxPendingCommands}. */
-  readonly maxPendingCommands?: number | undefined
-  /**
-   * Declare the server durable (an append-only file with `appendfsync
-   * always`: it keeps every key it acknowledged across a restart), for a
-   * server that does not let this client read its configuration (ACLs that
-   * refuse `CONFIG GET`). Otherwise not needed: the client reads it from the
-   * server on each connection. A server that reports weaker persistence is
-   * not believed durable, declared or not. A durable server votes at once
-   * after a restart (see `restartQuarantine` in `Redlock.Options`). Default `false`.
-   */
-  readonly durable?: boolean | undefined  /**
-   * Wait for replicas after each grant and extension on this node: the
-   * node's vote counts only once `replicas` replicas acknowledged the write
-   * (`WAIT`) within `timeout`; otherwise it counts as a failed node
-   * (`Unavailable`), and a refused attempt deletes what it set there. For
-   * masters with replicas, so that a failover to a replica is less likely to
-   * lose a granted key (not impossible: `WAIT` does not make a replica's copy
-   * durable). Keep `timeout` well below the per-node timeout: the node's
-   * answer waits for it, and so do its later commands on the connection.
-   * Default: off.
-   */
-  readonly waitForReplicas?: { readonly replicas: number; readonly timeout: Duration.DurationInput } | undefined
-}
+export type ConnectionOptions = DriverNodes.ConnectionOptions
+
+/**
+ * An ioredis client the user owns: we use it as it is and never close it (a
+ * client made with `lazyConnect` is connected, as its first command would).
+ * Prefer {@link ConnectionOptions}: a client with an offline queue makes a
+ * down node cost the full per-node timeout instead of failing fast.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type ClientOptions = DriverNodes.ClientOptions<Redis>
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type NodeOptions = ConnectionOptions | ClientOptions
 
 /**
  * How many commands of a node may wait for their answer at once, by default.
@@ -90,31 +63,7 @@ export interface ConnectionOptions {
  * @since 0.1.0
  * @category constructors
  */
-export const defaultMaxPendingCommands = 1000
-
-/**
- * A client the user owns: we use it as it is and never close it. Prefer
- * {@link ConnectionOptions}: a client with an offline queue makes a down node
- * cost the full per-node timeout instead of failing fast.
- *
- * @since 0.1.0
- * @category models
- */
-export interface ClientOptions {
-  readonly client: Redis
-  readonly name?: string | undefined
-  /** See {@link defaultMaxPendingCommands}. */
-  readonly maxPendingCommands?: number | undefined
-  /** See {@link ConnectionOptions.durable}. */
-  readonly durable?: boolean | undefined  /** See {@link ConnectionOptions.waitForReplicas}. */
-  readonly waitForReplicas?: ConnectionOptions["waitForReplicas"]
-}
-
-/**
- * @since 0.1.0
- * @category models
- */
-export type NodeOptions = ConnectionOptions | ClientOptions
+export const defaultMaxPendingCommands: number = DriverNodes.defaultMaxPendingCommands
 
 /**
  * Connection options from a `redis://` or `rediss://` URL
@@ -123,53 +72,15 @@ export type NodeOptions = ConnectionOptions | ClientOptions
  * @since 0.1.0
  * @category constructors
  */
-export const fromUrl = (url: string): Option.Option<ConnectionOptions> => {
-  const address = IoredisNode.parseUrl(url)
-  if (address === undefined) return Option.none()
-  const { password, ...rest } = address
-  return Option.some({ ...rest, password: password === undefined ? undefined : Redacted.make(password) })
+export const fromUrl: (url: string) => Option.Option<ConnectionOptions> = DriverNodes.fromUrl
+
+const driver: DriverNodes.Driver<Redis> = {
+  newClient: IoredisNode.newClient,
+  closeClient: IoredisNode.closeClient,
+  clientName: IoredisNode.clientName,
+  connectUserClient: IoredisNode.connectIfLazy,
+  open: IoredisNode.open
 }
-
-const withoutUndefined = <A extends object>(a: A): Partial<A> =>
-  Object.fromEntries(Object.entries(a).filter(([, value]) => value !== undefined)) as Partial<A>
-
-interface NodeSettings {
-  readonly maxPending: number
-  readonly durable: boolean
-  readonly replicas: IoredisNode.NodeSettings["replicas"]
-}
-
-const nodeSettings = (options: NodeOptions): Effect.Effect<NodeSettings, InvalidOptions> =>
-  Effect.gen(function*() {
-    const maxPending = yield* Validate.positiveCount(
-      "maxPendingCommands",
-      options.maxPendingCommands ?? defaultMaxPendingCommands
-    )
-    const durable = yield* Validate.flag("durable", options.durable ?? false)
-    const replicas = yield* Validate.waitForReplicas(options.waitForReplicas)
-    return { maxPending, durable, replicas }
-  })
-
-/**
- * The node over `client` (nodes/ioredis/node.ts), until the scope closes:
- * before a client of ours is closed (finalizers run last in, first out).
- */
-const opened = (name: string, client: Redis, connectTimeoutMillis: number, settings: NodeSettings) =>
-  Effect.flatMap(Monotonic.currentTime, (time) =>
-    Effect.acquireRelease(
-      Effect.promise(() =>
-        IoredisNode.open(client, {
-          name,
-          maxPendingCommands: settings.maxPending,
-          durable: settings.durable,
-          replicas: settings.replicas,
-          connectTimeoutMillis,
-          makeError: makeNodeError,
-          now: time.now
-        })
-      ),
-      (open) => Effect.promise(open.close)
-    )).pipe(Effect.map((open) => fromPromises(open.node)))
 
 /**
  * One node. The connection is opened now and closed when the scope closes
@@ -178,41 +89,8 @@ const opened = (name: string, client: Redis, connectTimeoutMillis: number, setti
  * @since 0.1.0
  * @category constructors
  */
-export const make = (nodeOptions: NodeOptions): Effect.Effect<RedisNode, InvalidOptions, Scope.Scope> =>
-  Effect.gen(function*() {
-    // Checked before the connection is opened.
-    const settings = yield* nodeSettings(nodeOptions)
-    if ("client" in nodeOptions) {
-      const client = nodeOptions.client
-      IoredisNode.connectIfLazy(client)
-      return yield* opened(nodeOptions.name ?? IoredisNode.clientName(client), client, 1000, settings)
-    }
-    let options: ConnectionOptions = nodeOptions
-    if (nodeOptions.url !== undefined) {
-      const parsed = fromUrl(nodeOptions.url)
-      if (Option.isNone(parsed)) {
-        return yield* new InvalidOptions({ option: "url", detail: `not a redis:// URL: "${IoredisNode.hidePassword(nodeOptions.url)}"` }, true)
-      }
-      options = { ...parsed.value, ...withoutUndefined(nodeOptions) }
-    }
-    const host = options.host ?? "127.0.0.1"
-    const port = options.port ?? 6379
-    const connectTimeout = Duration.decode(options.connectTimeout ?? "1 second")
-    const client = yield* Effect.acquireRelease(
-      Effect.sync(() =>
-        IoredisNode.newClient({
-          host,
-          port,
-          username: options.username,
-          password: options.password === undefined ? undefined : Redacted.value(options.password),
-          db: options.db,
-          tls: options.tls
-        }, Duration.toMillis(connectTimeout))
-      ),
-      (client) => Effect.promise(() => IoredisNode.closeClient(client))
-    )
-    return yield* opened(options.name ?? `${host}:${port}`, client, Duration.toMillis(connectTimeout), settings)
-  })
+export const make: (nodeOptions: NodeOptions) => Effect.Effect<RedisNode, InvalidOptions, Scope.Scope> =
+  DriverNodes.make(driver)
 
 /**
  * The nodes, connected concurrently.
@@ -227,8 +105,8 @@ export const make = (nodeOptions: NodeOptions): Effect.Effect<RedisNode, Invalid
  * @since 0.1.0
  * @category layers
  */
-export const layer = (nodes: ReadonlyArray<NodeOptions>): Layer.Layer<RedisNodes, InvalidOptions> =>
-  Layer.scoped(RedisNodes, Effect.forEach(nodes, make, { concurrency: "unbounded" }))
+export const layer: (nodes: ReadonlyArray<NodeOptions>) => Layer.Layer<RedisNodes, InvalidOptions> = DriverNodes
+  .layer(driver)
 
 /**
  * The node list from configuration: `REDLOCK_NODES` holds comma-separated
@@ -238,24 +116,9 @@ export const layer = (nodes: ReadonlyArray<NodeOptions>): Layer.Layer<RedisNodes
  * @since 0.1.0
  * @category layers
  */
-export const layerConfig = (
-  config: Config.Config<{
+export const layerConfig: (
+  config?: Config.Config<{
     readonly urls: ReadonlyArray<string>
     readonly password: Option.Option<Redacted.Redacted<string>>
-  }> = Config.all({
-    urls: Config.map(Config.string("REDLOCK_NODES"), (list) => list.split(",").map((url) => url.trim())),
-    password: Config.option(Config.redacted("REDLOCK_PASSWORD"))
-  })
-): Layer.Layer<RedisNodes, ConfigError.ConfigError | InvalidOptions> =>
-  Layer.unwrapEffect(Effect.gen(function*() {
-    const { password, urls } = yield* config
-    const nodes: Array<ConnectionOptions> = []
-    for (const url of urls) {
-      const parsed = fromUrl(url)
-      if (Option.isNone(parsed)) {
-        return yield* Effect.fail(ConfigError.InvalidData(["REDLOCK_NODES"], `not a redis:// URL: "${IoredisNode.hidePassword(url)}"`))
-      }
-      nodes.push({ ...parsed.value, password: parsed.value.password ?? Option.getOrUndefined(password) })
-    }
-    return layer(nodes)
-  }))
+  }>
+) => Layer.Layer<RedisNodes, ConfigError.ConfigError | InvalidOptions> = DriverNodes.layerConfig(driver)

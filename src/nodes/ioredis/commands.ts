@@ -1,57 +1,11 @@
 /**
- * Running commands and scripts on an ioredis client, and turning its failures
- * into node errors.
+ * Sending commands on an ioredis client cheaply: EVALSHA's wire form built
+ * once per fan-out, and one turn's writes gathered into one.
  *
  * @internal
  */
 import { Command, type Redis } from "ioredis"
-import type { MakeNodeError, NodeError, NodeErrorReason } from "../../engine/node.js"
 import type { Script } from "../scripts.js"
-
-/** Map a driver failure to a node error; connection failures carry the last connection error's text. */
-export const toNodeError = <E extends NodeError>(
-  makeError: (fields: Parameters<MakeNodeError>[0]) => E,
-  node: string,
-  cause: unknown,
-  lastConnectionError: Error | undefined
-): E => {
-  const text = cause instanceof Error ? cause.message : String(cause)
-  const classify = (message: string): NodeErrorReason | undefined => {
-    const code = message.split(" ", 1)[0]
-    switch (code) {
-      case "WRONGTYPE":
-        return "WrongType"
-      case "READONLY":
-        return "ReadOnly"
-      case "OOM":
-        return "OutOfMemory"
-      case "NOAUTH":
-      case "WRONGPASS":
-      case "NOPERM":
-        return "Auth"
-      case "NOSCRIPT":
-        return "NoScript"
-      case "BUSY":
-      case "LOADING":
-      case "MASTERDOWN":
-      case "TRYAGAIN":
-        return "Busy"
-    }
-    return undefined
-  }
-  const direct = classify(text)
-  if (direct !== undefined) return makeError({ node, reason: direct, detail: text, cause })
-  const connectionLost = /Stream isn't writeable|Connection is closed|MaxRetriesPerRequest|ECONNREFUSED|ECONNRESET/
-    .test(text)
-  if (connectionLost) {
-    const last = lastConnectionError?.message
-    const reason = last === undefined ? "Unavailable" : classify(last) ?? "Unavailable"
-    return makeError({ node, reason, detail: last === undefined ? `not connected (${text})` : `not connected: ${last}`, cause })
-  }
-  return makeError({ node, reason: "Unknown", detail: text, cause })
-}
-
-export const isNoScript = (error: unknown) => error instanceof Error && error.message.startsWith("NOSCRIPT")
 
 /**
  * EVALSHA sent as bytes encoded once per fan-out. ioredis builds each

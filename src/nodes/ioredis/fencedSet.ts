@@ -8,7 +8,7 @@
 import type { Redis } from "ioredis"
 import type { MakeNodeError, NodeError } from "../../engine/node.js"
 import * as Scripts from "../scripts.js"
-import * as Commands from "./commands.js"
+import * as NodeErrors from "../nodeErrors.js"
 import { clientName } from "./node.js"
 
 /** Written, or refused with the highest token seen; rejects with the shell's node error. */
@@ -22,5 +22,5 @@ export const fencedSet = <E extends NodeError>(
   // would overwrite a newer one.
   client.eval(Scripts.fencedSet.lua, 2, write.key, write.tokenKey, write.value, write.token.toString()).then(
     (reply) => reply === 1 ? { written: true } as const : { written: false, highestSeen: BigInt(String(reply)) } as const,
-    (cause) => Promise.reject(Commands.toNodeError(makeError, clientName(client), cause, undefined))
+    (cause) => Promise.reject(NodeErrors.toNodeError(makeError, clientName(client), cause, undefined))
   )

@@ -1,10 +1,8 @@
 /**
- * A Redis node over one ioredis client, as the engine talks to it: the lock
- * operations as promises (EVALSHA of the scripts loaded on each connection,
- * a native SET NX PX for one free key), the server run for the restart
- * quarantine, and release announcements on a subscriber connection. Each
- * shell opens it with its own error class and clock, and closes it with the
- * scope that opened it.
+ * The ioredis driver: a node over one ioredis client (5 or 6), made by us
+ * from connection options or the user's own, and its release announcements
+ * on a duplicate of it (releaseSubscriber.ts). The node itself is
+ * driverNode.ts.
  *
  * Connections fail fast: a client this module makes has no offline queue and
  * resends nothing after a reconnect, so a down node answers at once with an
@@ -13,63 +11,11 @@
  * @internal
  */
 import { Redis } from "ioredis"
-import type * as Tls from "node:tls"
-import type { MakeNodeError, Node, NodePromises, NodeRun, Turn, TurnAnswer } from "../../engine/node.js"
-import type { ReleaseChannels } from "../releaseChannels.js"
-import * as Scripts from "../scripts.js"
+import type { Address } from "../address.js"
+import type { Connection } from "../connection.js"
+import * as DriverNode from "../driverNode.js"
 import * as Commands from "./commands.js"
-import * as LoadedScripts from "./loadedScripts.js"
 import * as ReleaseSubscriber from "./releaseSubscriber.js"
-import * as ServerRun from "./serverRun.js"
-
-/** What a node needs besides its client (each shell checks the user's options into these). */
-export interface NodeSettings {
-  readonly name: string
-  readonly maxPendingCommands: number
-  /** Declared durable (see the shells' `durable` option). */
-  readonly durable: boolean
-  /** How long `open` waits for the first connection and the server's identity (ms). */
-  readonly connectTimeoutMillis: number
-  readonly makeError: MakeNodeError
-  /** Monotonic ms on the shell's timeline (the server run's start is read on it). */
-  readonly now: () => number
-  /** Wait for this many replicas after each grant and extension, at most this long (the shells' `waitForReplicas`). */
-  readonly replicas?: { readonly count: number; readonly timeoutMillis: number } | undefined
-}
-
-/** Where a node is and how to log in, as the shells' connection options say it (the password revealed). */
-export interface Address {
-  readonly host: string
-  readonly port: number
-  readonly username?: string | undefined
-  readonly password?: string | undefined
-  readonly db?: number | undefined
-  readonly tls?: boolean | Tls.ConnectionOptions | undefined
-}
-
-/** A `redis://` or `rediss://` URL's parts (`redis://user:password@host:port/db`); `undefined`: not one. */
-export const parseUrl = (url: string): Address | undefined => {
-  let parsed: URL
-  try {
-    parsed = new URL(url)
-  } catch {
-    return undefined
-  }
-  if (parsed.protocol !== "redis:" && parsed.protocol !== "rediss:") return undefined
-  const db = parsed.pathname.length > 1 ? Number(parsed.pathname.slice(1)) : undefined
-  if (db !== undefined && !Number.isInteger(db)) return undefined
-  return {
-    host: parsed.hostname || "127.0.0.1",
-    port: parsed.port ? Number(parsed.port) : 6379,
-    username: parsed.username ? decodeURIComponent(parsed.username) : undefined,
-    password: parsed.password ? decodeURIComponent(parsed.password) : undefined,
-    db,
-    tls: parsed.protocol === "rediss:"
-  }
-}
-
-/** A URL as it may be shown: any user and password replaced. */
-export const hidePassword = (url: string): string => url.replace(/\/\/[^@/]*@/, "//***@")
 
 /** A client of ours for `address`: connecting now, failing fast while not connected. */
 export const newClient = (address: Address, connectTimeoutMillis: number): Redis =>
@@ -120,276 +66,33 @@ export const connectIfLazy = (client: Redis): void => {
   if (client.status === "wait") client.connect().catch(() => {})
 }
 
-/** An open node and how to close it (its client is the caller's to close). */
-export interface OpenNode {
-  readonly node: Node
-  /** Waits until no command of the node waits for its answer (at most 250 ms), then stops following the client. */
-  readonly close: () => Promise<void>
-}
-
-/**
- * The node over `client`: follows its connection errors, loads the scripts
- * on each connection, follows its server run and release announcements;
- * settles once the client is ready and its server identified, the server
- * refused the connection, or `connectTimeoutMillis` passed: a node that is
- * down now is not an error.
- */
-export const open = async (client: Redis, settings: NodeSettings): Promise<OpenNode> => {
-  const errors = watchErrors(client)
-  // First: on each new connection the scripts are loaded before anything else is sent.
-  const scripts = LoadedScripts.watch(client, Scripts.nodeScripts)
-  const run = ServerRun.watch(client, settings.durable, settings.now)
-  const releases = ReleaseSubscriber.open(client)
-  await firstConnection(client, run, scripts.loaded, settings.connectTimeoutMillis)
-  const inFlight: InFlight = { count: 0 }
-  const node = makeNode(client, settings, errors.last, run.current, scripts.loaded, releases.channels, inFlight)
-  return {
-    node,
-    close: async () => {
-      await settled(inFlight, 250)
-      releases.stop()
-      run.stop()
-      scripts.stop()
-      errors.stop()
-    }
-  }
-}
-
-// Ready and identified, or refused, or the timeout: whichever comes first.
-const firstConnection = (
-  client: Redis,
-  run: ServerRun.RunWatcher,
-  scripts: LoadedScripts.LoadedScripts,
-  timeoutMillis: number
-): Promise<void> =>
-  new Promise((resolve) => {
-    const done = () => {
-      clearTimeout(timer)
-      client.off("error", done)
-      resolve()
-    }
-    // A server that refuses the connection (down, a wrong port or password) is not waited for: the node
-    // joins when the server answers.
-    client.once("error", done)
-    const timer = setTimeout(done, timeoutMillis)
-    run.identified().then(() => scripts.settled()).then(done)
-  })
-
-/** Keeps the last connection error, so "not connected" can say why (refused, WRONGPASS ...). */
-const watchErrors = (client: Redis) => {
-  let last: Error | undefined
-  const onError = (error: Error) => void (last = error)
-  const onReady = () => void (last = undefined)
-  client.on("error", onError)
-  client.on("ready", onReady)
-  return { last: () => last, stop: () => void client.off("error", onError).off("ready", onReady) }
-}
-
-/** Commands of one node sent and not answered yet. */
-interface InFlight {
-  count: number
-}
-
-/**
- * Until no command of the node waits for its answer, twice in a row a turn
- * apart (an answer may send another command: a late grant's undo), at most
- * `withinMillis`. The node's connection closes after: a key set by an
- * attempt that was refused without waiting for this node is deleted before
- * the process exits (a command line run would otherwise leave it for its ttl).
- */
-const settled = (inFlight: InFlight, withinMillis: number): Promise<void> =>
-  new Promise((resolve) => {
-    const giveUpAt = performance.now() + withinMillis
-    let idleBefore = false
-    const check = () => {
-      const idle = inFlight.count === 0
-      if ((idle && idleBefore) || performance.now() >= giveUpAt) return resolve()
-      idleBefore = idle
-      setTimeout(check, idle ? 0 : 2)
-    }
-    check()
-  })
-
-const granted: TurnAnswer = { _tag: "Granted" }
-const notYourTurn: TurnAnswer = { _tag: "NotYourTurn" }
-
-/** The acquireInTurn and acquireSlot scripts' ARGV (see scripts.ts): the ticket's age and the setting only when given. */
-const turnArguments = (value: string, ttlMillis: number, turn: Turn): Array<string | number> => {
-  const args: Array<string | number> = [value, ttlMillis, turn.ticket, turn.leaseMillis]
-  if (turn.ageMillis === undefined && turn.setting === undefined) return args
-  args.push(turn.ageMillis === undefined ? "" : Math.max(0, Math.floor(turn.ageMillis)))
-  if (turn.setting !== undefined) args.push(turn.setting)
-  return args
-}
-
-/** The reply of the acquireInTurn and acquireSlot scripts (see scripts.ts): acquireSlot's grant names its slot. */
-const turnAnswer = (reply: unknown): TurnAnswer => {
-  const [code, detail] = reply as [number, number | string | undefined]
-  if (code === 1) return detail === undefined ? granted : { _tag: "Granted", slot: detail as number }
-  if (code === 3) return notYourTurn
-  if (code === 4) return { _tag: "SettingConflict", recorded: String(detail) }
-  const pttl = detail as number | undefined
-  return { _tag: "Held", ttlMillis: pttl === undefined || pttl < 0 ? undefined : pttl }
-}
-
-/** The node operations over one client. */
-const makeNode = (
-  client: Redis,
-  settings: NodeSettings,
-  lastConnectionError: () => Error | undefined,
-  serverRun: () => NodeRun,
-  scripts: LoadedScripts.LoadedScripts,
-  releases: ReleaseChannels,
-  inFlight: InFlight
-): Node => {
-  const { makeError, maxPendingCommands, name, replicas } = settings
-  const batch = Commands.writeBatcher(client)
-  const answered = <A>(reply: A): A => {
-    inFlight.count--
-    return reply
-  }
-  const failed = (cause: unknown) => {
-    // The command did not run; it is not sent again (see loadedScripts.ts).
-    if (Commands.isNoScript(cause)) scripts.reload()
-    return Promise.reject(Commands.toNodeError(makeError, name, cause, lastConnectionError()))
-  }
-  const unanswered = (cause: unknown) => {
-    inFlight.count--
-    return failed(cause)
-  }
-  // One command and its reply, in one promise step: every failure becomes the
-  // shell's node error (also a synchronous throw of the driver). Not sent while
-  // too many commands wait for an answer (see the shells' maxPendingCommands).
-  const call = <R, A>(send: () => Promise<R>, parse: (reply: R) => A): Promise<A> => {
-    if (inFlight.count >= maxPendingCommands) {
-      return Promise.reject(makeError({
-        node: name,
-        reason: "Unavailable",
-        detail: `${inFlight.count} commands wait for an answer: the server does not answer (paused, overloaded or cut off)`
-      }))
-    }
-    try {
-      batch()
-      const sent = send()
-      inFlight.count++
-      return sent.then((reply) => parse(answered(reply)), unanswered)
-    } catch (cause) {
-      return failed(cause)
-    }
-  }
+/** The client as a node's connection (connection.ts). */
+export const connectionOf = (client: Redis): Connection => {
   const encoded = Commands.encodedEvalsha.usable(client)
-  const evalScript = <A>(
-    script: Scripts.Script,
-    keys: ReadonlyArray<string>,
-    args: ReadonlyArray<string | number>,
-    parse: (reply: unknown) => A
-  ): Promise<A> =>
-    call(
-      !scripts.bySha()
-        ? () => client.eval(script.lua, keys.length, ...keys, ...args)
-        : encoded
-        ? () => client.sendCommand(Commands.encodedEvalsha.command(script, keys, args)) as Promise<unknown>
-        : () => client.evalsha(script.sha, keys.length, ...keys, ...args),
-      parse
-    )
-
-  // Waiting for replicas: a grant or an extension counts on this node only once
-  // `count` replicas acknowledged it (WAIT, after the script's answer, on the
-  // same connection: it covers every write sent before it). Otherwise the
-  // operation fails as Unavailable, so the engine counts the node as no, and a
-  // refused attempt deletes what it set there, as on any failed node.
-  // Without the option, the operation itself: nothing is added to the path.
-  const replicated = <Args extends ReadonlyArray<unknown>, A>(
-    operation: (...args: Args) => Promise<A>,
-    granted: (answer: A) => boolean
-  ): (...args: Args) => Promise<A> => {
-    if (replicas === undefined) return operation
-    const { count, timeoutMillis } = replicas
-    const confirmed = (answer: A): A | Promise<A> =>
-      !granted(answer) ? answer : call(() => client.wait(count, timeoutMillis), Number).then((acknowledged) =>
-        acknowledged >= count ? answer : Promise.reject(makeError({
-          node: name,
-          reason: "Unavailable",
-          detail: `WAIT: ${acknowledged} of ${count} replicas acknowledged within ${timeoutMillis} ms: the write does not count`
-        })))
-    return (...args) => operation(...args).then(confirmed)
-  }
-  const isTrue = (answer: boolean) => answer
-  const isGranted = (answer: TurnAnswer) => answer._tag === "Granted"
-
-  const acquireAll = (keys: ReadonlyArray<string>, value: string, ttlMillis: number) =>
-    evalScript(Scripts.acquireAll, keys, [value, ttlMillis], (reply) => reply === 1)
-  // The one-key acquire is two commands, the second sent once the first is
-  // answered: any later operation on the same key and value (the caller's
-  // undo, leaving, release, next attempt) may have been sent meanwhile, and
-  // the second command would land after it, setting the key again behind a
-  // caller that has moved on (found by the Effect 4 package's contract
-  // test: a key left for its whole ttl after every acquirer was
-  // interrupted). A later operation marks the pending acquire superseded:
-  // it then answers "not acquired" without its second command.
-  const probing = new Map<string, { superseded: boolean }>()
-  const probeKey = (key: string, value: string) => key + "\u0000" + value
-  const supersede = (keys: ReadonlyArray<string>, value: string) => {
-    if (probing.size === 0) return
-    for (const key of keys) {
-      const probe = probing.get(probeKey(key, value))
-      if (probe !== undefined) probe.superseded = true
-    }
-  }
-  const acquireOne = (key: string, value: string, ttlMillis: number): Promise<boolean> => {
-    const name = probeKey(key, value)
-    const probe = { superseded: false }
-    probing.set(name, probe)
-    const settle = <A>(answer: A): A => {
-      if (probing.get(name) === probe) probing.delete(name)
-      return answer
-    }
-    return call(() => client.set(key, value, "PX", Math.ceil(ttlMillis), "NX"), (reply) => reply === "OK").then(
-      (set) => settle(set || probe.superseded ? set : acquireAll([key], value, ttlMillis)),
-      (error) => Promise.reject(settle(error))
-    )
-  }
-  const promises: NodePromises = {
-    // One key: a native SET NX PX (about half a script's server time), and
-    // the script only when the key exists: it may hold our own value (a late
-    // answer of an earlier attempt, which is ours) or another type (WRONGTYPE
-    // named by the script). Whole milliseconds, as the scripts round.
-    acquire: replicated((keys, value, ttlMillis) => {
-      supersede(keys, value)
-      return keys.length !== 1 ? acquireAll(keys, value, ttlMillis) : acquireOne(keys[0], value, ttlMillis)
-    }, isTrue),
-    acquireInTurn: replicated((keys, value, ttlMillis, turn) => {
-      supersede(keys, value)
-      return evalScript(Scripts.acquireInTurn, keys, turnArguments(value, ttlMillis, turn), turnAnswer)
-    }, isGranted),
-    acquireSlot: replicated((keys, value, ttlMillis, turn) => {
-      supersede(keys, value)
-      return evalScript(Scripts.acquireSlot, keys, turnArguments(value, ttlMillis, turn), turnAnswer)
-    }, isGranted),
-    // A lock's release (announced, its place left) sends the value alone: the script's defaults.
-    release: (keys, value, announce, keepPlace) => {
-      supersede(keys, value)
-      return evalScript(
-        Scripts.releaseOwned,
-        keys,
-        announce && !keepPlace ? [value] : [value, announce ? 1 : 0, keepPlace ? 1 : 0],
-        Number
-      )
+  return {
+    isReady: () => client.status === "ready",
+    follow: (events) => {
+      client.on("ready", events.ready)
+      client.on("close", events.closed)
+      client.on("error", events.error)
+      return () => void client.off("ready", events.ready).off("close", events.closed).off("error", events.error)
     },
-    extend: replicated((keys, value, ttlMillis) => {
-      supersede(keys, value)
-      return evalScript(Scripts.extendOwned, keys, [value, ttlMillis], (reply) => reply === 1)
-    }, isTrue),
-    incrementFences: (keys, value, fenceKeys) =>
-      evalScript(Scripts.incrementFences, [...keys, ...fenceKeys], [value], (reply) =>
-        Array.isArray(reply) ? reply.map((count) => BigInt(String(count))) : undefined),
-    commitFences: (keys, value, fenceKeys, tokens) =>
-      evalScript(Scripts.commitFences, [...keys, ...fenceKeys], [value, ...tokens.map(String)], (reply) => reply === 1),
-    inspect: (key) =>
-      evalScript(Scripts.inspectKey, [key], [], (reply) => {
-        const [pttl, value] = reply as [number, string | undefined]
-        return { value: value ?? undefined, ttlMillis: pttl >= 0 ? pttl : undefined }
-      })
+    evalsha: encoded
+      ? (script, keys, args) => client.sendCommand(Commands.encodedEvalsha.command(script, keys, args)) as Promise<unknown>
+      : (script, keys, args) => client.evalsha(script.sha, keys.length, ...keys, ...args),
+    eval: (script, keys, args) => client.eval(script.lua, keys.length, ...keys, ...args),
+    loadScript: (script) => client.script("LOAD", script.lua),
+    setIfAbsent: (key, value, ttlMillis) => client.set(key, value, "PX", ttlMillis, "NX").then((reply) => reply === "OK"),
+    waitForReplicas: (replicas, timeoutMillis) => client.wait(replicas, timeoutMillis),
+    info: (section) => client.info(section),
+    // RESP2 answers [name, value]; RESP3 (ioredis 6) a map, which ioredis gives as the same pairs or an object.
+    configGet: (name) =>
+      client.config("GET", name).then((reply: unknown) =>
+        Array.isArray(reply) ? reply[1] as string | undefined : (reply as Record<string, string> | null)?.[name]),
+    beforeSend: Commands.writeBatcher(client)
   }
-  return { name, run: serverRun, promises, watchReleasesNow: releases.watch, hearsReleases: releases.hears }
 }
+
+/** The node over `client` (driverNode.ts), with its announcements on a duplicate of it. */
+export const open = (client: Redis, settings: DriverNode.NodeSettings): Promise<DriverNode.OpenNode> =>
+  DriverNode.open(connectionOf(client), settings, () => ReleaseSubscriber.open(client))

@@ -11,21 +11,16 @@
  *
  * @since 0.2.0
  */
-import * as Config from "effect/Config"
-import * as Duration from "effect/Duration"
-import * as Effect from "effect/Effect"
-import * as Layer from "effect/Layer"
-import * as Option from "effect/Option"
-import * as Redacted from "effect/Redacted"
+import type * as Config from "effect/Config"
+import type * as Effect from "effect/Effect"
+import type * as Layer from "effect/Layer"
+import type * as Option from "effect/Option"
+import type * as Redacted from "effect/Redacted"
 import type * as Scope from "effect/Scope"
 import type { Redis } from "ioredis"
-import type * as Tls from "node:tls"
-import * as Options from "../engine/options.js"
-import * as TimeOf from "../internal/time.js"
-import * as Validate from "../internal/validate.js"
+import * as DriverNodes from "../internal/driverNodes.js"
 import * as IoredisNode from "../nodes/ioredis/node.js"
-import { makeNodeError } from "../internal/nodeError.js"
-import { type RedisNode, RedisNodes } from "../RedisNode.js"
+import type { RedisNode, RedisNodes } from "../RedisNode.js"
 import type { InvalidOptions } from "../RedlockError.js"
 
 /**
@@ -35,54 +30,18 @@ import type { InvalidOptions } from "../RedlockError.js"
  * @since 0.2.0
  * @category models
  */
-export interface ConnectionOptions {
-  /** `redis://[user:password@]host[:port][/db]` or `rediss://...`; the other fields override its parts. */
-  readonly url?: string | undefined
-  readonly host?: string | undefined
-  readonly port?: number | undefined
-  readonly username?: string | undefined
-  readonly password?: Redacted.Redacted<string> | undefined
-  readonly db?: number | undefined
-  /** `true` for TLS with Node's defaults, or Node's TLS options. */
-  readonly tls?: boolean | Tls.ConnectionOptions | undefined
-  /** How long the layer waits for the first connection before going on without it. Default 1 second. */
-  readonly connectTimeout?: Duration.Input | undefined
-  /** Name in outcomes and errors. Default `host:port`. */
-  readonly name?: string | undefined
-  /** See {@link defaultMaxPendingCommands}. */
-  readonly maxPendingCommands?: number | undefined
-  /**
-   * Declare the server durable (an append-only file with `appendfsync
-   * always`), for a server that does not let this client read its
-   * configuration; otherwise read from the server. A durable server votes at
-   * once after a restart. Default `false`.
-   */
-  readonly durable?: boolean | undefined  /**
-   * Wait for replicas after each grant and extension on this node: its vote
-   * counts only once `replicas` replicas acknowledged the write (`WAIT`)
-   * within `timeout`; otherwise it counts as a failed node (`Unavailable`).
-   * Keep `timeout` well below the per-node timeout. Default: off.
-   */
-  readonly waitForReplicas?: { readonly replicas: number; readonly timeout: Duration.Input } | undefined
-}
+export type ConnectionOptions = DriverNodes.ConnectionOptions
 
 /**
- * A client the user owns: used as it is and never closed. Prefer
+ * An ioredis client the user owns: used as it is and never closed (a client
+ * made with `lazyConnect` is connected, as its first command would). Prefer
  * {@link ConnectionOptions}: a client with an offline queue makes a down node
  * cost the full per-node timeout instead of failing fast.
  *
  * @since 0.2.0
  * @category models
  */
-export interface ClientOptions {
-  readonly client: Redis
-  readonly name?: string | undefined
-  /** See {@link defaultMaxPendingCommands}. */
-  readonly maxPendingCommands?: number | undefined
-  /** See {@link ConnectionOptions.durable}. */
-  readonly durable?: boolean | undefined  /** See {@link ConnectionOptions.waitForReplicas}. */
-  readonly waitForReplicas?: ConnectionOptions["waitForReplicas"]
-}
+export type ClientOptions = DriverNodes.ClientOptions<Redis>
 
 /**
  * @since 0.2.0
@@ -99,7 +58,7 @@ export type NodeOptions = ConnectionOptions | ClientOptions
  * @since 0.2.0
  * @category constructors
  */
-export const defaultMaxPendingCommands = 1000
+export const defaultMaxPendingCommands: number = DriverNodes.defaultMaxPendingCommands
 
 /**
  * Connection options from a `redis://` or `rediss://` URL.
@@ -107,14 +66,15 @@ export const defaultMaxPendingCommands = 1000
  * @since 0.2.0
  * @category constructors
  */
-export const fromUrl = (url: string): Option.Option<ConnectionOptions> => {
-  const address = IoredisNode.parseUrl(url)
-  if (address === undefined) return Option.none()
-  const { password, ...rest } = address
-  return Option.some({ ...rest, password: password === undefined ? undefined : Redacted.make(password) })
-}
+export const fromUrl: (url: string) => Option.Option<ConnectionOptions> = DriverNodes.fromUrl
 
-const checked = <A>(value: A | Options.Problem): Effect.Effect<A, InvalidOptions> => Validate.check(value)
+const driver: DriverNodes.Driver<Redis> = {
+  newClient: IoredisNode.newClient,
+  closeClient: IoredisNode.closeClient,
+  clientName: IoredisNode.clientName,
+  connectUserClient: IoredisNode.connectIfLazy,
+  open: IoredisNode.open
+}
 
 /**
  * One node. A connection of ours is opened now and closed when the scope
@@ -123,68 +83,8 @@ const checked = <A>(value: A | Options.Problem): Effect.Effect<A, InvalidOptions
  * @since 0.2.0
  * @category constructors
  */
-export const make = (nodeOptions: NodeOptions): Effect.Effect<RedisNode, InvalidOptions, Scope.Scope> =>
-  Effect.gen(function*() {
-    // Checked before any connection is opened.
-    const maxPendingCommands = yield* checked(
-      Options.positiveCount("maxPendingCommands", nodeOptions.maxPendingCommands ?? defaultMaxPendingCommands)
-    )
-    const durable = yield* checked(Options.flag("durable", nodeOptions.durable ?? false))
-    const replicas = yield* checked(Options.waitForReplicas(nodeOptions.waitForReplicas, Validate.readMillis))
-    const time = yield* TimeOf.currentTime
-    const settings = (name: string, connectTimeoutMillis: number): IoredisNode.NodeSettings => ({
-      name,
-      maxPendingCommands,
-      durable,
-      replicas,
-      connectTimeoutMillis,
-      makeError: makeNodeError,
-      now: time.now
-    })
-    if ("client" in nodeOptions) {
-      const client = nodeOptions.client
-      IoredisNode.connectIfLazy(client)
-      return yield* opened(client, settings(nodeOptions.name ?? IoredisNode.clientName(client), 1000))
-    }
-    let options: ConnectionOptions = nodeOptions
-    if (nodeOptions.url !== undefined) {
-      const parsed = fromUrl(nodeOptions.url)
-      if (Option.isNone(parsed)) {
-        return yield* Validate.invalid("url", `not a redis:// URL: "${IoredisNode.hidePassword(nodeOptions.url)}"`)
-      }
-      options = { ...parsed.value, ...withoutUndefined(nodeOptions) }
-    }
-    const connectTimeoutMillis = yield* checked(Options.millis("connectTimeout", options.connectTimeout ?? "1 second", Validate.readMillis))
-    const host = options.host ?? "127.0.0.1"
-    const port = options.port ?? 6379
-    const client = yield* Effect.acquireRelease(
-      Effect.sync(() =>
-        IoredisNode.newClient({
-          host,
-          port,
-          username: options.username,
-          password: options.password === undefined ? undefined : Redacted.value(options.password),
-          db: options.db,
-          tls: options.tls
-        }, connectTimeoutMillis)
-      ),
-      (client) => Effect.promise(() => IoredisNode.closeClient(client))
-    )
-    return yield* opened(client, settings(options.name ?? `${host}:${port}`, connectTimeoutMillis))
-  })
-
-// The node over a client, until the scope closes (before a client of ours is: finalizers run last in, first out).
-const opened = (client: Redis, settings: IoredisNode.NodeSettings): Effect.Effect<RedisNode, never, Scope.Scope> =>
-  Effect.map(
-    Effect.acquireRelease(
-      Effect.promise(() => IoredisNode.open(client, settings)),
-      (open) => Effect.promise(open.close)
-    ),
-    (open) => open.node
-  )
-
-const withoutUndefined = <A extends object>(a: A): Partial<A> =>
-  Object.fromEntries(Object.entries(a).filter(([, value]) => value !== undefined)) as Partial<A>
+export const make: (nodeOptions: NodeOptions) => Effect.Effect<RedisNode, InvalidOptions, Scope.Scope> = DriverNodes
+  .make(driver)
 
 /**
  * The nodes, connected concurrently.
@@ -199,8 +99,8 @@ const withoutUndefined = <A extends object>(a: A): Partial<A> =>
  * @since 0.2.0
  * @category layers
  */
-export const layer = (nodes: ReadonlyArray<NodeOptions>): Layer.Layer<RedisNodes, InvalidOptions> =>
-  Layer.effect(RedisNodes, Effect.forEach(nodes, make, { concurrency: "unbounded" }))
+export const layer: (nodes: ReadonlyArray<NodeOptions>) => Layer.Layer<RedisNodes, InvalidOptions> = DriverNodes
+  .layer(driver)
 
 /**
  * The node list from configuration: `REDLOCK_NODES` holds comma-separated
@@ -210,24 +110,9 @@ export const layer = (nodes: ReadonlyArray<NodeOptions>): Layer.Layer<RedisNodes
  * @since 0.2.0
  * @category layers
  */
-export const layerConfig = (
-  config: Config.Config<{
+export const layerConfig: (
+  config?: Config.Config<{
     readonly urls: ReadonlyArray<string>
     readonly password: Option.Option<Redacted.Redacted<string>>
-  }> = Config.all({
-    urls: Config.map(Config.String("REDLOCK_NODES"), (list) => list.split(",").map((url) => url.trim())),
-    password: Config.option(Config.Redacted("REDLOCK_PASSWORD"))
-  })
-): Layer.Layer<RedisNodes, Config.ConfigError | InvalidOptions> =>
-  Layer.unwrap(Effect.gen(function*() {
-    const { password, urls } = yield* config
-    const nodes: Array<ConnectionOptions> = []
-    for (const url of urls) {
-      const parsed = fromUrl(url)
-      if (Option.isNone(parsed)) {
-        return yield* Validate.invalid("REDLOCK_NODES", `not a redis:// URL: "${IoredisNode.hidePassword(url)}"`)
-      }
-      nodes.push({ ...parsed.value, password: parsed.value.password ?? Option.getOrUndefined(password) })
-    }
-    return layer(nodes)
-  }))
+  }>
+) => Layer.Layer<RedisNodes, Config.ConfigError | InvalidOptions> = DriverNodes.layerConfig(driver)

@@ -1,5 +1,5 @@
 /**
- * Which server run an ioredis client talks to, and whether it keeps its keys
+ * Which server run a node's connection talks to, and whether it keeps its keys
  * across restarts, for the restart quarantine (quarantine.ts). A restarted
  * server is always a new TCP connection, so the run is unknown from the
  * moment a connection closes until `INFO server` answers on the next one.
@@ -9,8 +9,8 @@
  *
  * @internal
  */
-import type { Redis } from "ioredis"
-import type { NodeRun, Persistence } from "../../engine/node.js"
+import type { NodeRun, Persistence } from "../engine/node.js"
+import type { Connection } from "./connection.js"
 
 /** The `field:value` lines of an `INFO` reply. */
 const infoFields = (reply: string): Map<string, string> => {
@@ -34,14 +34,14 @@ export const parseInfo = (reply: string): { readonly id: string; readonly uptime
 
 /**
  * Whether the server keeps its keys across a restart, from its `INFO
- * persistence` reply and its `CONFIG GET appendfsync` reply (`[name, value]`),
+ * persistence` reply and its `CONFIG GET appendfsync` value,
  * either of which may be an error where the server refuses it (ACLs, a
  * renamed CONFIG). `declared`: the user says the server is durable; believed
  * only where the server cannot be read, never against what it says.
  */
 export const persistenceOf = (
   info: string | Error,
-  appendfsync: ReadonlyArray<string> | Error,
+  appendfsync: string | undefined | Error,
   declared: boolean
 ): Persistence => {
   const unreadable = (what: string): Persistence =>
@@ -54,7 +54,7 @@ export const persistenceOf = (
   if (aof === undefined) return unreadable("INFO persistence gave no aof_enabled")
   if (aof !== "1") return { keepsKeys: false, detail: `no AOF: a restart loses keys${notAsDeclared}` }
   if (appendfsync instanceof Error) return unreadable(`AOF on, CONFIG GET appendfsync refused: ${appendfsync.message}`)
-  const policy = appendfsync[1]
+  const policy = appendfsync
   if (policy === undefined) return unreadable("AOF on, CONFIG GET appendfsync gave nothing")
   return policy === "always"
     ? { keepsKeys: true, detail: "AOF, appendfsync always" }
@@ -71,14 +71,14 @@ export interface RunWatcher {
 }
 
 /**
- * Follow the server run of `client`'s connections: on each, its INFO server
- * (run id, uptime) read as the reply arrives at `now()` (monotonic ms, the
- * shell's timeline), and its persistence, until `stop`.
+ * Follow the server run of the connection: each time it is ready, its INFO
+ * server (run id, uptime) read as the reply arrives at `now()` (monotonic
+ * ms, the shell's timeline), and its persistence, until `stop`.
  */
-export const watch = (client: Redis, declaredDurable: boolean, now: () => number): RunWatcher => {
+export const watch = (connection: Connection, declaredDurable: boolean, now: () => number): RunWatcher => {
   let run: NodeRun = { _tag: "Unknown", detail: "not connected yet" }
   let identifying = false
-  let connection = 0
+  let connectionNumber = 0
   let waiters: Array<() => void> = []
   const settle = (next: NodeRun) => {
     run = next
@@ -88,19 +88,19 @@ export const watch = (client: Redis, declaredDurable: boolean, now: () => number
     woken.forEach((wake) => wake())
   }
   const onClose = () => {
-    connection++
+    connectionNumber++
     if (run._tag === "Known") run = { _tag: "Unknown", detail: "reconnecting" }
   }
   const onReady = () => {
-    const asked = connection
+    const asked = connectionNumber
     identifying = true
     // The start is read off the INFO server reply as it arrives; persistence may come after.
-    const server = client.info("server").then((reply) => ({ info: parseInfo(reply), at: now() }))
-    const persistence = client.info("persistence").then((reply) => reply, asError)
-    const appendfsync = client.config("GET", "appendfsync").then((reply) => reply as Array<string>, asError)
+    const server = connection.info("server").then((reply) => ({ info: parseInfo(reply), at: now() }))
+    const persistence = connection.info("persistence").then((reply) => reply, asError)
+    const appendfsync = connection.configGet("appendfsync").then((reply) => reply, asError)
     Promise.all([server, persistence, appendfsync]).then(
       ([{ at, info }, persistenceInfo, appendfsyncReply]) => {
-        if (asked !== connection) return
+        if (asked !== connectionNumber) return
         settle(
           info === undefined
             ? { _tag: "Unknown", detail: "INFO server gave no run_id and uptime_in_seconds" }
@@ -113,18 +113,17 @@ export const watch = (client: Redis, declaredDurable: boolean, now: () => number
         )
       },
       (error: unknown) => {
-        if (asked !== connection) return
+        if (asked !== connectionNumber) return
         settle({ _tag: "Unknown", detail: `INFO server failed: ${error instanceof Error ? error.message : String(error)}` })
       }
     )
   }
-  client.on("close", onClose)
-  client.on("ready", onReady)
-  if (client.status === "ready") onReady()
+  const unfollow = connection.follow({ ready: onReady, closed: onClose, error: () => {} })
+  if (connection.isReady()) onReady()
   return {
     current: () => run,
     identified: () =>
       !identifying && run._tag === "Known" ? Promise.resolve() : new Promise<void>((resolve) => void waiters.push(resolve)),
-    stop: () => void client.off("close", onClose).off("ready", onReady)
+    stop: unfollow
   }
 }

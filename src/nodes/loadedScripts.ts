@@ -1,5 +1,5 @@
 /**
- * The lock scripts on the server of one ioredis connection.
+ * The lock scripts on the server of one node's connection.
  *
  * The engine relies on each node applying one connection's commands in the
  * order they were sent (a late SET is always followed by its release). A
@@ -19,8 +19,8 @@
  *
  * @internal
  */
-import type { Redis } from "ioredis"
-import type { Script } from "../scripts.js"
+import type { Connection } from "./connection.js"
+import type { Script } from "./scripts.js"
 
 export interface LoadedScripts {
   /** Whether scripts go by EVALSHA (loaded, or being loaded ahead of the command); otherwise whole, by EVAL. */
@@ -31,35 +31,34 @@ export interface LoadedScripts {
   readonly settled: () => Promise<void>
 }
 
-/** Load `scripts` on every connection of `client` from now on, until `stop`. */
-export const watch = (client: Redis, scripts: ReadonlyArray<Script>): { readonly loaded: LoadedScripts; readonly stop: () => void } => {
+/** Load `scripts` each time the connection is ready from now on, until `stop`. */
+export const watch = (connection: Connection, scripts: ReadonlyArray<Script>): { readonly loaded: LoadedScripts; readonly stop: () => void } => {
   let bySha = true
   let loading: Promise<void> | undefined
   // Answers that come from an earlier connection decide nothing.
-  let connection = 0
+  let connectionNumber = 0
   const load = () => {
     if (loading !== undefined) return
-    const asked = connection
+    const asked = connectionNumber
     const done = (loaded: boolean) => {
-      if (asked !== connection) return
+      if (asked !== connectionNumber) return
       bySha = loaded
       loading = undefined
     }
-    loading = Promise.all(scripts.map((script) => client.script("LOAD", script.lua))).then(
+    loading = Promise.all(scripts.map((script) => connection.loadScript(script))).then(
       () => done(true),
       () => done(false)
     )
   }
   // What was being loaded on the closed connection is lost with it.
   const onClose = () => {
-    connection++
+    connectionNumber++
     loading = undefined
   }
-  client.on("ready", load)
-  client.on("close", onClose)
-  if (client.status === "ready") load()
+  const unfollow = connection.follow({ ready: load, closed: onClose, error: () => {} })
+  if (connection.isReady()) load()
   return {
     loaded: { bySha: () => bySha, reload: load, settled: () => loading ?? Promise.resolve() },
-    stop: () => void client.off("ready", load).off("close", onClose)
+    stop: unfollow
   }
 }

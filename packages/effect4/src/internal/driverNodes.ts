@@ -1,0 +1,203 @@
+/**
+ * What every driver's public node module has in common (RedisNode/Ioredis,
+ * RedisNode/NodeRedis): the connection options, the user's own client, the
+ * checks of the options, a node opened for a scope, the layers. Each module
+ * hands in its driver: how it makes, names and closes a client, and opens
+ * a node over it (nodes/<driver>/node.ts).
+ *
+ * @internal
+ */
+import * as Config from "effect/Config"
+import type * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
+import type * as Scope from "effect/Scope"
+import type * as Tls from "node:tls"
+import * as Options from "../engine/options.js"
+import * as Address from "../nodes/address.js"
+import type * as DriverNode from "../nodes/driverNode.js"
+import { type RedisNode, RedisNodes } from "../RedisNode.js"
+import type { InvalidOptions } from "../RedlockError.js"
+import { makeNodeError } from "./nodeError.js"
+import * as TimeOf from "./time.js"
+import * as Validate from "./validate.js"
+
+/** Where a node is and how to log in (documented in each driver's module). */
+export interface ConnectionOptions {
+  /** `redis://[user:password@]host[:port][/db]` or `rediss://...`; the other fields override its parts. */
+  readonly url?: string | undefined
+  readonly host?: string | undefined
+  readonly port?: number | undefined
+  readonly username?: string | undefined
+  readonly password?: Redacted.Redacted<string> | undefined
+  readonly db?: number | undefined
+  /** `true` for TLS with Node's defaults, or Node's TLS options. */
+  readonly tls?: boolean | Tls.ConnectionOptions | undefined
+  /** How long the layer waits for the first connection before going on without it. Default 1 second. */
+  readonly connectTimeout?: Duration.Input | undefined
+  /** Name in outcomes and errors. Default `host:port`. */
+  readonly name?: string | undefined
+  /** See {@link defaultMaxPendingCommands}. */
+  readonly maxPendingCommands?: number | undefined
+  /**
+   * Declare the server durable (an append-only file with `appendfsync
+   * always`), for a server that does not let this client read its
+   * configuration; otherwise read from the server. A durable server votes at
+   * once after a restart. Default `false`.
+   */
+  readonly durable?: boolean | undefined
+  /**
+   * Wait for replicas after each grant and extension on this node: its vote
+   * counts only once `replicas` replicas acknowledged the write (`WAIT`)
+   * within `timeout`; otherwise it counts as a failed node (`Unavailable`).
+   * Keep `timeout` well below the per-node timeout. Default: off.
+   */
+  readonly waitForReplicas?: { readonly replicas: number; readonly timeout: Duration.Input } | undefined
+}
+
+/**
+ * A client the user owns: used as it is and never closed. Prefer
+ * {@link ConnectionOptions}: a client with an offline queue makes a down node
+ * cost the full per-node timeout instead of failing fast.
+ */
+export interface ClientOptions<Client> {
+  readonly client: Client
+  readonly name?: string | undefined
+  /** See {@link defaultMaxPendingCommands}. */
+  readonly maxPendingCommands?: number | undefined
+  /** See {@link ConnectionOptions.durable}. */
+  readonly durable?: boolean | undefined
+  /** See {@link ConnectionOptions.waitForReplicas}. */
+  readonly waitForReplicas?: ConnectionOptions["waitForReplicas"]
+}
+
+export type NodeOptions<Client> = ConnectionOptions | ClientOptions<Client>
+
+/**
+ * How many commands of a node may wait for their answer at once, by default.
+ * Past this many (a server that stopped answering keeps its connection
+ * open), a new command fails at once as `Unavailable` without being sent: a
+ * hung node costs bounded memory, and no time.
+ */
+export const defaultMaxPendingCommands = 1000
+
+/** How one driver makes, names and closes its clients, and opens a node over one. */
+export interface Driver<Client> {
+  /** A client of ours: connecting now, failing fast while not connected. */
+  readonly newClient: (address: Address.Address, connectTimeoutMillis: number) => Client
+  /** Close a client of ours; never rejects. */
+  readonly closeClient: (client: Client) => Promise<void>
+  /** A user's client: the node name it gets by default. */
+  readonly clientName: (client: Client) => string
+  /** A user's client not connecting yet is connected now, as its first command would. */
+  readonly connectUserClient: (client: Client) => void
+  readonly open: (client: Client, settings: DriverNode.NodeSettings) => Promise<DriverNode.OpenNode>
+}
+
+/** Connection options from a `redis://` or `rediss://` URL. */
+export const fromUrl = (url: string): Option.Option<ConnectionOptions> => {
+  const address = Address.parseUrl(url)
+  if (address === undefined) return Option.none()
+  const { password, ...rest } = address
+  return Option.some({ ...rest, password: password === undefined ? undefined : Redacted.make(password) })
+}
+
+const checked = <A>(value: A | Options.Problem): Effect.Effect<A, InvalidOptions> => Validate.check(value)
+
+const withoutUndefined = <A extends object>(a: A): Partial<A> =>
+  Object.fromEntries(Object.entries(a).filter(([, value]) => value !== undefined)) as Partial<A>
+
+/** One node over `driver`: a connection of ours is opened now and closed with the scope; a user's client is left open. */
+export const make = <Client>(driver: Driver<Client>) =>
+(nodeOptions: NodeOptions<Client>): Effect.Effect<RedisNode, InvalidOptions, Scope.Scope> =>
+  Effect.gen(function*() {
+    // Checked before any connection is opened.
+    const maxPendingCommands = yield* checked(
+      Options.positiveCount("maxPendingCommands", nodeOptions.maxPendingCommands ?? defaultMaxPendingCommands)
+    )
+    const durable = yield* checked(Options.flag("durable", nodeOptions.durable ?? false))
+    const replicas = yield* checked(Options.waitForReplicas(nodeOptions.waitForReplicas, Validate.readMillis))
+    const time = yield* TimeOf.currentTime
+    const settings = (name: string, connectTimeoutMillis: number): DriverNode.NodeSettings => ({
+      name,
+      maxPendingCommands,
+      durable,
+      replicas,
+      connectTimeoutMillis,
+      makeError: makeNodeError,
+      now: time.now
+    })
+    // The node over a client, until the scope closes (before a client of ours is: finalizers run last in, first out).
+    const opened = (client: Client, settings: DriverNode.NodeSettings) =>
+      Effect.map(
+        Effect.acquireRelease(Effect.promise(() => driver.open(client, settings)), (open) => Effect.promise(open.close)),
+        (open): RedisNode => open.node
+      )
+    if ("client" in nodeOptions) {
+      const client = nodeOptions.client
+      driver.connectUserClient(client)
+      return yield* opened(client, settings(nodeOptions.name ?? driver.clientName(client), 1000))
+    }
+    let options: ConnectionOptions = nodeOptions
+    if (nodeOptions.url !== undefined) {
+      const parsed = fromUrl(nodeOptions.url)
+      if (Option.isNone(parsed)) {
+        return yield* Validate.invalid("url", `not a redis:// URL: "${Address.hidePassword(nodeOptions.url)}"`)
+      }
+      options = { ...parsed.value, ...withoutUndefined(nodeOptions) }
+    }
+    const connectTimeoutMillis = yield* checked(Options.millis("connectTimeout", options.connectTimeout ?? "1 second", Validate.readMillis))
+    const host = options.host ?? "127.0.0.1"
+    const port = options.port ?? 6379
+    const client = yield* Effect.acquireRelease(
+      Effect.sync(() =>
+        driver.newClient({
+          host,
+          port,
+          username: options.username,
+          password: options.password === undefined ? undefined : Redacted.value(options.password),
+          db: options.db,
+          tls: options.tls
+        }, connectTimeoutMillis)
+      ),
+      (client) => Effect.promise(() => driver.closeClient(client))
+    )
+    return yield* opened(client, settings(options.name ?? `${host}:${port}`, connectTimeoutMillis))
+  })
+
+/** The nodes over `driver`, connected concurrently. */
+export const layer = <Client>(driver: Driver<Client>) =>
+(nodes: ReadonlyArray<NodeOptions<Client>>): Layer.Layer<RedisNodes, InvalidOptions> =>
+  Layer.effect(RedisNodes, Effect.forEach(nodes, make(driver), { concurrency: "unbounded" }))
+
+/** The configuration `layerConfig` reads by default: `REDLOCK_NODES` (comma-separated URLs) and `REDLOCK_PASSWORD`. */
+export const defaultConfig: Config.Config<{
+  readonly urls: ReadonlyArray<string>
+  readonly password: Option.Option<Redacted.Redacted<string>>
+}> = Config.all({
+  urls: Config.map(Config.String("REDLOCK_NODES"), (list) => list.split(",").map((url) => url.trim())),
+  password: Config.option(Config.Redacted("REDLOCK_PASSWORD"))
+})
+
+/** The node list from configuration, over `driver`. */
+export const layerConfig = <Client>(driver: Driver<Client>) =>
+(
+  config: Config.Config<{
+    readonly urls: ReadonlyArray<string>
+    readonly password: Option.Option<Redacted.Redacted<string>>
+  }> = defaultConfig
+): Layer.Layer<RedisNodes, Config.ConfigError | InvalidOptions> =>
+  Layer.unwrap(Effect.gen(function*() {
+    const { password, urls } = yield* config
+    const nodes: Array<ConnectionOptions> = []
+    for (const url of urls) {
+      const parsed = fromUrl(url)
+      if (Option.isNone(parsed)) {
+        return yield* Validate.invalid("REDLOCK_NODES", `not a redis:// URL: "${Address.hidePassword(url)}"`)
+      }
+      nodes.push({ ...parsed.value, password: parsed.value.password ?? Option.getOrUndefined(password) })
+    }
+    return layer(driver)(nodes)
+  }))

@@ -1,0 +1,50 @@
+/**
+ * One driver's connection to one Redis server, as a node uses it: the few
+ * commands the lock operations need and the connection's life. Each driver
+ * (ioredis, node-redis) adapts its client to this; the node itself
+ * (driverNode.ts), its server run (serverRun.ts) and its scripts
+ * (loadedScripts.ts) are written once, over it.
+ *
+ * A driver's connection must apply one connection's commands in the order
+ * they were sent, and must not send a command again after a reconnect on its
+ * own (see loadedScripts.ts): the clients each driver makes are set up so.
+ *
+ * @internal
+ */
+import type { Script } from "./scripts.js"
+
+/** What a connection tells of its life. Several `closed` in a row are allowed. */
+export interface ConnectionEvents {
+  /** Connected and ready for commands, at first or again. */
+  readonly ready: () => void
+  /** Dropped or ended: the server forgot this connection's state (its scripts may be gone). */
+  readonly closed: () => void
+  /** A connection error (refused, a wrong password ...), also while connecting. */
+  readonly error: (error: Error) => void
+}
+
+export interface Connection {
+  /** Whether commands may be sent now. */
+  readonly isReady: () => boolean
+  /** Report the connection's life to `events` until the returned function is called. */
+  readonly follow: (events: ConnectionEvents) => () => void
+  /** Run a loaded script by its SHA1 (EVALSHA). */
+  readonly evalsha: (script: Script, keys: ReadonlyArray<string>, args: ReadonlyArray<string | number>) => Promise<unknown>
+  /** Run a script sent whole (EVAL). */
+  readonly eval: (script: Script, keys: ReadonlyArray<string>, args: ReadonlyArray<string | number>) => Promise<unknown>
+  /** SCRIPT LOAD. */
+  readonly loadScript: (script: Script) => Promise<unknown>
+  /** SET key value PX ttl NX: whether it was set. */
+  readonly setIfAbsent: (key: string, value: string, ttlMillis: number) => Promise<boolean>
+  /** WAIT replicas timeout: how many replicas acknowledged. */
+  readonly waitForReplicas: (replicas: number, timeoutMillis: number) => Promise<number>
+  /** INFO section, as text. */
+  readonly info: (section: string) => Promise<string>
+  /** CONFIG GET name: its value, `undefined` when the server has none. */
+  readonly configGet: (name: string) => Promise<string | undefined>
+  /**
+   * Called before each command: a driver that writes each command to the
+   * socket as it is sent may gather one turn's commands into one write.
+   */
+  readonly beforeSend: () => void
+}

@@ -1,0 +1,312 @@
+/**
+ * A Redis node over one driver's connection, as the engine talks to it: the
+ * lock operations as promises (EVALSHA of the scripts loaded on each
+ * connection, a native SET NX PX for one free key), the server run for the
+ * restart quarantine, and release announcements. Each driver (ioredis/,
+ * nodeRedis/) hands in its connection (connection.ts) and its release
+ * channels; each shell opens the node with its own error class and clock,
+ * and closes it with the scope that opened it.
+ *
+ * @internal
+ */
+import type { MakeNodeError, Node, NodePromises, NodeRun, Turn, TurnAnswer } from "../engine/node.js"
+import type { Connection } from "./connection.js"
+import * as LoadedScripts from "./loadedScripts.js"
+import * as NodeErrors from "./nodeErrors.js"
+import type { ReleaseChannels } from "./releaseChannels.js"
+import * as Scripts from "./scripts.js"
+import * as ServerRun from "./serverRun.js"
+
+/** What a node needs besides its connection (each shell checks the user's options into these). */
+export interface NodeSettings {
+  readonly name: string
+  readonly maxPendingCommands: number
+  /** Declared durable (see the shells' `durable` option). */
+  readonly durable: boolean
+  /** How long `open` waits for the first connection and the server's identity (ms). */
+  readonly connectTimeoutMillis: number
+  readonly makeError: MakeNodeError
+  /** Monotonic ms on the shell's timeline (the server run's start is read on it). */
+  readonly now: () => number
+  /** Wait for this many replicas after each grant and extension, at most this long (the shells' `waitForReplicas`). */
+  readonly replicas?: { readonly count: number; readonly timeoutMillis: number } | undefined
+}
+
+/** A node's release announcements, as its driver opened them. */
+export interface Releases {
+  readonly channels: ReleaseChannels
+  readonly stop: () => void
+}
+
+/** An open node and how to close it (its connection is the caller's to close). */
+export interface OpenNode {
+  readonly node: Node
+  /** Waits until no command of the node waits for its answer (at most 250 ms), then stops following the connection. */
+  readonly close: () => Promise<void>
+}
+
+/**
+ * The node over `connection`: follows its errors, loads the scripts each
+ * time it connects, follows its server run and `openReleases`' announcements;
+ * settles once the connection is ready and its server identified, the server
+ * refused the connection, or `connectTimeoutMillis` passed: a node that is
+ * down now is not an error.
+ */
+export const open = async (
+  connection: Connection,
+  settings: NodeSettings,
+  openReleases: () => Releases
+): Promise<OpenNode> => {
+  const errors = watchErrors(connection)
+  // First: on each new connection the scripts are loaded before anything else is sent.
+  const scripts = LoadedScripts.watch(connection, Scripts.nodeScripts)
+  const run = ServerRun.watch(connection, settings.durable, settings.now)
+  const releases = openReleases()
+  await firstConnection(connection, run, scripts.loaded, settings.connectTimeoutMillis)
+  const inFlight: InFlight = { count: 0 }
+  const node = makeNode(connection, settings, errors.last, run.current, scripts.loaded, releases.channels, inFlight)
+  return {
+    node,
+    close: async () => {
+      await settled(inFlight, 250)
+      releases.stop()
+      run.stop()
+      scripts.stop()
+      errors.stop()
+    }
+  }
+}
+
+// Ready and identified, or refused, or the timeout: whichever comes first.
+const firstConnection = (
+  connection: Connection,
+  run: ServerRun.RunWatcher,
+  scripts: LoadedScripts.LoadedScripts,
+  timeoutMillis: number
+): Promise<void> =>
+  new Promise((resolve) => {
+    const done = () => {
+      clearTimeout(timer)
+      unfollow()
+      resolve()
+    }
+    // A server that refuses the connection (down, a wrong port or password) is not waited for: the node
+    // joins when the server answers.
+    const unfollow = connection.follow({ ready: () => {}, closed: () => {}, error: done })
+    const timer = setTimeout(done, timeoutMillis)
+    run.identified().then(() => scripts.settled()).then(done)
+  })
+
+/** Keeps the last connection error, so "not connected" can say why (refused, WRONGPASS ...). */
+const watchErrors = (connection: Connection) => {
+  let last: Error | undefined
+  const stop = connection.follow({
+    ready: () => void (last = undefined),
+    closed: () => {},
+    error: (error) => void (last = error)
+  })
+  return { last: () => last, stop }
+}
+
+/** Commands of one node sent and not answered yet. */
+interface InFlight {
+  count: number
+}
+
+/**
+ * Until no command of the node waits for its answer, twice in a row a turn
+ * apart (an answer may send another command: a late grant's undo), at most
+ * `withinMillis`. The node's connection closes after: a key set by an
+ * attempt that was refused without waiting for this node is deleted before
+ * the process exits (a command line run would otherwise leave it for its ttl).
+ */
+const settled = (inFlight: InFlight, withinMillis: number): Promise<void> =>
+  new Promise((resolve) => {
+    const giveUpAt = performance.now() + withinMillis
+    let idleBefore = false
+    const check = () => {
+      const idle = inFlight.count === 0
+      if ((idle && idleBefore) || performance.now() >= giveUpAt) return resolve()
+      idleBefore = idle
+      setTimeout(check, idle ? 0 : 2)
+    }
+    check()
+  })
+
+const granted: TurnAnswer = { _tag: "Granted" }
+const notYourTurn: TurnAnswer = { _tag: "NotYourTurn" }
+
+/** The acquireInTurn and acquireSlot scripts' ARGV (see scripts.ts): the ticket's age and the setting only when given. */
+const turnArguments = (value: string, ttlMillis: number, turn: Turn): Array<string | number> => {
+  const args: Array<string | number> = [value, ttlMillis, turn.ticket, turn.leaseMillis]
+  if (turn.ageMillis === undefined && turn.setting === undefined) return args
+  args.push(turn.ageMillis === undefined ? "" : Math.max(0, Math.floor(turn.ageMillis)))
+  if (turn.setting !== undefined) args.push(turn.setting)
+  return args
+}
+
+/** The reply of the acquireInTurn and acquireSlot scripts (see scripts.ts): acquireSlot's grant names its slot. */
+const turnAnswer = (reply: unknown): TurnAnswer => {
+  const [code, detail] = reply as [number, number | string | undefined]
+  if (code === 1) return detail === undefined ? granted : { _tag: "Granted", slot: detail as number }
+  if (code === 3) return notYourTurn
+  if (code === 4) return { _tag: "SettingConflict", recorded: String(detail) }
+  const pttl = detail as number | undefined
+  return { _tag: "Held", ttlMillis: pttl === undefined || pttl < 0 ? undefined : pttl }
+}
+
+/** The node operations over one connection. */
+const makeNode = (
+  connection: Connection,
+  settings: NodeSettings,
+  lastConnectionError: () => Error | undefined,
+  serverRun: () => NodeRun,
+  scripts: LoadedScripts.LoadedScripts,
+  releases: ReleaseChannels,
+  inFlight: InFlight
+): Node => {
+  const { makeError, maxPendingCommands, name, replicas } = settings
+  const answered = <A>(reply: A): A => {
+    inFlight.count--
+    return reply
+  }
+  const failed = (cause: unknown) => {
+    // The command did not run; it is not sent again (see loadedScripts.ts).
+    if (NodeErrors.isNoScript(cause)) scripts.reload()
+    return Promise.reject(NodeErrors.toNodeError(makeError, name, cause, lastConnectionError()))
+  }
+  const unanswered = (cause: unknown) => {
+    inFlight.count--
+    return failed(cause)
+  }
+  // One command and its reply, in one promise step: every failure becomes the
+  // shell's node error (also a synchronous throw of the driver). Not sent while
+  // too many commands wait for an answer (see the shells' maxPendingCommands).
+  const call = <R, A>(send: () => Promise<R>, parse: (reply: R) => A): Promise<A> => {
+    if (inFlight.count >= maxPendingCommands) {
+      return Promise.reject(makeError({
+        node: name,
+        reason: "Unavailable",
+        detail: `${inFlight.count} commands wait for an answer: the server does not answer (paused, overloaded or cut off)`
+      }))
+    }
+    try {
+      connection.beforeSend()
+      const sent = send()
+      inFlight.count++
+      return sent.then((reply) => parse(answered(reply)), unanswered)
+    } catch (cause) {
+      return failed(cause)
+    }
+  }
+  const evalScript = <A>(
+    script: Scripts.Script,
+    keys: ReadonlyArray<string>,
+    args: ReadonlyArray<string | number>,
+    parse: (reply: unknown) => A
+  ): Promise<A> =>
+    call(
+      scripts.bySha() ? () => connection.evalsha(script, keys, args) : () => connection.eval(script, keys, args),
+      parse
+    )
+
+  // Waiting for replicas: a grant or an extension counts on this node only once
+  // `count` replicas acknowledged it (WAIT, after the script's answer, on the
+  // same connection: it covers every write sent before it). Otherwise the
+  // operation fails as Unavailable, so the engine counts the node as no, and a
+  // refused attempt deletes what it set there, as on any failed node.
+  // Without the option, the operation itself: nothing is added to the path.
+  const replicated = <Args extends ReadonlyArray<unknown>, A>(
+    operation: (...args: Args) => Promise<A>,
+    granted: (answer: A) => boolean
+  ): (...args: Args) => Promise<A> => {
+    if (replicas === undefined) return operation
+    const { count, timeoutMillis } = replicas
+    const confirmed = (answer: A): A | Promise<A> =>
+      !granted(answer) ? answer : call(() => connection.waitForReplicas(count, timeoutMillis), Number).then((acknowledged) =>
+        acknowledged >= count ? answer : Promise.reject(makeError({
+          node: name,
+          reason: "Unavailable",
+          detail: `WAIT: ${acknowledged} of ${count} replicas acknowledged within ${timeoutMillis} ms: the write does not count`
+        })))
+    return (...args) => operation(...args).then(confirmed)
+  }
+  const isTrue = (answer: boolean) => answer
+  const isGranted = (answer: TurnAnswer) => answer._tag === "Granted"
+
+  const acquireAll = (keys: ReadonlyArray<string>, value: string, ttlMillis: number) =>
+    evalScript(Scripts.acquireAll, keys, [value, ttlMillis], (reply) => reply === 1)
+  // The one-key acquire is two commands, the second sent once the first is
+  // answered: any later operation on the same key and value (the caller's
+  // undo, leaving, release, next attempt) may have been sent meanwhile, and
+  // the second command would land after it, setting the key again behind a
+  // caller that has moved on (found by the Effect 4 package's contract
+  // test: a key left for its whole ttl after every acquirer was
+  // interrupted). A later operation marks the pending acquire superseded:
+  // it then answers "not acquired" without its second command.
+  const probing = new Map<string, { superseded: boolean }>()
+  const probeKey = (key: string, value: string) => key + "\u0000" + value
+  const supersede = (keys: ReadonlyArray<string>, value: string) => {
+    if (probing.size === 0) return
+    for (const key of keys) {
+      const probe = probing.get(probeKey(key, value))
+      if (probe !== undefined) probe.superseded = true
+    }
+  }
+  const acquireOne = (key: string, value: string, ttlMillis: number): Promise<boolean> => {
+    const name = probeKey(key, value)
+    const probe = { superseded: false }
+    probing.set(name, probe)
+    const settle = <A>(answer: A): A => {
+      if (probing.get(name) === probe) probing.delete(name)
+      return answer
+    }
+    return call(() => connection.setIfAbsent(key, value, Math.ceil(ttlMillis)), (set) => set).then(
+      (set) => settle(set || probe.superseded ? set : acquireAll([key], value, ttlMillis)),
+      (error) => Promise.reject(settle(error))
+    )
+  }
+  const promises: NodePromises = {
+    // One key: a native SET NX PX (about half a script's server time), and
+    // the script only when the key exists: it may hold our own value (a late
+    // answer of an earlier attempt, which is ours) or another type (WRONGTYPE
+    // named by the script). Whole milliseconds, as the scripts round.
+    acquire: replicated((keys, value, ttlMillis) => {
+      supersede(keys, value)
+      return keys.length !== 1 ? acquireAll(keys, value, ttlMillis) : acquireOne(keys[0], value, ttlMillis)
+    }, isTrue),
+    acquireInTurn: replicated((keys, value, ttlMillis, turn) => {
+      supersede(keys, value)
+      return evalScript(Scripts.acquireInTurn, keys, turnArguments(value, ttlMillis, turn), turnAnswer)
+    }, isGranted),
+    acquireSlot: replicated((keys, value, ttlMillis, turn) => {
+      supersede(keys, value)
+      return evalScript(Scripts.acquireSlot, keys, turnArguments(value, ttlMillis, turn), turnAnswer)
+    }, isGranted),
+    // A lock's release (announced, its place left) sends the value alone: the script's defaults.
+    release: (keys, value, announce, keepPlace) => {
+      supersede(keys, value)
+      return evalScript(
+        Scripts.releaseOwned,
+        keys,
+        announce && !keepPlace ? [value] : [value, announce ? 1 : 0, keepPlace ? 1 : 0],
+        Number
+      )
+    },
+    extend: replicated((keys, value, ttlMillis) => {
+      supersede(keys, value)
+      return evalScript(Scripts.extendOwned, keys, [value, ttlMillis], (reply) => reply === 1)
+    }, isTrue),
+    incrementFences: (keys, value, fenceKeys) =>
+      evalScript(Scripts.incrementFences, [...keys, ...fenceKeys], [value], (reply) =>
+        Array.isArray(reply) ? reply.map((count) => BigInt(String(count))) : undefined),
+    commitFences: (keys, value, fenceKeys, tokens) =>
+      evalScript(Scripts.commitFences, [...keys, ...fenceKeys], [value, ...tokens.map(String)], (reply) => reply === 1),
+    inspect: (key) =>
+      evalScript(Scripts.inspectKey, [key], [], (reply) => {
+        const [pttl, value] = reply as [number, string | undefined]
+        return { value: value ?? undefined, ttlMillis: pttl >= 0 ? pttl : undefined }
+      })
+  }
+  return { name, run: serverRun, promises, watchReleasesNow: releases.watch, hearsReleases: releases.hears }
+}
