@@ -31,6 +31,13 @@ export default defineConfig({
         extends: true,
         resolve: { alias: [{ find: /^ioredis$/, replacement: "ioredis6" }] },
         test: { name: "ioredis 6", include: ["test/contract.test.ts", "test/ioredis.test.ts", "test/release-channel.test.ts"] }
+      },
+      {
+        // node-redis ("redis") is a peer of either major: its nodes' tests run on 5 too (the dev dependency
+        // "redis5"); the first project runs them on 6.
+        extends: true,
+        resolve: { alias: [{ find: /^redis$/, replacement: "redis5" }] },
+        test: { name: "node-redis 5", include: ["test/node-redis.test.ts"] }
       }
     ]
   }

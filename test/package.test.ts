@@ -1,6 +1,6 @@
 /**
  * The packages as users get them: built, packed, installed from the tarballs
- * into a scratch folder with `effect@3` and `ioredis` from the registry, then
+ * into a scratch folder with `effect@3`, `ioredis` and `redis` from the registry, then
  * imported (ES modules and CommonJS), type-checked by a strict consumer, and
  * the installed `redlock` run.
  */
@@ -12,7 +12,7 @@ import * as Path from "node:path"
 import { fileURLToPath } from "node:url"
 
 const root = Path.join(Path.dirname(fileURLToPath(import.meta.url)), "..")
-const publicModules = ["Lock", "Redlock", "RedlockError", "RedisNode", "RedlockMetrics", "RedisNode/Ioredis", "Fencing/Ioredis", "Promise", "Semaphore", "ReadWriteLock"]
+const publicModules = ["Lock", "Redlock", "RedlockError", "RedisNode", "RedlockMetrics", "RedisNode/Ioredis", "RedisNode/NodeRedis", "Fencing/Ioredis", "Promise", "Semaphore", "ReadWriteLock"]
 
 /**
  * A command's stdout; it fails with the error (its stdout and stderr attached) when the command does.
@@ -65,6 +65,7 @@ describe("the packages as users install them", () => {
       cli,
       "effect@3",
       "ioredis",
+      "redis",
       "typescript@5.9",
       "@types/node@20"
     ], project)
@@ -100,10 +101,10 @@ describe("the packages as users install them", () => {
     )
   })
 
-  it("the library installs with no dependencies of its own; effect and ioredis are peers", async () => {
+  it("the library installs with no dependencies of its own; effect, ioredis and redis are peers", async () => {
     const manifest = JSON.parse(Fs.readFileSync(Path.join(project(), "node_modules", "effect-redlock", "package.json"), "utf8"))
     assert.isUndefined(manifest.dependencies)
-    assert.deepStrictEqual(Object.keys(manifest.peerDependencies).sort(), ["effect", "ioredis"])
+    assert.deepStrictEqual(Object.keys(manifest.peerDependencies).sort(), ["effect", "ioredis", "redis"])
   })
 
   it("every public module imports as an ES module and requires as CommonJS", async () => {
@@ -166,6 +167,8 @@ const { Schedule } = require("effect")`)
     const source = `import { Duration, Effect, Layer } from "effect"
 import { ReadWriteLock, Redlock, Semaphore } from "effect-redlock"
 import * as Ioredis from "effect-redlock/RedisNode/Ioredis"
+import * as NodeRedis from "effect-redlock/RedisNode/NodeRedis"
+import { createClient } from "redis"
 import type { LockNotAcquired } from "effect-redlock/RedlockError"
 import { makeRedlock } from "effect-redlock/Promise"
 
@@ -177,6 +180,10 @@ const program = Effect.gen(function*() {
 
 export const main = program.pipe(
   Effect.provide(Redlock.layer().pipe(Layer.provide(Ioredis.layer([{ host: "127.0.0.1" }]))))
+)
+// A node-redis user's own client (RESP3, redis 6's default) fits the node options as it is.
+export const withNodeRedis = program.pipe(
+  Effect.provide(Redlock.layer().pipe(Layer.provide(NodeRedis.layer([{ client: createClient({ url: "redis://127.0.0.1:6379" }) }, { port: 6380 }]))))
 )
 // Everything required is provided; the failures are typed.
 export const checked: Effect.Effect<readonly [string, number], LockNotAcquired | { readonly _tag: string }, never> = main

@@ -1,0 +1,304 @@
+/**
+ * What every driver's nodes do alike on real servers (RedisNode/Ioredis,
+ * RedisNode/NodeRedis): options and URLs, a user's own client, a node that
+ * is down, hung or restarted, scripts lost or refused, subscriptions kept
+ * and shared. Each driver's test file runs it with its driver.
+ */
+import { assert } from "@effect/vitest"
+import { ConfigProvider, Context, Effect, Exit, Layer, Option, Redacted, Schedule, Scope } from "effect"
+import * as RedisFleet from "../fleet/RedisFleet.js"
+import type * as DriverNodes from "../src/internal/driverNodes.js"
+import * as Scripts from "../src/nodes/scripts.js"
+import * as Redlock from "../src/Redlock.js"
+import * as RedisNode from "../src/RedisNode.js"
+import { InvalidOptions } from "../src/RedlockError.js"
+import { failureOf } from "./support.js"
+
+/** One driver's public node module, and a client of the user's made with it. */
+export interface DriverUnderTest<Client> {
+  readonly layer: (nodes: ReadonlyArray<DriverNodes.NodeOptions<Client>>) => Layer.Layer<RedisNode.RedisNodes, InvalidOptions>
+  readonly layerConfig: () => Layer.Layer<RedisNode.RedisNodes, unknown>
+  /** A connected client of the user's for the server on `port`, closed with the scope. */
+  readonly userClient: (port: number, password: string) => Effect.Effect<UserClient<Client>, never, Scope.Scope>
+}
+
+export interface UserClient<Client> {
+  readonly client: Client
+  readonly isReady: () => boolean
+  readonly get: (key: string) => Promise<unknown>
+}
+
+export const nodesOf = (nodesLayer: Layer.Layer<RedisNode.RedisNodes, unknown>) =>
+  Effect.map(Layer.build(nodesLayer), (context) => Context.get(context, RedisNode.RedisNodes))
+
+type It = {
+  readonly scoped: (name: string, self: () => Effect.Effect<void, unknown, Scope.Scope | RedisFleet.RedisFleet>) => void
+}
+
+/** The suite, on a fleet of two servers whose password is "s3cret". */
+export const driverSuite = <Client>(it: It, driver: DriverUnderTest<Client>) => {
+    it.scoped("a node from a URL carrying the password; its name never shows the password", () =>
+      Effect.gen(function*() {
+        const fleet = yield* RedisFleet.RedisFleet
+        const port = fleet.servers[0].port
+        const [node] = yield* nodesOf(driver.layer([{ url: `redis://:s3cret@127.0.0.1:${port}` }]))
+        assert.strictEqual(node.name, `127.0.0.1:${port}`)
+        assert.isTrue(yield* node.acquire(["k"], "v", 1_000))
+        assert.strictEqual(yield* node.release(["k"], "v", true), 1)
+      }))
+
+    it.scoped("maxPendingCommands below 1 or not whole is InvalidOptions", () =>
+      Effect.gen(function*() {
+        const fleet = yield* RedisFleet.RedisFleet
+        for (const maxPendingCommands of [0, 1.5, -3]) {
+          const error = failureOf(yield* Effect.exit(nodesOf(driver.layer([{ ...fleet.nodes[0], maxPendingCommands }]))))
+          assert.instanceOf(error, InvalidOptions)
+          assert.include((error as InvalidOptions).message, "maxPendingCommands")
+        }
+      }))
+
+    it.scoped("a server that stops answering holds at most maxPendingCommands commands; the next fail at once", () =>
+      Effect.gen(function*() {
+        const fleet = yield* RedisFleet.RedisFleet
+        const server = fleet.servers[1]
+        const [node] = yield* nodesOf(driver.layer([{ ...fleet.nodes[1], maxPendingCommands: 2 }]))
+        yield* server.pause
+        yield* Effect.addFinalizer(() => server.resume)
+        const waiting = [node.promises!.inspect("a"), node.promises!.inspect("b")]
+        const started = performance.now()
+        const refused = failureOf(yield* Effect.exit(node.inspect("c")))
+        assert.isBelow(performance.now() - started, 100, "at once, without waiting for the server")
+        assert.strictEqual(refused.reason, "Unavailable")
+        assert.include(refused.detail, "2 commands wait for an answer")
+        yield* server.resume
+        yield* Effect.promise(() => Promise.all(waiting))
+        assert.isTrue(Option.isNone((yield* node.inspect("c")).value), "answering again, it takes commands again")
+      }))
+
+    it.scoped("a one-key acquire refused by its SET sends nothing more once a later operation on the same key and value was sent", () =>
+      Effect.gen(function*() {
+        const fleet = yield* RedisFleet.RedisFleet
+        const [node] = yield* nodesOf(driver.layer([fleet.nodes[0]]))
+        const promises = node.promises!
+        yield* Effect.promise(() => promises.acquire(["probed"], "other", 10_000))
+        // All on the node's one connection, in this order: the SET NX (refused: "other" holds the key), then
+        // other's release and our leaving, both before the SET's answer can come back.
+        const acquired = promises.acquire(["probed"], "ours", 10_000)
+        const released = promises.release(["probed"], "other", true)
+        const left = promises.release(["probed"], "ours", false)
+        assert.deepStrictEqual(yield* Effect.promise(() => Promise.all([acquired, released, left])), [false, 1, 0])
+        yield* Effect.sleep("50 millis")
+        // Before: the script that follows a refused SET went out after the leaving, found the key free, and set it.
+        assert.isUndefined((yield* Effect.promise(() => promises.inspect("probed"))).value, "no key left behind")
+      }))
+
+    it.scoped("a malformed URL is InvalidOptions, without the password", () =>
+      Effect.gen(function*() {
+        const exit = yield* Effect.exit(nodesOf(driver.layer([{ url: "http://user:s3cret@127.0.0.1:1" }])))
+        const error = failureOf(exit)
+        assert.instanceOf(error, InvalidOptions)
+        assert.notInclude((error as InvalidOptions).message, "s3cret")
+      }))
+
+    it.scoped("layerConfig reads REDLOCK_NODES and REDLOCK_PASSWORD", () =>
+      Effect.gen(function*() {
+        const fleet = yield* RedisFleet.RedisFleet
+        const urls = fleet.servers.map((server) => `redis://127.0.0.1:${server.port}`).join(", ")
+        const provider = ConfigProvider.fromMap(new Map([["REDLOCK_NODES", urls], ["REDLOCK_PASSWORD", "s3cret"]]))
+        // Quarantine off: the servers were just started (see support.redis).
+        const context = yield* Layer.build(Redlock.layer({ restartQuarantine: false }).pipe(Layer.provide(driver.layerConfig()))).pipe(
+          Effect.withConfigProvider(provider)
+        )
+        const redlock = Context.get(context, Redlock.Redlock)
+        assert.strictEqual(redlock.nodes.length, 2)
+        const lock = yield* redlock.acquire("configured", { ttl: "1 second" })
+        assert.deepStrictEqual(lock.outcomes.map((o) => o._tag), ["Ok", "Ok"])
+      }))
+
+    it.scoped("layerConfig rejects a malformed node list without printing the password", () =>
+      Effect.gen(function*() {
+        const provider = ConfigProvider.fromMap(new Map([["REDLOCK_NODES", "redis://127.0.0.1:1,ftp://me:s3cret@x"]]))
+        const exit = yield* Effect.exit(
+          nodesOf(driver.layerConfig()).pipe(Effect.withConfigProvider(provider))
+        )
+        assert.isTrue(Exit.isFailure(exit))
+        const text = String(failureOf(exit))
+        assert.include(text, "REDLOCK_NODES")
+        assert.notInclude(text, "s3cret")
+      }))
+
+    it.scoped("a client the user owns is used as it is and left open", () =>
+      Effect.gen(function*() {
+        const fleet = yield* RedisFleet.RedisFleet
+        const user = yield* driver.userClient(fleet.servers[1].port, "s3cret")
+        const client = user.client
+        const scope = yield* Scope.make()
+        const [node] = yield* nodesOf(driver.layer([{ client, name: "mine" }])).pipe(Scope.extend(scope))
+        assert.strictEqual(node.name, "mine")
+        assert.isTrue(yield* node.acquire(["k"], "v", 1_000))
+        yield* Scope.close(scope, Exit.void)
+        assert.isTrue(user.isReady(), "still connected")
+        assert.strictEqual(yield* Effect.promise(() => user.get("k")), "v")
+      }))
+
+    it.scoped("a node that never answered at start-up is Unavailable at once, and joins when it comes up", () =>
+      Effect.gen(function*() {
+        const fleet = yield* RedisFleet.RedisFleet
+        const server = fleet.servers[0]
+        yield* server.kill
+        const [node] = yield* nodesOf(driver.layer([{ ...fleet.nodes[0], connectTimeout: "100 millis" }]))
+        const exit = yield* Effect.exit(node.acquire(["k"], "v", 1_000))
+        assert.strictEqual((failureOf(exit) as RedisNode.RedisNodeError).reason, "Unavailable")
+        yield* server.start
+        const joined = yield* node.acquire(["k"], "v", 1_000).pipe(
+          Effect.retry(Schedule.spaced("50 millis").pipe(Schedule.upTo("5 seconds")))
+        )
+        assert.isTrue(joined)
+      }))
+
+    it.scoped("a server that refuses the connection does not hold the layer up for its connect timeout", () =>
+      Effect.gen(function*() {
+        const fleet = yield* RedisFleet.RedisFleet
+        const server = fleet.servers[0]
+        yield* server.kill
+        const started = performance.now()
+        const [node] = yield* nodesOf(driver.layer([{ ...fleet.nodes[0], connectTimeout: "3 seconds" }]))
+        const built = performance.now() - started
+        assert.strictEqual(node.run()._tag, "Unknown")
+        yield* server.start
+        assert.isBelow(built, 1_500, `built in ${Math.round(built)} ms; the connect timeout is 3 s`)
+      }))
+
+    it.scoped("a key watched again and again keeps its one subscription; it is dropped a second after the last watch", () =>
+      Effect.gen(function*() {
+        const fleet = yield* RedisFleet.RedisFleet
+        const server = fleet.servers[0]
+        const [node] = yield* nodesOf(driver.layer([fleet.nodes[0]]))
+        const commandCalls = (name: string) =>
+          Effect.map(server.call("INFO", "commandstats"), (info) =>
+            Number(new RegExp(`cmdstat_${name}:calls=(\\d+)`).exec(String(info))?.[1] ?? 0))
+        const subscribesBefore = yield* commandCalls("subscribe")
+        const unsubscribesBefore = yield* commandCalls("unsubscribe")
+        // Watched for 100 ms out of every 400, for 2 s: never unwatched for a whole second.
+        for (let i = 0; i < 5; i++) {
+          const watch = yield* node.watchReleases!("turns", () => {})
+          if (watch.ready !== undefined) yield* Effect.promise(() => watch.ready!)
+          yield* Effect.sleep("100 millis")
+          watch.stop()
+          yield* Effect.sleep("300 millis")
+        }
+        assert.strictEqual((yield* commandCalls("subscribe")) - subscribesBefore, 1)
+        assert.strictEqual((yield* commandCalls("unsubscribe")) - unsubscribesBefore, 0)
+        yield* Effect.sleep("1200 millis")
+        assert.strictEqual((yield* commandCalls("unsubscribe")) - unsubscribesBefore, 1, "unsubscribed once nobody watched for a second")
+      }))
+
+    it.scoped("lock managers of one process share one subscriber connection per server, until the last one closes", () =>
+      Effect.gen(function*() {
+        const fleet = yield* RedisFleet.RedisFleet
+        const server = fleet.servers[0]
+        const subscribers = Effect.map(server.call("CLIENT", "LIST", "TYPE", "pubsub"), (list) =>
+          String(list).split("\n").filter((line) => line.trim() !== "").length)
+        const first = yield* Scope.make()
+        const second = yield* Scope.make()
+        const [nodeA] = yield* Scope.extend(nodesOf(driver.layer([fleet.nodes[0]])), first)
+        const [nodeB] = yield* Scope.extend(nodesOf(driver.layer([fleet.nodes[0]])), second)
+        const heardA: Array<string | null> = []
+        const heardB: Array<string | null> = []
+        const watchA = yield* nodeA.watchReleases!("shared", (next) => void heardA.push(next))
+        const watchB = yield* nodeB.watchReleases!("shared", (next) => void heardB.push(next))
+        yield* Effect.promise(() => Promise.all([watchA.ready, watchB.ready]))
+        assert.strictEqual(yield* subscribers, 1, "one subscriber for both managers")
+        // The manager that opened the connection goes away; the other still hears releases.
+        watchA.stop()
+        yield* Scope.close(first, Exit.void)
+        yield* server.call("PUBLISH", `${Scripts.releaseChannelPrefix}shared`, "next-waiter")
+        yield* Effect.sleep("100 millis")
+        assert.deepStrictEqual(heardA, [])
+        assert.deepStrictEqual(heardB, ["next-waiter"])
+        assert.strictEqual(yield* subscribers, 1)
+        watchB.stop()
+        yield* Scope.close(second, Exit.void)
+        yield* Effect.sleep("100 millis")
+        assert.strictEqual(yield* subscribers, 0, "closed with the last manager")
+      }))
+
+    it.scoped("closing the layer does not wait for a hung server (a polite close is given up on after 1 s)", () =>
+      Effect.gen(function*() {
+        const fleet = yield* RedisFleet.RedisFleet
+        const server = fleet.servers[1]
+        const scope = yield* Scope.make()
+        const [node] = yield* Scope.extend(nodesOf(driver.layer([fleet.nodes[1]])), scope)
+        assert.strictEqual(node.run()._tag, "Known", "identified at start-up")
+        yield* server.pause
+        // A command the hung server will not answer: a polite close (QUIT, or waiting for the replies) waits for it.
+        node.promises!.inspect("k").catch(() => {})
+        const started = performance.now()
+        yield* Scope.close(scope, Exit.void).pipe(Effect.ensuring(server.resume))
+        const elapsed = performance.now() - started
+        assert.isAtLeast(elapsed, 900, "the polite close was tried")
+        assert.isBelow(elapsed, 3000, `closing took ${Math.round(elapsed)} ms`)
+      }))
+
+    it.scoped("scripts lost (SCRIPT FLUSH): NOSCRIPT means 'did not run', nothing is sent again out of order, the scripts are loaded again", () =>
+      Effect.gen(function*() {
+        const fleet = yield* RedisFleet.RedisFleet
+        yield* fleet.reset
+        const server = fleet.servers[0]
+        const [node] = yield* nodesOf(driver.layer([fleet.nodes[0]]))
+        yield* server.call("SCRIPT", "FLUSH")
+        // A refused attempt's undo, then the next attempt on the same node, sent back to back as the engine sends them.
+        const [undone, taken] = yield* Effect.promise(() =>
+          Promise.allSettled([node.promises!.release(["k"], "v", false, true), node.promises!.acquire(["k"], "v", 10_000)])
+        )
+        const held = yield* server.call("GET", "k")
+        assert.strictEqual(
+          taken.status === "fulfilled" && taken.value === true,
+          held === "v",
+          `the node's answer to the acquire (${JSON.stringify(taken)}) must match what the server holds (${held})`
+        )
+        assert.strictEqual(undone.status, "rejected")
+        assert.strictEqual((undone as PromiseRejectedResult).reason.reason, "NoScript")
+        // The NOSCRIPT reply loaded the scripts again, ahead of the next command.
+        assert.isTrue(yield* node.acquire(["k"], "v", 10_000))
+        assert.strictEqual(yield* node.release(["k"], "v", true), 1)
+      }))
+
+    it.scoped("a restarted server (its scripts gone) is given them again before any command of ours", () =>
+      Effect.gen(function*() {
+        const fleet = yield* RedisFleet.RedisFleet
+        const server = fleet.servers[0]
+        const [node] = yield* nodesOf(driver.layer([fleet.nodes[0]]))
+        yield* server.kill
+        yield* server.start
+        // The first answer after the reconnection, once the node is no longer Unavailable.
+        const first = yield* Effect.either(node.inspect("k")).pipe(
+          Effect.filterOrFail(
+            (result) => !(result._tag === "Left" && result.left.reason === "Unavailable"),
+            () => "still unavailable"
+          ),
+          Effect.retry(Schedule.spaced("20 millis").pipe(Schedule.upTo("5 seconds")))
+        )
+        assert.strictEqual(first._tag, "Right", JSON.stringify(first))
+        const loaded = yield* server.call("SCRIPT", "EXISTS", ...Scripts.nodeScripts.map((script) => script.sha))
+        assert.deepStrictEqual(loaded, Scripts.nodeScripts.map(() => 1))
+      }))
+
+    it.scoped("where an ACL refuses SCRIPT LOAD, scripts are sent whole (EVAL) and locks work", () =>
+      Effect.gen(function*() {
+        const fleet = yield* RedisFleet.RedisFleet
+        yield* fleet.reset
+        const server = fleet.servers[1]
+        yield* server.call("SCRIPT", "FLUSH")
+        yield* Effect.acquireRelease(
+          server.call("ACL", "SETUSER", "evalonly", "on", ">pw", "~*", "&*", "+@all", "-script|load"),
+          () => Effect.ignore(server.call("ACL", "DELUSER", "evalonly"))
+        )
+        const [node] = yield* nodesOf(
+          driver.layer([{ ...fleet.nodes[1], username: "evalonly", password: Redacted.make("pw") }])
+        )
+        assert.isTrue(yield* node.acquire(["k"], "v", 10_000))
+        assert.strictEqual(yield* node.release(["k"], "v", true), 1)
+        assert.strictEqual(yield* server.call("GET", "k"), null)
+      }))
+}

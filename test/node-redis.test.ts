@@ -1,0 +1,142 @@
+/**
+ * The node-redis nodes (`redis` 5 and 6: this file runs in the "ioredis 5"
+ * project on redis 6, and in the "node-redis 5" project on redis 5): the
+ * node contract over our own clients and over users' clients made the usual
+ * ways (RESP2, RESP3), what every driver does (driverSuite.ts), and locks
+ * over three servers with release announcements heard, refused (an ACL
+ * without pub/sub) and typed errors.
+ */
+import { assert, layer } from "@effect/vitest"
+import { Context, Effect, Fiber, Layer, Redacted, Schedule } from "effect"
+import { createClient } from "redis"
+import * as RedisFleet from "../fleet/RedisFleet.js"
+import * as Redlock from "../src/Redlock.js"
+import * as NodeRedis from "../src/RedisNode/NodeRedis.js"
+import { contract, redisHarness } from "./contract.js"
+import { driverSuite, nodesOf } from "./driverSuite.js"
+import { aclUser, expectEmpty, failureOf, overlaps, recordSection, type Section } from "./support.js"
+
+/** A user's client, connected, closed with the scope. */
+const userClient = (port: number, options: { readonly password?: string; readonly RESP?: 2 | 3 } = {}) =>
+  Effect.acquireRelease(
+    Effect.promise(async () => {
+      const client = createClient({
+        socket: { host: "127.0.0.1", port },
+        ...(options.password === undefined ? {} : { password: options.password }),
+        ...(options.RESP === undefined ? {} : { RESP: options.RESP })
+      })
+      client.on("error", () => {})
+      await client.connect()
+      return client
+    }),
+    (client) => Effect.promise(() => client.isOpen ? client.close().catch(() => {}) : Promise.resolve())
+  )
+
+/** A lock manager over node-redis nodes (quarantine off: the fleet's servers were just started). */
+const manager = (nodes: ReadonlyArray<NodeRedis.NodeOptions>, options?: Redlock.Options) =>
+  Effect.map(
+    Layer.build(Redlock.layer({ restartQuarantine: false, ...options }).pipe(Layer.provide(NodeRedis.layer(nodes)))),
+    (context) => Context.get(context, Redlock.Redlock)
+  )
+
+/** A retry that never comes within a test: only a wake can explain an acquisition. */
+const slowRetry = Schedule.spaced("10 seconds").pipe(Schedule.intersect(Schedule.recurs(5)))
+
+layer(RedisFleet.layerLocal(1), { timeout: 30_000, excludeTestServices: true })("contract: redis-server via node-redis", (it) => {
+  contract<RedisFleet.RedisFleet>((name, self) => it.effect(name, self), redisHarness(NodeRedis.make))
+  for (const RESP of [2, 3] as const) {
+    contract<RedisFleet.RedisFleet>(
+      (name, self) => it.effect(`a user's RESP${RESP} client: ${name}`, self),
+      redisHarness((options) =>
+        Effect.flatMap(userClient(options.port!, { RESP }), (client) => NodeRedis.make({ client })))
+    )
+  }
+})
+
+layer(RedisFleet.layerLocal(2, { password: "s3cret" }), { timeout: 30_000, excludeTestServices: true })(
+  "node-redis node options",
+  (it) => {
+    driverSuite(it, {
+      layer: NodeRedis.layer,
+      layerConfig: () => NodeRedis.layerConfig(),
+      userClient: (port, password) =>
+        Effect.map(userClient(port, { password }), (client) => ({
+          client,
+          isReady: () => client.isReady,
+          get: (key) => client.get(key)
+        }))
+    })
+
+    it.scoped("a wrong password is an Auth failure at once, not a hang", () =>
+      Effect.gen(function*() {
+        const fleet = yield* RedisFleet.RedisFleet
+        const [node] = yield* nodesOf(NodeRedis.layer([{ ...fleet.nodes[0], password: Redacted.make("wrong") }]))
+        const started = performance.now()
+        const error = failureOf(yield* Effect.exit(node.acquire(["k"], "v", 1_000)))
+        assert.isBelow(performance.now() - started, 200)
+        assert.strictEqual(error.reason, "Auth", error.detail)
+      }))
+  }
+)
+
+layer(RedisFleet.layerLocal(3), { timeout: 60_000, excludeTestServices: true })("locks over node-redis nodes (3 redis-servers)", (it) => {
+  for (const RESP of [2, 3] as const) {
+    it.scoped(`users' RESP${RESP} clients: a waiter is woken by the release, not by its next poll`, () =>
+      Effect.gen(function*() {
+        const fleet = yield* RedisFleet.RedisFleet
+        yield* fleet.reset
+        const clients = yield* Effect.forEach(fleet.servers, (server) => userClient(server.port, { RESP }))
+        const holder = yield* manager(fleet.nodes)
+        const waiter = yield* manager(clients.map((client) => ({ client })))
+        const held = yield* holder.acquire(`woken-${RESP}`, { ttl: "10 seconds" })
+        const waiting = yield* Effect.fork(Effect.scoped(Effect.zipRight(
+          waiter.acquire(`woken-${RESP}`, { ttl: "10 seconds", retry: slowRetry }),
+          Effect.sync(() => performance.now())
+        )))
+        // Past the renewal of the place its first attempt took (~350 ms): its next attempt on its own is 10 s away.
+        yield* Effect.sleep("1 second")
+        const released = performance.now()
+        assert.strictEqual((yield* holder.release(held)).status, "Released")
+        const acquired = yield* Fiber.join(waiting).pipe(Effect.timeout("5 seconds"))
+        assert.isBelow(acquired - released, 500, `woken ${Math.round(acquired - released)} ms after the release`)
+      }))
+  }
+
+  it.scoped("managers contending never overlap, and leave nothing behind", () =>
+    Effect.gen(function*() {
+      const fleet = yield* RedisFleet.RedisFleet
+      yield* fleet.reset
+      const managers = yield* Effect.forEach([0, 1, 2], () => manager(fleet.nodes))
+      const sections: Array<Section> = []
+      const retry = Redlock.retry({ delay: 20, times: 500 })
+      yield* Effect.forEach(managers, (redlock, index) =>
+        Effect.repeatN(
+          Effect.gen(function*() {
+            const lock = yield* redlock.acquire("turns", { ttl: "10 seconds", retry })
+            yield* recordSection(`m${index}`, lock, Effect.sleep("2 millis"), sections)
+            assert.strictEqual((yield* redlock.release(lock)).status, "Released")
+          }).pipe(Effect.scoped),
+          9
+        ), { concurrency: "unbounded", discard: true })
+      assert.strictEqual(sections.length, 30)
+      assert.deepStrictEqual(overlaps(sections), [])
+      yield* expectEmpty(fleet)
+    }))
+
+  it.scoped("an ACL user without pub/sub: its nodes say they do not hear releases, and locks still go round", () =>
+    Effect.gen(function*() {
+      const fleet = yield* RedisFleet.RedisFleet
+      yield* fleet.reset
+      yield* aclUser(fleet, "no-pubsub-nr", "secret", "-@pubsub")
+      const nodes = fleet.nodes.map((node) => ({ ...node, username: "no-pubsub-nr", password: Redacted.make("secret") }))
+      const holder = yield* manager(nodes)
+      const waiter = yield* manager(nodes)
+      const held = yield* holder.acquire("deaf", { ttl: "10 seconds" })
+      const waiting = yield* Effect.fork(Effect.scoped(waiter.acquire("deaf", { ttl: "10 seconds", retry: Redlock.retry({ delay: 20, times: 200 }) })))
+      yield* Effect.sleep("300 millis")
+      assert.deepStrictEqual(waiter.nodes.map((node) => node.hearsReleases?.()), [false, false, false], "SUBSCRIBE was refused")
+      assert.strictEqual((yield* holder.release(held)).status, "Released")
+      yield* Fiber.join(waiting)
+      yield* expectEmpty(fleet)
+    }))
+})
