@@ -18,10 +18,10 @@ import type * as Scope from "effect/Scope"
 import type * as Tls from "node:tls"
 import * as Address from "../nodes/address.js"
 import type * as DriverNode from "../nodes/driverNode.js"
-import { fromPromises, type RedisNode, RedisNodes } from "../RedisNode.js"
-import { InvalidOptions } from "../RedlockError.js"
+import type { RedisNode } from "../RedisNode.js"
+import { InvalidOptions } from "./errors.js"
 import * as Monotonic from "./monotonic.js"
-import { makeNodeError } from "./nodes.js"
+import { fromPromises, makeNodeError, RedisNodes } from "./nodes.js"
 import * as Validate from "./validate.js"
 
 /** Where a node is and how to log in (documented in each driver's module). */

@@ -1,6 +1,7 @@
 /**
- * One suite over every kind of node: memory nodes and ioredis nodes on real
- * redis-servers, through the public API, on the live clock.
+ * One suite over every kind of node: memory nodes, and ioredis and
+ * node-redis nodes on real redis-servers (ours and a user's own clients),
+ * through the public API, on the live clock.
  */
 import { assert, describe, it } from "@effect/vitest"
 import * as Context from "effect/Context"
@@ -13,6 +14,8 @@ import * as Option from "effect/Option"
 import * as Schedule from "effect/Schedule"
 import { RedisNode, Redlock, type RedlockError } from "effect-redlock"
 import * as Ioredis from "effect-redlock/RedisNode/Ioredis"
+import * as NodeRedis from "effect-redlock/RedisNode/NodeRedis"
+import { createClient } from "redis"
 import { RedisFleet, layerLocal } from "./fleet.js"
 
 interface Kind {
@@ -33,21 +36,45 @@ const memoryKind: Kind = {
   ).pipe(Layer.provideMerge(RedisNode.layerMemory(3)))
 }
 
-const ioredisKind: Kind = {
-  name: "ioredis nodes on 3 redis-servers",
+/** Nodes of one driver on 3 fresh redis-servers. */
+const redisKind = (
+  name: string,
+  nodesOf: (fleet: RedisFleet["Service"]) => Layer.Layer<RedisNode.RedisNodes, RedlockError.InvalidOptions>
+): Kind => ({
+  name,
   nodes: Layer.unwrap(Effect.map(RedisFleet, (fleet) =>
     Layer.merge(
-      Ioredis.layer(fleet.nodes),
+      nodesOf(fleet),
       Layer.succeed(Probe, Probe.of({
         keys: Effect.forEach(fleet.servers, (server) => Effect.promise(() => server.admin.keys("*")))
       }))
     ))).pipe(Layer.provide(layerLocal(3)))
-}
+})
+
+const ioredisKind = redisKind("ioredis nodes on 3 redis-servers", (fleet) => Ioredis.layer(fleet.nodes))
+
+const nodeRedisKind = redisKind("node-redis nodes on 3 redis-servers", (fleet) => NodeRedis.layer(fleet.nodes))
+
+// node-redis users' own clients (RESP3, redis 6's default), connected by the user and closed after the nodes.
+const nodeRedisClientsKind = redisKind("node-redis clients of the user's on 3 redis-servers", (fleet) =>
+  Layer.unwrap(Effect.map(
+    Effect.forEach(fleet.servers, (server) =>
+      Effect.acquireRelease(
+        Effect.promise(async () => {
+          const client = createClient({ socket: { host: "127.0.0.1", port: server.port } })
+          client.on("error", () => {})
+          await client.connect()
+          return client
+        }),
+        (client) => Effect.promise(() => client.close().catch(() => {}))
+      )),
+    (clients) => NodeRedis.layer(clients.map((client) => ({ client })))
+  )))
 
 // The servers were started a moment ago: without the restart quarantine (tested on its own), they vote at once.
 const options: Redlock.Options = { restartQuarantine: false }
 
-for (const kind of [memoryKind, ioredisKind]) {
+for (const kind of [memoryKind, ioredisKind, nodeRedisKind, nodeRedisClientsKind]) {
   const live = () => Redlock.layer(options).pipe(Layer.provideMerge(kind.nodes))
   const keysNow = Effect.flatMap(Probe, (probe) => probe.keys)
 

@@ -1,7 +1,7 @@
 /**
  * The Effect 4 package as users get it: built, packed, installed from the
- * tarball into a scratch folder with `effect@4.1` and `ioredis` from the
- * registry, imported (ES modules and CommonJS), type-checked by a strict
+ * tarball into a scratch folder with `effect@4.1`, `ioredis` and `redis`
+ * from the registry, imported (ES modules and CommonJS), type-checked by a strict
  * TypeScript 5.9 consumer, and its quick start run on local redis-servers.
  */
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
@@ -14,7 +14,7 @@ import { fileURLToPath } from "node:url"
 import { layerLocal, RedisFleet } from "./fleet.js"
 
 const root = Path.join(Path.dirname(fileURLToPath(import.meta.url)), "..")
-const publicModules = ["Lock", "Redlock", "RedlockError", "RedisNode", "RedisNode/Ioredis", "Fencing/Ioredis", "Semaphore", "ReadWriteLock", "RedlockMetrics"]
+const publicModules = ["Lock", "Redlock", "RedlockError", "RedisNode", "RedisNode/Ioredis", "RedisNode/NodeRedis", "Fencing/Ioredis", "Semaphore", "ReadWriteLock", "RedlockMetrics"]
 
 /** A command's stdout; it fails with the error (its stdout and stderr attached) when the command does. */
 const run = (command: string, args: ReadonlyArray<string>, cwd: string): Promise<string> =>
@@ -44,6 +44,7 @@ describe("the Effect 4 package as users install it", () => {
       tarball,
       "effect@4.1",
       "ioredis@5",
+      "redis@6",
       "typescript@5.9",
       "@types/node@22"
     ], project())
@@ -61,10 +62,10 @@ describe("the Effect 4 package as users install it", () => {
     assert.deepStrictEqual(files.filter((file) => !/^(package\.json|README\.md|LICENSE|dist\/.*)$/.test(file)), [])
   })
 
-  it("installs with no dependencies of its own; effect ^4.1 and ioredis are peers", () => {
+  it("installs with no dependencies of its own; effect ^4.1, ioredis and redis are peers", () => {
     const manifest = JSON.parse(Fs.readFileSync(Path.join(project(), "node_modules", "effect-redlock", "package.json"), "utf8"))
     assert.isUndefined(manifest.dependencies)
-    assert.deepStrictEqual(manifest.peerDependencies, { effect: "^4.1.0", ioredis: "^5.9.0 || ^6.0.0" })
+    assert.deepStrictEqual(manifest.peerDependencies, { effect: "^4.1.0", ioredis: "^5.9.0 || ^6.0.0", redis: "^5.8.0 || ^6.0.0" })
     const effect = JSON.parse(Fs.readFileSync(Path.join(project(), "node_modules", "effect", "package.json"), "utf8"))
     assert.match(effect.version, /^4\./)
   })
@@ -94,7 +95,9 @@ describe("the Effect 4 package as users install it", () => {
     Fs.writeFileSync(Path.join(project(), "main.ts"), `import { Duration, Effect, Layer } from "effect"
 import { Redlock } from "effect-redlock"
 import * as Ioredis from "effect-redlock/RedisNode/Ioredis"
+import * as NodeRedis from "effect-redlock/RedisNode/NodeRedis"
 import type { LockNotAcquired } from "effect-redlock/RedlockError"
+import { createClient } from "redis"
 
 const program = Effect.gen(function*() {
   const lock = yield* Redlock.acquire(["orders:42"], { ttl: "10 seconds" })
@@ -104,6 +107,10 @@ const program = Effect.gen(function*() {
 
 export const main = program.pipe(
   Effect.provide(Redlock.layer().pipe(Layer.provide(Ioredis.layer([{ host: "127.0.0.1" }]))))
+)
+// A node-redis user's own client fits the node options as it is.
+export const withNodeRedis = program.pipe(
+  Effect.provide(Redlock.layer().pipe(Layer.provide(NodeRedis.layer([{ client: createClient() }, { port: 6380 }]))))
 )
 // Everything required is provided; the failures are typed.
 export const checked: Effect.Effect<readonly [string | undefined, number], LockNotAcquired | { readonly _tag: string }, never> = main
@@ -134,18 +141,23 @@ const program = Effect.gen(function*() {
   const held = yield* Redlock.inspect("orders:42")
   return [lock.resources[0], held.holder._tag === "Some" && held.holder.value === lock.value]
 }).pipe(Effect.scoped)
-const live = Redlock.layer({ restartQuarantine: false }).pipe(Layer.provide(Ioredis.layer(${nodes})))
+const live = Redlock.layer({ restartQuarantine: false }).pipe(Layer.provide(Nodes.layer(${nodes})))
 Effect.runPromise(Effect.provide(program, live)).then((result) => console.log(JSON.stringify(result)))
 `
       Fs.writeFileSync(Path.join(project(), "quick.mjs"), `import { Effect, Layer } from "effect"
 import { Redlock } from "effect-redlock"
-import * as Ioredis from "effect-redlock/RedisNode/Ioredis"
+import * as Nodes from "effect-redlock/RedisNode/Ioredis"
 ${body}`)
       Fs.writeFileSync(Path.join(project(), "quick.cjs"), `const { Effect, Layer } = require("effect")
 const { Redlock } = require("effect-redlock")
-const Ioredis = require("effect-redlock/RedisNode/Ioredis")
+const Nodes = require("effect-redlock/RedisNode/Ioredis")
 ${body}`)
-      for (const file of ["quick.mjs", "quick.cjs"]) {
+      // The same over node-redis nodes, as a user of the redis package would write it.
+      Fs.writeFileSync(Path.join(project(), "quick-node-redis.mjs"), `import { Effect, Layer } from "effect"
+import { Redlock } from "effect-redlock"
+import * as Nodes from "effect-redlock/RedisNode/NodeRedis"
+${body}`)
+      for (const file of ["quick.mjs", "quick.cjs", "quick-node-redis.mjs"]) {
         const result = yield* Effect.promise(() => run(process.execPath, [file], project()))
         assert.deepStrictEqual(JSON.parse(result), ["orders:42", true], file)
       }
