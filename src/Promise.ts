@@ -70,7 +70,10 @@ import * as Monotonic from "./internal/monotonic.js"
 import * as Retry from "./internal/retry.js"
 import type * as Lock from "./Lock.js"
 import type { NodeOutcome, RedisNodes } from "./RedisNode.js"
+import { RedisNodes as RedisNodesTag } from "./internal/nodes.js"
+import type { NodeRedisClient } from "./nodes/nodeRedis/client.js"
 import type * as Ioredis from "./RedisNode/Ioredis.js"
+import type * as NodeRedis from "./RedisNode/NodeRedis.js"
 import type { ReadWriteOptions } from "./ReadWriteLock.js"
 import type { AcquireOptions, InspectResult, Options, ReleaseResult, RetryOptions, RetrySchedule } from "./Redlock.js"
 import type { PermitOptions } from "./Semaphore.js"
@@ -161,13 +164,15 @@ export interface PromiseInspection {
 
 /**
  * The nodes of a lock manager for promise code: as `Ioredis.NodeOptions`,
- * with the password a plain string if you like.
+ * with the password a plain string if you like, or a node-redis client of
+ * the user's (`NodeRedis.ClientOptions`).
  *
  * @since 0.1.0
  * @category models
  */
 export type PromiseNodeOptions =
   | Ioredis.ClientOptions
+  | NodeRedis.ClientOptions
   | (Omit<Ioredis.ConnectionOptions, "password"> & {
     readonly password?: string | Redacted.Redacted<string> | undefined
   })
@@ -231,8 +236,10 @@ export interface PromiseRedlock {
 /**
  * A lock manager over Redis nodes: connection options or ioredis clients
  * (`effect-redlock/RedisNode/Ioredis` `NodeOptions`, whose module is loaded
- * only then, a password may be a plain string), or any layer of nodes
- * (`RedisNode.layerMemory` in tests). Rejects with `InvalidOptions` for
+ * only then, a password may be a plain string), node-redis clients
+ * (`effect-redlock/RedisNode/NodeRedis`, loaded only for them), or any layer
+ * of nodes (`NodeRedis.layer(...)` for connection options over node-redis,
+ * `RedisNode.layerMemory` in tests). Rejects with `InvalidOptions` for
  * invalid options.
  *
  * @since 0.1.0
@@ -244,7 +251,7 @@ export const makeRedlock = async (
 ): Promise<PromiseRedlock> => {
   const nodesLayer = Layer.isLayer(nodes)
     ? nodes as Layer.Layer<RedisNodes, unknown>
-    : (await import("./RedisNode/Ioredis.js")).layer((nodes as ReadonlyArray<PromiseNodeOptions>).map(withRedactedPassword))
+    : await layerOf(nodes as ReadonlyArray<PromiseNodeOptions>)
   const runtime = ManagedRuntime.make(nodesLayer)
   const made = await runtime.runPromiseExit(Effect.zip(Settings.fromContext(options), Effect.clock))
   if (Exit.isFailure(made)) {
@@ -252,6 +259,24 @@ export const makeRedlock = async (
     throw Cause.squash(made.cause)
   }
   return fromSettings(runtime, made.value[0], made.value[1])
+}
+
+/** A node-redis client (no `status`, which ioredis clients have). */
+const isNodeRedis = (node: PromiseNodeOptions): node is NodeRedis.ClientOptions =>
+  "client" in node && !("status" in node.client) && typeof (node.client as NodeRedisClient).isOpen === "boolean"
+
+/** The nodes over each one's driver, whose module is loaded only when a node needs it. */
+const layerOf = async (nodes: ReadonlyArray<PromiseNodeOptions>): Promise<Layer.Layer<RedisNodes, unknown>> => {
+  const nodeRedis = nodes.some(isNodeRedis) ? await import("./RedisNode/NodeRedis.js") : undefined
+  const ioredis = nodes.some((node) => !isNodeRedis(node)) ? await import("./RedisNode/Ioredis.js") : undefined
+  return Layer.scoped(
+    RedisNodesTag,
+    Effect.forEach(
+      nodes,
+      (node) => isNodeRedis(node) ? nodeRedis!.make(node) : ioredis!.make(withRedactedPassword(node)),
+      { concurrency: "unbounded" }
+    )
+  )
 }
 
 // A password given as a plain string is redacted at once, so that it never shows in logs or errors.

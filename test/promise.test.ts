@@ -5,6 +5,7 @@
  */
 import { assert, layer } from "@effect/vitest"
 import { Effect, Schedule } from "effect"
+import { createClient } from "redis"
 import * as RedisFleet from "../fleet/RedisFleet.js"
 import { makeRedlock, noRetry, type PromiseRedlock, retry } from "../src/Promise.js"
 import * as RedisNode from "../src/RedisNode.js"
@@ -48,6 +49,39 @@ layer(RedisFleet.layerLocal(5), { timeout: 60_000, excludeTestServices: true })(
       assert.strictEqual(released.status, "Released")
       assert.isAtLeast(released.released, 3)
       assert.strictEqual((yield* Effect.promise(() => redlock.release(lock))).status, "AlreadyReleased")
+      yield* expectEmpty(fleet)
+    }))
+
+  it.scoped("node-redis clients of the user's, alone or beside ioredis options: each node goes through its own driver", () =>
+    Effect.gen(function*() {
+      const fleet = yield* RedisFleet.RedisFleet
+      yield* fleet.reset
+      const clients = yield* Effect.acquireRelease(
+        Effect.promise(() =>
+          Promise.all(fleet.servers.slice(0, 3).map(async (server) => {
+            const client = createClient({ socket: { host: "127.0.0.1", port: server.port } })
+            client.on("error", () => {})
+            return client.connect()
+          }))
+        ),
+        (clients) => Effect.promise(() => Promise.all(clients.map((client) => client.close().catch(() => {}))))
+      )
+      for (const nodes of [clients.map((client) => ({ client })), [...clients.map((client) => ({ client })), ...fleet.nodes.slice(3)]]) {
+        const redlock = yield* Effect.acquireRelease(
+          Effect.promise(() => makeRedlock(nodes, { restartQuarantine: false })),
+          (redlock) => Effect.promise(() => redlock.close())
+        )
+        const lock = yield* Effect.promise(() => redlock.acquire("p:node-redis", { ttl: 10_000 }))
+        assert.isAtLeast(lock.outcomes.filter((outcome) => outcome._tag === "Ok").length, Math.floor(nodes.length / 2) + 1)
+        // Every node set it (the last may answer after the quorum decided).
+        yield* keyCount(fleet, "redlock:p:node-redis").pipe(
+          Effect.filterOrFail((count) => count === nodes.length, (count) => `${count} of ${nodes.length} nodes hold it`),
+          Effect.retry(Schedule.spaced("10 millis").pipe(Schedule.upTo("2 seconds")))
+        )
+        assert.strictEqual((yield* Effect.promise(() => redlock.release(lock))).status, "Released")
+        yield* Effect.promise(() => redlock.close())
+        assert.isTrue(clients.every((client) => client.isReady), "the user's clients stay open")
+      }
       yield* expectEmpty(fleet)
     }))
 
