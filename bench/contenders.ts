@@ -8,12 +8,14 @@ import { Redis } from "ioredis"
 import NodeRedlock from "redlock"
 import { Redlock as SesameRedlock } from "@sesamecare-oss/redlock"
 import { RedlockMutex } from "redis-semaphore"
-import { createRedlock, IoredisAdapter } from "redlock-universal"
+import { createRedlock, IoredisAdapter, NodeRedisAdapter } from "redlock-universal"
+import { createClient } from "redis"
 import * as NodeSdk from "@effect/opentelemetry/NodeSdk"
 import { BatchSpanProcessor } from "@opentelemetry/sdk-trace-base"
 import type { ReadableSpan, SpanExporter } from "@opentelemetry/sdk-trace-base"
 import * as Redlock from "../src/Redlock.js"
 import * as Ioredis from "../src/RedisNode/Ioredis.js"
+import * as NodeRedis from "../src/RedisNode/NodeRedis.js"
 import { makeRedlock } from "../src/Promise.js"
 import type { PromiseLock } from "../src/Promise.js"
 import type { Lock } from "../src/Lock.js"
@@ -106,6 +108,48 @@ export const ourNodes = async <P>(
 
 const closeAll = async (clients: ReadonlyArray<Redis>) => {
   await Promise.all(clients.map((client) => client.quit().catch(() => undefined)))
+}
+
+/** Which client library the nodes use: ioredis, or node-redis (the `redis` package). */
+export type Driver = "ioredis" | "node-redis"
+
+const newNodeRedisClient = (port: number, setup: Setup) =>
+  createClient({ socket: { host: "127.0.0.1", port }, ...(setup === "aclNoPubsub" ? aclUser : {}) })
+
+type NodeRedisClient = ReturnType<typeof newNodeRedisClient>
+
+/**
+ * The node-redis clients a user makes for a setup. node-redis connects only
+ * when told (there is no lazy mode to imitate): `connected` and `lazyConnect`
+ * alike are clients made and connected; `aclNoPubsub` logs in as `aclUser`.
+ */
+const connectNodeRedis = async (ports: ReadonlyArray<number>, setup: Setup = "connected"): Promise<Array<NodeRedisClient>> =>
+  Promise.all(ports.map(async (port) => {
+    const client = newNodeRedisClient(port, setup)
+    client.on("error", () => {})
+    await client.connect()
+    return client
+  }))
+
+const closeAllNodeRedis = async (clients: ReadonlyArray<NodeRedisClient>) => {
+  await Promise.all(clients.map((client) => client.close().catch(() => undefined)))
+}
+
+/** effect-redlock's nodes over node-redis for a setup (see `ourNodes`), and how to close the user's clients after. */
+const ourNodeRedisNodes = async (ports: ReadonlyArray<number>, setup: Setup) => {
+  if (setup === "library" || setup === "aclNoPubsub") {
+    const { nodes } = await ourNodes(ports, setup)
+    return { layer: NodeRedis.layer(nodes as ReadonlyArray<NodeRedis.ConnectionOptions>), close: async () => {} }
+  }
+  const clients = await connectNodeRedis(ports, setup)
+  return { layer: NodeRedis.layer(clients.map((client) => ({ client }))), close: () => closeAllNodeRedis(clients) }
+}
+
+/** effect-redlock's nodes over a driver for a setup, and how to close the user's clients after the lock manager closed. */
+const ourNodesLayer = async (ports: ReadonlyArray<number>, setup: Setup, driver: Driver) => {
+  if (driver === "node-redis") return ourNodeRedisNodes(ports, setup)
+  const { clients, nodes } = await ourNodes(ports, setup)
+  return { layer: Ioredis.layer(nodes), close: () => closeAll(clients) }
 }
 
 const attempts = (waiting: Waiting, defaults: number) => waiting === "none" ? 0 : waiting === "10ms" ? 1000 : defaults
@@ -211,12 +255,19 @@ const ourRetry = (waiting: Waiting) =>
     ? Redlock.retry({ delay: "10 millis", times: 1000 })
     : Redlock.defaultRetry
 
-const effectClient = async (ports: ReadonlyArray<number>, waiting: Waiting, slow: boolean, setup: Setup, traced = false) => {
+const effectClient = async (
+  ports: ReadonlyArray<number>,
+  waiting: Waiting,
+  slow: boolean,
+  setup: Setup,
+  traced = false,
+  driver: Driver = "ioredis"
+) => {
   const retry = ourRetry(waiting)
-  const { clients, nodes } = await ourNodes(ports, setup)
+  const nodes = await ourNodesLayer(ports, setup, driver)
   const runtime = ManagedRuntime.make(
     Redlock.layer({ retry, restartQuarantine: false, nodeTimeout: slow ? "2 seconds" : undefined }).pipe(
-      Layer.provide(Ioredis.layer(nodes)),
+      Layer.provide(nodes.layer),
       Layer.merge(
         traced ? tracing() : Layer.empty
       )
@@ -236,7 +287,7 @@ const effectClient = async (ports: ReadonlyArray<number>, waiting: Waiting, slow
       runtime.runPromise(Scope.close((handle as { lock: Lock; scope: Scope.CloseableScope }).scope, Exit.void)),
     close: async () => {
       await runtime.dispose()
-      await closeAll(clients)
+      await nodes.close()
     }
   }
   return { client, redlock, runtime }
@@ -246,6 +297,13 @@ const effectClient = async (ports: ReadonlyArray<number>, waiting: Waiting, slow
 export const effectRedlock: Contender = {
   name: "effect-redlock",
   start: async (ports, waiting, slow = false, setup = "library") => (await effectClient(ports, waiting, slow, setup)).client
+}
+
+/** effect-redlock over node-redis nodes (`RedisNode/NodeRedis`), called from promise code as the row above. */
+export const effectRedlockNodeRedis: Contender = {
+  name: "effect-redlock over node-redis",
+  start: async (ports, waiting, slow = false, setup = "library") =>
+    (await effectClient(ports, waiting, slow, setup, false, "node-redis")).client
 }
 
 /** effect-redlock's promise facade (effect-redlock/Promise), as promise code and node-redlock users meet it. */
@@ -360,11 +418,20 @@ export const redisSemaphore: Contender = {
   }
 }
 
-export const redlockUniversal: Contender = {
-  name: "redlock-universal 0.8",
+const redlockUniversalOver = (name: string, driver: Driver): Contender => ({
+  name,
   start: async (ports, waiting, _slow, setup) => {
-    const clients = await connect(ports, setup)
-    const adapters = clients.map((client) => new IoredisAdapter(client))
+    let adapters: Array<IoredisAdapter | NodeRedisAdapter>
+    let close: () => Promise<void>
+    if (driver === "node-redis") {
+      const clients = await connectNodeRedis(ports, setup)
+      adapters = clients.map((client) => new NodeRedisAdapter(client as never))
+      close = () => closeAllNodeRedis(clients)
+    } else {
+      const clients = await connect(ports, setup)
+      adapters = clients.map((client) => new IoredisAdapter(client))
+      close = () => closeAll(clients)
+    }
     return {
       lock: async (key, ttlMillis) => {
         const lock = createRedlock({
@@ -380,10 +447,14 @@ export const redlockUniversal: Contender = {
         const { handle, lock } = held as { lock: ReturnType<typeof createRedlock>; handle: Parameters<ReturnType<typeof createRedlock>["release"]>[0] }
         await lock.release(handle).catch(() => undefined)
       },
-      close: () => closeAll(clients)
+      close
     }
   }
-}
+})
+
+export const redlockUniversal = redlockUniversalOver("redlock-universal 0.8", "ioredis")
+
+export const redlockUniversalNodeRedis = redlockUniversalOver("redlock-universal 0.8 over node-redis", "node-redis")
 
 /**
  * The floor held as Effect code holds a lock: each loop a fiber running
@@ -459,8 +530,18 @@ export const all: ReadonlyArray<Contender> = [
   nodeRedlock,
   sesameRedlock,
   redisSemaphore,
-  redlockUniversal
+  redlockUniversal,
+  effectRedlockNodeRedis,
+  redlockUniversalNodeRedis
 ]
+
+/**
+ * A row over another client library, and what it is held against: the same
+ * library's row over ioredis, and the best peer over the same client library.
+ */
+export const driverTwins: ReadonlyMap<string, { readonly overIoredis: string; readonly peer: string }> = new Map([
+  [effectRedlockNodeRedis.name, { overIoredis: effectRedlock.name, peer: redlockUniversalNodeRedis.name }]
+])
 
 /** Contenders measured only by name (`bench:instructions`, `bench/profile.ts`), never in the tables. */
 export const diagnostic: ReadonlyArray<Contender> = [ourWire]

@@ -182,6 +182,13 @@ const table = (title: string, metrics: ReadonlyArray<Metric>, rows: Map<string, 
     if (name === Contenders.effectRedlockFibers.name && floorAsEffectRow !== undefined) {
       lines.push(`| ${name} ÷ floor as an Effect resource | ${metrics.map((m) => ratio(m[1](row), m[1](floorAsEffectRow))).join(" | ")} |`)
     }
+    const driverTwin = Contenders.driverTwins.get(name)
+    if (driverTwin !== undefined) {
+      for (const other of [driverTwin.overIoredis, driverTwin.peer]) {
+        const otherRow = rows.get(other)
+        if (otherRow !== undefined) lines.push(`| ${name} ÷ ${other} | ${metrics.map((m) => ratio(m[1](row), m[1](otherRow))).join(" | ")} |`)
+      }
+    }
     const effect3Twin = rows.get(Effect4.effect3TwinOf(name) ?? "")
     if (effect3Twin !== undefined) {
       lines.push(`| ${name} ÷ its Effect 3 twin | ${metrics.map((m) => ratio(m[1](row), m[1](effect3Twin))).join(" | ")} |`)

@@ -5,7 +5,8 @@
  * Exits with 1 when a scenario does not hold what it promises.
  *
  * Options: `--workers K` (default 4), `--seconds S` per scenario (default 10),
- * `--seed N` (default 1), `--only TEXT` (the scenarios whose name contains it).
+ * `--seed N` (default 1), `--only TEXT` (the scenarios whose name contains it),
+ * `--client ioredis|node-redis` (the client library of the lock nodes; default ioredis).
  */
 import * as Console from "effect/Console"
 import * as Context from "effect/Context"
@@ -24,7 +25,12 @@ const argument = (name: string, fallback: number): number => {
 const onlyIndex = process.argv.indexOf("--only")
 const only = onlyIndex >= 0 ? process.argv[onlyIndex + 1] : undefined
 
+const clientIndex = process.argv.indexOf("--client")
+const client = clientIndex >= 0 ? process.argv[clientIndex + 1] : "ioredis"
+if (client !== "ioredis" && client !== "node-redis") throw new Error("--client must be ioredis or node-redis")
+
 const settings: Suite.Settings = {
+  client,
   workers: argument("workers", 4),
   durationMillis: argument("seconds", 10) * 1000,
   ttlMillis: 2000,
@@ -42,7 +48,7 @@ const program = Effect.gen(function*() {
   const plain = yield* fleetOf(false)
   const durable = yield* fleetOf(true)
   yield* Console.log(
-    `fault suite: ${settings.workers} worker processes, ${Suite.lockNodes} lock nodes, ` +
+    `fault suite: ${settings.workers} worker processes, ${Suite.lockNodes} lock nodes over ${client}, ` +
       `ttl ${settings.ttlMillis} ms, maxTtl ${settings.maxTtlMillis} ms, ${settings.durationMillis / 1000} s per scenario, seed ${settings.seed}`
   )
   const reports: Array<Suite.Report> = []

@@ -37,6 +37,8 @@ export interface Settings {
   readonly maxTtlMillis: number
   readonly holdMillis: readonly [number, number]
   readonly seed: number
+  /** The client library of the workers' lock nodes (default ioredis). */
+  readonly client?: "ioredis" | "node-redis" | undefined
 }
 
 type EnterEvent = Extract<WorkerEvent, { readonly type: "enter" }>
@@ -192,7 +194,8 @@ export const runScenario = (fleet: Fleet, scenario: Scenario, suiteSettings: Set
         durationMillis: settings.durationMillis,
         seed: settings.seed * 31 + id,
         limit: scenario.limit,
-        maxReaders: scenario.maxReaders
+        maxReaders: scenario.maxReaders,
+        client: settings.client
       }, onEvent))
     // Workers load TypeScript first; a worker that never gets ready ends the wait at its exit.
     yield* Deferred.await(allReady).pipe(

@@ -14,6 +14,7 @@ import { Redis } from "ioredis"
 import * as Fenced from "../src/Fencing/Ioredis.js"
 import * as Redlock from "../src/Redlock.js"
 import * as Ioredis from "../src/RedisNode/Ioredis.js"
+import * as NodeRedis from "../src/RedisNode/NodeRedis.js"
 import { hrMillis, type WorkerConfig, type WorkerEvent } from "./protocol.js"
 
 const config = JSON.parse(process.argv[2] ?? "{}") as WorkerConfig
@@ -87,7 +88,8 @@ const program = Effect.gen(function*() {
   emit({ type: "done", id: config.id, acquisitions, gaveUp })
 })
 
-const NodesLive = Ioredis.layer(config.nodePorts.map((port) => ({ host: "127.0.0.1", port })))
+const nodeOptions = config.nodePorts.map((port) => ({ host: "127.0.0.1", port }))
+const NodesLive = config.client === "node-redis" ? NodeRedis.layer(nodeOptions) : Ioredis.layer(nodeOptions)
 const RedlockLive = Redlock.layer({
   maxTtl: Duration.millis(config.maxTtlMillis),
   restartQuarantine: config.restartQuarantine
