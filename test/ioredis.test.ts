@@ -16,13 +16,13 @@ describe("EVALSHA encoded once per fan-out", () => {
   it("is byte for byte what ioredis sends for the same command, multi-byte characters included", () => {
     const keys = ["redlock:ключ", "redlock:ключ\u0000queue", "redlock:ключ\u0000lease"]
     const args = ["värde-é", 10_000, 1_700_000_000_000, 250]
-    const ours = IoredisCommands.encodedEvalsha.command(Scripts.acquireInTurn, keys, args).toWritable(undefined as never)
+    const ours = IoredisCommands.encodedEvalsha.command(Command, Scripts.acquireInTurn, keys, args).toWritable(undefined as never)
     const theirs = new Command("evalsha", [Scripts.acquireInTurn.sha, keys.length, ...keys, ...args], { replyEncoding: "utf8" })
       .toWritable(undefined as never)
     assert.strictEqual(ours, theirs)
     // The next node of the same fan-out gets the same wire form; other arguments get their own.
-    assert.strictEqual(IoredisCommands.encodedEvalsha.command(Scripts.acquireInTurn, keys, [...args]).toWritable(undefined as never), theirs)
-    assert.notStrictEqual(IoredisCommands.encodedEvalsha.command(Scripts.acquireInTurn, keys, ["other", 1, 2, 3]).toWritable(undefined as never), theirs)
+    assert.strictEqual(IoredisCommands.encodedEvalsha.command(Command, Scripts.acquireInTurn, keys, [...args]).toWritable(undefined as never), theirs)
+    assert.notStrictEqual(IoredisCommands.encodedEvalsha.command(Command, Scripts.acquireInTurn, keys, ["other", 1, 2, 3]).toWritable(undefined as never), theirs)
   })
 })
 

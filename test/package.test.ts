@@ -1,6 +1,6 @@
 /**
  * The packages as users get them: built, packed, installed from the tarballs
- * into a scratch folder with `effect@3`, `ioredis` and `redis` from the registry, then
+ * into a scratch folder with `effect@3`, `ioredis`, `iovalkey` and `redis` from the registry, then
  * imported (ES modules and CommonJS), type-checked by a strict consumer, and
  * the installed `redlock` run.
  */
@@ -12,7 +12,7 @@ import * as Path from "node:path"
 import { fileURLToPath } from "node:url"
 
 const root = Path.join(Path.dirname(fileURLToPath(import.meta.url)), "..")
-const publicModules = ["Lock", "Redlock", "RedlockError", "RedisNode", "RedlockMetrics", "RedisNode/Ioredis", "RedisNode/NodeRedis", "Fencing/Ioredis", "Promise", "Semaphore", "ReadWriteLock"]
+const publicModules = ["Lock", "Redlock", "RedlockError", "RedisNode", "RedlockMetrics", "RedisNode/Ioredis", "RedisNode/Iovalkey", "RedisNode/NodeRedis", "Fencing/Ioredis", "Promise", "Semaphore", "ReadWriteLock"]
 
 /**
  * A command's stdout; it fails with the error (its stdout and stderr attached) when the command does.
@@ -65,6 +65,7 @@ describe("the packages as users install them", () => {
       cli,
       "effect@3",
       "ioredis",
+      "iovalkey@0.4",
       "redis",
       "typescript@5.9",
       "@types/node@20"
@@ -101,10 +102,10 @@ describe("the packages as users install them", () => {
     )
   })
 
-  it("the library installs with no dependencies of its own; effect, ioredis and redis are peers", async () => {
+  it("the library installs with no dependencies of its own; effect, ioredis, iovalkey and redis are peers", async () => {
     const manifest = JSON.parse(Fs.readFileSync(Path.join(project(), "node_modules", "effect-redlock", "package.json"), "utf8"))
     assert.isUndefined(manifest.dependencies)
-    assert.deepStrictEqual(Object.keys(manifest.peerDependencies).sort(), ["effect", "ioredis", "redis"])
+    assert.deepStrictEqual(Object.keys(manifest.peerDependencies).sort(), ["effect", "ioredis", "iovalkey", "redis"])
   })
 
   it("every public module imports as an ES module and requires as CommonJS", async () => {

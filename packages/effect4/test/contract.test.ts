@@ -1,6 +1,6 @@
 /**
- * One suite over every kind of node: memory nodes, and ioredis and
- * node-redis nodes on real redis-servers (ours and a user's own clients),
+ * One suite over every kind of node: memory nodes, and ioredis, iovalkey
+ * and node-redis nodes on real redis-servers (ours and a user's own clients),
  * through the public API, on the live clock.
  */
 import { assert, describe, it } from "@effect/vitest"
@@ -14,6 +14,7 @@ import * as Option from "effect/Option"
 import * as Schedule from "effect/Schedule"
 import { RedisNode, Redlock, type RedlockError } from "effect-redlock"
 import * as Ioredis from "effect-redlock/RedisNode/Ioredis"
+import * as Iovalkey from "effect-redlock/RedisNode/Iovalkey"
 import * as NodeRedis from "effect-redlock/RedisNode/NodeRedis"
 import { createClient } from "redis"
 import { RedisFleet, layerLocal } from "./fleet.js"
@@ -53,6 +54,8 @@ const redisKind = (
 
 const ioredisKind = redisKind("ioredis nodes on 3 redis-servers", (fleet) => Ioredis.layer(fleet.nodes))
 
+const iovalkeyKind = redisKind("iovalkey nodes on 3 redis-servers", (fleet) => Iovalkey.layer(fleet.nodes))
+
 const nodeRedisKind = redisKind("node-redis nodes on 3 redis-servers", (fleet) => NodeRedis.layer(fleet.nodes))
 
 // node-redis users' own clients (RESP3, redis 6's default), connected by the user and closed after the nodes.
@@ -74,7 +77,7 @@ const nodeRedisClientsKind = redisKind("node-redis clients of the user's on 3 re
 // The servers were started a moment ago: without the restart quarantine (tested on its own), they vote at once.
 const options: Redlock.Options = { restartQuarantine: false }
 
-for (const kind of [memoryKind, ioredisKind, nodeRedisKind, nodeRedisClientsKind]) {
+for (const kind of [memoryKind, ioredisKind, iovalkeyKind, nodeRedisKind, nodeRedisClientsKind]) {
   const live = () => Redlock.layer(options).pipe(Layer.provideMerge(kind.nodes))
   const keysNow = Effect.flatMap(Probe, (probe) => probe.keys)
 

@@ -1,6 +1,6 @@
 /**
  * The Effect 4 package as users get it: built, packed, installed from the
- * tarball into a scratch folder with `effect@4.1`, `ioredis` and `redis`
+ * tarball into a scratch folder with `effect@4.1`, `ioredis`, `iovalkey` and `redis`
  * from the registry, imported (ES modules and CommonJS), type-checked by a strict
  * TypeScript 5.9 consumer, and its quick start run on local redis-servers.
  */
@@ -14,7 +14,7 @@ import { fileURLToPath } from "node:url"
 import { layerLocal, RedisFleet } from "./fleet.js"
 
 const root = Path.join(Path.dirname(fileURLToPath(import.meta.url)), "..")
-const publicModules = ["Lock", "Redlock", "RedlockError", "RedisNode", "RedisNode/Ioredis", "RedisNode/NodeRedis", "Fencing/Ioredis", "Semaphore", "ReadWriteLock", "RedlockMetrics"]
+const publicModules = ["Lock", "Redlock", "RedlockError", "RedisNode", "RedisNode/Ioredis", "RedisNode/Iovalkey", "RedisNode/NodeRedis", "Fencing/Ioredis", "Semaphore", "ReadWriteLock", "RedlockMetrics"]
 
 /** A command's stdout; it fails with the error (its stdout and stderr attached) when the command does. */
 const run = (command: string, args: ReadonlyArray<string>, cwd: string): Promise<string> =>
@@ -44,6 +44,7 @@ describe("the Effect 4 package as users install it", () => {
       tarball,
       "effect@4.1",
       "ioredis@5",
+      "iovalkey@0.4",
       "redis@6",
       "typescript@5.9",
       "@types/node@22"
@@ -62,10 +63,10 @@ describe("the Effect 4 package as users install it", () => {
     assert.deepStrictEqual(files.filter((file) => !/^(package\.json|README\.md|LICENSE|dist\/.*)$/.test(file)), [])
   })
 
-  it("installs with no dependencies of its own; effect ^4.1, ioredis and redis are peers", () => {
+  it("installs with no dependencies of its own; effect ^4.1, ioredis, iovalkey and redis are peers", () => {
     const manifest = JSON.parse(Fs.readFileSync(Path.join(project(), "node_modules", "effect-redlock", "package.json"), "utf8"))
     assert.isUndefined(manifest.dependencies)
-    assert.deepStrictEqual(manifest.peerDependencies, { effect: "^4.1.0", ioredis: "^5.9.0 || ^6.0.0", redis: "^5.8.0 || ^6.0.0" })
+    assert.deepStrictEqual(manifest.peerDependencies, { effect: "^4.1.0", ioredis: "^5.9.0 || ^6.0.0", iovalkey: ">=0.3.0 <1", redis: "^5.8.0 || ^6.0.0" })
     const effect = JSON.parse(Fs.readFileSync(Path.join(project(), "node_modules", "effect", "package.json"), "utf8"))
     assert.match(effect.version, /^4\./)
   })

@@ -4,8 +4,8 @@
  *
  * @internal
  */
-import { Command, type Redis } from "ioredis"
 import type { Script } from "../scripts.js"
+import type { CommandClass, IoredisClient } from "./client.js"
 
 /**
  * EVALSHA sent as bytes encoded once per fan-out. ioredis builds each
@@ -15,22 +15,37 @@ import type { Script } from "../scripts.js"
  * form is built for the first node and reused for the others (the last one
  * is kept, compared by its parts). Only for clients that change nothing in a
  * command (no key prefix, no friendly error stacks, no auto-pipelining):
- * `usable` tells.
+ * `usable` tells. A command of the client's library (`Command`, ioredis's
+ * or iovalkey's), whose wire form is the one built here.
  */
 export const encodedEvalsha = {
-  usable: (client: Redis): boolean =>
+  usable: (client: IoredisClient): boolean =>
     !client.options.keyPrefix && !client.options.showFriendlyErrorStack && !client.options.enableAutoPipelining,
-  command: (script: Script, keys: ReadonlyArray<string>, args: ReadonlyArray<string | number>): Command =>
-    new EncodedCommand(wireForm(script, keys, args))
+  command: (
+    Command: CommandClass,
+    script: Script,
+    keys: ReadonlyArray<string>,
+    args: ReadonlyArray<string | number>
+  ): InstanceType<CommandClass> => new (encodedCommandOf(Command))(wireForm(script, keys, args))
 }
 
-class EncodedCommand extends Command {
-  constructor(private readonly wire: string) {
-    super("evalsha", [], { replyEncoding: "utf8" })
+/** Each library's command class whose wire form is given, made once. */
+const encodedCommands = new WeakMap<CommandClass, new(wire: string) => InstanceType<CommandClass>>()
+
+const encodedCommandOf = (Command: CommandClass) => {
+  let Encoded = encodedCommands.get(Command)
+  if (Encoded === undefined) {
+    Encoded = class extends Command {
+      constructor(private readonly wire: string) {
+        super("evalsha", [], { replyEncoding: "utf8" })
+      }
+      override toWritable(): string {
+        return this.wire
+      }
+    }
+    encodedCommands.set(Command, Encoded)
   }
-  override toWritable(): string {
-    return this.wire
-  }
+  return Encoded
 }
 
 let last: {
@@ -65,7 +80,7 @@ const wireForm = (script: Script, keys: ReadonlyArray<string>, args: ReadonlyArr
  * command waits for nothing: the socket is uncorked before the event loop
  * goes on. Call it before sending each command.
  */
-export const writeBatcher = (client: Redis): (() => void) => {
+export const writeBatcher = (client: IoredisClient): (() => void) => {
   let corked = false
   return () => {
     const stream = client.stream

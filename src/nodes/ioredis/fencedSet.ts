@@ -5,7 +5,7 @@
  *
  * @internal
  */
-import type { Redis } from "ioredis"
+import type { IoredisClient } from "./client.js"
 import type { MakeNodeError, NodeError } from "../../engine/node.js"
 import * as Scripts from "../scripts.js"
 import * as NodeErrors from "../nodeErrors.js"
@@ -13,7 +13,7 @@ import { clientName } from "./node.js"
 
 /** Written, or refused with the highest token seen; rejects with the shell's node error. */
 export const fencedSet = <E extends NodeError>(
-  client: Redis,
+  client: IoredisClient,
   makeError: (fields: Parameters<MakeNodeError>[0]) => E,
   write: { readonly key: string; readonly tokenKey: string; readonly value: string; readonly token: bigint }
 ): Promise<{ readonly written: true } | { readonly written: false; readonly highestSeen: bigint }> =>

@@ -1,8 +1,9 @@
 /**
- * The ioredis driver: a node over one ioredis client (5 or 6), made by us
- * from connection options or the user's own, and its release announcements
- * on a duplicate of it (releaseSubscriber.ts). The node itself is
- * driverNode.ts.
+ * The ioredis driver: a node over one client of the ioredis family (ioredis
+ * 5 or 6, iovalkey), made by us from connection options or the user's own,
+ * and its release announcements on a duplicate of it (releaseSubscriber.ts).
+ * The node itself is driverNode.ts. The library is handed in by each public
+ * module (`IoredisLibrary`), so that none is loaded but the user's.
  *
  * Connections fail fast: a client this module makes has no offline queue and
  * resends nothing after a reconnect, so a down node answers at once with an
@@ -10,36 +11,40 @@
  *
  * @internal
  */
-import { Redis } from "ioredis"
 import type { Address } from "../address.js"
 import type { Connection } from "../connection.js"
 import * as DriverNode from "../driverNode.js"
+import type { IoredisClient, IoredisLibrary } from "./client.js"
 import * as Commands from "./commands.js"
 import * as ReleaseSubscriber from "./releaseSubscriber.js"
 
-/** A client of ours for `address`: connecting now, failing fast while not connected. */
-export const newClient = (address: Address, connectTimeoutMillis: number): Redis =>
-  new Redis({
+/** A client of `library` for `address`, ours: connecting now, failing fast while not connected. */
+export const newClient = <Client extends IoredisClient>(
+  library: IoredisLibrary<Client>,
+  address: Address,
+  connectTimeoutMillis: number
+): Client =>
+  library.newClient({
     host: address.host,
     port: address.port,
-    username: address.username,
-    password: address.password,
+    ...(address.username === undefined ? {} : { username: address.username }),
+    ...(address.password === undefined ? {} : { password: address.password }),
     db: address.db ?? 0,
-    tls: address.tls === true ? {} : address.tls === false ? undefined : address.tls,
+    ...(address.tls === undefined || address.tls === false ? {} : { tls: address.tls === true ? {} : address.tls }),
     connectTimeout: connectTimeoutMillis,
     // Fail fast when not connected: a queued command would cost the full per-node timeout.
     enableOfflineQueue: false,
     // A command resent after a reconnect could set a key after we gave up on it.
     autoResendUnfulfilledCommands: false,
     maxRetriesPerRequest: 0,
-    retryStrategy: (times) => Math.min(50 * times, 1000)
+    retryStrategy: (times: number) => Math.min(50 * times, 1000)
   })
 
 /**
  * Close a client of ours: QUIT politely, at most 1 s (a hung server would
  * hold the shutdown up), then drop the socket. Never rejects.
  */
-export const closeClient = async (client: Redis): Promise<void> => {
+export const closeClient = async (client: IoredisClient): Promise<void> => {
   // The node's own error listener is gone by now: a reconnection still under
   // way may fail as it is dropped, and ioredis prints an error nobody listens to.
   client.on("error", () => {})
@@ -55,19 +60,19 @@ export const closeClient = async (client: Redis): Promise<void> => {
 }
 
 /** A user's client: the node name it gets by default. */
-export const clientName = (client: Redis): string => `${client.options.host ?? "127.0.0.1"}:${client.options.port ?? 6379}`
+export const clientName = (client: IoredisClient): string => `${client.options.host ?? "127.0.0.1"}:${client.options.port ?? 6379}`
 
 /**
  * A user's client made with `lazyConnect` and not connected yet would
  * connect on its first command, after the node waited for it in vain: it
  * connects now, as it would for any user's first command.
  */
-export const connectIfLazy = (client: Redis): void => {
+export const connectIfLazy = (client: IoredisClient): void => {
   if (client.status === "wait") client.connect().catch(() => {})
 }
 
-/** The client as a node's connection (connection.ts). */
-export const connectionOf = (client: Redis): Connection => {
+/** The client as a node's connection (connection.ts), its commands built with `library`'s. */
+export const connectionOf = (client: IoredisClient, library: IoredisLibrary<IoredisClient>): Connection => {
   const encoded = Commands.encodedEvalsha.usable(client)
   return {
     isReady: () => client.status === "ready",
@@ -75,10 +80,15 @@ export const connectionOf = (client: Redis): Connection => {
       client.on("ready", events.ready)
       client.on("close", events.closed)
       client.on("error", events.error)
-      return () => void client.off("ready", events.ready).off("close", events.closed).off("error", events.error)
+      return () => {
+        client.off("ready", events.ready)
+        client.off("close", events.closed)
+        client.off("error", events.error)
+      }
     },
     evalsha: encoded
-      ? (script, keys, args) => client.sendCommand(Commands.encodedEvalsha.command(script, keys, args)) as Promise<unknown>
+      ? (script, keys, args) =>
+        client.sendCommand(Commands.encodedEvalsha.command(library.Command, script, keys, args) as never) as Promise<unknown>
       : (script, keys, args) => client.evalsha(script.sha, keys.length, ...keys, ...args),
     eval: (script, keys, args) => client.eval(script.lua, keys.length, ...keys, ...args),
     loadScript: (script) => client.script("LOAD", script.lua),
@@ -93,6 +103,20 @@ export const connectionOf = (client: Redis): Connection => {
   }
 }
 
-/** The node over `client` (driverNode.ts), with its announcements on a duplicate of it. */
-export const open = (client: Redis, settings: DriverNode.NodeSettings): Promise<DriverNode.OpenNode> =>
-  DriverNode.open(connectionOf(client), settings, () => ReleaseSubscriber.open(client))
+/** The node over `client` of `library` (driverNode.ts), with its announcements on a duplicate of it. */
+export const open = (
+  library: IoredisLibrary<IoredisClient>,
+  client: IoredisClient,
+  settings: DriverNode.NodeSettings
+): Promise<DriverNode.OpenNode> =>
+  DriverNode.open(connectionOf(client, library), settings, () => ReleaseSubscriber.open(client))
+
+/** The driver over `library` (ioredis or iovalkey), as each line's driver modules take it (internal/driverNodes.ts). */
+export const driverOf = <Client extends IoredisClient>(library: IoredisLibrary<Client>) => ({
+  newClient: (address: Address, connectTimeoutMillis: number): Client => newClient(library, address, connectTimeoutMillis),
+  closeClient,
+  clientName,
+  connectUserClient: connectIfLazy,
+  open: (client: Client, settings: DriverNode.NodeSettings): Promise<DriverNode.OpenNode> =>
+    open(library as unknown as IoredisLibrary<IoredisClient>, client, settings)
+})

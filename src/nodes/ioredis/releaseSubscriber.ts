@@ -6,7 +6,7 @@
  *
  * @internal
  */
-import type { Redis } from "ioredis"
+import type { IoredisClient } from "./client.js"
 import * as ReleaseChannels from "../releaseChannels.js"
 
 /**
@@ -14,7 +14,7 @@ import * as ReleaseChannels from "../releaseChannels.js"
  * TLS settings or only the defaults) share its announcements. Any other
  * client (sentinels, TLS certificates, a custom connector) keeps its own.
  */
-const sharingKey = (client: Redis): string | undefined => {
+const sharingKey = (client: IoredisClient): string | undefined => {
   const { Connector, db, host, keyPrefix, password, path, port, sentinels, tls, username } = client.options
   const defaultTls = tls === undefined || (typeof tls === "object" && Object.keys(tls).length === 0)
   if (!defaultTls || (sentinels !== null && sentinels !== undefined) || Connector !== undefined) return undefined
@@ -22,13 +22,13 @@ const sharingKey = (client: Redis): string | undefined => {
 }
 
 /** The subscriber commands waiting for an answer on the connection shared by clients like `client`, if any. */
-export const pendingCommands = (client: Redis): number | undefined => {
+export const pendingCommands = (client: IoredisClient): number | undefined => {
   const key = sharingKey(client)
   return key === undefined ? undefined : ReleaseChannels.pendingCommandsOf(key)
 }
 
 /** Subscriber connections duplicated from `client`. */
-const driver = (client: Redis): ReleaseChannels.Driver => ({
+const driver = (client: IoredisClient): ReleaseChannels.Driver => ({
   open: (events) => {
     // No offline queue and nothing sent again after a reconnect: while the
     // server is away or hung nothing piles up (waiters poll), and ioredis does
@@ -61,7 +61,7 @@ const driver = (client: Redis): ReleaseChannels.Driver => ({
  * The announcements of the client's server, used until `stop`; the last node
  * to stop closes them, and so does the end of every client that uses them.
  */
-export const open = (client: Redis): { readonly channels: ReleaseChannels.ReleaseChannels; readonly stop: () => void } => {
+export const open = (client: IoredisClient): { readonly channels: ReleaseChannels.ReleaseChannels; readonly stop: () => void } => {
   const use = ReleaseChannels.share(driver(client), sharingKey(client), () => client.status === "end")
   client.on("end", use.clientEnded)
   return {

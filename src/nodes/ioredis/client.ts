@@ -1,0 +1,89 @@
+/**
+ * What the ioredis driver uses of a client, as a structural type: clients of
+ * ioredis 5 and 6 and of iovalkey (the ioredis fork Valkey maintains) all
+ * fit it, and each public module hands in its own library (`IoredisLibrary`).
+ *
+ * @internal
+ */
+import type * as Tls from "node:tls"
+
+/** A client of the ioredis family, as the driver uses it. */
+export interface IoredisClient {
+  readonly status: string
+  readonly options: IoredisClientOptions
+  /** The socket, once connecting. */
+  readonly stream?: { readonly writable: boolean; cork(): void; uncork(): void } | undefined
+  on(event: string, listener: (...args: Array<any>) => void): unknown
+  off(event: string, listener: (...args: Array<any>) => void): unknown
+  once(event: string, listener: (...args: Array<any>) => void): unknown
+  connect(): Promise<unknown>
+  quit(): Promise<unknown>
+  disconnect(reconnect?: boolean): void
+  duplicate(override?: Partial<IoredisClientOptions>): IoredisSubscriber
+  eval(script: string, numkeys: number, ...args: Array<string | number>): Promise<unknown>
+  evalsha(sha: string, numkeys: number, ...args: Array<string | number>): Promise<unknown>
+  /** A command of the library's `Command` class. */
+  sendCommand(command: never): unknown
+  set(key: string, value: string, px: "PX", milliseconds: number, nx: "NX"): Promise<string | null>
+  wait(replicas: number, timeout: number): Promise<number>
+  info(section: string): Promise<string>
+  config(subcommand: "GET", parameter: string): Promise<unknown>
+  script(subcommand: "LOAD", script: string): Promise<unknown>
+}
+
+/** A duplicate of a client, subscribing. */
+export interface IoredisSubscriber {
+  readonly status: string
+  on(event: string, listener: (...args: Array<any>) => void): unknown
+  subscribe(channel: string): Promise<unknown>
+  unsubscribe(channel: string): Promise<unknown>
+  disconnect(reconnect?: boolean): void
+}
+
+/** The options the driver reads or sets (the libraries' own `RedisOptions` have many more). */
+export interface IoredisClientOptions {
+  readonly host?: string | undefined
+  readonly port?: number | undefined
+  readonly path?: string | undefined
+  readonly username?: string | undefined
+  readonly password?: string | undefined
+  readonly db?: number | undefined
+  readonly keyPrefix?: string | undefined
+  readonly tls?: object | undefined
+  readonly sentinels?: ReadonlyArray<unknown> | null | undefined
+  readonly Connector?: unknown
+  readonly showFriendlyErrorStack?: boolean | undefined
+  readonly enableAutoPipelining?: boolean | undefined
+  readonly connectTimeout?: number | undefined
+  readonly lazyConnect?: boolean | undefined
+  readonly enableOfflineQueue?: boolean | undefined
+  readonly autoResubscribe?: boolean | undefined
+  readonly autoResendUnfulfilledCommands?: boolean | undefined
+  readonly maxRetriesPerRequest?: number | null | undefined
+}
+
+/** The options the driver makes its own clients with. */
+export interface NewClientOptions {
+  readonly host: string
+  readonly port: number
+  readonly username?: string
+  readonly password?: string
+  readonly db: number
+  readonly tls?: Tls.ConnectionOptions
+  readonly connectTimeout: number
+  readonly enableOfflineQueue: false
+  readonly autoResendUnfulfilledCommands: false
+  readonly maxRetriesPerRequest: 0
+  readonly retryStrategy: (times: number) => number
+}
+
+/** The class a library builds its commands with (ioredis's and iovalkey's `Command`). */
+export interface CommandClass {
+  new(name: string, args: Array<string>, options: { readonly replyEncoding: "utf8" }): { toWritable(socket: never): string | Buffer }
+}
+
+/** One library of the ioredis family: how to make a client, and its command class. */
+export interface IoredisLibrary<Client extends IoredisClient> {
+  readonly newClient: (options: NewClientOptions) => Client
+  readonly Command: CommandClass
+}
