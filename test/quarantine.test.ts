@@ -5,6 +5,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { ConfigProvider, Context, Duration, Effect, Fiber, Layer, Logger, TestClock } from "effect"
 import * as Quarantine from "../src/engine/quarantine.js"
+import type { Connection, ConnectionEvents } from "../src/nodes/connection.js"
 import * as ServerRun from "../src/nodes/serverRun.js"
 import * as Redlock from "../src/Redlock.js"
 import * as RedisNode from "../src/RedisNode.js"
@@ -267,5 +268,59 @@ describe("abstention rule", () => {
     assert.isUndefined(ServerRun.parseInfo("# Server\r\nrun_id:4f1c2e\r\n"))
     assert.isUndefined(ServerRun.parseInfo("uptime_in_seconds:42\r\n"))
     assert.isUndefined(ServerRun.parseInfo("run_id:x\r\nuptime_in_seconds:-1\r\n"))
+  })
+
+  it("a server already running while the node talked to another (a failover) counts as started when it first answers, keeping no keys; a restarted one by its uptime", async () => {
+    // One connection whose server the test swaps, on a clock the test sets (ms); every server runs AOF, appendfsync always.
+    let clock = 0
+    let server = { id: "a", startedAt: 0 }
+    let events: ConnectionEvents | undefined
+    const connection: Connection = {
+      isReady: () => false,
+      follow: (followed) => {
+        events = followed
+        return () => {}
+      },
+      info: (section) =>
+        Promise.resolve(
+          section === "server"
+            ? `run_id:${server.id}\r\nuptime_in_seconds:${Math.floor((clock - server.startedAt) / 1000)}\r\n`
+            : "aof_enabled:1\r\n"
+        ),
+      configGet: () => Promise.resolve("always"),
+      evalsha: () => Promise.reject(new Error("unused")),
+      eval: () => Promise.reject(new Error("unused")),
+      loadScript: () => Promise.reject(new Error("unused")),
+      setIfAbsent: () => Promise.reject(new Error("unused")),
+      waitForReplicas: () => Promise.reject(new Error("unused")),
+      beforeSend: () => {}
+    }
+    const watcher = ServerRun.watch(connection, false, () => clock)
+    const connectAt = async (at: number) => {
+      clock = at
+      events!.ready()
+      await watcher.identified()
+      return watcher.current() as Extract<RedisNode.NodeRun, { _tag: "Known" }>
+    }
+    const first = await connectAt(100_000)
+    assert.deepStrictEqual([first.id, first.startedAtMillis, first.persistence?.keepsKeys], ["a", 1_000, true])
+    // Failover: the connection drops at 200 s; the replica promoted in its place has run since 50 s.
+    clock = 200_000
+    events!.closed()
+    server = { id: "b", startedAt: 50_000 }
+    const promoted = await connectAt(205_000)
+    assert.deepStrictEqual([promoted.id, promoted.startedAtMillis, promoted.persistence?.keepsKeys], ["b", 205_000, false])
+    assert.include(promoted.persistence?.detail, "another server than before")
+    // Reconnected to the same new master later: still new since it first answered.
+    clock = 210_000
+    events!.closed()
+    const again = await connectAt(211_000)
+    assert.deepStrictEqual([again.startedAtMillis, again.persistence?.keepsKeys], [205_000, false])
+    // A restart: the new process started after the connection dropped; its uptime and persistence are believed.
+    clock = 300_000
+    events!.closed()
+    server = { id: "c", startedAt: 301_000 }
+    const restarted = await connectAt(303_000)
+    assert.deepStrictEqual([restarted.id, restarted.startedAtMillis, restarted.persistence?.keepsKeys], ["c", 302_000, true])
   })
 })

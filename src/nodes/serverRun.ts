@@ -5,7 +5,10 @@
  * moment a connection closes until `INFO server` answers on the next one.
  * Persistence is read on each connection too (`INFO persistence`, `CONFIG
  * GET appendfsync`): a change of configuration at run time is seen at the
- * next connection only.
+ * next connection only. A server that was already running while the node
+ * talked to another (a Sentinel failover's new master, another server behind
+ * the address) counts as started when it first answers, and as keeping no
+ * keys: it sits out the quarantine as a restarted server does.
  *
  * @internal
  */
@@ -80,6 +83,34 @@ export const watch = (connection: Connection, declaredDurable: boolean, now: () 
   let identifying = false
   let connectionNumber = 0
   let waiters: Array<() => void> = []
+  // The server this node last knew, and when its connection was lost.
+  let lastId: string | undefined
+  let lostAtMillis = -Infinity
+  // A server that was already running while this node talked to another one
+  // (a failover's promoted replica, another server behind the same address),
+  // from when it first answered: it may lack keys the one before granted.
+  let replacement: { readonly id: string; readonly atMillis: number } | undefined
+  const known = (
+    id: string,
+    atMillis: number,
+    uptimeSeconds: number,
+    persistence: () => Persistence
+  ): NodeRun => {
+    const startedAtMillis = atMillis - Math.max(0, uptimeSeconds - 1) * 1000
+    if (lastId !== undefined && id !== lastId && startedAtMillis < lostAtMillis) replacement = { id, atMillis }
+    lastId = id
+    if (replacement?.id !== id) return { _tag: "Known", id, startedAtMillis, persistence: persistence() }
+    return {
+      _tag: "Known",
+      id,
+      startedAtMillis: replacement.atMillis,
+      // Not even a durable server keeps keys it never received (replication is asynchronous).
+      persistence: {
+        keepsKeys: false,
+        detail: "another server than before (a failover's new master?), new to this node: it may lack keys the one before granted"
+      }
+    }
+  }
   const settle = (next: NodeRun) => {
     run = next
     identifying = false
@@ -89,7 +120,10 @@ export const watch = (connection: Connection, declaredDurable: boolean, now: () 
   }
   const onClose = () => {
     connectionNumber++
-    if (run._tag === "Known") run = { _tag: "Unknown", detail: "reconnecting" }
+    if (run._tag === "Known") {
+      lostAtMillis = now()
+      run = { _tag: "Unknown", detail: "reconnecting" }
+    }
   }
   const onReady = () => {
     const asked = connectionNumber
@@ -104,12 +138,7 @@ export const watch = (connection: Connection, declaredDurable: boolean, now: () 
         settle(
           info === undefined
             ? { _tag: "Unknown", detail: "INFO server gave no run_id and uptime_in_seconds" }
-            : {
-              _tag: "Known",
-              id: info.id,
-              startedAtMillis: at - Math.max(0, info.uptimeSeconds - 1) * 1000,
-              persistence: persistenceOf(persistenceInfo, appendfsyncReply, declaredDurable)
-            }
+            : known(info.id, at, info.uptimeSeconds, () => persistenceOf(persistenceInfo, appendfsyncReply, declaredDurable))
         )
       },
       (error: unknown) => {
