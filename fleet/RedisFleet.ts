@@ -49,12 +49,16 @@ export interface Fleet {
   readonly servers: ReadonlyArray<RedisServer>
   /** One replica per server (`replicaof` it), in server order, when the fleet was made with `replicas`. */
   readonly replicas: ReadonlyArray<RedisServer>
+  /** Sentinels watching every server as master `fleet-<index>`, when the fleet was made with `sentinels`. */
+  readonly sentinels: ReadonlyArray<{ readonly port: number }>
   /** Connection options for `effect-redlock/RedisNode/Ioredis` */
   readonly nodes: ReadonlyArray<ConnectionOptions>
   /** DBSIZE of every server. */
   readonly dbsizes: Effect.Effect<ReadonlyArray<number>, FleetError>
   /** FLUSHALL on every server, and every server running and resumed. */
   readonly reset: Effect.Effect<void, FleetError>
+  /** Until every server has its replica connected and in sync (WAIT answers 1), at most 10 s; at once without replicas. */
+  readonly replicasInSync: Effect.Effect<void, FleetError | string>
 }
 
 export class RedisFleet extends Context.Tag("effect-redlock/fleet/RedisFleet")<RedisFleet, Fleet>() {}
@@ -69,7 +73,16 @@ export interface FleetOptions {
   readonly persistence?: boolean | undefined
   /** Start one replica of each server (`--replicaof`), for the nodes' `waitForReplicas` (`Fleet.replicas`); local fleets only. */
   readonly replicas?: boolean | undefined
+  /**
+   * Start one Sentinel (`redis-server --sentinel`) watching every server as
+   * master `fleet-<index>` (quorum 1, down after 1 s), to fail over to its
+   * replica (needs `replicas`); local fleets only.
+   */
+  readonly sentinels?: boolean | undefined
 }
+
+/** The master name the fleet's Sentinel knows server `index` by. */
+export const masterName = (index: number) => `fleet-${index}`
 
 /**
  * PIDs this process started, killed when it exits even if finalizers never run
@@ -261,13 +274,75 @@ export const layerLocal = (n: number, options: FleetOptions = {}): Layer.Layer<R
           ),
         { concurrency: "unbounded" }
       )
-      return makeFleet(servers, replicas, options)
+      const sentinels = options.sentinels !== true ? [] : [yield* startLocalSentinel(dir, servers, options, scope)]
+      return makeFleet(servers, replicas, sentinels, options)
     })
   ).pipe(Layer.provide(NodeContext.layer))
 
-const makeFleet = (servers: ReadonlyArray<RedisServer>, replicas: ReadonlyArray<RedisServer>, options: FleetOptions): Fleet => ({
+/**
+ * One Sentinel watching `masters`, on a free port, stopped by PID with the
+ * fleet. Its configuration file is its own to rewrite (Sentinel records what
+ * it learns there).
+ */
+const startLocalSentinel = (
+  dir: string,
+  masters: ReadonlyArray<RedisServer>,
+  options: FleetOptions,
+  fleetScope: Scope.Scope
+): Effect.Effect<{ readonly port: number }, FleetError, CommandExecutor.CommandExecutor | FileSystem.FileSystem> =>
+  Effect.gen(function*() {
+    const fs = yield* FileSystem.FileSystem
+    const port = yield* freePort
+    const lines = [`port ${port}`, "bind 127.0.0.1", `dir ${dir}`, `logfile ${dir}/sentinel.log`]
+    for (const master of masters) {
+      const name = masterName(master.index)
+      lines.push(
+        `sentinel monitor ${name} 127.0.0.1 ${master.port} 1`,
+        `sentinel down-after-milliseconds ${name} 1000`,
+        `sentinel failover-timeout ${name} 5000`
+      )
+      if (options.password !== undefined) lines.push(`sentinel auth-pass ${name} ${options.password}`)
+    }
+    const file = `${dir}/sentinel.conf`
+    yield* fs.writeFileString(file, lines.join("\n") + "\n").pipe(
+      Effect.mapError((cause) => new FleetError({ message: "cannot write the Sentinel configuration", cause }))
+    )
+    const proc = yield* Command.start(Command.make("redis-server", file, "--sentinel")).pipe(
+      Scope.extend(fleetScope),
+      Effect.mapError((cause) => new FleetError({ message: `cannot start redis-server --sentinel: ${cause.message}`, cause }))
+    )
+    started.add(proc.pid)
+    yield* Scope.addFinalizer(fleetScope, Effect.sync(() => started.delete(proc.pid)))
+    // Ready once it answers, and knows every master.
+    const probe = new Redis({ host: "127.0.0.1", port, lazyConnect: true, retryStrategy: () => 50, maxRetriesPerRequest: null })
+    probe.on("error", () => {})
+    yield* Effect.addFinalizer(() => Effect.sync(() => probe.disconnect())).pipe(Scope.extend(fleetScope))
+    yield* Effect.tryPromise({
+      try: () => probe.call("SENTINEL", "MASTERS") as Promise<ReadonlyArray<unknown>>,
+      catch: (cause) => new FleetError({ message: "the Sentinel did not answer", cause })
+    }).pipe(
+      Effect.filterOrFail((known) => known.length === masters.length, () => new FleetError({ message: "the Sentinel does not know every master yet" })),
+      Effect.timeout("500 millis"),
+      Effect.retry(Schedule.spaced("50 millis").pipe(Schedule.upTo("10 seconds"))),
+      Effect.mapError((cause) => new FleetError({ message: `the Sentinel on port ${port} is not ready`, cause }))
+    )
+    return { port }
+  })
+
+const makeFleet = (
+  servers: ReadonlyArray<RedisServer>,
+  replicas: ReadonlyArray<RedisServer>,
+  sentinels: ReadonlyArray<{ readonly port: number }>,
+  options: FleetOptions
+): Fleet => ({
   servers,
   replicas,
+  sentinels,
+  replicasInSync: replicas.length === 0 ? Effect.void : Effect.forEach(servers, (server) =>
+    Effect.flatMap(server.call("WAIT", 1, 100), (acknowledged) =>
+      Number(acknowledged) >= 1 ? Effect.void : Effect.fail("not in sync yet")).pipe(
+        Effect.retry(Schedule.spaced("100 millis").pipe(Schedule.upTo("10 seconds")))
+      ), { discard: true }),
   nodes: servers.map((server) => ({
     host: "127.0.0.1",
     port: server.port,
@@ -346,6 +421,6 @@ export const layerContainers = (n: number, options: FleetOptions = {}): Layer.La
         (index) => startContainerServer(index, options, scope),
         { concurrency: "unbounded" }
       )
-      return makeFleet(servers, [], options)
+      return makeFleet(servers, [], [], options)
     })
   )

@@ -5,7 +5,7 @@
  * fails as Unavailable, and a refused attempt leaves no key behind.
  */
 import { assert, describe, it, layer } from "@effect/vitest"
-import { Effect, Exit, Schedule } from "effect"
+import { Effect, Exit } from "effect"
 import * as RedisFleet from "../fleet/RedisFleet.js"
 import * as Redlock from "../src/Redlock.js"
 import { InvalidOptions, LockNotAcquired } from "../src/RedlockError.js"
@@ -14,19 +14,11 @@ import { failureOf, redisManager } from "./support.js"
 
 const waiting = { replicas: 1, timeout: "200 millis" } as const
 
-/** Every master has its replica connected and in sync (WAIT answers 1). */
-const replicasInSync = (fleet: RedisFleet.Fleet) =>
-  Effect.forEach(fleet.servers, (server) =>
-    Effect.flatMap(server.call("WAIT", 1, 100), (acknowledged) =>
-      Number(acknowledged) >= 1 ? Effect.void : Effect.fail("not in sync yet")).pipe(
-        Effect.retry(Schedule.spaced("100 millis").pipe(Schedule.upTo("10 seconds")))
-      ), { discard: true })
-
 /** The fleet emptied, its replicas in sync, and a manager whose nodes wait for them. */
 const waitingManager = Effect.gen(function*() {
   const fleet = yield* RedisFleet.RedisFleet
   yield* fleet.reset
-  yield* replicasInSync(fleet)
+  yield* fleet.replicasInSync
   const redlock = yield* redisManager(fleet.nodes.map((node) => ({ ...node, waitForReplicas: waiting })))
   return { fleet, redlock }
 })

@@ -33,7 +33,7 @@ import type { InvalidOptions } from "../RedlockError.js"
  * @since 0.1.0
  * @category models
  */
-export type ConnectionOptions = DriverNodes.ConnectionOptions
+export type ConnectionOptions = Omit<DriverNodes.ConnectionOptions, "sentinel">
 
 /**
  * A node-redis client the user owns (what `createClient` returns, RESP2 or
@@ -76,6 +76,7 @@ const driver: DriverNodes.Driver<NodeRedisClient> = {
   closeClient: NodeRedisNode.closeClient,
   clientName: NodeRedisNode.clientName,
   connectUserClient: NodeRedisNode.connectIfNotOpen,
+  sentinels: false,
   open: NodeRedisNode.open
 }
 

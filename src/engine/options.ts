@@ -173,6 +173,35 @@ export const waitForReplicas = (
   return timeoutMillis instanceof Problem ? timeoutMillis : { count, timeoutMillis }
 }
 
+/** A node's `sentinel`: the master's name and the Sentinels to ask for it (at least one, each a host and a port). */
+export interface Sentinel {
+  readonly master: string
+  readonly sentinels: ReadonlyArray<{ readonly host: string; readonly port: number }>
+}
+
+export const sentinel = (input: unknown): Sentinel | undefined | Problem => {
+  if (input === undefined) return undefined
+  if (typeof input !== "object" || input === null) {
+    return new Problem("sentinel", `expected { master, sentinels }, got ${describe(input)}`)
+  }
+  const { master, sentinels } = input as { readonly master?: unknown; readonly sentinels?: unknown }
+  if (typeof master !== "string" || master.length === 0) {
+    return new Problem("sentinel.master", `expected the master's name, got ${describe(master)}`)
+  }
+  if (!Array.isArray(sentinels) || sentinels.length === 0) {
+    return new Problem("sentinel.sentinels", `expected at least one { host, port }, got ${describe(sentinels)}`)
+  }
+  const checked: Array<{ readonly host: string; readonly port: number }> = []
+  for (const entry of sentinels as ReadonlyArray<unknown>) {
+    const { host, port } = (typeof entry === "object" && entry !== null ? entry : {}) as { readonly host?: unknown; readonly port?: unknown }
+    if (typeof host !== "string" || host.length === 0 || typeof port !== "number" || !Number.isInteger(port) || port < 1 || port > 65535) {
+      return new Problem("sentinel.sentinels", `expected { host, port } with a port from 1 to 65535, got ${describe(entry)}`)
+    }
+    checked.push({ host, port })
+  }
+  return { master, sentinels: checked }
+}
+
 /** `autoExtend`: `undefined` when off, else the longest hold in ms (Infinity when unbounded). */
 export const autoExtend = (input: unknown, read: ReadMillis): number | undefined | Problem => {
   if (input === undefined || input === false) return undefined

@@ -67,6 +67,17 @@ export interface ConnectionOptions {
    * Default: off.
    */
   readonly waitForReplicas?: { readonly replicas: number; readonly timeout: Duration.DurationInput } | undefined
+  /**
+   * Reach the master a Redis Sentinel names (`master`, asked of any of
+   * `sentinels`) instead of `host` and `port`, following its failovers:
+   * ioredis and iovalkey nodes only. A failover's new master votes only once
+   * it has sat out the restart quarantine (it may lack keys the old master
+   * granted; see docs/quarantine.md). Default name `<master> (sentinel)`.
+   */
+  readonly sentinel?: {
+    readonly master: string
+    readonly sentinels: ReadonlyArray<{ readonly host: string; readonly port: number }>
+  } | undefined
 }
 
 /**
@@ -109,6 +120,8 @@ export interface Driver<Client> {
   readonly clientName: (client: Client) => string
   /** A user's client not connecting yet is connected now, as its first command would. */
   readonly connectUserClient: (client: Client) => void
+  /** Whether its clients can follow a Sentinel (the `sentinel` option). */
+  readonly sentinels: boolean
   readonly open: (client: Client, settings: DriverNode.NodeSettings) => Promise<DriverNode.OpenNode>
 }
 
@@ -186,6 +199,10 @@ export const make = <Client>(driver: Driver<Client>) =>
       }
       options = { ...parsed.value, ...withoutUndefined(nodeOptions) }
     }
+    const sentinel = yield* Validate.sentinel(options.sentinel)
+    if (sentinel !== undefined && !driver.sentinels) {
+      return yield* new InvalidOptions({ option: "sentinel", detail: "these nodes cannot follow a Sentinel: use ioredis or iovalkey nodes" }, true)
+    }
     const host = options.host ?? "127.0.0.1"
     const port = options.port ?? 6379
     const connectTimeout = Duration.decode(options.connectTimeout ?? "1 second")
@@ -197,12 +214,14 @@ export const make = <Client>(driver: Driver<Client>) =>
           username: options.username,
           password: options.password === undefined ? undefined : Redacted.value(options.password),
           db: options.db,
-          tls: options.tls
+          tls: options.tls,
+          sentinel
         }, Duration.toMillis(connectTimeout))
       ),
       (client) => Effect.promise(() => driver.closeClient(client))
     )
-    return yield* opened(driver, options.name ?? `${host}:${port}`, client, Duration.toMillis(connectTimeout), settings)
+    const name = options.name ?? (sentinel === undefined ? `${host}:${port}` : `${sentinel.master} (sentinel)`)
+    return yield* opened(driver, name, client, Duration.toMillis(connectTimeout), settings)
   })
 
 /** The nodes over `driver`, connected concurrently. */

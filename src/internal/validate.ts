@@ -77,12 +77,17 @@ export const count = (option: string, input: unknown): Either.Either<number, Inv
 export const positiveCount = (option: string, input: unknown): Either.Either<number, InvalidOptions> =>
   checked(Options.positiveCount(option, input))
 
-/** `autoExtend`: `undefined` when off, else the longest hold in ms (Infinity when unbounded; engine/options.ts). */
+/** A node's `waitForReplicas`: `undefined` when off (engine/options.ts). */
 export const waitForReplicas = (
   input: unknown
 ): Either.Either<{ readonly count: number; readonly timeoutMillis: number } | undefined, InvalidOptions> =>
   checked(Options.waitForReplicas(input, readMillis))
 
+/** A node's `sentinel` (engine/options.ts). */
+export const sentinel = (input: unknown): Either.Either<Options.Sentinel | undefined, InvalidOptions> =>
+  checked(Options.sentinel(input))
+
+/** `autoExtend`: `undefined` when off, else the longest hold in ms (Infinity when unbounded; engine/options.ts). */
 export const autoExtend = (input: unknown): Either.Either<number | undefined, InvalidOptions> =>
   checked(Options.autoExtend(input, readMillis))
 

@@ -14,6 +14,11 @@ export interface Address {
   readonly password?: string | undefined
   readonly db?: number | undefined
   readonly tls?: boolean | Tls.ConnectionOptions | undefined
+  /** Reach the master the Sentinels name instead of `host` and `port` (ioredis and iovalkey only). */
+  readonly sentinel?: {
+    readonly master: string
+    readonly sentinels: ReadonlyArray<{ readonly host: string; readonly port: number }>
+  } | undefined
 }
 
 /** A `redis://` or `rediss://` URL's parts (`redis://user:password@host:port/db`); `undefined`: not one. */

@@ -64,8 +64,11 @@ export interface IoredisClientOptions {
 
 /** The options the driver makes its own clients with. */
 export interface NewClientOptions {
-  readonly host: string
-  readonly port: number
+  readonly host?: string
+  readonly port?: number
+  /** The Sentinels to ask, and the master's name there, instead of `host` and `port`. */
+  readonly sentinels?: Array<{ host: string; port: number }>
+  readonly name?: string
   readonly username?: string
   readonly password?: string
   readonly db: number

@@ -25,8 +25,9 @@ export const newClient = <Client extends IoredisClient>(
   connectTimeoutMillis: number
 ): Client =>
   library.newClient({
-    host: address.host,
-    port: address.port,
+    ...(address.sentinel === undefined
+      ? { host: address.host, port: address.port }
+      : { sentinels: address.sentinel.sentinels.map(({ host, port }) => ({ host, port })), name: address.sentinel.master }),
     ...(address.username === undefined ? {} : { username: address.username }),
     ...(address.password === undefined ? {} : { password: address.password }),
     db: address.db ?? 0,
@@ -117,6 +118,7 @@ export const driverOf = <Client extends IoredisClient>(library: IoredisLibrary<C
   closeClient,
   clientName,
   connectUserClient: connectIfLazy,
+  sentinels: true,
   open: (client: Client, settings: DriverNode.NodeSettings): Promise<DriverNode.OpenNode> =>
     open(library as unknown as IoredisLibrary<IoredisClient>, client, settings)
 })

@@ -55,6 +55,17 @@ export interface ConnectionOptions {
    * Keep `timeout` well below the per-node timeout. Default: off.
    */
   readonly waitForReplicas?: { readonly replicas: number; readonly timeout: Duration.Input } | undefined
+  /**
+   * Reach the master a Redis Sentinel names (`master`, asked of any of
+   * `sentinels`) instead of `host` and `port`, following its failovers:
+   * ioredis and iovalkey nodes only. A failover's new master votes only once
+   * it has sat out the restart quarantine (it may lack keys the old master
+   * granted; see docs/quarantine.md). Default name `<master> (sentinel)`.
+   */
+  readonly sentinel?: {
+    readonly master: string
+    readonly sentinels: ReadonlyArray<{ readonly host: string; readonly port: number }>
+  } | undefined
 }
 
 /**
@@ -93,6 +104,8 @@ export interface Driver<Client> {
   readonly clientName: (client: Client) => string
   /** A user's client not connecting yet is connected now, as its first command would. */
   readonly connectUserClient: (client: Client) => void
+  /** Whether its clients can follow a Sentinel (the `sentinel` option). */
+  readonly sentinels: boolean
   readonly open: (client: Client, settings: DriverNode.NodeSettings) => Promise<DriverNode.OpenNode>
 }
 
@@ -149,6 +162,10 @@ export const make = <Client>(driver: Driver<Client>) =>
       options = { ...parsed.value, ...withoutUndefined(nodeOptions) }
     }
     const connectTimeoutMillis = yield* checked(Options.millis("connectTimeout", options.connectTimeout ?? "1 second", Validate.readMillis))
+    const sentinel = yield* checked(Options.sentinel(options.sentinel))
+    if (sentinel !== undefined && !driver.sentinels) {
+      return yield* Validate.invalid("sentinel", "these nodes cannot follow a Sentinel: use ioredis or iovalkey nodes")
+    }
     const host = options.host ?? "127.0.0.1"
     const port = options.port ?? 6379
     const client = yield* Effect.acquireRelease(
@@ -159,12 +176,14 @@ export const make = <Client>(driver: Driver<Client>) =>
           username: options.username,
           password: options.password === undefined ? undefined : Redacted.value(options.password),
           db: options.db,
-          tls: options.tls
+          tls: options.tls,
+          sentinel
         }, connectTimeoutMillis)
       ),
       (client) => Effect.promise(() => driver.closeClient(client))
     )
-    return yield* opened(client, settings(options.name ?? `${host}:${port}`, connectTimeoutMillis))
+    const name = options.name ?? (sentinel === undefined ? `${host}:${port}` : `${sentinel.master} (sentinel)`)
+    return yield* opened(client, settings(name, connectTimeoutMillis))
   })
 
 /** The nodes over `driver`, connected concurrently. */
