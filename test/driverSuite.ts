@@ -5,14 +5,14 @@
  * and shared. Each driver's test file runs it with its driver.
  */
 import { assert } from "@effect/vitest"
-import { ConfigProvider, Context, Effect, Exit, Layer, Option, Redacted, Schedule, Scope } from "effect"
+import { ConfigProvider, Context, Effect, Exit, Fiber, Layer, Option, Redacted, Schedule, Scope } from "effect"
 import * as RedisFleet from "../fleet/RedisFleet.js"
 import type * as DriverNodes from "../src/internal/driverNodes.js"
 import * as Scripts from "../src/nodes/scripts.js"
 import * as Redlock from "../src/Redlock.js"
 import * as RedisNode from "../src/RedisNode.js"
 import { InvalidOptions } from "../src/RedlockError.js"
-import { failureOf } from "./support.js"
+import { expectEmpty, failureOf, overlaps, recordSection, type Section } from "./support.js"
 
 /** One driver's public node module, and a client of the user's made with it. */
 export interface DriverUnderTest<Client> {
@@ -301,4 +301,68 @@ export const driverSuite = <Client>(it: It, driver: DriverUnderTest<Client>) => 
         assert.strictEqual(yield* node.release(["k"], "v", true), 1)
         assert.strictEqual(yield* server.call("GET", "k"), null)
       }))
+}
+
+/**
+ * Locks over one driver's nodes on a fleet of three servers: managers
+ * contending never overlap and leave nothing behind, and a waiter is woken by
+ * the release, not by its next poll. `nodes`: the waiters' nodes (our
+ * connections, or clients of the user's made in the scope); the holders use
+ * connections of their own.
+ */
+export const lockSuite = <Client>(
+  it: It,
+  label: string,
+  driver: Pick<DriverUnderTest<Client>, "layer">,
+  nodes: (fleet: RedisFleet.Fleet) => Effect.Effect<ReadonlyArray<DriverNodes.NodeOptions<Client>>, never, Scope.Scope>
+) => {
+  // Quarantine off: the fleet's servers were just started.
+  const manager = (options: ReadonlyArray<DriverNodes.NodeOptions<Client>>) =>
+    Effect.map(
+      Layer.build(Redlock.layer({ restartQuarantine: false }).pipe(Layer.provide(driver.layer(options)))),
+      (context) => Context.get(context, Redlock.Redlock)
+    )
+
+  it.scoped(`${label}: managers contending never overlap, and leave nothing behind`, () =>
+    Effect.gen(function*() {
+      const fleet = yield* RedisFleet.RedisFleet
+      yield* fleet.reset
+      const managers = [yield* manager(fleet.nodes), yield* manager(fleet.nodes), yield* manager(yield* nodes(fleet))]
+      const sections: Array<Section> = []
+      const retry = Redlock.retry({ delay: 20, times: 500 })
+      yield* Effect.forEach(managers, (redlock, index) =>
+        Effect.repeatN(
+          Effect.gen(function*() {
+            const lock = yield* redlock.acquire("turns", { ttl: "10 seconds", retry })
+            yield* recordSection(`m${index}`, lock, Effect.sleep("2 millis"), sections)
+            assert.strictEqual((yield* redlock.release(lock)).status, "Released")
+          }).pipe(Effect.scoped),
+          9
+        ), { concurrency: "unbounded", discard: true })
+      assert.strictEqual(sections.length, 30)
+      assert.deepStrictEqual(overlaps(sections), [])
+      yield* expectEmpty(fleet)
+    }))
+
+  it.scoped(`${label}: a waiter is woken by the release, not by its next poll`, () =>
+    Effect.gen(function*() {
+      const fleet = yield* RedisFleet.RedisFleet
+      yield* fleet.reset
+      const holder = yield* manager(fleet.nodes)
+      const waiter = yield* manager(yield* nodes(fleet))
+      const held = yield* holder.acquire("woken", { ttl: "10 seconds" })
+      // A retry that never comes within the test: only a wake can explain the acquisition.
+      const slowRetry = Schedule.spaced("10 seconds").pipe(Schedule.intersect(Schedule.recurs(5)))
+      const waiting = yield* Effect.fork(Effect.scoped(Effect.zipRight(
+        waiter.acquire("woken", { ttl: "10 seconds", retry: slowRetry }),
+        Effect.sync(() => performance.now())
+      )))
+      // Past the renewal of the place its first attempt took (~350 ms): its next attempt on its own is 10 s away.
+      yield* Effect.sleep("1 second")
+      const released = performance.now()
+      assert.strictEqual((yield* holder.release(held)).status, "Released")
+      const acquired = yield* Fiber.join(waiting).pipe(Effect.timeout("5 seconds"))
+      assert.isBelow(acquired - released, 500, `woken ${Math.round(acquired - released)} ms after the release`)
+      yield* expectEmpty(fleet)
+    }))
 }

@@ -7,14 +7,14 @@
  * without pub/sub) and typed errors.
  */
 import { assert, layer } from "@effect/vitest"
-import { Context, Effect, Fiber, Layer, Redacted, Schedule } from "effect"
+import { Context, Effect, Fiber, Layer, Redacted } from "effect"
 import { createClient } from "redis"
 import * as RedisFleet from "../fleet/RedisFleet.js"
 import * as Redlock from "../src/Redlock.js"
 import * as NodeRedis from "../src/RedisNode/NodeRedis.js"
 import { contract, redisHarness } from "./contract.js"
-import { driverSuite, nodesOf } from "./driverSuite.js"
-import { aclUser, expectEmpty, failureOf, overlaps, recordSection, type Section } from "./support.js"
+import { driverSuite, lockSuite, nodesOf } from "./driverSuite.js"
+import { aclUser, expectEmpty, failureOf } from "./support.js"
 
 /** A user's client, connected, closed with the scope. */
 const userClient = (port: number, options: { readonly password?: string; readonly RESP?: 2 | 3 } = {}) =>
@@ -38,9 +38,6 @@ const manager = (nodes: ReadonlyArray<NodeRedis.NodeOptions>, options?: Redlock.
     Layer.build(Redlock.layer({ restartQuarantine: false, ...options }).pipe(Layer.provide(NodeRedis.layer(nodes)))),
     (context) => Context.get(context, Redlock.Redlock)
   )
-
-/** A retry that never comes within a test: only a wake can explain an acquisition. */
-const slowRetry = Schedule.spaced("10 seconds").pipe(Schedule.intersect(Schedule.recurs(5)))
 
 layer(RedisFleet.layerLocal(1), { timeout: 30_000, excludeTestServices: true })("contract: redis-server via node-redis", (it) => {
   contract<RedisFleet.RedisFleet>((name, self) => it.effect(name, self), redisHarness(NodeRedis.make))
@@ -80,48 +77,11 @@ layer(RedisFleet.layerLocal(2, { password: "s3cret" }), { timeout: 30_000, exclu
 )
 
 layer(RedisFleet.layerLocal(3), { timeout: 60_000, excludeTestServices: true })("locks over node-redis nodes (3 redis-servers)", (it) => {
+  lockSuite(it, "our connections", NodeRedis, (fleet) => Effect.succeed(fleet.nodes))
   for (const RESP of [2, 3] as const) {
-    it.scoped(`users' RESP${RESP} clients: a waiter is woken by the release, not by its next poll`, () =>
-      Effect.gen(function*() {
-        const fleet = yield* RedisFleet.RedisFleet
-        yield* fleet.reset
-        const clients = yield* Effect.forEach(fleet.servers, (server) => userClient(server.port, { RESP }))
-        const holder = yield* manager(fleet.nodes)
-        const waiter = yield* manager(clients.map((client) => ({ client })))
-        const held = yield* holder.acquire(`woken-${RESP}`, { ttl: "10 seconds" })
-        const waiting = yield* Effect.fork(Effect.scoped(Effect.zipRight(
-          waiter.acquire(`woken-${RESP}`, { ttl: "10 seconds", retry: slowRetry }),
-          Effect.sync(() => performance.now())
-        )))
-        // Past the renewal of the place its first attempt took (~350 ms): its next attempt on its own is 10 s away.
-        yield* Effect.sleep("1 second")
-        const released = performance.now()
-        assert.strictEqual((yield* holder.release(held)).status, "Released")
-        const acquired = yield* Fiber.join(waiting).pipe(Effect.timeout("5 seconds"))
-        assert.isBelow(acquired - released, 500, `woken ${Math.round(acquired - released)} ms after the release`)
-      }))
+    lockSuite(it, `users' RESP${RESP} clients`, NodeRedis, (fleet) =>
+      Effect.forEach(fleet.servers, (server) => Effect.map(userClient(server.port, { RESP }), (client) => ({ client }))))
   }
-
-  it.scoped("managers contending never overlap, and leave nothing behind", () =>
-    Effect.gen(function*() {
-      const fleet = yield* RedisFleet.RedisFleet
-      yield* fleet.reset
-      const managers = yield* Effect.forEach([0, 1, 2], () => manager(fleet.nodes))
-      const sections: Array<Section> = []
-      const retry = Redlock.retry({ delay: 20, times: 500 })
-      yield* Effect.forEach(managers, (redlock, index) =>
-        Effect.repeatN(
-          Effect.gen(function*() {
-            const lock = yield* redlock.acquire("turns", { ttl: "10 seconds", retry })
-            yield* recordSection(`m${index}`, lock, Effect.sleep("2 millis"), sections)
-            assert.strictEqual((yield* redlock.release(lock)).status, "Released")
-          }).pipe(Effect.scoped),
-          9
-        ), { concurrency: "unbounded", discard: true })
-      assert.strictEqual(sections.length, 30)
-      assert.deepStrictEqual(overlaps(sections), [])
-      yield* expectEmpty(fleet)
-    }))
 
   it.scoped("an ACL user without pub/sub: its nodes say they do not hear releases, and locks still go round", () =>
     Effect.gen(function*() {
