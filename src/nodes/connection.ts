@@ -34,8 +34,8 @@ export interface Connection {
   readonly eval: (script: Script, keys: ReadonlyArray<string>, args: ReadonlyArray<string | number>) => Promise<unknown>
   /** SCRIPT LOAD. */
   readonly loadScript: (script: Script) => Promise<unknown>
-  /** SET key value PX ttl NX: whether it was set. */
-  readonly setIfAbsent: (key: string, value: string, ttlMillis: number) => Promise<boolean>
+  /** SET key value PX ttl NX: the reply as it is (`"OK"` when set), read by the node in its own step. */
+  readonly setIfAbsent: (key: string, value: string, ttlMillis: number) => Promise<unknown>
   /** WAIT replicas timeout: how many replicas acknowledged. */
   readonly waitForReplicas: (replicas: number, timeoutMillis: number) => Promise<number>
   /** INFO section, as text. */

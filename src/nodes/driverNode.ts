@@ -261,7 +261,7 @@ const makeNode = (
       if (probing.get(name) === probe) probing.delete(name)
       return answer
     }
-    return call(() => connection.setIfAbsent(key, value, Math.ceil(ttlMillis)), (set) => set).then(
+    return call(() => connection.setIfAbsent(key, value, Math.ceil(ttlMillis)), (reply) => reply === "OK").then(
       (set) => settle(set || probe.superseded ? set : acquireAll([key], value, ttlMillis)),
       (error) => Promise.reject(settle(error))
     )

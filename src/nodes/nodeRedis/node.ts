@@ -125,7 +125,7 @@ export const connectionOf = (client: NodeRedisClient): Connection => {
     evalsha: (loaded, keys, args) => script("EVALSHA", loaded.sha, keys, args),
     eval: (whole, keys, args) => script("EVAL", whole.lua, keys, args),
     loadScript: (loaded) => send(["SCRIPT", "LOAD", loaded.lua]),
-    setIfAbsent: (key, value, ttlMillis) => send(["SET", key, value, "PX", String(ttlMillis), "NX"]).then((reply) => reply === "OK"),
+    setIfAbsent: (key, value, ttlMillis) => send(["SET", key, value, "PX", String(ttlMillis), "NX"]),
     waitForReplicas: (replicas, timeoutMillis) => send(["WAIT", String(replicas), String(timeoutMillis)]).then(Number),
     info: (section) => send(["INFO", section]).then(String),
     // RESP2 answers [name, value]; RESP3 a map (an object, or a Map with a type mapping).
