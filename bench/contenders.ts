@@ -307,12 +307,12 @@ export const effectRedlockNodeRedis: Contender = {
 }
 
 /** effect-redlock's promise facade (effect-redlock/Promise), as promise code and node-redlock users meet it. */
-export const effectRedlockPromise: Contender = {
-  name: "effect-redlock/Promise",
+const promiseRow = (name: string, driver: Driver): Contender => ({
+  name,
   start: async (ports, waiting, slow = false, setup = "library") => {
     const retry = ourRetry(waiting)
-    const { clients, nodes } = await ourNodes(ports, setup)
-    const redlock = await makeRedlock(nodes, {
+    const nodes = await ourNodesLayer(ports, setup, driver)
+    const redlock = await makeRedlock(nodes.layer, {
       retry,
       restartQuarantine: false,
       nodeTimeout: slow ? "2 seconds" : undefined
@@ -324,11 +324,16 @@ export const effectRedlockPromise: Contender = {
       },
       close: async () => {
         await redlock.close()
-        await closeAll(clients)
+        await nodes.close()
       }
     }
   }
-}
+})
+
+export const effectRedlockPromise = promiseRow("effect-redlock/Promise", "ioredis")
+
+/** The promise facade over node-redis nodes: promise code that uses the `redis` package. */
+export const effectRedlockPromiseNodeRedis = promiseRow("effect-redlock/Promise over node-redis", "node-redis")
 
 /**
  * effect-redlock in an Effect program, as its users write one: each loop is
@@ -532,6 +537,7 @@ export const all: ReadonlyArray<Contender> = [
   redisSemaphore,
   redlockUniversal,
   effectRedlockNodeRedis,
+  effectRedlockPromiseNodeRedis,
   redlockUniversalNodeRedis
 ]
 
@@ -540,7 +546,8 @@ export const all: ReadonlyArray<Contender> = [
  * library's row over ioredis, and the best peer over the same client library.
  */
 export const driverTwins: ReadonlyMap<string, { readonly overIoredis: string; readonly peer: string }> = new Map([
-  [effectRedlockNodeRedis.name, { overIoredis: effectRedlock.name, peer: redlockUniversalNodeRedis.name }]
+  [effectRedlockNodeRedis.name, { overIoredis: effectRedlock.name, peer: redlockUniversalNodeRedis.name }],
+  [effectRedlockPromiseNodeRedis.name, { overIoredis: effectRedlockPromise.name, peer: redlockUniversalNodeRedis.name }]
 ])
 
 /** Contenders measured only by name (`bench:instructions`, `bench/profile.ts`), never in the tables. */
