@@ -19,12 +19,16 @@ export interface RedisServer {
   readonly admin: Redis
   readonly pause: Effect.Effect<void>
   readonly resume: Effect.Effect<void>
+  /** SIGKILL (for good: the fleet does not start it again). */
+  readonly kill: Effect.Effect<void>
 }
 
 export class RedisFleet extends Context.Service<RedisFleet, {
   readonly servers: ReadonlyArray<RedisServer>
   /** One replica of each server, in order, when made with `replicas`. */
   readonly replicas: ReadonlyArray<RedisServer>
+  /** The ports of the Sentinels watching server `i` as master `fleet-<i>`, when made with `sentinels`. */
+  readonly sentinels: ReadonlyArray<number>
   readonly nodes: ReadonlyArray<{ readonly host: string; readonly port: number }>
 }>()("test/RedisFleet") {}
 
@@ -81,7 +85,8 @@ const startServer = (replicaOf?: number) => Effect.acquireRelease(
       port,
       admin,
       pause: Effect.sync(() => signal(child.pid, "SIGSTOP")),
-      resume: Effect.sync(() => signal(child.pid, "SIGCONT"))
+      resume: Effect.sync(() => signal(child.pid, "SIGCONT")),
+      kill: Effect.sync(() => signal(child.pid, "SIGKILL"))
     }
     return { server, child, dir }
   }),
@@ -94,8 +99,40 @@ const startServer = (replicaOf?: number) => Effect.acquireRelease(
     })
 )
 
-/** `n` servers, started concurrently; with `replicas`, then one replica of each. */
-export const layerLocal = (n: number, options: { readonly replicas?: boolean } = {}): Layer.Layer<RedisFleet> =>
+/** A Sentinel watching every server as master `fleet-<i>` (quorum 1, down after 1 s), stopped by PID. */
+const startSentinel = (masters: ReadonlyArray<RedisServer>) => Effect.acquireRelease(
+  Effect.promise(async () => {
+    const port = await freePort()
+    const dir = Fs.mkdtempSync(Path.join(Os.tmpdir(), "effect-redlock-v4-sentinel-"))
+    const lines = [`port ${port}`, "bind 127.0.0.1", `dir ${dir}`, `logfile ${Path.join(dir, "sentinel.log")}`]
+    masters.forEach((master, index) =>
+      lines.push(
+        `sentinel monitor fleet-${index} 127.0.0.1 ${master.port} 1`,
+        `sentinel down-after-milliseconds fleet-${index} 1000`,
+        `sentinel failover-timeout fleet-${index} 5000`
+      )
+    )
+    const file = Path.join(dir, "sentinel.conf")
+    Fs.writeFileSync(file, lines.join("\n") + "\n")
+    const child = ChildProcess.spawn("redis-server", [file, "--sentinel"], { stdio: "ignore" })
+    const probe = new Redis({ host: "127.0.0.1", port, retryStrategy: () => 50, maxRetriesPerRequest: null })
+    probe.on("error", () => {})
+    await ready(probe, 10_000)
+    probe.disconnect()
+    return { port, child, dir }
+  }),
+  ({ child, dir }) =>
+    Effect.sync(() => {
+      signal(child.pid, "SIGKILL")
+      Fs.rmSync(dir, { recursive: true, force: true })
+    })
+)
+
+/** `n` servers, started concurrently; with `replicas`, then one replica of each; with `sentinels`, a Sentinel. */
+export const layerLocal = (
+  n: number,
+  options: { readonly replicas?: boolean; readonly sentinels?: boolean } = {}
+): Layer.Layer<RedisFleet> =>
   Layer.effect(
     RedisFleet,
     Effect.gen(function*() {
@@ -105,9 +142,12 @@ export const layerLocal = (n: number, options: { readonly replicas?: boolean } =
         ({ server }) => startServer(server.port),
         { concurrency: "unbounded" }
       )
+      const servers = started.map(({ server }) => server)
+      const sentinels = options.sentinels !== true ? [] : [(yield* startSentinel(servers)).port]
       return RedisFleet.of({
-        servers: started.map(({ server }) => server),
+        servers,
         replicas: replicas.map(({ server }) => server),
+        sentinels,
         nodes: started.map(({ server }) => ({ host: "127.0.0.1", port: server.port }))
       })
     })
