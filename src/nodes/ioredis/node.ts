@@ -120,5 +120,5 @@ export const driverOf = <Client extends IoredisClient>(library: IoredisLibrary<C
   connectUserClient: connectIfLazy,
   sentinels: true,
   open: (client: Client, settings: DriverNode.NodeSettings): Promise<DriverNode.OpenNode> =>
-    open(library as unknown as IoredisLibrary<IoredisClient>, client, settings)
+    open(library, client, settings)
 })
