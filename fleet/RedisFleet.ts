@@ -59,6 +59,10 @@ export interface Fleet {
   readonly reset: Effect.Effect<void, FleetError>
   /** Until every server has its replica connected and in sync (WAIT answers 1), at most 10 s; at once without replicas. */
   readonly replicasInSync: Effect.Effect<void, FleetError | string>
+  /** The cluster's nodes for a node's `cluster` option, when the fleet was made with `cluster`. */
+  readonly cluster: ReadonlyArray<{ readonly host: string; readonly port: number }>
+  /** Until every server of the cluster says `cluster_state:ok` (after a restart: once it rejoined), at most 20 s; at once without `cluster`. */
+  readonly clusterOk: Effect.Effect<void, FleetError | string>
 }
 
 export class RedisFleet extends Context.Tag("effect-redlock/fleet/RedisFleet")<RedisFleet, Fleet>() {}
@@ -79,6 +83,13 @@ export interface FleetOptions {
    * replica (needs `replicas`); local fleets only.
    */
   readonly sentinels?: boolean | undefined
+  /**
+   * Make the servers one Redis Cluster (`cluster-enabled`, then `redis-cli
+   * --cluster create`, no replicas): every server a master of a share of the
+   * slots (`Fleet.cluster`); local fleets only. A killed server keeps its
+   * cluster identity and slots when started again (its `nodes.conf`), not its keys.
+   */
+  readonly cluster?: boolean | undefined
 }
 
 /** The master name the fleet's Sentinel knows server `index` by. */
@@ -205,6 +216,9 @@ const startLocalServer = (
       if (options.password !== undefined) args.push("--requirepass", options.password)
       if (options.password !== undefined && replicaOf !== undefined) args.push("--masterauth", options.password)
       if (replicaOf !== undefined) args.push("--replicaof", "127.0.0.1", String(replicaOf))
+      if (options.cluster === true) {
+        args.push("--cluster-enabled", "yes", "--cluster-config-file", `${dir}/nodes.conf`, "--cluster-node-timeout", "1000")
+      }
       const proc = yield* Command.start(Command.make("redis-server", ...args)).pipe(
         Scope.extend(scope),
         Effect.provide(executor),
@@ -275,7 +289,14 @@ export const layerLocal = (n: number, options: FleetOptions = {}): Layer.Layer<R
         { concurrency: "unbounded" }
       )
       const sentinels = options.sentinels !== true ? [] : [yield* startLocalSentinel(dir, servers, options, scope)]
-      return makeFleet(servers, replicas, sentinels, options)
+      const fleet = makeFleet(servers, replicas, sentinels, options)
+      if (options.cluster === true) {
+        yield* createCluster(servers, options)
+        yield* fleet.clusterOk.pipe(
+          Effect.mapError((cause) => new FleetError({ message: "the cluster did not become ok", cause }))
+        )
+      }
+      return fleet
     })
   ).pipe(Layer.provide(NodeContext.layer))
 
@@ -329,6 +350,17 @@ const startLocalSentinel = (
     return { port }
   })
 
+/** `redis-cli --cluster create` over `servers`: each a master of an equal share of the slots. */
+const createCluster = (servers: ReadonlyArray<RedisServer>, options: FleetOptions) =>
+  Effect.gen(function*() {
+    const args = ["--cluster", "create", ...servers.map((server) => `127.0.0.1:${server.port}`), "--cluster-yes"]
+    if (options.password !== undefined) args.push("-a", options.password, "--no-auth-warning")
+    const exitCode = yield* Command.exitCode(Command.make("redis-cli", ...args)).pipe(
+      Effect.mapError((cause) => new FleetError({ message: `cannot run redis-cli --cluster create: ${cause.message}`, cause }))
+    )
+    if (exitCode !== 0) return yield* new FleetError({ message: `redis-cli --cluster create exited with ${exitCode}` })
+  })
+
 const makeFleet = (
   servers: ReadonlyArray<RedisServer>,
   replicas: ReadonlyArray<RedisServer>,
@@ -342,6 +374,12 @@ const makeFleet = (
     Effect.flatMap(server.call("WAIT", 1, 100), (acknowledged) =>
       Number(acknowledged) >= 1 ? Effect.void : Effect.fail("not in sync yet")).pipe(
         Effect.retry(Schedule.spaced("100 millis").pipe(Schedule.upTo("10 seconds")))
+      ), { discard: true }),
+  cluster: options.cluster !== true ? [] : servers.map((server) => ({ host: "127.0.0.1", port: server.port })),
+  clusterOk: options.cluster !== true ? Effect.void : Effect.forEach(servers, (server) =>
+    Effect.flatMap(server.call("CLUSTER", "INFO"), (info) =>
+      String(info).includes("cluster_state:ok") ? Effect.void : Effect.fail("cluster_state is not ok yet")).pipe(
+        Effect.retry(Schedule.spaced("100 millis").pipe(Schedule.upTo("20 seconds")))
       ), { discard: true }),
   nodes: servers.map((server) => ({
     host: "127.0.0.1",
@@ -421,6 +459,7 @@ export const layerContainers = (n: number, options: FleetOptions = {}): Layer.La
         (index) => startContainerServer(index, options, scope),
         { concurrency: "unbounded" }
       )
-      return makeFleet(servers, [], [], options)
+      // Replicas, Sentinels and clusters are local fleets' only.
+      return makeFleet(servers, [], [], { ...options, cluster: false })
     })
   )

@@ -14,7 +14,7 @@ import type * as Layer from "effect/Layer"
 import type * as Option from "effect/Option"
 import type * as Redacted from "effect/Redacted"
 import type * as Scope from "effect/Scope"
-import { Command, Redis } from "iovalkey"
+import { Cluster, Command, Redis } from "iovalkey"
 import * as DriverNodes from "../internal/driverNodes.js"
 import * as IoredisNode from "../nodes/ioredis/node.js"
 import type { RedisNode, RedisNodes } from "../RedisNode.js"
@@ -70,7 +70,11 @@ export const defaultMaxPendingCommands: number = DriverNodes.defaultMaxPendingCo
  */
 export const fromUrl: (url: string) => Option.Option<ConnectionOptions> = DriverNodes.fromUrl
 
-const driver: DriverNodes.Driver<Redis> = IoredisNode.driverOf({ newClient: (options) => new Redis(options), Command })
+const driver: DriverNodes.Driver<Redis> = IoredisNode.driverOf({
+  newClient: (options) => new Redis(options),
+  Command,
+  newCluster: (nodes, options) => new Cluster([...nodes], options)
+})
 
 /**
  * One node. The connection is opened now and closed when the scope closes

@@ -16,6 +16,7 @@ export type NodeErrorReason =
   | "Auth"
   | "NoScript"
   | "Busy"
+  | "CrossSlot"
   | "Unavailable"
   | "Unknown"
 

@@ -191,15 +191,56 @@ export const sentinel = (input: unknown): Sentinel | undefined | Problem => {
   if (!Array.isArray(sentinels) || sentinels.length === 0) {
     return new Problem("sentinel.sentinels", `expected at least one { host, port }, got ${describe(sentinels)}`)
   }
+  const checked = hostsAndPorts("sentinel.sentinels", sentinels)
+  return checked instanceof Problem ? checked : { master, sentinels: checked }
+}
+
+/** A node's `cluster`: some of the cluster's nodes to start from (each a host and a port). */
+export interface Cluster {
+  readonly nodes: ReadonlyArray<{ readonly host: string; readonly port: number }>
+}
+
+/** A node's `cluster`, and what it cannot have beside it. */
+export const cluster = (options: {
+  readonly cluster?: unknown
+  readonly sentinel?: unknown
+  readonly db?: unknown
+  readonly waitForReplicas?: unknown
+}): Cluster | undefined | Problem => {
+  const input = options.cluster
+  if (input === undefined) return undefined
+  if (typeof input !== "object" || input === null) {
+    return new Problem("cluster", `expected { nodes }, got ${describe(input)}`)
+  }
+  const nodes = (input as { readonly nodes?: unknown }).nodes
+  if (!Array.isArray(nodes) || nodes.length === 0) {
+    return new Problem("cluster.nodes", `expected at least one { host, port }, got ${describe(nodes)}`)
+  }
+  const checked = hostsAndPorts("cluster.nodes", nodes)
+  if (checked instanceof Problem) return checked
+  return options.sentinel !== undefined
+    ? new Problem("cluster", "a node is a cluster or a Sentinel's master, not both")
+    : options.db !== undefined && options.db !== 0
+    ? new Problem("db", `a Redis Cluster has database 0 only, got ${describe(options.db)}`)
+    : options.waitForReplicas !== undefined
+    // WAIT names no key: it would go to any master, not the one that holds the lock's keys.
+    ? new Problem("waitForReplicas", "not available on cluster nodes")
+    : { nodes: checked }
+}
+
+const hostsAndPorts = (
+  option: string,
+  entries: ReadonlyArray<unknown>
+): ReadonlyArray<{ readonly host: string; readonly port: number }> | Problem => {
   const checked: Array<{ readonly host: string; readonly port: number }> = []
-  for (const entry of sentinels as ReadonlyArray<unknown>) {
+  for (const entry of entries) {
     const { host, port } = (typeof entry === "object" && entry !== null ? entry : {}) as { readonly host?: unknown; readonly port?: unknown }
     if (typeof host !== "string" || host.length === 0 || typeof port !== "number" || !Number.isInteger(port) || port < 1 || port > 65535) {
-      return new Problem("sentinel.sentinels", `expected { host, port } with a port from 1 to 65535, got ${describe(entry)}`)
+      return new Problem(option, `expected { host, port } with a port from 1 to 65535, got ${describe(entry)}`)
     }
     checked.push({ host, port })
   }
-  return { master, sentinels: checked }
+  return checked
 }
 
 /** `autoExtend`: `undefined` when off, else the longest hold in ms (Infinity when unbounded). */

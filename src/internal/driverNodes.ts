@@ -78,6 +78,19 @@ export interface ConnectionOptions {
     readonly master: string
     readonly sentinels: ReadonlyArray<{ readonly host: string; readonly port: number }>
   } | undefined
+  /**
+   * A Redis Cluster as one node, reached first at any of `nodes` instead of
+   * `host` and `port`: ioredis and iovalkey nodes only. Each resource's keys
+   * share a hash slot (`{resource}` tags, on cluster nodes only); the
+   * resources of one lock need a common tag (`{order:7}:charge`,
+   * `{order:7}:ship`) or the node refuses them (`CrossSlot`). Any master's
+   * restart or replacement makes the whole node sit out the restart
+   * quarantine. No `db` (a cluster has database 0 only) and no
+   * `waitForReplicas`. Default name `<first host>:<port> (cluster)`.
+   */
+  readonly cluster?: {
+    readonly nodes: ReadonlyArray<{ readonly host: string; readonly port: number }>
+  } | undefined
 }
 
 /**
@@ -123,6 +136,12 @@ export interface Driver<Client> {
   /** Whether its clients can follow a Sentinel (the `sentinel` option). */
   readonly sentinels: boolean
   readonly open: (client: Client, settings: DriverNode.NodeSettings) => Promise<DriverNode.OpenNode>
+  /** A Redis Cluster as one node, over a client of ours that the node's `close` closes (the `cluster` option); none: not served. */
+  readonly openCluster?: (
+    address: Address.Address,
+    connectTimeoutMillis: number,
+    settings: DriverNode.NodeSettings
+  ) => Promise<DriverNode.OpenNode>
 }
 
 /** Connection options from a `redis://` or `rediss://` URL. */
@@ -157,17 +176,16 @@ const nodeSettings = <Client>(options: NodeOptions<Client>): Effect.Effect<NodeS
  * The node over `client`, until the scope closes: before a client of ours is
  * closed (finalizers run last in, first out).
  */
-const opened = <Client>(
-  driver: Driver<Client>,
+const opened = (
+  open: (settings: DriverNode.NodeSettings) => Promise<DriverNode.OpenNode>,
   name: string,
-  client: Client,
   connectTimeoutMillis: number,
   settings: NodeSettings
 ) =>
   Effect.flatMap(Monotonic.currentTime, (time) =>
     Effect.acquireRelease(
       Effect.promise(() =>
-        driver.open(client, {
+        open({
           name,
           maxPendingCommands: settings.maxPending,
           durable: settings.durable,
@@ -189,7 +207,7 @@ export const make = <Client>(driver: Driver<Client>) =>
     if ("client" in nodeOptions) {
       const client = nodeOptions.client
       driver.connectUserClient(client)
-      return yield* opened(driver, nodeOptions.name ?? driver.clientName(client), client, 1000, settings)
+      return yield* opened((settings) => driver.open(client, settings), nodeOptions.name ?? driver.clientName(client), 1000, settings)
     }
     let options: ConnectionOptions = nodeOptions
     if (nodeOptions.url !== undefined) {
@@ -203,25 +221,39 @@ export const make = <Client>(driver: Driver<Client>) =>
     if (sentinel !== undefined && !driver.sentinels) {
       return yield* new InvalidOptions({ option: "sentinel", detail: "these nodes cannot follow a Sentinel: use ioredis or iovalkey nodes" }, true)
     }
+    const cluster = yield* Validate.cluster(options)
+    if (cluster !== undefined && driver.openCluster === undefined) {
+      return yield* new InvalidOptions({ option: "cluster", detail: "these nodes cannot reach a Redis Cluster: use ioredis or iovalkey nodes" }, true)
+    }
     const host = options.host ?? "127.0.0.1"
     const port = options.port ?? 6379
     const connectTimeout = Duration.decode(options.connectTimeout ?? "1 second")
+    const address: Address.Address = {
+      host,
+      port,
+      username: options.username,
+      password: options.password === undefined ? undefined : Redacted.value(options.password),
+      db: options.db,
+      tls: options.tls,
+      sentinel,
+      cluster
+    }
+    if (cluster !== undefined && driver.openCluster !== undefined) {
+      const openCluster = driver.openCluster
+      const first = cluster.nodes[0]
+      return yield* opened(
+        (settings) => openCluster(address, Duration.toMillis(connectTimeout), settings),
+        options.name ?? `${first.host}:${first.port} (cluster)`,
+        Duration.toMillis(connectTimeout),
+        settings
+      )
+    }
     const client = yield* Effect.acquireRelease(
-      Effect.sync(() =>
-        driver.newClient({
-          host,
-          port,
-          username: options.username,
-          password: options.password === undefined ? undefined : Redacted.value(options.password),
-          db: options.db,
-          tls: options.tls,
-          sentinel
-        }, Duration.toMillis(connectTimeout))
-      ),
+      Effect.sync(() => driver.newClient(address, Duration.toMillis(connectTimeout))),
       (client) => Effect.promise(() => driver.closeClient(client))
     )
     const name = options.name ?? (sentinel === undefined ? `${host}:${port}` : `${sentinel.master} (sentinel)`)
-    return yield* opened(driver, name, client, Duration.toMillis(connectTimeout), settings)
+    return yield* opened((settings) => driver.open(client, settings), name, Duration.toMillis(connectTimeout), settings)
   })
 
 /** The nodes over `driver`, connected concurrently. */

@@ -27,6 +27,7 @@ import type { MemoryNodesControl, NodePromises, PromiseNode, RedisNode, ReleaseW
  * - `Auth`: authentication failed or is missing (`NOAUTH`, `WRONGPASS`, `NOPERM`).
  * - `NoScript`: a script was missing and could not be loaded (`NOSCRIPT`).
  * - `Busy`: the node is loading, busy running a script, or its master is down.
+ * - `CrossSlot`: a Redis Cluster node was given keys of several hash slots (resources of one lock without a common `{tag}`).
  * - `Unavailable`: no connection to the node right now.
  * - `Unknown`: any other error reply or driver failure.
  *
@@ -40,6 +41,7 @@ export const RedisNodeErrorReason = Schema.Literal(
   "Auth",
   "NoScript",
   "Busy",
+  "CrossSlot",
   "Unavailable",
   "Unknown"
 )

@@ -83,6 +83,10 @@ export const waitForReplicas = (
 ): Either.Either<{ readonly count: number; readonly timeoutMillis: number } | undefined, InvalidOptions> =>
   checked(Options.waitForReplicas(input, readMillis))
 
+/** A node's `cluster` (engine/options.ts), and what it cannot have beside it. */
+export const cluster = (options: Parameters<typeof Options.cluster>[0]): Either.Either<Options.Cluster | undefined, InvalidOptions> =>
+  checked(Options.cluster(options))
+
 /** A node's `sentinel` (engine/options.ts). */
 export const sentinel = (input: unknown): Either.Either<Options.Sentinel | undefined, InvalidOptions> =>
   checked(Options.sentinel(input))

@@ -19,6 +19,10 @@ export interface Address {
     readonly master: string
     readonly sentinels: ReadonlyArray<{ readonly host: string; readonly port: number }>
   } | undefined
+  /** A Redis Cluster as one node, reached first at any of `nodes` instead of `host` and `port` (ioredis and iovalkey only). */
+  readonly cluster?: {
+    readonly nodes: ReadonlyArray<{ readonly host: string; readonly port: number }>
+  } | undefined
 }
 
 /** A `redis://` or `rediss://` URL's parts (`redis://user:password@host:port/db`); `undefined`: not one. */

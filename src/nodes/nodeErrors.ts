@@ -24,7 +24,11 @@ const connectionLostText = new RegExp(
     // the socket's own
     "ECONNREFUSED",
     "ECONNRESET",
-    "EPIPE"
+    "EPIPE",
+    // ioredis's Cluster
+    "Cluster isn't ready",
+    "Cluster is ended",
+    "Too many Cluster redirections"
   ].join("|")
 )
 
@@ -55,7 +59,10 @@ export const toNodeError = <E extends NodeError>(
       case "LOADING":
       case "MASTERDOWN":
       case "TRYAGAIN":
+      case "CLUSTERDOWN":
         return "Busy"
+      case "CROSSSLOT":
+        return "CrossSlot"
     }
     return undefined
   }

@@ -6,6 +6,7 @@
  * @internal
  */
 import type * as Tls from "node:tls"
+import type { NewCluster } from "./cluster.js"
 
 /** A client of the ioredis family, as the driver uses it. */
 export interface IoredisClient {
@@ -89,4 +90,6 @@ export interface CommandClass {
 export interface IoredisLibrary<Client extends IoredisClient> {
   readonly newClient: (options: NewClientOptions) => Client
   readonly Command: CommandClass
+  /** Its `Cluster` client. */
+  readonly newCluster: NewCluster
 }

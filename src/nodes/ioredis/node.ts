@@ -15,6 +15,7 @@ import type { Address } from "../address.js"
 import type { Connection } from "../connection.js"
 import * as DriverNode from "../driverNode.js"
 import type { IoredisClient, IoredisLibrary } from "./client.js"
+import * as Cluster from "./cluster.js"
 import * as Commands from "./commands.js"
 import * as ReleaseSubscriber from "./releaseSubscriber.js"
 
@@ -120,5 +121,7 @@ export const driverOf = <Client extends IoredisClient>(library: IoredisLibrary<C
   connectUserClient: connectIfLazy,
   sentinels: true,
   open: (client: Client, settings: DriverNode.NodeSettings): Promise<DriverNode.OpenNode> =>
-    open(library, client, settings)
+    open(library, client, settings),
+  openCluster: (address: Address, connectTimeoutMillis: number, settings: DriverNode.NodeSettings) =>
+    Cluster.openNew(library.newCluster, address, connectTimeoutMillis, settings)
 })

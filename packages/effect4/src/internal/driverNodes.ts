@@ -66,6 +66,19 @@ export interface ConnectionOptions {
     readonly master: string
     readonly sentinels: ReadonlyArray<{ readonly host: string; readonly port: number }>
   } | undefined
+  /**
+   * A Redis Cluster as one node, reached first at any of `nodes` instead of
+   * `host` and `port`: ioredis and iovalkey nodes only. Each resource's keys
+   * share a hash slot (`{resource}` tags, on cluster nodes only); the
+   * resources of one lock need a common tag (`{order:7}:charge`,
+   * `{order:7}:ship`) or the node refuses them (`CrossSlot`). Any master's
+   * restart or replacement makes the whole node sit out the restart
+   * quarantine. No `db` (a cluster has database 0 only) and no
+   * `waitForReplicas`. Default name `<first host>:<port> (cluster)`.
+   */
+  readonly cluster?: {
+    readonly nodes: ReadonlyArray<{ readonly host: string; readonly port: number }>
+  } | undefined
 }
 
 /**
@@ -107,6 +120,12 @@ export interface Driver<Client> {
   /** Whether its clients can follow a Sentinel (the `sentinel` option). */
   readonly sentinels: boolean
   readonly open: (client: Client, settings: DriverNode.NodeSettings) => Promise<DriverNode.OpenNode>
+  /** A Redis Cluster as one node, over a client of ours that the node's `close` closes (the `cluster` option); none: not served. */
+  readonly openCluster?: (
+    address: Address.Address,
+    connectTimeoutMillis: number,
+    settings: DriverNode.NodeSettings
+  ) => Promise<DriverNode.OpenNode>
 }
 
 /** Connection options from a `redis://` or `rediss://` URL. */
@@ -142,16 +161,16 @@ export const make = <Client>(driver: Driver<Client>) =>
       makeError: makeNodeError,
       now: time.now
     })
-    // The node over a client, until the scope closes (before a client of ours is: finalizers run last in, first out).
-    const opened = (client: Client, settings: DriverNode.NodeSettings) =>
+    // The node, until the scope closes (before a client of ours is: finalizers run last in, first out).
+    const opened = (open: () => Promise<DriverNode.OpenNode>) =>
       Effect.map(
-        Effect.acquireRelease(Effect.promise(() => driver.open(client, settings)), (open) => Effect.promise(open.close)),
+        Effect.acquireRelease(Effect.promise(open), (open) => Effect.promise(open.close)),
         (open): RedisNode => open.node
       )
     if ("client" in nodeOptions) {
       const client = nodeOptions.client
       driver.connectUserClient(client)
-      return yield* opened(client, settings(nodeOptions.name ?? driver.clientName(client), 1000))
+      return yield* opened(() => driver.open(client, settings(nodeOptions.name ?? driver.clientName(client), 1000)))
     }
     let options: ConnectionOptions = nodeOptions
     if (nodeOptions.url !== undefined) {
@@ -166,24 +185,34 @@ export const make = <Client>(driver: Driver<Client>) =>
     if (sentinel !== undefined && !driver.sentinels) {
       return yield* Validate.invalid("sentinel", "these nodes cannot follow a Sentinel: use ioredis or iovalkey nodes")
     }
+    const cluster = yield* checked(Options.cluster(options))
+    if (cluster !== undefined && driver.openCluster === undefined) {
+      return yield* Validate.invalid("cluster", "these nodes cannot reach a Redis Cluster: use ioredis or iovalkey nodes")
+    }
     const host = options.host ?? "127.0.0.1"
     const port = options.port ?? 6379
+    const address: Address.Address = {
+      host,
+      port,
+      username: options.username,
+      password: options.password === undefined ? undefined : Redacted.value(options.password),
+      db: options.db,
+      tls: options.tls,
+      sentinel,
+      cluster
+    }
+    if (cluster !== undefined && driver.openCluster !== undefined) {
+      const openCluster = driver.openCluster
+      const first = cluster.nodes[0]
+      const name = options.name ?? `${first.host}:${first.port} (cluster)`
+      return yield* opened(() => openCluster(address, connectTimeoutMillis, settings(name, connectTimeoutMillis)))
+    }
     const client = yield* Effect.acquireRelease(
-      Effect.sync(() =>
-        driver.newClient({
-          host,
-          port,
-          username: options.username,
-          password: options.password === undefined ? undefined : Redacted.value(options.password),
-          db: options.db,
-          tls: options.tls,
-          sentinel
-        }, connectTimeoutMillis)
-      ),
+      Effect.sync(() => driver.newClient(address, connectTimeoutMillis)),
       (client) => Effect.promise(() => driver.closeClient(client))
     )
     const name = options.name ?? (sentinel === undefined ? `${host}:${port}` : `${sentinel.master} (sentinel)`)
-    return yield* opened(client, settings(name, connectTimeoutMillis))
+    return yield* opened(() => driver.open(client, settings(name, connectTimeoutMillis)))
   })
 
 /** The nodes over `driver`, connected concurrently. */

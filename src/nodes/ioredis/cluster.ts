@@ -1,0 +1,262 @@
+/**
+ * A Redis Cluster as one node, over the `Cluster` client of the ioredis
+ * family (ioredis, iovalkey). Each resource's keys share one hash slot
+ * (clusterKeys.ts), so each lock operation is one script on the one master
+ * that holds the slot; the cluster is one Redlock node, and as safe as one:
+ * a failover may promote a replica that never received a key.
+ *
+ * The server run (for the restart quarantine) is the run of every master
+ * together: a master that restarts or is replaced changes it, and the whole
+ * node abstains as a restarted server does, whichever slots that master held
+ * (the client cannot tell which resources it lost). Scripts are loaded on
+ * every master. Release announcements go over a duplicate of the cluster
+ * client: cluster pub/sub reaches every node, and the client's subscriber
+ * moves to another node, with its channels, when its node goes away.
+ *
+ * @internal
+ */
+import type { Address } from "../address.js"
+import * as ClusterKeys from "../clusterKeys.js"
+import type { Connection, ConnectionEvents } from "../connection.js"
+import * as DriverNode from "../driverNode.js"
+import * as ReleaseChannels from "../releaseChannels.js"
+import * as ServerRun from "../serverRun.js"
+import type { IoredisClient } from "./client.js"
+
+/** A cluster client of the ioredis family, as the driver uses it. */
+export interface IoredisCluster {
+  readonly status: string
+  on(event: string, listener: (...args: Array<any>) => void): unknown
+  off(event: string, listener: (...args: Array<any>) => void): unknown
+  /** The client of each node of the cluster, as the client knows them now. */
+  nodes(role: "master"): ReadonlyArray<IoredisClient>
+  quit(): Promise<unknown>
+  disconnect(reconnect?: boolean): void
+  duplicate(startupNodes?: Array<never>, options?: { readonly enableOfflineQueue?: boolean }): IoredisCluster
+  eval(script: string, numkeys: number, ...args: Array<string | number>): Promise<unknown>
+  evalsha(sha: string, numkeys: number, ...args: Array<string | number>): Promise<unknown>
+  set(key: string, value: string, px: "PX", milliseconds: number, nx: "NX"): Promise<string | null>
+  subscribe(channel: string): Promise<unknown>
+  unsubscribe(channel: string): Promise<unknown>
+}
+
+/** The options the driver makes its cluster clients with. */
+export interface NewClusterOptions {
+  readonly enableOfflineQueue: false
+  readonly clusterRetryStrategy: (times: number) => number
+  /** Retries that would send a command again later, out of order with the commands sent after it: off. */
+  readonly retryDelayOnFailover: 0
+  readonly retryDelayOnClusterDown: 0
+  readonly maxRedirections: number
+  readonly slotsRefreshTimeout: number
+  readonly slotsRefreshInterval: number
+  readonly redisOptions: {
+    readonly username?: string
+    readonly password?: string
+    readonly tls?: object
+    readonly connectTimeout: number
+    readonly autoResendUnfulfilledCommands: false
+    readonly maxRetriesPerRequest: 0
+  }
+}
+
+/** How a library makes its cluster clients. */
+export type NewCluster = (
+  nodes: ReadonlyArray<{ readonly host: string; readonly port: number }>,
+  options: NewClusterOptions
+) => IoredisCluster
+
+/** A cluster client of ours for `address.cluster`: connecting now, failing fast while not connected. */
+export const newCluster = (newClusterOf: NewCluster, address: Address, connectTimeoutMillis: number): IoredisCluster =>
+  newClusterOf(address.cluster?.nodes ?? [{ host: address.host, port: address.port }], {
+    enableOfflineQueue: false,
+    clusterRetryStrategy: (times) => Math.min(50 * times, 1000),
+    retryDelayOnFailover: 0,
+    retryDelayOnClusterDown: 0,
+    // A MOVED or ASK reply means the command did not run: following a few is safe.
+    maxRedirections: 4,
+    slotsRefreshTimeout: connectTimeoutMillis,
+    // How soon a master that went away is looked for again (followCluster).
+    slotsRefreshInterval: 1000,
+    redisOptions: {
+      ...(address.username === undefined ? {} : { username: address.username }),
+      ...(address.password === undefined ? {} : { password: address.password }),
+      ...(address.tls === undefined || address.tls === false ? {} : { tls: address.tls === true ? {} : address.tls }),
+      connectTimeout: connectTimeoutMillis,
+      autoResendUnfulfilledCommands: false,
+      maxRetriesPerRequest: 0
+    }
+  })
+
+/** Close a cluster client of ours: QUIT politely, at most 1 s, then drop every socket. Never rejects. */
+export const closeCluster = async (cluster: IoredisCluster): Promise<void> => {
+  cluster.on("error", () => {})
+  if (cluster.status === "ready") {
+    let timer: ReturnType<typeof setTimeout> | undefined
+    await Promise.race([
+      cluster.quit().catch(() => {}),
+      new Promise<void>((resolve) => void (timer = setTimeout(resolve, 1000)))
+    ])
+    clearTimeout(timer)
+  }
+  cluster.disconnect()
+}
+
+/** Every master's answer to `ask`, once the client knows the cluster's masters. */
+const everyMaster = <A>(cluster: IoredisCluster, ask: (master: IoredisClient) => Promise<A>): Promise<Array<A>> => {
+  const masters = cluster.nodes("master")
+  return masters.length === 0
+    ? Promise.reject(new Error("Cluster isn't ready: no master known yet"))
+    : Promise.all(masters.map(ask))
+}
+
+/**
+ * The masters' `INFO` as the server run reads one server's (serverRun.ts):
+ * `server`: the run ids together, the youngest master's uptime; `persistence`:
+ * AOF only when every master has it.
+ */
+const combinedInfo = (cluster: IoredisCluster, section: string): Promise<string> =>
+  everyMaster(cluster, (master) => master.info(section)).then((replies) => {
+    if (section === "server") {
+      const runs = replies.map(ServerRun.parseInfo)
+      if (runs.some((run) => run === undefined)) return ""
+      const known = runs as ReadonlyArray<{ readonly id: string; readonly uptimeSeconds: number }>
+      return `run_id:${known.map((run) => run.id).sort().join(",")}\r\n` +
+        `uptime_in_seconds:${Math.min(...known.map((run) => run.uptimeSeconds))}\r\n`
+    }
+    const aof = replies.map((reply) => /^aof_enabled:(\d)/m.exec(reply)?.[1])
+    if (aof.some((enabled) => enabled === undefined)) return ""
+    return `aof_enabled:${aof.every((enabled) => enabled === "1") ? 1 : 0}\r\n`
+  })
+
+/** The masters' `CONFIG GET` value: theirs when they all agree, else the first that differs from `always`. */
+const combinedConfig = (cluster: IoredisCluster, name: string): Promise<string | undefined> =>
+  everyMaster(cluster, (master) =>
+    master.config("GET", name).then((reply: unknown) =>
+      Array.isArray(reply) ? reply[1] as string | undefined : (reply as Record<string, string> | null)?.[name])).then(
+      (values) => values.find((value) => value !== "always") ?? values[0]
+    )
+
+/**
+ * The cluster's life as one connection's: ready when the cluster client is,
+ * again whenever a master connects or the set of masters changes (a
+ * failover, a master added), and closed whenever any master's connection
+ * closes, so that the server run is read again over every master.
+ */
+const followCluster = (cluster: IoredisCluster, events: ConnectionEvents): () => void => {
+  const followed = new Map<IoredisClient, () => void>()
+  // A master's connection closed, and not every master is connected again since.
+  let lost = false
+  const onMasterClose = () => {
+    lost = true
+    events.closed()
+  }
+  const onMasterReady = () => {
+    if (cluster.status !== "ready") return
+    if (cluster.nodes("master").every((client) => client.status === "ready")) lost = false
+    events.ready()
+  }
+  const follow = (client: IoredisClient) => {
+    if (followed.has(client)) return
+    client.on("ready", onMasterReady)
+    client.on("close", onMasterClose)
+    followed.set(client, () => {
+      client.off("ready", onMasterReady)
+      client.off("close", onMasterClose)
+    })
+  }
+  const unfollow = (client: IoredisClient) => {
+    followed.get(client)?.()
+    followed.delete(client)
+  }
+  let masters = ""
+  const mastersNow = () => cluster.nodes("master").map((client) => client.options.port + "@" + client.options.host).sort().join(",")
+  const onRefresh = () => {
+    const now = mastersNow()
+    if (now !== masters) {
+      masters = now
+      onMasterReady()
+    }
+    // The client connects to a master only for a command that goes there: a
+    // master that went away is connected again at the next refresh, so that
+    // its run is read again at once.
+    if (lost) for (const client of cluster.nodes("master")) if (client.status === "wait") client.connect().catch(() => {})
+  }
+  const onReady = () => {
+    masters = mastersNow()
+    events.ready()
+  }
+  cluster.nodes("master").forEach(follow)
+  cluster.on("+node", follow)
+  cluster.on("-node", unfollow)
+  cluster.on("refresh", onRefresh)
+  cluster.on("ready", onReady)
+  cluster.on("close", events.closed)
+  cluster.on("error", events.error)
+  return () => {
+    cluster.off("+node", follow)
+    cluster.off("-node", unfollow)
+    cluster.off("refresh", onRefresh)
+    cluster.off("ready", onReady)
+    cluster.off("close", events.closed)
+    cluster.off("error", events.error)
+    for (const client of [...followed.keys()]) unfollow(client)
+  }
+}
+
+/** The cluster client as a node's connection (connection.ts). */
+export const connectionOf = (cluster: IoredisCluster): Connection => ({
+  isReady: () => cluster.status === "ready",
+  follow: (events) => followCluster(cluster, events),
+  // The client sends each to the master of the first key's slot.
+  evalsha: (script, keys, args) => cluster.evalsha(script.sha, keys.length, ...keys, ...args),
+  eval: (script, keys, args) => cluster.eval(script.lua, keys.length, ...keys, ...args),
+  loadScript: (script) => everyMaster(cluster, (master) => master.script("LOAD", script.lua)),
+  setIfAbsent: (key, value, ttlMillis) => cluster.set(key, value, "PX", ttlMillis, "NX"),
+  waitForReplicas: () => Promise.reject(new Error("WAIT is not available on cluster nodes")),
+  info: (section) => combinedInfo(cluster, section),
+  configGet: (name) => combinedConfig(cluster, name),
+  beforeSend: () => {}
+})
+
+/** Release announcements over a duplicate of the cluster client, closed with them. */
+const releases = (cluster: IoredisCluster): DriverNode.Releases => {
+  const use = ReleaseChannels.share({
+    open: (events) => {
+      const subscriber = cluster.duplicate([], { enableOfflineQueue: false })
+      subscriber.on("error", () => {})
+      subscriber.on("message", events.message)
+      subscriber.on("close", events.closed)
+      subscriber.on("ready", events.ready)
+      return {
+        isReady: () => subscriber.status === "ready",
+        subscribe: (channel) => subscriber.subscribe(channel),
+        unsubscribe: (channel) => subscriber.unsubscribe(channel),
+        close: () => subscriber.disconnect()
+      }
+    },
+    isRefusal: (error) => error instanceof Error && error.name === "ReplyError"
+  }, undefined, () => cluster.status === "end")
+  return { channels: use.channels, stop: use.leave }
+}
+
+/** The node over `cluster` (driverNode.ts), its keys made cluster keys (clusterKeys.ts). */
+export const open = async (cluster: IoredisCluster, settings: DriverNode.NodeSettings): Promise<DriverNode.OpenNode> => {
+  const opened = await DriverNode.open(connectionOf(cluster), settings, () => releases(cluster))
+  return { node: ClusterKeys.onCluster(opened.node, settings.makeError), close: opened.close }
+}
+
+/** A cluster client of ours for `address` and the node over it; closing the node closes the client too. */
+export const openNew = async (
+  newClusterOf: NewCluster,
+  address: Address,
+  connectTimeoutMillis: number,
+  settings: DriverNode.NodeSettings
+): Promise<DriverNode.OpenNode> => {
+  const cluster = newCluster(newClusterOf, address, connectTimeoutMillis)
+  const opened = await open(cluster, settings)
+  return {
+    node: opened.node,
+    close: () => opened.close().then(() => closeCluster(cluster))
+  }
+}

@@ -1,0 +1,253 @@
+/**
+ * A Redis Cluster as one node: three local masters made one cluster by the
+ * fleet (`redis-cli --cluster create`), reached through ioredis's `Cluster`
+ * client (the node's `cluster` option). The node contract holds on it; each
+ * resource's keys land in one hash slot (`{resource}` tags); a lock of
+ * several resources needs a common tag; a master's restart makes the whole
+ * node sit out the restart quarantine.
+ */
+import { assert, it, layer } from "@effect/vitest"
+import { Context, Effect, Fiber, Layer, Schedule } from "effect"
+import { Cluster } from "ioredis"
+import * as RedisFleet from "../fleet/RedisFleet.js"
+import * as ClusterKeys from "../src/nodes/clusterKeys.js"
+import * as Redlock from "../src/Redlock.js"
+import * as RedisNode from "../src/RedisNode.js"
+import * as Ioredis from "../src/RedisNode/Ioredis.js"
+import * as Iovalkey from "../src/RedisNode/Iovalkey.js"
+import * as NodeRedis from "../src/RedisNode/NodeRedis.js"
+import { InvalidOptions, LockNotAcquired } from "../src/RedlockError.js"
+import { contract, type Harness } from "./contract.js"
+import { nodesOf } from "./driverSuite.js"
+import { failureOf } from "./support.js"
+
+const manager = (nodes: ReadonlyArray<Ioredis.NodeOptions>, options: Redlock.Options = { restartQuarantine: false }) =>
+  Effect.map(
+    Layer.build(Redlock.layer(options).pipe(Layer.provide(Ioredis.layer(nodes)))),
+    (context) => Context.get(context, Redlock.Redlock)
+  )
+
+/** A client of the user's over the cluster, to read and write keys where the cluster keeps them. */
+const userCluster = (fleet: RedisFleet.Fleet) =>
+  Effect.acquireRelease(
+    Effect.sync(() => new Cluster([...fleet.cluster])),
+    (client) => Effect.sync(() => client.disconnect())
+  )
+
+/** Every key of every master. */
+const allKeys = (fleet: RedisFleet.Fleet) =>
+  Effect.map(
+    Effect.forEach(fleet.servers, (server) => server.call("KEYS", "*"), { concurrency: "unbounded" }),
+    (lists) => (lists as ReadonlyArray<ReadonlyArray<string>>).flat().sort()
+  )
+
+/**
+ * The node with every key the contract names put under one tag: the
+ * contract's operations of several keys then run in one slot, through the
+ * cluster node's own key mapping (a key with a tag is kept as it is).
+ */
+const underTag = (node: RedisNode.RedisNode, tag: string): RedisNode.RedisNode => {
+  const promises = node.promises!
+  const keys = (list: ReadonlyArray<string>) => list.map((key) => tag + key)
+  const watch = node.watchReleasesNow!
+  return RedisNode.fromPromises({
+    name: node.name,
+    run: node.run,
+    promises: {
+      acquire: (list, ...rest) => promises.acquire(keys(list), ...rest),
+      acquireInTurn: (list, ...rest) => promises.acquireInTurn(keys(list), ...rest),
+      acquireSlot: (list, ...rest) => promises.acquireSlot(keys(list), ...rest),
+      release: (list, ...rest) => promises.release(keys(list), ...rest),
+      extend: (list, ...rest) => promises.extend(keys(list), ...rest),
+      inspect: (key) => promises.inspect(tag + key),
+      incrementFences: (list, value, fences) => promises.incrementFences(keys(list), value, keys(fences)),
+      commitFences: (list, value, fences, tokens) => promises.commitFences(keys(list), value, keys(fences), tokens)
+    },
+    watchReleasesNow: (key, onRelease) => watch(tag + key, onRelease),
+    ...(node.hearsReleases === undefined ? {} : { hearsReleases: node.hearsReleases })
+  })
+}
+
+const clusterHarness = Effect.gen(function*() {
+  const fleet = yield* RedisFleet.RedisFleet
+  yield* fleet.reset
+  yield* fleet.clusterOk
+  const tag = "{contract}"
+  const [node] = yield* nodesOf(Ioredis.layer([{ cluster: { nodes: fleet.cluster } }]))
+  const user = yield* userCluster(fleet)
+  const harness: Harness = {
+    node: underTag(node, tag),
+    putForeign: (key) => Effect.promise(() => user.rpush(tag + key, "important", "data")),
+    foreignIntact: (key) =>
+      Effect.map(Effect.promise(() => user.lrange(tag + key, 0, -1)), (items) => JSON.stringify(items) === "[\"important\",\"data\"]"),
+    keys: Effect.map(allKeys(fleet), (keys) => keys.map((key) => key.startsWith(tag) ? key.slice(tag.length) : key)),
+    storedKey: (key) => tag + key
+  }
+  return harness
+})
+
+layer(RedisFleet.layerLocal(3, { cluster: true }), { timeout: 60_000, excludeTestServices: true })(
+  "a Redis Cluster as one node",
+  (it) => {
+    contract((name, self) => it.scoped(`contract: ${name}`, self), clusterHarness)
+
+    it.scoped("a resource's keys share its slot: the lock key, its line and a semaphore's slots are tagged with the lock key", () =>
+      Effect.gen(function*() {
+        const fleet = yield* RedisFleet.RedisFleet
+        yield* fleet.reset
+        yield* fleet.clusterOk
+        const redlock = yield* manager([{ cluster: { nodes: fleet.cluster } }])
+        assert.strictEqual(redlock.nodes[0].name, `127.0.0.1:${fleet.servers[0].port} (cluster)`)
+        const lock = yield* redlock.acquire("order:7", { ttl: "10 seconds" })
+        const user = yield* userCluster(fleet)
+        assert.strictEqual(yield* Effect.promise(() => user.get("{redlock:order:7}")), lock.value)
+        assert.deepStrictEqual(yield* allKeys(fleet), ["{redlock:order:7}"], "nothing under the untagged name")
+        yield* redlock.release(lock)
+
+        const permit = yield* redlock.acquirePermit("pool", { limit: 2, ttl: "10 seconds" })
+        const keys = yield* allKeys(fleet)
+        assert.isTrue(keys.length > 0 && keys.every((key) => key.startsWith("{redlock:pool}")), JSON.stringify(keys))
+        yield* redlock.release(permit)
+        assert.deepStrictEqual(yield* allKeys(fleet), [])
+      }).pipe(Effect.scoped))
+
+    it.scoped("a lock of several resources needs a common tag: without one every cluster node refuses it as CrossSlot, sending nothing", () =>
+      Effect.gen(function*() {
+        const fleet = yield* RedisFleet.RedisFleet
+        yield* fleet.reset
+        yield* fleet.clusterOk
+        const redlock = yield* manager([{ cluster: { nodes: fleet.cluster } }])
+        const refused = failureOf(yield* Effect.exit(Effect.scoped(redlock.acquire(["charge", "ship"], { ttl: "1 second", retry: Redlock.noRetry }))))
+        assert.instanceOf(refused, LockNotAcquired)
+        const outcome = (refused as LockNotAcquired).outcomes[0]
+        assert.strictEqual(outcome._tag, "Failed", JSON.stringify(outcome))
+        assert.strictEqual((outcome as Extract<typeof outcome, { _tag: "Failed" }>).error.reason, "CrossSlot")
+        assert.deepStrictEqual(yield* allKeys(fleet), [])
+
+        const lock = yield* redlock.acquire(["{order:7}:charge", "{order:7}:ship"], { ttl: "10 seconds" })
+        assert.deepStrictEqual(yield* allKeys(fleet), ["redlock:{order:7}:charge", "redlock:{order:7}:ship"])
+        // Each fence counter beside its lock key, in the same slot.
+        assert.strictEqual((yield* lock.fencingTokens).length, 2)
+        assert.deepStrictEqual(yield* allKeys(fleet), [
+          "redlock-fence:{order:7}:charge",
+          "redlock-fence:{order:7}:ship",
+          "redlock:{order:7}:charge",
+          "redlock:{order:7}:ship"
+        ])
+        yield* redlock.release(lock)
+      }).pipe(Effect.scoped))
+
+    it.scoped("managers contending through cluster nodes never overlap; a waiter is woken by the release", () =>
+      Effect.gen(function*() {
+        const fleet = yield* RedisFleet.RedisFleet
+        yield* fleet.reset
+        yield* fleet.clusterOk
+        const node: Ioredis.NodeOptions = { cluster: { nodes: fleet.cluster } }
+        const holder = yield* manager([node])
+        const waiter = yield* manager([node])
+        const held = yield* holder.acquire("woken", { ttl: "10 seconds" })
+        const slowRetry = Schedule.spaced("10 seconds").pipe(Schedule.intersect(Schedule.recurs(5)))
+        const waiting = yield* Effect.fork(Effect.scoped(Effect.zipRight(
+          waiter.acquire("woken", { ttl: "10 seconds", retry: slowRetry }),
+          Effect.sync(() => performance.now())
+        )))
+        yield* Effect.sleep("1 second")
+        const released = performance.now()
+        assert.strictEqual((yield* holder.release(held)).status, "Released")
+        const acquired = yield* Fiber.join(waiting).pipe(Effect.timeout("5 seconds"))
+        assert.isBelow(acquired - released, 500, `woken ${Math.round(acquired - released)} ms after the release`)
+
+        // Three managers, ten turns each, one resource: never two inside at once.
+        const managers = [holder, waiter, yield* manager([node])]
+        let inside = 0
+        let most = 0
+        yield* Effect.forEach(managers, (redlock) =>
+          Effect.repeatN(
+            Effect.scoped(Effect.gen(function*() {
+              const lock = yield* redlock.acquire("turns", { ttl: "10 seconds", retry: Redlock.retry({ delay: 20, times: 500 }) })
+              most = Math.max(most, ++inside)
+              yield* Effect.sleep("2 millis")
+              inside--
+              yield* redlock.release(lock)
+            })),
+            9
+          ), { concurrency: "unbounded", discard: true })
+        assert.strictEqual(most, 1)
+        assert.deepStrictEqual(yield* allKeys(fleet), [])
+      }).pipe(Effect.scoped))
+
+    it.scoped("a master's restart (no persistence) makes the whole node sit out the quarantine, whichever slots it held", () =>
+      Effect.gen(function*() {
+        const fleet = yield* RedisFleet.RedisFleet
+        yield* fleet.reset
+        yield* fleet.clusterOk
+        const node: Ioredis.NodeOptions = { cluster: { nodes: fleet.cluster }, connectTimeout: "500 millis" }
+        const guarded = yield* manager([node], { maxTtl: "2 seconds" })
+        const before = guarded.nodes[0].run()
+        assert.strictEqual(before._tag, "Known")
+        // It votes once its youngest master has been up maxTtl (the fleet was started a moment ago).
+        const lock = yield* guarded.acquire("a", { ttl: "1 second", retry: Redlock.retry({ delay: 100, times: 100 }) })
+        yield* guarded.release(lock)
+
+        yield* fleet.servers[1].kill
+        yield* fleet.servers[1].start
+        yield* fleet.clusterOk
+        // The node reads every master's run again once the restarted one is back.
+        yield* Effect.sync(() => guarded.nodes[0].run()).pipe(
+          Effect.filterOrFail(
+            (run) => run._tag === "Known" && before._tag === "Known" && run.id !== before.id,
+            (run) => `the restart is not seen yet: ${JSON.stringify(run)}`
+          ),
+          Effect.retry(Schedule.spaced("100 millis").pipe(Schedule.upTo("20 seconds")))
+        )
+        const abstained = failureOf(yield* Effect.exit(Effect.scoped(guarded.acquire("a", { ttl: "1 second", retry: Redlock.noRetry }))))
+        assert.instanceOf(abstained, LockNotAcquired)
+        const outcome = (abstained as LockNotAcquired).outcomes[0]
+        assert.strictEqual(outcome._tag, "Abstained", JSON.stringify(outcome))
+        assert.match((outcome as { readonly detail: string }).detail, /server started \d\.\d s ago.*restart quarantine.*no AOF/)
+      }).pipe(Effect.scoped))
+
+    it.scoped("iovalkey's Cluster client serves cluster nodes too", () =>
+      Effect.gen(function*() {
+        const fleet = yield* RedisFleet.RedisFleet
+        yield* fleet.reset
+        yield* fleet.clusterOk
+        const [node] = yield* nodesOf(Iovalkey.layer([{ cluster: { nodes: fleet.cluster } }]))
+        assert.isTrue(yield* node.acquire(["k"], "v", 10_000))
+        assert.deepStrictEqual(yield* allKeys(fleet), ["{k}"])
+        assert.strictEqual(yield* node.release(["k"], "v", true), 1)
+      }))
+  }
+)
+
+it.scoped("a cluster option that is malformed, beside a sentinel, a db or waitForReplicas, or given to node-redis nodes, is InvalidOptions", () =>
+  Effect.gen(function*() {
+    const nodes = [{ host: "127.0.0.1", port: 1 }]
+    const cases: ReadonlyArray<readonly [Ioredis.NodeOptions, string]> = [
+      [{ cluster: { nodes: [] } }, "cluster.nodes"],
+      [{ cluster: { nodes: [{ host: "h", port: 0 }] } }, "cluster.nodes"],
+      [{ cluster: { nodes }, sentinel: { master: "m", sentinels: nodes } }, "not both"],
+      [{ cluster: { nodes }, db: 2 }, "database 0 only"],
+      [{ cluster: { nodes }, waitForReplicas: { replicas: 1, timeout: "10 millis" } }, "waitForReplicas"]
+    ]
+    for (const [options, says] of cases) {
+      const error = failureOf(yield* Effect.exit(Layer.build(Ioredis.layer([options]))))
+      assert.instanceOf(error, InvalidOptions, says)
+      assert.include((error as InvalidOptions).message, says)
+    }
+    const unsupported = { cluster: { nodes } } as unknown as NodeRedis.NodeOptions
+    const error = failureOf(yield* Effect.exit(Layer.build(NodeRedis.layer([unsupported]))))
+    assert.instanceOf(error, InvalidOptions)
+    assert.include((error as InvalidOptions).message, "use ioredis or iovalkey nodes")
+  }))
+
+it("cluster keys: a key with a hash tag is kept; any other gets its lock key as its tag, derived keys (after a NUL) the same", () => {
+  assert.strictEqual(ClusterKeys.hashTag("a{b}c"), "b")
+  assert.strictEqual(ClusterKeys.hashTag("a{}c{d}"), undefined, "an empty first tag means the whole key, as Redis reads it")
+  assert.strictEqual(ClusterKeys.hashTag("a{b"), undefined)
+  assert.strictEqual(ClusterKeys.clusterKey("redlock:{order:7}:charge"), "redlock:{order:7}:charge")
+  assert.strictEqual(ClusterKeys.clusterKey("redlock:order"), "{redlock:order}")
+  assert.strictEqual(ClusterKeys.clusterKey("redlock:pool\u0000permit3"), "{redlock:pool}\u0000permit3")
+  assert.strictEqual(ClusterKeys.clusterKey("redlock:a{b"), "{redlock:a{b}")
+  assert.strictEqual(ClusterKeys.hashTag(ClusterKeys.clusterKey("redlock:a{b")), "redlock:a{b")
+})
