@@ -37,10 +37,11 @@ const memoryKind: Kind = {
   ).pipe(Layer.provideMerge(RedisNode.layerMemory(3)))
 }
 
-/** Nodes of one driver on 3 fresh redis-servers. */
+/** Nodes of one driver on 3 fresh redis-servers (each a Redis Cluster of its own with `clusters`). */
 const redisKind = (
   name: string,
-  nodesOf: (fleet: RedisFleet["Service"]) => Layer.Layer<RedisNode.RedisNodes, RedlockError.InvalidOptions>
+  nodesOf: (fleet: RedisFleet["Service"]) => Layer.Layer<RedisNode.RedisNodes, RedlockError.InvalidOptions>,
+  fleetOptions: { readonly clusters?: boolean } = {}
 ): Kind => ({
   name,
   nodes: Layer.unwrap(Effect.map(RedisFleet, (fleet) =>
@@ -49,12 +50,19 @@ const redisKind = (
       Layer.succeed(Probe, Probe.of({
         keys: Effect.forEach(fleet.servers, (server) => Effect.promise(() => server.admin.keys("*")))
       }))
-    ))).pipe(Layer.provide(layerLocal(3)))
+    ))).pipe(Layer.provide(layerLocal(3, fleetOptions)))
 })
 
 const ioredisKind = redisKind("ioredis nodes on 3 redis-servers", (fleet) => Ioredis.layer(fleet.nodes))
 
 const iovalkeyKind = redisKind("iovalkey nodes on 3 redis-servers", (fleet) => Iovalkey.layer(fleet.nodes))
+
+// Each node a Redis Cluster (of one master here; test/cluster.test.ts of the Effect 3 line runs three): keys tagged by resource.
+const clusterKind = redisKind(
+  "ioredis cluster nodes on 3 one-master Redis Clusters",
+  (fleet) => Ioredis.layer(fleet.nodes.map((node) => ({ cluster: { nodes: [node] } }))),
+  { clusters: true }
+)
 
 const nodeRedisKind = redisKind("node-redis nodes on 3 redis-servers", (fleet) => NodeRedis.layer(fleet.nodes))
 
@@ -77,7 +85,7 @@ const nodeRedisClientsKind = redisKind("node-redis clients of the user's on 3 re
 // The servers were started a moment ago: without the restart quarantine (tested on its own), they vote at once.
 const options: Redlock.Options = { restartQuarantine: false }
 
-for (const kind of [memoryKind, ioredisKind, iovalkeyKind, nodeRedisKind, nodeRedisClientsKind]) {
+for (const kind of [memoryKind, ioredisKind, iovalkeyKind, clusterKind, nodeRedisKind, nodeRedisClientsKind]) {
   const live = () => Redlock.layer(options).pipe(Layer.provideMerge(kind.nodes))
   const keysNow = Effect.flatMap(Probe, (probe) => probe.keys)
 
@@ -212,4 +220,24 @@ describe("ioredis nodes on servers started a moment ago, restart quarantine on (
       assert.isAtLeast(abstained.length, 2)
       for (const outcome of abstained) assert.include(outcome._tag === "Abstained" ? outcome.detail : "", "votes again in")
     }).pipe(Effect.provide(Redlock.layer().pipe(Layer.provideMerge(ioredisKind.nodes)))))
+})
+
+describe("ioredis cluster nodes: a resource's keys in one hash slot", () => {
+  it.live("keys carry their lock key as hash tag; a lock of resources without a common tag is refused CrossSlot on every node, with one granted", () =>
+    Effect.gen(function*() {
+      const redlock = yield* Redlock.Redlock
+      const keysNow = Effect.flatMap(Probe, (probe) => probe.keys)
+      const lock = yield* redlock.acquire("order:7", { ttl: "5 seconds" })
+      assert.deepStrictEqual(yield* keysNow, [["{redlock:order:7}"], ["{redlock:order:7}"], ["{redlock:order:7}"]])
+      yield* redlock.release(lock)
+
+      const refused = yield* Effect.flip(Effect.scoped(redlock.acquire(["charge", "ship"], { ttl: "1 second", retry: Redlock.noRetry })))
+      const outcomes = refused._tag === "LockNotAcquired" ? refused.outcomes : []
+      assert.deepStrictEqual(outcomes.map((outcome) => outcome._tag === "Failed" ? outcome.error.reason : outcome._tag), ["CrossSlot", "CrossSlot", "CrossSlot"])
+      assert.deepStrictEqual(yield* keysNow, [[], [], []])
+
+      const both = yield* redlock.acquire(["{order:7}:charge", "{order:7}:ship"], { ttl: "5 seconds" })
+      for (const keys of yield* keysNow) assert.deepStrictEqual([...keys].sort(), ["redlock:{order:7}:charge", "redlock:{order:7}:ship"])
+      yield* redlock.release(both)
+    }).pipe(Effect.scoped, Effect.provide(Redlock.layer(options).pipe(Layer.provideMerge(clusterKind.nodes)))))
 })

@@ -66,7 +66,17 @@ const ready = async (admin: Redis, withinMillis: number): Promise<void> => {
   }
 }
 
-const startServer = (replicaOf?: number) => Effect.acquireRelease(
+/** Until `CLUSTER INFO` says the cluster is ok, at most `withinMillis`. */
+const clusterOk = async (admin: Redis, withinMillis: number): Promise<void> => {
+  const giveUpAt = Date.now() + withinMillis
+  while (!String(await admin.call("CLUSTER", "INFO")).includes("cluster_state:ok")) {
+    if (Date.now() > giveUpAt) throw new Error("the cluster did not become ok")
+    await new Promise((resolve) => setTimeout(resolve, 50))
+  }
+}
+
+/** A server; with `cluster`, a cluster of its own: every hash slot on it. */
+const startServer = (replicaOf?: number, cluster = false) => Effect.acquireRelease(
   Effect.promise(async () => {
     const port = await freePort()
     const dir = Fs.mkdtempSync(Path.join(Os.tmpdir(), "effect-redlock-v4-fleet-"))
@@ -74,13 +84,19 @@ const startServer = (replicaOf?: number) => Effect.acquireRelease(
       "redis-server",
       [
         "--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", dir, "--logfile", Path.join(dir, "redis.log"),
-        ...(replicaOf === undefined ? [] : ["--replicaof", "127.0.0.1", String(replicaOf)])
+        ...(replicaOf === undefined ? [] : ["--replicaof", "127.0.0.1", String(replicaOf)]),
+        // A cluster that never met another node announces no address of its own: ioredis could not reach it.
+        ...(cluster ? ["--cluster-enabled", "yes", "--cluster-config-file", Path.join(dir, "nodes.conf"), "--cluster-announce-ip", "127.0.0.1"] : [])
       ],
       { stdio: "ignore" }
     )
     const admin = new Redis({ host: "127.0.0.1", port, retryStrategy: () => 50, maxRetriesPerRequest: null })
     admin.on("error", () => {}) // it reconnects on its own; errors surface on the commands
     await ready(admin, 10_000)
+    if (cluster) {
+      await admin.call("CLUSTER", "ADDSLOTSRANGE", "0", "16383")
+      await clusterOk(admin, 10_000)
+    }
     const server: RedisServer = {
       port,
       admin,
@@ -128,15 +144,23 @@ const startSentinel = (masters: ReadonlyArray<RedisServer>) => Effect.acquireRel
     })
 )
 
-/** `n` servers, started concurrently; with `replicas`, then one replica of each; with `sentinels`, a Sentinel. */
+/**
+ * `n` servers, started concurrently; with `replicas`, then one replica of
+ * each; with `sentinels`, a Sentinel; with `clusters`, each server a Redis
+ * Cluster of one master.
+ */
 export const layerLocal = (
   n: number,
-  options: { readonly replicas?: boolean; readonly sentinels?: boolean } = {}
+  options: { readonly replicas?: boolean; readonly sentinels?: boolean; readonly clusters?: boolean } = {}
 ): Layer.Layer<RedisFleet> =>
   Layer.effect(
     RedisFleet,
     Effect.gen(function*() {
-      const started = yield* Effect.forEach(Array.from({ length: n }), () => startServer(), { concurrency: "unbounded" })
+      const started = yield* Effect.forEach(
+        Array.from({ length: n }),
+        () => startServer(undefined, options.clusters === true),
+        { concurrency: "unbounded" }
+      )
       const replicas = options.replicas !== true ? [] : yield* Effect.forEach(
         started,
         ({ server }) => startServer(server.port),
