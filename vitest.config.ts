@@ -30,7 +30,7 @@ export default defineConfig({
         // the usual ways (RESP3 is ioredis 6's default).
         extends: true,
         resolve: { alias: [{ find: /^ioredis$/, replacement: "ioredis6" }] },
-        test: { name: "ioredis 6", include: ["test/contract.test.ts", "test/ioredis.test.ts", "test/release-channel.test.ts"] }
+        test: { name: "ioredis 6", include: ["test/contract.test.ts", "test/ioredis.test.ts", "test/release-channel.test.ts", "test/cluster.test.ts"] }
       },
       {
         // node-redis ("redis") is a peer of either major: its nodes' tests run on 5 too (the dev dependency

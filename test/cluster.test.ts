@@ -13,6 +13,7 @@ import * as RedisFleet from "../fleet/RedisFleet.js"
 import * as ClusterKeys from "../src/nodes/clusterKeys.js"
 import * as Redlock from "../src/Redlock.js"
 import * as RedisNode from "../src/RedisNode.js"
+import { makeRedlock } from "../src/Promise.js"
 import * as Ioredis from "../src/RedisNode/Ioredis.js"
 import * as Iovalkey from "../src/RedisNode/Iovalkey.js"
 import * as NodeRedis from "../src/RedisNode/NodeRedis.js"
@@ -206,6 +207,21 @@ layer(RedisFleet.layerLocal(3, { cluster: true }), { timeout: 60_000, excludeTes
         assert.strictEqual(outcome._tag, "Abstained", JSON.stringify(outcome))
         assert.match((outcome as { readonly detail: string }).detail, /server started \d\.\d s ago.*restart quarantine.*no AOF/)
       }).pipe(Effect.scoped))
+
+    it.scoped("effect-redlock/Promise takes the cluster option as it is: the lock key lands tagged, the release deletes it", () =>
+      Effect.gen(function*() {
+        const fleet = yield* RedisFleet.RedisFleet
+        yield* fleet.reset
+        yield* fleet.clusterOk
+        const redlock = yield* Effect.acquireRelease(
+          Effect.promise(() => makeRedlock([{ cluster: { nodes: fleet.cluster } }], { restartQuarantine: false })),
+          (redlock) => Effect.promise(() => redlock.close())
+        )
+        const lock = yield* Effect.promise(() => redlock.acquire("p:cluster", { ttl: 10_000 }))
+        assert.deepStrictEqual(yield* allKeys(fleet), ["{redlock:p:cluster}"])
+        yield* Effect.promise(() => redlock.release(lock))
+        assert.deepStrictEqual(yield* allKeys(fleet), [])
+      }))
 
     it.scoped("iovalkey's Cluster client serves cluster nodes too", () =>
       Effect.gen(function*() {
