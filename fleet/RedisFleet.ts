@@ -215,7 +215,8 @@ const startLocalServer = (
       args.push(...(options.persistence === true ? ["--appendonly", "yes", "--appendfsync", "always"] : ["--appendonly", "no"]))
       if (options.password !== undefined) args.push("--requirepass", options.password)
       if (options.password !== undefined && replicaOf !== undefined) args.push("--masterauth", options.password)
-      if (replicaOf !== undefined) args.push("--replicaof", "127.0.0.1", String(replicaOf))
+      // A cluster's replica is made one by the cluster (CLUSTER REPLICATE, createCluster).
+      if (replicaOf !== undefined && options.cluster !== true) args.push("--replicaof", "127.0.0.1", String(replicaOf))
       if (options.cluster === true) {
         args.push("--cluster-enabled", "yes", "--cluster-config-file", `${dir}/nodes.conf`, "--cluster-node-timeout", "1000")
       }
@@ -291,7 +292,7 @@ export const layerLocal = (n: number, options: FleetOptions = {}): Layer.Layer<R
       const sentinels = options.sentinels !== true ? [] : [yield* startLocalSentinel(dir, servers, options, scope)]
       const fleet = makeFleet(servers, replicas, sentinels, options)
       if (options.cluster === true) {
-        yield* createCluster(servers, options)
+        yield* createCluster(servers, replicas, options)
         yield* fleet.clusterOk.pipe(
           Effect.mapError((cause) => new FleetError({ message: "the cluster did not become ok", cause }))
         )
@@ -350,8 +351,11 @@ const startLocalSentinel = (
     return { port }
   })
 
-/** `redis-cli --cluster create` over `servers`: each a master of an equal share of the slots. */
-const createCluster = (servers: ReadonlyArray<RedisServer>, options: FleetOptions) =>
+/**
+ * `redis-cli --cluster create` over `servers`: each a master of an equal
+ * share of the slots; then `replicas[i]` joins as the replica of `servers[i]`.
+ */
+const createCluster = (servers: ReadonlyArray<RedisServer>, replicas: ReadonlyArray<RedisServer>, options: FleetOptions) =>
   Effect.gen(function*() {
     const args = ["--cluster", "create", ...servers.map((server) => `127.0.0.1:${server.port}`), "--cluster-yes"]
     if (options.password !== undefined) args.push("-a", options.password, "--no-auth-warning")
@@ -359,6 +363,16 @@ const createCluster = (servers: ReadonlyArray<RedisServer>, options: FleetOption
       Effect.mapError((cause) => new FleetError({ message: `cannot run redis-cli --cluster create: ${cause.message}`, cause }))
     )
     if (exitCode !== 0) return yield* new FleetError({ message: `redis-cli --cluster create exited with ${exitCode}` })
+    yield* Effect.forEach(replicas, (replica, i) =>
+      Effect.gen(function*() {
+        const master = servers[i]
+        const masterId = String(yield* master.call("CLUSTER", "MYID"))
+        yield* replica.call("CLUSTER", "MEET", "127.0.0.1", master.port)
+        // Once the replica knows the master (the handshake takes a moment).
+        yield* replica.call("CLUSTER", "REPLICATE", masterId).pipe(
+          Effect.retry(Schedule.spaced("100 millis").pipe(Schedule.upTo("10 seconds")))
+        )
+      }), { discard: true })
   })
 
 const makeFleet = (

@@ -236,6 +236,49 @@ layer(RedisFleet.layerLocal(3, { cluster: true }), { timeout: 60_000, excludeTes
   }
 )
 
+layer(RedisFleet.layerLocal(3, { cluster: true, replicas: true }), { timeout: 60_000, excludeTestServices: true })(
+  "a Redis Cluster with replicas as one node",
+  (it) => {
+    it.scoped("a master's failover: the node follows it, the lock survives on the promoted replica, and the node abstains for the quarantine", () =>
+      Effect.gen(function*() {
+        const fleet = yield* RedisFleet.RedisFleet
+        yield* fleet.clusterOk
+        const node: Ioredis.NodeOptions = { cluster: { nodes: fleet.cluster } }
+        // The fleet was started a moment ago: the quarantine would keep it from voting, for the holder only.
+        const holder = yield* manager([node])
+        const guarded = yield* manager([node], { maxTtl: "10 seconds" })
+        const before = guarded.nodes[0].run()
+        assert.strictEqual(before._tag, "Known")
+        const lock = yield* holder.acquire("failover", { ttl: "10 seconds" })
+        const holding = yield* Effect.forEach(fleet.servers, (server) => server.call("GET", "{redlock:failover}").pipe(Effect.orElseSucceed(() => null)))
+        const master = holding.findIndex((value) => value === lock.value)
+        assert.isAtLeast(master, 0, "one master holds it")
+        // On its replica before the master goes (replication is asynchronous: WAIT answers once it is).
+        yield* fleet.replicasInSync
+
+        yield* fleet.servers[master].kill
+        // The cluster promotes the replica after its node timeout (1 s); the node reads every master's run again.
+        yield* Effect.sync(() => guarded.nodes[0].run()).pipe(
+          Effect.filterOrFail(
+            (run) => run._tag === "Known" && before._tag === "Known" && run.id !== before.id,
+            (run) => `the failover is not seen yet: ${JSON.stringify(run)}`
+          ),
+          Effect.retry(Schedule.spaced("100 millis").pipe(Schedule.upTo("20 seconds")))
+        )
+        // The lock survived: another acquirer is refused while it is valid.
+        const refused = failureOf(yield* Effect.exit(Effect.scoped(holder.acquire("failover", { ttl: "1 second", retry: Redlock.noRetry }))))
+        assert.instanceOf(refused, LockNotAcquired)
+        assert.strictEqual((refused as LockNotAcquired).reason, "Held")
+        // A manager that keeps the quarantine does not count the cluster's vote yet, and says why.
+        const abstained = failureOf(yield* Effect.exit(Effect.scoped(guarded.acquire("other", { ttl: "1 second", retry: Redlock.noRetry }))))
+        assert.instanceOf(abstained, LockNotAcquired)
+        const outcome = (abstained as LockNotAcquired).outcomes[0]
+        assert.strictEqual(outcome._tag, "Abstained", JSON.stringify(outcome))
+        assert.include((outcome as { readonly detail: string }).detail, "another server than before")
+      }).pipe(Effect.scoped))
+  }
+)
+
 it.scoped("a cluster option that is malformed, beside a sentinel, a db or waitForReplicas, or given to node-redis nodes, is InvalidOptions", () =>
   Effect.gen(function*() {
     const nodes = [{ host: "127.0.0.1", port: 1 }]
