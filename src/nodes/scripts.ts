@@ -64,9 +64,9 @@ return 1
  * being sent them: a release then sends what the plain compare-and-delete
  * sends (one key, one value), where naming the line's keys cost 17% more
  * client instructions per lock+unlock at N = 1 (bench/README.md). Redis runs
- * keys a script did not declare on a standalone master, which every node is
- * (independent masters); a Redis Cluster would refuse these scripts either
- * way, since a lock key and its line's keys hash to different slots.
+ * keys a script did not declare on a standalone master; a Redis Cluster runs
+ * them when they hash to the script's slot, which they do on a cluster node
+ * (clusterKeys.ts: a lock key's hash tag covers the keys derived from it).
  */
 // A line's queue key, as the scripts name it (the memory node lists it among a node's keys).
 export const queueKey = (line: string): string => line + "\u0000queue"

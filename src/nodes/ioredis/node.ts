@@ -1,7 +1,8 @@
 /**
  * The ioredis driver: a node over one client of the ioredis family (ioredis
  * 5 or 6, iovalkey), made by us from connection options or the user's own,
- * and its release announcements on a duplicate of it (releaseSubscriber.ts).
+ * and its release announcements on a duplicate of it (releaseSubscriber.ts);
+ * or over a cluster client of ours (cluster.ts).
  * The node itself is driverNode.ts. The library is handed in by each public
  * module (`IoredisLibrary`), so that none is loaded but the user's.
  *
