@@ -216,8 +216,23 @@ export const connectionOf = (cluster: IoredisCluster): Connection => ({
   waitForReplicas: () => Promise.reject(new Error("WAIT is not available on cluster nodes")),
   info: (section) => combinedInfo(cluster, section),
   configGet: (name) => combinedConfig(cluster, name),
-  beforeSend: () => {}
+  beforeSend: writeBatcher(cluster)
 })
+
+/** As the plain node's (commands.ts writeBatcher): one turn's writes to each master gathered into one. */
+const writeBatcher = (cluster: IoredisCluster): (() => void) => {
+  let corked: ReadonlyArray<NonNullable<IoredisClient["stream"]>> | undefined
+  return () => {
+    if (corked !== undefined) return
+    const streams = cluster.nodes("master").flatMap((client) => client.stream?.writable === true ? [client.stream] : [])
+    streams.forEach((stream) => stream.cork())
+    corked = streams
+    process.nextTick(() => {
+      corked = undefined
+      streams.forEach((stream) => stream.uncork())
+    })
+  }
+}
 
 /** Release announcements over a duplicate of the cluster client, closed with them. */
 const releases = (cluster: IoredisCluster): DriverNode.Releases => {
