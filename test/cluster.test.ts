@@ -223,6 +223,28 @@ layer(RedisFleet.layerLocal(3, { cluster: true }), { timeout: 60_000, excludeTes
         assert.deepStrictEqual(yield* allKeys(fleet), [])
       }))
 
+    it.scoped("a Cluster client of the user's (lazyConnect) is one node too: connected, used, never closed; no waitForReplicas beside it", () =>
+      Effect.gen(function*() {
+        const fleet = yield* RedisFleet.RedisFleet
+        yield* fleet.reset
+        yield* fleet.clusterOk
+        const client = yield* Effect.acquireRelease(
+          Effect.sync(() => new Cluster([...fleet.cluster], { lazyConnect: true })),
+          (client) => Effect.sync(() => client.disconnect())
+        )
+        yield* Effect.scoped(Effect.gen(function*() {
+          const redlock = yield* manager([{ client }])
+          assert.match(redlock.nodes[0].name, /^127\.0\.0\.1:\d+ \(cluster\)$/)
+          const lock = yield* redlock.acquire(["{order:8}:a", "{order:8}:b"], { ttl: "10 seconds" })
+          assert.deepStrictEqual(yield* allKeys(fleet), ["redlock:{order:8}:a", "redlock:{order:8}:b"])
+          yield* redlock.release(lock)
+        }))
+        assert.strictEqual(client.status, "ready", "the user's client is left open")
+        const error = failureOf(yield* Effect.exit(Layer.build(Ioredis.layer([{ client, waitForReplicas: { replicas: 1, timeout: "10 millis" } }]))))
+        assert.instanceOf(error, InvalidOptions)
+        assert.include((error as InvalidOptions).message, "not available on cluster nodes")
+      }))
+
     it.scoped("iovalkey's Cluster client serves cluster nodes too", () =>
       Effect.gen(function*() {
         const fleet = yield* RedisFleet.RedisFleet

@@ -135,6 +135,8 @@ export interface Driver<Client> {
   readonly connectUserClient: (client: Client) => void
   /** Whether its clients can follow a Sentinel (the `sentinel` option). */
   readonly sentinels: boolean
+  /** Whether a user's client is a cluster client (the node is then the whole cluster); none: never. */
+  readonly isCluster?: (client: Client) => boolean
   readonly open: (client: Client, settings: DriverNode.NodeSettings) => Promise<DriverNode.OpenNode>
   /** A Redis Cluster as one node, over a client of ours that the node's `close` closes (the `cluster` option); none: not served. */
   readonly openCluster?: (
@@ -206,6 +208,9 @@ export const make = <Client>(driver: Driver<Client>) =>
     const settings = yield* nodeSettings(nodeOptions)
     if ("client" in nodeOptions) {
       const client = nodeOptions.client
+      if (settings.replicas !== undefined && driver.isCluster?.(client) === true) {
+        return yield* new InvalidOptions({ option: "waitForReplicas", detail: "not available on cluster nodes" }, true)
+      }
       driver.connectUserClient(client)
       return yield* opened((settings) => driver.open(client, settings), nodeOptions.name ?? driver.clientName(client), 1000, settings)
     }

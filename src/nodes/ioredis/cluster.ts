@@ -25,11 +25,13 @@ import type { IoredisClient } from "./client.js"
 
 /** A cluster client of the ioredis family, as the driver uses it. */
 export interface IoredisCluster {
+  readonly isCluster: boolean
   readonly status: string
   on(event: string, listener: (...args: Array<any>) => void): unknown
   off(event: string, listener: (...args: Array<any>) => void): unknown
   /** The client of each node of the cluster, as the client knows them now. */
   nodes(role: "master"): ReadonlyArray<IoredisClient>
+  connect(): Promise<unknown>
   quit(): Promise<unknown>
   disconnect(reconnect?: boolean): void
   duplicate(startupNodes?: Array<never>, options?: { readonly enableOfflineQueue?: boolean }): IoredisCluster
@@ -100,6 +102,31 @@ export const closeCluster = async (cluster: IoredisCluster): Promise<void> => {
     clearTimeout(timer)
   }
   cluster.disconnect()
+}
+
+/** Whether a client the user hands in is a cluster client (ioredis and iovalkey mark theirs). */
+export const isCluster = (client: object): client is IoredisCluster => (client as { readonly isCluster?: unknown }).isCluster === true
+
+/**
+ * A user's cluster client: the node name it gets by default, from the first
+ * node it was made with (a field the libraries keep private but set, read
+ * as a plain object's), as the `cluster` option's nodes are named.
+ */
+export const clusterName = (cluster: IoredisCluster): string => {
+  const [first] = (cluster as { readonly startupNodes?: ReadonlyArray<unknown> }).startupNodes ?? []
+  const address = typeof first === "string"
+    ? first
+    : typeof first === "number"
+    ? `127.0.0.1:${first}`
+    : typeof first === "object" && first !== null
+    ? `${(first as { host?: string }).host ?? "127.0.0.1"}:${(first as { port?: number }).port ?? 6379}`
+    : undefined
+  return address === undefined ? "cluster" : `${address} (cluster)`
+}
+
+/** A user's cluster client made with `lazyConnect` and not connected yet is connected now, as its first command would. */
+export const connectIfLazy = (cluster: IoredisCluster): void => {
+  if (cluster.status === "wait") cluster.connect().catch(() => {})
 }
 
 /** Every master's answer to `ask`, once the client knows the cluster's masters. */

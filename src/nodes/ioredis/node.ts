@@ -114,15 +114,25 @@ export const open = (
 ): Promise<DriverNode.OpenNode> =>
   DriverNode.open(connectionOf(client, library), settings, () => ReleaseSubscriber.open(client))
 
-/** The driver over `library` (ioredis or iovalkey), as each line's driver modules take it (internal/driverNodes.ts). */
-export const driverOf = <Client extends IoredisClient>(library: IoredisLibrary<Client>) => ({
-  newClient: (address: Address, connectTimeoutMillis: number): Client => newClient(library, address, connectTimeoutMillis),
-  closeClient,
-  clientName,
-  connectUserClient: connectIfLazy,
+/**
+ * The driver over `library` (ioredis or iovalkey), as each line's driver
+ * modules take it (internal/driverNodes.ts). A user's client may be a
+ * cluster client of the library: the node is then the whole cluster (cluster.ts).
+ */
+export const driverOf = <Client extends IoredisClient, UserCluster extends Cluster.IoredisCluster>(
+  library: IoredisLibrary<Client>
+) => ({
+  newClient: (address: Address, connectTimeoutMillis: number): Client | UserCluster =>
+    newClient(library, address, connectTimeoutMillis),
+  closeClient: (client: Client | UserCluster): Promise<void> =>
+    Cluster.isCluster(client) ? Cluster.closeCluster(client) : closeClient(client),
+  clientName: (client: Client | UserCluster): string => Cluster.isCluster(client) ? Cluster.clusterName(client) : clientName(client),
+  connectUserClient: (client: Client | UserCluster): void =>
+    Cluster.isCluster(client) ? Cluster.connectIfLazy(client) : connectIfLazy(client),
   sentinels: true,
-  open: (client: Client, settings: DriverNode.NodeSettings): Promise<DriverNode.OpenNode> =>
-    open(library, client, settings),
+  isCluster: (client: Client | UserCluster): boolean => Cluster.isCluster(client),
+  open: (client: Client | UserCluster, settings: DriverNode.NodeSettings): Promise<DriverNode.OpenNode> =>
+    Cluster.isCluster(client) ? Cluster.open(client, settings) : open(library, client, settings),
   openCluster: (address: Address, connectTimeoutMillis: number, settings: DriverNode.NodeSettings) =>
     Cluster.openNew(library.newCluster, address, connectTimeoutMillis, settings)
 })

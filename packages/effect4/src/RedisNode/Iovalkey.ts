@@ -29,15 +29,17 @@ import type { InvalidOptions } from "../RedlockError.js"
 export type ConnectionOptions = DriverNodes.ConnectionOptions
 
 /**
- * An iovalkey client the user owns: used as it is and never closed (a client
- * made with `lazyConnect` is connected, as its first command would). Prefer
- * {@link ConnectionOptions}: a client with an offline queue makes a down node
- * cost the full per-node timeout instead of failing fast.
+ * An iovalkey client the user owns (a `Redis`, or a `Cluster`: the whole
+ * cluster is then one node, as with the `cluster` option): used as it is and
+ * never closed (a client made with `lazyConnect` is connected, as its first
+ * command would). Prefer {@link ConnectionOptions}: a client with an offline
+ * queue makes a down node cost the full per-node timeout instead of failing
+ * fast.
  *
  * @since 0.2.0
  * @category models
  */
-export type ClientOptions = DriverNodes.ClientOptions<Redis>
+export type ClientOptions = DriverNodes.ClientOptions<Redis | Cluster>
 
 /**
  * @since 0.2.0
@@ -64,7 +66,7 @@ export const defaultMaxPendingCommands: number = DriverNodes.defaultMaxPendingCo
  */
 export const fromUrl: (url: string) => Option.Option<ConnectionOptions> = DriverNodes.fromUrl
 
-const driver: DriverNodes.Driver<Redis> = IoredisNode.driverOf({
+const driver: DriverNodes.Driver<Redis | Cluster> = IoredisNode.driverOf<Redis, Cluster>({
   newClient: (options) => new Redis(options),
   Command,
   newCluster: (nodes, options) => new Cluster([...nodes], options)
