@@ -110,6 +110,19 @@ layer(RedisFleet.layerLocal(3, { cluster: true }), { timeout: 60_000, excludeTes
         assert.isTrue(keys.length > 0 && keys.every((key) => key.startsWith("{redlock:pool}")), JSON.stringify(keys))
         yield* redlock.release(permit)
         assert.deepStrictEqual(yield* allKeys(fleet), [])
+
+        // A read-write lock's read slots too: readers together, a writer after them.
+        const readers = [yield* redlock.acquireRead("doc", { ttl: "10 seconds" }), yield* redlock.acquireRead("doc", { ttl: "10 seconds" })]
+        const readKeys = yield* allKeys(fleet)
+        assert.isTrue(readKeys.length > 0 && readKeys.every((key) => key.startsWith("{redlock:doc}")), JSON.stringify(readKeys))
+        // Another process's writer (this one holding reads would be refused as SelfDeadlock).
+        const other = yield* manager([{ cluster: { nodes: fleet.cluster } }])
+        const writerRefused = failureOf(yield* Effect.exit(Effect.scoped(other.acquireWrite("doc", { ttl: "1 second", retry: Redlock.noRetry }))))
+        assert.instanceOf(writerRefused, LockNotAcquired)
+        for (const reader of readers) yield* redlock.release(reader)
+        const writer = yield* other.acquireWrite("doc", { ttl: "10 seconds" })
+        yield* other.release(writer)
+        assert.deepStrictEqual(yield* allKeys(fleet), [])
       }).pipe(Effect.scoped))
 
     it.scoped("a lock of several resources needs a common tag: without one every cluster node refuses it as CrossSlot, sending nothing", () =>
@@ -223,7 +236,7 @@ layer(RedisFleet.layerLocal(3, { cluster: true }), { timeout: 60_000, excludeTes
         assert.deepStrictEqual(yield* allKeys(fleet), [])
       }))
 
-    it.scoped("a Cluster client of the user's (lazyConnect) is one node too: connected, used, never closed; no waitForReplicas beside it", () =>
+    it.scoped("a Cluster client of the user's (lazyConnect) is one node too: connected, used, its waiters woken, never closed; no waitForReplicas beside it", () =>
       Effect.gen(function*() {
         const fleet = yield* RedisFleet.RedisFleet
         yield* fleet.reset
@@ -237,7 +250,18 @@ layer(RedisFleet.layerLocal(3, { cluster: true }), { timeout: 60_000, excludeTes
           assert.match(redlock.nodes[0].name, /^127\.0\.0\.1:\d+ \(cluster\)$/)
           const lock = yield* redlock.acquire(["{order:8}:a", "{order:8}:b"], { ttl: "10 seconds" })
           assert.deepStrictEqual(yield* allKeys(fleet), ["redlock:{order:8}:a", "redlock:{order:8}:b"])
+          // A waiter over the same lazy client hears the release (its announcements' connection connects on its own).
+          const waiter = yield* manager([{ client }])
+          const slowRetry = Schedule.spaced("10 seconds").pipe(Schedule.intersect(Schedule.recurs(5)))
+          const waiting = yield* Effect.fork(Effect.scoped(Effect.zipRight(
+            waiter.acquire(["{order:8}:a"], { ttl: "10 seconds", retry: slowRetry }),
+            Effect.sync(() => performance.now())
+          )))
+          yield* Effect.sleep("1 second")
+          const released = performance.now()
           yield* redlock.release(lock)
+          const acquired = yield* Fiber.join(waiting).pipe(Effect.timeout("5 seconds"))
+          assert.isBelow(acquired - released, 500, `woken ${Math.round(acquired - released)} ms after the release`)
         }))
         assert.strictEqual(client.status, "ready", "the user's client is left open")
         const error = failureOf(yield* Effect.exit(Layer.build(Ioredis.layer([{ client, waitForReplicas: { replicas: 1, timeout: "10 millis" } }]))))

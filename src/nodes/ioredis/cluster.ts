@@ -22,6 +22,8 @@ import * as DriverNode from "../driverNode.js"
 import * as ReleaseChannels from "../releaseChannels.js"
 import * as ServerRun from "../serverRun.js"
 import type { IoredisClient } from "./client.js"
+import * as Closing from "./closing.js"
+import * as ReleaseSubscriber from "./releaseSubscriber.js"
 
 /** A cluster client of the ioredis family, as the driver uses it. */
 export interface IoredisCluster {
@@ -34,7 +36,10 @@ export interface IoredisCluster {
   connect(): Promise<unknown>
   quit(): Promise<unknown>
   disconnect(reconnect?: boolean): void
-  duplicate(startupNodes?: Array<never>, options?: { readonly enableOfflineQueue?: boolean }): IoredisCluster
+  duplicate(
+    startupNodes?: Array<never>,
+    options?: { readonly enableOfflineQueue?: boolean; readonly lazyConnect?: boolean }
+  ): IoredisCluster
   eval(script: string, numkeys: number, ...args: Array<string | number>): Promise<unknown>
   evalsha(sha: string, numkeys: number, ...args: Array<string | number>): Promise<unknown>
   set(key: string, value: string, px: "PX", milliseconds: number, nx: "NX"): Promise<string | null>
@@ -89,20 +94,6 @@ export const newCluster = (newClusterOf: NewCluster, address: Address, connectTi
       maxRetriesPerRequest: 0
     }
   })
-
-/** Close a cluster client of ours: QUIT politely, at most 1 s, then drop every socket. Never rejects. */
-export const closeCluster = async (cluster: IoredisCluster): Promise<void> => {
-  cluster.on("error", () => {})
-  if (cluster.status === "ready") {
-    let timer: ReturnType<typeof setTimeout> | undefined
-    await Promise.race([
-      cluster.quit().catch(() => {}),
-      new Promise<void>((resolve) => void (timer = setTimeout(resolve, 1000)))
-    ])
-    clearTimeout(timer)
-  }
-  cluster.disconnect()
-}
 
 /** Whether a client the user hands in is a cluster client (ioredis and iovalkey mark theirs). */
 export const isCluster = (client: object): client is IoredisCluster => (client as { readonly isCluster?: unknown }).isCluster === true
@@ -261,23 +252,15 @@ const writeBatcher = (cluster: IoredisCluster): (() => void) => {
   }
 }
 
-/** Release announcements over a duplicate of the cluster client, closed with them. */
+/**
+ * Release announcements over a duplicate of the cluster client, closed with
+ * them: connecting now whatever the user's client says, queueing nothing.
+ */
 const releases = (cluster: IoredisCluster): DriverNode.Releases => {
   const use = ReleaseChannels.share({
-    open: (events) => {
-      const subscriber = cluster.duplicate([], { enableOfflineQueue: false })
-      subscriber.on("error", () => {})
-      subscriber.on("message", events.message)
-      subscriber.on("close", events.closed)
-      subscriber.on("ready", events.ready)
-      return {
-        isReady: () => subscriber.status === "ready",
-        subscribe: (channel) => subscriber.subscribe(channel),
-        unsubscribe: (channel) => subscriber.unsubscribe(channel),
-        close: () => subscriber.disconnect()
-      }
-    },
-    isRefusal: (error) => error instanceof Error && error.name === "ReplyError"
+    open: (events) =>
+      ReleaseSubscriber.subscriberConnection(cluster.duplicate([], { enableOfflineQueue: false, lazyConnect: false }), events),
+    isRefusal: ReleaseSubscriber.isRefusal
   }, undefined, () => cluster.status === "end")
   return { channels: use.channels, stop: use.leave }
 }
@@ -299,6 +282,6 @@ export const openNew = async (
   const opened = await open(cluster, settings)
   return {
     node: opened.node,
-    close: () => opened.close().then(() => closeCluster(cluster))
+    close: () => opened.close().then(() => Closing.close(cluster))
   }
 }

@@ -16,6 +16,7 @@ import type { Address } from "../address.js"
 import type { Connection } from "../connection.js"
 import * as DriverNode from "../driverNode.js"
 import type { IoredisClient, IoredisLibrary } from "./client.js"
+import * as Closing from "./closing.js"
 import * as Cluster from "./cluster.js"
 import * as Commands from "./commands.js"
 import * as ReleaseSubscriber from "./releaseSubscriber.js"
@@ -42,25 +43,6 @@ export const newClient = <Client extends IoredisClient>(
     maxRetriesPerRequest: 0,
     retryStrategy: (times: number) => Math.min(50 * times, 1000)
   })
-
-/**
- * Close a client of ours: QUIT politely, at most 1 s (a hung server would
- * hold the shutdown up), then drop the socket. Never rejects.
- */
-export const closeClient = async (client: IoredisClient): Promise<void> => {
-  // The node's own error listener is gone by now: a reconnection still under
-  // way may fail as it is dropped, and ioredis prints an error nobody listens to.
-  client.on("error", () => {})
-  if (client.status === "ready") {
-    let timer: ReturnType<typeof setTimeout> | undefined
-    await Promise.race([
-      client.quit().catch(() => {}),
-      new Promise<void>((resolve) => void (timer = setTimeout(resolve, 1000)))
-    ])
-    clearTimeout(timer)
-  }
-  client.disconnect()
-}
 
 /** A user's client: the node name it gets by default. */
 export const clientName = (client: IoredisClient): string => `${client.options.host ?? "127.0.0.1"}:${client.options.port ?? 6379}`
@@ -124,8 +106,7 @@ export const driverOf = <Client extends IoredisClient, UserCluster extends Clust
 ) => ({
   newClient: (address: Address, connectTimeoutMillis: number): Client | UserCluster =>
     newClient(library, address, connectTimeoutMillis),
-  closeClient: (client: Client | UserCluster): Promise<void> =>
-    Cluster.isCluster(client) ? Cluster.closeCluster(client) : closeClient(client),
+  closeClient: (client: Client | UserCluster): Promise<void> => Closing.close(client),
   clientName: (client: Client | UserCluster): string => Cluster.isCluster(client) ? Cluster.clusterName(client) : clientName(client),
   connectUserClient: (client: Client | UserCluster): void =>
     Cluster.isCluster(client) ? Cluster.connectIfLazy(client) : connectIfLazy(client),

@@ -6,7 +6,7 @@
  *
  * @internal
  */
-import type { IoredisClient } from "./client.js"
+import type { IoredisClient, IoredisSubscriber } from "./client.js"
 import * as ReleaseChannels from "../releaseChannels.js"
 
 /**
@@ -42,20 +42,30 @@ const driver = (client: IoredisClient): ReleaseChannels.Driver => ({
       autoResendUnfulfilledCommands: false,
       maxRetriesPerRequest: 0
     })
-    subscriber.on("error", () => {}) // it reconnects on its own; waiters poll meanwhile
-    subscriber.on("message", events.message)
-    subscriber.on("close", events.closed)
-    subscriber.on("ready", events.ready)
-    return {
-      isReady: () => subscriber.status === "ready",
-      subscribe: (channel) => subscriber.subscribe(channel),
-      unsubscribe: (channel) => subscriber.unsubscribe(channel),
-      close: () => subscriber.disconnect()
-    }
+    return subscriberConnection(subscriber, events)
   },
-  // A reply error (NOPERM, an unknown command) is the server's refusal; anything else is the connection's.
-  isRefusal: (error) => error instanceof Error && error.name === "ReplyError"
+  isRefusal
 })
+
+/** A subscribing client of the ioredis family (a client's or a cluster client's duplicate) as the release channels use it. */
+export const subscriberConnection = (
+  subscriber: IoredisSubscriber,
+  events: ReleaseChannels.SubscriberEvents
+): ReleaseChannels.SubscriberConnection => {
+  subscriber.on("error", () => {}) // it reconnects on its own; waiters poll meanwhile
+  subscriber.on("message", events.message)
+  subscriber.on("close", events.closed)
+  subscriber.on("ready", events.ready)
+  return {
+    isReady: () => subscriber.status === "ready",
+    subscribe: (channel) => subscriber.subscribe(channel),
+    unsubscribe: (channel) => subscriber.unsubscribe(channel),
+    close: () => subscriber.disconnect()
+  }
+}
+
+/** A reply error (NOPERM, an unknown command) is the server's refusal; anything else is the connection's. */
+export const isRefusal = (error: unknown): boolean => error instanceof Error && error.name === "ReplyError"
 
 /**
  * The announcements of the client's server, used until `stop`; the last node
