@@ -7,7 +7,7 @@
  * node sit out the restart quarantine.
  */
 import { assert, it, layer } from "@effect/vitest"
-import { Context, Effect, Fiber, Layer, Schedule } from "effect"
+import { Context, Effect, Layer, Schedule } from "effect"
 import { Cluster } from "ioredis"
 import * as RedisFleet from "../fleet/RedisFleet.js"
 import * as ClusterKeys from "../src/nodes/clusterKeys.js"
@@ -20,7 +20,7 @@ import * as NodeRedis from "../src/RedisNode/NodeRedis.js"
 import { InvalidOptions, LockNotAcquired } from "../src/RedlockError.js"
 import { contract, type Harness } from "./contract.js"
 import { nodesOf } from "./driverSuite.js"
-import { failureOf } from "./support.js"
+import { failureOf, wokenAfterRelease } from "./support.js"
 
 const manager = (nodes: ReadonlyArray<Ioredis.NodeOptions>, options: Redlock.Options = { restartQuarantine: false }) =>
   Effect.map(
@@ -159,17 +159,8 @@ layer(RedisFleet.layerLocal(3, { cluster: true }), { timeout: 60_000, excludeTes
         const node: Ioredis.NodeOptions = { cluster: { nodes: fleet.cluster } }
         const holder = yield* manager([node])
         const waiter = yield* manager([node])
-        const held = yield* holder.acquire("woken", { ttl: "10 seconds" })
-        const slowRetry = Schedule.spaced("10 seconds").pipe(Schedule.intersect(Schedule.recurs(5)))
-        const waiting = yield* Effect.fork(Effect.scoped(Effect.zipRight(
-          waiter.acquire("woken", { ttl: "10 seconds", retry: slowRetry }),
-          Effect.sync(() => performance.now())
-        )))
-        yield* Effect.sleep("1 second")
-        const released = performance.now()
-        assert.strictEqual((yield* holder.release(held)).status, "Released")
-        const acquired = yield* Fiber.join(waiting).pipe(Effect.timeout("5 seconds"))
-        assert.isBelow(acquired - released, 500, `woken ${Math.round(acquired - released)} ms after the release`)
+        const wokenAfter = yield* wokenAfterRelease(holder, waiter, "woken")
+        assert.isBelow(wokenAfter, 500, `woken ${Math.round(wokenAfter)} ms after the release`)
 
         // Three managers, ten turns each, one resource: never two inside at once.
         const managers = [holder, waiter, yield* manager([node])]
@@ -250,18 +241,10 @@ layer(RedisFleet.layerLocal(3, { cluster: true }), { timeout: 60_000, excludeTes
           assert.match(redlock.nodes[0].name, /^127\.0\.0\.1:\d+ \(cluster\)$/)
           const lock = yield* redlock.acquire(["{order:8}:a", "{order:8}:b"], { ttl: "10 seconds" })
           assert.deepStrictEqual(yield* allKeys(fleet), ["redlock:{order:8}:a", "redlock:{order:8}:b"])
-          // A waiter over the same lazy client hears the release (its announcements' connection connects on its own).
-          const waiter = yield* manager([{ client }])
-          const slowRetry = Schedule.spaced("10 seconds").pipe(Schedule.intersect(Schedule.recurs(5)))
-          const waiting = yield* Effect.fork(Effect.scoped(Effect.zipRight(
-            waiter.acquire(["{order:8}:a"], { ttl: "10 seconds", retry: slowRetry }),
-            Effect.sync(() => performance.now())
-          )))
-          yield* Effect.sleep("1 second")
-          const released = performance.now()
           yield* redlock.release(lock)
-          const acquired = yield* Fiber.join(waiting).pipe(Effect.timeout("5 seconds"))
-          assert.isBelow(acquired - released, 500, `woken ${Math.round(acquired - released)} ms after the release`)
+          // A waiter over the same lazy client hears a release (its announcements' connection connects on its own).
+          const wokenAfter = yield* wokenAfterRelease(redlock, yield* manager([{ client }]), "lazy")
+          assert.isBelow(wokenAfter, 500, `woken ${Math.round(wokenAfter)} ms after the release`)
         }))
         assert.strictEqual(client.status, "ready", "the user's client is left open")
         const error = failureOf(yield* Effect.exit(Layer.build(Ioredis.layer([{ client, waitForReplicas: { replicas: 1, timeout: "10 millis" } }]))))

@@ -5,14 +5,14 @@
  * and shared. Each driver's test file runs it with its driver.
  */
 import { assert } from "@effect/vitest"
-import { ConfigProvider, Context, Effect, Exit, Fiber, Layer, Option, Redacted, Schedule, Scope } from "effect"
+import { ConfigProvider, Context, Effect, Exit, Layer, Option, Redacted, Schedule, Scope } from "effect"
 import * as RedisFleet from "../fleet/RedisFleet.js"
 import type * as DriverNodes from "../src/internal/driverNodes.js"
 import * as Scripts from "../src/nodes/scripts.js"
 import * as Redlock from "../src/Redlock.js"
 import * as RedisNode from "../src/RedisNode.js"
 import { InvalidOptions } from "../src/RedlockError.js"
-import { expectEmpty, failureOf, overlaps, recordSection, type Section } from "./support.js"
+import { expectEmpty, failureOf, overlaps, recordSection, type Section, wokenAfterRelease } from "./support.js"
 
 /** One driver's public node module, and a client of the user's made with it. */
 export interface DriverUnderTest<Client> {
@@ -350,19 +350,8 @@ export const lockSuite = <Client>(
       yield* fleet.reset
       const holder = yield* manager(fleet.nodes)
       const waiter = yield* manager(yield* nodes(fleet))
-      const held = yield* holder.acquire("woken", { ttl: "10 seconds" })
-      // A retry that never comes within the test: only a wake can explain the acquisition.
-      const slowRetry = Schedule.spaced("10 seconds").pipe(Schedule.intersect(Schedule.recurs(5)))
-      const waiting = yield* Effect.fork(Effect.scoped(Effect.zipRight(
-        waiter.acquire("woken", { ttl: "10 seconds", retry: slowRetry }),
-        Effect.sync(() => performance.now())
-      )))
-      // Past the renewal of the place its first attempt took (~350 ms): its next attempt on its own is 10 s away.
-      yield* Effect.sleep("1 second")
-      const released = performance.now()
-      assert.strictEqual((yield* holder.release(held)).status, "Released")
-      const acquired = yield* Fiber.join(waiting).pipe(Effect.timeout("5 seconds"))
-      assert.isBelow(acquired - released, 500, `woken ${Math.round(acquired - released)} ms after the release`)
+      const wokenAfter = yield* wokenAfterRelease(holder, waiter, "woken")
+      assert.isBelow(wokenAfter, 500, `woken ${Math.round(wokenAfter)} ms after the release`)
       yield* expectEmpty(fleet)
     }))
 }

@@ -7,17 +7,14 @@
  * clients.
  */
 import { assert, layer } from "@effect/vitest"
-import { Effect, Fiber, Redacted, Schedule } from "effect"
+import { Effect, Fiber, Redacted } from "effect"
 import { Redis } from "ioredis"
 import * as ChildProcess from "node:child_process"
 import { fileURLToPath } from "node:url"
 import * as RedisFleet from "../fleet/RedisFleet.js"
 import * as Redlock from "../src/Redlock.js"
 import type * as Ioredis from "../src/RedisNode/Ioredis.js"
-import { aclUser, expectEmpty, overlaps, recordSection, redisManager, type Section } from "./support.js"
-
-/** A retry that never comes within a test: only a wake can explain an acquisition. */
-const slowRetry = Schedule.spaced("10 seconds").pipe(Schedule.intersect(Schedule.recurs(5)))
+import { aclUser, expectEmpty, overlaps, recordSection, redisManager, type Section, slowRetry, wokenAfterRelease } from "./support.js"
 
 const pubsubConnections = (server: RedisFleet.RedisServer) =>
   Effect.map(server.call("CLIENT", "LIST", "TYPE", "pubsub"), (list) =>
@@ -33,29 +30,6 @@ const userClients = (fleet: RedisFleet.Fleet, options: { readonly connectFirst: 
     }),
     (clients) => Effect.promise(() => Promise.all(clients.map((client) => client.quit().catch(() => undefined))))
   )
-
-/** Holds "key" from `holder`, lets `waiter` wait past its first renewal, releases: the milliseconds until it acquired. */
-const wokenAfterRelease = (
-  holder: Redlock.Redlock["Type"],
-  waiter: Redlock.Redlock["Type"],
-  key: string,
-  beforeRelease: Effect.Effect<void, unknown> = Effect.void
-) =>
-  Effect.gen(function*() {
-    const held = yield* holder.acquire(key, { ttl: "10 seconds" })
-    const waiting = yield* Effect.fork(Effect.scoped(Effect.zipRight(
-      waiter.acquire(key, { ttl: "10 seconds", retry: slowRetry }),
-      Effect.sync(() => performance.now())
-    )))
-    // Past the renewal of the place taken by the first attempt (~350 ms): the next attempt on its own is 10 s away.
-    yield* Effect.sleep("1 second")
-    yield* beforeRelease
-    const released = performance.now()
-    const result = yield* holder.release(held)
-    assert.strictEqual(result.status, "Released")
-    const acquired = yield* Fiber.join(waiting).pipe(Effect.timeout("5 seconds"))
-    return acquired - released
-  })
 
 layer(RedisFleet.layerLocal(3), { timeout: 60_000, excludeTestServices: true })("the release channel (redis-servers)", (it) => {
   for (const connectFirst of [true, false]) {

@@ -1,5 +1,6 @@
 /** Helpers shared by the test files. */
-import { Cause, Context, Effect, Exit, Layer, Option, Schedule } from "effect"
+import { assert } from "@effect/vitest"
+import { Cause, Context, Effect, Exit, Fiber, Layer, Option, Schedule } from "effect"
 import * as Checker from "../faults/checker.js"
 import type * as RedisFleet from "../fleet/RedisFleet.js"
 import * as Lock from "../src/Lock.js"
@@ -73,3 +74,29 @@ export const expectEmpty = (fleet: RedisFleet.Fleet) =>
     Effect.filterOrFail((sizes) => sizes.every((size) => size === 0), (sizes) => `DBSIZE ${sizes.join(",")}`),
     Effect.retry(Schedule.spaced("20 millis").pipe(Schedule.upTo("2 seconds")))
   )
+
+/** A retry that never comes within a test: only a wake can explain an acquisition. */
+export const slowRetry = Schedule.spaced("10 seconds").pipe(Schedule.intersect(Schedule.recurs(5)))
+
+/** Holds "key" from `holder`, lets `waiter` wait past its first renewal, releases: the milliseconds until it acquired. */
+export const wokenAfterRelease = (
+  holder: Redlock.Redlock["Type"],
+  waiter: Redlock.Redlock["Type"],
+  key: string,
+  beforeRelease: Effect.Effect<void, unknown> = Effect.void
+) =>
+  Effect.gen(function*() {
+    const held = yield* holder.acquire(key, { ttl: "10 seconds" })
+    const waiting = yield* Effect.fork(Effect.scoped(Effect.zipRight(
+      waiter.acquire(key, { ttl: "10 seconds", retry: slowRetry }),
+      Effect.sync(() => performance.now())
+    )))
+    // Past the renewal of the place taken by the first attempt (~350 ms): the next attempt on its own is 10 s away.
+    yield* Effect.sleep("1 second")
+    yield* beforeRelease
+    const released = performance.now()
+    const result = yield* holder.release(held)
+    assert.strictEqual(result.status, "Released")
+    const acquired = yield* Fiber.join(waiting).pipe(Effect.timeout("5 seconds"))
+    return acquired - released
+  })
