@@ -9,8 +9,10 @@
 import { assert, it, layer } from "@effect/vitest"
 import { Context, Effect, Layer, Schedule } from "effect"
 import { Cluster } from "ioredis"
+import { EventEmitter } from "node:events"
 import * as RedisFleet from "../fleet/RedisFleet.js"
 import * as ClusterKeys from "../src/nodes/clusterKeys.js"
+import * as IoredisCluster from "../src/nodes/ioredis/cluster.js"
 import * as Redlock from "../src/Redlock.js"
 import * as RedisNode from "../src/RedisNode.js"
 import { makeRedlock } from "../src/Promise.js"
@@ -338,4 +340,27 @@ it("cluster keys: a key with a hash tag is kept; any other gets its lock key as 
   assert.strictEqual(ClusterKeys.clusterKey("redlock:pool\u0000permit3"), "{redlock:pool}\u0000permit3")
   assert.strictEqual(ClusterKeys.clusterKey("redlock:a{b"), "{redlock:a{b}")
   assert.strictEqual(ClusterKeys.hashTag(ClusterKeys.clusterKey("redlock:a{b")), "redlock:a{b")
+})
+
+it("a change of the cluster's masters without a dropped connection (a partition) is a close then a ready: the run is read again as another server's", () => {
+  // A cluster client's events, as ioredis emits them; its masters' clients as plain emitters.
+  const master = (port: number) => Object.assign(new EventEmitter(), { status: "ready", options: { host: "127.0.0.1", port } })
+  let masters = [master(7000), master(7001)]
+  const cluster = Object.assign(new EventEmitter(), { status: "ready", isCluster: true, nodes: () => masters })
+  const connection = IoredisCluster.connectionOf(cluster as unknown as IoredisCluster.IoredisCluster)
+  const events: Array<string> = []
+  const unfollow = connection.follow({ ready: () => events.push("ready"), closed: () => events.push("closed"), error: () => {} })
+  cluster.emit("ready")
+  cluster.emit("refresh")
+  assert.deepStrictEqual(events, ["ready"], "a refresh that changes nothing is nothing")
+  // The slots of 7001 now at 7002 (its replica, promoted); 7001's connection still open.
+  masters = [masters[0], master(7002)]
+  cluster.emit("refresh")
+  assert.deepStrictEqual(events, ["ready", "closed", "ready"])
+  masters[0].emit("close")
+  assert.deepStrictEqual(events, ["ready", "closed", "ready", "closed"], "a master's connection closing is a close")
+  unfollow()
+  cluster.emit("refresh")
+  masters[0].emit("close")
+  assert.strictEqual(events.length, 4, "nothing after unfollow")
 })

@@ -157,9 +157,12 @@ const combinedConfig = (cluster: IoredisCluster, name: string): Promise<string |
 
 /**
  * The cluster's life as one connection's: ready when the cluster client is,
- * again whenever a master connects or the set of masters changes (a
- * failover, a master added), and closed whenever any master's connection
- * closes, so that the server run is read again over every master.
+ * again whenever a master connects, and closed whenever any master's
+ * connection closes, so that the server run is read again over every master.
+ * A change of the set of masters (a failover, a master added) is a close and
+ * a ready: a failover's new master may come while the old one's connection
+ * stays open (a partition that drops no socket), and must still be taken
+ * for another server than before (serverRun.ts).
  */
 const followCluster = (cluster: IoredisCluster, events: ConnectionEvents): () => void => {
   const followed = new Map<IoredisClient, () => void>()
@@ -193,6 +196,7 @@ const followCluster = (cluster: IoredisCluster, events: ConnectionEvents): () =>
     const now = mastersNow()
     if (now !== masters) {
       masters = now
+      events.closed()
       onMasterReady()
     }
     // The client connects to a master only for a command that goes there: a
