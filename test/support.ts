@@ -88,7 +88,9 @@ export const wokenAfterRelease = (
   Effect.gen(function*() {
     const held = yield* holder.acquire(key, { ttl: "10 seconds" })
     const waiting = yield* Effect.fork(Effect.scoped(Effect.zipRight(
-      waiter.acquire(key, { ttl: "10 seconds", retry: slowRetry }),
+      // A node timeout a loaded machine meets: with the 10 s ttl's default (100 ms) one late answer
+      // refuses the woken attempt, and the next is 10 s away.
+      waiter.acquire(key, { ttl: "10 seconds", retry: slowRetry, nodeTimeout: "1 second" }),
       Effect.sync(() => performance.now())
     )))
     // Past the renewal of the place taken by the first attempt (~350 ms): the next attempt on its own is 10 s away.
