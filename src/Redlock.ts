@@ -179,9 +179,10 @@ export interface Options {
    * (unless its retry is `noRetry`) and holds its place for a lease renewed
    * by each attempt, so a waiter that crashed drops out within about
    * `2 x` its retry interval (at most the lock's ttl); one that gives up or
-   * is interrupted leaves at once. `false` ignores the lines: greedy, the
-   * behaviour of other Redlock clients, where the client that just released
-   * usually wins again. Default `true`.
+   * is interrupted leaves at once. `false` ignores the lines and the
+   * release announcements: greedy, the behaviour of other Redlock clients,
+   * where waiters poll on their retry schedule and the client that just
+   * released usually wins again. Default `true`.
    */
   readonly fairHandoff?: boolean | undefined
 }

@@ -54,6 +54,27 @@ describe("waking on release (memory nodes, TestClock)", () => {
       assert.deepStrictEqual(yield* watchers, [0, 0, 0], "no watcher left once it holds the lock")
     }).pipe(Effect.scoped, Effect.provide(memory(3))))
 
+  it.effect("greedy waiters (fairHandoff: false) watch nothing and poll on their schedule: the releaser takes the lock again", () =>
+    Effect.gen(function*() {
+      const releaser = yield* Redlock.make({ fairHandoff: false })
+      const waiter = yield* Redlock.make({ fairHandoff: false })
+      const control = yield* RedisNode.MemoryNodes
+      const first = yield* releaser.acquire("r", { ttl: "10 seconds" })
+      const retry = Schedule.spaced("300 millis").pipe(Schedule.intersect(Schedule.recurs(10)))
+      const waiting = yield* Effect.fork(Effect.zipRight(waiter.acquire("r", { ttl: "10 seconds", retry }), Lock.monotonicMillis))
+      yield* TestClock.adjust("100 millis")
+      assert.deepStrictEqual(yield* watchers, [0, 0, 0], "no watcher: a release names no greedy waiter, and would wake them all")
+      const before = yield* control.operations(0)
+      yield* releaser.release(first)
+      const again = yield* releaser.acquire("r", { ttl: "10 seconds", retry: Redlock.noRetry })
+      yield* TestClock.adjust("1 millis")
+      assert.strictEqual((yield* control.operations(0)) - before, 2, "the release and the releaser's attempt: the waiter sleeps on")
+      yield* releaser.release(again)
+      // Its next poll (at 300 ms) finds the lock free.
+      for (let i = 0; i < 3; i++) yield* TestClock.adjust("100 millis")
+      assert.strictEqual(yield* Fiber.join(waiting), 300)
+    }).pipe(Effect.scoped, Effect.provide(memory(3))))
+
   it.effect("one node announcing a release that names nobody (its line was lost) wakes no one; the holder's release does", () =>
     Effect.gen(function*() {
       const holder = yield* Redlock.make()

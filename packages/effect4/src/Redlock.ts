@@ -119,7 +119,10 @@ export interface Options {
   readonly maxExtensions?: number | undefined
   /** The longest ttl accepted (default 30 s): it bounds the restart quarantine. */
   readonly maxTtl?: Duration.Input | undefined
-  /** Waiters take turns in order of arrival, and a release hands the key to the next one (default `true`). */
+  /**
+   * Waiters take turns in order of arrival, and a release hands the key to the next one (default `true`).
+   * `false`: greedy, as other Redlock clients; waiters poll on their retry schedule, unwoken by releases.
+   */
   readonly fairHandoff?: boolean | undefined
   /**
    * A node whose server restarted (and may have lost keys) abstains for
