@@ -306,8 +306,11 @@ export const effectRedlockNodeRedis: Contender = {
     (await effectClient(ports, waiting, slow, setup, false, "node-redis")).client
 }
 
-/** effect-redlock's promise facade (effect-redlock/Promise), as promise code and node-redlock users meet it. */
-const promiseRow = (name: string, driver: Driver): Contender => ({
+/**
+ * effect-redlock's promise facade (effect-redlock/Promise), as promise code and node-redlock users meet it;
+ * `fairHandoff: false`: greedy, as the peers wait (the releaser usually wins again).
+ */
+const promiseRow = (name: string, driver: Driver, fairHandoff = true): Contender => ({
   name,
   start: async (ports, waiting, slow = false, setup = "library") => {
     const retry = ourRetry(waiting)
@@ -315,7 +318,8 @@ const promiseRow = (name: string, driver: Driver): Contender => ({
     const redlock = await makeRedlock(nodes.layer, {
       retry,
       restartQuarantine: false,
-      nodeTimeout: slow ? "2 seconds" : undefined
+      nodeTimeout: slow ? "2 seconds" : undefined,
+      fairHandoff
     })
     return {
       lock: (key, ttlMillis) => redlock.acquire(key, { ttl: ttlMillis }).catch(() => undefined),
@@ -334,6 +338,19 @@ export const effectRedlockPromise = promiseRow("effect-redlock/Promise", "ioredi
 
 /** The promise facade over node-redis nodes: promise code that uses the `redis` package. */
 export const effectRedlockPromiseNodeRedis = promiseRow("effect-redlock/Promise over node-redis", "node-redis")
+
+/**
+ * The facade without lines (`fairHandoff: false`): greedy, as the peers wait, to tell what FIFO hand-over
+ * costs in the contended scenarios from what the engine costs.
+ */
+export const effectRedlockPromiseGreedy = promiseRow("effect-redlock/Promise, fairHandoff: false", "ioredis", false)
+
+/** The row above over node-redis. */
+export const effectRedlockPromiseNodeRedisGreedy = promiseRow(
+  "effect-redlock/Promise over node-redis, fairHandoff: false",
+  "node-redis",
+  false
+)
 
 /**
  * effect-redlock in an Effect program, as its users write one: each loop is
@@ -530,6 +547,7 @@ export const all: ReadonlyArray<Contender> = [
   floorAsEffectTraced,
   effectRedlock,
   effectRedlockPromise,
+  effectRedlockPromiseGreedy,
   effectRedlockFibers,
   effectRedlockFibersTraced,
   nodeRedlock,
@@ -538,6 +556,7 @@ export const all: ReadonlyArray<Contender> = [
   redlockUniversal,
   effectRedlockNodeRedis,
   effectRedlockPromiseNodeRedis,
+  effectRedlockPromiseNodeRedisGreedy,
   redlockUniversalNodeRedis
 ]
 

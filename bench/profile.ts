@@ -2,6 +2,8 @@
  * One contender, one scenario, for profiling:
  * `npx tsc -p tsconfig.bench.json && node --cpu-prof .bench-build/bench/profile.js [contender] [loops|contended] [seconds]`;
  * `SINGLE=1` in the environment: one node instead of five (scenario (d)).
+ * `permits` instead of a number of loops: the semaphore workload of bench/semaphores.ts, the contender
+ * named by its first word and node count (`effect-redlock`, `redis-semaphore`; `SINGLE=1`: N = 1).
  */
 import * as Effect from "effect/Effect"
 import { Redis } from "ioredis"
@@ -9,11 +11,16 @@ import * as Fs from "node:fs"
 import * as RedisFleet from "../fleet/RedisFleet.js"
 import * as Contenders from "./contenders.js"
 import * as Scenarios from "./scenarios.js"
+import * as Semaphores from "./semaphores.js"
 
 const [name = "effect-redlock", loops = "1", seconds = "5"] = process.argv.slice(2)
 // `contended` instead of a number of loops: 8 workers on one key, default waiting (WAITING=10ms: a 10 ms retry).
 const contended = loops === "contended"
+const permits = loops === "permits"
 const contender = Contenders.byName(name)!
+const permitContender = Semaphores.contenders.find((candidate) =>
+  candidate.name.startsWith(name) && candidate.nodes === (process.env.SINGLE ? 1 : 5)
+)!
 
 /** CPU time (ms) the servers used so far: utime + stime from /proc, in clock ticks of 10 ms. */
 const serversCpu = (pids: ReadonlyArray<number | undefined>) =>
@@ -53,6 +60,19 @@ const program = Effect.gen(function*() {
   const ports = fleet.servers.map((server) => server.port)
   const pids = fleet.servers.map((server) => server.pid())
   return yield* Effect.promise(async () => {
+    if (permits) {
+      const on = ports.slice(0, permitContender.nodes)
+      const before = { cpu: serversCpu(pids), calls: await commandCalls(on) }
+      const result = await Semaphores.contention(permitContender, on, Number(seconds), "profile")
+      const granted = result.acquisitionsPerSecond * Number(seconds)
+      // The servers' CPU per permit (ms) and their commands per permit (and "µs": server time).
+      return {
+        ...result,
+        serversCpuPerPermit: (serversCpu(pids) - before.cpu) / granted,
+        perPermit: perOperation(before.calls, await commandCalls(on), granted),
+        tally: Object.fromEntries([...((globalThis as any).__tally ?? new Map())].map(([k, v]) => [k, Math.round(v / granted * 100) / 100]))
+      }
+    }
     if (contended) {
       const before = { cpu: serversCpu(pids), calls: await commandCalls(ports), client: process.cpuUsage() }
       const waiting = process.env.WAITING === "10ms" ? "10ms" : "defaults"
@@ -80,6 +100,6 @@ const program = Effect.gen(function*() {
 })
 
 Effect.runPromise(program.pipe(Effect.scoped, Effect.provide(RedisFleet.layerLocal(5)))).then((result) => {
-  console.log(contender.name, JSON.stringify(result))
+  console.log(permits ? permitContender.name : contender.name, JSON.stringify(result))
   process.exit(0)
 })
