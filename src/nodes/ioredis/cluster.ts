@@ -208,20 +208,18 @@ const followCluster = (cluster: IoredisCluster, events: ConnectionEvents): () =>
     masters = mastersNow()
     events.ready()
   }
+  const listeners: ReadonlyArray<readonly [string, (...args: Array<any>) => void]> = [
+    ["+node", follow],
+    ["-node", unfollow],
+    ["refresh", onRefresh],
+    ["ready", onReady],
+    ["close", events.closed],
+    ["error", events.error]
+  ]
   cluster.nodes("master").forEach(follow)
-  cluster.on("+node", follow)
-  cluster.on("-node", unfollow)
-  cluster.on("refresh", onRefresh)
-  cluster.on("ready", onReady)
-  cluster.on("close", events.closed)
-  cluster.on("error", events.error)
+  for (const [event, listener] of listeners) cluster.on(event, listener)
   return () => {
-    cluster.off("+node", follow)
-    cluster.off("-node", unfollow)
-    cluster.off("refresh", onRefresh)
-    cluster.off("ready", onReady)
-    cluster.off("close", events.closed)
-    cluster.off("error", events.error)
+    for (const [event, listener] of listeners) cluster.off(event, listener)
     for (const client of [...followed.keys()]) unfollow(client)
   }
 }
