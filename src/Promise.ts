@@ -354,6 +354,8 @@ const fromSettings = (
   const extensions = new Map<HeldLock, Fiber.RuntimeFiber<void, unknown>>()
   // The scopes of permits and read or write holds not released yet, closed by close().
   const scopes = new Set<Scope.CloseableScope>()
+  // The permits not released yet (acquired with no scope), released by close().
+  const permitsHeld = new Set<HeldLock>()
   const context: LockManagerContext = { clock, runPromise }
   const plain = (lock: HeldLock, scope?: Scope.CloseableScope) => new PlainLock(lock, context, scope)
 
@@ -362,9 +364,8 @@ const fromSettings = (
     throw new TypeError("effect-redlock: this lock was not acquired by this lock manager")
   }
 
-  // The options are read as AcquireOptions: the signal is not one of them, and copying them costs an object per lock.
-  const acquire: PromiseRedlock["acquire"] = async (resources, options) => {
-    const { lock, maxHoldMillis } = await acquireLock(resources, options, options.signal)
+  // A granted lock or permit, extended automatically if it asked to be.
+  const holding = ({ lock, maxHoldMillis }: { readonly lock: HeldLock; readonly maxHoldMillis: number | undefined }) => {
     if (maxHoldMillis !== undefined) {
       const fiber = runtime.runFork(Extension.autoExtend(settings, lock, maxHoldMillis))
       extensions.set(lock, fiber)
@@ -372,6 +373,10 @@ const fromSettings = (
     }
     return plain(lock)
   }
+
+  // The options are read as AcquireOptions: the signal is not one of them, and copying them costs an object per lock.
+  const acquire: PromiseRedlock["acquire"] = async (resources, options) =>
+    holding(await acquireLock(resources, options, options.signal))
 
   // A permit or a read or write hold: acquired in a scope of its own, which its release closes.
   const acquireScoped = async (
@@ -389,6 +394,7 @@ const fromSettings = (
 
   const release: PromiseRedlock["release"] = async (lock) => {
     const { held, scope } = heldOf(lock)
+    permitsHeld.delete(held)
     extensions.get(held)?.unsafeInterruptAsFork(FiberId.none)
     const result = scope !== undefined
       ? await runPromise(Release.release(settings, held))
@@ -412,11 +418,15 @@ const fromSettings = (
     }
   }
 
-  const acquirePermit = Semaphore.acquirePermit(settings)
+  // A permit is acquired as a lock is, with no fiber; read and write holds in a fiber (reentrancy.ts).
+  const acquirePermit = Semaphore.acquireSlotForPromises(settings, time, runEffect, Semaphore.permitSlots)
   const acquireRead = ReadWrite.acquireRead(settings)
   const acquireWrite = ReadWrite.acquireWrite(settings)
-  const permit: PromiseRedlock["acquirePermit"] = (resource, options) =>
-    acquireScoped(acquirePermit(resource, options), options.signal)
+  const permit: PromiseRedlock["acquirePermit"] = async (resource, options) => {
+    const granted = await acquirePermit(resource, options, options.signal)
+    permitsHeld.add(granted.lock)
+    return holding(granted)
+  }
   const read: PromiseRedlock["acquireRead"] = (resource, options) =>
     acquireScoped(acquireRead(resource, options), options.signal)
   const write: PromiseRedlock["acquireWrite"] = (resource, options) =>
@@ -441,6 +451,8 @@ const fromSettings = (
       for (const fiber of extensions.values()) fiber.unsafeInterruptAsFork(FiberId.none)
       for (const scope of scopes) await Effect.runPromise(Scope.close(scope, Exit.void))
       scopes.clear()
+      await Promise.all([...permitsHeld].map((held) => new Promise((resolve) => Release.send(settings, held, time, [], resolve))))
+      permitsHeld.clear()
       await runtime.dispose()
     }
   }

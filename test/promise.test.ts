@@ -10,7 +10,7 @@ import * as RedisFleet from "../fleet/RedisFleet.js"
 import { makeRedlock, noRetry, type PromiseRedlock, retry } from "../src/Promise.js"
 import * as RedisNode from "../src/RedisNode.js"
 import type * as Redlock from "../src/Redlock.js"
-import { InvalidOptions, LockLost, LockNotAcquired } from "../src/RedlockError.js"
+import { InvalidOptions, LockLost, LockNotAcquired, SettingConflict } from "../src/RedlockError.js"
 import { vi } from "vitest"
 import { aclUser, expectEmpty, overlaps, type Section } from "./support.js"
 
@@ -155,6 +155,45 @@ layer(RedisFleet.layerLocal(5), { timeout: 60_000, excludeTestServices: true })(
       // A permit left held is released by close().
       yield* Effect.promise(() => redlock.acquirePermit("p:left", { limit: 1, ttl: 10_000 }))
       yield* Effect.promise(() => redlock.close())
+      yield* expectEmpty(fleet)
+    }))
+
+  it.scoped("a permit from promise code (no fiber): the waiter woken by a release, another limit refused, an aborted wait leaves the line", () =>
+    Effect.gen(function*() {
+      const fleet = yield* RedisFleet.RedisFleet
+      yield* fleet.reset
+      const redlock = yield* facade(fleet)
+      const other = yield* facade(fleet)
+      const queued = Effect.map(
+        Effect.forEach(fleet.servers, (server) => server.call("KEYS", "redlock:p:perm*queue")),
+        (found) => found.flat().length
+      )
+      const held = yield* Effect.promise(() => redlock.acquirePermit("p:perm", { limit: 1, ttl: 10_000 }))
+      // A waiter on a 10 s schedule: only the release can wake it sooner.
+      const slow = Schedule.spaced("10 seconds").pipe(Schedule.intersect(Schedule.recurs(3)))
+      const waiting = other.acquirePermit("p:perm", { limit: 1, ttl: 10_000, retry: slow })
+      yield* Effect.promise(() => sleep(300))
+      const released = performance.now()
+      yield* Effect.promise(() => redlock.release(held))
+      const woken = yield* Effect.promise(() => waiting)
+      assert.isBelow(performance.now() - released, 2_000, "woken by the release, not by its schedule")
+      assert.strictEqual(woken.resources[0], "p:perm\u0000permit0", "its slot, named as the Effect API names it")
+
+      const conflict = yield* Effect.promise(() =>
+        redlock.acquirePermit("p:perm", { limit: 2, ttl: 10_000, retry: slow }).then(() => undefined, (error: unknown) => error)
+      )
+      assert.instanceOf(conflict, SettingConflict)
+      assert.deepInclude(conflict as SettingConflict, { resource: "p:perm", setting: "limit", requested: 2, recorded: 1 })
+
+      const controller = new AbortController()
+      const aborted = redlock.acquirePermit("p:perm", { limit: 1, ttl: 10_000, retry: slow, signal: controller.signal })
+        .then(() => "acquired", (error: unknown) => error)
+      yield* Effect.promise(() => sleep(200))
+      assert.isAtLeast(yield* queued, 3, "the waiter stands in the permits' line")
+      controller.abort(new Error("gave up"))
+      assert.strictEqual(((yield* Effect.promise(() => aborted)) as Error).message, "gave up")
+      assert.strictEqual(yield* queued, 0)
+      yield* Effect.promise(() => other.release(woken))
       yield* expectEmpty(fleet)
     }))
 

@@ -184,7 +184,13 @@ const debugLogger = (fiber: Fiber.RuntimeFiber<unknown, unknown>) => {
  * schedule that has no plain steps (`runEffect`). The lock's release is the
  * caller's (no scope). The signal's abort stops the waiting.
  */
-export const acquireForPromises = (settings: Settings.Settings, time: Time, runEffect: Retry.EffectRunner) => {
+export const acquireForPromises = (
+  settings: Settings.Settings,
+  time: Time,
+  runEffect: Retry.EffectRunner,
+  variant: Variant = userLocks
+) => {
+  const { checkResources, probe } = variant
   const issueFencingTokens = Fencing.issueFencingTokens(settings)
   const surroundings: Surroundings = {
     time,
@@ -197,13 +203,15 @@ export const acquireForPromises = (settings: Settings.Settings, time: Time, runE
   return (
     resourcesInput: string | NonEmptyReadonlyArray<string>,
     acquireOptions: AcquireOptions,
-    signal: AbortSignal | undefined
+    signal: AbortSignal | undefined,
+    setting?: Setting,
+    slots?: SlotRequest
   ): Promise<{ readonly lock: HeldLock; readonly maxHoldMillis: number | undefined }> => {
-    const request = parseAcquire(settings, resourcesInput, acquireOptions)
+    const request = parseAcquire(settings, resourcesInput, acquireOptions, checkResources)
     if (Either.isLeft(request)) return Promise.reject(request.left)
     if (signal?.aborted) return Promise.reject(signal.reason)
     const { maxHoldMillis, schedule } = request.right
-    const acquisition = new Acquisition(settings, issueFencingTokens, surroundings, request.right)
+    const acquisition = new Acquisition(settings, issueFencingTokens, surroundings, request.right, probe, setting, slots)
     const granted = (lock: HeldLock) => ({ lock, maxHoldMillis })
     const waits = schedule !== Schedule.stop
     return new Promise((resolve, reject) => {
@@ -214,7 +222,7 @@ export const acquireForPromises = (settings: Settings.Settings, time: Time, runE
         }
         if (!waits) {
           acquisition.measure(end.refusal)
-          return reject(end.refusal)
+          return reject(conflictError(setting, acquisition.conflict) ?? end.refusal)
         }
         acquisition.waitForPromise(end, runEffect, signal).then(granted).then(resolve, reject)
       })
@@ -407,19 +415,20 @@ class Acquisition extends Attempt.Attempts<HeldLock, Refused> {
   waitForPromise(refused: Refused, runEffect: Retry.EffectRunner, signal: AbortSignal | undefined): Promise<HeldLock> {
     return new Promise((resolve, reject) => {
       let settled = false
-      const failed = (cause: Cause.Cause<LockNotAcquired>, reason: () => unknown) =>
-        runEffect(this.failed(cause), () => reject(reason()))
+      // Rejected with what the Effect API fails with (a SettingConflict where a quorum refused the setting).
+      const failed = (cause: Cause.Cause<LockNotAcquired>, aborted: boolean) =>
+        runEffect(this.failed(cause), (exit) => reject(aborted || Exit.isSuccess(exit) ? signal?.reason : Cause.squash(exit.cause)))
       const onAbort = () => {
         if (settled) return
         settled = true
         cancel()
-        failed(Cause.interrupt(FiberId.none), () => signal!.reason)
+        failed(Cause.interrupt(FiberId.none), true)
       }
       const cancel = this.untilGranted(refused, runEffect, (exit) => {
         if (settled) return
         settled = true
         signal?.removeEventListener("abort", onAbort)
-        if (Exit.isFailure(exit)) return failed(exit.cause, () => Cause.squash(exit.cause))
+        if (Exit.isFailure(exit)) return failed(exit.cause, false)
         this.measure(undefined)
         this.joined = false
         resolve(exit.value)

@@ -17,6 +17,9 @@ import type * as Lock from "../../Lock.js"
 import type { PermitOptions, PermitsInspection } from "../../Semaphore.js"
 import { InvalidOptions, LockNotAcquired, type SettingConflict } from "../errors.js"
 import * as Options from "../../engine/options.js"
+import type { Time } from "../../engine/time.js"
+import type { HeldLock } from "../lock.js"
+import type * as Retry from "../retry.js"
 import * as Validate from "../validate.js"
 import * as Acquisition from "./acquisition.js"
 import * as Inspection from "./inspection.js"
@@ -56,24 +59,57 @@ export const acquirePermit = (settings: Settings) => acquireSlot(settings, permi
  * `AttemptRequest.slots`), on the permit's own options and schedule.
  */
 export const acquireSlot = (settings: Settings, kind: SlotKind) => {
-  const acquireOne = Acquisition.acquireWithSetting(settings, { checkResources: slotNames, probe: false })
+  const acquireOne = Acquisition.acquireWithSetting(settings, slotVariant)
   return (
     resourceInput: string,
     options: PermitOptions,
     ahead = false
   ): Effect.Effect<Lock.Lock, InvalidOptions | LockNotAcquired | SettingConflict, Scope.Scope> => {
-    if (typeof options !== "object" || options === null) {
-      return Effect.fail(new InvalidOptions({ option: "options", detail: "expected { limit, ttl, ... }" }, true))
-    }
-    const permits = Validate.permits(resourceInput, options.limit)
-    if (Either.isLeft(permits)) return Effect.fail(permits.left)
-    const { limit, resource } = permits.right
-    const slots = Array.from({ length: limit }, (_, slot) => slotResource(resource, slot, kind))
-    const setting: Acquisition.Setting = { resource, name: kind.setting, value: limit }
-    return acquireOne(slots as unknown as readonly [string, ...Array<string>], options, setting, { ahead }).pipe(
+    const request = slotRequest(resourceInput, options, kind)
+    if (Either.isLeft(request)) return Effect.fail(request.left)
+    const { resource, setting, slots } = request.right
+    return acquireOne(slots, options, setting, { ahead }).pipe(
       Effect.catchTag("LockNotAcquired", (refusal) => Effect.fail(namingResource(refusal, resource)))
     )
   }
+}
+
+/**
+ * `acquireSlot` for promise code (effect-redlock/Promise): the same
+ * acquisition with no fiber (Acquisition.acquireForPromises); the caller
+ * releases the slot.
+ */
+export const acquireSlotForPromises = (settings: Settings, time: Time, runEffect: Retry.EffectRunner, kind: SlotKind) => {
+  const acquireOne = Acquisition.acquireForPromises(settings, time, runEffect, slotVariant)
+  return (
+    resourceInput: string,
+    options: PermitOptions,
+    signal: AbortSignal | undefined
+  ): Promise<{ readonly lock: HeldLock; readonly maxHoldMillis: number | undefined }> => {
+    const request = slotRequest(resourceInput, options, kind)
+    if (Either.isLeft(request)) return Promise.reject(request.left)
+    const { resource, setting, slots } = request.right
+    return acquireOne(slots, options, signal, setting, { ahead: false }).catch((error: unknown) =>
+      Promise.reject(error instanceof LockNotAcquired ? namingResource(error, resource) : error)
+    )
+  }
+}
+
+const slotVariant: Acquisition.Variant = { checkResources: slotNames, probe: false }
+
+/** The slots of a resource and the setting they are taken under, from a caller's resource and options. */
+const slotRequest = (resourceInput: string, options: PermitOptions, kind: SlotKind) => {
+  if (typeof options !== "object" || options === null) {
+    return Either.left(new InvalidOptions({ option: "options", detail: "expected { limit, ttl, ... }" }, true))
+  }
+  return Either.map(Validate.permits(resourceInput, options.limit), ({ limit, resource }) => ({
+    resource,
+    slots: Array.from({ length: limit }, (_, slot) => slotResource(resource, slot, kind)) as unknown as readonly [
+      string,
+      ...Array<string>
+    ],
+    setting: { resource, name: kind.setting, value: limit } satisfies Acquisition.Setting
+  }))
 }
 
 /**
