@@ -3,7 +3,8 @@
  * `npx tsc -p tsconfig.bench.json && node --cpu-prof .bench-build/bench/profile.js [contender] [loops|contended] [seconds]`;
  * `SINGLE=1` in the environment: one node instead of five (scenario (d)).
  * `permits` instead of a number of loops: the semaphore workload of bench/semaphores.ts, the contender
- * named by its first word and node count (`effect-redlock`, `redis-semaphore`; `SINGLE=1`: N = 1).
+ * named by its first word and node count (`effect-redlock`, `redis-semaphore`; `SINGLE=1`: N = 1;
+ * `GREEDY=1`: ours with `fairHandoff: false`).
  */
 import * as Effect from "effect/Effect"
 import { Redis } from "ioredis"
@@ -19,7 +20,8 @@ const contended = loops === "contended"
 const permits = loops === "permits"
 const contender = Contenders.byName(name)!
 const permitContender = Semaphores.contenders.find((candidate) =>
-  candidate.name.startsWith(name) && candidate.nodes === (process.env.SINGLE ? 1 : 5)
+  candidate.name.startsWith(name) && candidate.nodes === (process.env.SINGLE ? 1 : 5) &&
+  candidate.name.includes("fairHandoff: false") === (process.env.GREEDY !== undefined)
 )!
 
 /** CPU time (ms) the servers used so far: utime + stime from /proc, in clock ticks of 10 ms. */

@@ -3,8 +3,9 @@
  * take one of 3 permits of one resource again and again, hold it 1 ms, and
  * release it; effect-redlock's `Semaphore` against redis-semaphore's
  * `RedlockSemaphore` on the same 5 servers, and against its single-node
- * `Semaphore` on one server (ours then on that one node). All wait with a
- * ~10 ms retry. Then a read-write workload of ours alone (8 workers, 80%
+ * `Semaphore` on one server (ours then on that one node), ours in line (the
+ * default) and greedy (`fairHandoff: false`, as redis-semaphore waits), each
+ * from an Effect program and from promise code. All wait with a ~10 ms retry. Then a read-write workload of ours alone (8 workers, 80%
  * reads, 1 ms hold, 5 servers): its throughput and the longest a writer
  * waited. Part of `npm run bench`; alone: `npm run bench:semaphore [-- --seconds S]`.
  *
@@ -20,6 +21,7 @@ import { RedlockSemaphore, Semaphore as SingleNodeSemaphore } from "redis-semaph
 import * as Redlock from "../src/Redlock.js"
 import * as Ioredis from "../src/RedisNode/Ioredis.js"
 import * as ReadWriteLock from "../src/ReadWriteLock.js"
+import { makeRedlock } from "../src/Promise.js"
 import * as Semaphore from "../src/Semaphore.js"
 import { format, jain, percentile } from "./scenarios.js"
 
@@ -44,18 +46,19 @@ export interface SemaphoreContender {
 const retry = Redlock.retry({ delay: "10 millis", times: 1000 })
 
 /** A lock manager of its own over the servers on `ports`, as each worker of a user's would be. */
-const managerOn = (ports: ReadonlyArray<number>) =>
+const managerOn = (ports: ReadonlyArray<number>, fairHandoff = true) =>
   ManagedRuntime.make(
-    Redlock.layer({ restartQuarantine: false }).pipe(
+    Redlock.layer({ restartQuarantine: false, fairHandoff }).pipe(
       Layer.provide(Ioredis.layer(ports.map((port) => ({ host: "127.0.0.1", port }))))
     )
   )
 
-const effectRedlock = (nodes: 1 | 5): SemaphoreContender => ({
-  name: `effect-redlock Semaphore, N = ${nodes}`,
+/** Ours in line (the default), or greedy (`fairHandoff: false`): waiters poll, as redis-semaphore's do. */
+const effectRedlock = (nodes: 1 | 5, fairHandoff = true): SemaphoreContender => ({
+  name: `effect-redlock Semaphore, N = ${nodes}${fairHandoff ? "" : ", fairHandoff: false"}`,
   nodes,
   start: async (ports, key) => {
-    const runtime = managerOn(ports)
+    const runtime = managerOn(ports, fairHandoff)
     const options: Semaphore.PermitOptions = { limit, ttl: Duration.millis(ttlMillis), retry }
     return {
       withPermit: (hold) =>
@@ -63,6 +66,23 @@ const effectRedlock = (nodes: 1 | 5): SemaphoreContender => ({
           Effect.promise(hold).pipe(Semaphore.withPermit(key, options), Effect.as(true), Effect.orElseSucceed(() => false))
         ),
       close: () => runtime.dispose()
+    }
+  }
+})
+
+/** Ours from promise code (effect-redlock/Promise `usingPermit`): the same engine, with no fiber. */
+const effectRedlockPromise = (nodes: 1 | 5, fairHandoff = true): SemaphoreContender => ({
+  name: `effect-redlock/Promise permits, N = ${nodes}${fairHandoff ? "" : ", fairHandoff: false"}`,
+  nodes,
+  start: async (ports, key) => {
+    const redlock = await makeRedlock(ports.map((port) => ({ host: "127.0.0.1", port })), {
+      restartQuarantine: false,
+      fairHandoff
+    })
+    const options = { limit, ttl: ttlMillis, retry }
+    return {
+      withPermit: (hold) => redlock.usingPermit(key, options, hold).then(() => true, () => false),
+      close: () => redlock.close()
     }
   }
 })
@@ -109,8 +129,14 @@ const redisSemaphoreSingle = redisSemaphoreOf(
 
 export const contenders: ReadonlyArray<SemaphoreContender> = [
   effectRedlock(5),
+  effectRedlock(5, false),
+  effectRedlockPromise(5),
+  effectRedlockPromise(5, false),
   redisSemaphore,
   effectRedlock(1),
+  effectRedlock(1, false),
+  effectRedlockPromise(1),
+  effectRedlockPromise(1, false),
   redisSemaphoreSingle
 ]
 

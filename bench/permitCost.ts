@@ -1,0 +1,50 @@
+/**
+ * Diagnostic: the client CPU of one uncontended permit against one uncontended lock, through the
+ * Effect API as the semaphore bench calls it (a `runPromise` per operation), on 1 or 5 servers:
+ * `npx tsc -p tsconfig.bench.json && node .bench-build/bench/permitCost.js [nodes] [count]`.
+ */
+import { Duration, Effect, Layer, ManagedRuntime } from "effect"
+import * as RedisFleet from "../fleet/RedisFleet.js"
+import * as Redlock from "../src/Redlock.js"
+import * as Ioredis from "../src/RedisNode/Ioredis.js"
+import * as Semaphore from "../src/Semaphore.js"
+
+const [nodes = "1", count = "5000"] = process.argv.slice(2)
+
+const program = Effect.gen(function*() {
+  const fleet = yield* RedisFleet.RedisFleet
+  const ports = fleet.servers.map((server) => server.port).slice(0, Number(nodes))
+  return yield* Effect.promise(async () => {
+    const runtime = ManagedRuntime.make(
+      Redlock.layer({ restartQuarantine: false }).pipe(
+        Layer.provide(Ioredis.layer(ports.map((port) => ({ host: "127.0.0.1", port }))))
+      )
+    )
+    const ttl = Duration.seconds(10)
+    const operations = {
+      lock: (i: number) => Effect.void.pipe(Redlock.withLock(`cost:lock:${i % 64}`, { ttl })),
+      permit: (i: number) => Effect.void.pipe(Semaphore.withPermit(`cost:permit:${i % 64}`, { limit: 3, ttl }))
+    }
+    const results: Record<string, string> = {}
+    for (const round of [0, 1]) {
+      for (const [name, operation] of Object.entries(operations)) {
+        const cpu = process.cpuUsage()
+        const start = performance.now()
+        for (let i = 0; i < Number(count); i++) await runtime.runPromise(operation(i))
+        const used = process.cpuUsage(cpu)
+        if (round === 1) {
+          results[name] = `${((used.user + used.system) / 1000 / Number(count)).toFixed(3)} ms CPU, ${
+            (Number(count) / ((performance.now() - start) / 1000)).toFixed(0)
+          } ops/s`
+        }
+      }
+    }
+    await runtime.dispose()
+    return results
+  })
+})
+
+Effect.runPromise(program.pipe(Effect.scoped, Effect.provide(RedisFleet.layerLocal(5)))).then((result) => {
+  console.log(`N = ${nodes}`, JSON.stringify(result))
+  process.exit(0)
+})
