@@ -1,10 +1,12 @@
 /**
  * Diagnostic: the client CPU of one uncontended permit against one uncontended lock, through the
- * Effect API as the semaphore bench calls it (a `runPromise` per operation), on 1 or 5 servers:
+ * Effect API as the semaphore bench calls it (a `runPromise` per operation) and from promise code
+ * (effect-redlock/Promise `using`, `usingPermit`), one after another, on 1 or 5 servers:
  * `npx tsc -p tsconfig.bench.json && node .bench-build/bench/permitCost.js [nodes] [count]`.
  */
 import { Duration, Effect, Layer, ManagedRuntime } from "effect"
 import * as RedisFleet from "../fleet/RedisFleet.js"
+import { makeRedlock } from "../src/Promise.js"
 import * as Redlock from "../src/Redlock.js"
 import * as Ioredis from "../src/RedisNode/Ioredis.js"
 import * as Semaphore from "../src/Semaphore.js"
@@ -25,12 +27,22 @@ const program = Effect.gen(function*() {
       lock: (i: number) => Effect.void.pipe(Redlock.withLock(`cost:lock:${i % 64}`, { ttl })),
       permit: (i: number) => Effect.void.pipe(Semaphore.withPermit(`cost:permit:${i % 64}`, { limit: 3, ttl }))
     }
+    const facade = await makeRedlock(ports.map((port) => ({ host: "127.0.0.1", port })), { restartQuarantine: false })
+    const promiseOperations = {
+      "lock from promise code": (i: number) => facade.using(`cost:plock:${i % 64}`, { ttl: 10_000 }, async () => {}),
+      "permit from promise code": (i: number) =>
+        facade.usingPermit(`cost:ppermit:${i % 64}`, { limit: 3, ttl: 10_000 }, async () => {})
+    }
     const results: Record<string, string> = {}
     for (const round of [0, 1]) {
-      for (const [name, operation] of Object.entries(operations)) {
+      const all: Record<string, (i: number) => Promise<unknown>> = {
+        ...Object.fromEntries(Object.entries(operations).map(([name, operation]) => [name, (i: number) => runtime.runPromise(operation(i))])),
+        ...promiseOperations
+      }
+      for (const [name, operation] of Object.entries(all)) {
         const cpu = process.cpuUsage()
         const start = performance.now()
-        for (let i = 0; i < Number(count); i++) await runtime.runPromise(operation(i))
+        for (let i = 0; i < Number(count); i++) await operation(i)
         const used = process.cpuUsage(cpu)
         if (round === 1) {
           results[name] = `${((used.user + used.system) / 1000 / Number(count)).toFixed(3)} ms CPU, ${
@@ -40,6 +52,7 @@ const program = Effect.gen(function*() {
       }
     }
     await runtime.dispose()
+    await facade.close()
     return results
   })
 })
