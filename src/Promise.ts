@@ -6,9 +6,10 @@
  * plain: times in milliseconds, `null` for nothing, a hold's `remaining()`
  * and `fencingToken()` as methods.
  *
- * Acquisitions, with their waiting in line, and releases run as plain code
- * over the nodes' promises: no fiber, except for a custom retry schedule's
- * steps (an effect each) in the manager's runtime.
+ * Acquisitions of locks and permits, with their waiting in line, and
+ * releases run as plain code over the nodes' promises: no fiber, except for a
+ * custom retry schedule's steps (an effect each) in the manager's runtime.
+ * Read and write holds are acquired by the Effect API's code, in a fiber.
  * Failures reject with the typed errors of `effect-redlock/RedlockError`
  * (`LockNotAcquired`, `LockLost`, ...), which are `Error`s.
  *
@@ -418,7 +419,7 @@ const fromSettings = (
     }
   }
 
-  // A permit is acquired as a lock is, with no fiber; read and write holds in a fiber (reentrancy.ts).
+  // A permit is acquired as a lock is, with no fiber; read and write holds in a fiber and a scope.
   const acquirePermit = Semaphore.acquireSlotForPromises(settings, time, runEffect, Semaphore.permitSlots)
   const acquireRead = ReadWrite.acquireRead(settings)
   const acquireWrite = ReadWrite.acquireWrite(settings)
