@@ -6,10 +6,9 @@
  * plain: times in milliseconds, `null` for nothing, a hold's `remaining()`
  * and `fencingToken()` as methods.
  *
- * Acquisitions of locks and permits, with their waiting in line, and
- * releases run as plain code over the nodes' promises: no fiber, except for a
- * custom retry schedule's steps (an effect each) in the manager's runtime.
- * Read and write holds are acquired by the Effect API's code, in a fiber.
+ * Acquisitions, with their waiting in line, and releases run as plain code
+ * over the nodes' promises: no fiber, except for a custom retry schedule's
+ * steps (an effect each) in the manager's runtime.
  * Failures reject with the typed errors of `effect-redlock/RedlockError`
  * (`LockNotAcquired`, `LockLost`, ...), which are `Error`s.
  *
@@ -58,7 +57,6 @@ import * as ManagedRuntime from "effect/ManagedRuntime"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as Schedule from "effect/Schedule"
-import * as Scope from "effect/Scope"
 import type { HeldLock } from "./internal/lock.js"
 import * as Acquisition from "./internal/manager/acquisition.js"
 import * as Extension from "./internal/manager/extension.js"
@@ -69,7 +67,6 @@ import * as Semaphore from "./internal/manager/semaphore.js"
 import * as Settings from "./internal/manager/settings.js"
 import * as Monotonic from "./internal/monotonic.js"
 import * as Retry from "./internal/retry.js"
-import type * as Lock from "./Lock.js"
 import type { NodeOutcome, RedisNodes } from "./RedisNode.js"
 import { RedisNodes as RedisNodesTag } from "./internal/nodes.js"
 import type { NodeRedisClient } from "./nodes/nodeRedis/client.js"
@@ -294,9 +291,7 @@ interface LockManagerContext {
 class PlainLock implements PromiseLock {
   constructor(
     readonly held: HeldLock,
-    readonly manager: LockManagerContext,
-    /** Where a permit or a read or write hold is registered: closed when it is released. */
-    readonly scope: Scope.CloseableScope | undefined
+    readonly manager: LockManagerContext
   ) {}
   get resources() {
     return this.held.resources
@@ -353,12 +348,10 @@ const fromSettings = (
   const acquireLock = Acquisition.acquireForPromises(settings, time, runEffect)
   // The auto-extension of each lock that has one, stopped before its release.
   const extensions = new Map<HeldLock, Fiber.RuntimeFiber<void, unknown>>()
-  // The scopes of permits and read or write holds not released yet, closed by close().
-  const scopes = new Set<Scope.CloseableScope>()
-  // The permits not released yet (acquired with no scope), released by close().
-  const permitsHeld = new Set<HeldLock>()
+  // The permits and read or write holds not released yet, released by close().
+  const slotHolds = new Set<HeldLock>()
   const context: LockManagerContext = { clock, runPromise }
-  const plain = (lock: HeldLock, scope?: Scope.CloseableScope) => new PlainLock(lock, context, scope)
+  const plain = (lock: HeldLock) => new PlainLock(lock, context)
 
   const heldOf = (lock: PromiseLock): PlainLock => {
     if (lock instanceof PlainLock && lock.manager === context) return lock
@@ -379,29 +372,12 @@ const fromSettings = (
   const acquire: PromiseRedlock["acquire"] = async (resources, options) =>
     holding(await acquireLock(resources, options, options.signal))
 
-  // A permit or a read or write hold: acquired in a scope of its own, which its release closes.
-  const acquireScoped = async (
-    acquireIn: Effect.Effect<Lock.Lock, unknown, Scope.Scope>,
-    signal: AbortSignal | undefined
-  ): Promise<PromiseLock> => {
-    const scope = Effect.runSync(Scope.make())
-    scopes.add(scope)
-    const exit = await runtime.runPromiseExit(Scope.extend(acquireIn, scope), { signal })
-    if (Exit.isSuccess(exit)) return plain(Settings.held(settings, exit.value), scope)
-    scopes.delete(scope)
-    await Effect.runPromise(Scope.close(scope, Exit.void))
-    return rejectWith(exit.cause, signal)
-  }
-
+  // Async: a lock of another manager rejects (heldOf throws), it does not throw.
   const release: PromiseRedlock["release"] = async (lock) => {
-    const { held, scope } = heldOf(lock)
-    permitsHeld.delete(held)
+    const { held } = heldOf(lock)
+    slotHolds.delete(held)
     extensions.get(held)?.unsafeInterruptAsFork(FiberId.none)
-    const result = scope !== undefined
-      ? await runPromise(Release.release(settings, held))
-      : await new Promise<ReleaseResult>((resolve) => Release.send(settings, held, time, [], resolve))
-    if (scope !== undefined && scopes.delete(scope)) await Effect.runPromise(Scope.close(scope, Exit.void))
-    return result
+    return new Promise<ReleaseResult>((resolve) => Release.send(settings, held, time, [], resolve))
   }
 
   const usingHold = async <A>(
@@ -419,19 +395,20 @@ const fromSettings = (
     }
   }
 
-  // A permit is acquired as a lock is, with no fiber; read and write holds in a fiber and a scope.
-  const acquirePermit = Semaphore.acquireSlotForPromises(settings, time, runEffect, Semaphore.permitSlots)
-  const acquireRead = ReadWrite.acquireRead(settings)
-  const acquireWrite = ReadWrite.acquireWrite(settings)
-  const permit: PromiseRedlock["acquirePermit"] = async (resource, options) => {
-    const granted = await acquirePermit(resource, options, options.signal)
-    permitsHeld.add(granted.lock)
+  // Slots are acquired as locks are, with no fiber; close() releases those still held.
+  const slotHold = async (acquired: ReturnType<typeof acquireLock>) => {
+    const granted = await acquired
+    slotHolds.add(granted.lock)
     return holding(granted)
   }
-  const read: PromiseRedlock["acquireRead"] = (resource, options) =>
-    acquireScoped(acquireRead(resource, options), options.signal)
+  const acquirePermit = Semaphore.acquireSlotForPromises(settings, time, runEffect, Semaphore.permitSlots)
+  const acquireRead = ReadWrite.acquireReadForPromises(settings, time, runEffect)
+  const acquireWrite = ReadWrite.acquireWriteForPromises(settings, time, runEffect)
+  const permit: PromiseRedlock["acquirePermit"] = (resource, options) =>
+    slotHold(acquirePermit(resource, options, options.signal))
+  const read: PromiseRedlock["acquireRead"] = (resource, options) => slotHold(acquireRead(resource, options, options.signal))
   const write: PromiseRedlock["acquireWrite"] = (resource, options) =>
-    acquireScoped(acquireWrite(resource, options), options.signal)
+    slotHold(acquireWrite(resource, options, options.signal))
 
   return {
     acquire,
@@ -450,15 +427,10 @@ const fromSettings = (
     usingWrite: async (resource, options, body) => usingHold(await write(resource, options), body),
     close: async () => {
       for (const fiber of extensions.values()) fiber.unsafeInterruptAsFork(FiberId.none)
-      for (const scope of scopes) await Effect.runPromise(Scope.close(scope, Exit.void))
-      scopes.clear()
-      await Promise.all([...permitsHeld].map((held) => new Promise((resolve) => Release.send(settings, held, time, [], resolve))))
-      permitsHeld.clear()
+      const left = [...slotHolds]
+      slotHolds.clear()
+      await Promise.all(left.map((held) => new Promise((resolve) => Release.send(settings, held, time, [], resolve))))
       await runtime.dispose()
     }
   }
 }
-
-/** An interruption by the caller's signal rejects with the signal's reason, as fetch does. */
-const rejectWith = (cause: Cause.Cause<unknown>, signal: AbortSignal | undefined): Promise<never> =>
-  Promise.reject(Cause.isInterruptedOnly(cause) && signal?.aborted ? signal.reason : Cause.squash(cause))

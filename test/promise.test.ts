@@ -152,8 +152,20 @@ layer(RedisFleet.layerLocal(5), { timeout: 60_000, excludeTestServices: true })(
         redlock.usingWrite("p:doc", { ttl: 10_000, maxReaders: 2, retry: noRetry }, async (hold) => hold.resources.length)
       )
       assert.strictEqual(written, 2, "a writer holds every read slot")
-      // A permit left held is released by close().
+      // A writer waits behind a reader, and is woken by the reader's release.
+      const reading = yield* Effect.promise(() => redlock.acquireRead("p:doc", { ttl: 10_000, maxReaders: 2 }))
+      const slow = Schedule.spaced("10 seconds").pipe(Schedule.intersect(Schedule.recurs(3)))
+      const writing = redlock.acquireWrite("p:doc", { ttl: 10_000, maxReaders: 2, retry: slow })
+      yield* Effect.promise(() => sleep(200))
+      const releasedAt = performance.now()
+      yield* Effect.promise(() => redlock.release(reading))
+      const writer = yield* Effect.promise(() => writing)
+      assert.isBelow(performance.now() - releasedAt, 2_000, "woken by the reader's release")
+      assert.strictEqual(writer.resources.length, 2)
+      yield* Effect.promise(() => redlock.release(writer))
+      // A permit and a read left held are released by close().
       yield* Effect.promise(() => redlock.acquirePermit("p:left", { limit: 1, ttl: 10_000 }))
+      yield* Effect.promise(() => redlock.acquireRead("p:left-read", { ttl: 10_000 }))
       yield* Effect.promise(() => redlock.close())
       yield* expectEmpty(fleet)
     }))

@@ -24,7 +24,9 @@ import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
 import type * as Lock from "../../Lock.js"
 import type { ReadWriteInspection, ReadWriteOptions } from "../../ReadWriteLock.js"
-import { InvalidOptions, type LockNotAcquired, type SettingConflict } from "../errors.js"
+import type { Time } from "../../engine/time.js"
+import { InvalidOptions, LockNotAcquired, type SettingConflict } from "../errors.js"
+import type * as Retry from "../retry.js"
 import * as Validate from "../validate.js"
 import * as Acquisition from "./acquisition.js"
 import * as Semaphore from "./semaphore.js"
@@ -54,20 +56,51 @@ export const acquireRead = (settings: Settings) => {
     Effect.flatMap(checked(resource, options), ({ limit }) => acquireSlot(resource, { ...options, limit }, ahead))
 }
 
+/** `acquireRead` for promise code (effect-redlock/Promise): no fiber, no reentrancy (promise code has no fiber to hold in). */
+export const acquireReadForPromises = (settings: Settings, time: Time, runEffect: Retry.EffectRunner) => {
+  const acquireSlot = Semaphore.acquireSlotForPromises(settings, time, runEffect, Semaphore.readSlots)
+  return (resource: string, options: ReadWriteOptions, signal: AbortSignal | undefined) => {
+    const request = checked(resource, options)
+    return Either.isLeft(request)
+      ? Promise.reject(request.left)
+      : acquireSlot(resource, { ...options, limit: request.right.limit }, signal)
+  }
+}
+
 export const acquireWrite = (settings: Settings) => {
-  const acquireAll = Acquisition.acquireWithSetting(settings, { checkResources: Semaphore.slotNames, probe: false })
+  const acquireAll = Acquisition.acquireWithSetting(settings, Semaphore.slotVariant)
   return (
     resource: string,
     options: ReadWriteOptions
   ): Effect.Effect<Lock.Lock, InvalidOptions | LockNotAcquired | SettingConflict, Scope.Scope> =>
-    Effect.flatMap(checked(resource, options), ({ limit }) => {
-      const slots = Array.from({ length: limit }, (_, slot) => Semaphore.slotResource(resource, slot, Semaphore.readSlots))
-      const setting: Acquisition.Setting = { resource, name: Semaphore.readSlots.setting, value: limit }
-      return acquireAll(slots as unknown as readonly [string, ...Array<string>], options, setting).pipe(
+    Effect.flatMap(writeRequest(resource, options), ({ setting, slots }) =>
+      acquireAll(slots, options, setting).pipe(
         Effect.catchTag("LockNotAcquired", (refusal) => Effect.fail(Semaphore.namingResource(refusal, resource)))
-      )
-    })
+      ))
 }
+
+/** `acquireWrite` for promise code (effect-redlock/Promise), with no fiber. */
+export const acquireWriteForPromises = (settings: Settings, time: Time, runEffect: Retry.EffectRunner) => {
+  const acquireAll = Acquisition.acquireForPromises(settings, time, runEffect, Semaphore.slotVariant)
+  return (resource: string, options: ReadWriteOptions, signal: AbortSignal | undefined) => {
+    const request = writeRequest(resource, options)
+    if (Either.isLeft(request)) return Promise.reject(request.left)
+    const { setting, slots } = request.right
+    return acquireAll(slots, options, signal, setting).catch((error: unknown) =>
+      Promise.reject(error instanceof LockNotAcquired ? Semaphore.namingResource(error, resource) : error)
+    )
+  }
+}
+
+/** A writer's keys: every read slot of the resource, taken at once under its `maxReaders`. */
+const writeRequest = (resource: string, options: ReadWriteOptions) =>
+  Either.map(checked(resource, options), ({ limit }) => ({
+    slots: Array.from({ length: limit }, (_, slot) => Semaphore.slotResource(resource, slot, Semaphore.readSlots)) as unknown as readonly [
+      string,
+      ...Array<string>
+    ],
+    setting: { resource, name: Semaphore.readSlots.setting, value: limit } satisfies Acquisition.Setting
+  }))
 
 /** Who holds each read slot; a writer holds all of them with one value. */
 export const inspect = (

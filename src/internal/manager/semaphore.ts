@@ -95,7 +95,8 @@ export const acquireSlotForPromises = (settings: Settings, time: Time, runEffect
   }
 }
 
-const slotVariant: Acquisition.Variant = { checkResources: slotNames, probe: false }
+/** Slot keys are made by the library (no user check), and tried with the line-keeping script (no probe). */
+export const slotVariant: Acquisition.Variant = { checkResources: slotNames, probe: false }
 
 /** The slots of a resource and the setting they are taken under, from a caller's resource and options. */
 const slotRequest = (resourceInput: string, options: PermitOptions, kind: SlotKind) => {
