@@ -359,7 +359,7 @@ const fromSettings = (
   }
 
   // A granted lock or permit, extended automatically if it asked to be.
-  const holding = ({ lock, maxHoldMillis }: { readonly lock: HeldLock; readonly maxHoldMillis: number | undefined }) => {
+  const holding = ({ lock, maxHoldMillis }: Acquisition.PromiseGrant) => {
     if (maxHoldMillis !== undefined) {
       const fiber = runtime.runFork(Extension.autoExtend(settings, lock, maxHoldMillis))
       extensions.set(lock, fiber)
@@ -396,7 +396,7 @@ const fromSettings = (
   }
 
   // Slots are acquired as locks are, with no fiber; close() releases those still held.
-  const slotHold = async (acquired: ReturnType<typeof acquireLock>) => {
+  const slotHold = async (acquired: Promise<Acquisition.PromiseGrant>) => {
     const granted = await acquired
     slotHolds.add(granted.lock)
     return holding(granted)

@@ -178,6 +178,12 @@ const debugLogger = (fiber: Fiber.RuntimeFiber<unknown, unknown>) => {
   return (message: string) => Runtime.runSync(runtime)(Effect.logDebug(message))
 }
 
+/** A lock granted to promise code, and how long it may be extended automatically (none: no auto-extension). */
+export interface PromiseGrant {
+  readonly lock: HeldLock
+  readonly maxHoldMillis: number | undefined
+}
+
 /**
  * Acquire for promise code (effect-redlock/Promise): the same attempts and
  * waiting as the Effect API's, with no fiber, except for a step of a retry
@@ -206,7 +212,7 @@ export const acquireForPromises = (
     signal: AbortSignal | undefined,
     setting?: Setting,
     slots?: SlotRequest
-  ): Promise<{ readonly lock: HeldLock; readonly maxHoldMillis: number | undefined }> => {
+  ): Promise<PromiseGrant> => {
     const request = parseAcquire(settings, resourcesInput, acquireOptions, checkResources)
     if (Either.isLeft(request)) return Promise.reject(request.left)
     if (signal?.aborted) return Promise.reject(signal.reason)
@@ -417,7 +423,7 @@ class Acquisition extends Attempt.Attempts<HeldLock, Refused> {
       let settled = false
       // Rejected with what the Effect API fails with (a SettingConflict where a quorum refused the setting).
       const failed = (cause: Cause.Cause<LockNotAcquired>, aborted: boolean) =>
-        runEffect(this.failed(cause), (exit) => reject(aborted || Exit.isSuccess(exit) ? signal?.reason : Cause.squash(exit.cause)))
+        runEffect(this.failed(cause), (exit) => reject(!aborted && Exit.isFailure(exit) ? Cause.squash(exit.cause) : signal?.reason))
       const onAbort = () => {
         if (settled) return
         settled = true

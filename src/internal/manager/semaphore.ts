@@ -18,7 +18,6 @@ import type { PermitOptions, PermitsInspection } from "../../Semaphore.js"
 import { InvalidOptions, LockNotAcquired, type SettingConflict } from "../errors.js"
 import * as Options from "../../engine/options.js"
 import type { Time } from "../../engine/time.js"
-import type { HeldLock } from "../lock.js"
 import type * as Retry from "../retry.js"
 import * as Validate from "../validate.js"
 import * as Acquisition from "./acquisition.js"
@@ -85,7 +84,7 @@ export const acquireSlotForPromises = (settings: Settings, time: Time, runEffect
     resourceInput: string,
     options: PermitOptions,
     signal: AbortSignal | undefined
-  ): Promise<{ readonly lock: HeldLock; readonly maxHoldMillis: number | undefined }> => {
+  ): Promise<Acquisition.PromiseGrant> => {
     const request = slotRequest(resourceInput, options, kind)
     if (Either.isLeft(request)) return Promise.reject(request.left)
     const { resource, setting, slots } = request.right
