@@ -151,9 +151,26 @@ export const surroundingsOf = (fiber: Fiber.RuntimeFiber<unknown, unknown>): Sur
     onAttempt: Tracing.isRecorded(fiber) ? Tracing.attemptSpans(fiber) : undefined,
     logDebug: fiber.getFiberRef(FiberRef.currentMinimumLogLevel).ordinal <= LogLevel.Debug.ordinal
       ? debugLogger(fiber)
-      : undefined
+      : undefined,
+    runEffect: effectRunnerOf(fiber)
   }
 }
+
+// The steps of a retry schedule that has no plain ones run on the fiber's runtime, made on first use.
+const effectRunnerOf = (fiber: Fiber.RuntimeFiber<unknown, unknown>): Retry.EffectRunner => {
+  let runner: Retry.EffectRunner | undefined
+  return (effect, done) => {
+    runner ??= Retry.runnerOf(runtimeOf(fiber))
+    runner(effect, done)
+  }
+}
+
+const runtimeOf = (fiber: Fiber.RuntimeFiber<unknown, unknown>): Runtime.Runtime<never> =>
+  Runtime.make({
+    context: fiber.currentContext as Context.Context<never>,
+    fiberRefs: fiber.getFiberRefs(),
+    runtimeFlags: Runtime.defaultRuntimeFlags
+  })
 
 const defaultRandom: Random.Random = Effect.runSync(Effect.random)
 
@@ -170,11 +187,7 @@ const mathRandom = () => Math.random()
 
 // Debug logs written at once, from plain code, with the fiber's loggers and annotations.
 const debugLogger = (fiber: Fiber.RuntimeFiber<unknown, unknown>) => {
-  const runtime = Runtime.make({
-    context: fiber.currentContext,
-    fiberRefs: fiber.getFiberRefs(),
-    runtimeFlags: Runtime.defaultRuntimeFlags
-  })
+  const runtime = runtimeOf(fiber)
   return (message: string) => Runtime.runSync(runtime)(Effect.logDebug(message))
 }
 
@@ -204,7 +217,8 @@ export const acquireForPromises = (
     scope: undefined,
     metricLabels: [],
     onAttempt: undefined,
-    logDebug: undefined
+    logDebug: undefined,
+    runEffect
   }
   return (
     resourcesInput: string | NonEmptyReadonlyArray<string>,
@@ -230,7 +244,7 @@ export const acquireForPromises = (
           acquisition.measure(end.refusal)
           return reject(conflictError(setting, acquisition.conflict) ?? end.refusal)
         }
-        acquisition.waitForPromise(end, runEffect, signal).then(granted).then(resolve, reject)
+        acquisition.waitForPromise(end, signal).then(granted).then(resolve, reject)
       })
     })
   }
@@ -250,6 +264,8 @@ export interface Surroundings {
   readonly onAttempt: Tracing.OnAttempt | undefined
   /** Where debug logs are on: each refused attempt is logged. */
   readonly logDebug: ((message: string) => void) | undefined
+  /** Runs a step of a retry schedule that has no plain steps. */
+  readonly runEffect: Retry.EffectRunner
 }
 
 /** A wait's end as an Exit: the lock, the last refusal, or the failure of a user's schedule (a defect). */
@@ -349,46 +365,44 @@ class Acquisition extends Attempt.Attempts<HeldLock, Refused> {
 
   /**
    * The whole acquisition: the first attempt, then the waiting and the
-   * retries; measured. Each is one asynchronous step, in an uninterruptible
-   * region: whatever happens to it, either the lock's release is in the
-   * scope or every line was left (which releases any key the acquisition
-   * may hold). Written with matchCauseEffect, not catchAll and onExit: what
-   * those allocate on each call is kept alive by objects V8 places in the
-   * old generation, which doubled what every scavenge promoted
-   * (sequential: ~600 KB against ~310 KB; bench/README.md).
+   * retries, as one asynchronous step (each resumption of a fiber costs a
+   * busy client more than the engine's work between them: measured, bench/README.md);
+   * measured. It runs in an uninterruptible region: whatever happens to it,
+   * either the lock's release is in the scope or every line was left (which
+   * releases any key the acquisition may hold). Written with
+   * matchCauseEffect, not catchAll and onExit: what those allocate on each
+   * call is kept alive by objects V8 places in the old generation, which
+   * doubled what every scavenge promoted (sequential: ~600 KB against ~310
+   * KB; bench/README.md).
    */
   acquire(): Effect.Effect<Lock.Lock, LockNotAcquired | SettingConflict> {
-    const firstLease = this.request.schedule === Schedule.stop ? 0 : this.lease(0)
-    const firstAttempt = Effect.async<AttemptEnd>((resume) => this.attempt(firstLease, (end) => resume(Effect.succeed(end))))
+    const waits = this.request.schedule !== Schedule.stop
+    const acquired = Effect.async<HeldLock, LockNotAcquired>((resume) => {
+      // Cancels the waiting, once it began; until then the first attempt is in flight.
+      let cancelWaiting: (() => void) | undefined
+      let cancelled = false
+      this.attempt(waits ? this.lease(0) : 0, (end) => {
+        if (cancelled) return
+        if (end.granted !== undefined) return resume(Effect.succeed(end.granted))
+        if (!waits) return resume(Effect.fail(end.refusal))
+        cancelWaiting = this.untilGranted(end, this.surroundings.runEffect, (exit) => resume(exit))
+      })
+      return Effect.sync(() => {
+        cancelled = true
+        // Interrupted during the first attempt, which may have taken keys: leave every line.
+        if (cancelWaiting === undefined) this.joined = true
+        else cancelWaiting()
+      })
+    })
     return Effect.uninterruptibleMask((restore) =>
-      Effect.matchCauseEffect(restore(firstAttempt), {
-        onSuccess: (end) => {
-          if (end.granted === undefined) return this.waitingAfter(restore, end)
+      Effect.matchCauseEffect(restore(acquired), {
+        onSuccess: (lock) => {
           this.measure(undefined)
-          return this.register(end.granted)
+          return this.register(lock)
         },
-        // Interrupted during the attempt, which may have taken keys: leave every line.
-        onFailure: (cause) => (this.joined = true, this.failed(cause))
+        onFailure: (cause) => this.failed(cause)
       })
     )
-  }
-
-  private waitingAfter(
-    restore: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>,
-    refused: Refused
-  ): Effect.Effect<Lock.Lock, LockNotAcquired | SettingConflict> {
-    const waiting = Effect.flatMap(Effect.runtime<never>(), (runtime) =>
-      Effect.async<HeldLock, LockNotAcquired>((resume) => {
-        const cancel = this.untilGranted(refused, Retry.runnerOf(runtime), resume)
-        return Effect.sync(() => void cancel())
-      }))
-    return Effect.matchCauseEffect(restore(waiting), {
-      onSuccess: (lock) => {
-        this.measure(undefined)
-        return this.register(lock)
-      },
-      onFailure: (cause) => this.failed(cause)
-    })
   }
 
   /**
@@ -418,7 +432,8 @@ class Acquisition extends Attempt.Attempts<HeldLock, Refused> {
    * measures; the signal's abort stops it, leaves every line joined and
    * rejects with the signal's reason.
    */
-  waitForPromise(refused: Refused, runEffect: Retry.EffectRunner, signal: AbortSignal | undefined): Promise<HeldLock> {
+  waitForPromise(refused: Refused, signal: AbortSignal | undefined): Promise<HeldLock> {
+    const { runEffect } = this.surroundings
     return new Promise((resolve, reject) => {
       let settled = false
       // Rejected with what the Effect API fails with (a SettingConflict where a quorum refused the setting).

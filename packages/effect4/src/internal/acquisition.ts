@@ -155,33 +155,44 @@ export class Acquisition extends Attempt.Attempts<HeldLock, Refused> {
     return new Refused(fields, result)
   }
 
-  /** The first attempt, as one step. */
-  first(): Effect.Effect<Attempt.AttemptEnd<HeldLock, Refused>> {
-    const lease = this.request.waits ? this.lease(0) : 0
-    return Effect.callback((resume) => this.attempt(lease, (end) => resume(Effect.succeed(end))))
-  }
-
   /**
-   * The waiting after a refusal, as one step; interrupted, it stops, and an
+   * The first attempt and, when it is refused and the acquisition waits, the
+   * waiting, as one step (each resumption of a fiber costs a busy client
+   * more than the engine's work between them). Interrupted, it stops; an
    * attempt in flight then counts as joined (it may have set keys: ending
-   * leaves every line, which releases them).
+   * leaves every line, which releases them), and a first attempt that ends
+   * afterwards starts nothing.
    */
-  waiting(refused: Refused, random: () => number, context: Context.Context<never>): Effect.Effect<HeldLock, LockNotAcquired> {
+  acquire(random: () => number, context: Context.Context<never>): Effect.Effect<HeldLock, LockNotAcquired> {
+    const { waits } = this.request
     return Effect.callback((resume) => {
-      const retry = Retry.forWait(this.request.retry, random, context)
-      const cancel = Waiting.untilGranted<HeldLock, Refused>(this, refused, retry, this.time, (end) => {
-        if (end._tag === "Granted") {
-          this.joined = true
-          return resume(Effect.succeed(end.lock))
+      let cancelWaiting: (() => void) | undefined
+      let cancelled = false
+      this.attempt(waits ? this.lease(0) : 0, (first) => {
+        if (cancelled) return
+        if (first.granted !== undefined) return resume(Effect.succeed(first.granted))
+        if (!waits) return resume(Effect.fail(first.refusal))
+        const retry = Retry.forWait(this.request.retry, random, context)
+        const cancel = Waiting.untilGranted<HeldLock, Refused>(this, first, retry, this.time, (end) => {
+          if (end._tag === "Granted") {
+            this.joined = true
+            return resume(Effect.succeed(end.lock))
+          }
+          resume(
+            end._tag === "Refused"
+              ? Effect.fail(end.refused.refusal)
+              : Effect.failCause(Cause.die(end.cause))
+          )
+        })
+        cancelWaiting = () => {
+          if (cancel().inFlight) this.joined = true
         }
-        resume(
-          end._tag === "Refused"
-            ? Effect.fail(end.refused.refusal)
-            : Effect.failCause(Cause.die(end.cause))
-        )
       })
       return Effect.sync(() => {
-        if (cancel().inFlight) this.joined = true
+        cancelled = true
+        // Interrupted during the first attempt, which may have taken keys: leave every line.
+        if (cancelWaiting === undefined) this.joined = true
+        else cancelWaiting()
       })
     })
   }
@@ -333,17 +344,9 @@ export const acquireWithSetting = (settings: Settings, variant: Variant) => {
         return acquisition.joined ? Effect.andThen(acquisition.leave(), ended) : ended
       }
       const acquiring = Effect.uninterruptibleMask((restore) =>
-        Effect.matchCauseEffect(restore(acquisition.first()), {
-          onSuccess: (end) => {
-            if (end.granted !== undefined) return granted(end.granted)
-            if (!request.waits) return failed(Cause.fail(end.refusal))
-            return Effect.matchCauseEffect(restore(acquisition.waiting(end, randomOf(fiber), fiber.context)), {
-              onSuccess: granted,
-              onFailure: failed
-            })
-          },
-          // Interrupted during the attempt, which may have taken keys: leave every line.
-          onFailure: (cause) => (acquisition.joined = true, failed(cause))
+        Effect.matchCauseEffect(restore(acquisition.acquire(randomOf(fiber), fiber.context)), {
+          onSuccess: granted,
+          onFailure: failed
         })
       )
       if (!traced) return acquiring
