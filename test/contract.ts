@@ -491,7 +491,8 @@ export const contract = <R>(tester: Tester<R>, harness: Effect.Effect<Harness, u
       const acquires: ReadonlyArray<Effect.Effect<unknown, RedisNode.RedisNodeError>> = [
         node.acquire(["list"], "v", 1_000),
         node.acquire(["free", "list"], "v", 1_000),
-        node.acquireInTurn(["free", "list"], "v", 1_000, { ticket: 1, leaseMillis: 5_000 })
+        node.acquireInTurn(["free", "list"], "v", 1_000, { ticket: 1, leaseMillis: 5_000 }),
+        node.acquireSlot(["free", "list"], "v", 1_000, { ticket: 1, leaseMillis: 5_000 })
       ]
       for (const acquire of acquires) {
         const exit = yield* Effect.exit(acquire)
