@@ -449,7 +449,8 @@ local function releaseSlots(value, announces, keepsPlace, settingKey, slotsPrefi
   end
   local writer = value .. "${writerMark}"
   local left = redis.call("ZREM", queue, value, writer)
-  redis.call("ZREM", leases, value, writer)
+  -- A holder granted its slot left the line then, lease and all (acquireSlot's grant): nothing more to remove.
+  if left > 0 then redis.call("ZREM", leases, value, writer) end
   if not ((deleted > 0 and announces) or (left > 0 and free ~= 0)) then return deleted end
   prune(queue, leases, nowMillis())
   local names = {}
