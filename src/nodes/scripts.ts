@@ -35,13 +35,19 @@ end
 `
 
 // The values of keys as a GET of each would read them (false where free),
-// in two calls instead of one per key: MGET, then one EXISTS over the keys
-// it found empty (MGET reads a key of another type as empty). Returns
-// nil and the first such key when there is one (the caller answers
-// wrongType). Each call a script makes costs the node several µs on top of
-// the command itself: a read lock's 16 slots were 16 GETs (bench/README.md).
+// in at most two calls instead of one per key: MGET, then one EXISTS over
+// the keys it found empty (MGET reads a key of another type as empty); one
+// key is one GET. Returns nil and the first key of another type when there
+// is one (the caller answers wrongType). Each call a script makes costs the
+// node several µs on top of the command itself: a read lock's 16 slots were
+// 16 GETs (bench/README.md).
 const valuesOf = `
 local function valuesOf(keys)
+  if #keys == 1 then
+    local value = redis.pcall("GET", keys[1])
+    if type(value) == "table" then return nil, keys[1] end
+    return { value }
+  end
   local values = redis.call("MGET", unpack(keys))
   local empty = {}
   for i = 1, #keys do

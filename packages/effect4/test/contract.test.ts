@@ -106,14 +106,14 @@ for (const kind of [memoryKind, ioredisKind, iovalkeyKind, clusterKind, nodeRedi
     it.live("a held lock is refused to another acquirer (Held); extend keeps it; release frees it", () =>
       Effect.gen(function*() {
         const redlock = yield* Redlock.Redlock
-        const lock = yield* redlock.acquire("job", { ttl: "2 seconds" })
         // A node timeout a loaded machine meets (a 1 s ttl's default is 10 ms): a late answer would make it NoQuorum.
+        const lock = yield* redlock.acquire("job", { ttl: "2 seconds", nodeTimeout: "500 millis" })
         const refused = yield* Effect.flip(Effect.scoped(redlock.acquire("job", { ttl: "1 second", nodeTimeout: "500 millis", retry: Redlock.noRetry })))
         assert.strictEqual(refused._tag === "LockNotAcquired" ? refused.reason : refused._tag, "Held")
         yield* redlock.extend(lock, "10 seconds")
         assert.isAbove(Duration.toMillis(yield* lock.remaining), 9_000)
         assert.strictEqual((yield* redlock.release(lock)).status, "Released")
-        const next = yield* Effect.scoped(redlock.acquire("job", { ttl: "1 second", retry: Redlock.noRetry }))
+        const next = yield* Effect.scoped(redlock.acquire("job", { ttl: "1 second", nodeTimeout: "500 millis", retry: Redlock.noRetry }))
         assert.strictEqual(next.resources[0], "job")
       }).pipe(Effect.scoped, Effect.provide(live())))
 

@@ -365,33 +365,27 @@ class Acquisition extends Attempt.Attempts<HeldLock, Refused> {
 
   /**
    * The whole acquisition: the first attempt, then the waiting and the
-   * retries, as one asynchronous step (each resumption of a fiber costs a
-   * busy client more than the engine's work between them: measured, bench/README.md);
-   * measured. It runs in an uninterruptible region: whatever happens to it,
-   * either the lock's release is in the scope or every line was left (which
-   * releases any key the acquisition may hold). Written with
-   * matchCauseEffect, not catchAll and onExit: what those allocate on each
-   * call is kept alive by objects V8 places in the old generation, which
-   * doubled what every scavenge promoted (sequential: ~600 KB against ~310
-   * KB; bench/README.md).
+   * retries, as one asynchronous step; measured. It runs in an
+   * uninterruptible region: whatever happens to it, either the lock's
+   * release is in the scope or every line was left (which releases any key
+   * the acquisition may hold). The step returns no canceler (as a fan-out's,
+   * internal/fanOut.ts: Effect wraps a step that has one in interruption
+   * handling, which cost sequential locks 30-40% of their rate, measured in
+   * `npm run bench` (a)): an interruption is handled where the step fails
+   * (`interrupted`). Written
+   * with matchCauseEffect, not catchAll and onExit: what those allocate on
+   * each call is kept alive by objects V8 places in the old generation,
+   * which doubled what every scavenge promoted (sequential: ~600 KB against
+   * ~310 KB; bench/README.md).
    */
   acquire(): Effect.Effect<Lock.Lock, LockNotAcquired | SettingConflict> {
     const waits = this.request.schedule !== Schedule.stop
     const acquired = Effect.async<HeldLock, LockNotAcquired>((resume) => {
-      // Cancels the waiting, once it began; until then the first attempt is in flight.
-      let cancelWaiting: (() => void) | undefined
-      let cancelled = false
       this.attempt(waits ? this.lease(0) : 0, (end) => {
-        if (cancelled) return
+        if (this.stopped) return
         if (end.granted !== undefined) return resume(Effect.succeed(end.granted))
         if (!waits) return resume(Effect.fail(end.refusal))
-        cancelWaiting = this.untilGranted(end, this.surroundings.runEffect, (exit) => resume(exit))
-      })
-      return Effect.sync(() => {
-        cancelled = true
-        // Interrupted during the first attempt, which may have taken keys: leave every line.
-        if (cancelWaiting === undefined) this.joined = true
-        else cancelWaiting()
+        this.stopWaiting = this.untilGranted(end, this.surroundings.runEffect, (exit) => resume(exit))
       })
     })
     return Effect.uninterruptibleMask((restore) =>
@@ -400,9 +394,25 @@ class Acquisition extends Attempt.Attempts<HeldLock, Refused> {
           this.measure(undefined)
           return this.register(lock)
         },
-        onFailure: (cause) => this.failed(cause)
+        onFailure: (cause) => {
+          if (Cause.isInterrupted(cause)) this.interrupted()
+          return this.failed(cause)
+        }
       })
     )
+  }
+
+  /** Stops the waiting, once it began; until then the first attempt is in flight. */
+  private stopWaiting: (() => void) | undefined
+  /** Interrupted: an attempt that ends afterwards starts nothing. */
+  private stopped = false
+
+  // Interrupted during the first attempt, which may have taken keys, or while an attempt was in
+  // flight: the acquisition leaves every line.
+  private interrupted(): void {
+    this.stopped = true
+    if (this.stopWaiting === undefined) this.joined = true
+    else this.stopWaiting()
   }
 
   /**

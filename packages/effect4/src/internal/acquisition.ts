@@ -157,19 +157,15 @@ export class Acquisition extends Attempt.Attempts<HeldLock, Refused> {
 
   /**
    * The first attempt and, when it is refused and the acquisition waits, the
-   * waiting, as one step (each resumption of a fiber costs a busy client
-   * more than the engine's work between them). Interrupted, it stops; an
-   * attempt in flight then counts as joined (it may have set keys: ending
-   * leaves every line, which releases them), and a first attempt that ends
-   * afterwards starts nothing.
+   * waiting, as one step. It returns no canceler (Effect wraps a step that
+   * has one in interruption handling, a cost on every lock): the caller
+   * reports an interruption (`interrupted`) where the step fails.
    */
   acquire(random: () => number, context: Context.Context<never>): Effect.Effect<HeldLock, LockNotAcquired> {
     const { waits } = this.request
     return Effect.callback((resume) => {
-      let cancelWaiting: (() => void) | undefined
-      let cancelled = false
       this.attempt(waits ? this.lease(0) : 0, (first) => {
-        if (cancelled) return
+        if (this.stopped) return
         if (first.granted !== undefined) return resume(Effect.succeed(first.granted))
         if (!waits) return resume(Effect.fail(first.refusal))
         const retry = Retry.forWait(this.request.retry, random, context)
@@ -184,17 +180,27 @@ export class Acquisition extends Attempt.Attempts<HeldLock, Refused> {
               : Effect.failCause(Cause.die(end.cause))
           )
         })
-        cancelWaiting = () => {
+        this.stopWaiting = () => {
           if (cancel().inFlight) this.joined = true
         }
       })
-      return Effect.sync(() => {
-        cancelled = true
-        // Interrupted during the first attempt, which may have taken keys: leave every line.
-        if (cancelWaiting === undefined) this.joined = true
-        else cancelWaiting()
-      })
     })
+  }
+
+  /** Stops the waiting, once it began; until then the first attempt is in flight. */
+  private stopWaiting: (() => void) | undefined
+  /** Interrupted: an attempt that ends afterwards starts nothing. */
+  private stopped = false
+
+  /**
+   * The acquisition was interrupted: during the first attempt, which may
+   * have taken keys, or while an attempt was in flight, it counts as joined
+   * (ending leaves every line, which releases them).
+   */
+  interrupted(): void {
+    this.stopped = true
+    if (this.stopWaiting === undefined) this.joined = true
+    else this.stopWaiting()
   }
 
   /**
@@ -346,7 +352,10 @@ export const acquireWithSetting = (settings: Settings, variant: Variant) => {
       const acquiring = Effect.uninterruptibleMask((restore) =>
         Effect.matchCauseEffect(restore(acquisition.acquire(randomOf(fiber), fiber.context)), {
           onSuccess: granted,
-          onFailure: failed
+          onFailure: (cause) => {
+            if (Cause.hasInterrupts(cause)) acquisition.interrupted()
+            return failed(cause)
+          }
         })
       )
       if (!traced) return acquiring
