@@ -372,11 +372,10 @@ class Acquisition extends Attempt.Attempts<HeldLock, Refused> {
    * internal/fanOut.ts: Effect wraps a step that has one in interruption
    * handling, which cost sequential locks 30-40% of their rate, measured in
    * `npm run bench` (a)): an interruption is handled where the step fails
-   * (`interrupted`). Written
-   * with matchCauseEffect, not catchAll and onExit: what those allocate on
-   * each call is kept alive by objects V8 places in the old generation,
-   * which doubled what every scavenge promoted (sequential: ~600 KB against
-   * ~310 KB; bench/README.md).
+   * (`interrupted`). Written with matchCauseEffect, not catchAll and onExit:
+   * what those allocate on each call is kept alive by objects V8 places in
+   * the old generation, which doubled what every scavenge promoted
+   * (sequential: ~600 KB against ~310 KB; bench/README.md).
    */
   acquire(): Effect.Effect<Lock.Lock, LockNotAcquired | SettingConflict> {
     const waits = this.request.schedule !== Schedule.stop
