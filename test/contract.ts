@@ -377,6 +377,48 @@ export const contract = <R>(tester: Tester<R>, harness: Effect.Effect<Harness, u
       assert.deepStrictEqual(yield* h.keys, [])
     }))
 
+  test("a slot's release hands it to the first waiter whose value carries a ttl and the recorded setting: set for that ttl, out of the line, announced as value/slot", (h) =>
+    Effect.gen(function*() {
+      const { node } = h
+      const slots = [0, 1].map((index) => `jobs\u0000permit${index}`)
+      const record = "jobs\u0000permit\u0000setting"
+      const heard: Array<string | null> = []
+      const watch = yield* node.watchReleases!("jobs\u0000permit", (next) => void heard.push(next))
+      const hear = (count: number) => Effect.repeat(Effect.sleep("5 millis"), { until: () => heard.length >= count, times: 200 })
+      const ticketAt = ticketsFromNow()
+      const turn = (ticket: number): RedisNode.Turn => ({ ticket: ticketAt(ticket), leaseMillis: 10_000, setting: "2" })
+      assert.deepStrictEqual(yield* node.acquireSlot(slots, "a", 1_000, turn(1)), { _tag: "Granted", slot: 0 })
+      assert.deepStrictEqual(yield* node.acquireSlot(slots, "b", 1_000, turn(2)), { _tag: "Granted", slot: 1 })
+      // Waiters in line: a tagged one (ttl 5000 ms, setting 2), one of an older client (untagged), a tagged one.
+      for (const [value, ticket] of [["w1.5000.2", 10], ["old", 20], ["w3.5000.2", 30]] as const) {
+        assert.strictEqual((yield* node.acquireSlot(slots, value, 5_000, turn(ticket)))._tag, "Held")
+      }
+      assert.strictEqual(yield* node.release([slots[0]], "a", true), 1)
+      yield* hear(1)
+      const handed = yield* node.inspect(slots[0])
+      assert.strictEqual(Option.getOrNull(handed.value), "w1.5000.2", "slot 0 handed to w1")
+      const ttl = Option.getOrThrow(ttlOf(handed))
+      assert.isTrue(ttl > 4_000 && ttl <= 5_000, `w1's own ttl: ${ttl}`)
+      assert.isAbove(Option.getOrThrow(ttlOf(yield* node.inspect(record))), 4_000, "the setting record outlives the handed slot")
+      // Only named: the older client's waiter, first now, gets no slot handed (it takes the free one itself).
+      assert.strictEqual(yield* node.release([slots[1]], "b", true), 1)
+      yield* hear(2)
+      assert.isTrue(Option.isNone((yield* node.inspect(slots[1])).value), "slot 1 is free")
+      assert.strictEqual((yield* node.acquireSlot(slots, "w3.5000.2", 5_000, turn(30)))._tag, "NotYourTurn", "the named waiter is first")
+      assert.deepStrictEqual(yield* node.acquireSlot(slots, "old", 5_000, turn(20)), { _tag: "Granted", slot: 1 })
+      // w1 holds slot 0 already (it left the line): its round finds it, a newcomer does not.
+      assert.deepStrictEqual(yield* node.acquireSlot(slots, "w1.5000.2", 5_000, turn(10)), { _tag: "Granted", slot: 0 })
+      assert.strictEqual(yield* node.release([slots[0]], "w1.5000.2", true), 1)
+      yield* hear(3)
+      assert.deepStrictEqual(heard, ["w1.5000.2/0", "old", "w3.5000.2/0"])
+      assert.strictEqual(Option.getOrNull((yield* node.inspect(slots[0])).value), "w3.5000.2")
+      // A release deletes every slot holding its value, whichever key it names.
+      assert.strictEqual(yield* node.release([slots[1]], "w3.5000.2", true), 1)
+      yield* node.release([slots[1]], "old", true)
+      assert.deepStrictEqual(yield* h.keys, [])
+      watch.stop()
+    }))
+
   test("a newcomer's ticket is bounded by the node's time: a client whose clock is behind does not jump the line", (h) =>
     Effect.gen(function*() {
       const { node } = h

@@ -6,10 +6,11 @@
  *
  * @internal
  */
-import type { Node, TurnAnswer } from "./node.js"
+import type { Node, NodeOutcome, TurnAnswer } from "./node.js"
 import * as Algorithm from "./algorithm.js"
 import * as FanOut from "./fanOut.js"
 import { callOf } from "./nodeCalls.js"
+import * as Quarantine from "./quarantine.js"
 import * as Slots from "./slots.js"
 import type { Time } from "./time.js"
 import * as Waiting from "./waiting.js"
@@ -49,7 +50,10 @@ export interface AttemptSettings {
 export interface AttemptRequest {
   readonly resources: ReadonlyArray<string>
   readonly keys: ReadonlyArray<string>
-  /** The lock value, from a cryptographic source (the shell's). */
+  /**
+   * The lock value, from a cryptographic source (the shell's); a slot's
+   * acquisition adds what a node needs to hand it a slot (Slots.handableValue).
+   */
   readonly value: string
   readonly ttlMillis: number
   readonly nodeTimeoutMillis: number
@@ -173,7 +177,8 @@ export abstract class Attempts<G, R extends Refused> implements Waiting.Waiter<G
     this.nodes = attemptSettings.nodes
     this.quorum = attemptSettings.quorum
     this.keys = attemptRequest.keys
-    this.value = attemptRequest.value
+    const { setting, slots, ttlMillis, value } = attemptRequest
+    this.value = slots === true && setting !== undefined ? Slots.handableValue(value, ttlMillis, setting) : value
     this.nodeTimeoutMillis = attemptRequest.nodeTimeoutMillis
     this.firstStart = time.now()
     this.ticket = time.wallNow()
@@ -248,6 +253,55 @@ export abstract class Attempts<G, R extends Refused> implements Waiting.Waiter<G
    */
   abandon(): void {
     this.abandoned = true
+  }
+
+  /** The nodes an undo or release of this acquisition was sent to (see `countsHanded`). */
+  private readonly undone = new Set<number>()
+
+  /**
+   * Whether a slot node `index` handed this waiter (scripts.ts,
+   * releaseSlots) counts. Not once an undo of ours was sent to it: the undo
+   * deletes every slot of ours there, and the hand-over may have come before
+   * it (the announcement travels apart from the undo's answer). Nor from a
+   * node that abstains (restart quarantine), counted from the acquisition's
+   * start: the hand-over came after it.
+   */
+  readonly countsHanded = (index: number): boolean => {
+    if (this.undone.has(index)) return false
+    const { quarantineMillis } = this.attemptSettings
+    if (quarantineMillis === undefined) return true
+    const run = this.nodes[index].run()
+    return Quarantine.abstention(run, run, this.firstStart, quarantineMillis) === undefined
+  }
+
+  /**
+   * Held without an attempt: a quorum of the counting nodes handed this
+   * waiter the same slot. Each hand-over set the slot to our value with our
+   * ttl after the acquisition began (we stood in the node's line), so the
+   * validity is counted from the acquisition's start, as if it were one
+   * attempt. The nodes that handed another slot have theirs deleted.
+   */
+  grantHanded(handed: ReadonlyMap<number, number>): G | undefined {
+    const { slots, ttlMillis } = this.attemptRequest
+    if (slots !== true || this.abandoned) return undefined
+    const number = Slots.handedSlot(handed, this.countsHanded, this.quorum)
+    if (number === undefined) return undefined
+    const slot = this.keys.indexOf(`${Slots.slotsPrefixOf(this.keys[0])}${number}`)
+    const now = this.time.now()
+    const validityMillis = Algorithm.validity(ttlMillis, now - this.firstStart, this.attemptSettings.driftFactor)
+    if (slot === -1 || validityMillis <= 0) return undefined
+    // A late answer of an earlier attempt is no longer undone (it could delete the slot held now);
+    // a slot it took is deleted with the release, which deletes every slot of ours on each node.
+    this.sent++
+    let yes = 0
+    const outcomes = this.nodes.map((node, index): NodeOutcome => {
+      const counted = handed.get(index) === number && this.countsHanded(index)
+      if (counted) yes++
+      else if (handed.has(index) && handed.get(index) !== number) release(this.nodes[index], this.keys, this.value)
+      return { _tag: counted ? "Ok" : "NotAwaited", node: node.name, millis: 0 }
+    })
+    const result: FanOut.FanOutResult = { outcomes, yes, answers: outcomes.map(() => undefined), startMillis: this.firstStart, endMillis: now }
+    return this.granted(result, validityMillis, slot)
   }
 
   /**
@@ -334,7 +388,10 @@ export abstract class Attempts<G, R extends Refused> implements Waiting.Waiter<G
    */
   private undoOtherSlots(result: FanOut.FanOutResult<Answer>, slot: number, start: number): void {
     const others = this.keys.filter((_, index) => index !== slot)
-    const undo = (index: number) => release(this.nodes[index], others, this.value)
+    const undo = (index: number) => {
+      this.undone.add(index)
+      release(this.nodes[index], others, this.value)
+    }
     result.answers.forEach((answer, index) => {
       const chosen = Slots.chosenSlot(answer)
       if (chosen !== undefined && chosen !== slot) undo(index)
@@ -390,6 +447,7 @@ export abstract class Attempts<G, R extends Refused> implements Waiting.Waiter<G
 
   // The undo of a refused attempt on `targets` (no announcement, the place in line kept).
   private undo(targets: ReadonlyArray<Node>, done: () => void): void {
+    for (const node of targets) this.undone.add(this.nodes.indexOf(node))
     const rules = FanOut.atQuorum(targets, (deleted: number) => deleted > 0, this.nodeTimeoutMillis, undefined, this.attemptSettings.nodeError)
     FanOut.send(targets, FanOut.call("release", this.keys, this.value, false, true), rules, this.time, done)
   }
@@ -402,7 +460,9 @@ export abstract class Attempts<G, R extends Refused> implements Waiting.Waiter<G
   // something later was sent (which found the key ours and set it again).
   private undoLate(late: FanOut.Late, sentAt: number): void {
     late.forEach((index, tookKey) => {
-      if (tookKey === true && this.sent === sentAt) release(this.nodes[index], this.keys, this.value)
+      if (tookKey !== true || this.sent !== sentAt) return
+      this.undone.add(index)
+      release(this.nodes[index], this.keys, this.value)
     })
   }
 

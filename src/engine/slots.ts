@@ -35,12 +35,39 @@ export const linesOf = (keys: ReadonlyArray<string>): ReadonlyArray<string> => [
 export const writerMark = ":w"
 
 /**
- * Whether a release announcement names `value` as a waiter to wake: a lock's
- * release names the one first in line; a slot's release names the waiters
- * that may take the slots now free, separated by spaces.
+ * The value of a permit or a reader: a lock value, then what a node needs to
+ * hand it a slot a release freed (scripts.ts, releaseSlots): its ttl in whole
+ * milliseconds and the setting it acquires under. Lock values are base64url:
+ * the dots cannot be part of one.
  */
-export const names = (announced: string, value: string): boolean =>
-  announced === value || (announced.length > value.length && announced.split(" ").includes(value))
+export const handableValue = (value: string, ttlMillis: number, setting: string): string =>
+  `${value}.${Math.ceil(ttlMillis)}.${setting}`
+
+const handoverTag = /^[\w-]+\.(\d+)\.(\d+)$/
+
+/** The ttl and setting a waiter's value carries (`handableValue`), if it carries them. */
+export const handoverTagOf = (member: string): { readonly ttlMillis: number; readonly setting: string } | undefined => {
+  const match = handoverTag.exec(member)
+  return match === null ? undefined : { ttlMillis: Number(match[1]), setting: match[2] }
+}
+
+/**
+ * What a release announcement says to the waiter `value`: nothing
+ * (`undefined`), wake (`"named"`: a lock's release names the one first in
+ * line, a slot's the waiters that may take the slots now free, separated by
+ * spaces), or the number of the slot this node handed it ("value/slot").
+ */
+export const heardBy = (announced: string, value: string): "named" | number | undefined => {
+  if (announced === value) return "named"
+  if (announced.length <= value.length) return undefined
+  for (const name of announced.split(" ")) {
+    if (name === value) return "named"
+    if (name.length > value.length + 1 && name.startsWith(value) && name[value.length] === "/") {
+      return Number(name.slice(value.length + 1))
+    }
+  }
+  return undefined
+}
 
 /** The slot a node's answer chose for us, if it chose one (`acquireSlot` answers `Granted` with one). */
 export const chosenSlot = (answer: unknown): number | undefined =>
@@ -90,6 +117,37 @@ export const grantedSlot = (
 ): number | undefined => {
   const { best, most } = tally(answers, voted)
   return most >= quorum ? best : undefined
+}
+
+/**
+ * The slot (its number) that a quorum of the counting nodes handed over
+ * (`handed`: slot number by node index), if one did.
+ */
+export const handedSlot = (
+  handed: ReadonlyMap<number, number>,
+  counts: (index: number) => boolean,
+  quorum: number
+): number | undefined => {
+  const chosen = new Map<number, number>()
+  for (const [index, slot] of handed) {
+    if (!counts(index)) continue
+    const count = (chosen.get(slot) ?? 0) + 1
+    if (count >= quorum) return slot
+    chosen.set(slot, count)
+  }
+  return undefined
+}
+
+/** Whether some slot may yet be handed over by a quorum, with the nodes not heard from. */
+export const handedQuorumPossible = (handed: ReadonlyMap<number, number>, nodes: number, quorum: number): boolean => {
+  const chosen = new Map<number, number>()
+  let most = 0
+  for (const slot of handed.values()) {
+    const count = (chosen.get(slot) ?? 0) + 1
+    chosen.set(slot, count)
+    most = Math.max(most, count)
+  }
+  return most + (nodes - handed.size) >= quorum
 }
 
 /** `slots` from index `start` on, then the ones before it. */

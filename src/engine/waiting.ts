@@ -34,36 +34,79 @@
  * @internal
  */
 import type { Node, ReleaseWatch } from "./node.js"
-import { names } from "./slots.js"
+import * as Slots from "./slots.js"
+import { heardBy } from "./slots.js"
 import type { Time } from "./time.js"
 
 const timerSlackMillis = 1
 
-/** Whether a release for us was announced since the current attempt began. */
+/**
+ * Whether a release for us was announced since the current attempt began,
+ * and the slots nodes handed us (kept across attempts).
+ */
 class Announcements {
   woken = false
   /** Called once when woken, if set: the waiter is asleep. */
   onWoken: (() => void) | undefined = undefined
   /** The nodes that announced a release naming nobody; made when the first one does. */
   private namingNobody: Set<number> | undefined
+  /** The slot (its number) each node handed this waiter, by node index; made when the first one does. */
+  handed: Map<number, number> | undefined
+  /** Cancels the wake set when a node handed a slot and the others' hand-overs may still come. */
+  private cancelGrace: (() => void) | undefined
 
-  constructor(private readonly quorum: number, private readonly value: string) {}
+  constructor(private readonly waiter: Watched, private readonly time: Time) {}
 
   heard(index: number, next: string | null): void {
-    if (this.woken || (next !== null && next !== "" && !names(next, this.value))) return
+    const { quorum, value } = this.waiter
+    if (next !== null && next !== "") {
+      const heard = heardBy(next, value)
+      if (heard === undefined) return
+      if (heard !== "named") return this.handedBy(index, heard)
+    }
+    if (this.woken) return
     if (next === "") {
       this.namingNobody ??= new Set()
       this.namingNobody.add(index)
-      if (this.namingNobody.size < this.quorum) return
+      if (this.namingNobody.size < quorum) return
     }
+    this.wake()
+  }
+
+  /**
+   * A node handed us a slot: wake once a quorum handed the same one (the
+   * waiter holds it then, `Waiter.grantHanded`) or none can; else within a
+   * node timeout, for an attempt, should the others' hand-overs not come.
+   */
+  private handedBy(index: number, slot: number): void {
+    this.handed ??= new Map()
+    this.handed.set(index, slot)
+    if (this.woken) return
+    const { nodes, quorum, countsHanded } = this.waiter
+    if (Slots.handedSlot(this.handed, countsHanded, quorum) !== undefined || !Slots.handedQuorumPossible(this.handed, nodes.length, quorum)) {
+      return this.wake()
+    }
+    this.cancelGrace ??= this.time.schedule(this.waiter.nodeTimeoutMillis, () => {
+      this.cancelGrace = undefined
+      if (!this.woken) this.wake()
+    })
+  }
+
+  private wake(): void {
     this.woken = true
     this.onWoken?.()
   }
 
-  /** A new attempt starts: only announcements from now on count. */
+  /** A new attempt starts: only announcements from now on wake it (slots handed stay). */
   reset(): void {
     this.woken = false
     this.namingNobody?.clear()
+    this.stop()
+  }
+
+  stop(): void {
+    this.cancelGrace?.()
+    this.cancelGrace = undefined
   }
 }
 
@@ -125,6 +168,8 @@ export interface Watched {
   lease(intervalMillis: number): number
   /** Set when a quorum refused the acquisition's setting (attempt.ts, `conflictOf`): no attempt can succeed. */
   readonly conflict?: string | undefined
+  /** Whether the slot node `index` handed this waiter counts towards a quorum now (see `Waiter.grantHanded`). */
+  readonly countsHanded: (index: number) => boolean
 }
 
 /**
@@ -201,7 +246,7 @@ class WaitState {
 
   // The announcements of this wait, and the callback of a node's watches.
   private listen(): (index: number) => (next: string | null) => void {
-    const heard = new Announcements(this.waiter.quorum, this.waiter.value)
+    const heard = new Announcements(this.waiter, this.time)
     this.announcements = heard
     return (index) => (next) => heard.heard(index, next)
   }
@@ -239,8 +284,15 @@ class WaitState {
     return this.waiter.lease(this.intervalMillis)
   }
 
+  /** The lock a quorum of nodes handed over, if they did (see `Waiter.grantHanded`). */
+  handedLock<G>(waiter: Pick<Waiter<G, unknown>, "grantHanded">): G | undefined {
+    const handed = this.announcements?.handed
+    return handed === undefined || handed.size === 0 ? undefined : waiter.grantHanded(handed)
+  }
+
   stop(): void {
     for (const watch of this.watches) watch.stop()
+    this.announcements?.stop()
   }
 }
 
@@ -257,6 +309,12 @@ export type WaitEnd<G, R> =
 export interface Waiter<G, R> extends Watched {
   /** One attempt, staying in line for the given lease when refused: `done` is called once. */
   attempt(leaseMillis: number, done: (end: AttemptEnd<G, R>) => void): void
+  /**
+   * The lock, when a quorum of the nodes that count (`countsHanded`) handed
+   * this waiter the same slot (slot number by node index) and its validity
+   * is left; no attempt is sent.
+   */
+  grantHanded(handed: ReadonlyMap<number, number>): G | undefined
 }
 
 /**
@@ -285,7 +343,11 @@ export const untilGranted = <G, R>(
     wait.stop()
     done(end)
   }
+  const granted = (lock: G) => finish({ _tag: "Granted", lock })
   const again = (refused: R) => {
+    // Slots handed over while the attempt was out.
+    const handed = wait.handedLock(waiter)
+    if (handed !== undefined) return granted(handed)
     // The resource's holders use another setting: the schedule is not asked, the refusal is final.
     if (waiter.conflict !== undefined) return finish({ _tag: "Refused", refused })
     const now = wait.now()
@@ -313,6 +375,8 @@ export const untilGranted = <G, R>(
     cancelNap = napThen(time, wait.napMillis(now), wait.announcements, () => {
       cancelNap = undefined
       wait.woke()
+      const handed = wait.handedLock(waiter)
+      if (handed !== undefined) return granted(handed)
       attempt()
     })
   }
@@ -322,7 +386,7 @@ export const untilGranted = <G, R>(
       inFlight = false
       if (stopped) return
       if (end.granted === undefined) return again(end as R)
-      finish({ _tag: "Granted", lock: end.granted })
+      granted(end.granted)
     })
   }
 

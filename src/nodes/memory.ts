@@ -21,6 +21,7 @@ import type {
   Turn,
   TurnAnswer
 } from "../engine/node.js"
+import * as Slots from "../engine/slots.js"
 import { lineOf, linesOf, writerMark } from "../engine/slots.js"
 import type { Time } from "../engine/time.js"
 import * as Scripts from "./scripts.js"
@@ -223,9 +224,11 @@ export class MemoryNode {
   }
 
   /**
-   * As the release script's releaseSlots: delete our slots, drop the setting
-   * record with the last slot held, leave the line (plain or as a writer),
-   * and announce on the line's channel the waiters that may take a slot now.
+   * As the release script's releaseSlots: delete every slot of ours, leave
+   * the line (plain or as a writer), hand the free slots over to the first
+   * waiters (up to a writer) whose value carries the recorded setting, drop
+   * the setting record with the last slot held, and announce on the line's
+   * channel the waiters named ("value/slot" for a slot handed over).
    */
   releaseSlots(
     keys: ReadonlyArray<string>,
@@ -235,36 +238,60 @@ export class MemoryNode {
     slots: NonNullable<ReturnType<typeof Scripts.settingKey>>,
     now: number
   ): number {
-    let deleted = 0
-    for (const key of keys) {
-      if (!this.holds(key, value, now)) continue
-      this.store.delete(key)
-      deleted++
-    }
     const recorded = this.live(slots.record, now)
-    let free: number | undefined
-    if (recorded?.type === "string") {
-      const count = Number(recorded.value)
-      free = 0
-      for (let slot = 0; slot < count; slot++) if (this.live(slots.slotsPrefix + slot, now) === undefined) free++
-      if (free === count) this.store.delete(slots.record)
+    const setting = recorded?.type === "string" ? recorded.value : undefined
+    const slotKeys = setting === undefined ? keys : Array.from({ length: Number(setting) }, (_, slot) => slots.slotsPrefix + slot)
+    let deleted = 0
+    const freed: Array<string> = []
+    const stillFree: Array<string> = []
+    const holders = new Set<string>()
+    for (const key of slotKeys) {
+      const entry = this.live(key, now)
+      if (entry?.type === "string" && entry.value === value) {
+        this.store.delete(key)
+        deleted++
+        freed.push(key)
+      } else if (entry === undefined) stillFree.push(key)
+      else if (entry.type === "string") holders.add(entry.value)
     }
-    if (keepPlace) return deleted
+    const free = [...freed, ...stillFree]
+    const dropRecordIfIdle = () => {
+      if (setting !== undefined && free.length === slotKeys.length) this.store.delete(slots.record)
+    }
+    if (keepPlace) {
+      dropRecordIfIdle()
+      return deleted
+    }
     const line = slots.slotsPrefix
     if (this.line(line, now) === undefined) {
+      dropRecordIfIdle()
       if (deleted > 0 && announce) this.releaseWatchers.notify(line, "", now)
       return deleted
     }
     const left = [this.leave(line, value), this.leave(line, value + writerMark)].includes(true)
-    if (!((deleted > 0 && announce) || (left && free !== 0))) return deleted
+    if (!((deleted > 0 && announce) || (left && (free.length > 0 || setting === undefined)))) {
+      dropRecordIfIdle()
+      return deleted
+    }
     const names: Array<string> = []
-    for (const waiter of this.inOrder(line, now).slice(0, free ?? 1)) {
+    let handed = 0
+    const count = setting === undefined ? Math.max(free.length, 1) : free.length
+    for (const waiter of this.inOrder(line, now).slice(0, count)) {
       if (waiter.value.endsWith(writerMark)) {
         names.push(waiter.value.slice(0, -writerMark.length))
         break
       }
-      names.push(waiter.value)
+      const tag = Slots.handoverTagOf(waiter.value)
+      const key = free[handed]
+      if (key !== undefined && tag !== undefined && tag.setting === setting && !holders.has(waiter.value)) {
+        handed++
+        this.store.set(key, { type: "string", value: waiter.value, expiresAt: now + tag.ttlMillis })
+        this.leave(line, waiter.value)
+        this.keepAtLeast(slots.record, setting!, tag.ttlMillis, now)
+        names.push(`${waiter.value}/${key.slice(slots.slotsPrefix.length)}`)
+      } else names.push(waiter.value)
     }
+    if (handed === 0) dropRecordIfIdle()
     this.releaseWatchers.notify(line, names.join(" "), now)
     return deleted
   }

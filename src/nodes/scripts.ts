@@ -425,31 +425,48 @@ export const releaseChannelPrefix = "redlock-released:"
  * releaseSlots below.
  */
 export const releaseOwned = script(`${queueFunctions}
--- A resource's slots: the keys that hold our value are deleted, our place
--- (plain or a writer's) leaves the line, and the setting record goes with the
--- last slot held here. Nothing is handed over: a waiter takes a free slot by
--- its place in line (acquireSlot). One announcement per release, on the
--- line's channel, names the waiters that may take a slot now: the first as
--- many as slots are free, up to and with a writer.
+-- A resource's slots: every slot key that holds our value is deleted (a slot
+-- handed to us that we never counted goes too), our place (plain or a
+-- writer's) leaves the line, and the free slots are handed over: to each of
+-- the first waiters in line, up to a writer, one free slot (the ones freed
+-- here first), set to the waiter's value with its ttl, the waiter taken out
+-- of the line. A waiter's value carries its ttl and setting (engine
+-- slots.ts, handableValue); one without them (an older client), or with
+-- another setting than the one recorded, is only named. One announcement per
+-- release, on the line's channel, names those waiters: "value/slot" for a
+-- handed slot, the value alone to wake one. The setting record goes with the
+-- last slot held here.
 local function releaseSlots(value, announces, keepsPlace, settingKey, slotsPrefix)
-  local deleted = 0
-  for _, key in ipairs(KEYS) do
-    if redis.pcall("GET", key) == value then
+  local setting = redis.call("GET", settingKey)
+  local slotKeys = KEYS
+  if setting then
+    slotKeys = {}
+    for slot = 0, tonumber(setting) - 1 do slotKeys[slot + 1] = slotsPrefix .. slot end
+  end
+  local values = redis.call("MGET", unpack(slotKeys))
+  local deleted, free, holders = 0, {}, {}
+  for i, key in ipairs(slotKeys) do
+    if values[i] == value then
       redis.call("DEL", key)
       deleted = deleted + 1
+      free[#free + 1] = i
+    elseif values[i] then
+      holders[values[i]] = true
     end
   end
-  local slots = tonumber(redis.call("GET", settingKey))
-  local free = nil
-  if slots then
-    local slotKeys = {}
-    for slot = 0, slots - 1 do slotKeys[slot + 1] = slotsPrefix .. slot end
-    free = slots - redis.call("EXISTS", unpack(slotKeys))
-    if free == slots then redis.call("DEL", settingKey) end
+  for i = 1, #slotKeys do
+    if not values[i] then free[#free + 1] = i end
   end
-  if keepsPlace then return deleted end
+  local function dropRecordIfIdle()
+    if setting and #free == #slotKeys then redis.call("DEL", settingKey) end
+  end
+  if keepsPlace then
+    dropRecordIfIdle()
+    return deleted
+  end
   local queue, leases = lineKeys(KEYS[1])
   if redis.call("EXISTS", queue) == 0 then
+    dropRecordIfIdle()
     if deleted > 0 and announces then redis.pcall("PUBLISH", "${releaseChannelPrefix}" .. slotsPrefix, "") end
     return deleted
   end
@@ -457,19 +474,37 @@ local function releaseSlots(value, announces, keepsPlace, settingKey, slotsPrefi
   local left = redis.call("ZREM", queue, value, writer)
   -- A holder granted its slot left the line then, lease and all (acquireSlot's grant): nothing more to remove.
   if left > 0 then redis.call("ZREM", leases, value, writer) end
-  if not ((deleted > 0 and announces) or (left > 0 and free ~= 0)) then return deleted end
+  if not ((deleted > 0 and announces) or (left > 0 and (#free > 0 or not setting))) then
+    dropRecordIfIdle()
+    return deleted
+  end
   prune(queue, leases, nowMillis())
   local names = {}
-  local count = free or 1
+  local count = #free
+  if not setting then count = math.max(count, 1) end
+  local handed = 0
   if count > 0 then
     for _, waiter in ipairs(redis.call("ZRANGE", queue, 0, count - 1)) do
       if string.sub(waiter, -2) == "${writerMark}" then
         names[#names + 1] = string.sub(waiter, 1, -3)
         break
       end
-      names[#names + 1] = waiter
+      local name = waiter
+      local ttl, waiterSetting = string.match(waiter, "^[%w_-]+%.(%d+)%.(%d+)$")
+      local slot = free[handed + 1]
+      -- SET NX: a slot key of another type (someone's data) is left as it is.
+      if slot and ttl and waiterSetting == setting and not holders[waiter] and
+        redis.call("SET", slotKeys[slot], waiter, "PX", ttl, "NX") then
+        handed = handed + 1
+        redis.call("ZREM", queue, waiter)
+        redis.call("ZREM", leases, waiter)
+        if redis.call("PTTL", settingKey) < tonumber(ttl) then redis.call("PEXPIRE", settingKey, ttl) end
+        name = waiter .. "/" .. string.match(slotKeys[slot], "(%d+)$")
+      end
+      names[#names + 1] = name
     end
   end
+  if handed == 0 then dropRecordIfIdle() end
   redis.pcall("PUBLISH", "${releaseChannelPrefix}" .. slotsPrefix, table.concat(names, " "))
   return deleted
 end
