@@ -14,7 +14,10 @@
  *   0.2-0.5 ms sooner). A release that names nobody (an empty line) wakes
  *   every waiter, so it counts only once a majority of nodes announced it: a
  *   node whose line was lost (restarted empty) does not wake a herd on each
- *   release;
+ *   release. A slot's release that handed this waiter a slot counts as that
+ *   node's word: once a quorum handed the same slot the waiter holds it with
+ *   no attempt at all (`Waiter.grantHanded`); until then it waits a node
+ *   timeout for the other nodes' hand-overs, then attempts;
  * - a node that listens again after a reconnection (its releases may have
  *   gone unheard): every waiter of its keys;
  * - the moment the holder's keys run out on enough nodes, as the last

@@ -233,7 +233,8 @@ end
  * the release takes it out.
  * Keys that are a resource's slots (a read-write lock's writer takes them
  * all) share one line, visited once, where the writer stands marked as one
- * (see acquireSlot); slot keys are never handed over.
+ * (see acquireSlot); a writer is never handed a slot (releaseSlots hands
+ * them to permits and readers).
  * Lines that are empty cost one EXISTS each.
  */
 export const acquireInTurn = script(`${queueFunctions}${wrongType}${valuesOf}
