@@ -38,27 +38,34 @@ end
 // in at most two calls instead of one per key: MGET, then one EXISTS over
 // the keys it found empty (MGET reads a key of another type as empty); one
 // key is one GET. Returns nil and the first key of another type when there
-// is one (the caller answers wrongType). Each call a script makes costs the
-// node several µs on top of the command itself: a read lock's 16 slots were
-// 16 GETs (bench/README.md).
+// is one (the caller answers wrongType). With a record key (a setting
+// record), its value is read by the same MGET and returned third. Each call a
+// script makes costs the node several µs on top of the command itself: a
+// read lock's 16 slots were 16 GETs (bench/README.md).
 const valuesOf = `
-local function valuesOf(keys)
-  if #keys == 1 then
+local function valuesOf(keys, recordKey)
+  if #keys == 1 and not recordKey then
     local value = redis.pcall("GET", keys[1])
     if type(value) == "table" then return nil, keys[1] end
     return { value }
   end
-  local values = redis.call("MGET", unpack(keys))
+  local values, recorded
+  if recordKey then
+    values = redis.call("MGET", recordKey, unpack(keys))
+    recorded = table.remove(values, 1)
+  else
+    values = redis.call("MGET", unpack(keys))
+  end
   local empty = {}
   for i = 1, #keys do
     if not values[i] then empty[#empty + 1] = keys[i] end
   end
   if #empty > 0 and redis.call("EXISTS", unpack(empty)) > 0 then
     for _, key in ipairs(empty) do
-      if redis.call("EXISTS", key) == 1 then return nil, key end
+      if redis.call("EXISTS", key) == 1 then return nil, key, recorded end
     end
   end
-  return values
+  return values, nil, recorded
 end
 `
 
@@ -202,10 +209,15 @@ local function placeOf(queue, value, ticket, age, now)
   return place, kept ~= false
 end
 -- Renew a waiter's lease; the line outlives its longest lease, never more.
+-- The queue and the leases hold the same waiters (every script adds and
+-- removes a waiter in both) and are given their lifetime together: one PTTL
+-- tells both.
 local function renewLease(queue, leases, value, now, lease)
   redis.call("ZADD", leases, now + lease, value)
-  if redis.call("PTTL", queue) < lease then redis.call("PEXPIRE", queue, lease) end
-  if redis.call("PTTL", leases) < lease then redis.call("PEXPIRE", leases, lease) end
+  if redis.call("PTTL", queue) < lease then
+    redis.call("PEXPIRE", queue, lease)
+    redis.call("PEXPIRE", leases, lease)
+  end
 end
 -- Join a line at a place (placeOf), or keep the place, and renew the lease.
 local function stay(queue, leases, value, place, kept, now, lease)
@@ -245,17 +257,15 @@ local setting = ARGV[6]
 local settingKey = settingKeys(KEYS[1])
 local member = value
 if settingKey then member = value .. "${writerMark}" end
-if setting and settingKey then
-  local recorded = redis.call("GET", settingKey)
-  if recorded and recorded ~= setting then return { 4, recorded } end
-end
+-- The setting record is read with the keys (one MGET), and checked first.
+local values, foreign, recorded = valuesOf(KEYS, setting and settingKey)
+if recorded and recorded ~= setting then return { 4, recorded } end
+if foreign then return wrongType(foreign) end
 local held, longest = false, 0
 -- Keys that hold our value already: handed to us by a release, or set by a
 -- late answer of our own earlier attempt. They are ours whoever stands
 -- before us in line now (someone who joined since the handover).
 local ours = {}
-local values, foreign = valuesOf(KEYS)
-if foreign then return wrongType(foreign) end
 for i = 1, n do
   local current = values[i]
   ours[i] = current == value and not settingKey
@@ -340,10 +350,10 @@ local n = #KEYS
 local value, ttl, ticket, lease = ARGV[1], wholeMillis(ARGV[2]), tonumber(ARGV[3]), wholeMillis(ARGV[4])
 local age, setting = tonumber(ARGV[5]), ARGV[6]
 local settingKey = settingKeys(KEYS[1])
-if setting and settingKey then
-  local recorded = redis.call("GET", settingKey)
-  if recorded and recorded ~= setting then return { 4, recorded } end
-end
+-- The setting record is read with the slots (one MGET), and checked first.
+local values, foreign, recorded = valuesOf(KEYS, setting and settingKey)
+if recorded and recorded ~= setting then return { 4, recorded } end
+if foreign then return wrongType(foreign) end
 local queue, leases = lineKeys(KEYS[1])
 local function grant(i)
   if setting and settingKey and redis.call("PTTL", settingKey) < ttl then redis.call("SET", settingKey, setting, "PX", ttl) end
@@ -352,8 +362,6 @@ local function grant(i)
   return { 1, i - 1 }
 end
 local free = {}
-local values, foreign = valuesOf(KEYS)
-if foreign then return wrongType(foreign) end
 for i = 1, n do
   local current = values[i]
   if current == value then return grant(i) end
