@@ -10,6 +10,7 @@ import * as ShellFanOut from "../src/internal/fanOut.js"
 import type { Node, Turn } from "../src/engine/node.js"
 import { makeNodeError } from "../src/internal/nodes.js"
 import { liveTime } from "../src/internal/monotonic.js"
+import * as Slots from "../src/engine/slots.js"
 import { MemoryFleet } from "../src/nodes/memory.js"
 
 const slot = "jobs\u0000permit0"
@@ -60,6 +61,22 @@ const setUp = async (ttlMillis: number, quarantineMillis?: number) => {
 }
 
 const attempt = (waiter: Attempts) => new Promise<Attempt.AttemptEnd<Grant, Attempt.Refused>>((done) => waiter.attempt(10_000, done))
+
+describe("slots handed over: what an announcement says to a waiter", () => {
+  it("a waiter is named, handed a slot (value/slot), or not named: another value that starts with its own is not its", () => {
+    assert.strictEqual(Slots.heardBy("w.500.2", "w.500.2"), "named")
+    assert.strictEqual(Slots.heardBy("x.500.2/1 w.500.2", "w.500.2"), "named")
+    assert.strictEqual(Slots.heardBy("x.500.2/1 w.500.2/12", "w.500.2"), 12)
+    assert.isUndefined(Slots.heardBy("w.500.23/1 w.500.2x", "w.500.2"))
+    assert.isUndefined(Slots.heardBy("", "w.500.2"))
+  })
+
+  it("only a value with a ttl and a setting can be handed a slot; a writer's place never", () => {
+    assert.deepStrictEqual(Slots.handoverTagOf("Ab-_9.10000.3"), { ttlMillis: 10_000, setting: "3" })
+    assert.isUndefined(Slots.handoverTagOf("Ab-_9"))
+    assert.isUndefined(Slots.handoverTagOf("Ab-_9.10000.3:w"))
+  })
+})
 
 describe("slots handed over: held on a quorum of the nodes' word", () => {
   it("a waiter's value carries its ttl and setting, for the nodes to hand it a slot", async () => {

@@ -59,7 +59,8 @@ export const handoverTagOf = (member: string): { readonly ttlMillis: number; rea
  */
 export const heardBy = (announced: string, value: string): "named" | number | undefined => {
   if (announced === value) return "named"
-  if (announced.length <= value.length) return undefined
+  // Every waiter of a process hears every release of its resource: most are not named.
+  if (announced.length <= value.length || !announced.includes(value)) return undefined
   for (const name of announced.split(" ")) {
     if (name === value) return "named"
     if (name.length > value.length + 1 && name.startsWith(value) && name[value.length] === "/") {
