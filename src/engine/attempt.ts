@@ -383,8 +383,8 @@ export abstract class Attempts<G, R extends Refused> implements Waiting.Waiter<G
 
   /**
    * A slot granted: the nodes that chose another slot (now, or in a late
-   * answer) have it deleted, and nothing else (the granted slot is the
-   * lock's, which its release deletes).
+   * answer) have every slot of ours deleted (a slot's release deletes them
+   * all, scripts.ts): they did not count towards the grant.
    */
   private undoOtherSlots(result: FanOut.FanOutResult<Answer>, slot: number, start: number): void {
     const others = this.keys.filter((_, index) => index !== slot)
