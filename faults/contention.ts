@@ -47,9 +47,10 @@ export interface Acquisition {
  * makes the node durable (AOF, appendfsync always) for the whole schedule,
  * from its start (a server does not change its persistence between runs:
  * docs/quarantine.md), and restarts it: it keeps its keys and
- * votes at once.
+ * votes at once. `lateAnnouncements`: the node's release announcements reach the
+ * watchers up to 60 ms after the release's answer (they travel apart on Redis).
  */
-export type FaultKind = "down" | "slow" | "failing" | "restart" | "durableRestart"
+export type FaultKind = "down" | "slow" | "failing" | "restart" | "durableRestart" | "lateAnnouncements"
 
 export interface Fault {
   readonly atMillis: number
@@ -112,7 +113,7 @@ export const schedule = (primitive: Primitive = "any"): fc.Arbitrary<ContentionS
       fc.record({
         atMillis: fc.integer({ min: 0, max: 4000 }),
         node: fc.integer({ min: 0, max: nodes - 1 }),
-        kind: fc.constantFrom<FaultKind>("down", "slow", "failing", "restart", "durableRestart"),
+        kind: fc.constantFrom<FaultKind>("down", "slow", "failing", "restart", "durableRestart", "lateAnnouncements"),
         lastsMillis: fc.integer({ min: 1, max: 1500 })
       }),
       { maxLength: 8 }
@@ -151,6 +152,11 @@ const applyFault = (control: RedisNode.MemoryNodesControl, fault: Fault) =>
         yield* control.setLatency(fault.node, Duration.millis(Math.min(fault.lastsMillis, 60)))
         yield* Effect.sleep(Duration.millis(fault.lastsMillis))
         return yield* control.setLatency(fault.node, 0)
+      case "lateAnnouncements":
+        // Announcements come after answers the node gave later (an undo's, a round's).
+        yield* control.setAnnouncementDelay(fault.node, Duration.millis(Math.min(fault.lastsMillis, 60)))
+        yield* Effect.sleep(Duration.millis(fault.lastsMillis))
+        return yield* control.setAnnouncementDelay(fault.node, 0)
       case "failing":
         yield* control.setFailure(fault.node, Option.some("Busy"))
         yield* Effect.sleep(Duration.millis(fault.lastsMillis))

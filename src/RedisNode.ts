@@ -402,6 +402,11 @@ export interface MemoryNodesControl {
   readonly setLatency: (index: number, latency: Duration.DurationInput) => Effect.Effect<void>
   /** Every following operation fails with this error reason, until set to `None`. */
   readonly setFailure: (index: number, reason: Option.Option<RedisNodeErrorReason>) => Effect.Effect<void>
+  /**
+   * The node's release announcements reach watchers this much after the
+   * release's answer (on Redis they travel on another connection). Default 0.
+   */
+  readonly setAnnouncementDelay: (index: number, delay: Duration.DurationInput) => Effect.Effect<void>
   /** Every fault of the node cleared: up, no added latency, no failure. Its keys are kept. */
   readonly heal: (index: number) => Effect.Effect<void>
   /**

@@ -122,3 +122,23 @@ describe("slots handed over: held on a quorum of the nodes' word", () => {
     assert.isUndefined(waiter.grantHanded(new Map([[0, 0], [1, 0], [2, 0]])))
   })
 })
+
+describe("in-memory nodes: announcements that come after the answers (the simulation's lateAnnouncements)", () => {
+  it("setAnnouncementDelay: a release is answered at once and announced that much later; heal ends it", async () => {
+    const fleet = new MemoryFleet(1, liveTime, makeNodeError)
+    const node = fleet.nodes[0].toNode()
+    const heard: Array<string | null> = []
+    const watch = node.watchReleasesNow!("k", (next) => void heard.push(next))
+    assert.isTrue(await node.promises.acquire(["k"], "v", 10_000))
+    fleet.setAnnouncementDelay(0, 30)
+    assert.strictEqual(await node.promises.release(["k"], "v", true), 1)
+    assert.deepStrictEqual(heard, [], "answered, not yet announced")
+    await new Promise((resolve) => setTimeout(resolve, 50))
+    assert.deepStrictEqual(heard, [""])
+    fleet.heal(0)
+    assert.isTrue(await node.promises.acquire(["k"], "v", 10_000))
+    assert.strictEqual(await node.promises.release(["k"], "v", true), 1)
+    assert.deepStrictEqual(heard, ["", ""], "announced with the answer again")
+    watch.stop()
+  })
+})

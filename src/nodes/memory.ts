@@ -58,6 +58,12 @@ export class MemoryNode {
   restarts = 0
   /** Who waits for a release of which key (as subscribers of its release channel). */
   readonly releaseWatchers = new Watchers()
+  /**
+   * How much later than the operation's answer its release announcement
+   * reaches the watchers (see `MemoryFleet.setAnnouncementDelay`): on Redis
+   * the message travels on another connection than the answer.
+   */
+  announcementDelayMillis = 0
   /** Each line of waiters (engine/slots.ts, lineOf): lock value (a writer's marked) -> ticket and end of lease. */
   readonly lines = new Map<string, Map<string, { readonly ticket: number; readonly leaseEnd: number }>>()
   /** The nodes' first run started long before anything watched them. */
@@ -109,6 +115,12 @@ export class MemoryNode {
     }
     if (waitMillis > 0) this.time.schedule(waitMillis, applyDue)
     else this.time.defer(applyDue)
+  }
+
+  /** Announce a release on `key`'s channel, now or `announcementDelayMillis` later. */
+  announce(key: string, next: string, now: number): void {
+    if (this.announcementDelayMillis <= 0) return this.releaseWatchers.notify(key, next, now)
+    this.time.schedule(this.announcementDelayMillis, () => this.releaseWatchers.notify(key, next, this.time.wallNow()))
   }
 
   /** Leave a line; whether the member stood in it. */
@@ -265,7 +277,7 @@ export class MemoryNode {
     const line = slots.slotsPrefix
     if (this.line(line, now) === undefined) {
       dropRecordIfIdle()
-      if (deleted > 0 && announce) this.releaseWatchers.notify(line, "", now)
+      if (deleted > 0 && announce) this.announce(line, "", now)
       return deleted
     }
     const left = [this.leave(line, value), this.leave(line, value + writerMark)].includes(true)
@@ -292,7 +304,7 @@ export class MemoryNode {
       } else names.push(waiter.value)
     }
     if (handed === 0) dropRecordIfIdle()
-    this.releaseWatchers.notify(line, names.join(" "), now)
+    this.announce(line, names.join(" "), now)
     return deleted
   }
 
@@ -443,7 +455,7 @@ export class MemoryNode {
               const leaseEnd = this.lines.get(key)!.get(next.value)!.leaseEnd
               this.store.set(key, { type: "string", value: next.value, expiresAt: leaseEnd })
             }
-            if ((freed && announce) || (wasFirst && free)) this.releaseWatchers.notify(key, next?.value ?? "", now)
+            if ((freed && announce) || (wasFirst && free)) this.announce(key, next?.value ?? "", now)
           }
           return deleted
         }),
@@ -522,11 +534,17 @@ export class MemoryFleet {
     this.at(index).failure = reason
   }
 
+  /** The node's release announcements reach watchers `delayMillis` after the release's answer. */
+  setAnnouncementDelay(index: number, delayMillis: number): void {
+    this.at(index).announcementDelayMillis = delayMillis
+  }
+
   heal(index: number): void {
     const node = this.at(index)
     node.down = false
     node.latencyMillis = 0
     node.failure = undefined
+    node.announcementDelayMillis = 0
   }
 
   /** A restart at `now` (monotonic ms): every key is lost, unless the node is durable. */

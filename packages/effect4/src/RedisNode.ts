@@ -140,6 +140,11 @@ export interface MemoryNodesControl {
   readonly setLatency: (index: number, latency: Duration.Input) => Effect.Effect<void>
   /** Every following operation fails with this reason, until set to `undefined`. */
   readonly setFailure: (index: number, reason: RedisNodeErrorReason | undefined) => Effect.Effect<void>
+  /**
+   * The node's release announcements reach watchers this much after the
+   * release's answer (on Redis they travel on another connection). Default 0.
+   */
+  readonly setAnnouncementDelay: (index: number, delay: Duration.Input) => Effect.Effect<void>
   /** Every fault of the node cleared: up, no added latency, no failure. Its keys are kept. */
   readonly heal: (index: number) => Effect.Effect<void>
   /** A restart: the node's run starts now. Every key is lost, unless the node was made durable. */
@@ -187,6 +192,7 @@ export const layerMemory = (n: number): Layer.Layer<RedisNodes | MemoryNodes> =>
       setDown: (index, down) => Effect.sync(() => fleet.setDown(index, down)),
       setLatency: (index, latency) => Effect.sync(() => fleet.setLatency(index, Duration.toMillis(latency))),
       setFailure: (index, reason) => Effect.sync(() => fleet.setFailure(index, reason)),
+      setAnnouncementDelay: (index, delay) => Effect.sync(() => fleet.setAnnouncementDelay(index, Duration.toMillis(delay))),
       heal: (index) => Effect.sync(() => fleet.heal(index)),
       restart: (index) => Effect.sync(() => fleet.restart(index, time.now())),
       setDurable: (index, durable) => Effect.sync(() => fleet.setDurable(index, durable)),

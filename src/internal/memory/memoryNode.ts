@@ -29,6 +29,7 @@ export const layer = (n: number): Layer.Layer<RedisNodes | MemoryNodes> =>
       setDown: (index, down) => Effect.sync(() => fleet.setDown(index, down)),
       setLatency: (index, latency) => Effect.sync(() => fleet.setLatency(index, Duration.toMillis(latency))),
       setFailure: (index, reason) => Effect.sync(() => fleet.setFailure(index, Option.getOrUndefined(reason))),
+      setAnnouncementDelay: (index, delay) => Effect.sync(() => fleet.setAnnouncementDelay(index, Duration.toMillis(delay))),
       heal: (index) => Effect.sync(() => fleet.heal(index)),
       restart: (index) => Effect.map(Monotonic.monotonicMillis, (now) => fleet.restart(index, now)),
       setDurable: (index, durable) => Effect.sync(() => fleet.setDurable(index, durable)),
