@@ -145,7 +145,7 @@ export interface MemoryNodesControl {
    * release's answer (on Redis they travel on another connection). Default 0.
    */
   readonly setAnnouncementDelay: (index: number, delay: Duration.Input) => Effect.Effect<void>
-  /** Every fault of the node cleared: up, no added latency, no failure. Its keys are kept. */
+  /** Every fault of the node cleared: up, no added latency, no failure, announcements with the answers. Its keys are kept. */
   readonly heal: (index: number) => Effect.Effect<void>
   /** A restart: the node's run starts now. Every key is lost, unless the node was made durable. */
   readonly restart: (index: number) => Effect.Effect<void>
