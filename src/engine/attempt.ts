@@ -255,8 +255,12 @@ export abstract class Attempts<G, R extends Refused> implements Waiting.Waiter<G
     this.abandoned = true
   }
 
-  /** The nodes an undo or release of this acquisition was sent to (see `countsHanded`). */
-  private readonly undone = new Set<number>()
+  /** The nodes an undo of this acquisition was sent to (see `countsHanded`); made by the first undo. */
+  private undone: Set<number> | undefined
+
+  private markUndone(index: number): void {
+    (this.undone ??= new Set()).add(index)
+  }
 
   /**
    * Whether a slot node `index` handed this waiter (scripts.ts,
@@ -267,7 +271,7 @@ export abstract class Attempts<G, R extends Refused> implements Waiting.Waiter<G
    * start: the hand-over came after it.
    */
   readonly countsHanded = (index: number): boolean => {
-    if (this.undone.has(index)) return false
+    if (this.undone?.has(index) === true) return false
     const { quarantineMillis } = this.attemptSettings
     if (quarantineMillis === undefined) return true
     const run = this.nodes[index].run()
@@ -389,7 +393,7 @@ export abstract class Attempts<G, R extends Refused> implements Waiting.Waiter<G
   private undoOtherSlots(result: FanOut.FanOutResult<Answer>, slot: number, start: number): void {
     const others = this.keys.filter((_, index) => index !== slot)
     const undo = (index: number) => {
-      this.undone.add(index)
+      this.markUndone(index)
       release(this.nodes[index], others, this.value)
     }
     result.answers.forEach((answer, index) => {
@@ -447,7 +451,7 @@ export abstract class Attempts<G, R extends Refused> implements Waiting.Waiter<G
 
   // The undo of a refused attempt on `targets` (no announcement, the place in line kept).
   private undo(targets: ReadonlyArray<Node>, done: () => void): void {
-    for (const node of targets) this.undone.add(this.nodes.indexOf(node))
+    for (const node of targets) this.markUndone(this.nodes.indexOf(node))
     const rules = FanOut.atQuorum(targets, (deleted: number) => deleted > 0, this.nodeTimeoutMillis, undefined, this.attemptSettings.nodeError)
     FanOut.send(targets, FanOut.call("release", this.keys, this.value, false, true), rules, this.time, done)
   }
@@ -461,7 +465,7 @@ export abstract class Attempts<G, R extends Refused> implements Waiting.Waiter<G
   private undoLate(late: FanOut.Late, sentAt: number): void {
     late.forEach((index, tookKey) => {
       if (tookKey !== true || this.sent !== sentAt) return
-      this.undone.add(index)
+      this.markUndone(index)
       release(this.nodes[index], this.keys, this.value)
     })
   }

@@ -129,26 +129,19 @@ export const handedSlot = (
   counts: (index: number) => boolean,
   quorum: number
 ): number | undefined => {
-  const chosen = new Map<number, number>()
-  for (const [index, slot] of handed) {
-    if (!counts(index)) continue
-    const count = (chosen.get(slot) ?? 0) + 1
-    if (count >= quorum) return slot
-    chosen.set(slot, count)
-  }
-  return undefined
+  const { best, most } = tallyHanded(handed, counts)
+  return most >= quorum ? best : undefined
 }
 
 /** Whether some slot may yet be handed over by a quorum, with the nodes not heard from. */
-export const handedQuorumPossible = (handed: ReadonlyMap<number, number>, nodes: number, quorum: number): boolean => {
-  const chosen = new Map<number, number>()
-  let most = 0
-  for (const slot of handed.values()) {
-    const count = (chosen.get(slot) ?? 0) + 1
-    chosen.set(slot, count)
-    most = Math.max(most, count)
-  }
-  return most + (nodes - handed.size) >= quorum
+export const handedQuorumPossible = (handed: ReadonlyMap<number, number>, nodes: number, quorum: number): boolean =>
+  tallyHanded(handed, () => true).most + (nodes - handed.size) >= quorum
+
+// As `tally`, over the slots nodes handed (slot number by node index).
+const tallyHanded = (handed: ReadonlyMap<number, number>, counts: (index: number) => boolean) => {
+  const answers: Array<{ readonly _tag: "Granted"; readonly slot: number } | undefined> = []
+  for (const [index, slot] of handed) answers[index] = { _tag: "Granted", slot }
+  return tally(answers, (index) => answers[index] !== undefined && counts(index))
 }
 
 /** `slots` from index `start` on, then the ones before it. */

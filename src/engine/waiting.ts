@@ -37,8 +37,7 @@
  * @internal
  */
 import type { Node, ReleaseWatch } from "./node.js"
-import * as Slots from "./slots.js"
-import { heardBy } from "./slots.js"
+import { handedQuorumPossible, handedSlot, heardBy } from "./slots.js"
 import type { Time } from "./time.js"
 
 const timerSlackMillis = 1
@@ -86,7 +85,7 @@ class Announcements {
     this.handed.set(index, slot)
     if (this.woken) return
     const { nodes, quorum, countsHanded } = this.waiter
-    if (Slots.handedSlot(this.handed, countsHanded, quorum) !== undefined || !Slots.handedQuorumPossible(this.handed, nodes.length, quorum)) {
+    if (handedSlot(this.handed, countsHanded, quorum) !== undefined || !handedQuorumPossible(this.handed, nodes.length, quorum)) {
       return this.wake()
     }
     this.cancelGrace ??= this.time.schedule(this.waiter.nodeTimeoutMillis, () => {

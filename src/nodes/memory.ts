@@ -21,8 +21,7 @@ import type {
   Turn,
   TurnAnswer
 } from "../engine/node.js"
-import * as Slots from "../engine/slots.js"
-import { lineOf, linesOf, writerMark } from "../engine/slots.js"
+import { handoverTagOf, lineOf, linesOf, writerMark } from "../engine/slots.js"
 import type { Time } from "../engine/time.js"
 import * as Scripts from "./scripts.js"
 import { Watchers } from "./watchers.js"
@@ -293,7 +292,7 @@ export class MemoryNode {
         names.push(waiter.value.slice(0, -writerMark.length))
         break
       }
-      const tag = Slots.handoverTagOf(waiter.value)
+      const tag = handoverTagOf(waiter.value)
       const key = free[handed]
       if (key !== undefined && tag !== undefined && tag.setting === setting && !holders.has(waiter.value)) {
         handed++
