@@ -7,7 +7,8 @@
  * default) and greedy (`fairHandoff: false`, as redis-semaphore waits), each
  * from an Effect program and from promise code. All wait with a ~10 ms retry. Then a read-write workload of ours alone (8 workers, 80%
  * reads, 1 ms hold, 5 servers): its throughput and the longest a writer
- * waited. Part of `npm run bench`; alone: `npm run bench:semaphore [-- --seconds S]`.
+ * waited. Each contender runs once unrecorded first (a warm-up). Part of `npm run bench`; alone:
+ * `npm run bench:semaphore [-- --seconds S]`.
  *
  * RedlockSemaphore counts holders on each node and grants a permit when a
  * majority of the counts is below the limit: fast, but not safe when clients
