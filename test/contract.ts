@@ -393,7 +393,7 @@ export const contract = <R>(tester: Tester<R>, harness: Effect.Effect<Harness, u
       for (const [value, ticket] of [["w1.5000.2", 10], ["old", 20], ["w3.5000.2", 30]] as const) {
         assert.strictEqual((yield* node.acquireSlot(slots, value, 5_000, turn(ticket)))._tag, "Held")
       }
-      yield* Effect.sleep("100 millis") // the watch is listening (a cluster's or a sentinel's subscriber connects first)
+      if (watch.ready !== undefined) yield* Effect.promise(() => watch.ready!) // a cluster's or a sentinel's subscriber connects first
       assert.strictEqual(yield* node.release([slots[0]], "a", true), 1)
       yield* hear(1)
       const handed = yield* node.inspect(slots[0])

@@ -76,22 +76,30 @@ export const chosenSlot = (answer: unknown): number | undefined =>
     ? (answer as { readonly slot?: number }).slot
     : undefined
 
-/** How many of the counted nodes chose each slot, and the most chosen slot with its count. */
-const tally = (answers: ReadonlyArray<unknown>, counts: (index: number) => boolean) => {
-  const chosen = new Map<number, number>()
-  let best: number | undefined
-  let most = 0
+/** How many nodes chose each slot, and the most chosen slot with its count (`add` one node's choice). */
+class SlotTally {
+  private readonly chosen = new Map<number, number>()
+  best: number | undefined = undefined
+  most = 0
+
+  add(slot: number): void {
+    const count = (this.chosen.get(slot) ?? 0) + 1
+    this.chosen.set(slot, count)
+    if (count > this.most) {
+      this.most = count
+      this.best = slot
+    }
+  }
+}
+
+/** The tally of the slots the counted nodes' answers chose. */
+const tally = (answers: ReadonlyArray<unknown>, counts: (index: number) => boolean): SlotTally => {
+  const slots = new SlotTally()
   answers.forEach((answer, index) => {
     const slot = chosenSlot(answer)
-    if (slot === undefined || !counts(index)) return
-    const count = (chosen.get(slot) ?? 0) + 1
-    chosen.set(slot, count)
-    if (count > most) {
-      most = count
-      best = slot
-    }
+    if (slot !== undefined && counts(index)) slots.add(slot)
   })
-  return { best, most }
+  return slots
 }
 
 /**
@@ -137,11 +145,11 @@ export const handedSlot = (
 export const handedQuorumPossible = (handed: ReadonlyMap<number, number>, nodes: number, quorum: number): boolean =>
   tallyHanded(handed, () => true).most + (nodes - handed.size) >= quorum
 
-// As `tally`, over the slots nodes handed (slot number by node index).
-const tallyHanded = (handed: ReadonlyMap<number, number>, counts: (index: number) => boolean) => {
-  const answers: Array<{ readonly _tag: "Granted"; readonly slot: number } | undefined> = []
-  for (const [index, slot] of handed) answers[index] = { _tag: "Granted", slot }
-  return tally(answers, (index) => answers[index] !== undefined && counts(index))
+// The tally of the slots the counted nodes handed (slot number by node index).
+const tallyHanded = (handed: ReadonlyMap<number, number>, counts: (index: number) => boolean): SlotTally => {
+  const slots = new SlotTally()
+  for (const [index, slot] of handed) if (counts(index)) slots.add(slot)
+  return slots
 }
 
 /** `slots` from index `start` on, then the ones before it. */
