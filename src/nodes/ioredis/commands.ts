@@ -56,20 +56,22 @@ let last: {
 } | undefined
 
 const wireForm = (script: Script, keys: ReadonlyArray<string>, args: ReadonlyArray<string | number>): string => {
-  if (
-    last !== undefined && last.script === script && last.keys === keys && last.args.length === args.length &&
-    last.args.every((arg, i) => arg === args[i])
-  ) return last.wire
-  const part = (value: string | number) => {
-    const text = String(value)
-    return "$" + Buffer.byteLength(text) + "\r\n" + text + "\r\n"
-  }
-  let wire = "*" + (3 + keys.length + args.length) + "\r\n" + part("evalsha") + part(script.sha) + part(keys.length)
-  for (const key of keys) wire += part(key)
-  for (const arg of args) wire += part(arg)
+  if (last !== undefined && last.script === script && last.keys === keys && sameArgs(last.args, args)) return last.wire
+  let wire = "*" + (3 + keys.length + args.length) + "\r\n$7\r\nevalsha\r\n" + bulk(script.sha) + bulk(String(keys.length))
+  for (const key of keys) wire += bulk(key)
+  for (const arg of args) wire += bulk(typeof arg === "string" ? arg : String(arg))
   last = { script, keys, args, wire }
   return wire
 }
+
+const sameArgs = (some: ReadonlyArray<string | number>, others: ReadonlyArray<string | number>): boolean => {
+  if (some.length !== others.length) return false
+  for (let index = 0; index < some.length; index++) if (some[index] !== others[index]) return false
+  return true
+}
+
+// One bulk string of the wire form: its length in bytes, then the text.
+const bulk = (text: string): string => "$" + Buffer.byteLength(text) + "\r\n" + text + "\r\n"
 
 /**
  * Batch the writes of one turn of the event loop into one write to the socket.
