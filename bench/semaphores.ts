@@ -29,7 +29,14 @@ import { format, jain, percentile } from "./scenarios.js"
 export const workers = 8
 export const limit = 3
 const ttlMillis = 10_000
-const holdMillis = 1
+/**
+ * The workload's times (the hold, the retry) multiplied by
+ * `BENCH_TIME_SCALE`: 1 here; permitInstructions.ts runs it under valgrind,
+ * whose client is ~30× slower, with its times 30× longer, so that waiters
+ * nap through no more of their retries than at full speed.
+ */
+const timeScale = Number(process.env.BENCH_TIME_SCALE ?? 1)
+const holdMillis = 1 * timeScale
 
 /** One worker's way to hold a permit around `hold`; false when it gave up. */
 interface PermitClient {
@@ -44,7 +51,7 @@ export interface SemaphoreContender {
   readonly start: (ports: ReadonlyArray<number>, key: string) => Promise<PermitClient>
 }
 
-const retry = Redlock.retry({ delay: "10 millis", times: 1000 })
+const retry = Redlock.retry({ delay: Duration.millis(10 * timeScale), times: 1000 })
 
 /** A lock manager of its own over the servers on `ports`, as each worker of a user's would be. */
 const managerOn = (ports: ReadonlyArray<number>, fairHandoff = true) =>
@@ -89,7 +96,12 @@ const effectRedlockPromise = (nodes: 1 | 5, fairHandoff = true): SemaphoreConten
 })
 
 // redis-semaphore's options for both of its semaphores: the same ttl and a 10 ms poll.
-const redisSemaphoreOptions = { lockTimeout: ttlMillis, acquireTimeout: 10_000, retryInterval: 10, refreshInterval: 0 }
+const redisSemaphoreOptions = {
+  lockTimeout: ttlMillis,
+  acquireTimeout: 10_000 * timeScale,
+  retryInterval: 10 * timeScale,
+  refreshInterval: 0
+}
 
 /** A redis-semaphore contender: its semaphore made on the worker's clients for each permit. */
 const redisSemaphoreOf = (
@@ -143,6 +155,8 @@ export const contenders: ReadonlyArray<SemaphoreContender> = [
 
 export interface PermitContention {
   readonly acquisitionsPerSecond: number
+  /** Permits granted in the run. */
+  readonly granted: number
   readonly waitP50: number
   readonly waitP99: number
   readonly waitMax: number
@@ -191,6 +205,7 @@ export const contention = async (
   await Promise.all(clients.map((client) => client.close()))
   return {
     acquisitionsPerSecond: granted / (elapsed / 1000),
+    granted,
     waitP50: percentile(waits, 50),
     waitP99: percentile(waits, 99),
     waitMax: waits.length === 0 ? NaN : Math.max(...waits),
