@@ -67,7 +67,12 @@ const measure = async (ports: ReadonlyArray<number>) => {
         resolve(performance.now())
       }
     })
-    const released = afterQuorum(holder.map((client) => evalsha(client, Scripts.releaseOwned, key, [first])), quorum, (n) => n === 1)
+    // The release's reply: the keys deleted, then the announcements it made.
+    const released = afterQuorum(
+      holder.map((client) => evalsha(client, Scripts.releaseOwned, key, [first])),
+      quorum,
+      (reply) => (reply as Array<unknown>)[0] === 1
+    )
     const handedOver = announced.then(() =>
       afterQuorum(
         waiter.map((client) => evalsha(client, Scripts.acquireInTurn, key, [second, ttlMillis, ticket, leaseMillis])),

@@ -25,7 +25,7 @@ const program = Effect.gen(function*() {
     for (const script of Scripts.nodeScripts) await redis.script("LOAD", script.lua)
     const acquire = (v: string) =>
       redis.evalsha(Scripts.acquireSlot.sha, limit, ...slots, v, 10_000, Date.now(), 2_000, 0, String(limit)) as Promise<Array<number>>
-    const release = (v: string) => redis.evalsha(Scripts.releaseOwned.sha, 1, slots[0], v, "1") as Promise<number>
+    const release = (v: string) => redis.evalsha(Scripts.releaseOwned.sha, 1, slots[0], v, "1")
     // 3 holders, 4 waiters
     let next = 0
     const holders: Array<string> = []

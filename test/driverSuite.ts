@@ -12,7 +12,7 @@ import * as Scripts from "../src/nodes/scripts.js"
 import * as Redlock from "../src/Redlock.js"
 import * as RedisNode from "../src/RedisNode.js"
 import { InvalidOptions } from "../src/RedlockError.js"
-import { expectEmpty, failureOf, overlaps, recordSection, type Section, wokenAfterRelease } from "./support.js"
+import { aclUser, expectEmpty, failureOf, overlaps, recordSection, type Section, wokenAfterRelease } from "./support.js"
 
 /** One driver's public node module, and a client of the user's made with it. */
 export interface DriverUnderTest<Client> {
@@ -221,6 +221,40 @@ export const driverSuite = <Client>(it: It, driver: DriverUnderTest<Client>) => 
         yield* Scope.close(second, Exit.void)
         yield* Effect.sleep("100 millis")
         assert.strictEqual(yield* subscribers, 0, "closed with the last manager")
+      }))
+
+    it.scoped("a release tells this process's watchers what it announced from its own answer: before it is answered, even where pub/sub is refused, and once", () =>
+      Effect.gen(function*() {
+        const fleet = yield* RedisFleet.RedisFleet
+        const slots = [0, 1].map((index) => `told\u0000permit${index}`)
+        // Tickets in the recent past, in order (a node bounds them by its own time).
+        const turn = (order: number): RedisNode.Turn => ({ ticket: Date.now() - 1_000 + order, leaseMillis: 10_000, setting: "2" })
+        // Both slots held and a waiter in line; the release of slot 0 hands it over. What the watcher had heard
+        // when the release was answered, and 200 ms later.
+        const handOver = (node: RedisNode.RedisNode) =>
+          Effect.gen(function*() {
+            const heard: Array<string | null> = []
+            const watch = yield* node.watchReleases!("told\u0000permit", (next) => void heard.push(next))
+            if (watch.ready !== undefined) yield* Effect.promise(() => watch.ready!)
+            assert.strictEqual((yield* node.acquireSlot(slots, "a.5000.2", 5_000, turn(1)))._tag, "Granted")
+            assert.strictEqual((yield* node.acquireSlot(slots, "b.5000.2", 5_000, turn(2)))._tag, "Granted")
+            assert.strictEqual((yield* node.acquireSlot(slots, "w.5000.2", 5_000, turn(3)))._tag, "Held")
+            const whenAnswered = yield* Effect.promise(() => node.promises!.release([slots[0]], "a.5000.2", true).then(() => [...heard]))
+            yield* Effect.sleep("200 millis")
+            watch.stop()
+            yield* node.release(slots, "w.5000.2", false)
+            yield* node.release(slots, "b.5000.2", false)
+            return { whenAnswered, later: heard }
+          })
+        const [node] = yield* nodesOf(driver.layer([fleet.nodes[0]]))
+        const hearing = yield* handOver(node)
+        assert.deepStrictEqual(hearing.whenAnswered, ["w.5000.2/0"], "told from the answer, before the caller heard of it")
+        assert.deepStrictEqual(hearing.later, ["w.5000.2/0"], "the channel's copy is not told again")
+        yield* aclUser(fleet, "told-deaf", "secret", "-@pubsub")
+        const [deaf] = yield* nodesOf(driver.layer([{ ...fleet.nodes[0], username: "told-deaf", password: Redacted.make("secret") }]))
+        const deafHearing = yield* handOver(deaf)
+        assert.deepStrictEqual(deafHearing.whenAnswered, ["w.5000.2/0"], "the server refuses PUBLISH and SUBSCRIBE: the answer tells")
+        assert.deepStrictEqual(deafHearing.later, ["w.5000.2/0"])
       }))
 
     it.scoped("closing the layer does not wait for a hung server (a polite close is given up on after 1 s)", () =>

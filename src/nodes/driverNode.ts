@@ -231,6 +231,18 @@ const makeNode = (
         })))
     return (...args) => operation(...args).then(confirmed)
   }
+  // The keys deleted; the announcements the release made are told to this
+  // process's waiters now (see ReleaseChannels.announced), before the
+  // release's caller hears of it: a waiter of this process takes its turn
+  // without waiting for the channel's message, which may only be read after
+  // whatever the releasing caller does next.
+  const releaseAnswer = (reply: unknown): number => {
+    const [deleted, ...announcements] = reply as [number, ...Array<string>]
+    for (let index = 0; index + 1 < announcements.length; index += 2) {
+      releases.announced(announcements[index], announcements[index + 1])
+    }
+    return Number(deleted)
+  }
   const isTrue = (answer: boolean) => answer
   const isGranted = (answer: TurnAnswer) => answer._tag === "Granted"
 
@@ -286,12 +298,17 @@ const makeNode = (
     // A lock's release (announced, its place left) sends the value alone: the script's defaults.
     release: (keys, value, announce, keepPlace) => {
       supersede(keys, value)
-      return evalScript(
-        Scripts.releaseOwned,
-        keys,
-        announce && !keepPlace ? [value] : [value, announce ? 1 : 0, keepPlace ? 1 : 0],
-        Number
-      )
+      const args = announce && !keepPlace ? [value] : [value, announce ? 1 : 0, keepPlace ? 1 : 0]
+      // An undo (keepPlace) announces nothing.
+      if (keepPlace === true) return evalScript(Scripts.releaseOwned, keys, args, releaseAnswer)
+      const answered = releases.releasing()
+      return evalScript(Scripts.releaseOwned, keys, args, (reply) => {
+        answered()
+        return releaseAnswer(reply)
+      }).catch((error: unknown) => {
+        answered()
+        return Promise.reject(error)
+      })
     },
     extend: replicated((keys, value, ttlMillis) => {
       supersede(keys, value)

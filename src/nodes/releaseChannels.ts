@@ -76,6 +76,18 @@ export interface Driver {
 /** The announcements of one server. */
 export interface ReleaseChannels {
   readonly watch: (key: string, onRelease: OnRelease) => ReleaseWatch
+  /**
+   * A release of this process announced `next` on `key`'s channel: told to
+   * the key's watchers now, from the release's answer; the channel's copy
+   * of it is then not told again (`Watchers.notify`).
+   */
+  readonly announced: (key: string, next: string) => void
+  /**
+   * A release of this process was sent to the server: until the returned
+   * function is called (answered or failed), a message on a channel may be
+   * the copy of what its answer will tell.
+   */
+  readonly releasing: () => () => void
   /** Whether announcements reach this process now, or will once a key is watched (see `RedisNode.hearsReleases`). */
   readonly hears: () => boolean
   /** SUBSCRIBE and UNSUBSCRIBE commands waiting for an answer. */
@@ -123,6 +135,8 @@ const open = (driver: Driver, serverKey: string | undefined): ReleaseChannels =>
   let pending = 0
   let connectionNumber = 0
   const refusal = refusalOf(serverKey)
+  // Releases of this process sent to the server and not answered yet (see `releasing`).
+  let releasesUnanswered = 0
   // Keys watched while the subscriber was away: their releases may have gone
   // unheard, so their waiters try again once the key is subscribed anew (or
   // refused: they then leave the line, and poll).
@@ -182,7 +196,8 @@ const open = (driver: Driver, serverKey: string | undefined): ReleaseChannels =>
     if (subscriber !== undefined) return
     wasReady = false
     const own: SubscriberConnection = driver.open({
-      message: (channel, next) => watchers.notify(channel.slice(releaseChannelPrefix.length), next, performance.now()),
+      message: (channel, next) =>
+        watchers.notify(channel.slice(releaseChannelPrefix.length), next, performance.now(), "channel", releasesUnanswered > 0),
       closed: () => {
         if (own === subscriber) forget()
       },
@@ -247,6 +262,16 @@ const open = (driver: Driver, serverKey: string | undefined): ReleaseChannels =>
   const watchers = new Watchers(subscribe, unsubscribeLater)
   return {
     watch: (key, onRelease) => watchers.watch(key, onRelease, performance.now()),
+    announced: (key, next) => watchers.notify(key, next, performance.now(), "answer", true),
+    releasing: () => {
+      releasesUnanswered++
+      let answered = false
+      return () => {
+        if (answered) return
+        answered = true
+        releasesUnanswered--
+      }
+    },
     hears: () => !refusal.recent() && (subscriber === undefined || subscriber.isReady() || !wasReady),
     pendingCommands: () => pending,
     disconnect: () => {

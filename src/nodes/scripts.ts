@@ -418,7 +418,9 @@ export const releaseChannelPrefix = "redlock-released:"
  * lines' keys are worked out from them). ARGV: value, then announce and keep
  * place, both "1" or "0"; a lock's release sends the value alone (announce,
  * do not keep the place), as a plain compare-and-delete does. Returns the
- * number of keys deleted.
+ * number of keys deleted, then each announcement made, as the key it was
+ * made for and its message: the releasing process tells its own waiters
+ * from the reply (driverNode.ts), without waiting for the channel.
  *
  * Handover: a key we freed (or found free when we were first in line) while
  * others wait in line is set to the value of the waiter now first, for what
@@ -434,6 +436,15 @@ export const releaseChannelPrefix = "redlock-released:"
  * releaseSlots below.
  */
 export const releaseOwned = script(`${queueFunctions}
+-- An announcement on the release channel of a key (a lock key, or a resource's slots' prefix), also added to
+-- the reply, where the releasing process reads it. The PUBLISH is best effort: a user the ACLs refuse it
+-- (Redis 7 checks them inside scripts) still releases.
+local function publish(reply, key, message)
+  redis.pcall("PUBLISH", "${releaseChannelPrefix}" .. key, message)
+  reply[#reply + 1] = key
+  reply[#reply + 1] = message
+end
+
 -- A resource's slots: every slot key that holds our value is deleted (a slot
 -- handed to us that we never counted goes too), our place (plain or a
 -- writer's) leaves the line, and the free slots are handed over: to each of
@@ -445,7 +456,7 @@ export const releaseOwned = script(`${queueFunctions}
 -- release, on the line's channel, names those waiters: "value/slot" for a
 -- handed slot, the value alone to wake one. The setting record goes with the
 -- last slot held here.
-local function releaseSlots(value, announces, keepsPlace, settingKey, slotsPrefix)
+local function releaseSlots(value, announces, keepsPlace, settingKey, slotsPrefix, reply)
   local setting = redis.call("GET", settingKey)
   local slotKeys = KEYS
   if setting then
@@ -469,15 +480,16 @@ local function releaseSlots(value, announces, keepsPlace, settingKey, slotsPrefi
   local function dropRecordIfIdle()
     if setting and #free == #slotKeys then redis.call("DEL", settingKey) end
   end
+  reply[1] = deleted
   if keepsPlace then
     dropRecordIfIdle()
-    return deleted
+    return reply
   end
   local queue, leases = lineKeys(KEYS[1])
   if redis.call("EXISTS", queue) == 0 then
     dropRecordIfIdle()
-    if deleted > 0 and announces then redis.pcall("PUBLISH", "${releaseChannelPrefix}" .. slotsPrefix, "") end
-    return deleted
+    if deleted > 0 and announces then publish(reply, slotsPrefix, "") end
+    return reply
   end
   local writer = value .. "${writerMark}"
   local left = redis.call("ZREM", queue, value, writer)
@@ -485,7 +497,7 @@ local function releaseSlots(value, announces, keepsPlace, settingKey, slotsPrefi
   if left > 0 then redis.call("ZREM", leases, value, writer) end
   if not ((deleted > 0 and announces) or (left > 0 and (#free > 0 or not setting))) then
     dropRecordIfIdle()
-    return deleted
+    return reply
   end
   prune(queue, leases, nowMillis())
   local names = {}
@@ -514,14 +526,15 @@ local function releaseSlots(value, announces, keepsPlace, settingKey, slotsPrefi
     end
   end
   if handed == 0 then dropRecordIfIdle() end
-  redis.pcall("PUBLISH", "${releaseChannelPrefix}" .. slotsPrefix, table.concat(names, " "))
-  return deleted
+  publish(reply, slotsPrefix, table.concat(names, " "))
+  return reply
 end
 
 local value = ARGV[1]
 local announces, keepsPlace = (ARGV[2] or "1") == "1", ARGV[3] == "1"
 local settingKey, slotsPrefix = settingKeys(KEYS[1])
-if slotsPrefix then return releaseSlots(value, announces, keepsPlace, settingKey, slotsPrefix) end
+local reply = {0}
+if slotsPrefix then return releaseSlots(value, announces, keepsPlace, settingKey, slotsPrefix, reply) end
 local deleted = 0
 for _, key in ipairs(KEYS) do
   local queue, leases = lineKeys(key)
@@ -549,11 +562,10 @@ for _, key in ipairs(KEYS) do
       redis.call("SET", key, head, "PX", leaseEnd - now)
     end
   end
-  -- The announcement is best effort: a user the ACLs refuse PUBLISH (Redis 7
-  -- checks them inside scripts) still releases, and says so.
-  if announce then redis.pcall("PUBLISH", "${releaseChannelPrefix}" .. key, nextWaiter) end
+  if announce then publish(reply, key, nextWaiter) end
 end
-return deleted
+reply[1] = deleted
+return reply
 `)
 
 /**

@@ -21,6 +21,9 @@ export type OnRelease = (next: string | null) => void
 /** How long a release message is replayed to new watchers (ms). */
 export const replayMillis = 20
 
+/** How long an announcement told from one source waits for its copy from the other (ms); a later copy is told again. */
+export const copyWaitMillis = 1000
+
 export class Watchers {
   private readonly byKey = new Map<string, Set<OnRelease>>()
   private readonly lastMessage = new Map<string, { readonly next: string; readonly at: number }>()
@@ -54,16 +57,45 @@ export class Watchers {
         if (registered.size > 0 || this.byKey.get(key) !== registered) return
         this.byKey.delete(key)
         this.lastMessage.delete(key)
+        this.uncopied.delete(key)
         this.onLast(key)
       }
     }
   }
 
-  notify(key: string, next: string, now: number): void {
+  /**
+   * A release's announcement: told to the key's watchers. A release of this
+   * process is told twice, from its answer and from the channel, in either
+   * order (`from`; none: a node with one source, told as it comes): the copy
+   * that comes second is not told again. `copyMayCome`: whether to wait for
+   * a copy of this one (an answer of a watched key; a channel's message
+   * while a release of ours is unanswered), for `copyWaitMillis` at most.
+   */
+  notify(key: string, next: string, now: number, from?: "answer" | "channel", copyMayCome = false): void {
+    if (from !== undefined && this.isCopy(key, next, now, from)) return
     const watchers = this.byKey.get(key)
     if (watchers === undefined) return
+    if (from !== undefined && copyMayCome) {
+      let told = this.uncopied.get(key)
+      if (told === undefined) this.uncopied.set(key, told = [])
+      told.push({ next, from, at: now })
+    }
     this.lastMessage.set(key, { next, at: now })
     watchers.forEach((onRelease) => onRelease(next))
+  }
+
+  /** The announcements told whose copy from the other source has not come yet, by key, oldest first. */
+  private readonly uncopied = new Map<string, Array<{ readonly next: string; readonly from: "answer" | "channel"; readonly at: number }>>()
+
+  // Whether `next` is the copy of an announcement told from the other source (then taken off the list).
+  private isCopy(key: string, next: string, now: number, from: "answer" | "channel"): boolean {
+    const told = this.uncopied.get(key)
+    if (told === undefined) return false
+    while (told.length > 0 && now - told[0].at > copyWaitMillis) told.shift()
+    const index = told.findIndex((announcement) => announcement.from !== from && announcement.next === next)
+    if (index !== -1) told.splice(index, 1)
+    if (told.length === 0) this.uncopied.delete(key)
+    return index !== -1
   }
 
   /**
