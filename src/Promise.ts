@@ -396,19 +396,25 @@ const fromSettings = (
   }
 
   // Slots are acquired as locks are, with no fiber; close() releases those still held.
-  const slotHold = async (acquired: Promise<Acquisition.PromiseGrant>) => {
-    const granted = await acquired
+  const slotHeld = (granted: Acquisition.PromiseGrant) => {
     slotHolds.add(granted.lock)
     return holding(granted)
   }
   const acquirePermit = Semaphore.acquireSlotForPromises(settings, time, runEffect, Semaphore.permitSlots)
   const acquireRead = ReadWrite.acquireReadForPromises(settings, time, runEffect)
   const acquireWrite = ReadWrite.acquireWriteForPromises(settings, time, runEffect)
-  const permit: PromiseRedlock["acquirePermit"] = (resource, options) =>
-    slotHold(acquirePermit(resource, options, options.signal))
-  const read: PromiseRedlock["acquireRead"] = (resource, options) => slotHold(acquireRead(resource, options, options.signal))
-  const write: PromiseRedlock["acquireWrite"] = (resource, options) =>
-    slotHold(acquireWrite(resource, options, options.signal))
+  // Async: a throw (options that are not an object) rejects. The body of `using…` starts one promise step
+  // after the grant: in the steps between, other callers' code runs (a releaser's next acquisition, say).
+  const permit: PromiseRedlock["acquirePermit"] = async (resource, options) =>
+    acquirePermit(resource, options, options.signal).then(slotHeld)
+  const read: PromiseRedlock["acquireRead"] = async (resource, options) =>
+    acquireRead(resource, options, options.signal).then(slotHeld)
+  const write: PromiseRedlock["acquireWrite"] = async (resource, options) =>
+    acquireWrite(resource, options, options.signal).then(slotHeld)
+  const usingSlot = <A>(
+    acquired: Promise<Acquisition.PromiseGrant>,
+    body: (hold: PromiseLock, signal: AbortSignal) => Promise<A>
+  ) => acquired.then((granted) => usingHold(slotHeld(granted), body))
 
   return {
     acquire,
@@ -417,14 +423,15 @@ const fromSettings = (
       await runPromise(Extension.extend(settings, heldOf(lock).held, ttlMillis))
       return lock
     },
-    using: async (resources, options, body) => usingHold(await acquire(resources, options), body),
+    using: async (resources, options, body) =>
+      acquireLock(resources, options, options.signal).then((granted) => usingHold(holding(granted), body)),
     inspect: (resource) => runPromise(Effect.map(Inspection.inspect(settings, resource), plainInspection)),
     acquirePermit: permit,
-    usingPermit: async (resource, options, body) => usingHold(await permit(resource, options), body),
+    usingPermit: async (resource, options, body) => usingSlot(acquirePermit(resource, options, options.signal), body),
     acquireRead: read,
     acquireWrite: write,
-    usingRead: async (resource, options, body) => usingHold(await read(resource, options), body),
-    usingWrite: async (resource, options, body) => usingHold(await write(resource, options), body),
+    usingRead: async (resource, options, body) => usingSlot(acquireRead(resource, options, options.signal), body),
+    usingWrite: async (resource, options, body) => usingSlot(acquireWrite(resource, options, options.signal), body),
     close: async () => {
       for (const fiber of extensions.values()) fiber.unsafeInterruptAsFork(FiberId.none)
       const left = [...slotHolds]

@@ -225,16 +225,19 @@ export const acquireForPromises = (
     acquireOptions: AcquireOptions,
     signal: AbortSignal | undefined,
     setting?: Setting,
-    slots?: SlotRequest
+    slots?: SlotRequest,
+    // What a rejection becomes (a slot's refusal names its resource: semaphore.ts), with no promise step between.
+    rejection?: (error: unknown) => unknown
   ): Promise<PromiseGrant> => {
     const request = parseAcquire(settings, resourcesInput, acquireOptions, checkResources)
-    if (Either.isLeft(request)) return Promise.reject(request.left)
+    if (Either.isLeft(request)) return Promise.reject(rejection === undefined ? request.left : rejection(request.left))
     if (signal?.aborted) return Promise.reject(signal.reason)
     const { maxHoldMillis, schedule } = request.right
     const acquisition = new Acquisition(settings, issueFencingTokens, surroundings, request.right, probe, setting, slots)
     const granted = (lock: HeldLock) => ({ lock, maxHoldMillis })
     const waits = schedule !== Schedule.stop
-    return new Promise((resolve, reject) => {
+    return new Promise((resolve, rejected) => {
+      const reject = rejection === undefined ? rejected : (error: unknown) => rejected(rejection(error))
       acquisition.attempt(waits ? acquisition.lease(0) : 0, (end) => {
         if (end.granted !== undefined) {
           acquisition.measure(undefined)

@@ -90,8 +90,13 @@ export const acquireSlotForPromises = (settings: Settings, time: Time, runEffect
     const request = requestOf(resourceInput, options)
     if (Either.isLeft(request)) return Promise.reject(request.left)
     const { resource, setting, slots } = request.right
-    return acquireOne(slots, options, signal, setting, { ahead: false }).catch((error: unknown) =>
-      Promise.reject(error instanceof LockNotAcquired ? namingResource(error, resource) : error)
+    return acquireOne(
+      slots,
+      options,
+      signal,
+      setting,
+      { ahead: false },
+      (error) => error instanceof LockNotAcquired ? namingResource(error, resource) : error
     )
   }
 }
