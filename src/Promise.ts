@@ -403,14 +403,15 @@ const fromSettings = (
   const acquirePermit = Semaphore.acquireSlotForPromises(settings, time, runEffect, Semaphore.permitSlots)
   const acquireRead = ReadWrite.acquireReadForPromises(settings, time, runEffect)
   const acquireWrite = ReadWrite.acquireWriteForPromises(settings, time, runEffect)
-  // Async: a throw (options that are not an object) rejects. The body of `using…` starts one promise step
-  // after the grant: in the steps between, other callers' code runs (a releaser's next acquisition, say).
+  // Async: a throw (options that are not an object) rejects.
   const permit: PromiseRedlock["acquirePermit"] = async (resource, options) =>
     acquirePermit(resource, options, options.signal).then(slotHeld)
   const read: PromiseRedlock["acquireRead"] = async (resource, options) =>
     acquireRead(resource, options, options.signal).then(slotHeld)
   const write: PromiseRedlock["acquireWrite"] = async (resource, options) =>
     acquireWrite(resource, options, options.signal).then(slotHeld)
+  // The body starts one promise step after the grant: in the steps between, other callers' code runs
+  // (a releaser's next acquisition, say), so there are as few as can be.
   const usingSlot = <A>(
     acquired: Promise<Acquisition.PromiseGrant>,
     body: (hold: PromiseLock, signal: AbortSignal) => Promise<A>
