@@ -11,12 +11,9 @@
  * start-up. Each run takes a minute or two. `SINGLE=1` in the environment:
  * one node instead of five.
  */
-import { execFile, spawnSync } from "node:child_process"
-import * as Fs from "node:fs"
-import * as Os from "node:os"
-import * as Path from "node:path"
 import * as Effect from "effect/Effect"
 import * as RedisFleet from "../fleet/RedisFleet.js"
+import * as Callgrind from "./callgrind.js"
 import * as Contenders from "./contenders.js"
 
 const warmUp = 6000
@@ -45,36 +42,15 @@ const counted = (name: string, cycles: number) =>
         }
       }
       await run(warmUp, "warm")
-      // callgrind_control asks the running valgrind to count from now on; it takes a moment to be heard.
-      const instrument = (on: "on" | "off") =>
-        new Promise((resolve) =>
-          execFile("callgrind_control", ["-i", on, String(process.pid)], () => setTimeout(resolve, 2000))
-        )
-      await instrument("on")
+      await Callgrind.counting("on")
       await run(cycles, "counted")
-      await instrument("off")
+      await Callgrind.counting("off")
       await client.close()
     })
   }).pipe(Effect.scoped, Effect.provide(RedisFleet.layerLocal(5)))
 
-/** Outside: run this script under callgrind and read the total it counted. */
-const instructions = (name: string, cycles: number): number => {
-  const out = Path.join(Fs.mkdtempSync(Path.join(Os.tmpdir(), "callgrind-")), "out")
-  const run = spawnSync("valgrind", [
-    "--tool=callgrind",
-    "--instr-atstart=no",
-    `--callgrind-out-file=${out}`,
-    process.execPath,
-    process.argv[1],
-    "--counted",
-    name,
-    String(cycles)
-  ], { encoding: "utf8" })
-  const total = /refs:\s+([\d,]+)/.exec(run.stderr)
-  if (run.status !== 0 || total === null) throw new Error(`valgrind failed for ${name}:\n${run.stderr.slice(-2000)}`)
-  Fs.rmSync(Path.dirname(out), { recursive: true, force: true })
-  return Number(total[1].replaceAll(",", ""))
-}
+/** Outside: this script's count of `cycles` lock+unlock under callgrind, all threads. */
+const instructions = (name: string, cycles: number): number => Callgrind.run(["--counted", name, String(cycles)]).total
 
 if (process.argv[2] === "--counted") {
   Effect.runPromise(counted(process.argv[3], Number(process.argv[4]))).then(() => process.exit(0))

@@ -13,12 +13,9 @@
  * a warm-up of 40 s uncounted (the JIT settles), then `seconds` counted; with the workload's
  * hold and retry 30× longer (`BENCH_TIME_SCALE`), as the client is slower.
  */
-import { execFile, spawnSync } from "node:child_process"
-import * as Fs from "node:fs"
-import * as Os from "node:os"
-import * as Path from "node:path"
 import * as Effect from "effect/Effect"
 import * as RedisFleet from "../fleet/RedisFleet.js"
+import * as Callgrind from "./callgrind.js"
 import * as Semaphores from "./semaphores.js"
 
 const warmUpSeconds = 40
@@ -39,45 +36,20 @@ const counted = (name: string, seconds: number) =>
     const ports = fleet.servers.map((server) => server.port).slice(0, contender.nodes)
     yield* Effect.promise(async () => {
       await Semaphores.contention(contender, ports, warmUpSeconds, "bench:permit-instructions:warm-up")
-      // callgrind_control asks the running valgrind to count from now on; it takes a moment to be heard.
-      const instrument = (on: "on" | "off") =>
-        new Promise((resolve) => execFile("callgrind_control", ["-i", on, String(process.pid)], () => setTimeout(resolve, 2000)))
-      await instrument("on")
+      await Callgrind.counting("on")
       const result = await Semaphores.contention(contender, ports, seconds, "bench:permit-instructions")
-      await instrument("off")
+      await Callgrind.counting("off")
       console.log(`permits=${result.granted} gaveUp=${result.gaveUp}`)
     })
   }).pipe(Effect.scoped, Effect.provide(RedisFleet.layerLocal(5)))
 
-/**
- * Outside: run this script under callgrind and read the instructions it
- * counted (on the main thread, where the JavaScript runs, and on all: V8's
- * helper threads compile and mark) and the permits granted meanwhile.
- */
+/** Outside: this script under callgrind, its counts divided by the permits granted meanwhile. */
 const instructionsPerPermit = (name: string, seconds: number) => {
-  const dir = Fs.mkdtempSync(Path.join(Os.tmpdir(), "callgrind-"))
-  const out = Path.join(dir, "out")
-  const run = spawnSync("valgrind", [
-    "--tool=callgrind",
-    "--instr-atstart=no",
-    "--separate-threads=yes",
-    `--callgrind-out-file=${out}`,
-    process.execPath,
-    process.argv[1],
-    "--counted",
-    name,
-    String(seconds)
-  ], { encoding: "utf8", env: { ...process.env, BENCH_TIME_SCALE: String(timeScale) } })
-  // One file per thread, the main thread's first (`out-01`).
-  const mainThread = Fs.existsSync(`${out}-01`) ? /^totals: (\d+)/m.exec(Fs.readFileSync(`${out}-01`, "utf8")) : null
-  Fs.rmSync(dir, { recursive: true, force: true })
-  const total = /refs:\s+([\d,]+)/.exec(run.stderr)
-  const permits = /permits=(\d+)/.exec(run.stdout)
-  if (run.status !== 0 || total === null || permits === null || mainThread === null) {
-    throw new Error(`valgrind failed for ${name}:\n${run.stdout.slice(-1000)}\n${run.stderr.slice(-2000)}`)
-  }
+  const counted = Callgrind.run(["--counted", name, String(seconds)], { BENCH_TIME_SCALE: String(timeScale) })
+  const permits = /permits=(\d+)/.exec(counted.stdout)
+  if (permits === null) throw new Error(`no permits counted for ${name}:\n${counted.stdout.slice(-1000)}`)
   const count = Number(permits[1])
-  return { mainThread: Number(mainThread[1]) / count, all: Number(total[1].replaceAll(",", "")) / count, permits: count }
+  return { mainThread: counted.mainThread / count, all: counted.total / count, permits: count }
 }
 
 if (process.argv[2] === "--counted") {

@@ -35,28 +35,8 @@ const isLetter = (code: number): boolean => (code >= 65 && code <= 90) || (code 
  */
 export const lineOf = (key: string): string => slotsPrefixOf(key) ?? key
 
-/**
- * The distinct lines (and release channels) of some keys, in order. The
- * slot keys of one resource (a permit's or a reader's keys) share the first
- * key's line: they are told by their digits, without the pattern.
- */
-export const linesOf = (keys: ReadonlyArray<string>): ReadonlyArray<string> => {
-  const firstSlots = keys.length === 0 ? undefined : slotsPrefixOf(keys[0])
-  const lines: Array<string> = firstSlots === undefined ? [] : [firstSlots]
-  for (const key of keys) {
-    if (firstSlots !== undefined && isSlotKeyOf(key, firstSlots)) continue
-    const line = lineOf(key)
-    if (!lines.includes(line)) lines.push(line)
-  }
-  return lines
-}
-
-// Whether `key` is one of the slot keys whose shared prefix is `slotsPrefix`: the prefix, then digits.
-const isSlotKeyOf = (key: string, slotsPrefix: string): boolean => {
-  if (key.length <= slotsPrefix.length || !key.startsWith(slotsPrefix)) return false
-  for (let index = slotsPrefix.length; index < key.length; index++) if (!isDigit(key.charCodeAt(index))) return false
-  return true
-}
+/** The distinct lines (and release channels) of some keys, in order. */
+export const linesOf = (keys: ReadonlyArray<string>): ReadonlyArray<string> => [...new Set(keys.map(lineOf))]
 
 /**
  * The mark of a writer in its slots' line: a writer needs every slot, so a

@@ -302,13 +302,13 @@ const makeNode = (
       // An undo (keepPlace) announces nothing.
       if (keepPlace === true) return evalScript(Scripts.releaseOwned, keys, args, releaseAnswer)
       const answered = releases.releasing()
-      return evalScript(Scripts.releaseOwned, keys, args, (reply) => {
+      const released = evalScript(Scripts.releaseOwned, keys, args, (reply) => {
         answered()
         return releaseAnswer(reply)
-      }).catch((error: unknown) => {
-        answered()
-        return Promise.reject(error)
       })
+      // Failed: its answer tells nothing. Beside the caller's promise, not a step in front of it.
+      released.catch(answered)
+      return released
     },
     extend: replicated((keys, value, ttlMillis) => {
       supersede(keys, value)
