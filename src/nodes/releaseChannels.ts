@@ -190,6 +190,7 @@ const open = (driver: Driver, serverKey: string | undefined): ReleaseChannels =>
       if (channel !== "active") channel.settle()
     }
     for (const key of watchers.keys()) missedWhileAway.add(key)
+    watchers.forgetCopies()
   }
 
   const connect = () => {
@@ -247,6 +248,7 @@ const open = (driver: Driver, serverKey: string | undefined): ReleaseChannels =>
       const idle = performance.now() - since
       if (idle < lingerMillis) return void setTimeout(check, lingerMillis - idle).unref()
       unwatchedAt.delete(key)
+      watchers.forgetCopies(key)
       const channel = channels.get(key)
       if (channel === "active") {
         channels.delete(key)

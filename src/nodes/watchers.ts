@@ -57,7 +57,6 @@ export class Watchers {
         if (registered.size > 0 || this.byKey.get(key) !== registered) return
         this.byKey.delete(key)
         this.lastMessage.delete(key)
-        this.uncopied.delete(key)
         this.onLast(key)
       }
     }
@@ -82,6 +81,16 @@ export class Watchers {
     }
     this.lastMessage.set(key, { next, at: now })
     watchers.forEach((onRelease) => onRelease(next))
+  }
+
+  /**
+   * The channel of `key` (none: every channel) is gone: no copy will come.
+   * Until then a copy is awaited with or without watchers: one that came
+   * after the last watcher left would be told to the next one, late.
+   */
+  forgetCopies(key?: string): void {
+    if (key === undefined) this.uncopied.clear()
+    else this.uncopied.delete(key)
   }
 
   /** The announcements told whose copy from the other source has not come yet, by key, oldest first. */
