@@ -262,9 +262,14 @@ const open = (driver: Driver, serverKey: string | undefined): ReleaseChannels =>
     setTimeout(check, lingerMillis).unref()
   }
   const watchers = new Watchers(subscribe, unsubscribeLater)
+  // Whether the key's channel is subscribed, or asked to be: else no copy of a release comes, and none may be taken for one.
+  const mayHear = (key: string): boolean => {
+    const channel = channels.get(key)
+    return channel !== undefined && (channel === "active" || channel.sent)
+  }
   return {
     watch: (key, onRelease) => watchers.watch(key, onRelease, performance.now()),
-    announced: (key, next) => watchers.notify(key, next, performance.now(), "answer", true),
+    announced: (key, next) => watchers.notify(key, next, performance.now(), "answer", mayHear(key)),
     releasing: () => {
       releasesUnanswered++
       let answered = false

@@ -67,18 +67,20 @@ export class Watchers {
    * process is told twice, from its answer and from the channel, in either
    * order (`from`; none: a node with one source, told as it comes): the copy
    * that comes second is not told again. `copyMayCome`: whether to wait for
-   * a copy of this one (an answer of a watched key; a channel's message
-   * while a release of ours is unanswered), for `copyWaitMillis` at most.
+   * a copy of this one (an answer while the key's channel is subscribed; a
+   * channel's message while a release of ours is unanswered), for
+   * `copyWaitMillis` at most.
    */
   notify(key: string, next: string, now: number, from?: "answer" | "channel", copyMayCome = false): void {
     if (from !== undefined && this.isCopy(key, next, now, from)) return
-    const watchers = this.byKey.get(key)
-    if (watchers === undefined) return
+    // Awaited with or without watchers: a copy that came after a watch began would be told to it, late.
     if (from !== undefined && copyMayCome) {
       let told = this.uncopied.get(key)
       if (told === undefined) this.uncopied.set(key, told = [])
       told.push({ next, from, at: now })
     }
+    const watchers = this.byKey.get(key)
+    if (watchers === undefined) return
     this.lastMessage.set(key, { next, at: now })
     watchers.forEach((onRelease) => onRelease(next))
   }
