@@ -71,11 +71,15 @@ const underTag = (node: RedisNode.RedisNode, tag: string): RedisNode.RedisNode =
   })
 }
 
+let harnesses = 0
+
 const clusterHarness = Effect.gen(function*() {
   const fleet = yield* RedisFleet.RedisFleet
   yield* fleet.reset
   yield* fleet.clusterOk
-  const tag = "{contract}"
+  // A tag of each test's own: a release of an earlier test can reach this test's subscriber, which
+  // subscribed after it ran (the message crosses the cluster bus when the subscriber's master is another).
+  const tag = `{contract${++harnesses}}`
   const [node] = yield* nodesOf(Ioredis.layer([{ cluster: { nodes: fleet.cluster } }]))
   const user = yield* userCluster(fleet)
   const harness: Harness = {

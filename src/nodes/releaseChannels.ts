@@ -262,11 +262,10 @@ const open = (driver: Driver, serverKey: string | undefined): ReleaseChannels =>
     setTimeout(check, lingerMillis).unref()
   }
   const watchers = new Watchers(subscribe, unsubscribeLater)
-  // Whether the key's channel is subscribed, or asked to be: else no copy of a release comes, and none may be taken for one.
-  const mayHear = (key: string): boolean => {
-    const channel = channels.get(key)
-    return channel !== undefined && (channel === "active" || channel.sent)
-  }
+  // Whether a release's channel copy may come: the key is watched (its channel may have been
+  // subscribed again behind our back: ioredis's cluster subscriber does so when it moves), or its
+  // channel lingers. Not for any other key: its copy is awaited till its channel goes, which it never would.
+  const mayHear = (key: string): boolean => watchers.has(key) || channels.has(key)
   return {
     watch: (key, onRelease) => watchers.watch(key, onRelease, performance.now()),
     announced: (key, next) => watchers.notify(key, next, performance.now(), "answer", mayHear(key)),

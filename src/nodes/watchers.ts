@@ -67,9 +67,9 @@ export class Watchers {
    * process is told twice, from its answer and from the channel, in either
    * order (`from`; none: a node with one source, told as it comes): the copy
    * that comes second is not told again. `copyMayCome`: whether to wait for
-   * a copy of this one (an answer while the key's channel is subscribed; a
+   * a copy of this one (an answer of a key watched or subscribed; a
    * channel's message while a release of ours is unanswered), for
-   * `copyWaitMillis` at most.
+   * `copyWaitMillis` at most, or until `forgetCopies`.
    */
   notify(key: string, next: string, now: number, from?: "answer" | "channel", copyMayCome = false): void {
     if (from !== undefined && this.isCopy(key, next, now, from)) return

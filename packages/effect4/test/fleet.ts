@@ -176,3 +176,21 @@ export const layerLocal = (
       })
     })
   )
+
+/**
+ * Every server's DBSIZE once all are 0, or fails after `withinMillis`: a
+ * release returns at a quorum, and the other nodes' deletes land just after.
+ */
+export const expectEmpty = (servers: ReadonlyArray<RedisServer>, withinMillis = 2_000): Effect.Effect<void, string> =>
+  Effect.tryPromise({
+    try: async () => {
+      const giveUpAt = Date.now() + withinMillis
+      for (;;) {
+        const sizes = await Promise.all(servers.map((server) => server.admin.dbsize()))
+        if (sizes.every((size) => size === 0)) return
+        if (Date.now() >= giveUpAt) throw new Error(`DBSIZE ${sizes.join(",")}`)
+        await new Promise((resolve) => setTimeout(resolve, 20))
+      }
+    },
+    catch: (error) => String(error)
+  })

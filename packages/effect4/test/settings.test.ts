@@ -15,7 +15,7 @@ import * as Scope from "effect/Scope"
 import * as TestClock from "effect/testing/TestClock"
 import { ReadWriteLock, RedisNode, Redlock, RedlockError, Semaphore } from "effect-redlock"
 import * as Ioredis from "effect-redlock/RedisNode/Ioredis"
-import { layerLocal, RedisFleet } from "./fleet.js"
+import { expectEmpty, layerLocal, RedisFleet } from "./fleet.js"
 
 const memory = (n: number) => Redlock.layer().pipe(Layer.provideMerge(RedisNode.layerMemory(n)))
 const once = { ttl: "10 seconds", retry: Redlock.noRetry } as const
@@ -109,6 +109,6 @@ describe("settings recorded on 3 redis-servers", () => {
       const permit = yield* Effect.provide(hold(Semaphore.acquire("exports", { ...once, limit: 1 })), first)
       yield* Effect.provide(conflictOf(Semaphore.acquire("exports", { ...once, limit: 2 })), second)
       yield* permit.release
-      for (const server of fleet.servers) assert.strictEqual(yield* Effect.promise(() => server.admin.dbsize()), 0)
+      yield* expectEmpty(fleet.servers)
     }).pipe(Effect.scoped, Effect.provide(layerLocal(3))))
 })
