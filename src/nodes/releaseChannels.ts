@@ -262,9 +262,9 @@ const open = (driver: Driver, serverKey: string | undefined): ReleaseChannels =>
     setTimeout(check, lingerMillis).unref()
   }
   const watchers = new Watchers(subscribe, unsubscribeLater)
-  // Whether a release's channel copy may come: the key is watched (its channel may have been
-  // subscribed again behind our back: ioredis's cluster subscriber does so when it moves), or its
-  // channel lingers. Not for any other key: its copy is awaited till its channel goes, which it never would.
+  // Whether a release's channel copy may come: the key is watched (its channel subscribed, or being
+  // subscribed), or its channel lingers. For any other key no copy comes: awaiting one would swallow
+  // another process's release of the same text, and nothing would drop the record (no channel goes).
   const mayHear = (key: string): boolean => watchers.has(key) || channels.has(key)
   return {
     watch: (key, onRelease) => watchers.watch(key, onRelease, performance.now()),

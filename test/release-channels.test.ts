@@ -1,0 +1,69 @@
+/**
+ * The release channels of one server (src/nodes/releaseChannels.ts) over a
+ * driver of the test's own, whose messages the test sends: which releases of
+ * this process wait for their channel copy. A copy can only come for a key
+ * that is watched or whose channel is subscribed; for any other key, a later
+ * message of the same text is another process's release and is told.
+ */
+import { assert, describe, it } from "@effect/vitest"
+import * as ReleaseChannels from "../src/nodes/releaseChannels.js"
+import { releaseChannelPrefix } from "../src/nodes/scripts.js"
+
+/** The channels of a server whose subscriber connection the test plays: `deliver` is a message on a channel. */
+const channelsOverTestDriver = () => {
+  let events: ReleaseChannels.SubscriberEvents | undefined
+  const use = ReleaseChannels.share({
+    open: (given) => {
+      events = given
+      return {
+        isReady: () => true,
+        subscribe: () => Promise.resolve(),
+        unsubscribe: () => Promise.resolve(),
+        close: () => {}
+      }
+    },
+    isRefusal: () => false
+  }, undefined, () => false)
+  return {
+    channels: use.channels,
+    deliver: (key: string, text: string) => events!.message(releaseChannelPrefix + key, text),
+    leave: use.leave
+  }
+}
+
+/** A watch of `key`, subscribed, and what it heard. */
+const watching = async (channels: ReleaseChannels.ReleaseChannels, key: string) => {
+  const heard: Array<string | null> = []
+  const watch = channels.watch(key, (next) => void heard.push(next))
+  if (watch.ready !== undefined) await watch.ready
+  return { heard, stop: watch.stop }
+}
+
+describe("release channels: which announcements wait for their copy", () => {
+  it("a release of a key nobody watched or subscribed awaits no copy: the same text from the channel later is told", async () => {
+    const { channels, deliver, leave } = channelsOverTestDriver()
+    // This process frees "k" while nobody listens to it: no copy can come.
+    channels.announced("k", "")
+    const { heard, stop } = await watching(channels, "k")
+    // Another process frees it again: its message is a release of its own, not a copy.
+    deliver("k", "")
+    assert.deepStrictEqual(heard, [""])
+    stop()
+    leave()
+  })
+
+  it("a release of a key whose channel lingers awaits its copy: a watch begun before the copy does not hear it", async () => {
+    const { channels, deliver, leave } = channelsOverTestDriver()
+    const first = await watching(channels, "k")
+    first.stop()
+    // Nobody watches; the channel lingers (a second): the release's copy is on its way.
+    channels.announced("k", "")
+    const second = await watching(channels, "k")
+    deliver("k", "")
+    assert.deepStrictEqual(second.heard, [], "the copy of a release before the watch")
+    deliver("k", "")
+    assert.deepStrictEqual(second.heard, [""], "a release after it")
+    second.stop()
+    leave()
+  })
+})
