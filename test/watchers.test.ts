@@ -59,3 +59,47 @@ describe("release announcements told from two sources", () => {
     assert.deepStrictEqual(heard, ["w1", "w1"])
   })
 })
+
+describe("the watches of a key", () => {
+  it("each watch is told once, two of one callback stay two; stopping one leaves the others", () => {
+    const watchers = new Watchers()
+    const heard: Array<string | null> = []
+    const onRelease = (next: string | null) => void heard.push(next)
+    const first = watchers.watch("k", onRelease, 0)
+    const second = watchers.watch("k", onRelease, 0)
+    const third = watching(watchers, "k", 0)
+    watchers.notify("k", "a", 100)
+    assert.deepStrictEqual(heard, ["a", "a"])
+    first.stop()
+    first.stop()
+    watchers.notify("k", "b", 200)
+    assert.deepStrictEqual(heard, ["a", "a", "b"])
+    assert.deepStrictEqual(third.heard, ["a", "b"])
+    assert.strictEqual(watchers.size, 2)
+    second.stop()
+    third.stop()
+    assert.strictEqual(watchers.size, 0)
+    assert.isFalse(watchers.has("k"))
+  })
+
+  it("a telling goes on past watches stopped meanwhile and reaches the ones begun meanwhile", () => {
+    const watchers = new Watchers()
+    const heard: Array<string> = []
+    const watches: Array<{ stop: () => void }> = []
+    // The first stops itself and the second as it is told; the third starts a fourth.
+    watches.push(watchers.watch("k", (next) => {
+      heard.push(`1:${next}`)
+      watches[0].stop()
+      watches[1].stop()
+    }, 0))
+    watches.push(watchers.watch("k", (next) => void heard.push(`2:${next}`), 0))
+    watches.push(watchers.watch("k", (next) => {
+      heard.push(`3:${next}`)
+      if (watches.length === 3) watches.push(watchers.watch("k", (later) => void heard.push(`4:${later}`), 1_000))
+    }, 0))
+    watchers.notify("k", "x", 100)
+    assert.deepStrictEqual(heard, ["1:x", "3:x", "4:x"])
+    watchers.notify("k", "y", 2_000)
+    assert.deepStrictEqual(heard, ["1:x", "3:x", "4:x", "3:y", "4:y"])
+  })
+})
