@@ -400,22 +400,23 @@ const fromSettings = (
     slotHolds.add(granted.lock)
     return holding(granted)
   }
-  const acquirePermit = Semaphore.acquireSlotForPromises(settings, time, runEffect, Semaphore.permitSlots)
-  const acquireRead = ReadWrite.acquireReadForPromises(settings, time, runEffect)
-  const acquireWrite = ReadWrite.acquireWriteForPromises(settings, time, runEffect)
-  // Async: a throw (options that are not an object) rejects.
-  const permit: PromiseRedlock["acquirePermit"] = async (resource, options) =>
-    acquirePermit(resource, options, options.signal).then(slotHeld)
-  const read: PromiseRedlock["acquireRead"] = async (resource, options) =>
-    acquireRead(resource, options, options.signal).then(slotHeld)
-  const write: PromiseRedlock["acquireWrite"] = async (resource, options) =>
-    acquireWrite(resource, options, options.signal).then(slotHeld)
-  // The body starts one promise step after the grant: in the steps between, other callers' code runs
-  // (a releaser's next acquisition, say), so there are as few as can be.
-  const usingSlot = <A>(
-    acquired: Promise<Acquisition.PromiseGrant>,
-    body: (hold: PromiseLock, signal: AbortSignal) => Promise<A>
-  ) => acquired.then((granted) => usingHold(slotHeld(granted), body))
+  // A slot's acquire and using (a permit, a read, a write), from its acquisition.
+  const slotHolding = <O extends PromiseAcquireOptions>(
+    acquireSlot: (resource: string, options: O, signal: AbortSignal | undefined) => Promise<Acquisition.PromiseGrant>
+  ) => ({
+    // Async: a throw (options that are not an object) rejects.
+    acquire: async (resource: string, options: O): Promise<PromiseLock> =>
+      acquireSlot(resource, options, options.signal).then(slotHeld),
+    // The body starts one promise step after the grant: in the steps between, other callers' code runs
+    // (a releaser's next acquisition, say), so there are as few as can be.
+    using: async <A>(resource: string, options: O, body: (hold: PromiseLock, signal: AbortSignal) => Promise<A>): Promise<A> =>
+      acquireSlot(resource, options, options.signal).then((granted) => usingHold(slotHeld(granted), body))
+  })
+  const permits = slotHolding<PermitOptions & PromiseAcquireOptions>(
+    Semaphore.acquireSlotForPromises(settings, time, runEffect, Semaphore.permitSlots)
+  )
+  const reads = slotHolding<ReadWriteOptions & PromiseAcquireOptions>(ReadWrite.acquireReadForPromises(settings, time, runEffect))
+  const writes = slotHolding<ReadWriteOptions & PromiseAcquireOptions>(ReadWrite.acquireWriteForPromises(settings, time, runEffect))
 
   return {
     acquire,
@@ -427,12 +428,12 @@ const fromSettings = (
     using: async (resources, options, body) =>
       acquireLock(resources, options, options.signal).then((granted) => usingHold(holding(granted), body)),
     inspect: (resource) => runPromise(Effect.map(Inspection.inspect(settings, resource), plainInspection)),
-    acquirePermit: permit,
-    usingPermit: async (resource, options, body) => usingSlot(acquirePermit(resource, options, options.signal), body),
-    acquireRead: read,
-    acquireWrite: write,
-    usingRead: async (resource, options, body) => usingSlot(acquireRead(resource, options, options.signal), body),
-    usingWrite: async (resource, options, body) => usingSlot(acquireWrite(resource, options, options.signal), body),
+    acquirePermit: permits.acquire,
+    usingPermit: permits.using,
+    acquireRead: reads.acquire,
+    acquireWrite: writes.acquire,
+    usingRead: reads.using,
+    usingWrite: writes.using,
     close: async () => {
       for (const fiber of extensions.values()) fiber.unsafeInterruptAsFork(FiberId.none)
       const left = [...slotHolds]
