@@ -7,11 +7,18 @@
  * utilization, and the round trip of a `PING` sent every 2–5 ms on a
  * connection of its own (what any reply waits for under that load: the
  * client's busy event loop and the machine's two cores, beside the server).
+ * Then where a slot's cycle goes: the hold (the body's 1 ms timer, from the
+ * body's start to its end: Node fires a timer in whole milliseconds of its
+ * loop's clock, so a hold is not 1 ms), the hand-over (from one holder's end
+ * to the next holder's start, ends and starts paired in order: the slot is
+ * not known for the peer), the share of slot time lost in hand-overs of more
+ * than 2 ms, and the young-generation collections' pauses (ms per second),
+ * which stop every hand-over of the process while they run.
  * `npx tsc -p tsconfig.bench.json && node .bench-build/bench/roundTrips.js [rounds] [seconds]`
  */
 import * as Effect from "effect/Effect"
 import { Redis } from "ioredis"
-import { performance as hooks } from "node:perf_hooks"
+import { performance as hooks, PerformanceObserver } from "node:perf_hooks"
 import * as RedisFleet from "../fleet/RedisFleet.js"
 import { format, percentile } from "./scenarios.js"
 import * as Semaphores from "./semaphores.js"
@@ -31,18 +38,47 @@ interface Measured {
   readonly eventLoopUtilization: number
   readonly pingP50: number
   readonly pingP90: number
+  readonly holdMean: number
+  readonly handOverMean: number
+  /** Slot time spent in hand-overs of more than 2 ms, as a share of all slot time. */
+  readonly longHandOvers: number
+  /** Young-generation collections' pauses, ms per second. */
+  readonly scavengeMillisPerSecond: number
+}
+
+/** Holds and hand-overs as a workload's bodies saw them, while `recording`. */
+class Timeline {
+  recording = false
+  readonly holds: Array<number> = []
+  readonly handOvers: Array<number> = []
+  private readonly ends: Array<number> = []
+
+  started(at: number): void {
+    const end = this.ends.shift()
+    if (this.recording && end !== undefined) this.handOvers.push(at - end)
+  }
+
+  ended(start: number, at: number): void {
+    if (!this.recording) return
+    this.holds.push(at - start)
+    this.ends.push(at)
+  }
 }
 
 const measure = async (contender: Semaphores.SemaphoreContender, port: number, key: string): Promise<Measured> => {
   const clients = await Promise.all(Array.from({ length: Semaphores.workers }, () => contender.start([port], key)))
+  const timeline = new Timeline()
   const run = async (millis: number) => {
     let permits = 0
     const end = performance.now() + millis
     await Promise.all(clients.map(async (client) => {
       while (performance.now() < end) {
         await client.withPermit(async () => {
+          const start = performance.now()
+          timeline.started(start)
           permits++
           await sleep(1)
+          timeline.ended(start, performance.now())
         })
       }
     }))
@@ -61,6 +97,15 @@ const measure = async (contender: Semaphores.SemaphoreContender, port: number, k
       pings.push(performance.now() - sent)
     }
   })()
+  let scavengeMillis = 0
+  const collections = new PerformanceObserver((list) => {
+    for (const entry of list.getEntries()) {
+      const { detail } = entry as unknown as { readonly detail?: { readonly kind?: number } }
+      if (detail?.kind === minorCollection) scavengeMillis += entry.duration
+    }
+  })
+  collections.observe({ entryTypes: ["gc"] })
+  timeline.recording = true
   const cpu = process.cpuUsage()
   const loop = hooks.eventLoopUtilization()
   const start = performance.now()
@@ -68,6 +113,8 @@ const measure = async (contender: Semaphores.SemaphoreContender, port: number, k
   const elapsed = performance.now() - start
   const used = process.cpuUsage(cpu)
   const utilization = hooks.eventLoopUtilization(loop).utilization
+  timeline.recording = false
+  collections.disconnect()
   pinging = false
   await pingLoop
   pinger.disconnect()
@@ -77,16 +124,25 @@ const measure = async (contender: Semaphores.SemaphoreContender, port: number, k
     cpuPerPermit: (used.user + used.system) / 1000 / Math.max(1, permits),
     eventLoopUtilization: utilization,
     pingP50: percentile(pings, 50),
-    pingP90: percentile(pings, 90)
+    pingP90: percentile(pings, 90),
+    holdMean: mean(timeline.holds),
+    handOverMean: mean(timeline.handOvers),
+    longHandOvers: sum(timeline.handOvers.filter((millis) => millis > 2)) / (elapsed * Semaphores.limit),
+    scavengeMillisPerSecond: scavengeMillis / (elapsed / 1000)
   }
 }
+
+// perf_hooks' kind of a young-generation collection (a scavenge): NODE_PERFORMANCE_GC_MINOR.
+const minorCollection = 1
+const sum = (values: ReadonlyArray<number>) => values.reduce((total, value) => total + value, 0)
+const mean = (values: ReadonlyArray<number>) => values.length === 0 ? 0 : sum(values) / values.length
 
 const program = Effect.gen(function*() {
   const fleet = yield* RedisFleet.RedisFleet
   const port = fleet.servers[0].port
   const lines: Array<string> = [
-    "| run | contender | permits/s | CPU ms/permit | event loop utilization | PING p50 ms | PING p90 ms |",
-    "|---|---|---|---|---|---|---|"
+    "| run | contender | permits/s | CPU ms/permit | event loop utilization | PING p50 ms | PING p90 ms | hold ms | hand-over ms | slot time in hand-overs > 2 ms | scavenges ms/s |",
+    "|---|---|---|---|---|---|---|---|---|---|---|"
   ]
   for (let round = 0; round < Number(rounds); round++) {
     for (const contender of round % 2 === 0 ? compared : [...compared].reverse()) {
@@ -94,7 +150,17 @@ const program = Effect.gen(function*() {
       yield* fleet.reset
       lines.push(
         `| ${round + 1} | ${contender.name} | ${
-          [result.permitsPerSecond, result.cpuPerPermit, result.eventLoopUtilization, result.pingP50, result.pingP90].map(format).join(" | ")
+          [
+            result.permitsPerSecond,
+            result.cpuPerPermit,
+            result.eventLoopUtilization,
+            result.pingP50,
+            result.pingP90,
+            result.holdMean,
+            result.handOverMean,
+            result.longHandOvers,
+            result.scavengeMillisPerSecond
+          ].map(format).join(" | ")
         } |`
       )
     }
