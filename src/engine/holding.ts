@@ -32,6 +32,11 @@ export interface ExtensionSettings {
   readonly nodeError: FanOut.Rules<unknown>["nodeError"]
 }
 
+// How a hold was lost. Not a literal (see attempt.ts, AttemptFields).
+class Loss {
+  constructor(readonly reason: LossReason, readonly outcomes: ReadonlyArray<NodeOutcome>) {}
+}
+
 export abstract class Holding {
   extensionCount = 0
   released = false
@@ -58,7 +63,7 @@ export abstract class Holding {
   /** Record the loss (the first reason wins) and call everything waiting for it. */
   markLostQuietly(reason: LossReason, outcomes: ReadonlyArray<NodeOutcome> = []): void {
     if (this.lostAs !== undefined) return
-    this.lostAs = { reason, outcomes }
+    this.lostAs = new Loss(reason, outcomes)
     if (reason !== "Released") this.lostFor(reason)
     this.lostListeners?.forEach((listener) => listener())
   }

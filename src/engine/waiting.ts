@@ -195,7 +195,8 @@ class WaitState {
   private dueAt: number | undefined
   private intervalMillis = 0
   announcements: Announcements | undefined
-  private readonly watches: Array<ReleaseWatch> = []
+  // Not a literal: filled with younger watches (see attempt.ts, AttemptFields).
+  private readonly watches: Array<ReleaseWatch> = Array.of()
 
   constructor(private readonly waiter: Watched, readonly time: Time) {}
 

@@ -60,26 +60,43 @@ export const forWait = (
   runEffect: EffectRunner
 ): Retry<Refusal> => {
   const plain = plainStepsOf.get(schedule)
-  if (plain !== undefined) {
-    let state = plain.initial
-    return {
-      step: (_, __, next) => {
-        const stepped = plain.step(state, random)
-        if (stepped === undefined) return next(undefined)
-        state = stepped.state
-        next(stepped.delayMillis)
-      }
-    }
+  return plain !== undefined ? new PlainRetry(plain, random) : new ScheduleRetry(schedule, runEffect)
+}
+
+// One wait's steps: class instances, not literals (see engine/attempt.ts, AttemptFields).
+class PlainRetry implements Retry<Refusal> {
+  private state: number
+  constructor(private readonly plain: PlainSchedule, private readonly random: () => number) {
+    this.state = plain.initial
   }
-  let state: unknown = schedule.initial
-  return {
-    step: (refused, wallNow, next, failed) =>
-      runEffect(schedule.step(wallNow, refused.refusal, state), (exit) => {
-        if (Exit.isFailure(exit)) return failed(exit.cause)
-        const [stepped, , decision] = exit.value
-        state = stepped
-        next(ScheduleDecision.isDone(decision) ? undefined : ScheduleIntervals.start(decision.intervals) - wallNow)
-      })
+  step(_: Refusal, __: number, next: (delayMillis: number | undefined) => void): void {
+    const stepped = this.plain.step(this.state, this.random)
+    if (stepped === undefined) return next(undefined)
+    this.state = stepped.state
+    next(stepped.delayMillis)
+  }
+}
+
+class ScheduleRetry implements Retry<Refusal> {
+  private state: unknown
+  constructor(
+    private readonly schedule: Schedule.Schedule<unknown, LockNotAcquired>,
+    private readonly runEffect: EffectRunner
+  ) {
+    this.state = schedule.initial
+  }
+  step(
+    refused: Refusal,
+    wallNow: number,
+    next: (delayMillis: number | undefined) => void,
+    failed: (cause: unknown) => void
+  ): void {
+    this.runEffect(this.schedule.step(wallNow, refused.refusal, this.state), (exit) => {
+      if (Exit.isFailure(exit)) return failed(exit.cause)
+      const [stepped, , decision] = exit.value
+      this.state = stepped
+      next(ScheduleDecision.isDone(decision) ? undefined : ScheduleIntervals.start(decision.intervals) - wallNow)
+    })
   }
 }
 

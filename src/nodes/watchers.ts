@@ -24,6 +24,11 @@ export const replayMillis = 20
 /** How long an announcement told from one source waits for its copy from the other (ms); a later copy is told again. */
 export const copyWaitMillis = 1000
 
+// A watch of a key. Not a literal: it points at the younger callback (see engine/attempt.ts, AttemptFields).
+class Watch implements ReleaseWatch {
+  constructor(readonly ready: Promise<void> | undefined, readonly stop: () => void) {}
+}
+
 export class Watchers {
   private readonly byKey = new Map<string, Set<OnRelease>>()
   private readonly lastMessage = new Map<string, { readonly next: string; readonly at: number }>()
@@ -48,18 +53,15 @@ export class Watchers {
     if (ready === undefined && last !== undefined && now - last.at <= replayMillis) onRelease(last.next)
     const registered = watchers
     let stopped = false
-    return {
-      ready,
-      stop: () => {
-        if (stopped) return
-        stopped = true
-        registered.delete(callback)
-        if (registered.size > 0 || this.byKey.get(key) !== registered) return
-        this.byKey.delete(key)
-        this.lastMessage.delete(key)
-        this.onLast(key)
-      }
-    }
+    return new Watch(ready, () => {
+      if (stopped) return
+      stopped = true
+      registered.delete(callback)
+      if (registered.size > 0 || this.byKey.get(key) !== registered) return
+      this.byKey.delete(key)
+      this.lastMessage.delete(key)
+      this.onLast(key)
+    })
   }
 
   /**

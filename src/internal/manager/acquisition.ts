@@ -197,6 +197,11 @@ export interface PromiseGrant {
   readonly maxHoldMillis: number | undefined
 }
 
+// Not a literal (see engine/attempt.ts, AttemptFields).
+class Grant implements PromiseGrant {
+  constructor(readonly lock: HeldLock, readonly maxHoldMillis: number | undefined) {}
+}
+
 /**
  * Acquire for promise code (effect-redlock/Promise): the same attempts and
  * waiting as the Effect API's, with no fiber, except for a step of a retry
@@ -234,7 +239,7 @@ export const acquireForPromises = (
     if (signal?.aborted) return Promise.reject(signal.reason)
     const { maxHoldMillis, schedule } = request.right
     const acquisition = new Acquisition(settings, issueFencingTokens, surroundings, request.right, probe, setting, slots)
-    const granted = (lock: HeldLock) => ({ lock, maxHoldMillis })
+    const granted = (lock: HeldLock): PromiseGrant => new Grant(lock, maxHoldMillis)
     const waits = schedule !== Schedule.stop
     return new Promise((resolve, rejected) => {
       const reject = rejection === undefined ? rejected : (error: unknown) => rejected(rejection(error))
@@ -319,17 +324,21 @@ class Acquisition extends Attempt.Attempts<HeldLock, Refused> {
     slots: SlotRequest | undefined = undefined
   ) {
     const resources = slots === undefined ? request.resources : Slots.rotated(request.resources, surroundings.random)
-    super(settings, {
-      resources,
-      keys: resources.map((resource) => settings.keyPrefix + resource),
-      value: LockValue.make(),
-      ttlMillis: request.ttlMillis,
-      nodeTimeoutMillis: Duration.toMillis(request.nodeTimeout),
-      probe,
-      setting: setting === undefined ? undefined : String(setting.value),
-      slots: slots !== undefined,
-      ahead: slots?.ahead
-    }, surroundings.time)
+    super(
+      settings,
+      new Attempt.AttemptFields(
+        resources,
+        Array.from(resources, (resource) => settings.keyPrefix + resource),
+        LockValue.make(),
+        request.ttlMillis,
+        Duration.toMillis(request.nodeTimeout),
+        probe,
+        setting === undefined ? undefined : String(setting.value),
+        slots !== undefined,
+        slots?.ahead
+      ),
+      surroundings.time
+    )
     this.resources = resources
     this.nodeTimeout = request.nodeTimeout
     const { logDebug, onAttempt } = surroundings
@@ -347,8 +356,9 @@ class Acquisition extends Attempt.Attempts<HeldLock, Refused> {
   protected granted(result: FanOutResult, validityMillis: number, slot: number | undefined): HeldLock {
     const { ttlMillis } = this.request
     return new HeldLock({
-      resources: slot === undefined ? this.resources : [this.resources[slot]],
-      keys: (slot === undefined ? this.keys : [this.keys[slot]]) as NonEmptyReadonlyArray<string>,
+      // Not literals (see engine/attempt.ts, AttemptFields).
+      resources: (slot === undefined ? this.resources : this.resources.slice(slot, slot + 1)) as NonEmptyReadonlyArray<string>,
+      keys: (slot === undefined ? this.keys : this.keys.slice(slot, slot + 1)) as NonEmptyReadonlyArray<string>,
       value: this.value,
       ttl: Duration.millis(ttlMillis),
       validity: Duration.millis(validityMillis),
@@ -565,7 +575,21 @@ const parseAcquire = (
 ) => {
   const resources = checkResources(resourcesInput)
   if (Either.isLeft(resources)) return Either.left(resources.left)
-  return Either.map(parseOptions(settings, acquireOptions), (options) => ({ resources: resources.right, ...options }))
+  return Either.map(parseOptions(settings, acquireOptions), (options) => new AcquireRequest(resources.right, options))
+}
+
+// Not a literal (see engine/attempt.ts, AttemptFields).
+class AcquireRequest {
+  readonly ttlMillis: number
+  readonly nodeTimeout: Duration.Duration
+  readonly maxHoldMillis: number | undefined
+  readonly schedule: Schedule.Schedule<unknown, LockNotAcquired>
+  constructor(readonly resources: NonEmptyReadonlyArray<string>, options: Either.Either.Right<ReturnType<typeof parseOptions>>) {
+    this.ttlMillis = options.ttlMillis
+    this.nodeTimeout = options.nodeTimeout
+    this.maxHoldMillis = options.maxHoldMillis
+    this.schedule = options.schedule
+  }
 }
 
 /**
