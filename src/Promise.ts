@@ -303,7 +303,7 @@ class PlainLock implements PromiseLock {
     return Duration.toMillis(this.held.ttl)
   }
   get validityMillis() {
-    return Duration.toMillis(this.held.validity)
+    return this.held.validityMillis
   }
   get attempts() {
     return this.held.attempts

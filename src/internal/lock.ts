@@ -22,8 +22,10 @@ import { Holding } from "../engine/holding.js"
 export const TypeId: Lock.TypeId = Symbol.for("effect-redlock/Lock") as Lock.TypeId
 
 export interface LockFields extends
-  Pick<Lock.Lock, "resources" | "keys" | "value" | "ttl" | "validity" | "validUntilMillis" | "attempts" | "outcomes">
+  Pick<Lock.Lock, "resources" | "keys" | "value" | "ttl" | "validUntilMillis" | "attempts" | "outcomes">
 {
+  /** How long it was valid when granted (ms, fractional). */
+  readonly validityMillis: number
   /** Per-node timeout chosen at acquisition, used by extend and release too. */
   readonly nodeTimeout: Duration.Duration
   /** When it was acquired, on the monotonic timeline. */
@@ -39,7 +41,7 @@ export class HeldLock extends Holding implements Lock.Lock {
   readonly resources: NonEmptyReadonlyArray<string>
   declare readonly keys: NonEmptyReadonlyArray<string>
   readonly ttl: Duration.Duration
-  readonly validity: Duration.Duration
+  readonly validityMillis: number
   readonly attempts: number
   readonly outcomes: ReadonlyArray<NodeOutcome>
   readonly nodeTimeout: Duration.Duration
@@ -54,18 +56,29 @@ export class HeldLock extends Holding implements Lock.Lock {
   private fencingPermit: Effect.Semaphore | undefined
   /** Made on first extension. */
   private extensionPermit: Effect.Semaphore | undefined
+  /**
+   * Made on first use: a fractional Duration holds its nanoseconds as a
+   * bigint in an object literal of Effect's, whose site V8 pretenured under
+   * load, keeping every permit's bigint through scavenges (engine/attempt.ts,
+   * AttemptFields).
+   */
+  private validityDuration: Duration.Duration | undefined
 
   constructor(fields: LockFields) {
     super(fields.validUntilMillis, fields.keys, fields.value)
     this.resources = fields.resources
     this.ttl = fields.ttl
-    this.validity = fields.validity
+    this.validityMillis = fields.validityMillis
     this.attempts = fields.attempts
     this.outcomes = fields.outcomes
     this.nodeTimeout = fields.nodeTimeout
     this.acquiredAtMillis = fields.acquiredAtMillis
     this.manager = fields.manager
     this.issueFencingTokens = fields.issueFencingTokens
+  }
+
+  get validity(): Duration.Duration {
+    return this.validityDuration ??= Duration.millis(this.validityMillis)
   }
 
   get validUntilMillis(): number {

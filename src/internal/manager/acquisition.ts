@@ -361,7 +361,7 @@ class Acquisition extends Attempt.Attempts<HeldLock, Refused> {
       keys: (slot === undefined ? this.keys : this.keys.slice(slot, slot + 1)) as NonEmptyReadonlyArray<string>,
       value: this.value,
       ttl: Duration.millis(ttlMillis),
-      validity: Duration.millis(validityMillis),
+      validityMillis,
       validUntilMillis: result.endMillis + validityMillis,
       attempts: this.attempts,
       outcomes: outcomesOf(result.outcomes),

@@ -71,7 +71,23 @@ const parse = (settings: Settings, resourcesInput: unknown, options: AcquireOpti
   const resources = named ? resourcesInput as ReadonlyArray<string> : Options.resources(resourcesInput)
   if (resources instanceof Options.Problem) return Validate.invalid(resources.option, resources.detail)
   const checked = parseOptions(settings, options)
-  return "ttlMillis" in checked ? { resources, ...checked } : checked
+  return "ttlMillis" in checked ? new CheckedRequest(resources, checked) : checked
+}
+
+// Not a literal (see engine/attempt.ts, AttemptFields).
+class CheckedRequest implements Request {
+  readonly ttlMillis: number
+  readonly nodeTimeoutMillis: number
+  readonly retry: Retry.RetrySchedule
+  readonly waits: boolean
+  readonly maxHoldMillis: number | undefined
+  constructor(readonly resources: ReadonlyArray<string>, options: RequestOptions) {
+    this.ttlMillis = options.ttlMillis
+    this.nodeTimeoutMillis = options.nodeTimeoutMillis
+    this.retry = options.retry
+    this.waits = options.waits
+    this.maxHoldMillis = options.maxHoldMillis
+  }
 }
 
 /** A refused attempt; its LockNotAcquired is made when first asked for (most refusals of a waiter are never read). */
@@ -98,6 +114,11 @@ export interface SlotRequest {
   readonly random: () => number
 }
 
+// Not a literal: it points at a younger closure (see engine/attempt.ts, AttemptFields).
+class Slot implements SlotRequest {
+  constructor(readonly ahead: boolean, readonly random: () => number) {}
+}
+
 /**
  * One acquisition: the engine's attempts, with this shell's lock and
  * refusal. `probe: false` for a lock whose free key may have a line of
@@ -119,24 +140,29 @@ export class Acquisition extends Attempt.Attempts<HeldLock, Refused> {
     slots: SlotRequest | undefined = undefined
   ) {
     const resources = slots === undefined ? request.resources : Slots.rotated(request.resources, slots.random)
-    super(settings, {
-      resources,
-      keys: resources.map((resource) => settings.keyPrefix + resource),
-      value: LockValue.make(),
-      ttlMillis: request.ttlMillis,
-      nodeTimeoutMillis: request.nodeTimeoutMillis,
-      probe,
-      setting: setting === undefined ? undefined : String(setting.value),
-      slots: slots !== undefined,
-      ahead: slots?.ahead
-    }, time)
+    super(
+      settings,
+      new Attempt.AttemptFields(
+        resources,
+        Array.from(resources, (resource) => settings.keyPrefix + resource),
+        LockValue.make(),
+        request.ttlMillis,
+        request.nodeTimeoutMillis,
+        probe,
+        setting === undefined ? undefined : String(setting.value),
+        slots !== undefined,
+        slots?.ahead
+      ),
+      time
+    )
     this.resources = resources
   }
 
   protected granted(result: FanOut.FanOutResult, validityMillis: number, slot: number | undefined): HeldLock {
     return new HeldLock({
-      resources: slot === undefined ? this.resources : [this.resources[slot]],
-      keys: slot === undefined ? this.keys : [this.keys[slot]],
+      // Not literals (see engine/attempt.ts, AttemptFields).
+      resources: slot === undefined ? this.resources : this.resources.slice(slot, slot + 1),
+      keys: slot === undefined ? this.keys : this.keys.slice(slot, slot + 1),
       value: this.value,
       ttlMillis: this.request.ttlMillis,
       validityMillis,
@@ -331,7 +357,7 @@ export const acquireWithSetting = (settings: Settings, variant: Variant) => {
       const request = parse(settings, resources, options, variant.named)
       if (!("ttlMillis" in request)) return Effect.fail(request)
       const scope = Context.get(fiber.context as Context.Context<Scope.Scope>, Scope.Scope)
-      const slotRequest = slots === undefined ? undefined : { ahead: slots.ahead, random: randomOf(fiber) }
+      const slotRequest = slots === undefined ? undefined : new Slot(slots.ahead, randomOf(fiber))
       const acquisition = new Acquisition(settings, request, TimeOf.timeOfFiber(fiber), issueTokens, variant.probe, setting, slotRequest)
       const traced = Tracing.isRecorded(fiber)
       const granted = (lock: HeldLock): Effect.Effect<Lock.Lock> => {

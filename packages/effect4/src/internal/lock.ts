@@ -39,7 +39,7 @@ export class HeldLock extends Holding implements Lock.Lock {
   readonly [TypeId]: Lock.TypeId = TypeId
   readonly resources: ReadonlyArray<string>
   readonly ttl: Duration.Duration
-  readonly validity: Duration.Duration
+  readonly validityMillis: number
   readonly attempts: number
   readonly outcomes: ReadonlyArray<NodeOutcome>
   readonly nodeTimeoutMillis: number
@@ -52,12 +52,15 @@ export class HeldLock extends Holding implements Lock.Lock {
   private tokens: ReadonlyArray<bigint> | undefined
   private lostError: LockLost | undefined
   private extensionPermit: Semaphore.Semaphore | undefined
+  // Made on first use: a fractional Duration holds a bigint in an object literal of Effect's, whose site
+  // V8 pretenures under load (the engine's attempt.ts, AttemptFields).
+  private validityDuration: Duration.Duration | undefined
 
   constructor(fields: LockFields) {
     super(fields.deadline, fields.keys, fields.value)
     this.resources = fields.resources
     this.ttl = Duration.millis(fields.ttlMillis)
-    this.validity = Duration.millis(fields.validityMillis)
+    this.validityMillis = fields.validityMillis
     this.attempts = fields.attempts
     this.outcomes = fields.outcomes
     this.nodeTimeoutMillis = fields.nodeTimeoutMillis
@@ -65,6 +68,10 @@ export class HeldLock extends Holding implements Lock.Lock {
     this.time = fields.time
     this.acquiredAt = fields.acquiredAt
     this.issueTokens = fields.issueTokens
+  }
+
+  get validity(): Duration.Duration {
+    return this.validityDuration ??= Duration.millis(this.validityMillis)
   }
 
   get fencingTokens(): Effect.Effect<ReadonlyArray<bigint>, LockLost | FencingTokenUnavailable> {

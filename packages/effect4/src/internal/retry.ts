@@ -88,32 +88,45 @@ export const forWait = (
   context: Context.Context<never>
 ): Retry<{ readonly refusal: LockNotAcquired }> => {
   const plain = plainStepsOf.get(schedule)
-  if (plain !== undefined) {
-    const { delayMillis, max, min, times } = plain
-    let retries = 0
-    return {
-      step: (_, __, next) => {
-        if (retries >= times) return next(undefined)
-        retries++
-        next(Math.round(delayMillis * (min + (max - min) * random())))
-      }
-    }
+  return plain !== undefined ? new PlainRetry(plain, random) : new ScheduleRetry(schedule, Effect.runForkWith(context))
+}
+
+type Refusal = { readonly refusal: LockNotAcquired }
+
+// One wait's steps: class instances, not literals (see engine/attempt.ts, AttemptFields).
+class PlainRetry implements Retry<Refusal> {
+  private retries = 0
+  constructor(private readonly plain: PlainSteps, private readonly random: () => number) {}
+  step(_: Refusal, __: number, next: (delayMillis: number | undefined) => void): void {
+    const { delayMillis, max, min, times } = this.plain
+    if (this.retries >= times) return next(undefined)
+    this.retries++
+    next(Math.round(delayMillis * (min + (max - min) * this.random())))
   }
-  const runFork = Effect.runForkWith(context)
-  let step: ((now: number, input: LockNotAcquired) => Effect.Effect<readonly [unknown, Duration.Duration], unknown>) | undefined
-  return {
-    step: (refused, wallNow, next, failed) => {
-      const stepped = step === undefined
-        ? Effect.flatMap(Schedule.toStep(schedule), (made) => (step = made)(wallNow, refused.refusal))
-        : step(wallNow, refused.refusal)
-      runFork(stepped).addObserver((exit) => {
-        if (Exit.isSuccess(exit)) return next(Duration.toMillis(exit.value[1]))
-        // The schedule is done: it ends its steps with `Cause.Done`.
-        if (exit.cause.reasons.some((reason) => Cause.isFailReason(reason) && Cause.isDone(reason.error))) {
-          return next(undefined)
-        }
-        failed(exit.cause)
-      })
-    }
+}
+
+class ScheduleRetry implements Retry<Refusal> {
+  private stepOf: ((now: number, input: LockNotAcquired) => Effect.Effect<readonly [unknown, Duration.Duration], unknown>) | undefined
+  constructor(
+    private readonly schedule: RetrySchedule,
+    private readonly runFork: ReturnType<typeof Effect.runForkWith<never>>
+  ) {}
+  step(
+    refused: Refusal,
+    wallNow: number,
+    next: (delayMillis: number | undefined) => void,
+    failed: (cause: unknown) => void
+  ): void {
+    const stepped = this.stepOf === undefined
+      ? Effect.flatMap(Schedule.toStep(this.schedule), (made) => (this.stepOf = made)(wallNow, refused.refusal))
+      : this.stepOf(wallNow, refused.refusal)
+    this.runFork(stepped).addObserver((exit) => {
+      if (Exit.isSuccess(exit)) return next(Duration.toMillis(exit.value[1]))
+      // The schedule is done: it ends its steps with `Cause.Done`.
+      if (exit.cause.reasons.some((reason) => Cause.isFailReason(reason) && Cause.isDone(reason.error))) {
+        return next(undefined)
+      }
+      failed(exit.cause)
+    })
   }
 }
