@@ -142,17 +142,27 @@ export const acquireWithSetting = (settings: Settings.Settings, variant: Variant
 }
 
 /** Where an acquisition runs, read from the fiber that runs it (whose scope receives the lock's release). */
-export const surroundingsOf = (fiber: Fiber.RuntimeFiber<unknown, unknown>): Surroundings => {
-  return {
-    time: Monotonic.timeOfFiber(fiber),
-    random: randomOf(Context.get(fiber.currentDefaultServices, Random.Random)),
-    scope: Context.get(fiber.currentContext as Context.Context<Scope.Scope>, Scope.Scope),
-    metricLabels: fiber.getFiberRef(FiberRef.currentMetricLabels),
-    onAttempt: Tracing.isRecorded(fiber) ? Tracing.attemptSpans(fiber) : undefined,
-    logDebug: fiber.getFiberRef(FiberRef.currentMinimumLogLevel).ordinal <= LogLevel.Debug.ordinal
+export const surroundingsOf = (fiber: Fiber.RuntimeFiber<unknown, unknown>): Surroundings => new FiberSurroundings(fiber)
+
+// Not a literal: it points at younger closures (see engine/attempt.ts, AttemptFields).
+class FiberSurroundings implements Surroundings {
+  readonly time: Time
+  readonly random: () => number
+  readonly scope: Scope.Scope | undefined
+  readonly metricLabels: ReadonlyArray<MetricLabel.MetricLabel>
+  readonly onAttempt: Tracing.OnAttempt | undefined
+  readonly logDebug: ((message: string) => void) | undefined
+  readonly runEffect: Retry.EffectRunner
+  constructor(fiber: Fiber.RuntimeFiber<unknown, unknown>) {
+    this.time = Monotonic.timeOfFiber(fiber)
+    this.random = randomOf(Context.get(fiber.currentDefaultServices, Random.Random))
+    this.scope = Context.get(fiber.currentContext as Context.Context<Scope.Scope>, Scope.Scope)
+    this.metricLabels = fiber.getFiberRef(FiberRef.currentMetricLabels)
+    this.onAttempt = Tracing.isRecorded(fiber) ? Tracing.attemptSpans(fiber) : undefined
+    this.logDebug = fiber.getFiberRef(FiberRef.currentMinimumLogLevel).ordinal <= LogLevel.Debug.ordinal
       ? debugLogger(fiber)
-      : undefined,
-    runEffect: effectRunnerOf(fiber)
+      : undefined
+    this.runEffect = effectRunnerOf(fiber)
   }
 }
 
