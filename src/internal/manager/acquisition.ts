@@ -338,7 +338,7 @@ class Acquisition extends Attempt.Attempts<HeldLock, Refused> {
       settings,
       new Attempt.AttemptFields(
         resources,
-        Array.from(resources, (resource) => settings.keyPrefix + resource),
+        Attempt.keysOf(settings.keyPrefix, resources),
         LockValue.make(),
         request.ttlMillis,
         Duration.toMillis(request.nodeTimeout),

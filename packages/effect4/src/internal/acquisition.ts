@@ -144,7 +144,7 @@ export class Acquisition extends Attempt.Attempts<HeldLock, Refused> {
       settings,
       new Attempt.AttemptFields(
         resources,
-        Array.from(resources, (resource) => settings.keyPrefix + resource),
+        Attempt.keysOf(settings.keyPrefix, resources),
         LockValue.make(),
         request.ttlMillis,
         request.nodeTimeoutMillis,
