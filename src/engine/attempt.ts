@@ -87,11 +87,12 @@ export interface AttemptRequest {
  * dead, still keeps the younger objects it points to through every
  * collection until a full one, which makes their sites outlive collections
  * in turn. On the permit path this cascade made each collection take 3–6 ms
- * instead of ~0.5, and the engine's CPU per permit ~40% more
- * (bench/README.md, "Objects of one permit kept by old garbage"). A class
- * instance has no allocation site: the objects made per acquisition that
- * point at younger ones are class instances, or arrays from builtins that
- * have none (`Array.from`, `Array.of`, `slice`).
+ * instead of ~1, and the engine's CPU per permit ~1.6× (over in-memory
+ * nodes; bench/README.md, "Objects of one permit kept by old garbage"). A
+ * class instance has no allocation site: the objects made per acquisition
+ * that point at younger ones are class instances, or arrays from builtins
+ * that have none (`Array.of`, `slice`). `npm run bench:pretenured-sites`
+ * lists the sites V8 pretenures.
  */
 export class AttemptFields implements AttemptRequest {
   constructor(
