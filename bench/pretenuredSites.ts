@@ -10,13 +10,16 @@
  * to .bench-probe/, wraps each object and array literal and each
  * array-producing call there in a function that asks V8 where the new
  * object landed (`%InYoungGeneration`), and runs the workload of
- * bench/permitEngine.ts (8 workers, 3 permits, in-memory nodes, promise
- * code) in a process of its own with `--allow-natives-syntax`: a warm-up,
- * then a counted second. Prints each site whose objects landed in the old
+ * bench/permitEngine.ts (8 workers, 3 permits, in-memory nodes) in a process
+ * of its own with `--allow-natives-syntax`: a warm-up, then a counted
+ * second. Modes: `using` (promise code's `usingPermit`, the default),
+ * `acquire` (`acquirePermit`, then `release`), `effect` (the Effect API:
+ * `Semaphore.withPermit`, one `runPromise` per permit, as bench/semaphores.ts
+ * runs it). Prints each site whose objects landed in the old
  * generation, with the share that did. The wrapping changes the timing, so
  * a site that V8 pretenures only now and then may not show.
  *
- * `npx tsc -p tsconfig.bench.json && node .bench-build/bench/pretenuredSites.js [using | acquire] [warm-up seconds]`
+ * `npx tsc -p tsconfig.bench.json && node .bench-build/bench/pretenuredSites.js [using | acquire | effect] [warm-up seconds]`
  */
 import { spawnSync } from "node:child_process"
 import * as Fs from "node:fs"
@@ -107,12 +110,21 @@ const Duration = await import("effect/Duration")
 const redlock = await makeRedlock(RedisNode.layerMemory(1), { restartQuarantine: false })
 const options = { limit: 3, ttl: 10_000, retry: retry({ delay: Duration.millis(10), times: 1000 }) }
 const body = () => new Promise((resolve) => setImmediate(resolve))
+const { Effect, Layer, ManagedRuntime } = await import("effect")
+const Redlock = await import("./src/Redlock.js")
+const Semaphore = await import("./src/Semaphore.js")
+const runtime = ManagedRuntime.make(
+  Redlock.layer({ restartQuarantine: false }).pipe(Layer.provide(RedisNode.layerMemory(1)))
+)
+const effectOptions = { limit: 3, ttl: Duration.millis(10_000), retry: Redlock.retry({ delay: Duration.millis(10), times: 1000 }) }
 const run = async (millis) => {
   let permits = 0
   const end = performance.now() + millis
   await Promise.all(Array.from({ length: 8 }, async () => {
     while (performance.now() < end) {
-      if (process.argv[2] === "acquire") {
+      if (process.argv[2] === "effect") {
+        await runtime.runPromise(Effect.promise(() => { permits++; return body() }).pipe(Semaphore.withPermit("probe", effectOptions)))
+      } else if (process.argv[2] === "acquire") {
         const permit = await redlock.acquirePermit("probe", options)
         permits++
         await body()
@@ -135,6 +147,7 @@ for (const [site, { old: inOld, young }] of old) {
 }
 if (old.length === 0) console.log("  none")
 await redlock.close()
+await runtime.dispose()
 process.exit(0)
 `
 
