@@ -9,6 +9,7 @@
 import type { Node, NodeOutcome, TurnAnswer } from "./node.js"
 import * as Algorithm from "./algorithm.js"
 import * as FanOut from "./fanOut.js"
+import * as LockValue from "./lockValue.js"
 import { callOf } from "./nodeCalls.js"
 import * as Quarantine from "./quarantine.js"
 import * as Slots from "./slots.js"
@@ -51,7 +52,7 @@ export interface AttemptRequest {
   readonly resources: ReadonlyArray<string>
   readonly keys: ReadonlyArray<string>
   /**
-   * The lock value, from a cryptographic source (the shell's); a slot's
+   * The lock value, from a cryptographic source (lockValue.ts); a slot's
    * acquisition adds what a node needs to hand it a slot (Slots.handableValue).
    */
   readonly value: string
@@ -95,17 +96,21 @@ export interface AttemptRequest {
  * lists the sites V8 pretenures.
  */
 export class AttemptFields implements AttemptRequest {
+  readonly keys: ReadonlyArray<string>
+  /** A new lock value for this acquisition. */
+  readonly value: string = LockValue.make()
   constructor(
     readonly resources: ReadonlyArray<string>,
-    readonly keys: ReadonlyArray<string>,
-    readonly value: string,
+    keyPrefix: string,
     readonly ttlMillis: number,
     readonly nodeTimeoutMillis: number,
     readonly probe: boolean,
     readonly setting: string | undefined,
     readonly slots: boolean,
     readonly ahead: boolean | undefined
-  ) {}
+  ) {
+    this.keys = keysOf(keyPrefix, resources)
+  }
 }
 
 /**
@@ -113,7 +118,7 @@ export class AttemptFields implements AttemptRequest {
  * builtin that has no allocation site (see AttemptFields; `Array.from` with
  * a mapping takes ~9× as long as this for a few keys).
  */
-export const keysOf = (prefix: string, resources: ReadonlyArray<string>): Array<string> => {
+const keysOf = (prefix: string, resources: ReadonlyArray<string>): Array<string> => {
   const keys = resources.slice()
   for (let index = 0; index < keys.length; index++) keys[index] = prefix + keys[index]
   return keys

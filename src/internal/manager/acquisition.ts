@@ -35,7 +35,6 @@ import type { AcquireOptions } from "../../Redlock.js"
 import { type InvalidOptions, LockNotAcquired, SettingConflict } from "../errors.js"
 import * as FanOut from "../fanOut.js"
 import { HeldLock, type LockFields } from "../lock.js"
-import * as LockValue from "../../engine/lockValue.js"
 import * as RedlockMetrics from "../metrics.js"
 import * as Monotonic from "../monotonic.js"
 import { outcomesOf } from "../nodes.js"
@@ -338,8 +337,7 @@ class Acquisition extends Attempt.Attempts<HeldLock, Refused> {
       settings,
       new Attempt.AttemptFields(
         resources,
-        Attempt.keysOf(settings.keyPrefix, resources),
-        LockValue.make(),
+        settings.keyPrefix,
         request.ttlMillis,
         Duration.toMillis(request.nodeTimeout),
         probe,

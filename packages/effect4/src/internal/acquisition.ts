@@ -15,7 +15,6 @@ import * as Random from "effect/Random"
 import * as Scope from "effect/Scope"
 import * as Attempt from "../engine/attempt.js"
 import * as FanOut from "../engine/fanOut.js"
-import * as LockValue from "../engine/lockValue.js"
 import * as Options from "../engine/options.js"
 import * as Slots from "../engine/slots.js"
 import type { Time } from "../engine/time.js"
@@ -144,8 +143,7 @@ export class Acquisition extends Attempt.Attempts<HeldLock, Refused> {
       settings,
       new Attempt.AttemptFields(
         resources,
-        Attempt.keysOf(settings.keyPrefix, resources),
-        LockValue.make(),
+        settings.keyPrefix,
         request.ttlMillis,
         request.nodeTimeoutMillis,
         probe,
