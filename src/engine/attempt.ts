@@ -152,16 +152,19 @@ const isHeld = (answer: Answer | undefined): boolean =>
  * them recorded); otherwise none.
  */
 export const conflictOf = (answers: ReadonlyArray<Answer | undefined>, quorum: number): string | undefined => {
-  const recorded = new Map<string, number>()
+  // Counted first: every refused slot attempt asks, and almost none has a conflict to tally.
   let conflicts = 0
-  for (const answer of answers) {
-    if (typeof answer !== "object" || answer._tag !== "SettingConflict") continue
-    conflicts++
-    recorded.set(answer.recorded, (recorded.get(answer.recorded) ?? 0) + 1)
-  }
+  for (const answer of answers) if (isConflict(answer)) conflicts++
   if (answers.length - conflicts >= quorum) return undefined
+  const recorded = new Map<string, number>()
+  for (const answer of answers) {
+    if (isConflict(answer)) recorded.set(answer.recorded, (recorded.get(answer.recorded) ?? 0) + 1)
+  }
   return [...recorded].sort((a, b) => b[1] - a[1])[0][0]
 }
+
+const isConflict = (answer: Answer | undefined): answer is Extract<TurnAnswer, { readonly _tag: "SettingConflict" }> =>
+  typeof answer === "object" && answer._tag === "SettingConflict"
 
 /**
  * Why an attempt that no quorum granted was refused, from what the nodes

@@ -87,11 +87,13 @@ export abstract class Holding {
       stop()
       lost()
     }
+    // A deadline is almost always cancelled by the release long before it comes: a `timeout` (the
+    // live clock shares one timer per duration), in whole milliseconds, none before the deadline.
     const watchDeadline = () => {
       if (!watching) return
       const left = this.deadline - time.now()
       if (left <= 0) this.markLostQuietly("Expired")
-      else cancelTimer = time.schedule(left, watchDeadline)
+      else cancelTimer = time.timeout(Math.ceil(left), watchDeadline)
     }
     if (this.lostAs !== undefined) {
       lose()

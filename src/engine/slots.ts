@@ -35,8 +35,19 @@ const isLetter = (code: number): boolean => (code >= 65 && code <= 90) || (code 
  */
 export const lineOf = (key: string): string => slotsPrefixOf(key) ?? key
 
-/** The distinct lines (and release channels) of some keys, in order. */
-export const linesOf = (keys: ReadonlyArray<string>): ReadonlyArray<string> => [...new Set(keys.map(lineOf))]
+/**
+ * The distinct lines (and release channels) of some keys, in order. A loop:
+ * a permit's slot keys all name one line, and a Set with a spread cost ~2 µs
+ * of each permit's CPU.
+ */
+export const linesOf = (keys: ReadonlyArray<string>): ReadonlyArray<string> => {
+  const lines: Array<string> = Array.of()
+  for (const key of keys) {
+    const line = lineOf(key)
+    if (!lines.includes(line)) lines.push(line)
+  }
+  return lines
+}
 
 /**
  * The mark of a writer in its slots' line: a writer needs every slot, so a
