@@ -44,7 +44,7 @@ import type { InvalidOptions, LockNotAcquired, SettingConflict } from "./Redlock
  * record the holders' limit beside the slots, and a permit asked for with
  * another one fails at once with `SettingConflict` (decided by a majority of
  * nodes, as a grant is). The record goes with the last holder on each node,
- * or expires with its ttl: to change the limit, let the resource go idle (or
+ * or expires within twice its ttl: to change the limit, let the resource go idle (or
  * use a new resource name).
  *
  * `retry` is fed with each refused round (every slot tried once, starting

@@ -63,7 +63,7 @@ export const settingConflict = (fields: {
 }): string =>
   `${fields.resource}: ${fields.setting} ${fields.requested} refused, its holders use ${fields.recorded} (recorded on a ` +
   `majority of nodes); every client of a resource must use the same ${fields.setting}. A new value takes effect once ` +
-  `no slot of the resource is held (the record goes with the last holder, or expires with its ttl)`
+  `no slot of the resource is held (the record goes with the last holder, or expires within twice its ttl)`
 
 export const selfDeadlock = (fields: {
   readonly resource: string

@@ -166,7 +166,7 @@ export class ExtensionLimitReached
  * the acquisition was refused at once (no retry), since holders under two
  * settings could exceed either (more permits than a limit; a writer beside a
  * reader whose slot it does not know). The record goes with the resource's
- * last holder on each node (or expires with its ttl): a new value takes effect
+ * last holder on each node (or expires within twice its ttl): a new value takes effect
  * once the resource is idle.
  *
  * @since 0.1.0

@@ -210,9 +210,10 @@ export class MemoryNode {
     line.set(member, { ticket, leaseEnd: now + Math.ceil(turn.leaseMillis) })
   }
 
-  /** Set a setting record (scripts.ts, settingKey) to `value`, to live at least `ttlMillis` from now. */
+  /** Set a setting record (scripts.ts, keepSetting) to `value`, to live at least `ttlMillis` from now: given less, twice that. */
   keepAtLeast(key: string, value: string, ttlMillis: number, now: number): void {
-    const expiresAt = Math.max(this.live(key, now)?.expiresAt ?? 0, now + ttlMillis)
+    const current = this.live(key, now)?.expiresAt ?? 0
+    const expiresAt = current >= now + ttlMillis ? current : now + 2 * ttlMillis
     this.store.set(key, { type: "string", value, expiresAt })
   }
 

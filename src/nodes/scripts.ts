@@ -127,6 +127,12 @@ export const settingKey = (key: string): { readonly record: string; readonly slo
 
 // As settingKey, in Lua ("%z" is the NUL character in a Lua 5.1 pattern).
 const settingFunctions = `
+-- Make a setting record last at least ttl ms from now. Given less, it is
+-- given twice that, so that the grants and hand-overs of the next ttl's
+-- time write nothing (a contended semaphore's every hand-over renewed it).
+local function keepSetting(settingKey, setting, ttl)
+  if redis.call("PTTL", settingKey) < ttl then redis.call("SET", settingKey, setting, "PX", 2 * ttl) end
+end
 local function settingKeys(key)
   -- A user's lock key holds no NUL: one plain search, no pattern, on every lock's release and extension.
   if not string.find(key, "\\0", 1, true) then return nil, nil end
@@ -208,15 +214,18 @@ local function placeOf(queue, value, ticket, age, now)
   if kept and tonumber(kept) ~= place then redis.call("ZADD", queue, place, value) end
   return place, kept ~= false
 end
--- Renew a waiter's lease; the line outlives its longest lease, never more.
+-- Renew a waiter's lease; the line outlives its longest lease, by at most as
+-- much again: given less than a lease to live, it is given two, so that the
+-- renewals of the next lease's time write nothing (on a contended line
+-- every attempt renews).
 -- The queue and the leases hold the same waiters (every script adds and
 -- removes a waiter in both) and are given their lifetime together: one PTTL
 -- tells both.
 local function renewLease(queue, leases, value, now, lease)
   redis.call("ZADD", leases, now + lease, value)
   if redis.call("PTTL", queue) < lease then
-    redis.call("PEXPIRE", queue, lease)
-    redis.call("PEXPIRE", leases, lease)
+    redis.call("PEXPIRE", queue, 2 * lease)
+    redis.call("PEXPIRE", leases, 2 * lease)
   end
 end
 -- Join a line at a place (placeOf), or keep the place, and renew the lease.
@@ -296,7 +305,7 @@ for i = 1, n do
   end
 end
 if not held and ourTurn then
-  if setting and settingKey and redis.call("PTTL", settingKey) < ttl then redis.call("SET", settingKey, setting, "PX", ttl) end
+  if setting and settingKey then keepSetting(settingKey, setting, ttl) end
   for i = 1, n do
     redis.call("SET", KEYS[i], value, "PX", ttl)
   end
@@ -356,7 +365,7 @@ if recorded and recorded ~= setting then return { 4, recorded } end
 if foreign then return wrongType(foreign) end
 local queue, leases = lineKeys(KEYS[1])
 local function grant(i)
-  if setting and settingKey and redis.call("PTTL", settingKey) < ttl then redis.call("SET", settingKey, setting, "PX", ttl) end
+  if setting and settingKey then keepSetting(settingKey, setting, ttl) end
   redis.call("SET", KEYS[i], value, "PX", ttl)
   if redis.call("ZREM", queue, value) == 1 then redis.call("ZREM", leases, value) end
   return { 1, i - 1 }
@@ -370,7 +379,9 @@ end
 local now, place, kept = nil, nil, false
 if redis.call("EXISTS", queue) == 1 then
   now = nowMillis()
-  prune(queue, leases, now)
+  -- Who else stands in line matters only when a slot is free; with every slot held, the
+  -- release that frees one prunes before it hands it.
+  if #free > 0 then prune(queue, leases, now) end
   place, kept = placeOf(queue, value, ticket, age, now)
 end
 if #free > 0 then
@@ -519,7 +530,7 @@ local function releaseSlots(value, announces, keepsPlace, settingKey, slotsPrefi
         handed = handed + 1
         redis.call("ZREM", queue, waiter)
         redis.call("ZREM", leases, waiter)
-        if redis.call("PTTL", settingKey) < tonumber(ttl) then redis.call("PEXPIRE", settingKey, ttl) end
+        keepSetting(settingKey, setting, tonumber(ttl))
         name = waiter .. "/" .. string.match(slotKeys[slot], "(%d+)$")
       end
       names[#names + 1] = name

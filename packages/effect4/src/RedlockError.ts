@@ -236,7 +236,7 @@ export class ExtensionLimitReached
  * one the resource's current holders use, as recorded on a majority of nodes:
  * the acquisition was refused at once (no retry), since holders under two
  * settings could exceed either. The record goes with the resource's last
- * holder on each node (or expires with its ttl): a new value takes effect
+ * holder on each node (or expires within twice its ttl): a new value takes effect
  * once the resource is idle.
  *
  * @since 0.2.0

@@ -6,7 +6,7 @@
  * client of a resource must use the same `limit`: the nodes record the
  * holders' limit, and a permit asked for with another fails at once with
  * `SettingConflict` (decided by a majority of nodes, as a grant is); the
- * record goes with the last holder on each node (or expires with its ttl),
+ * record goes with the last holder on each node (or expires within twice its ttl),
  * so a new limit takes effect once the resource is idle. Waiters are woken
  * by releases, as lock waiters are.
  *
