@@ -226,6 +226,14 @@ layer(RedisFleet.layerLocal(5), { timeout: 60_000, excludeTestServices: true })(
       )
       assert.instanceOf(invalid, InvalidOptions)
       assert.strictEqual(yield* keyCount(fleet, "redlock:p:bad"), 0)
+      // The same options object, checked again once a field changed (the manager keeps the last options it checked).
+      const options: { ttl: number; retry: typeof Schedule.stop } = { ttl: 10_000, retry: Schedule.stop }
+      yield* Effect.promise(() => redlock.using("p:same", options, async () => undefined))
+      options.ttl = -5
+      const changed = yield* Effect.promise(() =>
+        redlock.using("p:same", options, async () => undefined).then(() => undefined, (error: unknown) => error)
+      )
+      assert.instanceOf(changed, InvalidOptions)
       // A lock of another manager is a programmer error, told by a rejected promise (not a throw).
       const other = yield* facade(fleet)
       const foreign = yield* Effect.promise(() => other.release(lock).then(() => undefined, (error: unknown) => error))
