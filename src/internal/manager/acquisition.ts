@@ -142,29 +142,16 @@ export const acquireWithSetting = (settings: Settings.Settings, variant: Variant
 }
 
 /** Where an acquisition runs, read from the fiber that runs it (whose scope receives the lock's release). */
-export const surroundingsOf = (fiber: Fiber.RuntimeFiber<unknown, unknown>): Surroundings => new FiberSurroundings(fiber)
-
-// Not a literal: it points at younger closures (see engine/attempt.ts, AttemptFields).
-class FiberSurroundings implements Surroundings {
-  readonly time: Time
-  readonly random: () => number
-  readonly scope: Scope.Scope | undefined
-  readonly metricLabels: ReadonlyArray<MetricLabel.MetricLabel>
-  readonly onAttempt: Tracing.OnAttempt | undefined
-  readonly logDebug: ((message: string) => void) | undefined
-  readonly runEffect: Retry.EffectRunner
-  constructor(fiber: Fiber.RuntimeFiber<unknown, unknown>) {
-    this.time = Monotonic.timeOfFiber(fiber)
-    this.random = randomOf(Context.get(fiber.currentDefaultServices, Random.Random))
-    this.scope = Context.get(fiber.currentContext as Context.Context<Scope.Scope>, Scope.Scope)
-    this.metricLabels = fiber.getFiberRef(FiberRef.currentMetricLabels)
-    this.onAttempt = Tracing.isRecorded(fiber) ? Tracing.attemptSpans(fiber) : undefined
-    this.logDebug = fiber.getFiberRef(FiberRef.currentMinimumLogLevel).ordinal <= LogLevel.Debug.ordinal
-      ? debugLogger(fiber)
-      : undefined
-    this.runEffect = effectRunnerOf(fiber)
-  }
-}
+export const surroundingsOf = (fiber: Fiber.RuntimeFiber<unknown, unknown>): Surroundings =>
+  new Surroundings(
+    Monotonic.timeOfFiber(fiber),
+    randomOf(Context.get(fiber.currentDefaultServices, Random.Random)),
+    Context.get(fiber.currentContext as Context.Context<Scope.Scope>, Scope.Scope),
+    fiber.getFiberRef(FiberRef.currentMetricLabels),
+    Tracing.isRecorded(fiber) ? Tracing.attemptSpans(fiber) : undefined,
+    fiber.getFiberRef(FiberRef.currentMinimumLogLevel).ordinal <= LogLevel.Debug.ordinal ? debugLogger(fiber) : undefined,
+    effectRunnerOf(fiber)
+  )
 
 // The steps of a retry schedule that has no plain ones run on the fiber's runtime, made on first use.
 const effectRunnerOf = (fiber: Fiber.RuntimeFiber<unknown, unknown>): Retry.EffectRunner => {
@@ -227,15 +214,7 @@ export const acquireForPromises = (
   const { checkResources, probe } = variant
   const parse = optionsParser(settings)
   const issueFencingTokens = Fencing.issueFencingTokens(settings)
-  const surroundings: Surroundings = {
-    time,
-    random: mathRandom,
-    scope: undefined,
-    metricLabels: [],
-    onAttempt: undefined,
-    logDebug: undefined,
-    runEffect
-  }
+  const surroundings = new Surroundings(time, mathRandom, undefined, [], undefined, undefined, runEffect)
   return (
     resourcesInput: string | NonEmptyReadonlyArray<string>,
     acquireOptions: AcquireOptions,
@@ -271,20 +250,27 @@ export const acquireForPromises = (
 
 type Request = Either.Either.Right<ReturnType<typeof parseAcquire>>
 
-/** What an acquisition takes from where it runs: a fiber, or promise code (see `acquireForPromises`). */
-export interface Surroundings {
-  readonly time: Time
-  /** Draws in [0, 1): jitter of the retry's plain steps, a semaphore's first slot. */
-  readonly random: () => number
-  /** Where the lock's release is registered; none: the caller releases it (the promise facade). */
-  readonly scope: Scope.Scope | undefined
-  readonly metricLabels: ReadonlyArray<MetricLabel.MetricLabel>
-  /** Told each attempt once decided, where spans are recorded (internal/tracing.ts). */
-  readonly onAttempt: Tracing.OnAttempt | undefined
-  /** Where debug logs are on: each refused attempt is logged. */
-  readonly logDebug: ((message: string) => void) | undefined
-  /** Runs a step of a retry schedule that has no plain steps. */
-  readonly runEffect: Retry.EffectRunner
+/**
+ * What an acquisition takes from where it runs: a fiber (`surroundingsOf`),
+ * or promise code (see `acquireForPromises`). A class, not a literal: made
+ * per acquisition of the Effect API, it points at younger closures (see
+ * engine/attempt.ts, AttemptFields).
+ */
+export class Surroundings {
+  constructor(
+    readonly time: Time,
+    /** Draws in [0, 1): jitter of the retry's plain steps, a semaphore's first slot. */
+    readonly random: () => number,
+    /** Where the lock's release is registered; none: the caller releases it (the promise facade). */
+    readonly scope: Scope.Scope | undefined,
+    readonly metricLabels: ReadonlyArray<MetricLabel.MetricLabel>,
+    /** Told each attempt once decided, where spans are recorded (internal/tracing.ts). */
+    readonly onAttempt: Tracing.OnAttempt | undefined,
+    /** Where debug logs are on: each refused attempt is logged. */
+    readonly logDebug: ((message: string) => void) | undefined,
+    /** Runs a step of a retry schedule that has no plain steps. */
+    readonly runEffect: Retry.EffectRunner
+  ) {}
 }
 
 /** A wait's end as an Exit: the lock, the last refusal, or the failure of a user's schedule (a defect). */
