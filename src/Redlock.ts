@@ -32,7 +32,7 @@ import type * as Option from "effect/Option"
 import * as Schedule from "effect/Schedule"
 import type * as Scope from "effect/Scope"
 import * as RedlockConfig from "./internal/config.js"
-import { whileHolding } from "./internal/lock.js"
+import { holdable, takesCallerHolds, whileHolding } from "./internal/lock.js"
 import * as Acquisition from "./internal/manager/acquisition.js"
 import * as Extension from "./internal/manager/extension.js"
 import * as Inspection from "./internal/manager/inspection.js"
@@ -342,7 +342,7 @@ export class Redlock extends Context.Tag("effect-redlock/Redlock")<Redlock, Redl
  */
 export const make = Effect.fnUntraced(function*(options: Options = {}) {
   const settings = yield* Settings.fromContext(options)
-  return Redlock.of({
+  const manager = Redlock.of({
     nodes: settings.redisNodes,
     quorum: settings.quorum,
     acquire: Acquisition.acquire(settings),
@@ -355,6 +355,9 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
     acquireWrite: Reentrancy.guard(settings, "write", ReadWrite.acquireWrite(settings)),
     inspectReadWrite: (resource, maxReaders) => ReadWrite.inspect(settings, resource, maxReaders)
   })
+  // Its acquire, acquirePermit, acquireRead and acquireWrite take a CallerHold after their options.
+  takesCallerHolds(manager)
+  return manager
 })
 
 /**
@@ -501,7 +504,8 @@ export const withLock: {
   self: Effect.Effect<A, E, R>,
   resources: string | NonEmptyReadonlyArray<string>,
   options: AcquireOptions
-): Effect.Effect<A, E | WithLockError, R | Redlock> => whileHolding(acquire(resources, options), self))
+): Effect.Effect<A, E | WithLockError, R | Redlock> =>
+  Effect.flatMap(Redlock, (redlock) => whileHolding(redlock, (hold) => holdable(redlock.acquire)(resources, options, hold), self)))
 
 /**
  * The errors `withLock` adds to those of its body.

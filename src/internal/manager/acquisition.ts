@@ -14,7 +14,7 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
-import type * as Fiber from "effect/Fiber"
+import * as Fiber from "effect/Fiber"
 import * as FiberId from "effect/FiberId"
 import * as FiberRef from "effect/FiberRef"
 import * as LogLevel from "effect/LogLevel"
@@ -34,7 +34,7 @@ import type * as Lock from "../../Lock.js"
 import type { AcquireOptions } from "../../Redlock.js"
 import { type InvalidOptions, LockNotAcquired, SettingConflict } from "../errors.js"
 import * as FanOut from "../fanOut.js"
-import { HeldLock, type LockFields } from "../lock.js"
+import { type CallerHold, HeldLock, type LockFields } from "../lock.js"
 import * as RedlockMetrics from "../metrics.js"
 import * as Monotonic from "../monotonic.js"
 import { outcomesOf } from "../nodes.js"
@@ -70,10 +70,15 @@ export const acquire = (settings: Settings.Settings) => {
   const acquireUnder = acquireWithSetting(settings, userLocks)
   return (
     resourcesInput: string | NonEmptyReadonlyArray<string>,
-    acquireOptions: AcquireOptions
+    acquireOptions: AcquireOptions,
+    hold?: CallerHold
   ): Effect.Effect<Lock.Lock, InvalidOptions | LockNotAcquired, Scope.Scope> =>
     // Without a setting there is nothing to conflict with.
-    acquireUnder(resourcesInput, acquireOptions, undefined) as Effect.Effect<Lock.Lock, InvalidOptions | LockNotAcquired, Scope.Scope>
+    acquireUnder(resourcesInput, acquireOptions, undefined, undefined, hold) as Effect.Effect<
+      Lock.Lock,
+      InvalidOptions | LockNotAcquired,
+      Scope.Scope
+    >
 }
 
 /**
@@ -96,7 +101,11 @@ export interface SlotRequest {
   readonly ahead: boolean
 }
 
-/** `acquire` of `variant`'s locks, each under a setting (or none); with `slots`, one of the resources (slots). */
+/**
+ * `acquire` of `variant`'s locks, each under a setting (or none); with
+ * `slots`, one of the resources (slots). The lock's release goes to the
+ * scope in context, or to `hold` (see `CallerHold`: then no scope is needed).
+ */
 export const acquireWithSetting = (settings: Settings.Settings, variant: Variant) => {
   const { checkResources, probe } = variant
   const parse = optionsParser(settings)
@@ -106,7 +115,8 @@ export const acquireWithSetting = (settings: Settings.Settings, variant: Variant
     resourcesInput: string | NonEmptyReadonlyArray<string>,
     acquireOptions: AcquireOptions,
     setting: Setting | undefined,
-    slots?: SlotRequest
+    slots?: SlotRequest,
+    hold?: CallerHold
   ): Effect.Effect<Lock.Lock, InvalidOptions | LockNotAcquired | SettingConflict, Scope.Scope> =>
     Effect.withFiberRuntime((fiber) => {
       const request = parseAcquire(parse, resourcesInput, acquireOptions, checkResources)
@@ -115,16 +125,17 @@ export const acquireWithSetting = (settings: Settings.Settings, variant: Variant
         return traced ? Effect.withSpan(Effect.fail(request.left), "Redlock.acquire", Tracing.spanOptions) : Effect.fail(request.left)
       }
       if (!traced) {
-        return new Acquisition(settings, issueFencingTokens, surroundingsOf(fiber), request.right, probe, setting, slots).acquire()
+        return new Acquisition(settings, issueFencingTokens, surroundingsOf(fiber, hold), request.right, probe, setting, slots)
+          .acquire(hold)
       }
       const { resources, ttlMillis } = request.right
       // Inside the acquisition's span, whose fiber the attempts' spans are made under.
       return Effect.withSpan(
         Effect.withFiberRuntime<Lock.Lock, LockNotAcquired | SettingConflict, Scope.Scope>((inSpan) => {
-          const acquisition = new Acquisition(settings, issueFencingTokens, surroundingsOf(inSpan), request.right, probe, setting, slots)
+          const acquisition = new Acquisition(settings, issueFencingTokens, surroundingsOf(inSpan, hold), request.right, probe, setting, slots)
           return Effect.zipRight(
             Effect.annotateCurrentSpan({ "redlock.resources": resources, "redlock.ttl_ms": ttlMillis }),
-            acquisition.acquire().pipe(
+            acquisition.acquire(hold).pipe(
               Effect.tapError(() => Effect.annotateCurrentSpan("redlock.attempts", acquisition.attempts)),
               Effect.tap((lock) =>
                 Effect.annotateCurrentSpan({
@@ -141,12 +152,15 @@ export const acquireWithSetting = (settings: Settings.Settings, variant: Variant
     })
 }
 
-/** Where an acquisition runs, read from the fiber that runs it (whose scope receives the lock's release). */
-export const surroundingsOf = (fiber: Fiber.RuntimeFiber<unknown, unknown>): Surroundings =>
+/**
+ * Where an acquisition runs, read from the fiber that runs it (whose scope
+ * receives the lock's release, unless a caller's `hold` does).
+ */
+export const surroundingsOf = (fiber: Fiber.RuntimeFiber<unknown, unknown>, hold?: CallerHold): Surroundings =>
   new Surroundings(
     Monotonic.timeOfFiber(fiber),
     randomOf(Context.get(fiber.currentDefaultServices, Random.Random)),
-    Context.get(fiber.currentContext as Context.Context<Scope.Scope>, Scope.Scope),
+    hold === undefined ? Context.get(fiber.currentContext as Context.Context<Scope.Scope>, Scope.Scope) : undefined,
     fiber.getFiberRef(FiberRef.currentMetricLabels),
     Tracing.isRecorded(fiber) ? Tracing.attemptSpans(fiber) : undefined,
     fiber.getFiberRef(FiberRef.currentMinimumLogLevel).ordinal <= LogLevel.Debug.ordinal ? debugLogger(fiber) : undefined,
@@ -261,7 +275,7 @@ export class Surroundings {
     readonly time: Time,
     /** Draws in [0, 1): jitter of the retry's plain steps, a semaphore's first slot. */
     readonly random: () => number,
-    /** Where the lock's release is registered; none: the caller releases it (the promise facade). */
+    /** Where the lock's release is registered; none: the caller releases it (the promise facade, a `CallerHold`). */
     readonly scope: Scope.Scope | undefined,
     readonly metricLabels: ReadonlyArray<MetricLabel.MetricLabel>,
     /** Told each attempt once decided, where spans are recorded (internal/tracing.ts). */
@@ -375,8 +389,9 @@ class Acquisition extends Attempt.Attempts<HeldLock, Refused> {
   /**
    * The whole acquisition: the first attempt, then the waiting and the
    * retries, as one asynchronous step; measured. It runs in an
-   * uninterruptible region: whatever happens to it, either the lock's
-   * release is in the scope or every line was left (which releases any key
+   * uninterruptible region (its own, or that of the caller's `hold`):
+   * whatever happens to it, either the lock's release is in the scope (or
+   * the hold) or every line was left (which releases any key
    * the acquisition may hold). The step returns no canceler (as a fan-out's,
    * internal/fanOut.ts: Effect wraps a step that has one in interruption
    * handling, which cost sequential locks 30-40% of their rate, measured in
@@ -386,7 +401,7 @@ class Acquisition extends Attempt.Attempts<HeldLock, Refused> {
    * the old generation, which doubled what every scavenge promoted
    * (sequential: ~600 KB against ~310 KB; bench/README.md).
    */
-  acquire(): Effect.Effect<Lock.Lock, LockNotAcquired | SettingConflict> {
+  acquire(hold?: CallerHold): Effect.Effect<Lock.Lock, LockNotAcquired | SettingConflict> {
     const waits = this.request.schedule !== Schedule.stop
     const acquired = Effect.async<HeldLock, LockNotAcquired>((resume) => {
       this.attempt(waits ? this.lease(0) : 0, (end) => {
@@ -396,18 +411,21 @@ class Acquisition extends Attempt.Attempts<HeldLock, Refused> {
         this.stopWaiting = this.untilGranted(end, this.surroundings.runEffect, (exit) => resume(exit))
       })
     })
-    return Effect.uninterruptibleMask((restore) =>
+    const settled = (restore: CallerHold["restore"], handOver: (lock: HeldLock) => Effect.Effect<Lock.Lock>) =>
       Effect.matchCauseEffect(restore(acquired), {
         onSuccess: (lock) => {
           this.measure(undefined)
-          return this.register(lock)
+          return handOver(lock)
         },
         onFailure: (cause) => {
           if (Cause.isInterrupted(cause)) this.interrupted()
           return this.failed(cause)
         }
       })
-    )
+    // A caller's hold runs this in its own uninterruptible region already.
+    return hold === undefined
+      ? Effect.uninterruptibleMask((restore) => settled(restore, (lock) => this.register(lock)))
+      : settled(hold.restore, (lock) => this.handTo(hold, lock))
   }
 
   /** Stops the waiting, once it began; until then the first attempt is in flight. */
@@ -499,6 +517,25 @@ class Acquisition extends Attempt.Attempts<HeldLock, Refused> {
         Effect.zipRight(registered, Effect.forkIn(Extension.autoExtend(this.settings, lock, maxHoldMillis), scope)),
         lock
       )
+  }
+
+  /**
+   * The lock's release given to the caller's hold, as `register` would put
+   * it in a scope: the extension, if any, is forked here and stopped before
+   * the release.
+   */
+  private handTo(hold: CallerHold, lock: HeldLock): Effect.Effect<Lock.Lock> {
+    const { metricLabels, onAttempt, time } = this.surroundings
+    const release = Release.finalizer(this.settings, lock, time, metricLabels, onAttempt !== undefined)
+    const { maxHoldMillis } = this.request
+    if (maxHoldMillis === undefined) {
+      hold.release = release
+      return Effect.succeed(lock)
+    }
+    return Effect.map(Effect.fork(Extension.autoExtend(this.settings, lock, maxHoldMillis)), (extension) => {
+      hold.release = Effect.zipRight(Fiber.interrupt(extension), release)
+      return lock
+    })
   }
 
   // A waiter that gives up (or is interrupted) leaves every line it joined:

@@ -23,6 +23,7 @@ import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
 import type * as Lock from "../../Lock.js"
+import type { CallerHold } from "../lock.js"
 import type { ReadWriteInspection, ReadWriteOptions } from "../../ReadWriteLock.js"
 import type { Time } from "../../engine/time.js"
 import { InvalidOptions, LockNotAcquired, type SettingConflict } from "../errors.js"
@@ -51,9 +52,10 @@ export const acquireRead = (settings: Settings) => {
   return (
     resource: string,
     options: ReadWriteOptions,
-    ahead = false
+    ahead = false,
+    hold?: CallerHold
   ): Effect.Effect<Lock.Lock, InvalidOptions | LockNotAcquired | SettingConflict, Scope.Scope> =>
-    Effect.flatMap(checked(resource, options), ({ limit }) => acquireSlot(resource, { ...options, limit }, ahead))
+    Effect.flatMap(checked(resource, options), ({ limit }) => acquireSlot(resource, { ...options, limit }, ahead, hold))
 }
 
 /** `acquireRead` for promise code (effect-redlock/Promise): no fiber, no reentrancy (promise code has no fiber to hold in). */
@@ -69,14 +71,15 @@ export const acquireReadForPromises = (settings: Settings, time: Time, runEffect
 
 export const acquireWrite = (settings: Settings) => {
   const acquireAll = Acquisition.acquireWithSetting(settings, Semaphore.slotVariant)
+  // A writer never stands ahead of the line (`_ahead`: reentrancy.ts asks readers only).
   return (
     resource: string,
-    options: ReadWriteOptions
+    options: ReadWriteOptions,
+    _ahead = false,
+    hold?: CallerHold
   ): Effect.Effect<Lock.Lock, InvalidOptions | LockNotAcquired | SettingConflict, Scope.Scope> =>
     Effect.flatMap(writeRequest(resource, options), ({ setting, slots }) =>
-      acquireAll(slots, options, setting).pipe(
-        Effect.catchTag("LockNotAcquired", (refusal) => Effect.fail(Semaphore.namingResource(refusal, resource)))
-      ))
+      Semaphore.namingRefusals(acquireAll(slots, options, setting, undefined, hold), resource))
 }
 
 /** `acquireWrite` for promise code (effect-redlock/Promise), with no fiber. */

@@ -11,7 +11,7 @@ import type * as Scope from "effect/Scope"
 import * as Reentrancy from "../../engine/reentrancy.js"
 import type * as Lock from "../../Lock.js"
 import { SelfDeadlock } from "../errors.js"
-import type { HeldLock } from "../lock.js"
+import type { CallerHold, HeldLock } from "../lock.js"
 import * as Monotonic from "../monotonic.js"
 import type { Settings } from "./settings.js"
 
@@ -29,9 +29,9 @@ const holdsOfFiber = FiberRef.unsafeMake<Reentrancy.Held | undefined>(undefined,
 export const guard = <O, E>(
   settings: Settings,
   kind: Reentrancy.HoldKind,
-  acquire: (resource: string, options: O, ahead: boolean) => Effect.Effect<Lock.Lock, E, Scope.Scope>
+  acquire: (resource: string, options: O, ahead: boolean, hold: CallerHold | undefined) => Effect.Effect<Lock.Lock, E, Scope.Scope>
 ) =>
-(resource: string, options: O): Effect.Effect<Lock.Lock, E | SelfDeadlock, Scope.Scope> =>
+(resource: string, options: O, hold?: CallerHold): Effect.Effect<Lock.Lock, E | SelfDeadlock, Scope.Scope> =>
   Effect.withFiberRuntime((fiber): Effect.Effect<Lock.Lock, E | SelfDeadlock, Scope.Scope> => {
     const holds = fiber.getFiberRef(holdsOfFiber)
     const time = Monotonic.timeOfFiber(fiber)
@@ -39,7 +39,7 @@ export const guard = <O, E>(
       ? undefined
       : Reentrancy.decide(holds, settings.identity, kind, resource, time.now())
     if (decision?._tag === "SelfDeadlock") return Effect.fail(new SelfDeadlock({ resource, held: decision.held, requested: kind }))
-    return Effect.tap(acquire(resource, options, decision?._tag === "ReadAhead"), (lock) =>
+    return Effect.tap(acquire(resource, options, decision?._tag === "ReadAhead", hold), (lock) =>
       FiberRef.update(holdsOfFiber, (current) =>
         Reentrancy.withHold(current, { manager: settings.identity, kind, resource, lock: lock as HeldLock }, time.now())))
   })
