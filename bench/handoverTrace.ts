@@ -7,12 +7,11 @@
  * batched write, a tick later), its reply read (the socket's data event),
  * answered (the command's promise), and the next body. The next holder is
  * the one the release's answer names as handed a slot (`value/slot`). With
- * `--pin`, the server runs on core 1 and this process on core 0 (`taskset`):
+ * `--pin`, the server and this process run on cores of their own (cores.ts):
  * on a machine of two cores, compare with and without.
  *
  * `npm run bench:handover-trace [-- --seconds S --pin]`
  */
-import { execFileSync } from "node:child_process"
 import * as Net from "node:net"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -20,6 +19,7 @@ import { Redis } from "ioredis"
 import * as RedisFleet from "../fleet/RedisFleet.js"
 import * as Scripts from "../src/nodes/scripts.js"
 import { makeRedlock, retry } from "../src/Promise.js"
+import { pinApart } from "./cores.js"
 import { percentile } from "./scenarios.js"
 
 const flag = (name: string): string | undefined => {
@@ -103,10 +103,7 @@ const sleep = (millis: number) => new Promise<void>((resolve) => setTimeout(reso
 const program = Effect.gen(function*() {
   const fleet = yield* RedisFleet.RedisFleet
   const server = fleet.servers[0]
-  if (pin) {
-    execFileSync("taskset", ["-p", "-c", "1", String(server.pid())])
-    execFileSync("taskset", ["-a", "-p", "-c", "0", String(process.pid)])
-  }
+  if (pin) console.error(pinApart([server.pid()]))
   return yield* Effect.promise(async () => {
     const options = { limit: 3, ttl: 10_000, retry: retry({ delay: Duration.millis(10), times: 1000 }) }
     const managers = await Promise.all(
@@ -159,7 +156,7 @@ for (const trace of traces.values()) {
   segments["the whole gap"].push(trace.start - end)
 }
 const micros = (millis: number) => (millis * 1000).toFixed(0).padStart(5)
-console.log(`${Math.round(permits / (elapsed / 1000))} permits/s${pin ? " (pinned: server on core 1, client on core 0)" : ""}`)
+console.log(`${Math.round(permits / (elapsed / 1000))} permits/s${pin ? " (pinned: the server and the client on cores of their own)" : ""}`)
 console.log(`hand-overs traced: ${segments["the whole gap"].length}; µs:  p10   p50   p90`)
 for (const [name, values] of Object.entries(segments)) {
   console.log(`  ${name.padEnd(58)} ${micros(percentile(values, 10))} ${micros(percentile(values, 50))} ${micros(percentile(values, 90))}`)

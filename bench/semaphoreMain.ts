@@ -1,10 +1,12 @@
 /**
- * `npm run bench:semaphore [-- --seconds S --rounds R]`: the semaphore table
- * (e) of `npm run bench` alone (bench/semaphores.ts), on 5 local redis-servers,
- * and the read-write workload (f).
+ * `npm run bench:semaphore [-- --seconds S --rounds R --pin]`: the semaphore
+ * table (e) of `npm run bench` alone (bench/semaphores.ts), on 5 local
+ * redis-servers, and the read-write workload (f). `--pin`: the servers on a
+ * core of their own, the clients on the others (cores.ts).
  */
 import * as Effect from "effect/Effect"
 import * as RedisFleet from "../fleet/RedisFleet.js"
+import { pinApart } from "./cores.js"
 import * as Semaphores from "./semaphores.js"
 
 const flag = (name: string): string | undefined => {
@@ -13,17 +15,19 @@ const flag = (name: string): string | undefined => {
 }
 const seconds = Number(flag("seconds") ?? 3)
 const rounds = Number(flag("rounds") ?? 2)
+const pin = process.argv.includes("--pin")
 
-const program = Effect.flatMap(
-  RedisFleet.RedisFleet,
-  (fleet) =>
-    Effect.zip(
-      Semaphores.rounds(fleet, seconds, rounds, (line) => Effect.sync(() => console.error(line))),
-      Semaphores.readWriteRounds(fleet, seconds, rounds)
-    )
-)
+const program = Effect.gen(function*() {
+  const fleet = yield* RedisFleet.RedisFleet
+  const cores = pin ? pinApart(fleet.servers.map((server) => server.pid())) : "unpinned"
+  const results = yield* Semaphores.rounds(fleet, seconds, rounds, (line) => Effect.sync(() => console.error(line)))
+  const readWrite = yield* Semaphores.readWriteRounds(fleet, seconds, rounds)
+  return [cores, results, readWrite] as const
+})
 
-Effect.runPromise(program.pipe(Effect.scoped, Effect.provide(RedisFleet.layerLocal(5)))).then(([results, readWrite]) => {
+Effect.runPromise(program.pipe(Effect.scoped, Effect.provide(RedisFleet.layerLocal(5)))).then(([cores, results, readWrite]) => {
+  console.log(`(${cores})`)
+  console.log("")
   console.log(Semaphores.table(results))
   console.log("")
   console.log(readWrite)
