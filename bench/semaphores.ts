@@ -5,10 +5,12 @@
  * `RedlockSemaphore` on the same 5 servers, and against its single-node
  * `Semaphore` on one server (ours then on that one node), ours in line (the
  * default) and greedy (`fairHandoff: false`, as redis-semaphore waits), each
- * from an Effect program and from promise code. All wait with a ~10 ms retry. Then a read-write workload of ours alone (8 workers, 80%
- * reads, 1 ms hold, 5 servers): its throughput and the longest a writer
- * waited. Each contender runs once unrecorded first (a warm-up). Part of `npm run bench`; alone:
- * `npm run bench:semaphore [-- --seconds S]`.
+ * from an Effect program (one `runPromise` per permit, and in line also each
+ * worker's loop one fiber) and from promise code. All wait with a ~10 ms
+ * retry. Then a read-write workload of ours alone (8 workers, 80% reads, 1
+ * ms hold, 5 servers): its throughput and the longest a writer waited. Each
+ * contender runs once unrecorded first (a warm-up). Part of `npm run bench`;
+ * alone: `npm run bench:semaphore [-- --seconds S]`.
  *
  * RedlockSemaphore counts holders on each node and grants a permit when a
  * majority of the counts is below the limit: fast, but not safe when clients
@@ -41,6 +43,12 @@ const holdMillis = 1 * timeScale
 /** One worker's way to hold a permit around `hold`; false when it gave up. */
 interface PermitClient {
   readonly withPermit: (hold: () => Promise<void>) => Promise<boolean>
+  /**
+   * The worker's whole loop, where the contender runs it itself (an Effect
+   * program's fiber): permits around `hold` until `end` (`performance.now()`),
+   * `asking` called as each is asked for, `gaveUp` for each given up.
+   */
+  readonly loop?: (hold: () => Promise<void>, end: number, asking: () => void, gaveUp: () => void) => Promise<void>
   readonly close: () => Promise<void>
 }
 
@@ -73,6 +81,37 @@ const effectRedlock = (nodes: 1 | 5, fairHandoff = true): SemaphoreContender => 
         runtime.runPromise(
           Effect.promise(hold).pipe(Semaphore.withPermit(key, options), Effect.as(true), Effect.orElseSucceed(() => false))
         ),
+      close: () => runtime.dispose()
+    }
+  }
+})
+
+/**
+ * Ours from an Effect program as its users write one: each worker's loop one
+ * fiber (one `runPromise` per worker, not per permit), holding each permit
+ * with `Semaphore.withPermit`.
+ */
+const effectRedlockFibers = (nodes: 1 | 5): SemaphoreContender => ({
+  name: `effect-redlock Semaphore, loops as fibers, N = ${nodes}`,
+  nodes,
+  start: async (ports, key) => {
+    const runtime = managerOn(ports)
+    const options: Semaphore.PermitOptions = { limit, ttl: Duration.millis(ttlMillis), retry }
+    const withPermit = (hold: () => Promise<void>) =>
+      Effect.promise(hold).pipe(Semaphore.withPermit(key, options), Effect.as(true), Effect.orElseSucceed(() => false))
+    return {
+      withPermit: (hold) => runtime.runPromise(withPermit(hold)),
+      loop: (hold, end, asking, gaveUp) =>
+        runtime.runPromise(Effect.whileLoop({
+          while: () => performance.now() < end,
+          body: () => Effect.suspend(() => {
+            asking()
+            return withPermit(hold)
+          }),
+          step: (held) => {
+            if (!held) gaveUp()
+          }
+        })),
       close: () => runtime.dispose()
     }
   }
@@ -143,11 +182,13 @@ const redisSemaphoreSingle = redisSemaphoreOf(
 export const contenders: ReadonlyArray<SemaphoreContender> = [
   effectRedlock(5),
   effectRedlock(5, false),
+  effectRedlockFibers(5),
   effectRedlockPromise(5),
   effectRedlockPromise(5, false),
   redisSemaphore,
   effectRedlock(1),
   effectRedlock(1, false),
+  effectRedlockFibers(1),
   effectRedlockPromise(1),
   effectRedlockPromise(1, false),
   redisSemaphoreSingle
@@ -186,15 +227,21 @@ export const contention = async (
   const start = performance.now()
   const end = start + seconds * 1000
   const worker = async (client: PermitClient, id: number) => {
+    // When this worker asked for the permit it holds next.
+    let asked = 0
+    const hold = async () => {
+      waits.push(performance.now() - asked)
+      counts[id]++
+      mostAtOnce = Math.max(mostAtOnce, ++holding)
+      await sleep(holdMillis)
+      holding--
+    }
+    if (client.loop !== undefined) {
+      return client.loop(hold, end, () => void (asked = performance.now()), () => void gaveUp++)
+    }
     while (performance.now() < end) {
-      const asked = performance.now()
-      const held = await client.withPermit(async () => {
-        waits.push(performance.now() - asked)
-        counts[id]++
-        mostAtOnce = Math.max(mostAtOnce, ++holding)
-        await sleep(holdMillis)
-        holding--
-      })
+      asked = performance.now()
+      const held = await client.withPermit(hold)
       if (!held) gaveUp++
     }
   }
