@@ -529,11 +529,11 @@ class Acquisition extends Attempt.Attempts<HeldLock, Refused> {
     const release = Release.finalizer(this.settings, lock, time, metricLabels, onAttempt !== undefined)
     const { maxHoldMillis } = this.request
     if (maxHoldMillis === undefined) {
-      hold.release = release
+      hold.granted(release, time)
       return Effect.succeed(lock)
     }
     return Effect.map(Effect.fork(Extension.autoExtend(this.settings, lock, maxHoldMillis)), (extension) => {
-      hold.release = Effect.zipRight(Fiber.interrupt(extension), release)
+      hold.granted(Effect.zipRight(Fiber.interrupt(extension), release), time)
       return lock
     })
   }
