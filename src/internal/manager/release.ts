@@ -92,7 +92,11 @@ export const finalizer = (
   time: Time,
   labels: ReadonlyArray<MetricLabel.MetricLabel>,
   traced: boolean
-): Effect.Effect<void> => Effect.flatMap(released(settings, lock, time, labels, traced), (result) => reportUnanswered(lock, result))
+): Effect.Effect<void> =>
+  traced
+    ? Effect.flatMap(released(settings, lock, time, labels, traced), (result) => reportUnanswered(lock, result))
+    // One asynchronous step: every hold of the Effect API runs it.
+    : Effect.async<void>((resume) => send(settings, lock, time, labels, (result) => resume(reportUnanswered(lock, result))))
 
 const reportUnanswered = (lock: HeldLock, result: ReleaseResult): Effect.Effect<void> => {
   const unanswered = result.outcomes.filter((o) => o._tag === "TimedOut" || o._tag === "Failed")
