@@ -314,12 +314,22 @@ export const table = (results: ReadonlyMap<string, ReadonlyArray<PermitContentio
   ]
   const mean = (runs: ReadonlyArray<PermitContention>, pick: (r: PermitContention) => number) =>
     runs.reduce((sum, run) => sum + pick(run), 0) / runs.length
+  // Each of ours against redis-semaphore's semaphore on as many servers, in this run: permits/s and CPU.
+  const nodesOf = (name: string) => contenders.find((contender) => contender.name === name)?.nodes
+  const ratios = [...results].flatMap(([name, runs]) => {
+    const peer = [...results].find(([other]) => other.startsWith("redis-semaphore") && nodesOf(other) === nodesOf(name))
+    if (!name.startsWith("effect-redlock") || peer === undefined) return []
+    const ratio = (pick: (r: PermitContention) => number) => `${(mean(runs, pick) / mean(peer[1], pick)).toFixed(2)}x`
+    const cells = metrics.map(([label, pick]) => label === "acq/s" || label === "CPU ms/acq" ? ratio(pick) : "–")
+    return [`| ${name} ÷ ${peer[0]} | ${cells.join(" | ")} |`]
+  })
   return [
     `(e) semaphore: ${workers} workers, ${limit} permits, ${holdMillis} ms hold, ~10 ms retry`,
     "",
     `| contender | ${metrics.map(([label]) => label).join(" | ")} |`,
     `|---|${metrics.map(() => "---").join("|")}|`,
-    ...[...results].map(([name, runs]) => `| ${name} | ${metrics.map(([, pick]) => format(mean(runs, pick))).join(" | ")} |`)
+    ...[...results].map(([name, runs]) => `| ${name} | ${metrics.map(([, pick]) => format(mean(runs, pick))).join(" | ")} |`),
+    ...ratios
   ].join("\n")
 }
 
