@@ -40,7 +40,7 @@ import * as Effect from "effect/Effect"
 import { dual } from "effect/Function"
 import type * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
-import { holdable, whileHolding } from "./internal/lock.js"
+import { whileHolding } from "./internal/lock.js"
 import type * as Lock from "./Lock.js"
 import { type AcquireOptions, type InspectResult, Redlock, type WithLockError } from "./Redlock.js"
 import type { InvalidOptions, LockNotAcquired, SelfDeadlock, SettingConflict } from "./RedlockError.js"
@@ -125,8 +125,7 @@ export const withRead: {
   ): <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.Effect<A, E | WithLockError | SettingConflict | SelfDeadlock, R | Redlock>
   <A, E, R>(self: Effect.Effect<A, E, R>, resource: string, options: ReadWriteOptions): Effect.Effect<A, E | WithLockError | SettingConflict | SelfDeadlock, R | Redlock>
 } = dual(3, <A, E, R>(self: Effect.Effect<A, E, R>, resource: string, options: ReadWriteOptions) =>
-  Effect.flatMap(Redlock, (redlock) =>
-    whileHolding(redlock, (hold) => holdable(redlock.acquireRead)(resource, options, hold), self)))
+  Effect.flatMap(Redlock, (redlock) => whileHolding(redlock, redlock.acquireRead, resource, options, self)))
 
 /**
  * Run an effect while holding `resource` for writing, released when it ends;
@@ -142,8 +141,7 @@ export const withWrite: {
   ): <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.Effect<A, E | WithLockError | SettingConflict | SelfDeadlock, R | Redlock>
   <A, E, R>(self: Effect.Effect<A, E, R>, resource: string, options: ReadWriteOptions): Effect.Effect<A, E | WithLockError | SettingConflict | SelfDeadlock, R | Redlock>
 } = dual(3, <A, E, R>(self: Effect.Effect<A, E, R>, resource: string, options: ReadWriteOptions) =>
-  Effect.flatMap(Redlock, (redlock) =>
-    whileHolding(redlock, (hold) => holdable(redlock.acquireWrite)(resource, options, hold), self)))
+  Effect.flatMap(Redlock, (redlock) => whileHolding(redlock, redlock.acquireWrite, resource, options, self)))
 
 /**
  * Who holds `resource` for reading or writing, read slot by read slot, on

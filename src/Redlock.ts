@@ -32,7 +32,7 @@ import type * as Option from "effect/Option"
 import * as Schedule from "effect/Schedule"
 import type * as Scope from "effect/Scope"
 import * as RedlockConfig from "./internal/config.js"
-import { holdable, takesCallerHolds, whileHolding } from "./internal/lock.js"
+import { takesCallerHolds, whileHolding } from "./internal/lock.js"
 import * as Acquisition from "./internal/manager/acquisition.js"
 import * as Extension from "./internal/manager/extension.js"
 import * as Inspection from "./internal/manager/inspection.js"
@@ -505,7 +505,7 @@ export const withLock: {
   resources: string | NonEmptyReadonlyArray<string>,
   options: AcquireOptions
 ): Effect.Effect<A, E | WithLockError, R | Redlock> =>
-  Effect.flatMap(Redlock, (redlock) => whileHolding(redlock, (hold) => holdable(redlock.acquire)(resources, options, hold), self)))
+  Effect.flatMap(Redlock, (redlock) => whileHolding(redlock, redlock.acquire, resources, options, self)))
 
 /**
  * The errors `withLock` adds to those of its body.

@@ -33,7 +33,7 @@
 import * as Effect from "effect/Effect"
 import { dual } from "effect/Function"
 import type * as Scope from "effect/Scope"
-import { holdable, whileHolding } from "./internal/lock.js"
+import { whileHolding } from "./internal/lock.js"
 import type * as Lock from "./Lock.js"
 import { type AcquireOptions, type InspectResult, Redlock, type WithLockError } from "./Redlock.js"
 import type { InvalidOptions, LockNotAcquired, SettingConflict } from "./RedlockError.js"
@@ -124,8 +124,7 @@ export const withPermit: {
   resource: string,
   options: PermitOptions
 ): Effect.Effect<A, E | WithLockError | SettingConflict, R | Redlock> =>
-  Effect.flatMap(Redlock, (redlock) =>
-    whileHolding(redlock, (hold) => holdable(redlock.acquirePermit)(resource, options, hold), self)))
+  Effect.flatMap(Redlock, (redlock) => whileHolding(redlock, redlock.acquirePermit, resource, options, self)))
 
 /**
  * Who holds each of the `limit` permits of `resource` on each node, and how

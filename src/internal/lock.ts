@@ -251,35 +251,40 @@ export const takesCallerHolds = (manager: object): void => {
   takingHolds.add(manager)
 }
 
-/** An acquisition of a manager that `takesCallerHolds`, with the hold it takes. */
-export type Holdable<F> = F extends (...args: infer P) => infer R ? (...args: [...P, CallerHold | undefined]) => R : never
-
-export const holdable = <F>(acquisition: F): Holdable<F> => acquisition as Holdable<F>
-
 /**
- * Run `self` while holding what `acquire` grants (a lock, a permit), and
- * release it when `self` ends; `self` is interrupted and fails with
- * `LockLost` if it is lost first. `withLock`, `withPermit`, `withRead` and
- * `withWrite`. `acquire` is told a `CallerHold` where `manager` takes one;
- * otherwise (a manager of the user's own making) it runs in a scope of its own.
+ * Run `self` while holding what `acquire`, one of `manager`'s acquisitions,
+ * grants on `resource` (a lock, a permit), and release it when `self` ends;
+ * `self` is interrupted and fails with `LockLost` if it is lost first.
+ * `withLock`, `withPermit`, `withRead` and `withWrite`. Where `manager` takes
+ * holds, `acquire` is given one after its options; otherwise (a manager of
+ * the user's own making) it runs in a scope of its own.
  */
-export const whileHolding = <A, E, R, E2, R2>(
+export const whileHolding = <Resource, Options, A, E, R, E2>(
   manager: object,
-  acquire: (hold: CallerHold | undefined) => Effect.Effect<Lock.Lock, E2, R2 | Scope.Scope>,
+  acquire: (resource: Resource, options: Options) => Effect.Effect<Lock.Lock, E2, Scope.Scope>,
+  resource: Resource,
+  options: Options,
   self: Effect.Effect<A, E, R>
-): Effect.Effect<A, E | E2 | LockLost, R | Exclude<R2, Scope.Scope>> =>
-  takingHolds.has(manager)
-    // No scope is asked for: an acquisition given a hold reads none.
-    ? Effect.uninterruptibleMask((restore) => {
-      const hold = new CallerHold(restore)
-      // The acquisition gives its hold a HeldLock (a lock of its own making).
-      return Effect.flatMap(acquire(hold), (lock) => (lock as HeldLock).runInHold(self, hold))
-    }) as Effect.Effect<A, E | E2 | LockLost, R | Exclude<R2, Scope.Scope>>
-    : Effect.acquireUseRelease(
+): Effect.Effect<A, E | E2 | LockLost, R> => {
+  if (!takingHolds.has(manager)) {
+    return Effect.acquireUseRelease(
       Scope.make(),
-      (scope) => Effect.flatMap(Scope.extend(acquire(undefined), scope), (lock) => runWhileHeld(lock, self)),
+      (scope) => Effect.flatMap(Scope.extend(acquire.call(manager, resource, options), scope), (lock) => heldWhile(lock, self)),
       (scope, exit) => Scope.close(scope, exit)
     )
+  }
+  const acquireInHold = acquire as (
+    resource: Resource,
+    options: Options,
+    hold: CallerHold
+  ) => Effect.Effect<Lock.Lock, E2, Scope.Scope>
+  return Effect.uninterruptibleMask((restore) => {
+    const hold = new CallerHold(restore)
+    // The lock is a HeldLock (the manager's own).
+    return Effect.flatMap(acquireInHold.call(manager, resource, options, hold), (lock) => (lock as HeldLock).runInHold(self, hold))
+  }) as Effect.Effect<A, E | E2 | LockLost, R> // No scope is asked for: an acquisition given a hold reads none.
+}
 
-const runWhileHeld = <A, E, R>(lock: Lock.Lock, self: Effect.Effect<A, E, R>): Effect.Effect<A, E | LockLost, R> =>
+/** `self` while `lock` is held: a lock of ours watches its own loss; another's is raced with its `lost`. */
+const heldWhile = <A, E, R>(lock: Lock.Lock, self: Effect.Effect<A, E, R>): Effect.Effect<A, E | LockLost, R> =>
   lock instanceof HeldLock ? lock.runWhileHeld(self) : Effect.raceFirst(self, Effect.flatMap(lock.lost, Effect.fail))

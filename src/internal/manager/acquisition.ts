@@ -423,9 +423,10 @@ class Acquisition extends Attempt.Attempts<HeldLock, Refused> {
         }
       })
     // A caller's hold runs this in its own uninterruptible region already.
-    return hold === undefined
-      ? Effect.uninterruptibleMask((restore) => settled(restore, (lock) => this.register(lock)))
-      : settled(hold.restore, (lock) => this.handTo(hold, lock))
+    if (hold !== undefined) return settled(hold.restore, (lock) => this.handTo(hold, lock))
+    // Without a hold, surroundingsOf read the scope in context: it receives the release.
+    const scope = this.surroundings.scope!
+    return Effect.uninterruptibleMask((restore) => settled(restore, (lock) => this.register(lock, scope)))
   }
 
   /** Stops the waiting, once it began; until then the first attempt is in flight. */
@@ -499,18 +500,20 @@ class Acquisition extends Attempt.Attempts<HeldLock, Refused> {
     else if (!settled) signal?.addEventListener("abort", onAbort, { once: true })
   }
 
-  /**
-   * The lock's release in the scope (none: promise code releases it itself),
-   * then its extension. Extension is forked after the release is registered:
-   * finalizers run last in, first out, so extension stops before the release
-   * runs.
-   */
-  private register(lock: HeldLock): Effect.Effect<Lock.Lock> {
-    const { scope } = this.surroundings
-    if (scope === undefined) return Effect.succeed(lock)
-    const { maxHoldMillis } = this.request
+  /** The lock's release, as its scope or its hold runs it. */
+  private releaseOf(lock: HeldLock): Effect.Effect<void> {
     const { metricLabels, onAttempt, time } = this.surroundings
-    const registered = Scope.addFinalizer(scope, Release.finalizer(this.settings, lock, time, metricLabels, onAttempt !== undefined))
+    return Release.finalizer(this.settings, lock, time, metricLabels, onAttempt !== undefined)
+  }
+
+  /**
+   * The lock's release in the scope, then its extension. Extension is forked
+   * after the release is registered: finalizers run last in, first out, so
+   * extension stops before the release runs.
+   */
+  private register(lock: HeldLock, scope: Scope.Scope): Effect.Effect<Lock.Lock> {
+    const { maxHoldMillis } = this.request
+    const registered = Scope.addFinalizer(scope, this.releaseOf(lock))
     return maxHoldMillis === undefined
       ? Effect.as(registered, lock)
       : Effect.as(
@@ -520,13 +523,13 @@ class Acquisition extends Attempt.Attempts<HeldLock, Refused> {
   }
 
   /**
-   * The lock's release given to the caller's hold, as `register` would put
-   * it in a scope: the extension, if any, is forked here and stopped before
-   * the release.
+   * The lock's release given to the caller's hold, as `register` puts it in a
+   * scope: the extension, if any, is forked here and stopped before the
+   * release.
    */
   private handTo(hold: CallerHold, lock: HeldLock): Effect.Effect<Lock.Lock> {
-    const { metricLabels, onAttempt, time } = this.surroundings
-    const release = Release.finalizer(this.settings, lock, time, metricLabels, onAttempt !== undefined)
+    const { time } = this.surroundings
+    const release = this.releaseOf(lock)
     const { maxHoldMillis } = this.request
     if (maxHoldMillis === undefined) {
       hold.granted(release, time)

@@ -141,9 +141,8 @@ const slotRequest = (resourceInput: string, options: PermitOptions, kind: SlotKi
 
 /**
  * An acquisition of slots whose refusal is the refusal of the resource
- * (`namingResource`). Not `catchTag`: made on every call, it took ~9 µs of a
- * permit's client CPU under the profiler (its variadic arguments), mapError
- * a fraction of that.
+ * (`namingResource`). Not `catchTag`, made on every call: its variadic
+ * arguments cost ~0.27 µs a call, mapError's ~0.02 (hot, measured alone).
  */
 export const namingRefusals = <A, E>(acquisition: Effect.Effect<A, E, Scope.Scope>, resource: string) =>
   Effect.mapError(acquisition, (error) => error instanceof LockNotAcquired ? namingResource(error, resource) : error)
