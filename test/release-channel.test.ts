@@ -147,6 +147,41 @@ layer(RedisFleet.layerLocal(3), { timeout: 60_000, excludeTestServices: true })(
       assert.isBelow(next, 500, `woken ${Math.round(next)} ms after the release (next poll: 10 s)`)
     }))
 
+  it.scoped("a hand-over between waiters of one process publishes nothing; a release another connection listens for is published to it", () =>
+    Effect.gen(function*() {
+      const fleet = yield* RedisFleet.RedisFleet
+      yield* fleet.reset
+      const published = Effect.map(
+        Effect.forEach(fleet.servers, (server) => server.call("INFO", "commandstats")),
+        (infos) => infos.map((info) => Number(/cmdstat_publish:calls=(\d+)/.exec(String(info))?.[1] ?? 0))
+      )
+      const holder = yield* redisManager(fleet.nodes)
+      const waiter = yield* redisManager(fleet.nodes)
+      let before: ReadonlyArray<number> = []
+      const count = Effect.map(published, (counts) => void (before = counts))
+      const wokenAfter = yield* wokenAfterRelease(holder, waiter, "own", count)
+      assert.isBelow(wokenAfter, 500, `woken ${Math.round(wokenAfter)} ms after the release (next poll: 10 s)`)
+      assert.deepStrictEqual(yield* published, before, "only this process listened: the release's answer told its waiter")
+
+      // Another process listens to the channel: the same release is published, naming the waiter.
+      const listener = yield* Effect.acquireRelease(
+        Effect.sync(() => new Redis({ host: "127.0.0.1", port: fleet.servers[0].port })),
+        (client) => Effect.promise(() => client.quit().catch(() => undefined))
+      )
+      const messages: Array<string> = []
+      listener.on("message", (_channel: string, message: string) => void messages.push(message))
+      yield* Effect.promise(() => listener.subscribe(`${Scripts.releaseChannelPrefix}redlock:other`))
+      const again = yield* wokenAfterRelease(holder, waiter, "other", count)
+      assert.isBelow(again, 500, `woken ${Math.round(again)} ms after the release (next poll: 10 s)`)
+      // Two releases: the holder's, naming the waiter, and the waiter's own at the end, naming nobody.
+      const after = yield* published
+      assert.deepStrictEqual(after.map((calls, index) => calls - before[index]), [2, 0, 0], "published where it is listened for")
+      yield* Effect.sleep("50 millis")
+      assert.strictEqual(messages.length, 2, "the listener heard both")
+      assert.match(messages[0], /^[\w-]{28}$/, "the first names the waiter first in line")
+      assert.strictEqual(messages[1], "")
+    }))
+
   it.scoped("a user's program whose clients quit without closing the lock manager ends by itself", () =>
     Effect.gen(function*() {
       const fleet = yield* RedisFleet.RedisFleet

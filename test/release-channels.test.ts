@@ -10,7 +10,7 @@ import * as ReleaseChannels from "../src/nodes/releaseChannels.js"
 import { releaseChannelPrefix } from "../src/nodes/scripts.js"
 
 /** The channels of a server whose subscriber connection the test plays: `deliver` is a message on a channel. */
-const channelsOverTestDriver = () => {
+const channelsOverTestDriver = (countsSubscribers = true) => {
   let events: ReleaseChannels.SubscriberEvents | undefined
   const use = ReleaseChannels.share({
     open: (given) => {
@@ -22,7 +22,8 @@ const channelsOverTestDriver = () => {
         close: () => {}
       }
     },
-    isRefusal: () => false
+    isRefusal: () => false,
+    countsSubscribers
   }, undefined, () => false)
   return {
     channels: use.channels,
@@ -43,7 +44,7 @@ describe("release channels: which announcements wait for their copy", () => {
   it("a release of a key nobody watched or subscribed awaits no copy: the same text from the channel later is told", async () => {
     const { channels, deliver, leave } = channelsOverTestDriver()
     // This process frees "k" while nobody listens to it: no copy can come.
-    channels.announced("k", "")
+    channels.announced("k", "", true)
     const { heard, stop } = await watching(channels, "k")
     // Another process frees it again: its message is a release of its own, not a copy.
     deliver("k", "")
@@ -57,7 +58,7 @@ describe("release channels: which announcements wait for their copy", () => {
     const first = await watching(channels, "k")
     first.stop()
     // Nobody watches; the channel lingers (a second): the release's copy is on its way.
-    channels.announced("k", "")
+    channels.announced("k", "", true)
     const second = await watching(channels, "k")
     deliver("k", "")
     assert.deepStrictEqual(second.heard, [], "the copy of a release before the watch")
@@ -65,5 +66,37 @@ describe("release channels: which announcements wait for their copy", () => {
     assert.deepStrictEqual(second.heard, [""], "a release after it")
     second.stop()
     leave()
+  })
+
+  it("a release that was not published (nobody else listened) awaits no copy: the same text from the channel later is told", async () => {
+    const { channels, deliver, leave } = channelsOverTestDriver()
+    const { heard, stop } = await watching(channels, "k")
+    channels.announced("k", "", false)
+    assert.deepStrictEqual(heard, [""], "told from the answer")
+    // Another process frees it again: a release of its own, not the copy of ours (which was never sent).
+    deliver("k", "")
+    assert.deepStrictEqual(heard, ["", ""])
+    stop()
+    leave()
+  })
+})
+
+describe("release channels: the subscribers a release counts as this process's own", () => {
+  it("one once the channel of every key's line is subscribed, none before; none to count where the server cannot", async () => {
+    const { channels, leave } = channelsOverTestDriver()
+    const slot = "r\u0000p0"
+    assert.strictEqual(channels.ownSubscribers(["a"]), 0, "not subscribed yet")
+    const a = await watching(channels, "a")
+    assert.strictEqual(channels.ownSubscribers(["a"]), 1)
+    assert.strictEqual(channels.ownSubscribers(["a", "b"]), 0, "one key's channel not subscribed")
+    const slots = await watching(channels, "r\u0000p")
+    assert.strictEqual(channels.ownSubscribers([slot, "r\u0000p1"]), 1, "a slot key's channel is its resource's slots' line")
+    a.stop()
+    slots.stop()
+    leave()
+    const cluster = channelsOverTestDriver(false)
+    await watching(cluster.channels, "a")
+    assert.strictEqual(cluster.channels.ownSubscribers(["a"]), undefined)
+    cluster.leave()
   })
 })

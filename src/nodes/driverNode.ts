@@ -237,11 +237,11 @@ const makeNode = (
   // without waiting for the channel's message, which may only be read after
   // whatever the releasing caller does next.
   const releaseAnswer = (reply: unknown): number => {
-    const [deleted, ...announcements] = reply as [number, ...Array<string>]
-    for (let index = 0; index + 1 < announcements.length; index += 2) {
-      releases.announced(announcements[index], announcements[index + 1])
+    const announcements = reply as [number, ...Array<string | number>]
+    for (let index = 1; index + 2 < announcements.length; index += 3) {
+      releases.announced(String(announcements[index]), String(announcements[index + 1]), announcements[index + 2] === 1)
     }
-    return Number(deleted)
+    return Number(announcements[0])
   }
   const isTrue = (answer: boolean) => answer
   const isGranted = (answer: TurnAnswer) => answer._tag === "Granted"
@@ -295,12 +295,12 @@ const makeNode = (
       supersede(keys, value)
       return evalScript(Scripts.acquireSlot, keys, turnArguments(value, ttlMillis, turn), turnAnswer)
     }, isGranted),
-    // A lock's release (announced, its place left) sends the value alone: the script's defaults.
     release: (keys, value, announce, keepPlace) => {
       supersede(keys, value)
-      const args = announce && !keepPlace ? [value] : [value, announce ? 1 : 0, keepPlace ? 1 : 0]
       // An undo (keepPlace) announces nothing.
-      if (keepPlace === true) return evalScript(Scripts.releaseOwned, keys, args, releaseAnswer)
+      if (keepPlace === true) return evalScript(Scripts.releaseOwned, keys, [value, announce ? 1 : 0, 1], releaseAnswer)
+      const ownSubscribers = releases.ownSubscribers(keys)
+      const args = ownSubscribers === undefined ? [value, announce ? 1 : 0, 0] : [value, announce ? 1 : 0, 0, ownSubscribers]
       const answered = releases.releasing()
       const released = evalScript(Scripts.releaseOwned, keys, args, (reply) => {
         answered()

@@ -23,6 +23,7 @@
  * @internal
  */
 import type { ReleaseWatch } from "../engine/node.js"
+import { lineOf } from "../engine/slots.js"
 import { releaseChannelPrefix } from "./scripts.js"
 import { type OnRelease, Watchers } from "./watchers.js"
 
@@ -71,6 +72,12 @@ export interface Driver {
   readonly open: (events: SubscriberEvents) => SubscriberConnection
   /** Whether a failed SUBSCRIBE is the server's refusal, rather than the connection's failure. */
   readonly isRefusal: (error: unknown) => boolean
+  /**
+   * Whether the server's `PUBSUB NUMSUB` counts every connection its
+   * `PUBLISH` reaches: a standalone server's does; a cluster node's does not
+   * (its messages reach the other nodes' subscribers too).
+   */
+  readonly countsSubscribers: boolean
 }
 
 /** The announcements of one server. */
@@ -79,9 +86,16 @@ export interface ReleaseChannels {
   /**
    * A release of this process announced `next` on `key`'s channel: told to
    * the key's watchers now, from the release's answer; the channel's copy
-   * of it is then not told again (`Watchers.notify`).
+   * of it, if it was `published`, is then not told again (`Watchers.notify`).
    */
-  readonly announced: (key: string, next: string) => void
+  readonly announced: (key: string, next: string, published: boolean) => void
+  /**
+   * How many subscribers of the channels of `keys` are this process's
+   * connection, for a release to send (scripts.ts, releaseOwned): 1 when it
+   * is subscribed to every one of them now, else 0; `undefined` when the
+   * server cannot count them (`Driver.countsSubscribers`).
+   */
+  readonly ownSubscribers: (keys: ReadonlyArray<string>) => 0 | 1 | undefined
   /**
    * A release of this process was sent to the server: until the returned
    * function is called (answered or failed), a message on a channel may be
@@ -268,7 +282,13 @@ const open = (driver: Driver, serverKey: string | undefined): ReleaseChannels =>
   const mayHear = (key: string): boolean => watchers.has(key) || channels.has(key)
   return {
     watch: (key, onRelease) => watchers.watch(key, onRelease, performance.now()),
-    announced: (key, next) => watchers.notify(key, next, performance.now(), "answer", mayHear(key)),
+    announced: (key, next, published) => watchers.notify(key, next, performance.now(), "answer", published && mayHear(key)),
+    ownSubscribers: (keys) => {
+      if (!driver.countsSubscribers) return undefined
+      if (subscriber === undefined || !subscriber.isReady()) return 0
+      for (const key of keys) if (channels.get(lineOf(key)) !== "active") return 0
+      return 1
+    },
     releasing: () => {
       releasesUnanswered++
       let answered = false

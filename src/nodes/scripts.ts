@@ -427,11 +427,17 @@ export const releaseChannelPrefix = "redlock-released:"
  * channel are left alone. A key of another type is not ours and is left alone
  * (pcall turns GET's WRONGTYPE error into a value). KEYS: the lock keys (their
  * lines' keys are worked out from them). ARGV: value, then announce and keep
- * place, both "1" or "0"; a lock's release sends the value alone (announce,
- * do not keep the place), as a plain compare-and-delete does. Returns the
- * number of keys deleted, then each announcement made, as the key it was
- * made for and its message: the releasing process tells its own waiters
- * from the reply (driverNode.ts), without waiting for the channel.
+ * place, both "1" or "0" (a value alone: announce, do not keep the place, as
+ * a plain compare-and-delete does), then how many subscribers of the
+ * channels announced on are the releasing process's own connection ("1" or
+ * "0"; none: publish always). Returns the number of keys deleted, then each
+ * announcement made, as the key it was made for, its message and whether it
+ * was published: the releasing process tells its own waiters from the reply
+ * (driverNode.ts), without waiting for the channel, so a PUBLISH that only
+ * its own connection would hear (`PUBSUB NUMSUB`: exact on a standalone
+ * server, whose PUBLISH reaches no other server's subscribers; the caller
+ * sends no count for a cluster) is not sent: no message crosses the wire for
+ * a hand-over between waiters of one process.
  *
  * Handover: a key we freed (or found free when we were first in line) while
  * others wait in line is set to the value of the waiter now first, for what
@@ -448,12 +454,24 @@ export const releaseChannelPrefix = "redlock-released:"
  */
 export const releaseOwned = script(`${queueFunctions}
 -- An announcement on the release channel of a key (a lock key, or a resource's slots' prefix), also added to
--- the reply, where the releasing process reads it. The PUBLISH is best effort: a user the ACLs refuse it
--- (Redis 7 checks them inside scripts) still releases.
+-- the reply, where the releasing process reads it, with whether it was published (1 or 0). The PUBLISH is
+-- best effort: a user the ACLs refuse it (Redis 7 checks them inside scripts) still releases. It is not sent
+-- when no connection but the releasing process's own would hear it (ARGV[4], see above): that process
+-- reads the reply.
+local ownSubscribers = tonumber(ARGV[4])
 local function publish(reply, key, message)
-  redis.pcall("PUBLISH", "${releaseChannelPrefix}" .. key, message)
+  local channel = "${releaseChannelPrefix}" .. key
+  local published = 1
+  if ownSubscribers then
+    -- An error (an ACL without pub/sub) is a table without a count: then PUBLISH is tried.
+    local counted = redis.pcall("PUBSUB", "NUMSUB", channel)
+    local count = type(counted) == "table" and tonumber(counted[2])
+    if count and count <= ownSubscribers then published = 0 end
+  end
+  if published == 1 then redis.pcall("PUBLISH", channel, message) end
   reply[#reply + 1] = key
   reply[#reply + 1] = message
+  reply[#reply + 1] = published
 end
 
 -- A resource's slots: every slot key that holds our value is deleted (a slot

@@ -262,7 +262,8 @@ const releases = (cluster: IoredisCluster): DriverNode.Releases => {
   const use = ReleaseChannels.share({
     open: (events) =>
       ReleaseSubscriber.subscriberConnection(cluster.duplicate([], { enableOfflineQueue: false, lazyConnect: false }), events),
-    isRefusal: ReleaseSubscriber.isRefusal
+    isRefusal: ReleaseSubscriber.isRefusal,
+    countsSubscribers: false
   }, undefined, () => cluster.status === "end")
   return { channels: use.channels, stop: use.leave }
 }

@@ -44,7 +44,8 @@ const driver = (client: IoredisClient): ReleaseChannels.Driver => ({
     })
     return subscriberConnection(subscriber, events)
   },
-  isRefusal
+  isRefusal,
+  countsSubscribers: true
 })
 
 /** A subscribing client of the ioredis family (a client's or a cluster client's duplicate) as the release channels use it. */

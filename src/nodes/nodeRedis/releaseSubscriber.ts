@@ -73,7 +73,8 @@ const driver = (client: NodeRedisClient): ReleaseChannels.Driver => ({
       }
     }
   },
-  isRefusal: isServerReply
+  isRefusal: isServerReply,
+  countsSubscribers: true
 })
 
 /**
