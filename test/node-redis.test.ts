@@ -14,7 +14,7 @@ import * as Redlock from "../src/Redlock.js"
 import * as NodeRedis from "../src/RedisNode/NodeRedis.js"
 import { contract, redisHarness } from "./contract.js"
 import { driverSuite, lockSuite, nodesOf } from "./driverSuite.js"
-import { aclUser, expectEmpty, failureOf } from "./support.js"
+import { aclUser, expectEmpty, failureOf, redisManager, slowRetry } from "./support.js"
 
 /** A user's client, connected, closed with the scope. */
 const userClient = (port: number, options: { readonly password?: string; readonly RESP?: 2 | 3 } = {}) =>
@@ -97,6 +97,32 @@ layer(RedisFleet.layerLocal(3), { timeout: 60_000, excludeTestServices: true })(
       assert.deepStrictEqual(waiter.nodes.map((node) => node.hearsReleases?.()), [false, false, false], "SUBSCRIBE was refused")
       assert.strictEqual((yield* holder.release(held)).status, "Released")
       yield* Fiber.join(waiting)
+      yield* expectEmpty(fleet)
+    }))
+
+  it.scoped("ioredis and node-redis nodes of one process (a subscriber connection each): a release that one of them listens for is still published for the other", () =>
+    Effect.gen(function*() {
+      const fleet = yield* RedisFleet.RedisFleet
+      yield* fleet.reset
+      const overIoredis = yield* redisManager(fleet.nodes)
+      const overNodeRedis = yield* manager(fleet.nodes)
+      const slowly = { ttl: "10 seconds", retry: slowRetry, nodeTimeout: "1 second" } as const
+      const acquiredAt = (redlock: Redlock.Redlock["Type"]) =>
+        Effect.fork(Effect.scoped(Effect.zipRight(redlock.acquire("mixed", slowly), Effect.sync(() => performance.now()))))
+      const held = yield* overIoredis.acquire("mixed", { ttl: "10 seconds" })
+      const first = yield* acquiredAt(overNodeRedis)
+      yield* Effect.sleep("200 millis")
+      // Behind it, a waiter over ioredis: this process's ioredis subscriber listens to the key's channel too.
+      const second = yield* acquiredAt(overIoredis)
+      // Past the renewal of the places the first attempts took: the next attempts on their own are 10 s away.
+      yield* Effect.sleep("1 second")
+      let released = performance.now()
+      assert.strictEqual((yield* overIoredis.release(held)).status, "Released")
+      const firstAcquired = yield* Fiber.join(first).pipe(Effect.timeout("5 seconds"))
+      assert.isBelow(firstAcquired - released, 500, "the node-redis waiter heard the ioredis release on its own connection")
+      released = firstAcquired
+      const secondAcquired = yield* Fiber.join(second).pipe(Effect.timeout("5 seconds"))
+      assert.isBelow(secondAcquired - released, 500, "and the other way round")
       yield* expectEmpty(fleet)
     }))
 })
