@@ -93,7 +93,11 @@ export interface ReleaseChannels {
    * How many subscribers of the channels of `keys` are this process's
    * connection, for a release to send (scripts.ts, releaseOwned): 1 when it
    * is subscribed to every one of them now, else 0; `undefined` when the
-   * server cannot count them (`Driver.countsSubscribers`).
+   * server cannot count them (`Driver.countsSubscribers`). "Now" as far as
+   * this process knows: a subscription the server dropped a moment ago counts
+   * until the connection's close is read, and a release meanwhile may count
+   * another process's listener as ours and not publish; that waiter then
+   * tries on its schedule, as after any lost message.
    */
   readonly ownSubscribers: (keys: ReadonlyArray<string>) => 0 | 1 | undefined
   /**
