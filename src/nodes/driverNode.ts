@@ -237,11 +237,12 @@ const makeNode = (
   // without waiting for the channel's message, which may only be read after
   // whatever the releasing caller does next.
   const releaseAnswer = (reply: unknown): number => {
-    const announcements = reply as [number, ...Array<string | number>]
-    for (let index = 1; index + 2 < announcements.length; index += 3) {
-      releases.announced(String(announcements[index]), String(announcements[index + 1]), announcements[index + 2] === 1)
+    // The keys deleted, then each announcement as key, message and whether it was published.
+    const answer = reply as [number, ...Array<string | number>]
+    for (let index = 1; index + 2 < answer.length; index += 3) {
+      releases.announced(String(answer[index]), String(answer[index + 1]), answer[index + 2] === 1)
     }
-    return Number(announcements[0])
+    return Number(answer[0])
   }
   const isTrue = (answer: boolean) => answer
   const isGranted = (answer: TurnAnswer) => answer._tag === "Granted"
@@ -299,8 +300,9 @@ const makeNode = (
       supersede(keys, value)
       // An undo (keepPlace) announces nothing.
       if (keepPlace === true) return evalScript(Scripts.releaseOwned, keys, [value, announce ? 1 : 0, 1], releaseAnswer)
+      const args: Array<string | number> = [value, announce ? 1 : 0, 0]
       const ownSubscribers = releases.ownSubscribers(keys)
-      const args = ownSubscribers === undefined ? [value, announce ? 1 : 0, 0] : [value, announce ? 1 : 0, 0, ownSubscribers]
+      if (ownSubscribers !== undefined) args.push(ownSubscribers)
       const answered = releases.releasing()
       const released = evalScript(Scripts.releaseOwned, keys, args, (reply) => {
         answered()
