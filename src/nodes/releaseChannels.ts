@@ -93,7 +93,8 @@ export interface ReleaseChannels {
    * How many subscribers of the channels of `keys` are this process's
    * connection, for a release to send (scripts.ts, releaseOwned): 1 when it
    * is subscribed to every one of them now, else 0; `undefined` when the
-   * server cannot count them (`Driver.countsSubscribers`). "Now" as far as
+   * server cannot count them (`Driver.countsSubscribers`) or refused this
+   * process's SUBSCRIBE lately (pub/sub refused). "Now" as far as
    * this process knows: a subscription the server dropped a moment ago counts
    * until the connection's close is read, and a release meanwhile may count
    * another process's listener as ours and not publish; that waiter then
@@ -288,7 +289,8 @@ const open = (driver: Driver, serverKey: string | undefined): ReleaseChannels =>
     watch: (key, onRelease) => watchers.watch(key, onRelease, performance.now()),
     announced: (key, next, published) => watchers.notify(key, next, performance.now(), "answer", published && mayHear(key)),
     ownSubscribers: (keys) => {
-      if (!driver.countsSubscribers) return undefined
+      // A server that refuses pub/sub would refuse the count too: one refused command per release is enough.
+      if (!driver.countsSubscribers || refusal.recent()) return undefined
       if (subscriber === undefined || !subscriber.isReady()) return 0
       for (const key of keys) if (channels.get(lineOf(key)) !== "active") return 0
       return 1
