@@ -232,6 +232,15 @@ export interface RedisNode {
    */
   readonly hearsReleases?: (() => boolean) | undefined
   /**
+   * Whether a slot this node hands a waiter by a release (a permit, a read
+   * or a write) counts without the waiter's own call. Optional: `true`. The
+   * ioredis and node-redis nodes say `false` with `waitForReplicas`: the
+   * release waited for no replica, so the waiter's own `acquireSlot`, which
+   * finds the slot already its own and waits for the replicas, counts
+   * instead. A node of your own that waits for replicas says `false` too.
+   */
+  readonly countsHandOvers?: boolean | undefined
+  /**
    * Set every key to `value` with a time to live of `ttlMillis`, only if none
    * of them holds another value. A key that already holds `value` is ours (a
    * late answer of an earlier attempt of the same acquisition) and is set
@@ -385,6 +394,7 @@ export interface PromiseNode {
   readonly watchReleases?: RedisNode["watchReleases"]
   readonly watchReleasesNow?: RedisNode["watchReleasesNow"]
   readonly hearsReleases?: RedisNode["hearsReleases"]
+  readonly countsHandOvers?: RedisNode["countsHandOvers"]
 }
 
 /**

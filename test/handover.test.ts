@@ -34,9 +34,9 @@ class Attempts extends Attempt.Attempts<Grant, Attempt.Refused> {
 }
 
 /** Three in-memory nodes; a holder of the one slot of "jobs" on each; a waiter for it. */
-const setUp = async (ttlMillis: number, quarantineMillis?: number) => {
+const setUp = async (ttlMillis: number, quarantineMillis?: number, countsHandOvers?: boolean) => {
   const fleet = new MemoryFleet(3, liveTime, makeNodeError)
-  const nodes: ReadonlyArray<Node> = fleet.nodes.map((node) => node.toNode())
+  const nodes: ReadonlyArray<Node> = fleet.nodes.map((node) => ({ ...node.toNode(), countsHandOvers }))
   for (const node of nodes) assert.strictEqual((await node.promises.acquireSlot([slot], "holder", 10_000, turn))._tag, "Granted")
   const waiter = new Attempts({
     nodes,
@@ -114,6 +114,18 @@ describe("slots handed over: held on a quorum of the nodes' word", () => {
     assert.isFalse(waiter.countsHanded(1))
     assert.isUndefined(waiter.grantHanded(new Map([[0, 0], [1, 0]])))
     assert.strictEqual(waiter.grantHanded(new Map([[0, 0], [2, 0]]))?.slot, 0)
+  })
+
+  it("a hand-over does not count from a node whose grants wait for its replicas: the waiter's own round takes the slot", async () => {
+    const { nodes, waiter } = await setUp(10_000, undefined, false)
+    assert.isFalse(waiter.countsHanded(0))
+    // The waiter stands in line; the holder's release hands it the slot on every node.
+    assert.isUndefined((await attempt(waiter)).granted)
+    for (const node of nodes) await node.promises.release([slot], "holder", true)
+    assert.isUndefined(waiter.grantHanded(new Map([[0, 0], [1, 0], [2, 0]])))
+    const end = await attempt(waiter)
+    assert.strictEqual(end.granted?.slot, 0)
+    assert.strictEqual(end.granted?.yes, 3)
   })
 
   it("no grant once the waiter has waited longer than its ttl: a slot handed at the start would have run out", async () => {

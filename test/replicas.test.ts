@@ -5,7 +5,7 @@
  * fails as Unavailable, and a refused attempt leaves no key behind.
  */
 import { assert, describe, it, layer } from "@effect/vitest"
-import { Effect, Exit } from "effect"
+import { Effect, Exit, Fiber, Option, Schedule, Scope } from "effect"
 import * as RedisFleet from "../fleet/RedisFleet.js"
 import * as Redlock from "../src/Redlock.js"
 import { InvalidOptions, LockNotAcquired } from "../src/RedlockError.js"
@@ -68,6 +68,60 @@ layer(RedisFleet.layerLocal(3, { replicas: true }), { timeout: 60_000, excludeTe
         // The refused attempt deleted what it set on the masters whose replica did not answer.
         assert.deepStrictEqual(yield* fleet.dbsizes, [0, 0, 0])
         yield* Effect.forEach(fleet.replicas, (replica) => replica.resume, { discard: true })
+      }))
+
+    it.scoped("a permit handed over by a release counts once the waiter's own call found it on the replicas", () =>
+      Effect.gen(function*() {
+        const { fleet, redlock: holder } = yield* waitingManager
+        const waiter = yield* redisManager(fleet.nodes.map((node) => ({ ...node, waitForReplicas: waiting })))
+        const options = {
+          limit: 1,
+          ttl: "10 seconds",
+          nodeTimeout: "1 second",
+          retry: Schedule.spaced("100 millis").pipe(Schedule.upTo("20 seconds"))
+        } as const
+        const holding = yield* Scope.make()
+        yield* Scope.extend(holder.acquirePermit("exports", options), holding)
+        // Held in the test's scope, so that the replicas can be read while it is held.
+        const queued = yield* Effect.fork(Effect.map(
+          waiter.acquirePermit("exports", options),
+          (permit) => ({ key: `redlock:${permit.resources[0]}`, value: permit.value, outcomes: permit.outcomes })
+        ))
+        // The waiter has tried once and stands in line on every node.
+        yield* Effect.sleep("300 millis")
+        yield* fleet.replicas[0].pause
+        yield* fleet.replicas[1].pause
+        // The release hands the slot to the waiter on every node; two of their replicas cannot have it.
+        yield* Scope.close(holding, Exit.void)
+        yield* Effect.sleep("1 second")
+        assert.isTrue(Option.isNone(yield* Fiber.poll(queued)), "granted while two of three replicas were paused")
+        yield* Effect.forEach(fleet.replicas, (replica) => replica.resume, { discard: true })
+        const permit = yield* Fiber.join(queued)
+        const counted = fleet.replicas.filter((_, index) => permit.outcomes[index]._tag === "Ok")
+        assert.isAtLeast(counted.length, 2)
+        const onReplicas = yield* Effect.forEach(counted, (replica) => replica.call("GET", permit.key))
+        assert.deepStrictEqual(onReplicas, counted.map(() => permit.value))
+      }))
+
+    it.scoped("a waiter handed a permit takes it at once: its own call confirms the slot, with no wait for a timeout or its schedule", () =>
+      Effect.gen(function*() {
+        const { fleet, redlock: holder } = yield* waitingManager
+        const waiter = yield* redisManager(fleet.nodes.map((node) => ({ ...node, waitForReplicas: waiting })))
+        // Neither the next retry (10 s) nor a node timeout (5 s) comes within the test's bound.
+        const options = { limit: 1, ttl: "20 seconds", nodeTimeout: "5 seconds", retry: Schedule.spaced("10 seconds") } as const
+        const holding = yield* Scope.make()
+        yield* Scope.extend(holder.acquirePermit("exports", options), holding)
+        const queued = yield* Effect.fork(waiter.acquirePermit("exports", options))
+        yield* Effect.sleep("300 millis")
+        const released = yield* Effect.clockWith((clock) => clock.currentTimeMillis)
+        yield* Scope.close(holding, Exit.void)
+        const permit = yield* Fiber.join(queued)
+        const tookMillis = (yield* Effect.clockWith((clock) => clock.currentTimeMillis)) - released
+        assert.isBelow(tookMillis, 2_000)
+        // Counted by its own call: each outcome that counted took time (a handed slot's outcome takes none).
+        const counted = permit.outcomes.filter((outcome) => outcome._tag === "Ok")
+        assert.isAtLeast(counted.length, 2)
+        for (const outcome of counted) assert.isAbove(outcome.millis, 0)
       }))
   }
 )

@@ -316,10 +316,11 @@ export abstract class Attempts<G, R extends Refused> implements Waiting.Waiter<G
    * deletes every slot of ours there, and the hand-over may have come before
    * it (the announcement travels apart from the undo's answer). Nor from a
    * node that abstains (restart quarantine), counted from the acquisition's
-   * start: the hand-over came after it.
+   * start: the hand-over came after it. Nor from a node whose grants count
+   * once its replicas have them (`Node.countsHandOvers`).
    */
   readonly countsHanded = (index: number): boolean => {
-    if (this.undone?.has(index) === true) return false
+    if (this.undone?.has(index) === true || this.nodes[index].countsHandOvers === false) return false
     const { quarantineMillis } = this.attemptSettings
     if (quarantineMillis === undefined) return true
     const run = this.nodes[index].run()

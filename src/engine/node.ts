@@ -190,4 +190,12 @@ export interface Node {
   readonly watchReleasesNow?: ((key: string, onRelease: (next: string | null) => void) => ReleaseWatch) | undefined
   /** Whether the node's release announcements reach this process now; none: `true` where it watches. */
   readonly hearsReleases?: (() => boolean) | undefined
+  /**
+   * Whether a slot this node hands a waiter by a release counts without the
+   * waiter's own call; none: `true`. Not where the node confirms each grant
+   * with its replicas (`waitForReplicas`): the release that handed the slot
+   * waited for none, and only the waiter's own call, which finds the slot
+   * already its own, waits for them.
+   */
+  readonly countsHandOvers?: boolean | undefined
 }

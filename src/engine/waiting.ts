@@ -42,6 +42,11 @@ import type { Time } from "./time.js"
 
 const timerSlackMillis = 1
 
+// A quorum of hand-overs wakes the waiter whether or not each counts alone
+// (`Waiter.grantHanded` says): where one does not, the attempt it wakes for
+// finds the slot already its own there and confirms it.
+const everyNode = () => true
+
 /**
  * Whether a release for us was announced since the current attempt began,
  * and the slots nodes handed us (kept across attempts).
@@ -77,15 +82,16 @@ class Announcements {
 
   /**
    * A node handed us a slot: wake once a quorum handed the same one (the
-   * waiter holds it then, `Waiter.grantHanded`) or none can; else within a
+   * waiter holds it then, `Waiter.grantHanded`, or its attempt finds it
+   * held where a hand-over does not count alone) or none can; else within a
    * node timeout, for an attempt, should the others' hand-overs not come.
    */
   private handedBy(index: number, slot: number): void {
     this.handed ??= new Map()
     this.handed.set(index, slot)
     if (this.woken) return
-    const { nodes, quorum, countsHanded } = this.waiter
-    if (handedSlot(this.handed, countsHanded, quorum) !== undefined || !handedQuorumPossible(this.handed, nodes.length, quorum)) {
+    const { nodes, quorum } = this.waiter
+    if (handedSlot(this.handed, everyNode, quorum) !== undefined || !handedQuorumPossible(this.handed, nodes.length, quorum)) {
       return this.wake()
     }
     this.cancelGrace ??= this.time.schedule(this.waiter.nodeTimeoutMillis, () => {
@@ -170,8 +176,6 @@ export interface Watched {
   lease(intervalMillis: number): number
   /** Set when a quorum refused the acquisition's setting (attempt.ts, `conflictOf`): no attempt can succeed. */
   readonly conflict?: string | undefined
-  /** Whether the slot node `index` handed this waiter counts towards a quorum now (see `Waiter.grantHanded`). */
-  readonly countsHanded: (index: number) => boolean
 }
 
 /**
@@ -315,7 +319,7 @@ export interface Waiter<G, R> extends Watched {
   /** One attempt, staying in line for the given lease when refused: `done` is called once. */
   attempt(leaseMillis: number, done: (end: AttemptEnd<G, R>) => void): void
   /**
-   * The lock, when a quorum of the nodes that count (`countsHanded`) handed
+   * The lock, when a quorum of the nodes that count (attempt.ts, `countsHanded`) handed
    * this waiter the same slot (slot number by node index) and its validity
    * is left; no attempt is sent.
    */

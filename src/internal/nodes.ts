@@ -157,7 +157,7 @@ export const withPromises = (node: RedisNode, runtime: Runtime.Runtime<never>): 
   const sameWatches = watchEffect === undefined ? node.watchReleasesNow === undefined : node.watchReleasesNow !== undefined
   // A node that has both already is one (the same object: its callbacks, engine/nodeCalls.ts, stay found).
   if (node.promises !== undefined && sameWatches) return node as Engine.Node
-  const { hearsReleases, name, run } = node
+  const { countsHandOvers, hearsReleases, name, run } = node
   const promises: NodePromises = node.promises ?? promisesOf(node, runtime)
   const watchReleasesNow = watchEffect === undefined ? undefined : node.watchReleasesNow ?? ((
     key: string,
@@ -182,7 +182,7 @@ export const withPromises = (node: RedisNode, runtime: Runtime.Runtime<never>): 
       }
     }
   })
-  const engineNode: Engine.Node = { name, run, promises, watchReleasesNow, hearsReleases }
+  const engineNode: Engine.Node = { name, run, promises, watchReleasesNow, hearsReleases, countsHandOvers }
   const call = node.promises === undefined ? undefined : callOf(node)
   return call === undefined ? engineNode : withCalls(engineNode, call)
 }
@@ -236,6 +236,7 @@ export const fromPromises = (node: PromiseNode): RedisNode => {
       : (key, onRelease) => Effect.sync(() => watchNow(key, onRelease))),
     watchReleasesNow: watchNow,
     hearsReleases: node.hearsReleases,
+    countsHandOvers: node.countsHandOvers,
     acquire: (keys, value, ttlMillis) => effect(() => promises.acquire(keys, value, ttlMillis)),
     acquireInTurn: (keys, value, ttlMillis, turn) => effect(() => promises.acquireInTurn(keys, value, ttlMillis, turn)),
     acquireSlot: (keys, value, ttlMillis, turn) => effect(() => promises.acquireSlot(keys, value, ttlMillis, turn)),

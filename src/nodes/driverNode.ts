@@ -327,5 +327,12 @@ const makeNode = (
         return { value: value ?? undefined, ttlMillis: pttl >= 0 ? pttl : undefined }
       })
   }
-  return { name, run: serverRun, promises, watchReleasesNow: releases.watch, hearsReleases: releases.hears }
+  return {
+    name,
+    run: serverRun,
+    promises,
+    watchReleasesNow: releases.watch,
+    hearsReleases: releases.hears,
+    countsHandOvers: replicas === undefined
+  }
 }

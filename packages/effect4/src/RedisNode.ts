@@ -67,6 +67,9 @@ export {
  *   next waiter's value whenever a release of `key` is announced (`null`:
  *   releases may have gone unheard). Without it, waiters only poll.
  * - `hearsReleases()` (optional): whether announcements reach this process now.
+ * - `countsHandOvers` (optional, `true`): whether a slot a release handed a
+ *   waiter counts without the waiter's own call; `false` where the node
+ *   waits for replicas (the waiter's own `acquireSlot` waits for them).
  * - `run()`: the server run the node talks to, for the restart quarantine.
  *
  * @since 0.2.0
