@@ -1,6 +1,7 @@
 /** Helpers shared by the test files. */
 import { assert } from "@effect/vitest"
 import { Cause, Context, Effect, Exit, Fiber, Layer, Option, Schedule } from "effect"
+import { inspect } from "node:util"
 import * as Checker from "../faults/checker.js"
 import type * as RedisFleet from "../fleet/RedisFleet.js"
 import * as Lock from "../src/Lock.js"
@@ -59,7 +60,7 @@ export const recordSection = (holder: string, lock: Lock.Lock, body: Effect.Effe
 
 /** The typed failure of an exit; throws (failing the test) on success or on a defect. */
 export const failureOf = <A, E>(exit: Exit.Exit<A, E>): E => {
-  if (Exit.isSuccess(exit)) throw new Error("expected a failure")
+  if (Exit.isSuccess(exit)) throw new Error(`expected a failure, got ${inspect(exit.value, { depth: 3 })}`)
   const failure = Cause.failureOption(exit.cause)
   if (Option.isNone(failure)) throw new Error(`expected a typed failure, got ${Cause.pretty(exit.cause)}`)
   return failure.value
