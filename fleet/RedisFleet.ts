@@ -31,6 +31,8 @@ export class FleetError extends Data.TaggedError("FleetError")<{ readonly messag
 export interface RedisServer {
   readonly index: number
   readonly port: number
+  /** A cluster node's bus port (`cluster-port`), the same across restarts; `undefined` outside a cluster. */
+  readonly busPort?: number | undefined
   /** The PID of the running process (changes on restart). */
   readonly pid: () => number | undefined
   /** SIGSTOP: the server keeps its socket open and answers nothing, like a hung host. */
@@ -200,6 +202,8 @@ const startLocalServer = (
 ): Effect.Effect<RedisServer, FleetError, CommandExecutor.CommandExecutor> =>
   Effect.gen(function*() {
     const port = yield* freePort
+    // A cluster's bus port of its own choosing, not `port` + 10000, which may be taken.
+    const busPort = options.cluster === true ? yield* freePort : undefined
     const executor = yield* Effect.context<CommandExecutor.CommandExecutor>()
     let running: { readonly pid: number; readonly scope: Scope.CloseableScope } | undefined
 
@@ -219,6 +223,7 @@ const startLocalServer = (
       if (replicaOf !== undefined && options.cluster !== true) args.push("--replicaof", "127.0.0.1", String(replicaOf))
       if (options.cluster === true) {
         args.push("--cluster-enabled", "yes", "--cluster-config-file", `${dir}/nodes.conf`, "--cluster-node-timeout", "1000")
+        args.push("--cluster-port", String(busPort))
       }
       const proc = yield* Command.start(Command.make("redis-server", ...args)).pipe(
         Scope.extend(scope),
@@ -247,6 +252,7 @@ const startLocalServer = (
     return {
       index,
       port,
+      busPort,
       pid: () => running?.pid,
       pause: Effect.suspend(() => signal(running?.pid, "SIGSTOP")),
       resume: Effect.suspend(() => signal(running?.pid, "SIGCONT")),
@@ -258,7 +264,9 @@ const startLocalServer = (
 
 /**
  * `n` local `redis-server` processes on free ports, stopped by PID when the
- * layer's scope closes.
+ * layer's scope closes. A fleet that does not come up (a port taken between
+ * its choice and the server's bind; a cluster whose nodes never agree) is
+ * stopped and made again on new ports, twice at most.
  */
 export const layerLocal = (n: number, options: FleetOptions = {}): Layer.Layer<RedisFleet, FleetError> =>
   Layer.scoped(
@@ -270,36 +278,52 @@ export const layerLocal = (n: number, options: FleetOptions = {}): Layer.Layer<R
         Effect.mapError((cause) => new FleetError({ message: "cannot make a temporary directory", cause }))
       )
       const scope = yield* Effect.scope
-      const servers = yield* Effect.forEach(
-        Array.from({ length: n }, (_, index) => index),
-        (index) =>
-          // One directory per server: data files of different servers must not mix.
-          fs.makeDirectory(`${dir}/node-${index}`).pipe(
-            Effect.mapError((cause) => new FleetError({ message: "cannot make a server directory", cause })),
-            Effect.zipRight(startLocalServer(index, `${dir}/node-${index}`, options, scope))
-          ),
-        { concurrency: "unbounded" }
-      )
-      const replicas = options.replicas !== true ? [] : yield* Effect.forEach(
-        servers,
-        (server) =>
-          fs.makeDirectory(`${dir}/node-${server.index}-replica`).pipe(
-            Effect.mapError((cause) => new FleetError({ message: "cannot make a server directory", cause })),
-            Effect.zipRight(startLocalServer(server.index, `${dir}/node-${server.index}-replica`, options, scope, server.port))
-          ),
-        { concurrency: "unbounded" }
-      )
-      const sentinels = options.sentinels !== true ? [] : [yield* startLocalSentinel(dir, servers, options, scope)]
-      const fleet = makeFleet(servers, replicas, sentinels, options)
-      if (options.cluster === true) {
-        yield* createCluster(servers, replicas, options)
-        yield* fleet.clusterOk.pipe(
-          Effect.mapError((cause) => new FleetError({ message: "the cluster did not become ok", cause }))
-        )
-      }
-      return fleet
+      let tries = 0
+      const attempt = Effect.suspend(() => {
+        tries++
+        return Effect.flatMap(Scope.fork(scope, ExecutionStrategy.sequential), (attemptScope) =>
+          startLocalFleet(n, options, `${dir}/${tries}`, attemptScope).pipe(
+            Effect.onError(() => Scope.close(attemptScope, Exit.void))
+          ))
+      })
+      return yield* Effect.retry(attempt, { times: 2 })
     })
   ).pipe(Layer.provide(NodeContext.layer))
+
+// One try of `layerLocal` in `dir`, its processes stopped when `scope` closes.
+const startLocalFleet = (n: number, options: FleetOptions, dir: string, scope: Scope.Scope) =>
+  Effect.gen(function*() {
+    const fs = yield* FileSystem.FileSystem
+    // One directory per server: data files of different servers must not mix.
+    const serverDirectory = (name: string) =>
+      fs.makeDirectory(`${dir}/${name}`, { recursive: true }).pipe(
+        Effect.mapError((cause) => new FleetError({ message: "cannot make a server directory", cause })),
+        Effect.as(`${dir}/${name}`)
+      )
+    const servers = yield* Effect.forEach(
+      Array.from({ length: n }, (_, index) => index),
+      (index) => Effect.flatMap(serverDirectory(`node-${index}`), (path) => startLocalServer(index, path, options, scope)),
+      { concurrency: "unbounded" }
+    )
+    const replicas = options.replicas !== true ? [] : yield* Effect.forEach(
+      servers,
+      (server) =>
+        Effect.flatMap(
+          serverDirectory(`node-${server.index}-replica`),
+          (path) => startLocalServer(server.index, path, options, scope, server.port)
+        ),
+      { concurrency: "unbounded" }
+    )
+    const sentinels = options.sentinels !== true ? [] : [yield* startLocalSentinel(dir, servers, options, scope)]
+    const fleet = makeFleet(servers, replicas, sentinels, options)
+    if (options.cluster === true) {
+      yield* createCluster(servers, replicas, options)
+      yield* fleet.clusterOk.pipe(
+        Effect.mapError((cause) => new FleetError({ message: "the cluster did not become ok", cause }))
+      )
+    }
+    return fleet
+  })
 
 /**
  * One Sentinel watching `masters`, on a free port, stopped by PID with the
@@ -359,15 +383,20 @@ const createCluster = (servers: ReadonlyArray<RedisServer>, replicas: ReadonlyAr
   Effect.gen(function*() {
     const args = ["--cluster", "create", ...servers.map((server) => `127.0.0.1:${server.port}`), "--cluster-yes"]
     if (options.password !== undefined) args.push("-a", options.password, "--no-auth-warning")
+    // Bounded: it waits for the nodes to agree as long as it takes (forever when one cannot be reached).
     const exitCode = yield* Command.exitCode(Command.make("redis-cli", ...args)).pipe(
-      Effect.mapError((cause) => new FleetError({ message: `cannot run redis-cli --cluster create: ${cause.message}`, cause }))
+      Effect.mapError((cause) => new FleetError({ message: `cannot run redis-cli --cluster create: ${cause.message}`, cause })),
+      Effect.timeoutFail({
+        duration: "15 seconds",
+        onTimeout: () => new FleetError({ message: "redis-cli --cluster create did not end within 15 s" })
+      })
     )
     if (exitCode !== 0) return yield* new FleetError({ message: `redis-cli --cluster create exited with ${exitCode}` })
     yield* Effect.forEach(replicas, (replica, i) =>
       Effect.gen(function*() {
         const master = servers[i]
         const masterId = String(yield* master.call("CLUSTER", "MYID"))
-        yield* replica.call("CLUSTER", "MEET", "127.0.0.1", master.port)
+        yield* replica.call("CLUSTER", "MEET", "127.0.0.1", master.port, master.busPort!)
         // Once the replica knows the master (the handshake takes a moment).
         yield* replica.call("CLUSTER", "REPLICATE", masterId).pipe(
           Effect.retry(Schedule.spaced("100 millis").pipe(Schedule.upTo("10 seconds")))
