@@ -79,6 +79,8 @@ const clusterOk = async (admin: Redis, withinMillis: number): Promise<void> => {
 const startServer = (replicaOf?: number, cluster = false) => Effect.acquireRelease(
   Effect.promise(async () => {
     const port = await freePort()
+    // A cluster's bus port of its own choosing, not `port` + 10000, which may be taken.
+    const busPort = cluster ? await freePort() : undefined
     const dir = Fs.mkdtempSync(Path.join(Os.tmpdir(), "effect-redlock-v4-fleet-"))
     const child = ChildProcess.spawn(
       "redis-server",
@@ -86,16 +88,25 @@ const startServer = (replicaOf?: number, cluster = false) => Effect.acquireRelea
         "--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", dir, "--logfile", Path.join(dir, "redis.log"),
         ...(replicaOf === undefined ? [] : ["--replicaof", "127.0.0.1", String(replicaOf)]),
         // A cluster that never met another node announces no address of its own: ioredis could not reach it.
-        ...(cluster ? ["--cluster-enabled", "yes", "--cluster-config-file", Path.join(dir, "nodes.conf"), "--cluster-announce-ip", "127.0.0.1"] : [])
+        ...(cluster ? ["--cluster-enabled", "yes", "--cluster-config-file", Path.join(dir, "nodes.conf"), "--cluster-announce-ip", "127.0.0.1"] : []),
+        ...(busPort === undefined ? [] : ["--cluster-port", String(busPort)])
       ],
       { stdio: "ignore" }
     )
     const admin = new Redis({ host: "127.0.0.1", port, retryStrategy: () => 50, maxRetriesPerRequest: null })
     admin.on("error", () => {}) // it reconnects on its own; errors surface on the commands
-    await ready(admin, 10_000)
-    if (cluster) {
-      await admin.call("CLUSTER", "ADDSLOTSRANGE", "0", "16383")
-      await clusterOk(admin, 10_000)
+    try {
+      await ready(admin, 10_000)
+      if (cluster) {
+        await admin.call("CLUSTER", "ADDSLOTSRANGE", "0", "16383")
+        await clusterOk(admin, 10_000)
+      }
+    } catch (error) {
+      // Not yet the release's to stop: stopped here.
+      admin.disconnect()
+      signal(child.pid, "SIGKILL")
+      Fs.rmSync(dir, { recursive: true, force: true })
+      throw error
     }
     const server: RedisServer = {
       port,
