@@ -7,6 +7,7 @@
  */
 import type * as Lock from "../packages/effect4/src/Lock.js"
 import { type Client, type Contender, type Loops, ourNodes, type Setup, type Waiting } from "./contenders.js"
+import * as Semaphores from "./semaphores.js"
 
 // The bench runs compiled (.bench-build/bench): the package and its Effect 4 are loaded from the
 // repository's packages/effect4 at run time, the Effect 4 runtime as the package's users have it (the
@@ -99,4 +100,46 @@ export const contenders = async (): Promise<ReadonlyArray<Contender>> => {
     }
   }
   return [calls, fibers]
+}
+
+/**
+ * The Effect 4 line's semaphore rows for bench/semaphores.ts (`npm run
+ * bench:semaphore:effect4`, on Node 22): each worker's loop one fiber
+ * holding each permit with `Semaphore.withPermit`, as an Effect 4 program
+ * runs it, in line, on 5 servers and on one; the workload's retry and ttl.
+ */
+export const semaphoreContenders = async (): Promise<ReadonlyArray<Semaphores.SemaphoreContender>> => {
+  const [{ Redlock, Semaphore }, Ioredis, { Duration, Effect, Layer, ManagedRuntime }] = await load()
+  const retry = Redlock.retry({ delay: Duration.millis(10 * Semaphores.timeScale), times: 1000 })
+  const row = (nodes: 1 | 5): Semaphores.SemaphoreContender => ({
+    name: `effect-redlock Semaphore (Effect 4), loops as fibers, N = ${nodes}`,
+    nodes,
+    start: async (ports, key) => {
+      const runtime = ManagedRuntime.make(
+        Redlock.layer({ restartQuarantine: false }).pipe(
+          Layer.provide(Ioredis.layer(ports.map((port) => ({ host: "127.0.0.1", port }))))
+        )
+      )
+      const options = { limit: Semaphores.limit, ttl: Duration.millis(Semaphores.ttlMillis), retry }
+      const withPermit = (hold: () => Promise<void>) =>
+        Effect.promise(hold).pipe(Semaphore.withPermit(key, options), Effect.as(true), Effect.orElseSucceed(() => false))
+      return {
+        withPermit: (hold) => runtime.runPromise(withPermit(hold)),
+        loop: (hold, end, asking, gaveUp) =>
+          runtime.runPromise(Effect.whileLoop({
+            while: () => performance.now() < end,
+            body: () =>
+              Effect.suspend(() => {
+                asking()
+                return withPermit(hold)
+              }),
+            step: (held) => {
+              if (!held) gaveUp()
+            }
+          })),
+        close: () => runtime.dispose()
+      }
+    }
+  })
+  return [row(5), row(1)]
 }

@@ -30,18 +30,18 @@ import { format, jain, percentile } from "./scenarios.js"
 
 export const workers = 8
 export const limit = 3
-const ttlMillis = 10_000
+export const ttlMillis = 10_000
 /**
  * The workload's times (the hold, the retry) multiplied by
  * `BENCH_TIME_SCALE`: 1 here; permitInstructions.ts runs it under valgrind,
  * whose client is ~30× slower, with its times 30× longer, so that waiters
  * nap through no more of their retries than at full speed.
  */
-const timeScale = Number(process.env.BENCH_TIME_SCALE ?? 1)
+export const timeScale = Number(process.env.BENCH_TIME_SCALE ?? 1)
 const holdMillis = 1 * timeScale
 
 /** One worker's way to hold a permit around `hold`; false when it gave up. */
-interface PermitClient {
+export interface PermitClient {
   readonly withPermit: (hold: () => Promise<void>) => Promise<boolean>
   /**
    * The worker's whole loop, where the contender runs it itself (an Effect
@@ -272,10 +272,16 @@ export const contention = async (
 const warmUpSeconds = 1
 
 /** Every contender `rounds` times, in alternating order, the servers emptied after each (after one warm-up run each). */
-export const rounds = (fleet: RedisFleet.Fleet, seconds: number, count: number, log: (line: string) => Effect.Effect<void>) =>
+export const rounds = (
+  fleet: RedisFleet.Fleet,
+  seconds: number,
+  count: number,
+  log: (line: string) => Effect.Effect<void>,
+  list: ReadonlyArray<SemaphoreContender> = contenders
+) =>
   Effect.gen(function*() {
     const ports = fleet.servers.map((server) => server.port)
-    for (const contender of contenders) {
+    for (const contender of list) {
       yield* Effect.promise(() =>
         contention(contender, ports.slice(0, contender.nodes), warmUpSeconds, `bench:permits:warm-up:${contender.name.split(" ")[0]}`)
       )
@@ -284,7 +290,7 @@ export const rounds = (fleet: RedisFleet.Fleet, seconds: number, count: number, 
     yield* log(`semaphores: warm-up done (${warmUpSeconds} s each)`)
     const results = new Map<string, Array<PermitContention>>()
     for (let round = 0; round < count; round++) {
-      const order = round % 2 === 0 ? contenders : [...contenders].reverse()
+      const order = round % 2 === 0 ? list : [...list].reverse()
       for (const contender of order) {
         const result = yield* Effect.promise(() =>
           contention(contender, ports.slice(0, contender.nodes), seconds, `bench:permits:${round}:${contender.name.split(" ")[0]}`)
@@ -301,7 +307,10 @@ export const rounds = (fleet: RedisFleet.Fleet, seconds: number, count: number, 
   })
 
 /** The results (one or more runs per contender, averaged) as a Markdown table. */
-export const table = (results: ReadonlyMap<string, ReadonlyArray<PermitContention>>): string => {
+export const table = (
+  results: ReadonlyMap<string, ReadonlyArray<PermitContention>>,
+  list: ReadonlyArray<SemaphoreContender> = contenders
+): string => {
   const metrics: ReadonlyArray<readonly [string, (r: PermitContention) => number]> = [
     ["acq/s", (r) => r.acquisitionsPerSecond],
     ["wait p50 ms", (r) => r.waitP50],
@@ -315,7 +324,7 @@ export const table = (results: ReadonlyMap<string, ReadonlyArray<PermitContentio
   const mean = (runs: ReadonlyArray<PermitContention>, pick: (r: PermitContention) => number) =>
     runs.reduce((sum, run) => sum + pick(run), 0) / runs.length
   // Each of ours against redis-semaphore's semaphore on as many servers, in this run: permits/s and CPU.
-  const nodesOf = (name: string) => contenders.find((contender) => contender.name === name)?.nodes
+  const nodesOf = (name: string) => list.find((contender) => contender.name === name)?.nodes
   const ratios = [...results].flatMap(([name, runs]) => {
     const peer = [...results].find(([other]) => other.startsWith("redis-semaphore") && nodesOf(other) === nodesOf(name))
     if (!name.startsWith("effect-redlock") || peer === undefined) return []
