@@ -283,6 +283,8 @@ export const layerLocal = (n: number, options: FleetOptions = {}): Layer.Layer<R
         tries++
         return Effect.flatMap(Scope.fork(scope, ExecutionStrategy.sequential), (attemptScope) =>
           startLocalFleet(n, options, `${dir}/${tries}`, attemptScope).pipe(
+            // Said on stderr: a fleet made again is worth knowing of, even when the next try comes up.
+            Effect.tapError((error) => Effect.sync(() => console.error(`test fleet, try ${tries}: ${error.message}`))),
             Effect.onError(() => Scope.close(attemptScope, Exit.void))
           ))
       })
