@@ -16,14 +16,18 @@ import { expectEmpty, layerLocal, RedisFleet } from "./fleet.js"
 
 const waiting = { replicas: 1, timeout: "200 millis" } as const
 
+/** Each replica in sync with its master. */
+const replicasInSync = (fleet: RedisFleet["Service"]) =>
+  Effect.forEach(fleet.servers, (server) =>
+    Effect.gen(function*() {
+      while ((yield* Effect.promise(() => server.admin.wait(1, 100))) < 1) yield* Effect.sleep("100 millis")
+    }), { discard: true })
+
 describe("waitForReplicas (3 masters, a replica each)", () => {
   it.live("a grant reaches the replicas; two paused replicas refuse the attempt, and it leaves no key", () =>
     Effect.gen(function*() {
       const fleet = yield* RedisFleet
-      // Each replica in sync with its master first.
-      for (const server of fleet.servers) {
-        while ((yield* Effect.promise(() => server.admin.wait(1, 100))) < 1) yield* Effect.sleep("100 millis")
-      }
+      yield* replicasInSync(fleet)
       const nodes = fleet.nodes.map((node) => ({ ...node, waitForReplicas: waiting }))
       yield* Effect.provide(
         Effect.gen(function*() {
@@ -63,9 +67,7 @@ describe("waitForReplicas (3 masters, a replica each)", () => {
   it.live("a permit handed over by a release is held only once the waiter's own call found it on the replicas", () =>
     Effect.gen(function*() {
       const fleet = yield* RedisFleet
-      for (const server of fleet.servers) {
-        while ((yield* Effect.promise(() => server.admin.wait(1, 100))) < 1) yield* Effect.sleep("100 millis")
-      }
+      yield* replicasInSync(fleet)
       const nodes = fleet.nodes.map((node) => ({ ...node, waitForReplicas: waiting }))
       const manager = Redlock.layer({ restartQuarantine: false }).pipe(Layer.provide(Ioredis.layer(nodes)))
       const options = { limit: 1, ttl: "10 seconds", nodeTimeout: "1 second", retry: Schedule.spaced("100 millis") } as const
