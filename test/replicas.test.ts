@@ -2,7 +2,9 @@
  * Waiting for replicas (issue 33, item 4): three masters, each with one
  * replica, on 127.0.0.1. With `waitForReplicas`, a node's vote counts only
  * once its replica acknowledged the write; a node whose replica is paused
- * fails as Unavailable, and a refused attempt leaves no key behind.
+ * fails as Unavailable, and a refused attempt leaves no key behind. A slot
+ * that releases hand a waiter counts only through the waiter's own call,
+ * which waits for the replicas (the release waited for none).
  */
 import { assert, describe, it, layer } from "@effect/vitest"
 import { Effect, Exit, Fiber, Option, Schedule, Scope } from "effect"
