@@ -249,8 +249,9 @@ const program = (plan: ContentionSchedule, options: Redlock.Options) =>
         last.set(grant.resource, grant.token.value)
       }
     }
-    // Releases that could not reach a node leave keys that expire within the ttl.
-    yield* Effect.sleep(Duration.millis(maxTtlMillis))
+    // Releases that could not reach a node leave keys that expire within the ttl; a semaphore's or
+    // read-write lock's setting record, renewed with twice the ttl (scripts.ts, keepSetting), within twice it.
+    yield* Effect.sleep(Duration.millis(2 * maxTtlMillis))
     for (let i = 0; i < plan.nodes; i++) {
       const left = (yield* control.keys(i)).filter((key) => key.startsWith("redlock:"))
       if (left.length > 0) problems.push(`node ${i} still holds ${left.join(", ")} after every scope closed`)
