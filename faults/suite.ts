@@ -264,11 +264,13 @@ export const runScenario = (fleet: Fleet, scenario: Scenario, suiteSettings: Set
     // Releases sent just before a worker exited land within moments. A key
     // handed to a waiter that is gone (a worker that exited or was cut off
     // while in line) and a line's own keys expire with the waiter's lease,
-    // which is at most the ttl: a key still there after that is leaked.
+    // which is at most the ttl; a semaphore's or read-write lock's setting
+    // record, renewed with twice the ttl (scripts.ts, keepSetting), within
+    // twice it: a key still there after that is leaked.
     const keysLeft = Effect.reduce(fleet.servers.slice(0, lockNodes), 0, (sum, srv) =>
       Effect.map(srv.call("KEYS", "redlock:*"), (keys) => sum + (keys as Array<string>).length))
     yield* sleepMillis(300)
-    const waitUntil = hrMillis() + settings.ttlMillis
+    const waitUntil = hrMillis() + 2 * settings.ttlMillis
     while ((yield* keysLeft) > 0 && hrMillis() < waitUntil) yield* sleepMillis(100)
     const leakedKeys = yield* keysLeft
 
