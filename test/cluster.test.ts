@@ -284,6 +284,8 @@ layer(RedisFleet.layerLocal(3, { cluster: true, replicas: true }), { timeout: 60
         const guarded = yield* manager([node], { maxTtl: "10 seconds" })
         const before = guarded.nodes[0].run()
         assert.strictEqual(before._tag, "Known")
+        const holderBefore = holder.nodes[0].run()
+        assert.isTrue(holderBefore._tag === "Known" && before._tag === "Known" && holderBefore.id === before.id, "both managers' clients see the same masters")
         const lock = yield* holder.acquire("failover", { ttl: "10 seconds" })
         const holding = yield* Effect.forEach(fleet.servers, (server) => server.call("GET", "{redlock:failover}").pipe(Effect.orElseSucceed(() => null)))
         const master = holding.findIndex((value) => value === lock.value)
@@ -292,18 +294,19 @@ layer(RedisFleet.layerLocal(3, { cluster: true, replicas: true }), { timeout: 60
         yield* fleet.replicasInSync
 
         yield* fleet.servers[master].kill
-        // The cluster promotes the replica after its node timeout (1 s); the node reads every master's run again.
-        yield* Effect.sync(() => guarded.nodes[0].run()).pipe(
+        // The cluster promotes the replica after its node timeout (1 s); each manager's node reads every
+        // master's run again once its client refreshed the cluster's slots (each client on its own).
+        yield* Effect.sync(() => [holder.nodes[0].run(), guarded.nodes[0].run()]).pipe(
           Effect.filterOrFail(
-            (run) => run._tag === "Known" && before._tag === "Known" && run.id !== before.id,
-            (run) => `the failover is not seen yet: ${JSON.stringify(run)}`
+            (runs) => runs.every((run) => run._tag === "Known" && before._tag === "Known" && run.id !== before.id),
+            (runs) => `the failover is not seen yet: ${JSON.stringify(runs)}`
           ),
           Effect.retry(Schedule.spaced("100 millis").pipe(Schedule.upTo("20 seconds")))
         )
         // The lock survived: another acquirer is refused while it is valid.
         const refused = failureOf(yield* Effect.exit(Effect.scoped(holder.acquire("failover", { ttl: "1 second", retry: Redlock.noRetry }))))
         assert.instanceOf(refused, LockNotAcquired)
-        assert.strictEqual((refused as LockNotAcquired).reason, "Held")
+        assert.strictEqual((refused as LockNotAcquired).reason, "Held", JSON.stringify((refused as LockNotAcquired).outcomes))
         // A manager that keeps the quarantine does not count the cluster's vote yet, and says why.
         const abstained = failureOf(yield* Effect.exit(Effect.scoped(guarded.acquire("other", { ttl: "1 second", retry: Redlock.noRetry }))))
         assert.instanceOf(abstained, LockNotAcquired)
