@@ -7,7 +7,8 @@
  * default) and greedy (`fairHandoff: false`, as redis-semaphore waits), each
  * from an Effect program (one `runPromise` per permit, and in line also each
  * worker's loop one fiber) and from promise code. All wait with a ~10 ms
- * retry. Then a read-write workload of ours alone (8 workers, 80% reads, 1
+ * retry; and on one server our node alone, with no engine (the wire and the
+ * scripts' floor). Then a read-write workload of ours alone (8 workers, 80% reads, 1
  * ms hold, 5 servers): its throughput and the longest a writer waited. Each
  * contender runs once unrecorded first (a warm-up). Part of `npm run bench`;
  * alone: `npm run bench:semaphore [-- --seconds S]`.
@@ -23,6 +24,7 @@ import { Redis } from "ioredis"
 import { RedlockSemaphore, Semaphore as SingleNodeSemaphore } from "redis-semaphore"
 import * as Redlock from "../src/Redlock.js"
 import * as Ioredis from "../src/RedisNode/Ioredis.js"
+import * as RedisNode from "../src/RedisNode.js"
 import * as ReadWriteLock from "../src/ReadWriteLock.js"
 import { makeRedlock } from "../src/Promise.js"
 import * as Semaphore from "../src/Semaphore.js"
@@ -179,6 +181,44 @@ const redisSemaphoreSingle = redisSemaphoreOf(
   (clients, key) => new SingleNodeSemaphore(clients[0], key, limit, redisSemaphoreOptions)
 )
 
+/**
+ * Our node alone, with no engine and no manager: the node's `acquireSlot`
+ * script (taking no place in line) and its release, over the same ioredis
+ * node, each worker polling every ~10 ms as redis-semaphore's do. Not a way
+ * to use the library (no validity, no lost-lock signal, no hand-over): the
+ * floor of what the engine runs on, so that the table shows which part of a
+ * permit's cost is the wire and the scripts, and which the engine's.
+ */
+const effectRedlockNodeAlone: SemaphoreContender = {
+  name: "effect-redlock's node alone (no engine; polls), N = 1",
+  nodes: 1,
+  start: async (ports, key) => {
+    const runtime = ManagedRuntime.make(Ioredis.layer(ports.map((port) => ({ host: "127.0.0.1", port }))))
+    const [node] = await runtime.runPromise(RedisNode.RedisNodes)
+    const promises = node!.promises!
+    const slots = Array.from({ length: limit }, (_, slot) => `redlock:${key}\u0000permit\u0000${slot}`)
+    const setting = String(limit)
+    let made = 0
+    return {
+      withPermit: async (hold) => {
+        const value = `${process.pid}:${made++}:${Math.random()}`
+        const turn = { ticket: Date.now(), leaseMillis: 0, setting }
+        for (let polls = 0; polls < 1000; polls++) {
+          const answer = await promises.acquireSlot(slots, value, ttlMillis, turn).catch(() => undefined)
+          if (answer?._tag === "Granted") {
+            await hold()
+            await promises.release([slots[answer.slot!]!], value, false).catch(() => undefined)
+            return true
+          }
+          await sleep(10 * timeScale)
+        }
+        return false
+      },
+      close: () => runtime.dispose()
+    }
+  }
+}
+
 export const contenders: ReadonlyArray<SemaphoreContender> = [
   effectRedlock(5),
   effectRedlock(5, false),
@@ -191,6 +231,7 @@ export const contenders: ReadonlyArray<SemaphoreContender> = [
   effectRedlockFibers(1),
   effectRedlockPromise(1),
   effectRedlockPromise(1, false),
+  effectRedlockNodeAlone,
   redisSemaphoreSingle
 ]
 
