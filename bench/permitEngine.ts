@@ -6,49 +6,115 @@
  * engine, the facade and the in-memory nodes, so a change of the engine shows
  * in the client's CPU per permit without the network's noise (this machine's
  * runs still drift: compare rounds side by side, and several of them).
- * `npx tsc -p tsconfig.bench.json && node .bench-build/bench/permitEngine.js [rounds] [seconds] [nodes]`
+ * `npx tsc -p tsconfig.bench.json && node .bench-build/bench/permitEngine.js [rounds] [seconds] [nodes]
+ * [--uncontended] [--hold-ms H]`:
+ * `--uncontended`: 3 workers, as many as permits (nobody waits); `--hold-ms
+ * H`: each body holds a timer of H ms (the network bench holds 1 ms: the
+ * process idles between permits, as users' do). Each round then also runs
+ * the nodes alone (their `acquireSlot` and `release` called directly, a
+ * refused worker polling every 10 ms: no engine) and prints what the engine
+ * adds per permit.
  */
+import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Layer from "effect/Layer"
+import * as Scope from "effect/Scope"
 import { makeRedlock, retry } from "../src/Promise.js"
 import * as RedisNode from "../src/RedisNode.js"
 import { percentile } from "./scenarios.js"
 
-const [rounds = "5", seconds = "3", nodes = "1"] = process.argv.slice(2)
-const workers = 8
+const flags = process.argv.slice(2)
+const [rounds = "5", seconds = "3", nodes = "1"] = flags.filter((arg, index) => !arg.startsWith("--") && !flags[index - 1]?.startsWith("--hold"))
+const uncontended = flags.includes("--uncontended")
+const holdIndex = flags.indexOf("--hold-ms")
+const holdMillis = holdIndex >= 0 ? Number(flags[holdIndex + 1]) : undefined
+const limit = 3
+const workers = uncontended ? limit : 8
 const warmUpSeconds = 2
+const ttlMillis = 10_000
 
-const redlock = await makeRedlock(RedisNode.layerMemory(Number(nodes)), { restartQuarantine: false })
-const options = { limit: 3, ttl: 10_000, retry: retry({ delay: Duration.millis(10), times: 1000 }) }
-const body = () => new Promise<void>((resolve) => setImmediate(resolve))
+// One set of in-memory nodes for both: built once, shared by the manager and the nodes alone.
+const nodesScope = Effect.runSync(Scope.make())
+const nodeList = await Effect.runPromise(
+  Effect.map(Layer.buildWithScope(RedisNode.layerMemory(Number(nodes)), nodesScope), Context.get(RedisNode.RedisNodes))
+)
+const redlock = await makeRedlock(Layer.succeed(RedisNode.RedisNodes, nodeList), { restartQuarantine: false })
+const options = { limit, ttl: ttlMillis, retry: retry({ delay: Duration.millis(10), times: 1000 }) }
+const body = holdMillis === undefined
+  ? () => new Promise<void>((resolve) => setImmediate(resolve))
+  : () => new Promise<void>((resolve) => setTimeout(resolve, holdMillis))
+
+/** A permit through the library: `usingPermit`. */
+const viaLibrary = (hold: () => Promise<void>) => redlock.usingPermit("engine", options, hold)
+
+/** A permit from the nodes alone: the slot a majority chose, held, released; refused: a poll 10 ms later. */
+const quorum = Math.floor(nodeList.length / 2) + 1
+const slots = Array.from({ length: limit }, (_, slot) => `redlock:alone\u0000permit\u0000${slot}`)
+let made = 0
+const viaNodes = async (hold: () => Promise<void>) => {
+  const value = `alone:${made++}`
+  const turn = { ticket: Date.now(), leaseMillis: 0, setting: String(limit) }
+  for (;;) {
+    const answers = await Promise.all(nodeList.map((node) => node.promises!.acquireSlot(slots, value, ttlMillis, turn)))
+    const chosen = answers.map((answer) => answer._tag === "Granted" ? answer.slot : undefined)
+    const slot = chosen.find((candidate) => candidate !== undefined && chosen.filter((other) => other === candidate).length >= quorum)
+    if (slot !== undefined) {
+      await hold()
+      await Promise.all(nodeList.map((node) => node.promises!.release([slots[slot]!], value, false)))
+      return
+    }
+    await Promise.all(chosen.map((taken, index) => taken === undefined ? undefined : nodeList[index]!.promises!.release([slots[taken]!], value, false)))
+    await new Promise((resolve) => setTimeout(resolve, 10))
+  }
+}
 
 /** Permits granted in `millis` of the workload. */
-const run = async (millis: number): Promise<number> => {
+const run = async (permit: (hold: () => Promise<void>) => Promise<void>, millis: number): Promise<number> => {
   let permits = 0
   const end = performance.now() + millis
+  const hold = () => {
+    permits++
+    return body()
+  }
   await Promise.all(Array.from({ length: workers }, async () => {
-    while (performance.now() < end) {
-      await redlock.usingPermit("engine", options, () => {
-        permits++
-        return body()
-      })
-    }
+    while (performance.now() < end) await permit(hold)
   }))
   return permits
 }
 
-await run(warmUpSeconds * 1000)
-const perPermit: Array<number> = []
-for (let round = 1; round <= Number(rounds); round++) {
+/** CPU µs per permit of one round, printed. */
+const measured = async (name: string, permit: (hold: () => Promise<void>) => Promise<void>, round: number) => {
   const cpu = process.cpuUsage()
   const start = performance.now()
-  const permits = await run(Number(seconds) * 1000)
+  const permits = await run(permit, Number(seconds) * 1000)
   const elapsed = performance.now() - start
   const used = process.cpuUsage(cpu)
-  perPermit.push((used.user + used.system) / permits)
   console.log(
-    `round ${round}: ${Math.round(permits / (elapsed / 1000))} permits/s, ` +
+    `round ${round}, ${name}: ${Math.round(permits / (elapsed / 1000))} permits/s, ` +
       `${(used.user / permits).toFixed(1)} µs user + ${(used.system / permits).toFixed(1)} µs system per permit`
   )
+  return (used.user + used.system) / permits
 }
-console.log(`median: ${percentile(perPermit, 50).toFixed(1)} µs of CPU per permit (N = ${nodes}, in-memory nodes)`)
+
+const shape = `${workers} workers, ${holdMillis === undefined ? "bodies one setImmediate long" : `bodies holding ${holdMillis} ms`}`
+await run(viaLibrary, warmUpSeconds * 1000)
+await run(viaNodes, warmUpSeconds * 1000)
+const library: Array<number> = []
+const alone: Array<number> = []
+for (let round = 1; round <= Number(rounds); round++) {
+  // Alternated, so that neither always runs first in a round.
+  if (round % 2 === 1) {
+    library.push(await measured("the library", viaLibrary, round))
+    alone.push(await measured("the nodes alone", viaNodes, round))
+  } else {
+    alone.push(await measured("the nodes alone", viaNodes, round))
+    library.push(await measured("the library", viaLibrary, round))
+  }
+}
+const median = (list: ReadonlyArray<number>) => percentile([...list], 50)
+console.log(`median: ${median(library).toFixed(1)} µs of CPU per permit (N = ${nodes}, in-memory nodes, ${shape})`)
+console.log(`the nodes alone: ${median(alone).toFixed(1)} µs; the engine adds ${(median(library) - median(alone)).toFixed(1)} µs`)
 await redlock.close()
+await Effect.runPromise(Scope.close(nodesScope, Exit.void))
