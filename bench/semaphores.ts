@@ -8,10 +8,10 @@
  * from an Effect program (one `runPromise` per permit, and in line also each
  * worker's loop one fiber) and from promise code. All wait with a ~10 ms
  * retry; and on one server our node alone, with no engine (the wire and the
- * scripts' floor). Then a read-write workload of ours alone (8 workers, 80% reads, 1
- * ms hold, 5 servers): its throughput and the longest a writer waited. Each
- * contender runs once unrecorded first (a warm-up). Part of `npm run bench`;
- * alone: `npm run bench:semaphore [-- --seconds S]`.
+ * scripts' floor). Then a read-write workload of ours alone (8 workers, 80%
+ * reads, 1 ms hold, 5 servers): its throughput and the longest a writer
+ * waited. Each contender runs once unrecorded first (a warm-up). Part of
+ * `npm run bench`; alone: `npm run bench:semaphore [-- --seconds S]`.
  *
  * RedlockSemaphore counts holders on each node and grants a permit when a
  * majority of the counts is below the limit: fast, but not safe when clients
