@@ -24,16 +24,15 @@ import * as Scope from "effect/Scope"
 import { makeRedlock, retry } from "../src/Promise.js"
 import * as RedisNode from "../src/RedisNode.js"
 import { percentile } from "./scenarios.js"
+import { limit, permitFromNodesAlone, ttlMillis } from "./semaphores.js"
 
 const flags = process.argv.slice(2)
 const [rounds = "5", seconds = "3", nodes = "1"] = flags.filter((arg, index) => !arg.startsWith("--") && !flags[index - 1]?.startsWith("--hold"))
 const uncontended = flags.includes("--uncontended")
 const holdIndex = flags.indexOf("--hold-ms")
 const holdMillis = holdIndex >= 0 ? Number(flags[holdIndex + 1]) : undefined
-const limit = 3
 const workers = uncontended ? limit : 8
 const warmUpSeconds = 2
-const ttlMillis = 10_000
 
 // One set of in-memory nodes for both: built once, shared by the manager and the nodes alone.
 const nodesScope = Effect.runSync(Scope.make())
@@ -49,29 +48,11 @@ const body = holdMillis === undefined
 /** A permit through the library: `usingPermit`. */
 const viaLibrary = (hold: () => Promise<void>) => redlock.usingPermit("engine", options, hold)
 
-/** A permit from the nodes alone: the slot a majority chose, held, released; refused: a poll 10 ms later. */
-const quorum = Math.floor(nodeList.length / 2) + 1
-const slots = Array.from({ length: limit }, (_, slot) => `redlock:alone\u0000permit\u0000${slot}`)
-let made = 0
-const viaNodes = async (hold: () => Promise<void>) => {
-  const value = `alone:${made++}`
-  const turn = { ticket: Date.now(), leaseMillis: 0, setting: String(limit) }
-  for (;;) {
-    const answers = await Promise.all(nodeList.map((node) => node.promises!.acquireSlot(slots, value, ttlMillis, turn)))
-    const chosen = answers.map((answer) => answer._tag === "Granted" ? answer.slot : undefined)
-    const slot = chosen.find((candidate) => candidate !== undefined && chosen.filter((other) => other === candidate).length >= quorum)
-    if (slot !== undefined) {
-      await hold()
-      await Promise.all(nodeList.map((node) => node.promises!.release([slots[slot]!], value, false)))
-      return
-    }
-    await Promise.all(chosen.map((taken, index) => taken === undefined ? undefined : nodeList[index]!.promises!.release([slots[taken]!], value, false)))
-    await new Promise((resolve) => setTimeout(resolve, 10))
-  }
-}
+/** A permit from the nodes alone (no engine; a refused worker polls). */
+const viaNodes = permitFromNodesAlone(nodeList, "alone")
 
 /** Permits granted in `millis` of the workload. */
-const run = async (permit: (hold: () => Promise<void>) => Promise<void>, millis: number): Promise<number> => {
+const run = async (permit: (hold: () => Promise<void>) => Promise<unknown>, millis: number): Promise<number> => {
   let permits = 0
   const end = performance.now() + millis
   const hold = () => {
@@ -85,7 +66,7 @@ const run = async (permit: (hold: () => Promise<void>) => Promise<void>, millis:
 }
 
 /** CPU µs per permit of one round, printed. */
-const measured = async (name: string, permit: (hold: () => Promise<void>) => Promise<void>, round: number) => {
+const measured = async (name: string, permit: (hold: () => Promise<void>) => Promise<unknown>, round: number) => {
   const cpu = process.cpuUsage()
   const start = performance.now()
   const permits = await run(permit, Number(seconds) * 1000)

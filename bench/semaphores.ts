@@ -182,38 +182,51 @@ const redisSemaphoreSingle = redisSemaphoreOf(
 )
 
 /**
- * Our node alone, with no engine and no manager: the node's `acquireSlot`
- * script (taking no place in line) and its release, over the same ioredis
- * node, each worker polling every ~10 ms as redis-semaphore's do. Not a way
- * to use the library (no validity, no lost-lock signal, no hand-over): the
- * floor of what the engine runs on, so that the table shows which part of a
- * permit's cost is the wire and the scripts, and which the engine's.
+ * A permit from `nodes` alone, with no engine and no manager: each node's
+ * `acquireSlot` (taking no place in line), the slot a majority chose held
+ * around `hold` and released; refused, the slots taken are released and the
+ * worker polls ~10 ms later, as redis-semaphore's do (1,000 polls at most:
+ * false). Not a way to use the library (no validity, no lost-lock signal, no
+ * hand-over): the floor of what the engine runs on (also permitEngine.ts).
  */
+export const permitFromNodesAlone = (nodes: ReadonlyArray<RedisNode.RedisNode>, key: string) => {
+  const quorum = Math.floor(nodes.length / 2) + 1
+  const slots = Array.from({ length: limit }, (_, slot) => `redlock:${key}\u0000permit\u0000${slot}`)
+  const setting = String(limit)
+  const release = (index: number, slot: number, value: string) =>
+    nodes[index]!.promises!.release([slots[slot]!], value, false).catch(() => undefined)
+  let made = 0
+  return async (hold: () => Promise<void>): Promise<boolean> => {
+    const value = `${process.pid}:${made++}:${Math.random()}`
+    const turn = { ticket: Date.now(), leaseMillis: 0, setting }
+    for (let polls = 0; polls < 1000; polls++) {
+      const answers = await Promise.all(nodes.map((node) =>
+        node.promises!.acquireSlot(slots, value, ttlMillis, turn).catch(() => undefined)
+      ))
+      const chosen = answers.map((answer) => answer?._tag === "Granted" ? answer.slot : undefined)
+      const slot = chosen.find((candidate) =>
+        candidate !== undefined && chosen.filter((other) => other === candidate).length >= quorum
+      )
+      if (slot !== undefined) {
+        await hold()
+        await Promise.all(nodes.map((_, index) => release(index, slot, value)))
+        return true
+      }
+      await Promise.all(chosen.map((taken, index) => taken === undefined ? undefined : release(index, taken, value)))
+      await sleep(10 * timeScale)
+    }
+    return false
+  }
+}
+
+/** Our node alone at N = 1 (`permitFromNodesAlone`): the wire's and the scripts' floor, so that the table shows which part of a permit's cost is the engine's. */
 const effectRedlockNodeAlone: SemaphoreContender = {
   name: "effect-redlock's node alone (no engine; polls), N = 1",
   nodes: 1,
   start: async (ports, key) => {
     const runtime = ManagedRuntime.make(Ioredis.layer(ports.map((port) => ({ host: "127.0.0.1", port }))))
-    const [node] = await runtime.runPromise(RedisNode.RedisNodes)
-    const promises = node!.promises!
-    const slots = Array.from({ length: limit }, (_, slot) => `redlock:${key}\u0000permit\u0000${slot}`)
-    const setting = String(limit)
-    let made = 0
     return {
-      withPermit: async (hold) => {
-        const value = `${process.pid}:${made++}:${Math.random()}`
-        const turn = { ticket: Date.now(), leaseMillis: 0, setting }
-        for (let polls = 0; polls < 1000; polls++) {
-          const answer = await promises.acquireSlot(slots, value, ttlMillis, turn).catch(() => undefined)
-          if (answer?._tag === "Granted") {
-            await hold()
-            await promises.release([slots[answer.slot!]!], value, false).catch(() => undefined)
-            return true
-          }
-          await sleep(10 * timeScale)
-        }
-        return false
-      },
+      withPermit: permitFromNodesAlone(await runtime.runPromise(RedisNode.RedisNodes), key),
       close: () => runtime.dispose()
     }
   }
