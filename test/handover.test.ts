@@ -68,6 +68,8 @@ describe("slots handed over: what an announcement says to a waiter", () => {
     assert.strictEqual(Slots.heardBy("x.500.2/1 w.500.2", "w.500.2"), "named")
     assert.strictEqual(Slots.heardBy("x.500.2/1 w.500.2/12", "w.500.2"), 12)
     assert.isUndefined(Slots.heardBy("w.500.23/1 w.500.2x", "w.500.2"))
+    assert.isUndefined(Slots.heardBy("xw.500.2 yw.500.2/3", "w.500.2"))
+    assert.strictEqual(Slots.heardBy("xw.500.2/1 w.500.2/3", "w.500.2"), 3)
     assert.isUndefined(Slots.heardBy("", "w.500.2"))
   })
 

@@ -78,6 +78,8 @@ export interface AttemptRequest {
    * waiting behind its first read waits for either way.
    */
   readonly ahead?: boolean | undefined
+  /** The keys' lines (`Slots.linesOf`), where they are known already (a resource's slots: AttemptFields). */
+  readonly lines?: ReadonlyArray<string> | undefined
 }
 
 /**
@@ -96,20 +98,30 @@ export interface AttemptRequest {
  * lists the sites V8 pretenures.
  */
 export class AttemptFields implements AttemptRequest {
+  readonly resources: ReadonlyArray<string>
   readonly keys: ReadonlyArray<string>
+  readonly lines: ReadonlyArray<string> | undefined
   /** A new lock value for this acquisition. */
   readonly value: string = LockValue.make()
+  /**
+   * `resources` in order, or for slots from `firstSlot` on (see
+   * `Slots.firstSlot`): the order one acquisition tries them in.
+   */
   constructor(
-    readonly resources: ReadonlyArray<string>,
+    resources: ReadonlyArray<string>,
     keyPrefix: string,
     readonly ttlMillis: number,
     readonly nodeTimeoutMillis: number,
     readonly probe: boolean,
     readonly setting: string | undefined,
     readonly slots: boolean,
-    readonly ahead: boolean | undefined
+    readonly ahead: boolean | undefined,
+    firstSlot = 0
   ) {
-    this.keys = keysOf(keyPrefix, resources)
+    const made = slots ? slotKeysOf(keyPrefix, resources) : undefined
+    this.resources = Slots.rotatedFrom(resources, firstSlot)
+    this.keys = made === undefined ? keysOf(keyPrefix, resources) : Slots.rotatedFrom(made.keys, firstSlot)
+    this.lines = made?.lines
   }
 }
 
@@ -123,6 +135,28 @@ const keysOf = (prefix: string, resources: ReadonlyArray<string>): Array<string>
   for (let index = 0; index < keys.length; index++) keys[index] = prefix + keys[index]
   return keys
 }
+
+/**
+ * The keys of a resource's slots and their line, made once per array of slot
+ * names (the shells keep one per resource: semaphore.ts). The same strings on
+ * every permit: a new concatenation per acquisition is a string each node
+ * call and each watch must flatten, hash or compare in full (they showed in
+ * every permit's profile).
+ */
+const slotKeysOf = (prefix: string, slots: ReadonlyArray<string>): SlotKeys => {
+  const made = slotKeys.get(slots)
+  if (made !== undefined && made.prefix === prefix) return made
+  const keys = keysOf(prefix, slots)
+  const making = new SlotKeys(prefix, keys, Slots.linesOf(keys))
+  slotKeys.set(slots, making)
+  return making
+}
+
+class SlotKeys {
+  constructor(readonly prefix: string, readonly keys: ReadonlyArray<string>, readonly lines: ReadonlyArray<string>) {}
+}
+
+const slotKeys = new WeakMap<ReadonlyArray<string>, SlotKeys>()
 
 // A ticket and age that every node seats before every waiter (scripts.ts, placeOf): the ticket is
 // the epoch's start, and the age says the waiter began long before it.
@@ -260,7 +294,9 @@ export abstract class Attempts<G, R extends Refused> implements Waiting.Waiter<G
   /** The release channels to watch: each key's line's (a resource's slots share one). */
   get watchKeys(): ReadonlyArray<string> {
     // Only slot keys (always sent with their setting) have a shared line: a lock's keys are their own.
-    return this.lines ??= this.attemptRequest.setting !== undefined ? Slots.linesOf(this.keys) : this.keys
+    return this.lines ??= this.attemptRequest.setting === undefined
+      ? this.keys
+      : this.attemptRequest.lines ?? Slots.linesOf(this.keys)
   }
 
   // Whole milliseconds: a jittered schedule's interval is fractional, and PEXPIRE refuses fractions.
@@ -339,8 +375,7 @@ export abstract class Attempts<G, R extends Refused> implements Waiting.Waiter<G
     if (slots !== true || this.abandoned) return undefined
     const number = Slots.handedSlot(handed, this.countsHanded, this.quorum)
     if (number === undefined) return undefined
-    // The slot keys share one line, named by their prefix: the key of slot `number` is the prefix and the number.
-    const slot = this.keys.indexOf(`${this.watchKeys[0]}${number}`)
+    const slot = Slots.indexOfSlot(this.keys, number)
     const now = this.time.now()
     const validityMillis = Algorithm.validity(ttlMillis, now - this.firstStart, this.attemptSettings.driftFactor)
     if (slot === -1 || validityMillis <= 0) return undefined
@@ -378,9 +413,9 @@ export abstract class Attempts<G, R extends Refused> implements Waiting.Waiter<G
   }
 
   /**
-   * Slots: where the order the nodes are sent starts, in the keys (the shell
-   * rotated them at random already). Moved after a round that split: see
-   * `Slots.startAfterSplit`.
+   * Slots: where the order the nodes are sent starts, in the keys
+   * (AttemptFields rotated them at random already). Moved after a round that
+   * split: see `Slots.startAfterSplit`.
    */
   private slotsStart = 0
 

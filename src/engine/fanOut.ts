@@ -67,6 +67,17 @@ export interface Rules<A> {
 }
 
 /**
+ * An array of `length` undefined values, by a loop: `fill` runs in C++ (it
+ * showed in every fan-out's profile), and `Array.of` has no allocation site
+ * (engine/attempt.ts, AttemptFields).
+ */
+const unset = <A>(length: number): Array<A | undefined> => {
+  const array: Array<A | undefined> = Array.of()
+  for (let index = 0; index < length; index++) array.push(undefined)
+  return array
+}
+
+/**
  * The bookkeeping of one fan-out: the first word on a node counts (its
  * answer, its failure, or the timeout), and the round is decided as soon as
  * the rules say so.
@@ -80,8 +91,8 @@ class Round<A> implements Late {
   private other = 0
 
   constructor(readonly nodes: ReadonlyArray<Node>, readonly rules: Rules<A>, readonly start: number) {
-    this.answers = new Array(nodes.length).fill(undefined)
-    this.outcomes = new Array(nodes.length).fill(undefined)
+    this.answers = unset(nodes.length)
+    this.outcomes = unset(nodes.length)
     this.runsAtStart = rules.quarantineMillis === undefined ? undefined : nodes.map((node) => node.run())
   }
 

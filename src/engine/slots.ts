@@ -79,17 +79,44 @@ export const handoverTagOf = (member: string): { readonly ttlMillis: number; rea
  * line, a slot's the waiters that may take the slots now free, separated by
  * spaces), or the number of the slot this node handed it ("value/slot").
  */
+const space = 32
+const slash = 47
+
 export const heardBy = (announced: string, value: string): "named" | number | undefined => {
   if (announced === value) return "named"
   // Every waiter of a process hears every release of its resource: most are not named.
-  if (announced.length <= value.length || !announced.includes(value)) return undefined
-  for (const name of announced.split(" ")) {
-    if (name === value) return "named"
-    if (name.length > value.length + 1 && name.startsWith(value) && name[value.length] === "/") {
-      return Number(name.slice(value.length + 1))
-    }
+  if (announced.length <= value.length) return undefined
+  // Each place the value starts a name (no split: it showed in every release's profile).
+  for (let at = announced.indexOf(value); at !== -1; at = announced.indexOf(value, at + 1)) {
+    if (at > 0 && announced.charCodeAt(at - 1) !== space) continue
+    const after = at + value.length
+    const end = after === announced.length ? after : announced.indexOf(" ", after)
+    const nameEnd = end === -1 ? announced.length : end
+    if (nameEnd === after) return "named"
+    if (announced.charCodeAt(after) === slash && nameEnd > after + 1) return Number(announced.slice(after + 1, nameEnd))
   }
   return undefined
+}
+
+/**
+ * Where slot `number` is in a resource's slot keys (which share one line:
+ * each is the line's name and its number), or -1. Read from each key's end:
+ * no key is made to compare (it showed in every hand-over's profile).
+ */
+export const indexOfSlot = (keys: ReadonlyArray<string>, number: number): number => {
+  for (let index = 0; index < keys.length; index++) {
+    const key = keys[index]
+    let value = 0
+    let scale = 1
+    let at = key.length
+    while (at > 0 && isDigit(key.charCodeAt(at - 1))) {
+      value += (key.charCodeAt(at - 1) - 48) * scale
+      scale *= 10
+      at--
+    }
+    if (at < key.length && value === number) return index
+  }
+  return -1
 }
 
 /** The slot a node's answer chose for us, if it chose one (`acquireSlot` answers `Granted` with one). */
@@ -174,9 +201,13 @@ const tallyHanded = (handed: ReadonlyMap<number, number>, counts: (index: number
   return slots
 }
 
-/** `slots` from index `start` on, then the ones before it. */
-export const rotatedFrom = <A>(slots: ReadonlyArray<A>, start: number): ReadonlyArray<A> =>
-  start === 0 ? slots : [...slots.slice(start), ...slots.slice(0, start)]
+/** `slots` from index `start` on, then the ones before it (`slice`: no allocation site, see attempt.ts, AttemptFields). */
+export const rotatedFrom = <A>(slots: ReadonlyArray<A>, start: number): ReadonlyArray<A> => {
+  if (start === 0) return slots
+  const rotated = slots.slice(start)
+  for (let index = 0; index < start; index++) rotated.push(slots[index])
+  return rotated
+}
 
 /**
  * A round sent from `start` as answered in key order: a `Granted` answer
@@ -221,9 +252,9 @@ export const startAfterSplit = (answers: ReadonlyArray<unknown>, start: number, 
 }
 
 /**
- * The slots in the order one acquisition tries them: from a random one on,
- * so that permits spread over the slots rather than every caller trying slot
- * 0 first, and the same order on every node, so that the nodes choose alike.
+ * The slot one acquisition tries first (attempt.ts, AttemptFields): a random
+ * one, so that permits spread over the slots rather than every caller trying
+ * slot 0 first; from there in order, the same order on every node, so that
+ * the nodes choose alike.
  */
-export const rotated = <T extends ReadonlyArray<unknown>>(slots: T, random: () => number): T =>
-  rotatedFrom(slots, Math.floor(random() * slots.length)) as unknown as T
+export const firstSlot = (slots: number, random: () => number): number => Math.floor(random() * slots)

@@ -29,6 +29,8 @@ export interface LockFields extends
   readonly validityMillis: number
   /** Per-node timeout chosen at acquisition, used by extend and release too. */
   readonly nodeTimeout: Duration.Duration
+  /** The same in ms (every release reads it: decoding the Duration showed in its profile). */
+  readonly nodeTimeoutMillis: number
   /** When it was acquired, on the monotonic timeline. */
   readonly acquiredAtMillis: number
   /** The lock manager that acquired it (an identity only). */
@@ -46,6 +48,7 @@ export class HeldLock extends Holding implements Lock.Lock {
   readonly attempts: number
   readonly outcomes: ReadonlyArray<NodeOutcome>
   readonly nodeTimeout: Duration.Duration
+  readonly nodeTimeoutMillis: number
   readonly acquiredAtMillis: number
 
   /** The lock manager that acquired it (an identity only). */
@@ -73,6 +76,7 @@ export class HeldLock extends Holding implements Lock.Lock {
     this.attempts = fields.attempts
     this.outcomes = fields.outcomes
     this.nodeTimeout = fields.nodeTimeout
+    this.nodeTimeoutMillis = fields.nodeTimeoutMillis
     this.acquiredAtMillis = fields.acquiredAtMillis
     this.manager = fields.manager
     this.issueFencingTokens = fields.issueFencingTokens

@@ -334,22 +334,19 @@ class Acquisition extends Attempt.Attempts<HeldLock, Refused> {
     private readonly setting: Setting | undefined = undefined,
     slots: SlotRequest | undefined = undefined
   ) {
-    const resources = slots === undefined ? request.resources : Slots.rotated(request.resources, surroundings.random)
-    super(
-      settings,
-      new Attempt.AttemptFields(
-        resources,
-        settings.keyPrefix,
-        request.ttlMillis,
-        Duration.toMillis(request.nodeTimeout),
-        probe,
-        setting === undefined ? undefined : String(setting.value),
-        slots !== undefined,
-        slots?.ahead
-      ),
-      surroundings.time
+    const fields = new Attempt.AttemptFields(
+      request.resources,
+      settings.keyPrefix,
+      request.ttlMillis,
+      Duration.toMillis(request.nodeTimeout),
+      probe,
+      setting === undefined ? undefined : String(setting.value),
+      slots !== undefined,
+      slots?.ahead,
+      slots === undefined ? 0 : Slots.firstSlot(request.resources.length, surroundings.random)
     )
-    this.resources = resources
+    super(settings, fields, surroundings.time)
+    this.resources = fields.resources as NonEmptyReadonlyArray<string>
     this.nodeTimeout = request.nodeTimeout
     const { logDebug, onAttempt } = surroundings
     this.attempted = onAttempt === undefined && logDebug === undefined ? undefined : (startMillis, end) => {
@@ -376,6 +373,7 @@ class Acquisition extends Attempt.Attempts<HeldLock, Refused> {
       attempts: this.attempts,
       outcomes: outcomesOf(result.outcomes),
       nodeTimeout: this.nodeTimeout,
+      nodeTimeoutMillis: this.nodeTimeoutMillis,
       acquiredAtMillis: result.endMillis,
       manager: this.settings.identity,
       issueFencingTokens: this.issueFencingTokens

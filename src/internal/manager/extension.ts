@@ -47,7 +47,7 @@ const extendHeld = (
     }
     const time = yield* Monotonic.currentTime
     const extension = yield* Effect.async<Extension>((resume) =>
-      state.extendOn(settings, ttlMillis, Duration.toMillis(state.nodeTimeout), time, (end) => resume(Effect.succeed(end)))
+      state.extendOn(settings, ttlMillis, state.nodeTimeoutMillis, time, (end) => resume(Effect.succeed(end)))
     )
     const { outcomes } = extension
     if (outcomes.length > 0) yield* Effect.annotateCurrentSpan("redlock.outcomes", Outcome.describeAll(outcomes))

@@ -4,7 +4,6 @@
  *
  * @internal
  */
-import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Fencing from "../../engine/fencing.js"
 import { FencingTokenUnavailable, type LockLost } from "../errors.js"
@@ -20,7 +19,7 @@ export const issueFencingTokens = (settings: Settings) =>
     const fenceKeys = lock.resources.map((resource) => settings.fencePrefix + resource)
     return Effect.flatMap(Monotonic.currentTime, (time) =>
       Effect.async<ReadonlyArray<bigint>, LockLost | FencingTokenUnavailable>((resume) =>
-        Fencing.issue(settings, lock, fenceKeys, Duration.toMillis(lock.nodeTimeout), time, (end) =>
+        Fencing.issue(settings, lock, fenceKeys, lock.nodeTimeoutMillis, time, (end) =>
           resume(
             end._tag === "Issued"
               ? Effect.succeed(end.tokens)

@@ -44,8 +44,8 @@ export const send = (
   done: (result: ReleaseResult) => void
 ): void => {
   if (!begin(state, time, labels)) return done(alreadyReleased)
-  const { keys, nodeTimeout, value } = state
-  Engine.release(settings.nodes, settings.quorum, keys, value, Duration.toMillis(nodeTimeout), settings.nodeError, time, (result) => {
+  const { keys, nodeTimeoutMillis, value } = state
+  Engine.release(settings.nodes, settings.quorum, keys, value, nodeTimeoutMillis, settings.nodeError, time, (result) => {
     state.markLostQuietly("Released", result.outcomes)
     // The outcomes' errors are this shell's (nodes.ts `outcomesOf`).
     done(result as ReleaseResult)

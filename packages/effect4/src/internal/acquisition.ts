@@ -138,22 +138,19 @@ export class Acquisition extends Attempt.Attempts<HeldLock, Refused> {
     readonly setting: Setting | undefined = undefined,
     slots: SlotRequest | undefined = undefined
   ) {
-    const resources = slots === undefined ? request.resources : Slots.rotated(request.resources, slots.random)
-    super(
-      settings,
-      new Attempt.AttemptFields(
-        resources,
-        settings.keyPrefix,
-        request.ttlMillis,
-        request.nodeTimeoutMillis,
-        probe,
-        setting === undefined ? undefined : String(setting.value),
-        slots !== undefined,
-        slots?.ahead
-      ),
-      time
+    const fields = new Attempt.AttemptFields(
+      request.resources,
+      settings.keyPrefix,
+      request.ttlMillis,
+      request.nodeTimeoutMillis,
+      probe,
+      setting === undefined ? undefined : String(setting.value),
+      slots !== undefined,
+      slots?.ahead,
+      slots === undefined ? 0 : Slots.firstSlot(request.resources.length, slots.random)
     )
-    this.resources = resources
+    super(settings, fields, time)
+    this.resources = fields.resources
   }
 
   protected granted(result: FanOut.FanOutResult, validityMillis: number, slot: number | undefined): HeldLock {

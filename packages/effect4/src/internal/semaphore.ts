@@ -53,6 +53,9 @@ export const namingResource = (refusal: LockNotAcquired, resource: string): Lock
  */
 export const acquireSlot = (settings: Settings, kind: SlotKind) => {
   const acquireOne = Acquisition.acquireWithSetting(settings, { named: true, probe: false })
+  // The last resource's slots kept: callers ask for the same ones again and again, and the engine
+  // makes their keys once per array of names (engine/attempt.ts, AttemptFields).
+  let last: { readonly resourceInput: string; readonly limit: number; readonly slots: ReadonlyArray<string> } | undefined
   return (
     resourceInput: string,
     options: AcquireOptions & { readonly limit: number },
@@ -62,9 +65,11 @@ export const acquireSlot = (settings: Settings, kind: SlotKind) => {
     const permits = Options.permits(resourceInput, options.limit)
     if (permits instanceof Options.Problem) return Effect.fail(Validate.invalid(permits.option, permits.detail))
     const { limit, resource } = permits
-    const slots = Array.from({ length: limit }, (_, slot) => Options.slotResource(resource, slot, kind.name))
+    if (last === undefined || last.resourceInput !== resourceInput || last.limit !== limit) {
+      last = { resourceInput, limit, slots: Array.from({ length: limit }, (_, slot) => Options.slotResource(resource, slot, kind.name)) }
+    }
     const setting: Acquisition.Setting = { resource, name: kind.setting, value: limit }
-    return acquireOne(slots, options, setting, { ahead }).pipe(
+    return acquireOne(last.slots, options, setting, { ahead }).pipe(
       Effect.catchTag("LockNotAcquired", (refusal) => Effect.fail(namingResource(refusal, resource)))
     )
   }
