@@ -6,8 +6,9 @@
  *
  * @internal
  */
-import type { Node, NodeOutcome, TurnAnswer } from "./node.js"
+import type { Node, NodeOutcome, Turn, TurnAnswer } from "./node.js"
 import * as Algorithm from "./algorithm.js"
+import * as Arrays from "./arrays.js"
 import * as FanOut from "./fanOut.js"
 import * as LockValue from "./lockValue.js"
 import { callOf } from "./nodeCalls.js"
@@ -158,9 +159,48 @@ class SlotKeys {
 
 const slotKeys = new WeakMap<ReadonlyArray<string>, SlotKeys>()
 
-// A ticket and age that every node seats before every waiter (scripts.ts, placeOf): the ticket is
-// the epoch's start, and the age says the waiter began long before it.
-const aheadOfEveryone = { ticket: 0, ageMillis: Number.MAX_SAFE_INTEGER }
+/**
+ * The place in line an attempt asks for (node.ts, `Turn`). A reader that
+ * stands ahead of everyone (AttemptRequest.ahead) has ticket 0 and the
+ * longest age: every node seats it before every waiter (scripts.ts,
+ * placeOf). A class: one is made per attempt (see AttemptFields).
+ */
+class PlaceInLine implements Turn {
+  constructor(
+    readonly ticket: number,
+    readonly leaseMillis: number,
+    readonly ageMillis: number,
+    readonly setting: string | undefined
+  ) {}
+}
+
+/** A slot round's rules: decided when a quorum chose one slot, or none can (`Slots.slotRoundDecided`). */
+class SlotRules implements FanOut.Rules<Answer> {
+  constructor(
+    private readonly nodes: number,
+    private readonly quorum: number,
+    readonly timeoutMillis: number,
+    readonly quarantineMillis: number | undefined,
+    readonly nodeError: FanOut.Rules<Answer>["nodeError"]
+  ) {}
+  isYes(answer: Answer): boolean {
+    return tookKeys(answer)
+  }
+  isDecided(ok: number, other: number, answers: ReadonlyArray<Answer | undefined>): boolean {
+    return Slots.slotRoundDecided(this.nodes, this.quorum, ok + other, answers)
+  }
+}
+
+// The round a grant of slots handed over stands for (see `grantHanded`): a class, not a literal (see AttemptFields).
+class HandedResult implements FanOut.FanOutResult {
+  constructor(
+    readonly outcomes: ReadonlyArray<NodeOutcome>,
+    readonly yes: number,
+    readonly answers: ReadonlyArray<unknown>,
+    readonly startMillis: number,
+    readonly endMillis: number
+  ) {}
+}
 
 /** What a shell's refusal carries: no lock, and the (last) fan-out's result. */
 export interface Refused {
@@ -355,7 +395,7 @@ export abstract class Attempts<G, R extends Refused> implements Waiting.Waiter<G
    * start: the hand-over came after it. Nor from a node whose grants count
    * once its replicas have them (`Node.countsHandOvers`).
    */
-  readonly countsHanded = (index: number): boolean => {
+  countsHanded(index: number): boolean {
     if (this.undone?.has(index) === true || this.nodes[index].countsHandOvers === false) return false
     const { quarantineMillis } = this.attemptSettings
     if (quarantineMillis === undefined) return true
@@ -373,7 +413,7 @@ export abstract class Attempts<G, R extends Refused> implements Waiting.Waiter<G
   grantHanded(handed: ReadonlyMap<number, number>): G | undefined {
     const { slots, ttlMillis } = this.attemptRequest
     if (slots !== true || this.abandoned) return undefined
-    const number = Slots.handedSlot(handed, this.countsHanded, this.quorum)
+    const number = Slots.handedSlot(handed, (index) => this.countsHanded(index), this.quorum)
     if (number === undefined) return undefined
     const slot = Slots.indexOfSlot(this.keys, number)
     const now = this.time.now()
@@ -383,14 +423,17 @@ export abstract class Attempts<G, R extends Refused> implements Waiting.Waiter<G
     // a slot it took is deleted with the release, which deletes every slot of ours on each node.
     this.sent++
     let yes = 0
-    const outcomes = this.nodes.map((node, index): NodeOutcome => {
-      const counted = handed.get(index) === number && this.countsHanded(index)
+    const outcomes = Arrays.empty<NodeOutcome>()
+    const answers = Arrays.empty<undefined>()
+    for (let index = 0; index < this.nodes.length; index++) {
+      const chose = handed.get(index)
+      const counted = chose === number && this.countsHanded(index)
       if (counted) yes++
-      else if (handed.has(index) && handed.get(index) !== number) release(this.nodes[index], this.keys, this.value)
-      return { _tag: counted ? "Ok" : "NotAwaited", node: node.name, millis: 0 }
-    })
-    const result: FanOut.FanOutResult = { outcomes, yes, answers: outcomes.map(() => undefined), startMillis: this.firstStart, endMillis: now }
-    return this.granted(result, validityMillis, slot)
+      else if (chose !== undefined && chose !== number) release(this.nodes[index], this.keys, this.value)
+      outcomes.push({ _tag: counted ? "Ok" : "NotAwaited", node: this.nodes[index].name, millis: 0 })
+      answers.push(undefined)
+    }
+    return this.granted(new HandedResult(outcomes, yes, answers, this.firstStart, now), validityMillis, slot)
   }
 
   /**
@@ -425,13 +468,10 @@ export abstract class Attempts<G, R extends Refused> implements Waiting.Waiter<G
     this.sent++
     if (leaseMillis > 0) this.joined = true
     this.leaseEndsAt = leaseMillis > 0 ? this.time.now() + leaseMillis : undefined
-    const turn = () => ({
-      ticket: this.ticket,
-      leaseMillis,
-      ageMillis: Math.floor(this.time.now() - this.firstStart),
-      setting,
-      ...(ahead === true ? aheadOfEveryone : undefined)
-    })
+    const turn = () =>
+      ahead === true
+        ? new PlaceInLine(0, leaseMillis, Number.MAX_SAFE_INTEGER, setting)
+        : new PlaceInLine(this.ticket, leaseMillis, Math.floor(this.time.now() - this.firstStart), setting)
     // A setting is checked by acquireInTurn only (the plain acquire is one SET NX on Redis).
     const start = this.slotsStart
     const call: FanOut.Call<"acquire" | "acquireInTurn" | "acquireSlot"> = slots === true
@@ -439,11 +479,9 @@ export abstract class Attempts<G, R extends Refused> implements Waiting.Waiter<G
       : (fairHandoff && !probe) || setting !== undefined
       ? FanOut.call("acquireInTurn", this.keys, this.value, ttlMillis, turn())
       : FanOut.call("acquire", this.keys, this.value, ttlMillis)
-    const atQuorum = FanOut.atQuorum<Answer>(this.nodes, tookKeys, this.nodeTimeoutMillis, quarantineMillis, nodeError)
-    const { length } = this.nodes
-    const rules: FanOut.Rules<Answer> = slots === true
-      ? { ...atQuorum, isDecided: (ok, other, answers) => Slots.slotRoundDecided(length, this.quorum, ok + other, answers) }
-      : atQuorum
+    const rules = slots === true
+      ? new SlotRules(this.nodes.length, this.quorum, this.nodeTimeoutMillis, quarantineMillis, nodeError)
+      : FanOut.atQuorum<Answer>(this.nodes, tookKeys, this.nodeTimeoutMillis, quarantineMillis, nodeError)
     FanOut.send(this.nodes, call, rules, this.time, (sent) => {
       // A slot is named by its index in the keys, whatever order the nodes were sent.
       const result = slots === true ? Slots.inKeyOrder(sent, start, this.keys.length) : sent

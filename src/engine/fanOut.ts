@@ -10,6 +10,7 @@
  */
 import type { Node, NodeError, NodeOperation, NodeOutcome, NodePromises } from "./node.js"
 import * as Algorithm from "./algorithm.js"
+import * as Arrays from "./arrays.js"
 import { callOf } from "./nodeCalls.js"
 import * as Quarantine from "./quarantine.js"
 import type { Time } from "./time.js"
@@ -67,17 +68,6 @@ export interface Rules<A> {
 }
 
 /**
- * An array of `length` undefined values, by a loop: `fill` runs in C++ (it
- * showed in every fan-out's profile), and `Array.of` has no allocation site
- * (engine/attempt.ts, AttemptFields).
- */
-const unset = <A>(length: number): Array<A | undefined> => {
-  const array: Array<A | undefined> = Array.of()
-  for (let index = 0; index < length; index++) array.push(undefined)
-  return array
-}
-
-/**
  * The bookkeeping of one fan-out: the first word on a node counts (its
  * answer, its failure, or the timeout), and the round is decided as soon as
  * the rules say so.
@@ -91,8 +81,8 @@ class Round<A> implements Late {
   private other = 0
 
   constructor(readonly nodes: ReadonlyArray<Node>, readonly rules: Rules<A>, readonly start: number) {
-    this.answers = unset(nodes.length)
-    this.outcomes = unset(nodes.length)
+    this.answers = Arrays.unset(nodes.length)
+    this.outcomes = Arrays.unset(nodes.length)
     this.runsAtStart = rules.quarantineMillis === undefined ? undefined : nodes.map((node) => node.run())
   }
 
@@ -134,13 +124,17 @@ class Round<A> implements Late {
   /** The round as decided; `collectLate`: the calls still pending go on, and their answers are wanted. */
   result(endMillis: number, collectLate: boolean): FanOutResult<A> {
     let pending = false
-    for (const outcome of this.outcomes) pending ||= outcome === undefined || outcome._tag === "TimedOut"
+    // Copies, by loops (no callback per round): the round's own arrays keep the late words.
+    const outcomes = Arrays.empty<NodeOutcome>()
+    for (let index = 0; index < this.outcomes.length; index++) {
+      const outcome = this.outcomes[index]
+      pending ||= outcome === undefined || outcome._tag === "TimedOut"
+      outcomes.push(outcome ?? { _tag: "NotAwaited", node: this.nodes[index].name, millis: 0 })
+    }
     return {
-      outcomes: this.outcomes.map((outcome, index) =>
-        outcome ?? { _tag: "NotAwaited", node: this.nodes[index].name, millis: 0 }
-      ),
+      outcomes,
       yes: this.ok,
-      answers: [...this.answers],
+      answers: this.answers.slice(),
       startMillis: this.start,
       endMillis,
       late: collectLate && pending ? this : undefined

@@ -8,6 +8,7 @@
  * @internal
  */
 import type { TurnAnswer } from "./node.js"
+import * as Arrays from "./arrays.js"
 
 /**
  * A slot key without its slot number (every slot of a resource shares it);
@@ -41,7 +42,7 @@ export const lineOf = (key: string): string => slotsPrefixOf(key) ?? key
  * of each permit's CPU.
  */
 export const linesOf = (keys: ReadonlyArray<string>): ReadonlyArray<string> => {
-  const lines: Array<string> = Array.of()
+  const lines = Arrays.empty<string>()
   for (const key of keys) {
     const line = lineOf(key)
     if (!lines.includes(line)) lines.push(line)
@@ -125,15 +126,26 @@ export const chosenSlot = (answer: unknown): number | undefined =>
     ? (answer as { readonly slot?: number }).slot
     : undefined
 
-/** How many nodes chose each slot, and the most chosen slot with its count (`add` one node's choice). */
+/**
+ * How many nodes chose each slot, and the most chosen slot with its count
+ * (`add` one node's choice). Counted in two short arrays, not a Map: a
+ * round has a handful of nodes, and every slot round and hand-over tallies
+ * (the Map's table showed in each permit's profile).
+ */
 class SlotTally {
-  private readonly chosen = new Map<number, number>()
+  private readonly slots = Arrays.empty<number>()
+  private readonly counts = Arrays.empty<number>()
   best: number | undefined = undefined
   most = 0
 
   add(slot: number): void {
-    const count = (this.chosen.get(slot) ?? 0) + 1
-    this.chosen.set(slot, count)
+    let at = this.slots.indexOf(slot)
+    if (at === -1) {
+      at = this.slots.length
+      this.slots.push(slot)
+      this.counts.push(0)
+    }
+    const count = ++this.counts[at]
     if (count > this.most) {
       this.most = count
       this.best = slot
@@ -141,13 +153,15 @@ class SlotTally {
   }
 }
 
+const everyOne = () => true
+
 /** The tally of the slots the counted nodes' answers chose. */
 const tally = (answers: ReadonlyArray<unknown>, counts: (index: number) => boolean): SlotTally => {
   const slots = new SlotTally()
-  answers.forEach((answer, index) => {
-    const slot = chosenSlot(answer)
+  for (let index = 0; index < answers.length; index++) {
+    const slot = chosenSlot(answers[index])
     if (slot !== undefined && counts(index)) slots.add(slot)
-  })
+  }
   return slots
 }
 
@@ -163,7 +177,7 @@ export const slotRoundDecided = (
   settled: number,
   answers: ReadonlyArray<unknown>
 ): boolean => {
-  const { most } = tally(answers, () => true)
+  const { most } = tally(answers, everyOne)
   return most >= quorum || most + (nodes - settled) < quorum
 }
 
@@ -192,7 +206,7 @@ export const handedSlot = (
 
 /** Whether some slot may yet be handed over by a quorum, with the nodes not heard from. */
 export const handedQuorumPossible = (handed: ReadonlyMap<number, number>, nodes: number, quorum: number): boolean =>
-  tallyHanded(handed, () => true).most + (nodes - handed.size) >= quorum
+  tallyHanded(handed, everyOne).most + (nodes - handed.size) >= quorum
 
 // The tally of the slots the counted nodes handed (slot number by node index).
 const tallyHanded = (handed: ReadonlyMap<number, number>, counts: (index: number) => boolean): SlotTally => {

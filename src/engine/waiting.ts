@@ -37,6 +37,7 @@
  * @internal
  */
 import type { Node, ReleaseWatch } from "./node.js"
+import * as Arrays from "./arrays.js"
 import { handedQuorumPossible, handedSlot, heardBy } from "./slots.js"
 import type { Time } from "./time.js"
 
@@ -200,7 +201,7 @@ class WaitState {
   private intervalMillis = 0
   announcements: Announcements | undefined
   // Not a literal: filled with younger watches (see attempt.ts, AttemptFields).
-  private readonly watches: Array<ReleaseWatch> = Array.of()
+  private readonly watches = Arrays.empty<ReleaseWatch>()
 
   constructor(private readonly waiter: Watched, readonly time: Time) {}
 
