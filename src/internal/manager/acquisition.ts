@@ -338,7 +338,7 @@ class Acquisition extends Attempt.Attempts<HeldLock, Refused> {
       request.resources,
       settings.keyPrefix,
       request.ttlMillis,
-      Duration.toMillis(request.nodeTimeout),
+      request.nodeTimeoutMillis,
       probe,
       setting === undefined ? undefined : String(setting.value),
       slots !== undefined,
@@ -361,13 +361,12 @@ class Acquisition extends Attempt.Attempts<HeldLock, Refused> {
   }
 
   protected granted(result: FanOutResult, validityMillis: number, slot: number | undefined): HeldLock {
-    const { ttlMillis } = this.request
     return new HeldLock({
       // Not literals (see engine/attempt.ts, AttemptFields).
       resources: (slot === undefined ? this.resources : this.resources.slice(slot, slot + 1)) as NonEmptyReadonlyArray<string>,
       keys: (slot === undefined ? this.keys : this.keys.slice(slot, slot + 1)) as NonEmptyReadonlyArray<string>,
       value: this.value,
-      ttl: Duration.millis(ttlMillis),
+      ttl: this.request.ttl,
       validityMillis,
       validUntilMillis: result.endMillis + validityMillis,
       attempts: this.attempts,
@@ -642,12 +641,17 @@ const optionsParser = (settings: Settings.Settings) => {
 // Not a literal (see engine/attempt.ts, AttemptFields).
 class AcquireRequest {
   readonly ttlMillis: number
+  /** The same as a Duration, made once per options checked (every grant's lock carries it). */
+  readonly ttl: Duration.Duration
   readonly nodeTimeout: Duration.Duration
+  readonly nodeTimeoutMillis: number
   readonly maxHoldMillis: number | undefined
   readonly schedule: Schedule.Schedule<unknown, LockNotAcquired>
   constructor(readonly resources: NonEmptyReadonlyArray<string>, options: Either.Either.Right<ReturnType<typeof parseOptions>>) {
     this.ttlMillis = options.ttlMillis
+    this.ttl = options.ttl
     this.nodeTimeout = options.nodeTimeout
+    this.nodeTimeoutMillis = options.nodeTimeoutMillis
     this.maxHoldMillis = options.maxHoldMillis
     this.schedule = options.schedule
   }
@@ -670,7 +674,9 @@ export const parseOptions = (settings: Settings.Settings, acquireOptions: Acquir
   if (Either.isLeft(schedule)) return Either.left(schedule.left)
   return Either.right({
     ttlMillis: timing.right.ttlMillis,
+    ttl: Duration.millis(timing.right.ttlMillis),
     nodeTimeout: Duration.millis(timing.right.nodeTimeoutMillis),
+    nodeTimeoutMillis: timing.right.nodeTimeoutMillis,
     maxHoldMillis: maxHoldMillis.right,
     schedule: schedule.right
   })
