@@ -124,6 +124,33 @@ export class AttemptFields implements AttemptRequest {
     this.keys = made === undefined ? keysOf(keyPrefix, resources) : Slots.rotatedFrom(made.keys, firstSlot)
     this.lines = made?.lines
   }
+
+  /**
+   * A shell's acquisition of `request.resources` with its options: under a
+   * setting, or none; for `slots`, one of them, the first tried drawn from
+   * `random`.
+   */
+  static of(
+    request: { readonly resources: ReadonlyArray<string>; readonly ttlMillis: number; readonly nodeTimeoutMillis: number },
+    keyPrefix: string,
+    probe: boolean,
+    setting: { readonly value: number } | undefined,
+    slots: { readonly ahead: boolean } | undefined,
+    random: () => number
+  ): AttemptFields {
+    const { nodeTimeoutMillis, resources, ttlMillis } = request
+    return new AttemptFields(
+      resources,
+      keyPrefix,
+      ttlMillis,
+      nodeTimeoutMillis,
+      probe,
+      setting === undefined ? undefined : String(setting.value),
+      slots !== undefined,
+      slots?.ahead,
+      slots === undefined ? 0 : Slots.firstSlot(resources.length, random)
+    )
+  }
 }
 
 /**

@@ -27,7 +27,6 @@ import * as Scope from "effect/Scope"
 import * as Attempt from "../../engine/attempt.js"
 import type { FanOutResult } from "../../engine/fanOut.js"
 import * as Outcome from "../../engine/outcome.js"
-import * as Slots from "../../engine/slots.js"
 import type { Time } from "../../engine/time.js"
 import * as Waiting from "../../engine/waiting.js"
 import type * as Lock from "../../Lock.js"
@@ -334,17 +333,7 @@ class Acquisition extends Attempt.Attempts<HeldLock, Refused> {
     private readonly setting: Setting | undefined = undefined,
     slots: SlotRequest | undefined = undefined
   ) {
-    const fields = new Attempt.AttemptFields(
-      request.resources,
-      settings.keyPrefix,
-      request.ttlMillis,
-      request.nodeTimeoutMillis,
-      probe,
-      setting === undefined ? undefined : String(setting.value),
-      slots !== undefined,
-      slots?.ahead,
-      slots === undefined ? 0 : Slots.firstSlot(request.resources.length, surroundings.random)
-    )
+    const fields = Attempt.AttemptFields.of(request, settings.keyPrefix, probe, setting, slots, surroundings.random)
     super(settings, fields, surroundings.time)
     this.resources = fields.resources as NonEmptyReadonlyArray<string>
     this.nodeTimeout = request.nodeTimeout

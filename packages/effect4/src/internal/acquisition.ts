@@ -16,7 +16,6 @@ import * as Scope from "effect/Scope"
 import * as Attempt from "../engine/attempt.js"
 import * as FanOut from "../engine/fanOut.js"
 import * as Options from "../engine/options.js"
-import * as Slots from "../engine/slots.js"
 import type { Time } from "../engine/time.js"
 import * as Waiting from "../engine/waiting.js"
 import type * as Lock from "../Lock.js"
@@ -138,17 +137,7 @@ export class Acquisition extends Attempt.Attempts<HeldLock, Refused> {
     readonly setting: Setting | undefined = undefined,
     slots: SlotRequest | undefined = undefined
   ) {
-    const fields = new Attempt.AttemptFields(
-      request.resources,
-      settings.keyPrefix,
-      request.ttlMillis,
-      request.nodeTimeoutMillis,
-      probe,
-      setting === undefined ? undefined : String(setting.value),
-      slots !== undefined,
-      slots?.ahead,
-      slots === undefined ? 0 : Slots.firstSlot(request.resources.length, slots.random)
-    )
+    const fields = Attempt.AttemptFields.of(request, settings.keyPrefix, probe, setting, slots, slots?.random ?? Math.random)
     super(settings, fields, time)
     this.resources = fields.resources
   }
