@@ -5,7 +5,7 @@
  * `run` starts the script under callgrind, counting nothing until asked, and
  * reads what it counted.
  */
-import { execFile, spawnSync } from "node:child_process"
+import { execFile, execFileSync, spawnSync } from "node:child_process"
 import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
@@ -17,15 +17,45 @@ import * as Path from "node:path"
 export const counting = (on: "on" | "off"): Promise<void> =>
   new Promise((resolve) => execFile("callgrind_control", ["-i", on, String(process.pid)], () => setTimeout(resolve, 2000)))
 
-/** What a run under callgrind counted: all threads, the main thread (where JavaScript runs), and its output. */
+/**
+ * Inside: `counting`, at once and with nothing else running meanwhile (the
+ * event loop waits for callgrind_control's answer): a count that starts and
+ * stops between the same two permits.
+ */
+export const countingNow = (on: "on" | "off"): void => {
+  execFileSync("callgrind_control", ["-i", on, String(process.pid)], { stdio: "ignore" })
+}
+
+/**
+ * What a run under callgrind counted: all threads, the main thread (where
+ * JavaScript runs), the main thread without V8's optimizing compilers (which
+ * run there under `--no-concurrent-recompilation`: code still tiering up,
+ * not the work measured), and its output.
+ */
 export interface Counted {
   readonly total: number
   readonly mainThread: number
+  readonly mainThreadWithoutCompiler: number
   readonly stdout: string
 }
 
-/** Outside: this process's script run again under callgrind with `args` (and `env` added). */
-export const run = (args: ReadonlyArray<string>, env: Record<string, string> = {}): Counted => {
+// The functions of V8's optimizing compilers (TurboFan, Turboshaft, Maglev), by namespace and name,
+// and the zones they allocate in.
+const compilerFunction = /compiler::|Compiler|Pipeline|turboshaft|[Mm]aglev|Zone/
+
+/** What a thread's counts (a callgrind output file) hold in the optimizing compilers' own functions. */
+const compilerInstructions = (file: string): number => {
+  const annotated = spawnSync("callgrind_annotate", ["--threshold=100", "--auto=no", file], { encoding: "utf8", maxBuffer: 1 << 28 })
+  let sum = 0
+  for (const line of annotated.stdout.split("\n")) {
+    const count = /^\s*([\d,]+) \(/.exec(line)
+    if (count !== null && !line.includes("PROGRAM TOTALS") && compilerFunction.test(line)) sum += Number(count[1].replaceAll(",", ""))
+  }
+  return sum
+}
+
+/** Outside: this process's script run again under callgrind with `args` (and `env` added, and `nodeFlags` given to node). */
+export const run = (args: ReadonlyArray<string>, env: Record<string, string> = {}, nodeFlags: ReadonlyArray<string> = []): Counted => {
   const dir = Fs.mkdtempSync(Path.join(Os.tmpdir(), "callgrind-"))
   const out = Path.join(dir, "out")
   const spawned = spawnSync("valgrind", [
@@ -34,15 +64,22 @@ export const run = (args: ReadonlyArray<string>, env: Record<string, string> = {
     "--separate-threads=yes",
     `--callgrind-out-file=${out}`,
     process.execPath,
+    ...nodeFlags,
     process.argv[1],
     ...args
   ], { encoding: "utf8", env: { ...process.env, ...env } })
   // One file per thread, the main thread's first (`out-01`).
   const mainThread = Fs.existsSync(`${out}-01`) ? /^totals: (\d+)/m.exec(Fs.readFileSync(`${out}-01`, "utf8")) : null
+  const compiler = mainThread === null ? 0 : compilerInstructions(`${out}-01`)
   Fs.rmSync(dir, { recursive: true, force: true })
   const total = /refs:\s+([\d,]+)/.exec(spawned.stderr)
   if (spawned.status !== 0 || total === null || mainThread === null) {
     throw new Error(`valgrind failed (${args.join(" ")}):\n${spawned.stdout.slice(-1000)}\n${spawned.stderr.slice(-2000)}`)
   }
-  return { total: Number(total[1].replaceAll(",", "")), mainThread: Number(mainThread[1]), stdout: spawned.stdout }
+  return {
+    total: Number(total[1].replaceAll(",", "")),
+    mainThread: Number(mainThread[1]),
+    mainThreadWithoutCompiler: Number(mainThread[1]) - compiler,
+    stdout: spawned.stdout
+  }
 }

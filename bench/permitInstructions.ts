@@ -12,9 +12,28 @@
  * its node count (`SINGLE=1`: N = 1, else N = 5), run under callgrind for
  * a warm-up of 40 s uncounted (the JIT settles), then `seconds` counted; with the workload's
  * hold and retry 30× longer (`BENCH_TIME_SCALE`), as the client is slower.
+ *
+ * `npm run bench:permit-instructions -- --memory [permits] [workers]`
+ * (default 5,000 and 8; 3: nobody waits): the same workload's shape over
+ * one in-memory node (promise code, bodies one `setImmediate` long, N = 1),
+ * counted by permits: 30,000 uncounted, then `permits` counted between the
+ * same two permits, with V8's optimizing compiler on the main thread
+ * (`--no-concurrent-recompilation`) and its instructions left out (code
+ * still tiering up). No network, no timing under valgrind: the count moves
+ * by ~1–3% from run to run, where the network's moves by ~15% (its JIT is
+ * still warming up under valgrind). The in-memory node's own work is in
+ * the count; a second run counts the node alone (its `acquireSlot` and
+ * `release` called directly, as in `bench:permit-engine`), and the
+ * difference is the engine's: what an A/B of an engine change compares.
  */
+import * as Context from "effect/Context"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Scope from "effect/Scope"
 import * as RedisFleet from "../fleet/RedisFleet.js"
+import { makeRedlock, retry } from "../src/Promise.js"
+import * as RedisNode from "../src/RedisNode.js"
 import * as Callgrind from "./callgrind.js"
 import * as Semaphores from "./semaphores.js"
 
@@ -52,7 +71,58 @@ const instructionsPerPermit = (name: string, seconds: number) => {
   return { mainThread: counted.mainThread / count, all: counted.total / count, permits: count }
 }
 
-if (process.argv[2] === "--counted") {
+/** Inside, `--memory`: the in-memory workload through the library (`library`) or the node alone, counted by permits; prints them. */
+const countedInMemory = async (permits: number, workers: number, through: "library" | "alone") => {
+  const nodesScope = Effect.runSync(Scope.make())
+  const nodes = await Effect.runPromise(
+    Effect.map(Layer.buildWithScope(RedisNode.layerMemory(1), nodesScope), Context.get(RedisNode.RedisNodes))
+  )
+  const redlock = await makeRedlock(Layer.succeed(RedisNode.RedisNodes, nodes), { restartQuarantine: false })
+  const options = { limit: Semaphores.limit, ttl: Semaphores.ttlMillis, retry: retry({ delay: Duration.millis(10), times: 1000 }) }
+  const permit = through === "library"
+    ? (hold: () => Promise<void>) => redlock.usingPermit("memory", options, hold)
+    : Semaphores.permitFromNodesAlone(nodes, "memory")
+  const body = () => new Promise<void>((resolve) => setImmediate(resolve))
+  const run = async (count: number) => {
+    let granted = 0
+    await Promise.all(Array.from({ length: workers }, async () => {
+      while (granted < count) {
+        await permit(() => {
+          granted++
+          return body()
+        })
+      }
+    }))
+    return granted
+  }
+  await run(30_000)
+  Callgrind.countingNow("on")
+  const granted = await run(permits)
+  Callgrind.countingNow("off")
+  console.log(`permits=${granted}`)
+}
+
+/** Outside, `--memory`: main-thread instructions per permit without the optimizing compiler, through the library or alone. */
+const inMemoryPerPermit = (permits: number, workers: number, through: "library" | "alone"): number => {
+  const counted = Callgrind.run(["--counted-memory", String(permits), String(workers), through], {}, ["--no-concurrent-recompilation"])
+  const granted = /permits=(\d+)/.exec(counted.stdout)
+  if (granted === null) throw new Error(`no permits counted in memory:\n${counted.stdout.slice(-1000)}`)
+  return counted.mainThreadWithoutCompiler / Number(granted[1])
+}
+
+if (process.argv[2] === "--counted-memory") {
+  countedInMemory(Number(process.argv[3]), Number(process.argv[4]), process.argv[5] as "library" | "alone").then(() => process.exit(0))
+} else if (process.argv[2] === "--memory") {
+  const permits = Number(process.argv[3] ?? 5_000)
+  const workers = Number(process.argv[4] ?? Semaphores.workers)
+  const library = inMemoryPerPermit(permits, workers, "library")
+  const alone = inMemoryPerPermit(permits, workers, "alone")
+  console.log(
+    `in memory, N = 1, ${workers} workers: ${Math.round(library / 1000)}k instructions per permit through the library, ` +
+      `${Math.round(alone / 1000)}k from the node alone: the engine adds ${Math.round((library - alone) / 1000)}k ` +
+      `(main thread, without V8's optimizing compiler)`
+  )
+} else if (process.argv[2] === "--counted") {
   Effect.runPromise(counted(process.argv[3], Number(process.argv[4]))).then(() => process.exit(0))
 } else {
   const name = process.argv[2] ?? "effect-redlock/Promise"
