@@ -204,9 +204,15 @@ export const handedSlot = (
   return most >= quorum ? best : undefined
 }
 
-/** Whether some slot may yet be handed over by a quorum, with the nodes not heard from. */
-export const handedQuorumPossible = (handed: ReadonlyMap<number, number>, nodes: number, quorum: number): boolean =>
-  tallyHanded(handed, everyOne).most + (nodes - handed.size) >= quorum
+/**
+ * Whether the hand-overs so far decide: a quorum handed the same slot, or
+ * no slot can be handed by a quorum any more with the nodes not heard from
+ * (one tally for both: every hand-over asks).
+ */
+export const handOversDecided = (handed: ReadonlyMap<number, number>, nodes: number, quorum: number): boolean => {
+  const { most } = tallyHanded(handed, everyOne)
+  return most >= quorum || most + (nodes - handed.size) < quorum
+}
 
 // The tally of the slots the counted nodes handed (slot number by node index).
 const tallyHanded = (handed: ReadonlyMap<number, number>, counts: (index: number) => boolean): SlotTally => {
@@ -254,15 +260,17 @@ export const chosenSlotFrom = (answer: unknown, start: number, slots: number): n
  */
 export const startAfterSplit = (answers: ReadonlyArray<unknown>, start: number, slots: number): number | undefined => {
   let latest: number | undefined
-  const chosen = new Set<number>()
+  let first: number | undefined
+  let split = false
   for (const answer of answers) {
     const slot = chosenSlot(answer)
     if (slot === undefined) continue
-    chosen.add(slot)
+    first ??= slot
+    split ||= slot !== first
     const place = (slot - start + slots) % slots
     if (latest === undefined || place > latest) latest = place
   }
-  return chosen.size < 2 || latest === undefined ? undefined : (latest + start) % slots
+  return !split || latest === undefined ? undefined : (latest + start) % slots
 }
 
 /**

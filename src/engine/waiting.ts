@@ -38,15 +38,11 @@
  */
 import type { Node, ReleaseWatch } from "./node.js"
 import * as Arrays from "./arrays.js"
-import { handedQuorumPossible, handedSlot, heardBy } from "./slots.js"
+import { handOversDecided, heardBy } from "./slots.js"
 import type { Time } from "./time.js"
 
 const timerSlackMillis = 1
 
-// A quorum of hand-overs wakes the waiter whether or not each counts alone
-// (`Waiter.grantHanded` says): where one does not, the attempt it wakes for
-// finds the slot already its own there and confirms it.
-const everyNode = () => true
 
 /**
  * Whether a release for us was announced since the current attempt began,
@@ -84,15 +80,16 @@ class Announcements {
   /**
    * A node handed us a slot: wake once a quorum handed the same one (the
    * waiter holds it then, `Waiter.grantHanded`, or its attempt finds it
-   * held where a hand-over does not count alone) or none can; else within a
-   * node timeout, for an attempt, should the others' hand-overs not come.
+   * held where a hand-over does not count alone: every hand-over counts
+   * here) or none can; else within a node timeout, for an attempt, should
+   * the others' hand-overs not come.
    */
   private handedBy(index: number, slot: number): void {
     this.handed ??= new Map()
     this.handed.set(index, slot)
     if (this.woken) return
     const { nodes, quorum } = this.waiter
-    if (handedSlot(this.handed, everyNode, quorum) !== undefined || !handedQuorumPossible(this.handed, nodes.length, quorum)) {
+    if (handOversDecided(this.handed, nodes.length, quorum)) {
       return this.wake()
     }
     this.cancelGrace ??= this.time.schedule(this.waiter.nodeTimeoutMillis, () => {
