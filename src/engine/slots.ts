@@ -74,15 +74,15 @@ export const handoverTagOf = (member: string): { readonly ttlMillis: number; rea
   return match === null ? undefined : { ttlMillis: Number(match[1]), setting: match[2] }
 }
 
+const space = 32
+const slash = 47
+
 /**
  * What a release announcement says to the waiter `value`: nothing
  * (`undefined`), wake (`"named"`: a lock's release names the one first in
  * line, a slot's the waiters that may take the slots now free, separated by
  * spaces), or the number of the slot this node handed it ("value/slot").
  */
-const space = 32
-const slash = 47
-
 export const heardBy = (announced: string, value: string): "named" | number | undefined => {
   if (announced === value) return "named"
   // Every waiter of a process hears every release of its resource: most are not named.

@@ -43,7 +43,6 @@ import type { Time } from "./time.js"
 
 const timerSlackMillis = 1
 
-
 /**
  * Whether a release for us was announced since the current attempt began,
  * and the slots nodes handed us (kept across attempts).
