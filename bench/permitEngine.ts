@@ -15,16 +15,9 @@
  * refused worker polling every 10 ms: no engine) and prints what the engine
  * adds per permit.
  */
-import * as Context from "effect/Context"
-import * as Duration from "effect/Duration"
-import * as Effect from "effect/Effect"
-import * as Exit from "effect/Exit"
-import * as Layer from "effect/Layer"
-import * as Scope from "effect/Scope"
-import { makeRedlock, retry } from "../src/Promise.js"
-import * as RedisNode from "../src/RedisNode.js"
+import * as InMemoryPermits from "./inMemoryPermits.js"
 import { percentile } from "./scenarios.js"
-import { limit, permitFromNodesAlone, ttlMillis } from "./semaphores.js"
+import { limit } from "./semaphores.js"
 
 const flags = process.argv.slice(2)
 const [rounds = "5", seconds = "3", nodes = "1"] = flags.filter((arg, index) => !arg.startsWith("--") && !flags[index - 1]?.startsWith("--hold"))
@@ -34,49 +27,32 @@ const holdMillis = holdIndex >= 0 ? Number(flags[holdIndex + 1]) : undefined
 const workers = uncontended ? limit : 8
 const warmUpSeconds = 2
 
-// One set of in-memory nodes for both: built once, shared by the manager and the nodes alone.
-const nodesScope = Effect.runSync(Scope.make())
-const nodeList = await Effect.runPromise(
-  Effect.map(Layer.buildWithScope(RedisNode.layerMemory(Number(nodes)), nodesScope), Context.get(RedisNode.RedisNodes))
-)
-const redlock = await makeRedlock(Layer.succeed(RedisNode.RedisNodes, nodeList), { restartQuarantine: false })
-const options = { limit, ttl: ttlMillis, retry: retry({ delay: Duration.millis(10), times: 1000 }) }
+const permits = await InMemoryPermits.make(Number(nodes))
 const body = holdMillis === undefined
   ? () => new Promise<void>((resolve) => setImmediate(resolve))
   : () => new Promise<void>((resolve) => setTimeout(resolve, holdMillis))
 
-/** A permit through the library: `usingPermit`. */
-const viaLibrary = (hold: () => Promise<void>) => redlock.usingPermit("engine", options, hold)
-
-/** A permit from the nodes alone (no engine; a refused worker polls). */
-const viaNodes = permitFromNodesAlone(nodeList, "alone")
+const viaLibrary = permits.viaLibrary("engine")
+const viaNodes = permits.viaNodes("alone")
 
 /** Permits granted in `millis` of the workload. */
-const run = async (permit: (hold: () => Promise<void>) => Promise<unknown>, millis: number): Promise<number> => {
-  let permits = 0
+const run = (permit: InMemoryPermits.Permit, millis: number): Promise<number> => {
   const end = performance.now() + millis
-  const hold = () => {
-    permits++
-    return body()
-  }
-  await Promise.all(Array.from({ length: workers }, async () => {
-    while (performance.now() < end) await permit(hold)
-  }))
-  return permits
+  return InMemoryPermits.run(permit, workers, body, () => performance.now() < end)
 }
 
 /** CPU µs per permit of one round, printed. */
-const measured = async (name: string, permit: (hold: () => Promise<void>) => Promise<unknown>, round: number) => {
+const measured = async (name: string, permit: InMemoryPermits.Permit, round: number) => {
   const cpu = process.cpuUsage()
   const start = performance.now()
-  const permits = await run(permit, Number(seconds) * 1000)
+  const granted = await run(permit, Number(seconds) * 1000)
   const elapsed = performance.now() - start
   const used = process.cpuUsage(cpu)
   console.log(
-    `round ${round}, ${name}: ${Math.round(permits / (elapsed / 1000))} permits/s, ` +
-      `${(used.user / permits).toFixed(1)} µs user + ${(used.system / permits).toFixed(1)} µs system per permit`
+    `round ${round}, ${name}: ${Math.round(granted / (elapsed / 1000))} permits/s, ` +
+      `${(used.user / granted).toFixed(1)} µs user + ${(used.system / granted).toFixed(1)} µs system per permit`
   )
-  return (used.user + used.system) / permits
+  return (used.user + used.system) / granted
 }
 
 const shape = `${workers} workers, ${holdMillis === undefined ? "bodies one setImmediate long" : `bodies holding ${holdMillis} ms`}`
@@ -97,5 +73,4 @@ for (let round = 1; round <= Number(rounds); round++) {
 const median = (list: ReadonlyArray<number>) => percentile([...list], 50)
 console.log(`median: ${median(library).toFixed(1)} µs of CPU per permit (N = ${nodes}, in-memory nodes, ${shape})`)
 console.log(`the nodes alone: ${median(alone).toFixed(1)} µs; the engine adds ${(median(library) - median(alone)).toFixed(1)} µs`)
-await redlock.close()
-await Effect.runPromise(Scope.close(nodesScope, Exit.void))
+await permits.close()

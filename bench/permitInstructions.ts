@@ -16,25 +16,22 @@
  * `npm run bench:permit-instructions -- --memory [permits] [workers]`
  * (default 5,000 and 8; 3: nobody waits): the same workload's shape over
  * one in-memory node (promise code, bodies one `setImmediate` long, N = 1),
- * counted by permits: 30,000 uncounted, then `permits` counted between the
- * same two permits, with V8's optimizing compiler on the main thread
- * (`--no-concurrent-recompilation`) and its instructions left out (code
- * still tiering up). No network, no timing under valgrind: the count moves
- * by ~1–3% from run to run, where the network's moves by ~15% (its JIT is
+ * counted by permits: 30,000 uncounted, a full collection, then `permits`
+ * counted between the same two permits, with V8's optimizing compiler on
+ * the main thread (`--no-concurrent-recompilation`) and its instructions
+ * left out (code still tiering up). No network, no timing under valgrind:
+ * the count moves by ~1% from run to run (without the collection first, by
+ * up to 30%: a window with or without the warm-up's major collection),
+ * where the network's moves by ~15% (its JIT is
  * still warming up under valgrind). The in-memory node's own work is in
  * the count; a second run counts the node alone (its `acquireSlot` and
  * `release` called directly, as in `bench:permit-engine`), and the
  * difference is the engine's: what an A/B of an engine change compares.
  */
-import * as Context from "effect/Context"
-import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as Layer from "effect/Layer"
-import * as Scope from "effect/Scope"
 import * as RedisFleet from "../fleet/RedisFleet.js"
-import { makeRedlock, retry } from "../src/Promise.js"
-import * as RedisNode from "../src/RedisNode.js"
 import * as Callgrind from "./callgrind.js"
+import * as InMemoryPermits from "./inMemoryPermits.js"
 import * as Semaphores from "./semaphores.js"
 
 const warmUpSeconds = 40
@@ -73,29 +70,13 @@ const instructionsPerPermit = (name: string, seconds: number) => {
 
 /** Inside, `--memory`: the in-memory workload through the library (`library`) or the node alone, counted by permits; prints them. */
 const countedInMemory = async (permits: number, workers: number, through: "library" | "alone") => {
-  const nodesScope = Effect.runSync(Scope.make())
-  const nodes = await Effect.runPromise(
-    Effect.map(Layer.buildWithScope(RedisNode.layerMemory(1), nodesScope), Context.get(RedisNode.RedisNodes))
-  )
-  const redlock = await makeRedlock(Layer.succeed(RedisNode.RedisNodes, nodes), { restartQuarantine: false })
-  const options = { limit: Semaphores.limit, ttl: Semaphores.ttlMillis, retry: retry({ delay: Duration.millis(10), times: 1000 }) }
-  const permit = through === "library"
-    ? (hold: () => Promise<void>) => redlock.usingPermit("memory", options, hold)
-    : Semaphores.permitFromNodesAlone(nodes, "memory")
+  const inMemory = await InMemoryPermits.make(1)
+  const permit = through === "library" ? inMemory.viaLibrary("memory") : inMemory.viaNodes("memory")
   const body = () => new Promise<void>((resolve) => setImmediate(resolve))
-  const run = async (count: number) => {
-    let granted = 0
-    await Promise.all(Array.from({ length: workers }, async () => {
-      while (granted < count) {
-        await permit(() => {
-          granted++
-          return body()
-        })
-      }
-    }))
-    return granted
-  }
+  const run = (count: number) => InMemoryPermits.run(permit, workers, body, (granted) => granted < count)
   await run(30_000)
+  // A full collection now, so that the old generation starts the count empty of the warm-up's garbage.
+  globalThis.gc?.()
   Callgrind.countingNow("on")
   const granted = await run(permits)
   Callgrind.countingNow("off")
@@ -104,7 +85,7 @@ const countedInMemory = async (permits: number, workers: number, through: "libra
 
 /** Outside, `--memory`: main-thread instructions per permit without the optimizing compiler, through the library or alone. */
 const inMemoryPerPermit = (permits: number, workers: number, through: "library" | "alone"): number => {
-  const counted = Callgrind.run(["--counted-memory", String(permits), String(workers), through], {}, ["--no-concurrent-recompilation"])
+  const counted = Callgrind.run(["--counted-memory", String(permits), String(workers), through], {}, ["--no-concurrent-recompilation", "--expose-gc"])
   const granted = /permits=(\d+)/.exec(counted.stdout)
   if (granted === null) throw new Error(`no permits counted in memory:\n${counted.stdout.slice(-1000)}`)
   return counted.mainThreadWithoutCompiler / Number(granted[1])
