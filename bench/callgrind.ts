@@ -30,27 +30,38 @@ export const countingNow = (on: "on" | "off"): void => {
  * What a run under callgrind counted: all threads, the main thread (where
  * JavaScript runs), the main thread without V8's optimizing compilers (which
  * run there under `--no-concurrent-recompilation`: code still tiering up,
- * not the work measured), and its output.
+ * not the work measured), the part of that spent collecting garbage on the
+ * main thread (scavenges copy what survives: it comes in lumps, so a count
+ * with it moves by ~30% between runs, one without it by ~3%), and its output.
  */
 export interface Counted {
   readonly total: number
   readonly mainThread: number
   readonly mainThreadWithoutCompiler: number
+  readonly garbageCollector: number
   readonly stdout: string
 }
 
 // The functions of V8's optimizing compilers (TurboFan, Turboshaft, Maglev), by namespace and name,
 // and the zones they allocate in.
 const compilerFunction = /compiler::|Compiler|Pipeline|turboshaft|[Mm]aglev|Zone/
+// The functions of V8's garbage collectors: scavenges, marking, sweeping, and the visitors they walk objects with.
+const collectorFunction = /Scaveng|MarkCompact|Marking|Sweep|Evacuat|Pretenuring|RememberedSet|SlotSet|BodyDescriptor|SizeFromMap/
 
-/** What a thread's counts (a callgrind output file) hold in the optimizing compilers' own functions. */
-const compilerInstructions = (file: string): number => {
+/** A thread's counts (a callgrind output file), function by function: its instructions and its line. */
+const functionCounts = (file: string): Array<{ readonly count: number; readonly line: string }> => {
   const annotated = spawnSync("callgrind_annotate", ["--threshold=100", "--auto=no", file], { encoding: "utf8", maxBuffer: 1 << 28 })
-  let sum = 0
+  const counts: Array<{ readonly count: number; readonly line: string }> = []
   for (const line of annotated.stdout.split("\n")) {
     const count = /^\s*([\d,]+) \(/.exec(line)
-    if (count !== null && !line.includes("PROGRAM TOTALS") && compilerFunction.test(line)) sum += Number(count[1].replaceAll(",", ""))
+    if (count !== null && !line.includes("PROGRAM TOTALS")) counts.push({ count: Number(count[1].replaceAll(",", "")), line })
   }
+  return counts
+}
+
+const instructionsIn = (counts: ReturnType<typeof functionCounts>, pattern: RegExp): number => {
+  let sum = 0
+  for (const { count, line } of counts) if (pattern.test(line)) sum += count
   return sum
 }
 
@@ -70,7 +81,9 @@ export const run = (args: ReadonlyArray<string>, env: Record<string, string> = {
   ], { encoding: "utf8", env: { ...process.env, ...env } })
   // One file per thread, the main thread's first (`out-01`).
   const mainThread = Fs.existsSync(`${out}-01`) ? /^totals: (\d+)/m.exec(Fs.readFileSync(`${out}-01`, "utf8")) : null
-  const compiler = mainThread === null ? 0 : compilerInstructions(`${out}-01`)
+  const counts = mainThread === null ? [] : functionCounts(`${out}-01`)
+  const compiler = instructionsIn(counts, compilerFunction)
+  const collector = instructionsIn(counts, collectorFunction)
   Fs.rmSync(dir, { recursive: true, force: true })
   const total = /refs:\s+([\d,]+)/.exec(spawned.stderr)
   if (spawned.status !== 0 || total === null || mainThread === null) {
@@ -80,6 +93,7 @@ export const run = (args: ReadonlyArray<string>, env: Record<string, string> = {
     total: Number(total[1].replaceAll(",", "")),
     mainThread: Number(mainThread[1]),
     mainThreadWithoutCompiler: Number(mainThread[1]) - compiler,
+    garbageCollector: collector,
     stdout: spawned.stdout
   }
 }

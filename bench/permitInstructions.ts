@@ -16,14 +16,14 @@
  * `npm run bench:permit-instructions -- --memory [permits] [workers]`
  * (default 5,000 and 8; 3: nobody waits): the same workload's shape over
  * one in-memory node (promise code, bodies one `setImmediate` long, N = 1),
- * counted by permits: 30,000 uncounted, a full collection, then `permits`
- * counted between the same two permits, with V8's optimizing compiler on
- * the main thread (`--no-concurrent-recompilation`) and its instructions
- * left out (code still tiering up). No network, no timing under valgrind:
- * the count moves by ~1% from run to run (without the collection first, by
- * up to 30%: a window with or without the warm-up's major collection),
- * where the network's moves by ~15% (its JIT is
- * still warming up under valgrind). The in-memory node's own work is in
+ * counted by permits: 30,000 uncounted, then `permits` counted between the
+ * same two permits, the workers running on throughout, with V8's optimizing
+ * compiler on the main thread (`--no-concurrent-recompilation`) and its
+ * instructions left out (code still tiering up), and the garbage
+ * collector's printed apart. No network, no timing under valgrind: the
+ * count without the collector moves by ~3% from run to run (with it, by up
+ * to 30%: scavenges copy what survives them, which comes in lumps), where
+ * the network's moves by ~15% (its JIT is still warming up under valgrind). The in-memory node's own work is in
  * the count; a second run counts the node alone (its `acquireSlot` and
  * `release` called directly, as in `bench:permit-engine`), and the
  * difference is the engine's: what an A/B of an engine change compares.
@@ -35,6 +35,8 @@ import * as InMemoryPermits from "./inMemoryPermits.js"
 import * as Semaphores from "./semaphores.js"
 
 const warmUpSeconds = 40
+// Uncounted permits of the in-memory count (`--memory`), after which its code no longer tiers up.
+const warmUpPermits = 30_000
 // The workload's hold and retry, 30× longer (bench/semaphores.ts): the client runs ~30× slower under valgrind.
 const timeScale = 30
 
@@ -68,27 +70,40 @@ const instructionsPerPermit = (name: string, seconds: number) => {
   return { mainThread: counted.mainThread / count, all: counted.total / count, permits: count }
 }
 
-/** Inside, `--memory`: the in-memory workload through the library (`library`) or the node alone, counted by permits; prints them. */
+/**
+ * Inside, `--memory`: the in-memory workload through the library (`library`)
+ * or the node alone, counted from the body of the warm-up's last permit to
+ * the body `permits` later, the workers running on throughout (workers that
+ * stopped and started again would run code paths of a quiet resource, not
+ * yet optimized, in the count); prints how many were counted.
+ */
 const countedInMemory = async (permits: number, workers: number, through: "library" | "alone") => {
   const inMemory = await InMemoryPermits.make(1)
   const permit = through === "library" ? inMemory.viaLibrary("memory") : inMemory.viaNodes("memory")
-  const body = () => new Promise<void>((resolve) => setImmediate(resolve))
-  const run = (count: number) => InMemoryPermits.run(permit, workers, body, (granted) => granted < count)
-  await run(30_000)
-  // A full collection now, so that the old generation starts the count empty of the warm-up's garbage.
-  globalThis.gc?.()
-  Callgrind.countingNow("on")
-  const granted = await run(permits)
-  Callgrind.countingNow("off")
-  console.log(`permits=${granted}`)
+  let held = 0
+  const body = () => {
+    held++
+    if (held === warmUpPermits) Callgrind.countingNow("on")
+    if (held === warmUpPermits + permits) Callgrind.countingNow("off")
+    return new Promise<void>((resolve) => setImmediate(resolve))
+  }
+  await InMemoryPermits.run(permit, workers, body, (granted) => granted < warmUpPermits + permits + workers)
+  console.log(`permits=${permits}`)
 }
 
-/** Outside, `--memory`: main-thread instructions per permit without the optimizing compiler, through the library or alone. */
-const inMemoryPerPermit = (permits: number, workers: number, through: "library" | "alone"): number => {
-  const counted = Callgrind.run(["--counted-memory", String(permits), String(workers), through], {}, ["--no-concurrent-recompilation", "--expose-gc"])
+/**
+ * Outside, `--memory`: main-thread instructions per permit without the
+ * optimizing compiler, through the library or alone, and those of it spent
+ * collecting garbage.
+ */
+const inMemoryPerPermit = (permits: number, workers: number, through: "library" | "alone") => {
+  const counted = Callgrind.run(["--counted-memory", String(permits), String(workers), through], {}, ["--no-concurrent-recompilation"])
   const granted = /permits=(\d+)/.exec(counted.stdout)
   if (granted === null) throw new Error(`no permits counted in memory:\n${counted.stdout.slice(-1000)}`)
-  return counted.mainThreadWithoutCompiler / Number(granted[1])
+  return {
+    withoutCollector: (counted.mainThreadWithoutCompiler - counted.garbageCollector) / Number(granted[1]),
+    collector: counted.garbageCollector / Number(granted[1])
+  }
 }
 
 if (process.argv[2] === "--counted-memory") {
@@ -98,10 +113,12 @@ if (process.argv[2] === "--counted-memory") {
   const workers = Number(process.argv[4] ?? Semaphores.workers)
   const library = inMemoryPerPermit(permits, workers, "library")
   const alone = inMemoryPerPermit(permits, workers, "alone")
+  const thousands = (instructions: number) => `${Math.round(instructions / 1000)}k`
   console.log(
-    `in memory, N = 1, ${workers} workers: ${Math.round(library / 1000)}k instructions per permit through the library, ` +
-      `${Math.round(alone / 1000)}k from the node alone: the engine adds ${Math.round((library - alone) / 1000)}k ` +
-      `(main thread, without V8's optimizing compiler)`
+    `in memory, N = 1, ${workers} workers: ${thousands(library.withoutCollector)} instructions per permit through the library, ` +
+      `${thousands(alone.withoutCollector)} from the node alone: the engine adds ${thousands(library.withoutCollector - alone.withoutCollector)} ` +
+      `(main thread, without V8's optimizing compiler and garbage collection); collecting garbage: ` +
+      `${thousands(library.collector)} through the library, ${thousands(alone.collector)} alone (moves by tens of percent between runs)`
   )
 } else if (process.argv[2] === "--counted") {
   Effect.runPromise(counted(process.argv[3], Number(process.argv[4]))).then(() => process.exit(0))
