@@ -10,7 +10,8 @@
  * retry; and on one server our node alone, with no engine (the wire and the
  * scripts' floor). Then a read-write workload of ours alone (8 workers, 80%
  * reads, 1 ms hold, 5 servers): its throughput and the longest a writer
- * waited. Each contender runs once unrecorded first (a warm-up). Part of
+ * waited, its managers connected before the clock starts. Each contender,
+ * and the read-write workload, runs once unrecorded first (a warm-up). Part of
  * `npm run bench`; alone: `npm run bench:semaphore [-- --seconds S]`.
  *
  * RedlockSemaphore counts holders on each node and grants a permit when a
@@ -416,6 +417,8 @@ export const readWriteContention = async (
   key: string
 ): Promise<ReadWriteContention> => {
   const runtimes = Array.from({ length: workers }, () => managerOn(ports))
+  // Connected before the clock starts: a writer's wait is for the lock, not for its manager's 5 connections.
+  await Promise.all(runtimes.map((runtime) => runtime.runtime()))
   const options = { ttl: Duration.millis(ttlMillis), retry }
   const readWaits: Array<number> = []
   const writeWaits: Array<number> = []
@@ -466,10 +469,13 @@ export const readWriteContention = async (
   }
 }
 
-/** The read-write workload `count` times on 5 servers, emptied after each, as a Markdown table. */
+/** The read-write workload `count` times on 5 servers (after one warm-up run), emptied after each, as a Markdown table. */
 export const readWriteRounds = (fleet: RedisFleet.Fleet, seconds: number, count: number) =>
   Effect.gen(function*() {
     const ports = fleet.servers.map((server) => server.port)
+    // One run unrecorded first, as the semaphore contenders have (`warmUpSeconds`).
+    yield* Effect.promise(() => readWriteContention(ports, warmUpSeconds, "bench:readwrite:warm-up"))
+    yield* fleet.reset
     const rows: Array<string> = []
     for (let round = 0; round < count; round++) {
       const result = yield* Effect.promise(() => readWriteContention(ports, seconds, `bench:readwrite:${round}`))
