@@ -3,7 +3,7 @@
  * extension, loss by deadline, the guard, inspection.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { Duration, Effect, Exit, Fiber, Option, TestClock } from "effect"
+import { Deferred, Duration, Effect, Exit, Fiber, FiberRef, Option, TestClock } from "effect"
 import * as Redlock from "../src/Redlock.js"
 import * as RedisNode from "../src/RedisNode.js"
 import { ExtensionLimitReached, LockLost, LockNotExtended, ValidityTooShort } from "../src/RedlockError.js"
@@ -265,4 +265,90 @@ describe("release and inspect", () => {
       assert.isTrue(wrong._tag === "Unreadable" && wrong.outcome._tag === "Failed")
       yield* control.restart(3)
     }).pipe(Effect.scoped, Effect.provide(memory(5))))
+})
+
+/**
+ * `withLock` (and `withPermit`, `withRead`, `withWrite`) run the body on the
+ * caller's own fiber where it has no children: a loss interrupts that fiber
+ * and is taken back once the body ended. What the caller sees must be what a
+ * body on a child fiber gave: the `LockLost` failure and a fiber that goes
+ * on, nothing forked by the body left running, no child of the caller's
+ * interrupted, and any other interruption kept.
+ */
+describe("the body of withLock on the caller's fiber", () => {
+  it.effect("after a loss the caller goes on: its next interruptible step is not interrupted", () =>
+    Effect.gen(function*() {
+      const fiber = yield* Effect.fork(Effect.gen(function*() {
+        const held = yield* Effect.either(Effect.sleep("5 seconds").pipe(Redlock.withLock("r", { ttl: "1 second" })))
+        // Interruptible: a fiber still marked as interrupted stops here.
+        yield* Effect.sleep("10 millis")
+        return held
+      }))
+      yield* tick(1100)
+      const held = yield* Fiber.join(fiber)
+      assert.isTrue(held._tag === "Left" && held.left._tag === "LockLost" && held.left.reason === "Expired")
+    }).pipe(Effect.scoped, Effect.provide(memory(3))))
+
+  it.effect("fibers the body forked are interrupted before the release, whether it ended or lost the lock", () =>
+    Effect.gen(function*() {
+      const stopped: Array<string> = []
+      // Forked, and running (its interruption is told) before the body goes on.
+      const background = (name: string) =>
+        Effect.flatMap(Deferred.make<void>(), (running) =>
+          Effect.zipLeft(
+            Effect.fork(Effect.onInterrupt(Effect.zipRight(Deferred.succeed(running, undefined), Effect.never), () =>
+              Effect.sync(() => stopped.push(name)))),
+            Deferred.await(running)
+          ))
+      // What was stopped when withLock returned, read before the caller ends (its end interrupts its children).
+      const stoppedWhenReturned = <A, E>(self: Effect.Effect<A, E, Redlock.Redlock>) =>
+        Effect.fork(Effect.zipRight(Effect.exit(self), Effect.sync(() => [...stopped])))
+      const ended = yield* stoppedWhenReturned(
+        Effect.asVoid(background("after its end")).pipe(Redlock.withLock("a", { ttl: "1 second" }))
+      )
+      yield* tick(10)
+      assert.deepStrictEqual(yield* Fiber.join(ended), ["after its end"])
+      const lost = yield* stoppedWhenReturned(
+        Effect.zipRight(background("on loss"), Effect.never).pipe(Redlock.withLock("b", { ttl: "1 second" }))
+      )
+      yield* tick(1100)
+      assert.deepStrictEqual(yield* Fiber.join(lost), ["after its end", "on loss"])
+      // Released: another holder gets both at once.
+      yield* Redlock.acquire("a", { ttl: "1 second", retry: Redlock.noRetry })
+      yield* Redlock.acquire("b", { ttl: "1 second", retry: Redlock.noRetry })
+    }).pipe(Effect.scoped, Effect.provide(memory(3))))
+
+  it.effect("a loss does not interrupt the caller's own children, forked before the hold", () =>
+    Effect.gen(function*() {
+      const caller = yield* Effect.fork(Effect.gen(function*() {
+        const before = yield* Effect.fork(Effect.never)
+        const held = yield* Effect.exit(Effect.never.pipe(Redlock.withLock("r", { ttl: "1 second" })))
+        // Polled before the caller ends (its end interrupts its children).
+        return { held, before: yield* Fiber.poll(before) }
+      }))
+      yield* tick(1100)
+      const { before, held } = yield* Fiber.join(caller)
+      assert.strictEqual((failureOf(held) as LockLost).reason, "Expired")
+      assert.isTrue(Option.isNone(before))
+    }).pipe(Effect.scoped, Effect.provide(memory(3))))
+
+  it.effect("another's interruption during the body still interrupts the caller, and the lock is released", () =>
+    Effect.gen(function*() {
+      const caller = yield* Effect.fork(Effect.never.pipe(Redlock.withLock("r", { ttl: "10 seconds" })))
+      yield* tick(10)
+      const exit = yield* Fiber.interrupt(caller)
+      assert.isTrue(Exit.isInterrupted(exit))
+      yield* Redlock.acquire("r", { ttl: "1 second", retry: Redlock.noRetry })
+    }).pipe(Effect.scoped, Effect.provide(memory(3))))
+
+  it.effect("what the body sets in a FiberRef stays set after it", () =>
+    Effect.gen(function*() {
+      const mark = FiberRef.unsafeMake("before")
+      const seen = yield* Effect.fork(Effect.zipRight(
+        FiberRef.set(mark, "in the body").pipe(Redlock.withLock("r", { ttl: "1 second" })),
+        FiberRef.get(mark)
+      ))
+      yield* tick(10)
+      assert.strictEqual(yield* Fiber.join(seen), "in the body")
+    }).pipe(Effect.scoped, Effect.provide(memory(3))))
 })

@@ -4,10 +4,14 @@
  * @internal
  */
 import type { NonEmptyReadonlyArray } from "effect/Array"
+import * as Cause from "effect/Cause"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import type * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
+import * as FiberId from "effect/FiberId"
+import * as FiberRef from "effect/FiberRef"
+import * as HashSet from "effect/HashSet"
 import * as MetricLabel from "effect/MetricLabel"
 import * as Scope from "effect/Scope"
 import type * as Lock from "../Lock.js"
@@ -133,14 +137,54 @@ export class HeldLock extends Holding implements Lock.Lock {
   /**
    * `runWhileHeld` inside the hold that acquired the lock (`whileHolding`):
    * in its uninterruptible region already, on its time, and ending with its
-   * release, with fewer effects run per hold.
+   * release, with fewer effects run per hold. The body runs on the caller's
+   * own fiber (`runOnFiber`) unless that fiber has children already, which a
+   * loss would interrupt with it: then on a child fiber, as `runWhileHeld`.
    */
   runInHold<A, E, R>(self: Effect.Effect<A, E, R>, hold: CallerHold): Effect.Effect<A, E | LockLost, R> {
-    return Effect.flatMap(Effect.fork(hold.restore(self)), (child) =>
-      Effect.flatMap(
-        Effect.exit(hold.restore(this.endOrLoss(child, hold.time))),
-        (exit) => Effect.zipRight(hold.release, exit)
-      ))
+    return Effect.withFiberRuntime((fiber) => {
+      const onChild = () =>
+        Effect.flatMap(Effect.fork(hold.restore(self)), (child) =>
+          Effect.flatMap(
+            Effect.exit(hold.restore(this.endOrLoss(child, hold.time))),
+            (exit) => Effect.zipRight(hold.release, exit)
+          ))
+      const children = childCount(fiber)
+      if (children !== undefined) return children === 0 ? this.runOnFiber(fiber, self, hold) : onChild()
+      return Effect.flatMap(fiber.children, (list) => list.length === 0 ? this.runOnFiber(fiber, self, hold) : onChild())
+    })
+  }
+
+  /**
+   * The body on `fiber`, the caller's, which has no children: a fork per
+   * hold cost Effect 3 ~25 µs of CPU, as much as the rest of a permit
+   * (bench/README.md). A loss interrupts the fiber itself, as
+   * `lossInterruptor`; once the body ended, that interruption is taken back
+   * (the fiber's interrupted cause is a FiberRef) and the result is the
+   * `LockLost` failure, as a child's interruption made it. The fibers the
+   * body forked are its children here: interrupted (and awaited) before the
+   * release, as a child fiber's end interrupted them, so that none runs on
+   * without the lock.
+   */
+  private runOnFiber<A, E, R>(
+    fiber: Fiber.RuntimeFiber<unknown, unknown>,
+    self: Effect.Effect<A, E, R>,
+    hold: CallerHold
+  ): Effect.Effect<A, E | LockLost, R> {
+    if (this.lostBecause !== undefined) return Effect.zipRight(hold.release, Effect.fail(this.lostBecause))
+    let lost = false
+    const stopWatching = this.whenLost(hold.time, () => {
+      lost = true
+      fiber.unsafeInterruptAsFork(lossInterruptor)
+    })
+    return Effect.flatMap(Effect.exit(hold.restore(self)), (exit): Effect.Effect<A, E | LockLost> => {
+      stopWatching()
+      const released = Effect.zipRight(interruptChildren(fiber), hold.release)
+      // Taken back first: the release runs as on a fiber nobody interrupted.
+      return lost
+        ? Effect.zipRight(takeBackLossInterruption, Effect.zipRight(released, Effect.fail(this.lostBecause!)))
+        : Effect.zipRight(released, exit)
+    })
   }
 
   /** The end of `child` (its exit, its FiberRefs inherited), or the loss of the lock first (`child` interrupted). */
@@ -226,6 +270,41 @@ export class HeldLock extends Holding implements Lock.Lock {
       })
   }
 }
+
+/**
+ * Who interrupts a hold's body on its caller's fiber when the lock is lost
+ * (`HeldLock.runOnFiber`): no fiber's id (those count up from 0), so that
+ * its interruption is told apart from any other.
+ */
+const lossInterruptor = FiberId.make(-1, 0)
+
+const onlyByLoss = (cause: Cause.Cause<never>): boolean => {
+  const interruptors = Cause.interruptors(cause)
+  return HashSet.size(interruptors) === 1 && HashSet.has(interruptors, lossInterruptor)
+}
+
+/** The fiber is no longer interrupted where only a loss interrupted it; another's interruption stands. */
+const takeBackLossInterruption = FiberRef.update(
+  FiberRef.interruptedCause,
+  (cause) => onlyByLoss(cause) ? Cause.empty : cause
+)
+
+/**
+ * How many children `fiber` has now, where Effect 3's fiber tells it at once
+ * (`getChildren`, a method of its fibers outside the `RuntimeFiber`
+ * interface); `undefined` where it does not. `fiber.children` asks the
+ * fiber by a message: ~4 µs of CPU, twice per hold.
+ */
+const childCount = (fiber: Fiber.RuntimeFiber<unknown, unknown>): number | undefined => {
+  const { getChildren } = fiber as { readonly getChildren?: () => ReadonlySet<unknown> }
+  return typeof getChildren === "function" ? getChildren.call(fiber).size : undefined
+}
+
+/** `fiber`'s children interrupted, each awaited (none: nothing is run). */
+const interruptChildren = (fiber: Fiber.RuntimeFiber<unknown, unknown>): Effect.Effect<void> =>
+  childCount(fiber) === 0
+    ? Effect.void
+    : Effect.flatMap(fiber.children, (children) => children.length === 0 ? Effect.void : Fiber.interruptAll(children))
 
 /**
  * Where `whileHolding` takes a lock it acquires from a manager made by
