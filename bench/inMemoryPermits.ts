@@ -11,9 +11,12 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
+import * as ManagedRuntime from "effect/ManagedRuntime"
 import * as Scope from "effect/Scope"
 import { makeRedlock, retry } from "../src/Promise.js"
+import * as Redlock from "../src/Redlock.js"
 import * as RedisNode from "../src/RedisNode.js"
+import * as Semaphore from "../src/Semaphore.js"
 import { limit, permitFromNodesAlone, ttlMillis } from "./semaphores.js"
 
 /** A permit around `hold` (one of the workload's bodies). */
@@ -22,6 +25,8 @@ export type Permit = (hold: () => Promise<void>) => Promise<unknown>
 export interface InMemoryPermits {
   /** Through the library: `usingPermit` on `resource`. */
   readonly viaLibrary: (resource: string) => Permit
+  /** Through the library's Effect API: `Semaphore.withPermit` on `resource`, one `runPromise` per permit. */
+  readonly viaEffect: (resource: string) => Permit
   /** From the nodes alone, on `resource`. */
   readonly viaNodes: (resource: string) => Permit
   readonly close: () => Promise<void>
@@ -34,11 +39,17 @@ export const make = async (nodes: number): Promise<InMemoryPermits> => {
   )
   const redlock = await makeRedlock(Layer.succeed(RedisNode.RedisNodes, nodeList), { restartQuarantine: false })
   const options = { limit, ttl: ttlMillis, retry: retry({ delay: Duration.millis(10), times: 1000 }) }
+  const runtime = ManagedRuntime.make(
+    Redlock.layer({ restartQuarantine: false }).pipe(Layer.provide(Layer.succeed(RedisNode.RedisNodes, nodeList)))
+  )
+  const effectOptions = { ...options, ttl: Duration.millis(ttlMillis) }
   return {
     viaLibrary: (resource) => (hold) => redlock.usingPermit(resource, options, hold),
+    viaEffect: (resource) => (hold) => runtime.runPromise(Semaphore.withPermit(Effect.promise(hold), resource, effectOptions)),
     viaNodes: (resource) => permitFromNodesAlone(nodeList, resource),
     close: async () => {
       await redlock.close()
+      await runtime.dispose()
       await Effect.runPromise(Scope.close(nodesScope, Exit.void))
     }
   }

@@ -7,8 +7,10 @@
  * in the client's CPU per permit without the network's noise (this machine's
  * runs still drift: compare rounds side by side, and several of them).
  * `npx tsc -p tsconfig.bench.json && node .bench-build/bench/permitEngine.js [rounds] [seconds] [nodes]
- * [--uncontended] [--hold-ms H]`:
- * `--uncontended`: 3 workers, as many as permits (nobody waits); `--hold-ms
+ * [--uncontended] [--hold-ms H] [--effect]`:
+ * `--uncontended`: 3 workers, as many as permits (nobody waits); `--effect`:
+ * permits through the Effect API (`Semaphore.withPermit`, one `runPromise`
+ * each) instead of promise code; `--hold-ms
  * H`: each body holds a timer of H ms (the network bench holds 1 ms: the
  * process idles between permits, as users' do). Each round then also runs
  * the nodes alone (their `acquireSlot` and `release` called directly, a
@@ -22,6 +24,7 @@ import { limit } from "./semaphores.js"
 const flags = process.argv.slice(2)
 const [rounds = "5", seconds = "3", nodes = "1"] = flags.filter((arg, index) => !arg.startsWith("--") && !flags[index - 1]?.startsWith("--hold"))
 const uncontended = flags.includes("--uncontended")
+const throughEffect = flags.includes("--effect")
 const holdIndex = flags.indexOf("--hold-ms")
 const holdMillis = holdIndex >= 0 ? Number(flags[holdIndex + 1]) : undefined
 const workers = uncontended ? limit : 8
@@ -32,7 +35,7 @@ const body = holdMillis === undefined
   ? () => new Promise<void>((resolve) => setImmediate(resolve))
   : () => new Promise<void>((resolve) => setTimeout(resolve, holdMillis))
 
-const viaLibrary = permits.viaLibrary("engine")
+const viaLibrary = throughEffect ? permits.viaEffect("engine") : permits.viaLibrary("engine")
 const viaNodes = permits.viaNodes("alone")
 
 /** Permits granted in `millis` of the workload. */
@@ -55,7 +58,8 @@ const measured = async (name: string, permit: InMemoryPermits.Permit, round: num
   return (used.user + used.system) / granted
 }
 
-const shape = `${workers} workers, ${holdMillis === undefined ? "bodies one setImmediate long" : `bodies holding ${holdMillis} ms`}`
+const shape = `${workers} workers, ${holdMillis === undefined ? "bodies one setImmediate long" : `bodies holding ${holdMillis} ms`}, ` +
+  (throughEffect ? "Semaphore.withPermit" : "usingPermit")
 await run(viaLibrary, warmUpSeconds * 1000)
 await run(viaNodes, warmUpSeconds * 1000)
 const library: Array<number> = []
