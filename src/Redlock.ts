@@ -474,8 +474,10 @@ export const inspect = (resource: string): Effect.Effect<InspectResult, InvalidO
  * Run an effect while holding a lock; the lock is released when it ends. If
  * the lock is lost while the effect runs (its validity runs out, or nodes say
  * it is no longer ours), the effect is interrupted and `withLock` fails with
- * `LockLost`: the critical section never runs past its validity. With
- * `autoExtend`, the lock is extended for as long as the effect runs.
+ * `LockLost`: the critical section never runs past its validity. Fibers the
+ * effect forks are interrupted when it ends, before the release, so that
+ * none runs on without the lock. With `autoExtend`, the lock is extended for
+ * as long as the effect runs.
  *
  * @example
  * ```ts
