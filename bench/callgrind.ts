@@ -32,7 +32,7 @@ export const countingNow = (on: "on" | "off"): void => {
  * run there under `--no-concurrent-recompilation`: code still tiering up,
  * not the work measured), the part of that spent collecting garbage on the
  * main thread (scavenges copy what survives: it comes in lumps, so a count
- * with it moves by ~30% between runs, one without it by ~3%), and its output.
+ * with it moves by ~30% between runs, one without it by ~5%), and its output.
  */
 export interface Counted {
   readonly total: number

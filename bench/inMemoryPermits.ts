@@ -1,10 +1,11 @@
 /**
  * The semaphore workload's permits over in-memory nodes, for the benches
  * that count a permit's cost without the network (permitEngine.ts,
- * permitInstructions.ts): one set of nodes, shared by a manager over them
- * (`usingPermit`, the workload's options) and the nodes alone (their
- * `acquireSlot` and `release` called directly, a refused worker polling
- * every 10 ms: no engine).
+ * permitInstructions.ts): one set of nodes, shared by managers over them
+ * (promise code's `usingPermit`, or the Effect API's `Semaphore.withPermit`,
+ * with the workload's options) and the nodes alone (their `acquireSlot` and
+ * `release` called directly, a refused worker polling every 10 ms: no
+ * engine).
  */
 import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"

@@ -21,12 +21,13 @@
  * compiler on the main thread (`--no-concurrent-recompilation`) and its
  * instructions left out (code still tiering up), and the garbage
  * collector's printed apart. No network, no timing under valgrind: the
- * count without the collector moves by ~3% from run to run (with it, by up
+ * count without the collector moves by ~5% from run to run (with it, by up
  * to 30%: scavenges copy what survives them, which comes in lumps), where
- * the network's moves by ~15% (its JIT is still warming up under valgrind). The in-memory node's own work is in
- * the count; a second run counts the node alone (its `acquireSlot` and
- * `release` called directly, as in `bench:permit-engine`), and the
- * difference is the engine's: what an A/B of an engine change compares.
+ * the network's moves by ~15% (its JIT is still warming up under
+ * valgrind). The in-memory node's own work is in the count; a second run
+ * counts the node alone (its `acquireSlot` and `release` called directly,
+ * as in `bench:permit-engine`), and the difference is the engine's: what an
+ * A/B of an engine change compares.
  */
 import * as Effect from "effect/Effect"
 import * as RedisFleet from "../fleet/RedisFleet.js"
