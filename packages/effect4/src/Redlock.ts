@@ -346,7 +346,9 @@ export const acquire = (
  * Run an effect while holding a lock; the lock is released when it ends. If
  * the lock is lost while the effect runs (its validity runs out, or nodes say
  * it is no longer ours), the effect is interrupted and `withLock` fails with
- * `LockLost`: the critical section never runs past its validity.
+ * `LockLost`: the critical section never runs past its validity. Fibers the
+ * effect forks are interrupted when it ends, before the release, so that
+ * none runs on without the lock.
  *
  * @example
  * ```ts

@@ -1,4 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
+import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
@@ -183,6 +184,36 @@ describe("Redlock on memory nodes (TestClock)", () => {
       const lost = yield* Fiber.join(outliving)
       assert.strictEqual(lost._tag === "LockLost" ? lost.reason : lost._tag, "Expired")
       assert.isFalse(finished, "the body was interrupted at the deadline")
+    }).pipe(Effect.provide(memory(3))))
+
+  it.effect("fibers the body of withLock forked are interrupted before withLock returns, after its end or a loss", () =>
+    Effect.gen(function*() {
+      const stopped: Array<string> = []
+      // Forked, and running (its interruption is told) before the body goes on.
+      const background = (name: string) =>
+        Effect.flatMap(Deferred.make<void>(), (running) =>
+          Effect.andThen(
+            Effect.forkChild(Effect.onInterrupt(
+              Effect.andThen(Deferred.succeed(running, undefined), Effect.never),
+              () => Effect.sync(() => stopped.push(name))
+            )),
+            Deferred.await(running)
+          ))
+      // What was stopped when withLock returned, read before the caller ends (its end interrupts its children).
+      const stoppedWhenReturned = <A, E>(self: Effect.Effect<A, E, Redlock.Redlock>) =>
+        Effect.forkChild(Effect.andThen(Effect.exit(self), Effect.sync(() => [...stopped])))
+      const ended = yield* stoppedWhenReturned(
+        Effect.asVoid(background("after its end")).pipe(Redlock.withLock("a", { ttl: "1 second" }))
+      )
+      yield* TestClock.adjust("10 millis")
+      assert.deepStrictEqual(yield* Fiber.join(ended), ["after its end"])
+      const lost = yield* stoppedWhenReturned(
+        Effect.andThen(background("on loss"), Effect.never).pipe(Redlock.withLock("b", { ttl: "1 second" }))
+      )
+      // The background fiber starts first, then the validity runs out.
+      yield* TestClock.adjust("10 millis")
+      yield* TestClock.adjust("2 seconds")
+      assert.deepStrictEqual(yield* Fiber.join(lost), ["after its end", "on loss"])
     }).pipe(Effect.provide(memory(3))))
 
   it.effect("autoExtend keeps the lock while the scope is open, stops at maxHold, and stops when the scope closes", () =>
