@@ -143,16 +143,20 @@ export class HeldLock extends Holding implements Lock.Lock {
    */
   runInHold<A, E, R>(self: Effect.Effect<A, E, R>, hold: CallerHold): Effect.Effect<A, E | LockLost, R> {
     return Effect.withFiberRuntime((fiber) => {
-      const onChild = () =>
-        Effect.flatMap(Effect.fork(hold.restore(self)), (child) =>
-          Effect.flatMap(
-            Effect.exit(hold.restore(this.endOrLoss(child, hold.time))),
-            (exit) => Effect.zipRight(hold.release, exit)
-          ))
       const children = childCount(fiber)
-      if (children !== undefined) return children === 0 ? this.runOnFiber(fiber, self, hold) : onChild()
-      return Effect.flatMap(fiber.children, (list) => list.length === 0 ? this.runOnFiber(fiber, self, hold) : onChild())
+      if (children !== undefined) return children === 0 ? this.runOnFiber(fiber, self, hold) : this.runOnChild(self, hold)
+      return Effect.flatMap(fiber.children, (list) =>
+        list.length === 0 ? this.runOnFiber(fiber, self, hold) : this.runOnChild(self, hold))
     })
+  }
+
+  /** The body on a child fiber, raced with the loss (`endOrLoss`), then the release. */
+  private runOnChild<A, E, R>(self: Effect.Effect<A, E, R>, hold: CallerHold): Effect.Effect<A, E | LockLost, R> {
+    return Effect.flatMap(Effect.fork(hold.restore(self)), (child) =>
+      Effect.flatMap(
+        Effect.exit(hold.restore(this.endOrLoss(child, hold.time))),
+        (exit) => Effect.zipRight(hold.release, exit)
+      ))
   }
 
   /**
