@@ -11,7 +11,7 @@
  * scripts' floor). Then a read-write workload of ours alone (8 workers, 80%
  * reads, 1 ms hold, 5 servers): its throughput and the longest a writer
  * waited, its managers connected before the clock starts. Each contender,
- * and the read-write workload, runs once unrecorded first (a warm-up). Part of
+ * and the read-write workload, runs unrecorded first (a warm-up). Part of
  * `npm run bench`; alone: `npm run bench:semaphore [-- --seconds S]`.
  *
  * RedlockSemaphore counts holders on each node and grants a permit when a
@@ -319,14 +319,22 @@ export const contention = async (
 }
 
 /**
- * How long each contender runs once before the measured rounds, unrecorded.
- * The contenders share one process: without it the first to run pays for
- * compiling the code they share (ioredis, Effect), and the first round's
- * first contender ran at ~55% of its later rate (533 against 960 permits/s).
+ * How long each contender runs before the measured rounds, unrecorded, and
+ * how many times (each a new set of clients, as a round is). The contenders
+ * share one process: without it the first to run pays for compiling the code
+ * they share (ioredis, Effect), and the first round's first contender ran at
+ * ~55% of its later rate (533 against 960 permits/s). One run was not enough
+ * for ours: V8 was still compiling and deoptimizing its code in the first
+ * measured round (~100 functions optimized in it, against ~15 in later
+ * rounds), whose CPU per permit came out 30–50% over the later rounds' (N =
+ * 1, promise code: 90.6, 70.7, 61.7, 62.4 µs after one run of 1 s, and 90.9
+ * after one of 8 s; 68.5, 75.7, 62.5 after three runs of 2 s); the peer's
+ * first round 10–15%.
  */
 const warmUpSeconds = 1
+const warmUpRuns = 3
 
-/** Every contender `rounds` times, in alternating order, the servers emptied after each (after one warm-up run each). */
+/** Every contender `rounds` times, in alternating order, the servers emptied after each (after `warmUpRuns` warm-up runs each). */
 export const rounds = (
   fleet: RedisFleet.Fleet,
   seconds: number,
@@ -336,13 +344,15 @@ export const rounds = (
 ) =>
   Effect.gen(function*() {
     const ports = fleet.servers.map((server) => server.port)
-    for (const contender of list) {
-      yield* Effect.promise(() =>
-        contention(contender, ports.slice(0, contender.nodes), warmUpSeconds, `bench:permits:warm-up:${contender.name.split(" ")[0]}`)
-      )
-      yield* fleet.reset
+    for (let run = 0; run < warmUpRuns; run++) {
+      for (const contender of list) {
+        yield* Effect.promise(() =>
+          contention(contender, ports.slice(0, contender.nodes), warmUpSeconds, `bench:permits:warm-up:${contender.name.split(" ")[0]}`)
+        )
+        yield* fleet.reset
+      }
     }
-    yield* log(`semaphores: warm-up done (${warmUpSeconds} s each)`)
+    yield* log(`semaphores: warm-up done (${warmUpRuns} runs of ${warmUpSeconds} s each)`)
     const results = new Map<string, Array<PermitContention>>()
     for (let round = 0; round < count; round++) {
       const order = round % 2 === 0 ? list : [...list].reverse()
