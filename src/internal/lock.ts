@@ -126,12 +126,9 @@ export class HeldLock extends Holding implements Lock.Lock {
    * again when an extension moved it) and a listener.
    */
   runWhileHeld<A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E | LockLost, R> {
-    return Effect.withFiberRuntime((parent) => {
-      const time = Monotonic.timeOfFiber(parent)
-      return Effect.uninterruptibleMask((restore) =>
-        Effect.flatMap(Effect.fork(restore(self)), (child) => restore(this.endOrLoss(child, time)))
-      )
-    })
+    return Effect.withFiberRuntime((parent) =>
+      Effect.uninterruptibleMask((restore) => this.onChildUntilLoss(self, restore, Monotonic.timeOfFiber(parent)))
+    )
   }
 
   /**
@@ -150,13 +147,21 @@ export class HeldLock extends Holding implements Lock.Lock {
     })
   }
 
-  /** The body on a child fiber, raced with the loss (`endOrLoss`), then the release. */
+  /** The body on a child fiber, raced with the loss (`onChildUntilLoss`), then the release. */
   private runOnChild<A, E, R>(self: Effect.Effect<A, E, R>, hold: CallerHold): Effect.Effect<A, E | LockLost, R> {
-    return Effect.flatMap(Effect.fork(hold.restore(self)), (child) =>
-      Effect.flatMap(
-        Effect.exit(hold.restore(this.endOrLoss(child, hold.time))),
-        (exit) => Effect.zipRight(hold.release, exit)
-      ))
+    return Effect.flatMap(
+      Effect.exit(this.onChildUntilLoss(self, hold.restore, hold.time)),
+      (exit) => Effect.zipRight(hold.release, exit)
+    )
+  }
+
+  /** `self` forked (interruptible by `restore`), and its end or the loss of the lock first (`endOrLoss`). */
+  private onChildUntilLoss<A, E, R>(
+    self: Effect.Effect<A, E, R>,
+    restore: CallerHold["restore"],
+    time: Time
+  ): Effect.Effect<A, E | LockLost, R> {
+    return Effect.flatMap(Effect.fork(restore(self)), (child) => restore(this.endOrLoss(child, time)))
   }
 
   /**
