@@ -7,8 +7,10 @@
  * default) and greedy (`fairHandoff: false`, as redis-semaphore waits), each
  * from an Effect program (one `runPromise` per permit, and in line also each
  * worker's loop one fiber) and from promise code. All wait with a ~10 ms
- * retry; and on one server our node alone, with no engine (the wire and the
- * scripts' floor). Then a read-write workload of ours alone (8 workers, 80%
+ * retry; and on one server two floors: our node alone, with no engine,
+ * polling (the wire and the scripts' floor), and our scripts waiting in line
+ * over a plain ioredis client, with neither engine nor node layer
+ * (inLineFloor.ts: the least any client of this design spends). Then a read-write workload of ours alone (8 workers, 80%
  * reads, 1 ms hold, 5 servers): its throughput and the longest a writer
  * waited, its managers connected before the clock starts. Each contender,
  * and the read-write workload, runs unrecorded first (a warm-up). Part of
@@ -23,12 +25,14 @@ import { Duration, Effect, Layer, ManagedRuntime } from "effect"
 import type * as RedisFleet from "../fleet/RedisFleet.js"
 import { Redis } from "ioredis"
 import { RedlockSemaphore, Semaphore as SingleNodeSemaphore } from "redis-semaphore"
+import * as Options from "../src/engine/options.js"
 import * as Redlock from "../src/Redlock.js"
 import * as Ioredis from "../src/RedisNode/Ioredis.js"
 import * as RedisNode from "../src/RedisNode.js"
 import * as ReadWriteLock from "../src/ReadWriteLock.js"
 import { makeRedlock } from "../src/Promise.js"
 import * as Semaphore from "../src/Semaphore.js"
+import { inLineFloor } from "./inLineFloor.js"
 import { format, jain, percentile } from "./scenarios.js"
 
 export const workers = 8
@@ -192,7 +196,8 @@ const redisSemaphoreSingle = redisSemaphoreOf(
  */
 export const permitFromNodesAlone = (nodes: ReadonlyArray<RedisNode.RedisNode>, key: string) => {
   const quorum = Math.floor(nodes.length / 2) + 1
-  const slots = Array.from({ length: limit }, (_, slot) => `redlock:${key}\u0000permit\u0000${slot}`)
+  // The library's slot keys (its default key prefix), so that the scripts do a permit's work: the setting record, the line.
+  const slots = Array.from({ length: limit }, (_, slot) => `redlock:${Options.slotResource(key, slot, "permit")}`)
   const setting = String(limit)
   const release = (index: number, slot: number, value: string) =>
     nodes[index]!.promises!.release([slots[slot]!], value, false).catch(() => undefined)
@@ -246,6 +251,7 @@ export const contenders: ReadonlyArray<SemaphoreContender> = [
   effectRedlockPromise(1),
   effectRedlockPromise(1, false),
   effectRedlockNodeAlone,
+  inLineFloor(limit, ttlMillis),
   redisSemaphoreSingle
 ]
 
