@@ -10,10 +10,11 @@
  * retry; and on one server two floors: our node alone, with no engine,
  * polling (the wire and the scripts' floor), and our scripts waiting in line
  * over a plain ioredis client, with neither engine nor node layer
- * (inLineFloor.ts: the least any client of this design spends). Then a read-write workload of ours alone (8 workers, 80%
- * reads, 1 ms hold, 5 servers): its throughput and the longest a writer
- * waited, its managers connected before the clock starts. Each contender,
- * and the read-write workload, runs unrecorded first (a warm-up). Part of
+ * (inLineFloor.ts: the least any client of this design spends). Then a
+ * read-write workload of ours alone (8 workers, 80% reads, 1 ms hold, 5
+ * servers): its throughput and the longest a writer waited, its managers
+ * connected before the clock starts. Each contender, and the read-write
+ * workload, runs unrecorded first (a warm-up). Part of
  * `npm run bench`; alone: `npm run bench:semaphore [-- --seconds S]`.
  *
  * RedlockSemaphore counts holders on each node and grants a permit when a
@@ -196,7 +197,7 @@ const redisSemaphoreSingle = redisSemaphoreOf(
  */
 export const permitFromNodesAlone = (nodes: ReadonlyArray<RedisNode.RedisNode>, key: string) => {
   const quorum = Math.floor(nodes.length / 2) + 1
-  // The library's slot keys (its default key prefix), so that the scripts do a permit's work: the setting record, the line.
+  // The library's slot keys (its default key prefix): the scripts read them as slots (the setting record, one line).
   const slots = Array.from({ length: limit }, (_, slot) => `redlock:${Options.slotResource(key, slot, "permit")}`)
   const setting = String(limit)
   const release = (index: number, slot: number, value: string) =>
