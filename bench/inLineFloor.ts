@@ -104,12 +104,11 @@ export const inLineFloor = (limit: number, ttlMillis: number): SemaphoreContende
       const start = performance.now()
       for (;;) {
         const [code, slot] = await attempt(value, ticket, start)
-        if (code === 1) return slot!
         const handed = line.handedEarly.get(value)
-        if (handed !== undefined) {
-          line.handedEarly.delete(value)
-          return handed
-        }
+        // A slot handed before this waiter listened: the attempt found it ours (granted), or it is ours now.
+        if (handed !== undefined) line.handedEarly.delete(value)
+        if (code === 1) return slot!
+        if (handed !== undefined) return handed
         const given = await told(value)
         if (given !== undefined) return given
       }
