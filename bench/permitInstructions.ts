@@ -7,11 +7,13 @@
  * acquisition, waiting, grant or release path), not contenders' speed
  * (the kernel's work, socket writes, is not counted).
  *
- * `npm run bench:permit-instructions [-- contender [seconds]]` (default
- * `effect-redlock/Promise`, 20): the contender named by the start of its name and
- * its node count (`SINGLE=1`: N = 1, else N = 5), run under callgrind for
- * a warm-up of 40 s uncounted (the JIT settles), then `seconds` counted; with the workload's
- * hold and retry 30× longer (`BENCH_TIME_SCALE`), as the client is slower.
+ * `npm run bench:permit-instructions [-- contender [seconds [warm-up seconds]]]`
+ * (default `effect-redlock/Promise`, 20, 40): the contender named by the
+ * start of its name and its node count (`SINGLE=1`: N = 1, else N = 5), run
+ * under callgrind for the warm-up uncounted (the JIT settles), then
+ * `seconds` counted; with the workload's hold and retry 30× longer
+ * (`BENCH_TIME_SCALE`), as the client is slower. Prints the main thread's
+ * count, also without V8's optimizing compiler and the collector's part.
  *
  * `npm run bench:permit-instructions -- --memory [permits] [workers]`
  * (default 5,000 and 8; 3: nobody waits): the same workload's shape over
@@ -35,7 +37,7 @@ import * as Callgrind from "./callgrind.js"
 import * as InMemoryPermits from "./inMemoryPermits.js"
 import * as Semaphores from "./semaphores.js"
 
-const warmUpSeconds = 40
+const defaultWarmUpSeconds = 40
 // Uncounted permits of the in-memory count (`--memory`), after which its code no longer tiers up.
 const warmUpPermits = 30_000
 // The workload's hold and retry, 30× longer (bench/semaphores.ts): the client runs ~30× slower under valgrind.
@@ -48,7 +50,7 @@ const contenderOf = (name: string) =>
   )
 
 /** Inside valgrind: the workload, counted for `seconds` after the warm-up; prints how many permits were counted. */
-const counted = (name: string, seconds: number) =>
+const counted = (name: string, seconds: number, warmUpSeconds: number) =>
   Effect.gen(function*() {
     const fleet = yield* RedisFleet.RedisFleet
     const contender = contenderOf(name)!
@@ -63,12 +65,20 @@ const counted = (name: string, seconds: number) =>
   }).pipe(Effect.scoped, Effect.provide(RedisFleet.layerLocal(5)))
 
 /** Outside: this script under callgrind, its counts divided by the permits granted meanwhile. */
-const instructionsPerPermit = (name: string, seconds: number) => {
-  const counted = Callgrind.run(["--counted", name, String(seconds)], { BENCH_TIME_SCALE: String(timeScale) })
+const instructionsPerPermit = (name: string, seconds: number, warmUpSeconds: number) => {
+  const counted = Callgrind.run(["--counted", name, String(seconds), String(warmUpSeconds)], {
+    BENCH_TIME_SCALE: String(timeScale)
+  })
   const permits = /permits=(\d+)/.exec(counted.stdout)
   if (permits === null) throw new Error(`no permits counted for ${name}:\n${counted.stdout.slice(-1000)}`)
   const count = Number(permits[1])
-  return { mainThread: counted.mainThread / count, all: counted.total / count, permits: count }
+  return {
+    mainThread: counted.mainThread / count,
+    withoutCompiler: counted.mainThreadWithoutCompiler / count,
+    collector: counted.garbageCollector / count,
+    all: counted.total / count,
+    permits: count
+  }
 }
 
 /**
@@ -122,15 +132,18 @@ if (process.argv[2] === "--counted-memory") {
       `${thousands(library.collector)} through the library, ${thousands(alone.collector)} alone (moves by tens of percent between runs)`
   )
 } else if (process.argv[2] === "--counted") {
-  Effect.runPromise(counted(process.argv[3], Number(process.argv[4]))).then(() => process.exit(0))
+  Effect.runPromise(counted(process.argv[3], Number(process.argv[4]), Number(process.argv[5]))).then(() => process.exit(0))
 } else {
   const name = process.argv[2] ?? "effect-redlock/Promise"
   const seconds = Number(process.argv[3] ?? 20)
+  const warmUpSeconds = Number(process.argv[4] ?? defaultWarmUpSeconds)
   const contender = contenderOf(name)
   if (contender === undefined) throw new Error(`no contender named ${name}`)
-  const { all, mainThread, permits } = instructionsPerPermit(name, seconds)
+  const { all, collector, mainThread, permits, withoutCompiler } = instructionsPerPermit(name, seconds, warmUpSeconds)
+  const thousands = (instructions: number) => `${Math.round(instructions / 1000)}k`
   console.log(
-    `${contender.name}: ${Math.round(mainThread / 1000)}k instructions per permit on the main thread, ` +
-      `${Math.round(all / 1000)}k on all threads (${permits} permits counted)`
+    `${contender.name}: ${thousands(mainThread)} instructions per permit on the main thread ` +
+      `(${thousands(withoutCompiler)} without V8's optimizing compiler, of which collecting garbage ${thousands(collector)}), ` +
+      `${thousands(all)} on all threads (${permits} permits counted after ${warmUpSeconds} s of warm-up)`
   )
 }
