@@ -49,6 +49,8 @@ const contenderOf = (name: string) =>
     !candidate.name.includes("fairHandoff: false")
   )
 
+const thousands = (instructions: number) => `${Math.round(instructions / 1000)}k`
+
 /** Inside valgrind: the workload, counted for `seconds` after the warm-up; prints how many permits were counted. */
 const counted = (name: string, seconds: number, warmUpSeconds: number) =>
   Effect.gen(function*() {
@@ -124,7 +126,6 @@ if (process.argv[2] === "--counted-memory") {
   const workers = Number(process.argv[4] ?? Semaphores.workers)
   const library = inMemoryPerPermit(permits, workers, "library")
   const alone = inMemoryPerPermit(permits, workers, "alone")
-  const thousands = (instructions: number) => `${Math.round(instructions / 1000)}k`
   console.log(
     `in memory, N = 1, ${workers} workers: ${thousands(library.withoutCollector)} instructions per permit through the library, ` +
       `${thousands(alone.withoutCollector)} from the node alone: the engine adds ${thousands(library.withoutCollector - alone.withoutCollector)} ` +
@@ -140,7 +141,6 @@ if (process.argv[2] === "--counted-memory") {
   const contender = contenderOf(name)
   if (contender === undefined) throw new Error(`no contender named ${name}`)
   const { all, collector, mainThread, permits, withoutCompiler } = instructionsPerPermit(name, seconds, warmUpSeconds)
-  const thousands = (instructions: number) => `${Math.round(instructions / 1000)}k`
   console.log(
     `${contender.name}: ${thousands(mainThread)} instructions per permit on the main thread ` +
       `(${thousands(withoutCompiler)} without V8's optimizing compiler, of which collecting garbage ${thousands(collector)}), ` +
