@@ -58,6 +58,14 @@ class Line {
 
 const lines = new Map<string, Line>()
 
+/**
+ * The keys of a resource's `limit` permit slots as the library names them
+ * under its default key prefix: the scripts read only that form as slots
+ * (the setting record, one line for all of them).
+ */
+export const librarySlotKeys = (key: string, limit: number): Array<string> =>
+  Array.from({ length: limit }, (_, slot) => `redlock:${Options.slotResource(key, slot, "permit")}`)
+
 /** The contender on `limit` slots with `ttlMillis` (those of the semaphore workload). */
 export const inLineFloor = (limit: number, ttlMillis: number): SemaphoreContender => ({
   name: "effect-redlock's scripts in line over plain ioredis (no engine, no node layer), N = 1",
@@ -66,8 +74,8 @@ export const inLineFloor = (limit: number, ttlMillis: number): SemaphoreContende
     const redis = new Redis({ host: "127.0.0.1", port: ports[0]! })
     await redis.script("LOAD", Scripts.acquireSlot.lua)
     await redis.script("LOAD", Scripts.releaseOwned.lua)
-    // The library's slot keys (its default key prefix) and the setting they are acquired under.
-    const slots = Array.from({ length: limit }, (_, slot) => `redlock:${Options.slotResource(key, slot, "permit")}`)
+    // The library's slot keys and the setting they are acquired under.
+    const slots = librarySlotKeys(key, limit)
     const setting = String(limit)
     const lineName = `${ports[0]}|${key}`
     const line = lines.get(lineName) ?? new Line()

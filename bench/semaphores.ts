@@ -26,14 +26,13 @@ import { Duration, Effect, Layer, ManagedRuntime } from "effect"
 import type * as RedisFleet from "../fleet/RedisFleet.js"
 import { Redis } from "ioredis"
 import { RedlockSemaphore, Semaphore as SingleNodeSemaphore } from "redis-semaphore"
-import * as Options from "../src/engine/options.js"
 import * as Redlock from "../src/Redlock.js"
 import * as Ioredis from "../src/RedisNode/Ioredis.js"
 import * as RedisNode from "../src/RedisNode.js"
 import * as ReadWriteLock from "../src/ReadWriteLock.js"
 import { makeRedlock } from "../src/Promise.js"
 import * as Semaphore from "../src/Semaphore.js"
-import { inLineFloor } from "./inLineFloor.js"
+import { inLineFloor, librarySlotKeys } from "./inLineFloor.js"
 import { format, jain, percentile } from "./scenarios.js"
 
 export const workers = 8
@@ -197,8 +196,7 @@ const redisSemaphoreSingle = redisSemaphoreOf(
  */
 export const permitFromNodesAlone = (nodes: ReadonlyArray<RedisNode.RedisNode>, key: string) => {
   const quorum = Math.floor(nodes.length / 2) + 1
-  // The library's slot keys (its default key prefix): the scripts read them as slots (the setting record, one line).
-  const slots = Array.from({ length: limit }, (_, slot) => `redlock:${Options.slotResource(key, slot, "permit")}`)
+  const slots = librarySlotKeys(key, limit)
   const setting = String(limit)
   const release = (index: number, slot: number, value: string) =>
     nodes[index]!.promises!.release([slots[slot]!], value, false).catch(() => undefined)
