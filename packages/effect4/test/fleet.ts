@@ -32,7 +32,8 @@ export class RedisFleet extends Context.Service<RedisFleet, {
   readonly nodes: ReadonlyArray<{ readonly host: string; readonly port: number }>
 }>()("test/RedisFleet") {}
 
-const freePort = (): Promise<number> =>
+/** A port of 127.0.0.1 that was free a moment ago. */
+const portFreeNow = (): Promise<number> =>
   new Promise((resolve, reject) => {
     const server = Net.createServer()
     server.once("error", reject)
@@ -43,6 +44,22 @@ const freePort = (): Promise<number> =>
     })
   })
 
+// Ports handed to a server of this process. Servers started together could
+// otherwise be handed one port (the kernel gives a closed port out again), one
+// as its port and another as its cluster bus port: the second exits at once.
+const handedOut = new Set<number>()
+
+/** A free port no server of this process was given before. */
+const freePort = async (): Promise<number> => {
+  for (;;) {
+    const port = await portFreeNow()
+    if (!handedOut.has(port)) {
+      handedOut.add(port)
+      return port
+    }
+  }
+}
+
 const signal = (pid: number | undefined, name: NodeJS.Signals) => {
   if (pid === undefined) return
   try {
@@ -52,62 +69,99 @@ const signal = (pid: number | undefined, name: NodeJS.Signals) => {
   }
 }
 
-/** Answers PING within `withinMillis`, or rejects. */
-const ready = async (admin: Redis, withinMillis: number): Promise<void> => {
-  const giveUpAt = Date.now() + withinMillis
-  for (;;) {
-    try {
-      await admin.ping()
-      return
-    } catch (error) {
-      if (Date.now() > giveUpAt) throw error
-      await new Promise((resolve) => setTimeout(resolve, 50))
-    }
+// PIDs this process started and has not stopped: killed when it exits even if
+// no finalizer ran (a test that timed out leaves its layer's scope open).
+const running = new Set<number>()
+process.once("exit", () => running.forEach((pid) => signal(pid, "SIGKILL")))
+
+export const stop = (child: ChildProcess.ChildProcess, dir: string) => {
+  running.delete(child.pid ?? -1)
+  signal(child.pid, "SIGCONT")
+  signal(child.pid, "SIGKILL")
+  Fs.rmSync(dir, { recursive: true, force: true })
+}
+
+/** `work`, or a rejection after `millis` or as soon as `exited` rejects: a dead server never answers. */
+const within = <A>(work: Promise<A>, millis: number, exited: Promise<never>): Promise<A> => {
+  let timer: ReturnType<typeof setTimeout> | undefined
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${millis} ms`)), millis)
+  })
+  return Promise.race([work, exited, late]).finally(() => clearTimeout(timer))
+}
+
+/** Until `CLUSTER INFO` says the cluster is ok. */
+const clusterOk = async (admin: Redis): Promise<void> => {
+  while (!String(await admin.call("CLUSTER", "INFO")).includes("cluster_state:ok")) {
+    await new Promise((resolve) => setTimeout(resolve, 50))
   }
 }
 
-/** Until `CLUSTER INFO` says the cluster is ok, at most `withinMillis`. */
-const clusterOk = async (admin: Redis, withinMillis: number): Promise<void> => {
-  const giveUpAt = Date.now() + withinMillis
-  while (!String(await admin.call("CLUSTER", "INFO")).includes("cluster_state:ok")) {
-    if (Date.now() > giveUpAt) throw new Error("the cluster did not become ok")
-    await new Promise((resolve) => setTimeout(resolve, 50))
+export interface Started {
+  readonly port: number
+  readonly admin: Redis
+  readonly child: ChildProcess.ChildProcess
+  readonly dir: string
+}
+
+/**
+ * A redis-server run with the arguments `argsOf` gives for a new folder and
+ * `portCount` free ports (its own first), once it answers PING and `setUp`
+ * is done, each within 10 s. A server that exits first (a port taken by
+ * another program between its choice and the bind) or does not answer is
+ * stopped and started again on new ports, three tries in all.
+ */
+export const startProcess = async (
+  prefix: string,
+  portCount: number,
+  argsOf: (dir: string, ports: ReadonlyArray<number>) => ReadonlyArray<string>,
+  setUp: (admin: Redis) => Promise<unknown> = async () => {}
+): Promise<Started> => {
+  for (let tries = 1;; tries++) {
+    const ports: Array<number> = []
+    for (let index = 0; index < portCount; index++) ports.push(await freePort())
+    const dir = Fs.mkdtempSync(Path.join(Os.tmpdir(), prefix))
+    const child = ChildProcess.spawn("redis-server", argsOf(dir, ports), { stdio: "ignore" })
+    if (child.pid !== undefined) running.add(child.pid)
+    const exited = new Promise<never>((_, reject) => {
+      child.once("error", reject)
+      child.once("exit", (code, name) => reject(new Error(`redis-server on port ${ports[0]} exited (${code ?? name}) before it was ready`)))
+    })
+    exited.catch(() => {})
+    const admin = new Redis({ host: "127.0.0.1", port: ports[0], retryStrategy: () => 50, maxRetriesPerRequest: null })
+    admin.on("error", () => {}) // it reconnects on its own; errors surface on the commands
+    try {
+      await within(admin.ping(), 10_000, exited)
+      await within(setUp(admin), 10_000, exited)
+      return { port: ports[0], admin, child, dir }
+    } catch (error) {
+      admin.disconnect()
+      const log = Fs.readdirSync(dir).filter((file) => file.endsWith(".log"))
+        .map((file) => Fs.readFileSync(Path.join(dir, file), "utf8").trim().split("\n").slice(-2).join(" / ")).join("")
+      stop(child, dir)
+      if (tries === 3) throw error
+      // Said on stderr: a server started again is worth knowing of, even when the next try comes up.
+      console.error(`test fleet, try ${tries}: ${(error as Error).message}${log === "" ? "" : `; its log ends: ${log}`}`)
+    }
   }
 }
 
 /** A server; with `cluster`, a cluster of its own: every hash slot on it. */
 const startServer = (replicaOf?: number, cluster = false) => Effect.acquireRelease(
   Effect.promise(async () => {
-    const port = await freePort()
     // A cluster's bus port of its own choosing, not `port` + 10000, which may be taken.
-    const busPort = cluster ? await freePort() : undefined
-    const dir = Fs.mkdtempSync(Path.join(Os.tmpdir(), "effect-redlock-v4-fleet-"))
-    const child = ChildProcess.spawn(
-      "redis-server",
-      [
-        "--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", dir, "--logfile", Path.join(dir, "redis.log"),
-        ...(replicaOf === undefined ? [] : ["--replicaof", "127.0.0.1", String(replicaOf)]),
-        // A cluster that never met another node announces no address of its own: ioredis could not reach it.
-        ...(cluster ? ["--cluster-enabled", "yes", "--cluster-config-file", Path.join(dir, "nodes.conf"), "--cluster-announce-ip", "127.0.0.1"] : []),
-        ...(busPort === undefined ? [] : ["--cluster-port", String(busPort)])
-      ],
-      { stdio: "ignore" }
-    )
-    const admin = new Redis({ host: "127.0.0.1", port, retryStrategy: () => 50, maxRetriesPerRequest: null })
-    admin.on("error", () => {}) // it reconnects on its own; errors surface on the commands
-    try {
-      await ready(admin, 10_000)
-      if (cluster) {
-        await admin.call("CLUSTER", "ADDSLOTSRANGE", "0", "16383")
-        await clusterOk(admin, 10_000)
-      }
-    } catch (error) {
-      // Not yet the release's to stop: stopped here.
-      admin.disconnect()
-      signal(child.pid, "SIGKILL")
-      Fs.rmSync(dir, { recursive: true, force: true })
-      throw error
-    }
+    const started = await startProcess("effect-redlock-v4-fleet-", cluster ? 2 : 1, (dir, [port, busPort]) => [
+      "--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", dir, "--logfile", Path.join(dir, "redis.log"),
+      ...(replicaOf === undefined ? [] : ["--replicaof", "127.0.0.1", String(replicaOf)]),
+      // A cluster that never met another node announces no address of its own: ioredis could not reach it.
+      ...(cluster ? ["--cluster-enabled", "yes", "--cluster-config-file", Path.join(dir, "nodes.conf"), "--cluster-announce-ip", "127.0.0.1"] : []),
+      ...(busPort === undefined ? [] : ["--cluster-port", String(busPort)])
+    ], async (admin) => {
+      if (!cluster) return
+      await admin.call("CLUSTER", "ADDSLOTSRANGE", "0", "16383")
+      await clusterOk(admin)
+    })
+    const { admin, child, dir, port } = started
     const server: RedisServer = {
       port,
       admin,
@@ -120,39 +174,31 @@ const startServer = (replicaOf?: number, cluster = false) => Effect.acquireRelea
   ({ child, dir, server }) =>
     Effect.sync(() => {
       server.admin.disconnect()
-      signal(child.pid, "SIGCONT")
-      signal(child.pid, "SIGKILL")
-      Fs.rmSync(dir, { recursive: true, force: true })
+      stop(child, dir)
     })
 )
 
 /** A Sentinel watching every server as master `fleet-<i>` (quorum 1, down after 1 s), stopped by PID. */
 const startSentinel = (masters: ReadonlyArray<RedisServer>) => Effect.acquireRelease(
-  Effect.promise(async () => {
-    const port = await freePort()
-    const dir = Fs.mkdtempSync(Path.join(Os.tmpdir(), "effect-redlock-v4-sentinel-"))
-    const lines = [`port ${port}`, "bind 127.0.0.1", `dir ${dir}`, `logfile ${Path.join(dir, "sentinel.log")}`]
-    masters.forEach((master, index) =>
-      lines.push(
-        `sentinel monitor fleet-${index} 127.0.0.1 ${master.port} 1`,
-        `sentinel down-after-milliseconds fleet-${index} 1000`,
-        `sentinel failover-timeout fleet-${index} 5000`
+  Effect.promise(() =>
+    startProcess("effect-redlock-v4-sentinel-", 1, (dir, [port]) => {
+      const lines = [`port ${port}`, "bind 127.0.0.1", `dir ${dir}`, `logfile ${Path.join(dir, "sentinel.log")}`]
+      masters.forEach((master, index) =>
+        lines.push(
+          `sentinel monitor fleet-${index} 127.0.0.1 ${master.port} 1`,
+          `sentinel down-after-milliseconds fleet-${index} 1000`,
+          `sentinel failover-timeout fleet-${index} 5000`
+        )
       )
-    )
-    const file = Path.join(dir, "sentinel.conf")
-    Fs.writeFileSync(file, lines.join("\n") + "\n")
-    const child = ChildProcess.spawn("redis-server", [file, "--sentinel"], { stdio: "ignore" })
-    const probe = new Redis({ host: "127.0.0.1", port, retryStrategy: () => 50, maxRetriesPerRequest: null })
-    probe.on("error", () => {})
-    await ready(probe, 10_000)
-    probe.disconnect()
-    return { port, child, dir }
-  }),
-  ({ child, dir }) =>
-    Effect.sync(() => {
-      signal(child.pid, "SIGKILL")
-      Fs.rmSync(dir, { recursive: true, force: true })
+      const file = Path.join(dir, "sentinel.conf")
+      Fs.writeFileSync(file, lines.join("\n") + "\n")
+      return [file, "--sentinel"]
+    }).then((started) => {
+      started.admin.disconnect()
+      return started
     })
+  ),
+  ({ child, dir }) => Effect.sync(() => stop(child, dir))
 )
 
 /**
