@@ -267,6 +267,24 @@ export interface PermitContention {
   readonly gaveUp: number
   /** The client's CPU (all 8 workers: one process) per permit granted, ms. */
   readonly cpuPerAcquisition: number
+  /** The CPU of the contender's servers (together) per permit granted, ms. */
+  readonly serverPerAcquisition: number
+}
+
+/**
+ * The CPU the servers' processes used so far, together (INFO cpu: user and
+ * system, µs): commands, scripts, their replies and the servers' own upkeep.
+ * What a Redis shared by many clients pays per permit, beside the client's
+ * CPU. (INFO commandstats would count a script's inner commands twice: in
+ * the script's time and in their own.)
+ */
+const serverMicros = async (admins: ReadonlyArray<Redis>): Promise<number> => {
+  const sections = await Promise.all(admins.map((admin) => admin.info("cpu")))
+  let micros = 0
+  for (const section of sections) {
+    for (const match of section.matchAll(/^used_cpu_(?:user|sys):([\d.]+)\r?$/gm)) micros += Number(match[1]) * 1e6
+  }
+  return micros
 }
 
 const sleep = (millis: number) => new Promise<void>((resolve) => setTimeout(resolve, millis))
@@ -278,6 +296,8 @@ export const contention = async (
   key: string
 ): Promise<PermitContention> => {
   const clients = await Promise.all(Array.from({ length: workers }, () => contender.start(ports, key)))
+  const admins = ports.map((port) => new Redis({ host: "127.0.0.1", port }))
+  const serverBefore = await serverMicros(admins)
   const counts = clients.map(() => 0)
   const waits: Array<number> = []
   let holding = 0
@@ -309,6 +329,8 @@ export const contention = async (
   const elapsed = performance.now() - start
   const used = process.cpuUsage(cpu)
   const granted = counts.reduce((a, b) => a + b, 0)
+  const serverUsed = (await serverMicros(admins)) - serverBefore
+  admins.forEach((admin) => admin.disconnect())
   await Promise.all(clients.map((client) => client.close()))
   return {
     acquisitionsPerSecond: granted / (elapsed / 1000),
@@ -319,7 +341,8 @@ export const contention = async (
     mostAtOnce,
     fairness: jain(counts),
     gaveUp,
-    cpuPerAcquisition: (used.user + used.system) / 1000 / Math.max(1, granted)
+    cpuPerAcquisition: (used.user + used.system) / 1000 / Math.max(1, granted),
+    serverPerAcquisition: serverUsed / 1000 / Math.max(1, granted)
   }
 }
 
@@ -369,7 +392,7 @@ export const rounds = (
         yield* fleet.reset
         yield* log(
           `semaphores, round ${round + 1}: ${contender.name}: ${format(result.acquisitionsPerSecond)} acq/s, ` +
-            `${format(result.cpuPerAcquisition)} ms CPU/acq`
+            `${format(result.cpuPerAcquisition)} ms CPU/acq, ${format(result.serverPerAcquisition)} ms server/acq`
         )
       }
     }
@@ -389,7 +412,8 @@ export const table = (
     ["most at once", (r) => r.mostAtOnce],
     ["fairness (Jain)", (r) => r.fairness],
     ["gave up", (r) => r.gaveUp],
-    ["CPU ms/acq", (r) => r.cpuPerAcquisition]
+    ["CPU ms/acq", (r) => r.cpuPerAcquisition],
+    ["server ms/acq", (r) => r.serverPerAcquisition]
   ]
   const mean = (runs: ReadonlyArray<PermitContention>, pick: (r: PermitContention) => number) =>
     runs.reduce((sum, run) => sum + pick(run), 0) / runs.length
@@ -399,7 +423,7 @@ export const table = (
     const peer = [...results].find(([other]) => other.startsWith("redis-semaphore") && nodesOf(other) === nodesOf(name))
     if (!name.startsWith("effect-redlock") || peer === undefined) return []
     const ratio = (pick: (r: PermitContention) => number) => `${(mean(runs, pick) / mean(peer[1], pick)).toFixed(2)}x`
-    const cells = metrics.map(([label, pick]) => label === "acq/s" || label === "CPU ms/acq" ? ratio(pick) : "–")
+    const cells = metrics.map(([label, pick]) => label === "acq/s" || label.endsWith("ms/acq") ? ratio(pick) : "–")
     return [`| ${name} ÷ ${peer[0]} | ${cells.join(" | ")} |`]
   })
   return [
