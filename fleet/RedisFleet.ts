@@ -23,7 +23,7 @@ import * as Schedule from "effect/Schedule"
 import * as Scope from "effect/Scope"
 import type { ConnectionOptions } from "../src/RedisNode/Ioredis.js"
 import { Redis } from "ioredis"
-import * as Net from "node:net"
+import * as FreePort from "./freePort.js"
 
 export class FleetError extends Data.TaggedError("FleetError")<{ readonly message: string; readonly cause?: unknown }> {}
 
@@ -137,29 +137,11 @@ const signal = (pid: number | undefined, name: NodeJS.Signals) =>
     }
   })
 
-/** A port that was free a moment ago on 127.0.0.1. */
-const portFreeNow = Effect.async<number, FleetError>((resume) => {
-  const server = Net.createServer()
-  server.once("error", (cause) => resume(Effect.fail(new FleetError({ message: "no free port", cause }))))
-  server.listen(0, "127.0.0.1", () => {
-    const address = server.address()
-    const port = typeof address === "object" && address !== null ? address.port : 0
-    server.close(() => resume(Effect.succeed(port)))
-  })
+/** A free port of 127.0.0.1 no server of this process was given before (freePort.ts). */
+const freePort = Effect.tryPromise({
+  try: FreePort.freePort,
+  catch: (cause) => new FleetError({ message: "no free port", cause })
 })
-
-// Ports handed to a server of this process. Servers started together could
-// otherwise be handed one port (the kernel gives a closed port out again), one
-// as its port and another as its cluster bus port: the second exits, and the
-// fleet is made again after its 10 s wait.
-const handedOut = new Set<number>()
-
-/** A free port no server of this process was given before. */
-const freePort: Effect.Effect<number, FleetError> = portFreeNow.pipe(
-  // Checked and taken in one step: fibers starting servers together see each other's ports.
-  Effect.map((port) => handedOut.has(port) ? undefined : (handedOut.add(port), port)),
-  Effect.repeat({ until: (port): port is number => port !== undefined })
-)
 
 /**
  * A separate admin connection to one server, for test assertions and fault

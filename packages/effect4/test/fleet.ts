@@ -9,9 +9,9 @@ import * as Layer from "effect/Layer"
 import { Redis } from "ioredis"
 import * as ChildProcess from "node:child_process"
 import * as Fs from "node:fs"
-import * as Net from "node:net"
 import * as Os from "node:os"
 import * as Path from "node:path"
+import { freePort } from "../../../fleet/freePort.js"
 
 export interface RedisServer {
   readonly port: number
@@ -31,34 +31,6 @@ export class RedisFleet extends Context.Service<RedisFleet, {
   readonly sentinels: ReadonlyArray<number>
   readonly nodes: ReadonlyArray<{ readonly host: string; readonly port: number }>
 }>()("test/RedisFleet") {}
-
-/** A port of 127.0.0.1 that was free a moment ago. */
-const portFreeNow = (): Promise<number> =>
-  new Promise((resolve, reject) => {
-    const server = Net.createServer()
-    server.once("error", reject)
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address()
-      const port = typeof address === "object" && address !== null ? address.port : 0
-      server.close(() => resolve(port))
-    })
-  })
-
-// Ports handed to a server of this process. Servers started together could
-// otherwise be handed one port (the kernel gives a closed port out again), one
-// as its port and another as its cluster bus port: the second exits at once.
-const handedOut = new Set<number>()
-
-/** A free port no server of this process was given before. */
-const freePort = async (): Promise<number> => {
-  for (;;) {
-    const port = await portFreeNow()
-    if (!handedOut.has(port)) {
-      handedOut.add(port)
-      return port
-    }
-  }
-}
 
 const signal = (pid: number | undefined, name: NodeJS.Signals) => {
   if (pid === undefined) return
