@@ -265,6 +265,17 @@ export const fencePrefix = (input: unknown, keyPrefix: string): string | Problem
     : input
 }
 
+/**
+ * The detail of a `retry` that is no Schedule (the shells tell one apart: a
+ * Schedule of their own Effect). Options of `retry(...)` given as they are
+ * (`{ delay, times }`, as node-redlock takes them) are told where they go.
+ */
+export const notASchedule = (input: unknown): string => {
+  const retryOptions = typeof input === "object" && input !== null && ("delay" in input || "times" in input)
+  return `must be a Schedule, got ${describe(input)}` +
+    (retryOptions ? " (a { delay, times } object makes one through retry(...), as retry: retry({ delay, times }))" : "")
+}
+
 /** A value as an error message names it. */
 export const describe = (u: unknown): string => {
   if (typeof u === "string") return JSON.stringify(u)

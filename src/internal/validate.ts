@@ -43,7 +43,7 @@ export const millis = (option: string, input: unknown): Either.Either<number, In
   checked(Options.millis(option, input, readMillis))
 
 export const schedule = <S>(option: string, input: S): Either.Either<S, InvalidOptions> =>
-  Schedule.isSchedule(input) ? Either.right(input) : invalid(option, `must be a Schedule, got ${describe(input)}`)
+  Schedule.isSchedule(input) ? Either.right(input) : invalid(option, Options.notASchedule(input))
 
 export const driftFactor = (input: unknown): Either.Either<number, InvalidOptions> => checked(Options.driftFactor(input))
 
@@ -68,8 +68,6 @@ export const timing = (
 /** A checked value, or its problem as InvalidOptions. */
 const checked = <A>(value: A | Options.Problem): Either.Either<A, InvalidOptions> =>
   value instanceof Options.Problem ? invalid(value.option, value.detail) : Either.right(value)
-
-const describe = Options.describe
 
 export const count = (option: string, input: unknown): Either.Either<number, InvalidOptions> =>
   checked(Options.count(option, input))

@@ -159,6 +159,14 @@ describe("Redlock on memory nodes (TestClock)", () => {
       assert.strictEqual(empty._tag === "InvalidOptions" ? empty.option : empty._tag, "resources")
       const slow = yield* Effect.flip(Redlock.acquire("job", { ttl: "1 second", nodeTimeout: "2 seconds" }))
       assert.strictEqual(slow._tag === "InvalidOptions" ? slow.option : slow._tag, "nodeTimeout")
+      // A retry that is no Schedule (a number, RetryOptions not passed through Redlock.retry) is refused
+      // before anything is sent, as the manager's own retry is.
+      for (const [retry, detail] of [[3, /got 3$/], [{ delay: "10 millis", times: 3 }, /through retry\(\.\.\.\)/]] as const) {
+        const options = { ttl: "1 second", retry } as unknown as Redlock.AcquireOptions
+        const notASchedule = yield* Effect.flip(Redlock.acquire("job", options))
+        assert.strictEqual(notASchedule._tag === "InvalidOptions" ? notASchedule.option : notASchedule._tag, "retry")
+        assert.match(notASchedule._tag === "InvalidOptions" ? notASchedule.detail : "", detail)
+      }
       assert.strictEqual(yield* control.operations(0), 0)
     }).pipe(Effect.scoped, Effect.provide(memory(3))))
 

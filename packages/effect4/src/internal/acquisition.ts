@@ -12,6 +12,7 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import type * as Fiber from "effect/Fiber"
 import * as Random from "effect/Random"
+import * as Schedule from "effect/Schedule"
 import * as Scope from "effect/Scope"
 import * as Attempt from "../engine/attempt.js"
 import * as FanOut from "../engine/fanOut.js"
@@ -61,6 +62,8 @@ export const parseOptions = (settings: Settings, options: AcquireOptions): Reque
   const maxHoldMillis = Options.autoExtend(options.autoExtend, Validate.readMillis)
   if (maxHoldMillis instanceof Options.Problem) return Validate.invalid(maxHoldMillis.option, maxHoldMillis.detail)
   const retry = options.retry ?? settings.retry
+  // Checked here, not when first stepped: an acquisition granted at once never steps it.
+  if (!Schedule.isSchedule(retry)) return Validate.invalid("retry", Options.notASchedule(retry))
   return { ...timing, retry, waits: !Retry.isNoRetry(retry), maxHoldMillis }
 }
 

@@ -61,7 +61,7 @@ export const make = (nodes: ReadonlyArray<Node.Node>, options: ManagerOptions): 
     const fairHandoff = yield* Validate.check(Options.flag("fairHandoff", options.fairHandoff ?? true))
     const quarantine = yield* Validate.check(Options.flag("restartQuarantine", options.restartQuarantine ?? true))
     const retry = options.retry ?? defaultRetry
-    if (!Schedule.isSchedule(retry)) return yield* Validate.invalid("retry", `must be a Schedule, got ${Options.describe(retry)}`)
+    if (!Schedule.isSchedule(retry)) return yield* Validate.invalid("retry", Options.notASchedule(retry))
     yield* Validate.check(Options.nodeCount(nodes.length))
     const nodeTimeoutMillis = options.nodeTimeout === undefined
       ? undefined
