@@ -57,6 +57,8 @@ import * as ManagedRuntime from "effect/ManagedRuntime"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as Schedule from "effect/Schedule"
+import { describe } from "./engine/options.js"
+import { InvalidOptions, ManagerClosed } from "./internal/errors.js"
 import type { HeldLock } from "./internal/lock.js"
 import * as Acquisition from "./internal/manager/acquisition.js"
 import * as Extension from "./internal/manager/extension.js"
@@ -227,7 +229,13 @@ export interface PromiseRedlock {
     options: ReadWriteOptions & PromiseAcquireOptions,
     body: (hold: PromiseLock, signal: AbortSignal) => Promise<A>
   ) => Promise<A>
-  /** Stop the manager: auto-extensions stop, held permits and holds are released, connections it opened are closed. */
+  /**
+   * Stop the manager: acquisitions still waiting leave their lines and reject
+   * with `ManagerClosed`, auto-extensions stop, held permits and holds are
+   * released, connections it opened are closed. Every call made afterwards
+   * rejects with `ManagerClosed` (`release` still releases). Calling it again
+   * returns the same promise.
+   */
   readonly close: () => Promise<void>
 }
 
@@ -286,6 +294,10 @@ interface LockManagerContext {
   readonly clock: Clock.Clock
   readonly runPromise: <A, E>(effect: Effect.Effect<A, E>) => Promise<A>
 }
+
+// A body that is no function is refused before anything is sent: it would fail only once the lock is held.
+const notABody = (body: unknown) =>
+  Promise.reject(new InvalidOptions({ option: "body", detail: `expected a function (lock, signal) => …, got ${describe(body)}` }, true))
 
 // Node makes a controller's signal when it is first read: read it now.
 const withSignal = (controller: AbortController): AbortController => {
@@ -346,17 +358,24 @@ const fromSettings = (
   clock: Clock.Clock
 ): PromiseRedlock => {
   const time = Monotonic.timeOf(clock)
-  const runPromise = <A, E>(effect: Effect.Effect<A, E>): Promise<A> =>
-    runtime.runPromiseExit(effect).then((exit) => Exit.isSuccess(exit) ? exit.value : Promise.reject(Cause.squash(exit.cause)))
   // The layer was built by makeRedlock: its error cannot come up here.
   const runEffect: Retry.EffectRunner = <X, E>(effect: Effect.Effect<X, E>, done: (exit: Exit.Exit<X, E>) => void) =>
     (runtime.runFork(effect) as Fiber.RuntimeFiber<X, E>).addObserver(done)
-  const acquireLock = Acquisition.acquireForPromises(settings, time, runEffect)
+  const runner = new Acquisition.PromiseRunner(runEffect)
+  // Once close() was called, every call rejects at once with ManagerClosed (not after its connections failed).
+  const isClosed = () => runner.closedWith !== undefined
+  const closed = () => Promise.reject(new ManagerClosed({}, true))
+  const runPromise = <A, E>(effect: Effect.Effect<A, E>): Promise<A> =>
+    isClosed()
+      ? closed()
+      : runtime.runPromiseExit(effect).then((exit) => Exit.isSuccess(exit) ? exit.value : Promise.reject(Cause.squash(exit.cause)))
+  const acquireLock = Acquisition.acquireForPromises(settings, time, runner)
   // The auto-extension of each lock that has one, stopped before its release.
   const extensions = new Map<HeldLock, Fiber.RuntimeFiber<void, unknown>>()
   // The permits and read or write holds not released yet, released by close().
   const slotHolds = new Set<HeldLock>()
   const context: LockManagerContext = { clock, runPromise }
+  let closing: Promise<void> | undefined
   const plain = (lock: HeldLock) => new PlainLock(lock, context)
 
   const heldOf = (lock: PromiseLock): PlainLock => {
@@ -364,8 +383,13 @@ const fromSettings = (
     throw new TypeError("effect-redlock: this lock was not acquired by this lock manager")
   }
 
-  // A granted lock or permit, extended automatically if it asked to be.
+  // A granted lock or permit, extended automatically if it asked to be. Granted after close() was
+  // called (its attempt was in flight): released, and the caller's promise rejects.
   const holding = ({ lock, maxHoldMillis }: Acquisition.PromiseGrant) => {
+    if (isClosed()) {
+      Release.send(settings, lock, time, [], () => {})
+      throw new ManagerClosed({}, true)
+    }
     if (maxHoldMillis !== undefined) {
       const fiber = runtime.runFork(Extension.autoExtend(settings, lock, maxHoldMillis))
       extensions.set(lock, fiber)
@@ -375,8 +399,9 @@ const fromSettings = (
   }
 
   // The options are read as AcquireOptions: the signal is not one of them, and copying them costs an object per lock.
+  // Options that are no object reject with InvalidOptions (`options?.`: the acquisition checks them).
   const acquire: PromiseRedlock["acquire"] = async (resources, options) =>
-    holding(await acquireLock(resources, options, options.signal))
+    isClosed() ? closed() : holding(await acquireLock(resources, options, options?.signal))
 
   // Async: a lock of another manager rejects (heldOf throws), it does not throw.
   const release: PromiseRedlock["release"] = async (lock) => {
@@ -405,8 +430,9 @@ const fromSettings = (
 
   // Slots are acquired as locks are, with no fiber; close() releases those still held.
   const slotHeld = (granted: Acquisition.PromiseGrant) => {
+    const held = holding(granted)
     slotHolds.add(granted.lock)
-    return holding(granted)
+    return held
   }
   // A slot's acquire and using (a permit, a read, a write), from its acquisition.
   const slotHolding = <O extends PromiseAcquireOptions>(
@@ -414,19 +440,21 @@ const fromSettings = (
   ) => ({
     // Async: a throw (options that are not an object) rejects.
     acquire: async (resource: string, options: O): Promise<PromiseLock> =>
-      acquireSlot(resource, options, options.signal).then(slotHeld),
+      isClosed() ? closed() : acquireSlot(resource, options, options?.signal).then(slotHeld),
     // The body starts one promise step after the grant: in the steps between, other callers' code runs
     // (a releaser's next acquisition, say), so there are as few as can be.
     using: async <A>(resource: string, options: O, body: (hold: PromiseLock, signal: AbortSignal) => Promise<A>): Promise<A> => {
+      if (isClosed()) return closed()
+      if (typeof body !== "function") return notABody(body)
       const controller = withSignal(new AbortController())
-      return acquireSlot(resource, options, options.signal).then((granted) => usingHold(slotHeld(granted), body, controller))
+      return acquireSlot(resource, options, options?.signal).then((granted) => usingHold(slotHeld(granted), body, controller))
     }
   })
   const permits = slotHolding<PermitOptions & PromiseAcquireOptions>(
-    Semaphore.acquireSlotForPromises(settings, time, runEffect, Semaphore.permitSlots)
+    Semaphore.acquireSlotForPromises(settings, time, runner, Semaphore.permitSlots)
   )
-  const reads = slotHolding<ReadWriteOptions & PromiseAcquireOptions>(ReadWrite.acquireReadForPromises(settings, time, runEffect))
-  const writes = slotHolding<ReadWriteOptions & PromiseAcquireOptions>(ReadWrite.acquireWriteForPromises(settings, time, runEffect))
+  const reads = slotHolding<ReadWriteOptions & PromiseAcquireOptions>(ReadWrite.acquireReadForPromises(settings, time, runner))
+  const writes = slotHolding<ReadWriteOptions & PromiseAcquireOptions>(ReadWrite.acquireWriteForPromises(settings, time, runner))
 
   return {
     acquire,
@@ -436,8 +464,10 @@ const fromSettings = (
       return lock
     },
     using: async (resources, options, body) => {
+      if (isClosed()) return closed()
+      if (typeof body !== "function") return notABody(body)
       const controller = withSignal(new AbortController())
-      return acquireLock(resources, options, options.signal).then((granted) => usingHold(holding(granted), body, controller))
+      return acquireLock(resources, options, options?.signal).then((granted) => usingHold(holding(granted), body, controller))
     },
     inspect: (resource) => runPromise(Effect.map(Inspection.inspect(settings, resource), plainInspection)),
     acquirePermit: permits.acquire,
@@ -446,12 +476,14 @@ const fromSettings = (
     acquireWrite: writes.acquire,
     usingRead: reads.using,
     usingWrite: writes.using,
-    close: async () => {
-      for (const fiber of extensions.values()) fiber.unsafeInterruptAsFork(FiberId.none)
-      const left = [...slotHolds]
-      slotHolds.clear()
-      await Promise.all(left.map((held) => new Promise((resolve) => Release.send(settings, held, time, [], resolve))))
-      await runtime.dispose()
-    }
+    // Once: the acquisitions still waiting leave their lines and reject first (their leaving runs in the runtime).
+    close: () =>
+      closing ??= runner.close(new ManagerClosed({}, true)).then(async () => {
+        for (const fiber of extensions.values()) fiber.unsafeInterruptAsFork(FiberId.none)
+        const left = [...slotHolds]
+        slotHolds.clear()
+        await Promise.all(left.map((held) => new Promise((resolve) => Release.send(settings, held, time, [], resolve))))
+        await runtime.dispose()
+      })
   }
 }

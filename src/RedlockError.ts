@@ -101,6 +101,14 @@ export {
    */
   SelfDeadlock,
   /**
+   * The promise code's lock manager (`effect-redlock/Promise`) was closed: every call after `close()` rejects
+   * with it, as does each acquisition still waiting then (after leaving its lines). Never from the Effect API.
+   *
+   * @since 0.1.0
+   * @category errors
+   */
+  ManagerClosed,
+  /**
    * No fencing token could be issued: fewer than a majority of nodes answered in time. The lock itself may
    * still be valid; asking again may succeed.
    *

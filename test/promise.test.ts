@@ -10,7 +10,7 @@ import * as RedisFleet from "../fleet/RedisFleet.js"
 import { makeRedlock, noRetry, type PromiseRedlock, retry } from "../src/Promise.js"
 import * as RedisNode from "../src/RedisNode.js"
 import type * as Redlock from "../src/Redlock.js"
-import { InvalidOptions, LockLost, LockNotAcquired, SettingConflict } from "../src/RedlockError.js"
+import { InvalidOptions, LockLost, LockNotAcquired, ManagerClosed, SettingConflict } from "../src/RedlockError.js"
 import { vi } from "vitest"
 import { aclUser, expectEmpty, overlaps, type Section } from "./support.js"
 
@@ -239,6 +239,86 @@ layer(RedisFleet.layerLocal(5), { timeout: 60_000, excludeTestServices: true })(
       const foreign = yield* Effect.promise(() => other.release(lock).then(() => undefined, (error: unknown) => error))
       assert.instanceOf(foreign, TypeError)
       yield* Effect.promise(() => redlock.release(lock))
+      yield* expectEmpty(fleet)
+    }))
+
+  it.scoped("options that are no object, a body that is no function, a signal that is no AbortSignal: InvalidOptions before anything is sent", () =>
+    Effect.gen(function*() {
+      const fleet = yield* RedisFleet.RedisFleet
+      yield* fleet.reset
+      const redlock = yield* facade(fleet)
+      // Held, so that a signal that is no AbortSignal would reach the waiting (which once threw in a callback, uncaught).
+      const lock = yield* Effect.promise(() => redlock.acquire("p:input", { ttl: 10_000 }))
+      yield* Effect.forEach(fleet.servers, (server) => server.call("CONFIG", "RESETSTAT"))
+      const body = async () => "ran"
+      const cases: ReadonlyArray<[string, () => Promise<unknown>]> = [
+        ["options", () => redlock.acquire("p:input", null as unknown as Redlock.AcquireOptions)],
+        ["options", () => redlock.using("p:input", undefined as unknown as Redlock.AcquireOptions, body)],
+        ["options", () => redlock.acquirePermit("p:input", null as unknown as { limit: number; ttl: number })],
+        ["options", () => redlock.acquireRead("p:input", null as unknown as { ttl: number })],
+        ["options", () => redlock.acquireWrite("p:input", undefined as unknown as { ttl: number })],
+        ["body", () => redlock.using("p:input", { ttl: 1_000 }, undefined as unknown as typeof body)],
+        ["body", () => redlock.usingPermit("p:input", { limit: 1, ttl: 1_000 }, "run" as unknown as typeof body)],
+        ["body", () => redlock.usingWrite("p:input", { ttl: 1_000 }, {} as unknown as typeof body)],
+        ["signal", () => redlock.acquire("p:input", { ttl: 1_000, signal: 5 as unknown as AbortSignal })],
+        ["signal", () => redlock.using("p:input", { ttl: 1_000, signal: {} as AbortSignal }, body)],
+        ["signal", () => redlock.acquirePermit("p:input", { limit: 1, ttl: 1_000, signal: "stop" as unknown as AbortSignal })]
+      ]
+      for (const [option, call] of cases) {
+        const error = yield* Effect.promise(() => call().then(() => undefined, (e: unknown) => e))
+        assert.instanceOf(error, InvalidOptions, option)
+        assert.strictEqual((error as InvalidOptions).option, option)
+      }
+      for (const info of yield* Effect.forEach(fleet.servers, (server) => server.call("INFO", "commandstats"))) {
+        assert.notMatch(String(info), /cmdstat_(evalsha|set|get):/, "nothing was sent")
+      }
+      yield* Effect.promise(() => redlock.release(lock))
+      yield* expectEmpty(fleet)
+    }))
+
+  it.scoped("close(): a waiting acquisition leaves its line and rejects with ManagerClosed; every call after it rejects so at once", () =>
+    Effect.gen(function*() {
+      const fleet = yield* RedisFleet.RedisFleet
+      yield* fleet.reset
+      const holder = yield* facade(fleet)
+      const redlock = yield* Effect.promise(() => makeRedlock(fleet.nodes, { restartQuarantine: false }))
+      const queued = (pattern: string) =>
+        Effect.map(Effect.forEach(fleet.servers, (server) => server.call("KEYS", pattern)), (found) => found.flat().length)
+      const lock = yield* Effect.promise(() => holder.acquire("p:close", { ttl: 10_000 }))
+      const permit = yield* Effect.promise(() => holder.acquirePermit("p:close-pool", { limit: 1, ttl: 10_000 }))
+      const own = yield* Effect.promise(() => redlock.acquirePermit("p:close-own", { limit: 1, ttl: 10_000 }))
+      const slow = Schedule.spaced("10 seconds").pipe(Schedule.intersect(Schedule.recurs(3)))
+      const outcome = (promise: Promise<unknown>) => promise.then(() => "acquired", (error: unknown) => error)
+      const waiting = [
+        outcome(redlock.acquire("p:close", { ttl: 10_000, retry: slow })),
+        outcome(redlock.usingPermit("p:close-pool", { limit: 1, ttl: 10_000, retry: slow }, async () => "ran"))
+      ]
+      yield* Effect.promise(() => sleep(200))
+      assert.isAtLeast(yield* queued("redlock:p:close*queue"), 6, "both wait in their lines")
+      const closing = redlock.close()
+      assert.strictEqual(redlock.close(), closing, "a second close is the same close")
+      const ended = yield* Effect.promise(() => Promise.all(waiting))
+      for (const error of ended) {
+        assert.instanceOf(error, ManagerClosed)
+        assert.strictEqual((error as ManagerClosed)._tag, "ManagerClosed")
+      }
+      // They left their lines before rejecting; the permit held was released by close().
+      assert.strictEqual(yield* queued("redlock:p:close*queue"), 0)
+      yield* Effect.promise(() => closing)
+      assert.strictEqual(yield* keyCount(fleet, "redlock:p:close-own\u0000permit0"), 0)
+      const after: ReadonlyArray<() => Promise<unknown>> = [
+        () => redlock.acquire("p:after", { ttl: 1_000 }),
+        () => redlock.using("p:after", { ttl: 1_000 }, async () => "ran"),
+        () => redlock.acquirePermit("p:after", { limit: 1, ttl: 1_000 }),
+        () => redlock.usingRead("p:after", { ttl: 1_000 }, async () => "ran"),
+        () => redlock.inspect("p:after"),
+        () => redlock.extend(own, 10_000),
+        () => own.fencingToken()
+      ]
+      for (const call of after) assert.instanceOf(yield* Effect.promise(() => outcome(call())), ManagerClosed)
+      assert.strictEqual(yield* keyCount(fleet, "redlock:p:after"), 0)
+      yield* Effect.promise(() => holder.release(lock))
+      yield* Effect.promise(() => holder.release(permit))
       yield* expectEmpty(fleet)
     }))
 

@@ -57,6 +57,13 @@ const resourceProblem = (resource: string): string | undefined => {
   return undefined
 }
 
+/** One resource, as `inspect` reads one: a string (a list is not one resource). */
+export const resource = (input: unknown): string | Problem => {
+  if (typeof input !== "string") return new Problem("resource", `expected one resource, a string; got ${describe(input)}`)
+  const problem = resourceProblem(input)
+  return problem === undefined ? input : new Problem("resource", problem)
+}
+
 /** At most this many permits per semaphore (readers per read-write lock): a writer's script takes every slot. */
 export const maxPermits = 64
 
@@ -274,6 +281,20 @@ export const notASchedule = (input: unknown): string => {
   const retryOptions = typeof input === "object" && input !== null && ("delay" in input || "times" in input)
   return `must be a Schedule, got ${describe(input)}` +
     (retryOptions ? " (a { delay, times } object makes one through retry(...), as retry: retry({ delay, times }))" : "")
+}
+
+/**
+ * A caller's abort signal, or none. Told by what waiting uses of it (a
+ * polyfilled signal is no `AbortSignal` instance): anything else would throw
+ * later, in a callback, where no caller could catch it.
+ */
+export const abortSignal = (input: unknown): AbortSignal | undefined | Problem => {
+  if (input === undefined) return undefined
+  const signal = input as Partial<AbortSignal> | null
+  return typeof input === "object" && signal !== null && typeof signal.aborted === "boolean" &&
+      typeof signal.addEventListener === "function" && typeof signal.removeEventListener === "function"
+    ? input as AbortSignal
+    : new Problem("signal", `expected an AbortSignal, got ${describe(input)}`)
 }
 
 /** A value as an error message names it. */

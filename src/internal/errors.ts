@@ -210,6 +210,24 @@ export class SelfDeadlock extends Schema.TaggedError<SelfDeadlock>("effect-redlo
 }
 
 /**
+ * The lock manager of promise code (`effect-redlock/Promise`) was closed:
+ * every call made after `close()` rejects with it at once, as does each
+ * acquisition still waiting when it was called (after leaving its lines).
+ * The Effect API never fails with it: its manager ends with its scope.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class ManagerClosed extends Schema.TaggedError<ManagerClosed>("effect-redlock/ManagerClosed")("ManagerClosed", {}) {
+  /**
+   * @since 0.1.0
+   */
+  override get message(): string {
+    return "this lock manager was closed (close()): make a new one to lock again"
+  }
+}
+
+/**
  * No fencing token could be issued: fewer than a majority of nodes answered
  * in time. The lock itself may still be valid; asking again may succeed.
  *

@@ -23,6 +23,9 @@ export const invalid = (option: string, detail: string) => Either.left(new Inval
 export const resources = (input: unknown): Either.Either<NonEmptyReadonlyArray<string>, InvalidOptions> =>
   checked(Options.resources(input)) as Either.Either<NonEmptyReadonlyArray<string>, InvalidOptions>
 
+/** One resource (engine/options.ts). */
+export const resource = (input: unknown): Either.Either<string, InvalidOptions> => checked(Options.resource(input))
+
 export const maxPermits = Options.maxPermits
 
 /** A semaphore's resource and its number of permits (engine/options.ts). */

@@ -167,6 +167,12 @@ describe("Redlock on memory nodes (TestClock)", () => {
         assert.strictEqual(notASchedule._tag === "InvalidOptions" ? notASchedule.option : notASchedule._tag, "retry")
         assert.match(notASchedule._tag === "InvalidOptions" ? notASchedule.detail : "", detail)
       }
+      // inspect reads one resource: a list or a number is refused, naming what it got.
+      for (const [input, detail] of [[5, /got 5$/], [["a", "b"], /got \[a, b\]$/], ["", /empty string/]] as const) {
+        const notOne = yield* Effect.flip(Redlock.inspect(input as unknown as string))
+        assert.strictEqual(notOne._tag === "InvalidOptions" ? notOne.option : notOne._tag, "resource")
+        assert.match(notOne._tag === "InvalidOptions" ? notOne.detail : "", detail)
+      }
       assert.strictEqual(yield* control.operations(0), 0)
     }).pipe(Effect.scoped, Effect.provide(memory(3))))
 

@@ -26,12 +26,13 @@ import * as Schedule from "effect/Schedule"
 import * as Scope from "effect/Scope"
 import * as Attempt from "../../engine/attempt.js"
 import type { FanOutResult } from "../../engine/fanOut.js"
+import * as Options from "../../engine/options.js"
 import * as Outcome from "../../engine/outcome.js"
 import type { Time } from "../../engine/time.js"
 import * as Waiting from "../../engine/waiting.js"
 import type * as Lock from "../../Lock.js"
 import type { AcquireOptions } from "../../Redlock.js"
-import { type InvalidOptions, LockNotAcquired, SettingConflict } from "../errors.js"
+import { InvalidOptions, LockNotAcquired, SettingConflict } from "../errors.js"
 import * as FanOut from "../fanOut.js"
 import { type CallerHold, HeldLock, type LockFields } from "../lock.js"
 import * as RedlockMetrics from "../metrics.js"
@@ -212,22 +213,58 @@ class Grant implements PromiseGrant {
   constructor(readonly lock: HeldLock, readonly maxHoldMillis: number | undefined) {}
 }
 
+const ignore = () => {}
+
+/** Ends a waiting acquisition with `reason` (it leaves its lines first), then calls `left`. */
+type StopWaiting = (reason: unknown, left: () => void) => void
+
+/**
+ * Where the acquisitions of one promise manager run (effect-redlock/Promise):
+ * the runner of their effects (a hand-built retry schedule's steps, the
+ * leaving of a failed acquisition), and the acquisitions waiting now, which
+ * `close` ends together, before the manager's runtime and connections go.
+ */
+export class PromiseRunner {
+  /** Why every acquisition ends from now on, once closed. */
+  closedWith: unknown = undefined
+  private readonly waiting = new Set<StopWaiting>()
+
+  constructor(readonly runEffect: Retry.EffectRunner) {}
+
+  add(stop: StopWaiting): void {
+    this.waiting.add(stop)
+  }
+
+  delete(stop: StopWaiting): void {
+    this.waiting.delete(stop)
+  }
+
+  /** Every waiting acquisition, and each one that would wait from now on, ends with `reason`; resolved once they left their lines. */
+  close(reason: unknown): Promise<void> {
+    this.closedWith = reason
+    const stops = [...this.waiting]
+    this.waiting.clear()
+    return Promise.all(stops.map((stop) => new Promise<void>((left) => stop(reason, left)))).then(() => {})
+  }
+}
+
 /**
  * Acquire for promise code (effect-redlock/Promise): the same attempts and
  * waiting as the Effect API's, with no fiber, except for a step of a retry
- * schedule that has no plain steps (`runEffect`). The lock's release is the
- * caller's (no scope). The signal's abort stops the waiting.
+ * schedule that has no plain steps (the runner's `runEffect`). The lock's
+ * release is the caller's (no scope). The signal's abort, or the runner's
+ * close, stops the waiting.
  */
 export const acquireForPromises = (
   settings: Settings.Settings,
   time: Time,
-  runEffect: Retry.EffectRunner,
+  runner: PromiseRunner,
   variant: Variant = userLocks
 ) => {
   const { checkResources, probe } = variant
   const parse = optionsParser(settings)
   const issueFencingTokens = Fencing.issueFencingTokens(settings)
-  const surroundings = new Surroundings(time, mathRandom, undefined, [], undefined, undefined, runEffect)
+  const surroundings = new Surroundings(time, mathRandom, undefined, [], undefined, undefined, runner.runEffect)
   return (
     resourcesInput: string | NonEmptyReadonlyArray<string>,
     acquireOptions: AcquireOptions,
@@ -239,6 +276,11 @@ export const acquireForPromises = (
   ): Promise<PromiseGrant> => {
     const request = parseAcquire(parse, resourcesInput, acquireOptions, checkResources)
     if (Either.isLeft(request)) return Promise.reject(rejection === undefined ? request.left : rejection(request.left))
+    // A signal that is none would throw later, in a callback, where no caller could catch it.
+    const checkedSignal = signal === undefined ? undefined : Options.abortSignal(signal)
+    if (checkedSignal instanceof Options.Problem) {
+      return Promise.reject(new InvalidOptions({ option: checkedSignal.option, detail: checkedSignal.detail }, true))
+    }
     if (signal?.aborted) return Promise.reject(signal.reason)
     const { maxHoldMillis, schedule } = request.right
     const acquisition = new Acquisition(settings, issueFencingTokens, surroundings, request.right, probe, setting, slots)
@@ -255,7 +297,7 @@ export const acquireForPromises = (
           acquisition.measure(end.refusal)
           return reject(conflictError(setting, acquisition.conflict) ?? end.refusal)
         }
-        acquisition.waitForPromise(end, signal, (lock) => resolve(granted(lock)), reject)
+        acquisition.waitForPromise(end, signal, runner, (lock) => resolve(granted(lock)), reject)
       })
     })
   }
@@ -452,38 +494,52 @@ class Acquisition extends Attempt.Attempts<HeldLock, Refused> {
   /**
    * The rest of a promise caller's acquisition whose first attempt was
    * refused (see `acquireForPromises`): the waiting, measured as `acquire`
-   * measures; the signal's abort stops it, leaves every line joined and
-   * rejects with the signal's reason. Told through callbacks, once: the
-   * caller's promise is settled by them, with no promise of its own between.
+   * measures; the signal's abort or the runner's close stops it, leaves
+   * every line joined and rejects with the signal's reason or the close's.
+   * Told through callbacks, once: the caller's promise is settled by them,
+   * with no promise of its own between.
    */
   waitForPromise(
     refused: Refused,
     signal: AbortSignal | undefined,
+    runner: PromiseRunner,
     resolve: (lock: HeldLock) => void,
     reject: (error: unknown) => void
   ): void {
-    const { runEffect } = this.surroundings
+    const { runEffect } = runner
     let settled = false
-    // Rejected with what the Effect API fails with (a SettingConflict where a quorum refused the setting).
-    const failed = (cause: Cause.Cause<LockNotAcquired>, aborted: boolean) =>
-      runEffect(this.failed(cause), (exit) => reject(!aborted && Exit.isFailure(exit) ? Cause.squash(exit.cause) : signal?.reason))
-    const onAbort = () => {
-      if (settled) return
-      settled = true
-      cancel()
-      failed(Cause.interrupt(FiberId.none), true)
-    }
-    const cancel = this.untilGranted(refused, runEffect, (exit) => {
-      if (settled) return
+    const settle = () => {
       settled = true
       signal?.removeEventListener("abort", onAbort)
-      if (Exit.isFailure(exit)) return failed(exit.cause, false)
+      runner.delete(stop)
+    }
+    // Stopped from outside: the lines are left before the rejection (and before `left`).
+    const stop: StopWaiting = (reason, left) => {
+      if (settled) return left()
+      settle()
+      cancel()
+      runEffect(this.failed(Cause.interrupt(FiberId.none)), () => {
+        reject(reason)
+        left()
+      })
+    }
+    const onAbort = () => stop(signal?.reason, ignore)
+    const cancel = this.untilGranted(refused, runEffect, (exit) => {
+      if (settled) return
+      settle()
+      // Rejected with what the Effect API fails with (a SettingConflict where a quorum refused the setting).
+      if (Exit.isFailure(exit)) {
+        return runEffect(this.failed(exit.cause), (left) => reject(Exit.isFailure(left) ? Cause.squash(left.cause) : undefined))
+      }
       this.measure(undefined)
       this.joined = false
       resolve(exit.value)
     })
-    if (signal?.aborted) onAbort()
-    else if (!settled) signal?.addEventListener("abort", onAbort, { once: true })
+    if (settled) return
+    if (runner.closedWith !== undefined) return stop(runner.closedWith, ignore)
+    if (signal?.aborted) return onAbort()
+    runner.add(stop)
+    signal?.addEventListener("abort", onAbort, { once: true })
   }
 
   /** The lock's release, as its scope or its hold runs it. */
@@ -616,6 +672,7 @@ const optionsParser = (settings: Settings.Settings) => {
     readonly parsed: ReturnType<typeof parseOptions>
   } | undefined
   return (acquireOptions: AcquireOptions): ReturnType<typeof parseOptions> => {
+    if (typeof acquireOptions !== "object" || acquireOptions === null) return parseOptions(settings, acquireOptions)
     const { autoExtend, nodeTimeout, retry, ttl } = acquireOptions
     if (
       last !== undefined && last.ttl === ttl && last.nodeTimeout === nodeTimeout && last.autoExtend === autoExtend &&
@@ -652,6 +709,7 @@ class AcquireRequest {
  * with it (semaphore.ts).
  */
 export const parseOptions = (settings: Settings.Settings, acquireOptions: AcquireOptions) => {
+  if (typeof acquireOptions !== "object" || acquireOptions === null) return Validate.invalid("options", "expected { ttl, ... }")
   const { defaultNodeTimeout, defaultSchedule, driftFactor, maxTtlMillis } = settings
   const timing = Validate.timing(acquireOptions.ttl, acquireOptions.nodeTimeout ?? defaultNodeTimeout, driftFactor, maxTtlMillis)
   if (Either.isLeft(timing)) return Either.left(timing.left)

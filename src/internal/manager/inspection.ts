@@ -14,7 +14,7 @@ import * as Validate from "../validate.js"
 import type { Settings } from "./settings.js"
 
 export const inspect = (settings: Settings, resource: string): Effect.Effect<InspectResult, InvalidOptions> =>
-  Effect.flatMap(Validate.resources(resource), ([checked]) => inspectChecked(settings, checked))
+  Effect.flatMap(Validate.resource(resource), (checked) => inspectChecked(settings, checked))
 
 /** A resource already checked, or a name the manager made (a semaphore's slot). */
 export const inspectChecked = (settings: Settings, resource: string): Effect.Effect<InspectResult> =>

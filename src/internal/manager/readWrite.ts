@@ -27,7 +27,6 @@ import type { CallerHold } from "../lock.js"
 import type { ReadWriteInspection, ReadWriteOptions } from "../../ReadWriteLock.js"
 import type { Time } from "../../engine/time.js"
 import { InvalidOptions, LockNotAcquired, type SettingConflict } from "../errors.js"
-import type * as Retry from "../retry.js"
 import * as Validate from "../validate.js"
 import * as Acquisition from "./acquisition.js"
 import * as Semaphore from "./semaphore.js"
@@ -59,8 +58,8 @@ export const acquireRead = (settings: Settings) => {
 }
 
 /** `acquireRead` for promise code (effect-redlock/Promise): no fiber, no reentrancy (promise code has no fiber to hold in). */
-export const acquireReadForPromises = (settings: Settings, time: Time, runEffect: Retry.EffectRunner) => {
-  const acquireSlot = Semaphore.acquireSlotForPromises(settings, time, runEffect, Semaphore.readSlots)
+export const acquireReadForPromises = (settings: Settings, time: Time, runner: Acquisition.PromiseRunner) => {
+  const acquireSlot = Semaphore.acquireSlotForPromises(settings, time, runner, Semaphore.readSlots)
   return (resource: string, options: ReadWriteOptions, signal: AbortSignal | undefined) => {
     const request = checked(resource, options)
     return Either.isLeft(request)
@@ -83,8 +82,8 @@ export const acquireWrite = (settings: Settings) => {
 }
 
 /** `acquireWrite` for promise code (effect-redlock/Promise), with no fiber. */
-export const acquireWriteForPromises = (settings: Settings, time: Time, runEffect: Retry.EffectRunner) => {
-  const acquireAll = Acquisition.acquireForPromises(settings, time, runEffect, Semaphore.slotVariant)
+export const acquireWriteForPromises = (settings: Settings, time: Time, runner: Acquisition.PromiseRunner) => {
+  const acquireAll = Acquisition.acquireForPromises(settings, time, runner, Semaphore.slotVariant)
   return (resource: string, options: ReadWriteOptions, signal: AbortSignal | undefined) => {
     const request = writeRequest(resource, options)
     if (Either.isLeft(request)) return Promise.reject(request.left)

@@ -19,7 +19,6 @@ import type { PermitOptions, PermitsInspection } from "../../Semaphore.js"
 import { InvalidOptions, LockNotAcquired, type SettingConflict } from "../errors.js"
 import * as Options from "../../engine/options.js"
 import type { Time } from "../../engine/time.js"
-import type * as Retry from "../retry.js"
 import * as Validate from "../validate.js"
 import * as Acquisition from "./acquisition.js"
 import * as Inspection from "./inspection.js"
@@ -82,8 +81,8 @@ export const acquireSlot = (settings: Settings, kind: SlotKind) => {
  * acquisition with no fiber (Acquisition.acquireForPromises); the caller
  * releases the slot.
  */
-export const acquireSlotForPromises = (settings: Settings, time: Time, runEffect: Retry.EffectRunner, kind: SlotKind) => {
-  const acquireOne = Acquisition.acquireForPromises(settings, time, runEffect, slotVariant)
+export const acquireSlotForPromises = (settings: Settings, time: Time, runner: Acquisition.PromiseRunner, kind: SlotKind) => {
+  const acquireOne = Acquisition.acquireForPromises(settings, time, runner, slotVariant)
   const requestOf = slotRequests(kind)
   return (
     resourceInput: string,

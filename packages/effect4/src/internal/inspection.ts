@@ -15,9 +15,9 @@ import * as TimeOf from "./time.js"
 import * as Validate from "./validate.js"
 
 export const inspect = (settings: Settings, resource: string): Effect.Effect<InspectResult, InvalidOptions> => {
-  const checked = typeof resource === "string" ? Options.resources(resource) : Options.resources(undefined)
-  if (checked instanceof Options.Problem) return Effect.fail(Validate.invalid("resource", checked.detail))
-  return inspectChecked(settings, resource)
+  const checked = Options.resource(resource)
+  if (checked instanceof Options.Problem) return Effect.fail(Validate.invalid(checked.option, checked.detail))
+  return inspectChecked(settings, checked)
 }
 
 /** A resource already checked, or a name the manager made (a semaphore's slot). */
