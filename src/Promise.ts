@@ -233,8 +233,10 @@ export interface PromiseRedlock {
    * Stop the manager: acquisitions still waiting leave their lines and reject
    * with `ManagerClosed`, auto-extensions stop, held permits and holds are
    * released, connections it opened are closed. Every call made afterwards
-   * rejects with `ManagerClosed` (`release` still releases). Calling it again
-   * returns the same promise.
+   * rejects with `ManagerClosed`, but `release`: over your own clients it
+   * still releases; over the connections closed here it answers
+   * `Incomplete` (the keys expire with their ttl). Calling it again returns
+   * the same promise.
    */
   readonly close: () => Promise<void>
 }
