@@ -231,8 +231,9 @@ export interface PromiseRedlock {
   ) => Promise<A>
   /**
    * Stop the manager: acquisitions still waiting leave their lines and reject
-   * with `ManagerClosed`, auto-extensions stop, held permits and holds are
-   * released, connections it opened are closed. Every call made afterwards
+   * with `ManagerClosed`, auto-extensions stop, the locks, permits and holds
+   * still held are released (a `using` body's signal aborts with `LockLost`),
+   * connections it opened are closed. Every call made afterwards
    * rejects with `ManagerClosed`, but `release`: over your own clients it
    * still releases; over the connections closed here it answers
    * `Incomplete` (the keys expire with their ttl). Calling it again returns
@@ -374,8 +375,8 @@ const fromSettings = (
   const acquireLock = Acquisition.acquireForPromises(settings, time, runner)
   // The auto-extension of each lock that has one, stopped before its release.
   const extensions = new Map<HeldLock, Fiber.RuntimeFiber<void, unknown>>()
-  // The permits and read or write holds not released yet, released by close().
-  const slotHolds = new Set<HeldLock>()
+  // The locks, permits and read or write holds not released yet, released by close().
+  const holds = new Set<HeldLock>()
   const context: LockManagerContext = { clock, runPromise }
   let closing: Promise<void> | undefined
   const plain = (lock: HeldLock) => new PlainLock(lock, context)
@@ -385,13 +386,15 @@ const fromSettings = (
     throw new TypeError("effect-redlock: this lock was not acquired by this lock manager")
   }
 
-  // A granted lock or permit, extended automatically if it asked to be. Granted after close() was
-  // called (its attempt was in flight): released, and the caller's promise rejects.
+  // A granted lock or permit, extended automatically if it asked to be, released by close() if not
+  // before. Granted after close() was called (its attempt was in flight): released, and the caller's
+  // promise rejects.
   const holding = ({ lock, maxHoldMillis }: Acquisition.PromiseGrant) => {
     if (isClosed()) {
       Release.send(settings, lock, time, [], () => {})
       throw new ManagerClosed({}, true)
     }
+    holds.add(lock)
     if (maxHoldMillis !== undefined) {
       const fiber = runtime.runFork(Extension.autoExtend(settings, lock, maxHoldMillis))
       extensions.set(lock, fiber)
@@ -408,7 +411,7 @@ const fromSettings = (
   // Async: a lock of another manager rejects (heldOf throws), it does not throw.
   const release: PromiseRedlock["release"] = async (lock) => {
     const { held } = heldOf(lock)
-    slotHolds.delete(held)
+    holds.delete(held)
     extensions.get(held)?.unsafeInterruptAsFork(FiberId.none)
     return new Promise<ReleaseResult>((resolve) => Release.send(settings, held, time, [], resolve))
   }
@@ -430,26 +433,20 @@ const fromSettings = (
     }
   }
 
-  // Slots are acquired as locks are, with no fiber; close() releases those still held.
-  const slotHeld = (granted: Acquisition.PromiseGrant) => {
-    const held = holding(granted)
-    slotHolds.add(granted.lock)
-    return held
-  }
   // A slot's acquire and using (a permit, a read, a write), from its acquisition.
   const slotHolding = <O extends PromiseAcquireOptions>(
     acquireSlot: (resource: string, options: O, signal: AbortSignal | undefined) => Promise<Acquisition.PromiseGrant>
   ) => ({
     // Async: a throw (options that are not an object) rejects.
     acquire: async (resource: string, options: O): Promise<PromiseLock> =>
-      isClosed() ? closed() : acquireSlot(resource, options, options?.signal).then(slotHeld),
+      isClosed() ? closed() : acquireSlot(resource, options, options?.signal).then(holding),
     // The body starts one promise step after the grant: in the steps between, other callers' code runs
     // (a releaser's next acquisition, say), so there are as few as can be.
     using: async <A>(resource: string, options: O, body: (hold: PromiseLock, signal: AbortSignal) => Promise<A>): Promise<A> => {
       if (isClosed()) return closed()
       if (typeof body !== "function") return notABody(body)
       const controller = withSignal(new AbortController())
-      return acquireSlot(resource, options, options?.signal).then((granted) => usingHold(slotHeld(granted), body, controller))
+      return acquireSlot(resource, options, options?.signal).then((granted) => usingHold(holding(granted), body, controller))
     }
   })
   const permits = slotHolding<PermitOptions & PromiseAcquireOptions>(
@@ -482,8 +479,8 @@ const fromSettings = (
     close: () =>
       closing ??= runner.close(new ManagerClosed({}, true)).then(async () => {
         for (const fiber of extensions.values()) fiber.unsafeInterruptAsFork(FiberId.none)
-        const left = [...slotHolds]
-        slotHolds.clear()
+        const left = [...holds]
+        holds.clear()
         await Promise.all(left.map((held) => new Promise((resolve) => Release.send(settings, held, time, [], resolve))))
         await runtime.dispose()
       })

@@ -287,6 +287,10 @@ layer(RedisFleet.layerLocal(5), { timeout: 60_000, excludeTestServices: true })(
       const lock = yield* Effect.promise(() => holder.acquire("p:close", { ttl: 10_000 }))
       const permit = yield* Effect.promise(() => holder.acquirePermit("p:close-pool", { limit: 1, ttl: 10_000 }))
       const own = yield* Effect.promise(() => redlock.acquirePermit("p:close-own", { limit: 1, ttl: 10_000 }))
+      yield* Effect.promise(() => redlock.acquire("p:close-lock", { ttl: 10_000 }))
+      // A body still running when close() releases its lock: its signal aborts with LockLost (Released).
+      const running = redlock.using("p:close-using", { ttl: 10_000 }, (_, signal) =>
+        new Promise((resolve) => signal.addEventListener("abort", () => resolve(signal.reason), { once: true })))
       const slow = Schedule.spaced("10 seconds").pipe(Schedule.intersect(Schedule.recurs(3)))
       const outcome = (promise: Promise<unknown>) => promise.then(() => "acquired", (error: unknown) => error)
       const waiting = [
@@ -302,10 +306,15 @@ layer(RedisFleet.layerLocal(5), { timeout: 60_000, excludeTestServices: true })(
         assert.instanceOf(error, ManagerClosed)
         assert.strictEqual((error as ManagerClosed)._tag, "ManagerClosed")
       }
-      // They left their lines before rejecting; the permit held was released by close().
+      // They left their lines before rejecting; what it held was released by close().
       assert.strictEqual(yield* queued("redlock:p:close*queue"), 0)
       yield* Effect.promise(() => closing)
-      assert.strictEqual(yield* keyCount(fleet, "redlock:p:close-own\u0000permit0"), 0)
+      const aborted = yield* Effect.promise(() => running)
+      assert.instanceOf(aborted, LockLost)
+      assert.strictEqual((aborted as LockLost).reason, "Released")
+      for (const key of ["redlock:p:close-own\u0000permit0", "redlock:p:close-lock", "redlock:p:close-using"]) {
+        assert.strictEqual(yield* keyCount(fleet, key), 0, key)
+      }
       const after: ReadonlyArray<() => Promise<unknown>> = [
         () => redlock.acquire("p:after", { ttl: 1_000 }),
         () => redlock.using("p:after", { ttl: 1_000 }, async () => "ran"),
