@@ -258,6 +258,7 @@ export const makeRedlock = async (
   nodes: ReadonlyArray<PromiseNodeOptions> | Layer.Layer<RedisNodes, unknown>,
   options: Options = {}
 ): Promise<PromiseRedlock> => {
+  if (!Layer.isLayer(nodes)) checkNodes(nodes)
   const nodesLayer = Layer.isLayer(nodes)
     ? nodes as Layer.Layer<RedisNodes, unknown>
     : await layerOf(nodes as ReadonlyArray<PromiseNodeOptions>)
@@ -268,6 +269,18 @@ export const makeRedlock = async (
     throw Cause.squash(made.cause)
   }
   return fromSettings(runtime, made.value[0], made.value[1])
+}
+
+// A list that is none, or an entry that is no object, would fail while the nodes are made, as a TypeError.
+const checkNodes = (nodes: unknown): void => {
+  if (!Array.isArray(nodes)) {
+    throw new InvalidOptions({ option: "nodes", detail: `expected an array of node options or { client }, or a layer of nodes; got ${describe(nodes)}` }, true)
+  }
+  const list: ReadonlyArray<unknown> = nodes
+  const index = list.findIndex((node) => typeof node !== "object" || node === null)
+  if (index !== -1) {
+    throw new InvalidOptions({ option: "nodes", detail: `node ${index} must be connection options or { client }, got ${describe(list[index])}` }, true)
+  }
 }
 
 /** A node-redis client (no `status`, which ioredis clients have). */

@@ -57,6 +57,27 @@ export const driverSuite = <Client>(it: It, driver: DriverUnderTest<Client>) => 
         }
       }))
 
+    it.scoped("a node list that is none, a node that is no object, a bad host, port or connectTimeout: InvalidOptions naming it, no defect", () =>
+      Effect.gen(function*() {
+        const fleet = yield* RedisFleet.RedisFleet
+        const cases: ReadonlyArray<[unknown, string, RegExp]> = [
+          ["redis://127.0.0.1", "nodes", /expected an array .*got "redis:\/\/127\.0\.0\.1"$/],
+          [[null], "nodes", /a node must be .*got null$/],
+          [[5], "nodes", /got 5$/],
+          [[{ ...fleet.nodes[0], port: "6379" }], "port", /got "6379"$/],
+          [[{ ...fleet.nodes[0], port: 70_000 }], "port", /got 70000$/],
+          [[{ ...fleet.nodes[0], host: "" }], "host", /got ""$/],
+          [[{ ...fleet.nodes[0], connectTimeout: "soon" }], "connectTimeout", /got "soon"$/]
+        ]
+        for (const [nodes, option, detail] of cases) {
+          const layer = driver.layer(nodes as ReadonlyArray<DriverNodes.NodeOptions<Client>>)
+          const error = failureOf(yield* Effect.exit(nodesOf(layer)))
+          assert.instanceOf(error, InvalidOptions)
+          assert.strictEqual((error as InvalidOptions).option, option)
+          assert.match((error as InvalidOptions).detail, detail)
+        }
+      }))
+
     it.scoped("a server that stops answering holds at most maxPendingCommands commands; the next fail at once", () =>
       Effect.gen(function*() {
         const fleet = yield* RedisFleet.RedisFleet

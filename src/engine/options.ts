@@ -141,6 +141,26 @@ export const keyPrefix = (input: unknown): string | Problem =>
     ? new Problem("keyPrefix", "must not contain the NUL character")
     : input
 
+/** A node list: an array (each entry checked by `nodeEntry`). */
+export const nodeList = (input: unknown): ReadonlyArray<unknown> | Problem =>
+  Array.isArray(input) ? input : new Problem("nodes", `expected an array of node options or { client }, got ${describe(input)}`)
+
+/** One entry of a node list: an object (connection options, or `{ client }`). */
+export const nodeEntry = (input: unknown): object | Problem =>
+  typeof input === "object" && input !== null
+    ? input
+    : new Problem("nodes", `a node must be connection options or { client }, got ${describe(input)}`)
+
+/** A node's host: a non-empty string. */
+export const host = (input: unknown): string | Problem =>
+  typeof input === "string" && input.length > 0 ? input : new Problem("host", `must be a non-empty string, got ${describe(input)}`)
+
+/** A node's TCP port. */
+export const port = (input: unknown): number | Problem =>
+  typeof input === "number" && Number.isInteger(input) && input >= 1 && input <= 65535
+    ? input
+    : new Problem("port", `must be a whole number from 1 to 65535, got ${describe(input)}`)
+
 export const nodeCount = (count: number): number | Problem =>
   count >= 1 ? count : new Problem("nodes", "at least one Redis node is required")
 

@@ -205,6 +205,7 @@ export const make = <Client>(driver: Driver<Client>) =>
 (nodeOptions: NodeOptions<Client>): Effect.Effect<RedisNode, InvalidOptions, Scope.Scope> =>
   Effect.gen(function*() {
     // Checked before the connection is opened.
+    yield* Validate.nodeEntry(nodeOptions)
     const settings = yield* nodeSettings(nodeOptions)
     if ("client" in nodeOptions) {
       const client = nodeOptions.client
@@ -230,9 +231,9 @@ export const make = <Client>(driver: Driver<Client>) =>
     if (cluster !== undefined && driver.openCluster === undefined) {
       return yield* new InvalidOptions({ option: "cluster", detail: "these nodes cannot reach a Redis Cluster: use ioredis or iovalkey nodes" }, true)
     }
-    const host = options.host ?? "127.0.0.1"
-    const port = options.port ?? 6379
-    const connectTimeout = Duration.decode(options.connectTimeout ?? "1 second")
+    const host = yield* Validate.host(options.host ?? "127.0.0.1")
+    const port = yield* Validate.port(options.port ?? 6379)
+    const connectTimeout = Duration.millis(yield* Validate.millis("connectTimeout", options.connectTimeout ?? "1 second"))
     const address: Address.Address = {
       host,
       port,
@@ -264,7 +265,11 @@ export const make = <Client>(driver: Driver<Client>) =>
 /** The nodes over `driver`, connected concurrently. */
 export const layer = <Client>(driver: Driver<Client>) =>
 (nodes: ReadonlyArray<NodeOptions<Client>>): Layer.Layer<RedisNodes, InvalidOptions> =>
-  Layer.scoped(RedisNodes, Effect.forEach(nodes, make(driver), { concurrency: "unbounded" }))
+  Layer.scoped(
+    RedisNodes,
+    Effect.flatMap(Validate.nodeList(nodes), (list) =>
+      Effect.forEach(list as ReadonlyArray<NodeOptions<Client>>, make(driver), { concurrency: "unbounded" }))
+  )
 
 /** The configuration `layerConfig` reads by default: `REDLOCK_NODES` (comma-separated URLs) and `REDLOCK_PASSWORD`. */
 export const defaultConfig: Config.Config<{

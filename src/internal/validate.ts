@@ -52,6 +52,12 @@ export const driftFactor = (input: unknown): Either.Either<number, InvalidOption
 
 export const keyPrefix = (input: unknown): Either.Either<string, InvalidOptions> => checked(Options.keyPrefix(input))
 
+/** A node list (an array), one of its entries (an object), a node's host and port (engine/options.ts). */
+export const nodeList = (input: unknown): Either.Either<ReadonlyArray<unknown>, InvalidOptions> => checked(Options.nodeList(input))
+export const nodeEntry = (input: unknown): Either.Either<object, InvalidOptions> => checked(Options.nodeEntry(input))
+export const host = (input: unknown): Either.Either<string, InvalidOptions> => checked(Options.host(input))
+export const port = (input: unknown): Either.Either<number, InvalidOptions> => checked(Options.port(input))
+
 export const nodeCount = (count: number): Either.Either<number, InvalidOptions> => checked(Options.nodeCount(count))
 
 export const maxTtl = (input: unknown): Either.Either<number, InvalidOptions> => checked(Options.maxTtl(input, readMillis))

@@ -41,3 +41,21 @@ it.live("REDLOCK_NODES and the options' variables make the manager: its key pref
     const bad = yield* Effect.flip(Effect.provide(Redlock.Redlock, configured({ ...env, REDLOCK_DRIFT_FACTOR: "2" })))
     assert.strictEqual(bad._tag === "InvalidOptions" ? bad.option : bad._tag, "driftFactor")
   }).pipe(Effect.provide(layerLocal(3))))
+
+it.effect("node options that are no list, no object, or a bad host, port or connectTimeout: InvalidOptions naming it, nothing opened", () =>
+  Effect.gen(function*() {
+    const cases: ReadonlyArray<readonly [unknown, string, RegExp]> = [
+      ["redis://127.0.0.1", "nodes", /expected an array .*got "redis:\/\/127\.0\.0\.1"$/],
+      [[null], "nodes", /a node must be .*got null$/],
+      [[{ host: "127.0.0.1", port: "6379" }], "port", /got "6379"$/],
+      [[{ host: "127.0.0.1", port: 0 }], "port", /got 0$/],
+      [[{ host: 5, port: 6379 }], "host", /got 5$/],
+      [[{ host: "127.0.0.1", port: 6379, connectTimeout: "soon" }], "connectTimeout", /got "soon"$/]
+    ]
+    for (const [nodes, option, detail] of cases) {
+      const nodesLayer = Ioredis.layer(nodes as Parameters<typeof Ioredis.layer>[0])
+      const error = yield* Effect.flip(Effect.provide(Redlock.Redlock, Redlock.layer().pipe(Layer.provide(nodesLayer))))
+      assert.strictEqual(error._tag === "InvalidOptions" ? error.option : error._tag, option)
+      assert.match(error._tag === "InvalidOptions" ? error.detail : "", detail)
+    }
+  }))

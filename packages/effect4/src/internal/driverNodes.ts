@@ -148,6 +148,7 @@ export const make = <Client>(driver: Driver<Client>) =>
 (nodeOptions: NodeOptions<Client>): Effect.Effect<RedisNode, InvalidOptions, Scope.Scope> =>
   Effect.gen(function*() {
     // Checked before any connection is opened.
+    yield* checked(Options.nodeEntry(nodeOptions))
     const maxPendingCommands = yield* checked(
       Options.positiveCount("maxPendingCommands", nodeOptions.maxPendingCommands ?? defaultMaxPendingCommands)
     )
@@ -194,8 +195,8 @@ export const make = <Client>(driver: Driver<Client>) =>
     if (cluster !== undefined && driver.openCluster === undefined) {
       return yield* Validate.invalid("cluster", "these nodes cannot reach a Redis Cluster: use ioredis or iovalkey nodes")
     }
-    const host = options.host ?? "127.0.0.1"
-    const port = options.port ?? 6379
+    const host = yield* checked(Options.host(options.host ?? "127.0.0.1"))
+    const port = yield* checked(Options.port(options.port ?? 6379))
     const address: Address.Address = {
       host,
       port,
@@ -223,7 +224,11 @@ export const make = <Client>(driver: Driver<Client>) =>
 /** The nodes over `driver`, connected concurrently. */
 export const layer = <Client>(driver: Driver<Client>) =>
 (nodes: ReadonlyArray<NodeOptions<Client>>): Layer.Layer<RedisNodes, InvalidOptions> =>
-  Layer.effect(RedisNodes, Effect.forEach(nodes, make(driver), { concurrency: "unbounded" }))
+  Layer.effect(
+    RedisNodes,
+    Effect.flatMap(checked(Options.nodeList(nodes)), (list) =>
+      Effect.forEach(list as ReadonlyArray<NodeOptions<Client>>, make(driver), { concurrency: "unbounded" }))
+  )
 
 /** The configuration `layerConfig` reads by default: `REDLOCK_NODES` (comma-separated URLs) and `REDLOCK_PASSWORD`. */
 export const defaultConfig: Config.Config<{
