@@ -392,6 +392,8 @@ const fromSettings = (
   const holds = new Set<HeldLock>()
   const context: LockManagerContext = { clock, runPromise }
   let closing: Promise<void> | undefined
+  // Releases of grants that came after close() was called, awaited by it before the connections go.
+  const releasedOnClose: Array<Promise<unknown>> = []
   const plain = (lock: HeldLock) => new PlainLock(lock, context)
 
   const heldOf = (lock: PromiseLock): PlainLock => {
@@ -404,7 +406,7 @@ const fromSettings = (
   // promise rejects.
   const holding = ({ lock, maxHoldMillis }: Acquisition.PromiseGrant) => {
     if (isClosed()) {
-      Release.send(settings, lock, time, [], () => {})
+      releasedOnClose.push(new Promise((resolve) => Release.send(settings, lock, time, [], resolve)))
       throw new ManagerClosed({}, true)
     }
     holds.add(lock)
@@ -495,6 +497,7 @@ const fromSettings = (
         const left = [...holds]
         holds.clear()
         await Promise.all(left.map((held) => new Promise((resolve) => Release.send(settings, held, time, [], resolve))))
+        await Promise.all(releasedOnClose)
         await runtime.dispose()
       })
   }

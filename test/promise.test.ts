@@ -331,6 +331,30 @@ layer(RedisFleet.layerLocal(5), { timeout: 60_000, excludeTestServices: true })(
       yield* expectEmpty(fleet)
     }))
 
+  it.scoped("close() called while first attempts are out: it waits for them; the granted are released, the refused leave their lines", () =>
+    Effect.gen(function*() {
+      const fleet = yield* RedisFleet.RedisFleet
+      yield* fleet.reset
+      const holder = yield* facade(fleet)
+      const redlock = yield* Effect.promise(() => makeRedlock(fleet.nodes, { restartQuarantine: false }))
+      const lock = yield* Effect.promise(() => holder.acquire("p:racing-held", { ttl: 10_000 }))
+      const slow = Schedule.spaced("10 seconds").pipe(Schedule.intersect(Schedule.recurs(3)))
+      const outcome = (promise: Promise<unknown>) => promise.then(() => "acquired", (error: unknown) => error)
+      // In the same tick as close(): every first attempt is still out when it is called.
+      const racing = [
+        ...["p:racing-a", "p:racing-b"].map((resource) => outcome(redlock.acquire(resource, { ttl: 10_000 }))),
+        outcome(redlock.acquirePermit("p:racing-pool", { limit: 2, ttl: 10_000 })),
+        ...[1, 2].map(() => outcome(redlock.acquire("p:racing-held", { ttl: 10_000, retry: slow })))
+      ]
+      const closing = redlock.close()
+      yield* Effect.promise(() => closing)
+      // Nothing of this manager is left on any server the moment close() is done.
+      assert.strictEqual(yield* fleet.dbsizes.pipe(Effect.map((sizes) => sizes.reduce((a, b) => a + b, 0))), 5, "only the holder's key")
+      for (const ended of yield* Effect.promise(() => Promise.all(racing))) assert.instanceOf(ended, ManagerClosed)
+      yield* Effect.promise(() => holder.release(lock))
+      yield* expectEmpty(fleet)
+    }))
+
   it.scoped("held by another on 3 of 5 nodes: refused, and the 2 keys this attempt set are undone at once", () =>
     Effect.gen(function*() {
       const fleet = yield* RedisFleet.RedisFleet

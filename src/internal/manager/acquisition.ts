@@ -221,13 +221,18 @@ type StopWaiting = (reason: unknown, left: () => void) => void
 /**
  * Where the acquisitions of one promise manager run (effect-redlock/Promise):
  * the runner of their effects (a hand-built retry schedule's steps, the
- * leaving of a failed acquisition), and the acquisitions waiting now, which
- * `close` ends together, before the manager's runtime and connections go.
+ * leaving of a failed acquisition), the acquisitions waiting now, and the
+ * attempts in flight outside any wait (a first attempt, a stop's leaving).
+ * `close` ends the waiting ones and waits for the rest, before the manager's
+ * runtime and connections go: a first attempt granted meanwhile is released
+ * by the caller (Promise.ts), one refused leaves its lines.
  */
 export class PromiseRunner {
   /** Why every acquisition ends from now on, once closed. */
   closedWith: unknown = undefined
   private readonly waiting = new Set<StopWaiting>()
+  private inFlight = 0
+  private drained: (() => void) | undefined
 
   constructor(readonly runEffect: Retry.EffectRunner) {}
 
@@ -239,12 +244,25 @@ export class PromiseRunner {
     this.waiting.delete(stop)
   }
 
-  /** Every waiting acquisition, and each one that would wait from now on, ends with `reason`; resolved once they left their lines. */
+  started(): void {
+    this.inFlight++
+  }
+
+  ended(): void {
+    if (--this.inFlight === 0) this.drained?.()
+  }
+
+  /**
+   * Every waiting acquisition, and each one that would wait from now on,
+   * ends with `reason`; resolved once they left their lines and no attempt
+   * is in flight.
+   */
   close(reason: unknown): Promise<void> {
     this.closedWith = reason
     const stops = [...this.waiting]
     this.waiting.clear()
-    return Promise.all(stops.map((stop) => new Promise<void>((left) => stop(reason, left)))).then(() => {})
+    const settled = this.inFlight === 0 ? Promise.resolve() : new Promise<void>((drained) => this.drained = drained)
+    return Promise.all([settled, ...stops.map((stop) => new Promise<void>((left) => stop(reason, left)))]).then(() => {})
   }
 }
 
@@ -288,16 +306,22 @@ export const acquireForPromises = (
     const waits = schedule !== Schedule.stop
     return new Promise((resolve, rejected) => {
       const reject = rejection === undefined ? rejected : (error: unknown) => rejected(rejection(error))
+      // In flight until it is settled or waits (counted by the runner: see `close`).
+      runner.started()
       acquisition.attempt(waits ? acquisition.lease(0) : 0, (end) => {
-        if (end.granted !== undefined) {
-          acquisition.measure(undefined)
-          return resolve(granted(end.granted))
+        try {
+          if (end.granted !== undefined) {
+            acquisition.measure(undefined)
+            resolve(granted(end.granted))
+          } else if (!waits) {
+            acquisition.measure(end.refusal)
+            reject(conflictError(setting, acquisition.conflict) ?? end.refusal)
+          } else {
+            acquisition.waitForPromise(end, signal, runner, (lock) => resolve(granted(lock)), reject)
+          }
+        } finally {
+          runner.ended()
         }
-        if (!waits) {
-          acquisition.measure(end.refusal)
-          return reject(conflictError(setting, acquisition.conflict) ?? end.refusal)
-        }
-        acquisition.waitForPromise(end, signal, runner, (lock) => resolve(granted(lock)), reject)
       })
     })
   }
@@ -536,7 +560,11 @@ class Acquisition extends Attempt.Attempts<HeldLock, Refused> {
       resolve(exit.value)
     })
     if (settled) return
-    if (runner.closedWith !== undefined) return stop(runner.closedWith, ignore)
+    // Closed while its first attempt was out: it leaves at once, in flight until it left.
+    if (runner.closedWith !== undefined) {
+      runner.started()
+      return stop(runner.closedWith, () => runner.ended())
+    }
     if (signal?.aborted) return onAbort()
     runner.add(stop)
     signal?.addEventListener("abort", onAbort, { once: true })
