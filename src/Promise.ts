@@ -388,8 +388,17 @@ const fromSettings = (
   const acquireLock = Acquisition.acquireForPromises(settings, time, runner)
   // The auto-extension of each lock that has one, stopped before its release.
   const extensions = new Map<HeldLock, Fiber.RuntimeFiber<void, unknown>>()
-  // The locks, permits and read or write holds not released yet, released by close().
+  // The locks, permits and read or write holds not released yet, released by close(). A caller may
+  // leave a lock to expire: those past their validity are dropped whenever the set doubled since.
   const holds = new Set<HeldLock>()
+  let pruneAt = 64
+  const hold = (lock: HeldLock) => {
+    holds.add(lock)
+    if (holds.size < pruneAt) return
+    const now = time.now()
+    for (const held of holds) if (!held.isHeldAt(now)) holds.delete(held)
+    pruneAt = Math.max(64, 2 * holds.size)
+  }
   const context: LockManagerContext = { clock, runPromise }
   let closing: Promise<void> | undefined
   // Releases of grants that came after close() was called, awaited by it before the connections go.
@@ -409,7 +418,7 @@ const fromSettings = (
       releasedOnClose.push(new Promise((resolve) => Release.send(settings, lock, time, [], resolve)))
       throw new ManagerClosed({}, true)
     }
-    holds.add(lock)
+    hold(lock)
     if (maxHoldMillis !== undefined) {
       const fiber = runtime.runFork(Extension.autoExtend(settings, lock, maxHoldMillis))
       extensions.set(lock, fiber)

@@ -11,6 +11,8 @@ import { makeRedlock, noRetry, type PromiseRedlock, retry } from "../src/Promise
 import * as RedisNode from "../src/RedisNode.js"
 import type * as Redlock from "../src/Redlock.js"
 import { InvalidOptions, LockLost, LockNotAcquired, ManagerClosed, SettingConflict } from "../src/RedlockError.js"
+import * as v8 from "node:v8"
+import * as vm from "node:vm"
 import { vi } from "vitest"
 import { aclUser, expectEmpty, overlaps, type Section } from "./support.js"
 
@@ -517,6 +519,26 @@ layer(RedisFleet.layerLocal(1), { timeout: 30_000, excludeTestServices: true })(
         assert.strictEqual((refused as InvalidOptions).option, "nodes")
         assert.match((refused as InvalidOptions).detail, detail)
       }
+    }))
+
+  it.effect("a lock left to expire is not kept for close(): the manager lets go of it once past its validity", () =>
+    Effect.promise(async () => {
+      v8.setFlagsFromString("--expose-gc")
+      const gc = vm.runInNewContext("gc") as () => void
+      const redlock = await makeRedlock(RedisNode.layerMemory(1))
+      const held = await redlock.acquire("left-to-expire", { ttl: 20 }).then((lock) =>
+        new WeakRef((lock as unknown as { readonly held: object }).held)
+      )
+      await sleep(60)
+      // Enough locks still held to make the manager look over the ones it keeps for close().
+      for (let index = 0; index < 70; index++) await redlock.acquire(`later-${index}`, { ttl: 10_000 })
+      // deref() keeps its target alive to the end of the current job: collect in jobs of their own.
+      for (let round = 0; round < 3; round++) {
+        gc()
+        await sleep(10)
+      }
+      assert.isUndefined(held.deref(), "the expired lock was let go")
+      await redlock.close()
     }))
 
   it.effect("over in-memory nodes (the same engine): acquire, refusal, release", () =>
