@@ -14,7 +14,7 @@ import { InvalidOptions, LockLost, LockNotAcquired, ManagerClosed, SettingConfli
 import * as v8 from "node:v8"
 import * as vm from "node:vm"
 import { vi } from "vitest"
-import { aclUser, expectEmpty, overlaps, type Section } from "./support.js"
+import { aclUser, expectEmpty, overlaps, type Section, slowRetry } from "./support.js"
 
 /** A facade over the fleet, closed when the test's scope closes. */
 const facade = (fleet: RedisFleet.Fleet, options?: Redlock.Options) =>
@@ -28,6 +28,9 @@ const keyCount = (fleet: RedisFleet.Fleet, key: string) =>
     counts.reduce((sum: number, count) => sum + Number(count), 0))
 
 const sleep = (millis: number) => new Promise((resolve) => setTimeout(resolve, millis))
+
+/** How a promise ended: "acquired", or its rejection. */
+const outcome = (promise: Promise<unknown>) => promise.then(() => "acquired", (error: unknown) => error)
 
 layer(RedisFleet.layerLocal(5), { timeout: 60_000, excludeTestServices: true })("promise facade, 5 redis-servers", (it) => {
   it.scoped("acquire sets the key on every node, release deletes it; a second release says so", () =>
@@ -293,11 +296,9 @@ layer(RedisFleet.layerLocal(5), { timeout: 60_000, excludeTestServices: true })(
       // A body still running when close() releases its lock: its signal aborts with LockLost (Released).
       const running = redlock.using("p:close-using", { ttl: 10_000 }, (_, signal) =>
         new Promise((resolve) => signal.addEventListener("abort", () => resolve(signal.reason), { once: true })))
-      const slow = Schedule.spaced("10 seconds").pipe(Schedule.intersect(Schedule.recurs(3)))
-      const outcome = (promise: Promise<unknown>) => promise.then(() => "acquired", (error: unknown) => error)
       const waiting = [
-        outcome(redlock.acquire("p:close", { ttl: 10_000, retry: slow })),
-        outcome(redlock.usingPermit("p:close-pool", { limit: 1, ttl: 10_000, retry: slow }, async () => "ran"))
+        outcome(redlock.acquire("p:close", { ttl: 10_000, retry: slowRetry })),
+        outcome(redlock.usingPermit("p:close-pool", { limit: 1, ttl: 10_000, retry: slowRetry }, async () => "ran"))
       ]
       yield* Effect.promise(() => sleep(200))
       assert.isAtLeast(yield* queued("redlock:p:close*queue"), 6, "both wait in their lines")
@@ -340,13 +341,11 @@ layer(RedisFleet.layerLocal(5), { timeout: 60_000, excludeTestServices: true })(
       const holder = yield* facade(fleet)
       const redlock = yield* Effect.promise(() => makeRedlock(fleet.nodes, { restartQuarantine: false }))
       const lock = yield* Effect.promise(() => holder.acquire("p:racing-held", { ttl: 10_000 }))
-      const slow = Schedule.spaced("10 seconds").pipe(Schedule.intersect(Schedule.recurs(3)))
-      const outcome = (promise: Promise<unknown>) => promise.then(() => "acquired", (error: unknown) => error)
       // In the same tick as close(): every first attempt is still out when it is called.
       const racing = [
         ...["p:racing-a", "p:racing-b"].map((resource) => outcome(redlock.acquire(resource, { ttl: 10_000 }))),
         outcome(redlock.acquirePermit("p:racing-pool", { limit: 2, ttl: 10_000 })),
-        ...[1, 2].map(() => outcome(redlock.acquire("p:racing-held", { ttl: 10_000, retry: slow })))
+        ...[1, 2].map(() => outcome(redlock.acquire("p:racing-held", { ttl: 10_000, retry: slowRetry })))
       ]
       const closing = redlock.close()
       yield* Effect.promise(() => closing)
