@@ -57,7 +57,7 @@ import * as ManagedRuntime from "effect/ManagedRuntime"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as Schedule from "effect/Schedule"
-import { describe } from "./engine/options.js"
+import { describe, nodeEntry, nodeList, Problem } from "./engine/options.js"
 import { InvalidOptions, ManagerClosed } from "./internal/errors.js"
 import type { HeldLock } from "./internal/lock.js"
 import * as Acquisition from "./internal/manager/acquisition.js"
@@ -273,14 +273,12 @@ export const makeRedlock = async (
 
 // A list that is none, or an entry that is no object, would fail while the nodes are made, as a TypeError.
 const checkNodes = (nodes: unknown): void => {
-  if (!Array.isArray(nodes)) {
-    throw new InvalidOptions({ option: "nodes", detail: `expected an array of node options or { client }, or a layer of nodes; got ${describe(nodes)}` }, true)
-  }
-  const list: ReadonlyArray<unknown> = nodes
-  const index = list.findIndex((node) => typeof node !== "object" || node === null)
-  if (index !== -1) {
-    throw new InvalidOptions({ option: "nodes", detail: `node ${index} must be connection options or { client }, got ${describe(list[index])}` }, true)
-  }
+  const list = nodeList(nodes, "an array of node options or { client }, or a layer of nodes")
+  if (list instanceof Problem) throw new InvalidOptions({ option: list.option, detail: list.detail }, true)
+  list.forEach((node, index) => {
+    const entry = nodeEntry(node, index)
+    if (entry instanceof Problem) throw new InvalidOptions({ option: entry.option, detail: entry.detail }, true)
+  })
 }
 
 /** A node-redis client (no `status`, which ioredis clients have). */

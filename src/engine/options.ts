@@ -141,15 +141,15 @@ export const keyPrefix = (input: unknown): string | Problem =>
     ? new Problem("keyPrefix", "must not contain the NUL character")
     : input
 
-/** A node list: an array (each entry checked by `nodeEntry`). */
-export const nodeList = (input: unknown): ReadonlyArray<unknown> | Problem =>
-  Array.isArray(input) ? input : new Problem("nodes", `expected an array of node options or { client }, got ${describe(input)}`)
+/** A node list: an array (each entry checked by `nodeEntry`); `expected` says what else the caller takes. */
+export const nodeList = (input: unknown, expected = "an array of node options or { client }"): ReadonlyArray<unknown> | Problem =>
+  Array.isArray(input) ? input : new Problem("nodes", `expected ${expected}, got ${describe(input)}`)
 
-/** One entry of a node list: an object (connection options, or `{ client }`). */
-export const nodeEntry = (input: unknown): object | Problem =>
+/** One entry of a node list (the `index`th, where known): an object (connection options, or `{ client }`). */
+export const nodeEntry = (input: unknown, index?: number): object | Problem =>
   typeof input === "object" && input !== null
     ? input
-    : new Problem("nodes", `a node must be connection options or { client }, got ${describe(input)}`)
+    : new Problem("nodes", `${index === undefined ? "a node" : `node ${index}`} must be connection options or { client }, got ${describe(input)}`)
 
 /** A node's host: a non-empty string. */
 export const host = (input: unknown): string | Problem =>

@@ -23,6 +23,9 @@ export const invalid = (option: string, detail: string) => Either.left(new Inval
 export const resources = (input: unknown): Either.Either<NonEmptyReadonlyArray<string>, InvalidOptions> =>
   checked(Options.resources(input)) as Either.Either<NonEmptyReadonlyArray<string>, InvalidOptions>
 
+/** A caller's abort signal, or none (engine/options.ts). */
+export const abortSignal = (input: unknown): Either.Either<AbortSignal | undefined, InvalidOptions> => checked(Options.abortSignal(input))
+
 /** One resource (engine/options.ts). */
 export const resource = (input: unknown): Either.Either<string, InvalidOptions> => checked(Options.resource(input))
 

@@ -26,13 +26,12 @@ import * as Schedule from "effect/Schedule"
 import * as Scope from "effect/Scope"
 import * as Attempt from "../../engine/attempt.js"
 import type { FanOutResult } from "../../engine/fanOut.js"
-import * as Options from "../../engine/options.js"
 import * as Outcome from "../../engine/outcome.js"
 import type { Time } from "../../engine/time.js"
 import * as Waiting from "../../engine/waiting.js"
 import type * as Lock from "../../Lock.js"
 import type { AcquireOptions } from "../../Redlock.js"
-import { InvalidOptions, LockNotAcquired, SettingConflict } from "../errors.js"
+import { type InvalidOptions, LockNotAcquired, SettingConflict } from "../errors.js"
 import * as FanOut from "../fanOut.js"
 import { type CallerHold, HeldLock, type LockFields } from "../lock.js"
 import * as RedlockMetrics from "../metrics.js"
@@ -295,10 +294,8 @@ export const acquireForPromises = (
     const request = parseAcquire(parse, resourcesInput, acquireOptions, checkResources)
     if (Either.isLeft(request)) return Promise.reject(rejection === undefined ? request.left : rejection(request.left))
     // A signal that is none would throw later, in a callback, where no caller could catch it.
-    const checkedSignal = signal === undefined ? undefined : Options.abortSignal(signal)
-    if (checkedSignal instanceof Options.Problem) {
-      return Promise.reject(new InvalidOptions({ option: checkedSignal.option, detail: checkedSignal.detail }, true))
-    }
+    const checkedSignal = signal === undefined ? undefined : Validate.abortSignal(signal)
+    if (checkedSignal !== undefined && Either.isLeft(checkedSignal)) return Promise.reject(checkedSignal.left)
     if (signal?.aborted) return Promise.reject(signal.reason)
     const { maxHoldMillis, schedule } = request.right
     const acquisition = new Acquisition(settings, issueFencingTokens, surroundings, request.right, probe, setting, slots)
