@@ -5,13 +5,13 @@
  * and shared. Each driver's test file runs it with its driver.
  */
 import { assert } from "@effect/vitest"
-import { ConfigProvider, Context, Effect, Exit, Layer, Option, Redacted, Schedule, Scope } from "effect"
+import { ConfigProvider, Context, Effect, Exit, Layer, Logger, Option, Redacted, Schedule, Scope } from "effect"
 import * as RedisFleet from "../fleet/RedisFleet.js"
 import type * as DriverNodes from "../src/internal/driverNodes.js"
 import * as Scripts from "../src/nodes/scripts.js"
 import * as Redlock from "../src/Redlock.js"
 import * as RedisNode from "../src/RedisNode.js"
-import { InvalidOptions } from "../src/RedlockError.js"
+import { InvalidOptions, LockNotAcquired } from "../src/RedlockError.js"
 import { aclUser, expectEmpty, failureOf, overlaps, recordSection, type Section, wokenAfterRelease } from "./support.js"
 
 /** One driver's public node module, and a client of the user's made with it. */
@@ -160,6 +160,64 @@ export const driverSuite = <Client>(it: It, driver: DriverUnderTest<Client>) => 
         yield* Scope.close(scope, Exit.void)
         assert.isTrue(user.isReady(), "still connected")
         assert.strictEqual(yield* Effect.promise(() => user.get("k")), "v")
+      }))
+
+    it.scoped("one server listed twice (the same host and port, by URL or fields, any db; one client twice): InvalidOptions before connecting", () =>
+      Effect.gen(function*() {
+        const fleet = yield* RedisFleet.RedisFleet
+        const host = "127.0.0.1"
+        const port = fleet.servers[0].port
+        const user = yield* driver.userClient(port, "s3cret")
+        const lists: ReadonlyArray<[ReadonlyArray<DriverNodes.NodeOptions<Client>>, RegExp]> = [
+          [[fleet.nodes[0], fleet.nodes[1], fleet.nodes[0]], new RegExp(`^nodes 0 and 2 are one server \\(127\\.0\\.0\\.1:${port}\\)`)],
+          [[fleet.nodes[0], { url: `redis://:s3cret@${host}:${port}/3` }], /^nodes 0 and 1 are one server/],
+          [[{ url: `redis://:s3cret@${host}:${port}` }, { ...fleet.nodes[0], db: 1 }], /^nodes 0 and 1 are one server/],
+          [[{ client: user.client }, fleet.nodes[1], { client: user.client, name: "again" }], /^nodes 0 and 2 are one server \(the same client\)/]
+        ]
+        for (const [nodes, detail] of lists) {
+          const error = failureOf(yield* Effect.exit(nodesOf(driver.layer(nodes))))
+          assert.instanceOf(error, InvalidOptions)
+          assert.strictEqual((error as InvalidOptions).option, "nodes")
+          assert.match((error as InvalidOptions).detail, detail)
+        }
+      }))
+
+    it.scoped("two nodes that are one server by other names vote once: the later abstains, and the manager says so at start", () =>
+      Effect.gen(function*() {
+        const fleet = yield* RedisFleet.RedisFleet
+        // Two clients of the user's to one server: nothing in the options tells them apart.
+        const first = yield* driver.userClient(fleet.servers[0].port, "s3cret")
+        const second = yield* driver.userClient(fleet.servers[0].port, "s3cret")
+        const logged: Array<string> = []
+        const capture = Logger.replace(Logger.defaultLogger, Logger.make(({ message }) => void logged.push(String(message))))
+        // Built in the test's scope: the connections of ours stay open until it ends.
+        const managerOver = (nodes: ReadonlyArray<DriverNodes.NodeOptions<Client>>) =>
+          Effect.map(
+            Layer.build(Redlock.layer({ restartQuarantine: false }).pipe(Layer.provide(driver.layer(nodes)), Layer.provide(capture))),
+            (context) => Context.get(context, Redlock.Redlock)
+          )
+        const once = { retry: Redlock.noRetry, ttl: "10 seconds" } as const
+
+        const twice = yield* managerOver([{ client: first.client, name: "a" }, { client: second.client, name: "a again" }])
+        assert.strictEqual(logged.length, 1)
+        assert.match(logged[0], /^effect-redlock: 1 of 2 nodes are a server listed before them and do not vote \(a again: the same server as a \(run_id [0-9a-f]{40}\)/)
+        assert.include(logged[0], "a majority is 2 of 2 votes, from 1 servers")
+        const refused = failureOf(yield* Effect.exit(Effect.scoped(twice.acquire("alone", once)))) as LockNotAcquired
+        assert.instanceOf(refused, LockNotAcquired)
+        assert.deepStrictEqual(refused.outcomes.map((outcome) => outcome._tag), ["Ok", "Abstained"])
+        const permit = failureOf(yield* Effect.exit(Effect.scoped(twice.acquirePermit("slots", { ...once, limit: 2 }))))
+        assert.instanceOf(permit, LockNotAcquired, "a permit's vote too")
+
+        // With a third server: b's key is someone else's, so only a votes yes. Counted twice, a alone was a majority.
+        const three = yield* managerOver([{ client: first.client }, { client: second.client }, fleet.nodes[1]])
+        const [onB] = yield* nodesOf(driver.layer([fleet.nodes[1]]))
+        assert.isTrue(yield* onB.acquire(["redlock:shared"], "someone else", 10_000))
+        const held = failureOf(yield* Effect.exit(Effect.scoped(three.acquire("shared", once)))) as LockNotAcquired
+        assert.deepStrictEqual(held.outcomes.map((outcome) => outcome._tag), ["Ok", "Abstained", "Held"], held.message)
+        // And a free resource is granted by a and b: the one server listed twice costs no liveness beyond its one vote.
+        const granted = yield* Effect.scoped(Effect.map(three.acquire("free", once), (lock) => lock.outcomes.map((outcome) => outcome._tag)))
+        assert.deepStrictEqual([granted[0], granted[2]], ["Ok", "Ok"])
+        assert.oneOf(granted[1], ["Abstained", "NotAwaited"], "its answer counts for nothing, if it came before the quorum")
       }))
 
     it.scoped("a node that never answered at start-up is Unavailable at once, and joins when it comes up", () =>

@@ -24,6 +24,16 @@ const holdPermit = (resource: string, options: Semaphore.PermitOptions) =>
     return { permit, release: Scope.close(scope, Exit.void) }
   })
 
+/** A manager over 3 in-memory nodes whose second reports the first's server run: one server listed twice. */
+const memoryWithOneServerTwice = Redlock.layer().pipe(
+  Layer.provideMerge(
+    Layer.effect(
+      RedisNode.RedisNodes,
+      Effect.map(RedisNode.RedisNodes, (nodes) => nodes.map((node, index) => index === 1 ? { ...node, run: nodes[0].run } : node))
+    ).pipe(Layer.provideMerge(RedisNode.layerMemory(3)))
+  )
+)
+
 describe("semaphore on in-memory nodes", () => {
   it.effect("limit permits are granted on distinct slots; the next is refused until one is released", () =>
     Effect.gen(function*() {
@@ -104,6 +114,26 @@ describe("semaphore on in-memory nodes", () => {
       yield* TestClock.adjust("20 millis")
       assert.isTrue(Option.isSome(yield* Fiber.poll(waiter)), "woken as the first slot ran out, not 10 s after it began")
     }).pipe(Effect.provide(memory(3))))
+
+  it.effect("a slot handed over by a node that is an earlier node's server counts once", () =>
+    Effect.gen(function*() {
+      const control = yield* RedisNode.MemoryNodes
+      const options: Semaphore.PermitOptions = { limit: 1, ttl: "30 seconds", retry: Schedule.spaced("10 seconds") }
+      const holder = yield* holdPermit("jobs", options)
+      const waiter = yield* Effect.fork(holdPermit("jobs", options))
+      yield* TestClock.adjust("5 millis")
+      assert.isTrue(Option.isNone(yield* Fiber.poll(waiter)), "the permit is held")
+      // Nodes 0 and 1 hand the slot over; node 2 is down. Nodes 0 and 1 are one server: one vote of the two needed.
+      yield* control.setDown(2, true)
+      yield* Effect.fork(holder.release)
+      yield* TestClock.adjust("5 millis")
+      assert.isTrue(Option.isNone(yield* Fiber.poll(waiter)), "not held on one server's hand-over counted twice")
+      // Its leaving waits for node 2's answer, or for the per-node timeout on the test's clock.
+      yield* control.setDown(2, false)
+      const left = yield* Effect.fork(Fiber.interrupt(waiter))
+      yield* TestClock.adjust("1 second")
+      yield* Fiber.join(left)
+    }).pipe(Effect.provide(memoryWithOneServerTwice)))
 
   it.effect("bad input fails with InvalidOptions naming the option", () =>
     Effect.gen(function*() {

@@ -13,6 +13,7 @@ import * as FanOut from "./fanOut.js"
 import * as LockValue from "./lockValue.js"
 import { callOf } from "./nodeCalls.js"
 import * as Quarantine from "./quarantine.js"
+import * as SameServer from "./sameServer.js"
 import * as Slots from "./slots.js"
 import type { Time } from "./time.js"
 import * as Waiting from "./waiting.js"
@@ -419,11 +420,13 @@ export abstract class Attempts<G, R extends Refused> implements Waiting.Waiter<G
    * deletes every slot of ours there, and the hand-over may have come before
    * it (the announcement travels apart from the undo's answer). Nor from a
    * node that abstains (restart quarantine), counted from the acquisition's
-   * start: the hand-over came after it. Nor from a node whose grants count
+   * start: the hand-over came after it. Nor from a node that is the same
+   * server as an earlier one (sameServer.ts). Nor from a node whose grants count
    * once its replicas have them (`Node.countsHandOvers`).
    */
   countsHanded(index: number): boolean {
     if (this.undone?.has(index) === true || this.nodes[index].countsHandOvers === false) return false
+    if (SameServer.abstention(this.nodes, index) !== undefined) return false
     const { quarantineMillis } = this.attemptSettings
     if (quarantineMillis === undefined) return true
     const run = this.nodes[index].run()

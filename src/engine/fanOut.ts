@@ -13,6 +13,7 @@ import * as Algorithm from "./algorithm.js"
 import * as Arrays from "./arrays.js"
 import { callOf } from "./nodeCalls.js"
 import * as Quarantine from "./quarantine.js"
+import * as SameServer from "./sameServer.js"
 import type { Time } from "./time.js"
 
 /** Which operation to send, with its arguments. */
@@ -102,9 +103,13 @@ class Round<A> implements Late {
     const millis = now - this.start
     this.answers[index] = answer
     const yes = this.rules.isYes(answer)
-    const abstention = yes && this.runsAtStart !== undefined
-      ? Quarantine.abstention(this.runsAtStart[index], node.run(), this.start, this.rules.quarantineMillis!)
-      : undefined
+    let abstention: string | undefined
+    if (yes) {
+      if (this.runsAtStart !== undefined) {
+        abstention = Quarantine.abstention(this.runsAtStart[index], node.run(), this.start, this.rules.quarantineMillis!)
+      }
+      if (abstention === undefined && index > 0) abstention = SameServer.abstention(this.nodes, index)
+    }
     this.settle(
       index,
       abstention !== undefined

@@ -267,8 +267,12 @@ export const layer = <Client>(driver: Driver<Client>) =>
 (nodes: ReadonlyArray<NodeOptions<Client>>): Layer.Layer<RedisNodes, InvalidOptions> =>
   Layer.scoped(
     RedisNodes,
-    Effect.flatMap(Validate.nodeList(nodes), (list) =>
-      Effect.forEach(list as ReadonlyArray<NodeOptions<Client>>, make(driver), { concurrency: "unbounded" }))
+    Effect.flatMap(Validate.nodeList(nodes), (list) => {
+      const listedTwice = Address.listedTwice(list)
+      return listedTwice === undefined
+        ? Effect.forEach(list as ReadonlyArray<NodeOptions<Client>>, make(driver), { concurrency: "unbounded" })
+        : new InvalidOptions({ option: "nodes", detail: listedTwice }, true)
+    })
   )
 
 /** The configuration `layerConfig` reads by default: `REDLOCK_NODES` (comma-separated URLs) and `REDLOCK_PASSWORD`. */

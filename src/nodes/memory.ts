@@ -46,6 +46,10 @@ interface Pending {
  * one). This is how a connection to a real server behaves: operations land
  * in order, and an operation whose caller stopped waiting still lands.
  */
+// Run ids of in-memory servers, unique in the process (engine/sameServer.ts tells servers apart by them).
+let runs = 0
+const nextRunId = (): string => `memory-${++runs}`
+
 export class MemoryNode {
   readonly store = new Map<string, Entry>()
   down = false
@@ -54,7 +58,6 @@ export class MemoryNode {
   failure: NodeErrorReason | undefined = undefined
   operations = 0
   lastDueMillis = 0
-  restarts = 0
   /** Who waits for a release of which key (as subscribers of its release channel). */
   readonly releaseWatchers = new Watchers()
   /**
@@ -65,8 +68,8 @@ export class MemoryNode {
   announcementDelayMillis = 0
   /** Each line of waiters (engine/slots.ts, lineOf): lock value (a writer's marked) -> ticket and end of lease. */
   readonly lines = new Map<string, Map<string, { readonly ticket: number; readonly leaseEnd: number }>>()
-  /** The nodes' first run started long before anything watched them. */
-  run: NodeRun = { _tag: "Known", id: "0", startedAtMillis: Number.NEGATIVE_INFINITY }
+  /** The nodes' first run started long before anything watched them; each run's id is its own, as Redis's run_id. */
+  run: NodeRun = { _tag: "Known", id: nextRunId(), startedAtMillis: Number.NEGATIVE_INFINITY }
   /** Whether a restart keeps the keys (see `MemoryNodesControl.setDurable`). */
   durable = false
 
@@ -554,8 +557,7 @@ export class MemoryFleet {
       node.store.clear()
       node.lines.clear()
     }
-    node.restarts++
-    node.run = { ...node.run, _tag: "Known", id: String(node.restarts), startedAtMillis: now }
+    node.run = { ...node.run, _tag: "Known", id: nextRunId(), startedAtMillis: now }
   }
 
   setDurable(index: number, durable: boolean): void {

@@ -6,8 +6,11 @@ import { assert, it } from "@effect/vitest"
 import * as ConfigProvider from "effect/ConfigProvider"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Logger from "effect/Logger"
+import * as Context from "effect/Context"
 import { Redlock } from "effect-redlock"
 import * as Ioredis from "effect-redlock/RedisNode/Ioredis"
+import { Redis } from "ioredis"
 import { layerLocal, RedisFleet } from "./fleet.js"
 
 const configured = (env: Record<string, string>) =>
@@ -42,7 +45,7 @@ it.live("REDLOCK_NODES and the options' variables make the manager: its key pref
     assert.strictEqual(bad._tag === "InvalidOptions" ? bad.option : bad._tag, "driftFactor")
   }).pipe(Effect.provide(layerLocal(3))))
 
-it.effect("node options that are no list, no object, or a bad host, port or connectTimeout: InvalidOptions naming it, nothing opened", () =>
+it.effect("node options that are no list, no object, a bad host, port or connectTimeout, one server twice: InvalidOptions naming it, nothing opened", () =>
   Effect.gen(function*() {
     const cases: ReadonlyArray<readonly [unknown, string, RegExp]> = [
       ["redis://127.0.0.1", "nodes", /expected an array .*got "redis:\/\/127\.0\.0\.1"$/],
@@ -50,7 +53,9 @@ it.effect("node options that are no list, no object, or a bad host, port or conn
       [[{ host: "127.0.0.1", port: "6379" }], "port", /got "6379"$/],
       [[{ host: "127.0.0.1", port: 0 }], "port", /got 0$/],
       [[{ host: 5, port: 6379 }], "host", /got 5$/],
-      [[{ host: "127.0.0.1", port: 6379, connectTimeout: "soon" }], "connectTimeout", /got "soon"$/]
+      [[{ host: "127.0.0.1", port: 6379, connectTimeout: "soon" }], "connectTimeout", /got "soon"$/],
+      [[{ host: "127.0.0.1", port: 6379 }, { url: "redis://127.0.0.1:6379/1" }], "nodes", /^nodes 0 and 1 are one server \(127\.0\.0\.1:6379\)/],
+      [[{ host: "127.0.0.1", port: 1 }, { host: "Redis.Local" }, { host: "redis.local", port: 6379 }], "nodes", /^nodes 1 and 2 are one server \(redis\.local:6379\)/]
     ]
     for (const [nodes, option, detail] of cases) {
       const nodesLayer = Ioredis.layer(nodes as Parameters<typeof Ioredis.layer>[0])
@@ -59,3 +64,25 @@ it.effect("node options that are no list, no object, or a bad host, port or conn
       assert.match(error._tag === "InvalidOptions" ? error.detail : "", detail)
     }
   }))
+
+it.live("two clients of one server vote once: the later abstains, and the manager says so at start", () =>
+  Effect.gen(function*() {
+    const fleet = yield* RedisFleet
+    const [a, b] = fleet.servers
+    const clients = yield* Effect.acquireRelease(
+      Effect.sync(() => [0, 1].map(() => new Redis({ host: "127.0.0.1", port: a.port }))),
+      (clients) => Effect.promise(() => Promise.all(clients.map((client) => client.quit())))
+    )
+    const logged: Array<string> = []
+    const capture = Logger.layer([Logger.make(({ message }) => void logged.push(String(message)))])
+    const nodes = Ioredis.layer([{ client: clients[0], name: "a" }, { client: clients[1], name: "a again" }, { host: "127.0.0.1", port: b.port }])
+    const redlock = yield* Layer.build(Redlock.layer({ restartQuarantine: false }).pipe(Layer.provide(nodes), Layer.provide(capture))).pipe(
+      Effect.map(Context.get(Redlock.Redlock))
+    )
+    assert.strictEqual(logged.length, 1)
+    assert.match(logged[0], /^effect-redlock: 1 of 3 nodes are a server listed before them and do not vote \(a again: the same server as a \(run_id [0-9a-f]{40}\)/)
+    // b's key is someone else's: a alone says yes, and counted twice it would have been a majority.
+    yield* Effect.promise(() => b.admin.set("redlock:shared", "someone else", "PX", 10_000))
+    const refused = yield* Effect.flip(Effect.scoped(redlock.acquire("shared", { ttl: "5 seconds", retry: Redlock.noRetry })))
+    assert.deepStrictEqual(refused._tag === "LockNotAcquired" ? refused.outcomes.map((outcome) => outcome._tag) : refused._tag, ["Ok", "Abstained", "Held"])
+  }).pipe(Effect.scoped, Effect.provide(layerLocal(2))))

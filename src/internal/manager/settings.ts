@@ -19,6 +19,7 @@ import * as FanOut from "../fanOut.js"
 import { ContendedKeys } from "../../engine/contendedKeys.js"
 import { RedisNodes, withPromises } from "../nodes.js"
 import * as Quarantine from "../../engine/quarantine.js"
+import * as SameServer from "../../engine/sameServer.js"
 import * as Monotonic from "../monotonic.js"
 import * as Retry from "../retry.js"
 import * as Validate from "../validate.js"
@@ -102,22 +103,25 @@ export const make = (
 
 /**
  * The settings of a manager over the nodes in context, announcing at start
- * the nodes that abstain (quarantine.ts): what `Redlock.make` and the
+ * the nodes that abstain (sameServer.ts, quarantine.ts): what `Redlock.make` and the
  * promise facade's `makeRedlock` both begin with.
  */
 export const fromContext = (options: Options): Effect.Effect<Settings, InvalidOptions, RedisNodes> =>
   Effect.flatMap(RedisNodes, (nodes) =>
     Effect.tap(make(nodes, options), (settings) => announceAtStart(nodes, settings.quorum, settings.quarantineMillis)))
 
-/** Log the quarantine's startup notice, if any, once (the quarantine may be off: `undefined`). */
+/** Log once the nodes that are one server, and the quarantine's startup notice (the quarantine may be off: `undefined`). */
 const announceAtStart = (
   nodes: ReadonlyArray<RedisNode>,
   quorum: number,
   quarantineMillis: number | undefined
 ): Effect.Effect<void> =>
-  quarantineMillis === undefined ? Effect.void : Effect.flatMap(Monotonic.monotonicMillis, (now) => {
-    const notice = Quarantine.startupNotice(nodes, quorum, quarantineMillis, now)
-    return notice === undefined ? Effect.void : Effect.logWarning(notice)
+  Effect.flatMap(Monotonic.monotonicMillis, (now) => {
+    const notices = [
+      SameServer.startupNotice(nodes),
+      quarantineMillis === undefined ? undefined : Quarantine.startupNotice(nodes, quorum, quarantineMillis, now)
+    ].filter((notice) => notice !== undefined)
+    return Effect.forEach(notices, (notice) => Effect.logWarning(notice), { discard: true })
   })
 
 /** The manager's own state of a lock; a lock of another manager is a programmer error. */

@@ -226,8 +226,12 @@ export const layer = <Client>(driver: Driver<Client>) =>
 (nodes: ReadonlyArray<NodeOptions<Client>>): Layer.Layer<RedisNodes, InvalidOptions> =>
   Layer.effect(
     RedisNodes,
-    Effect.flatMap(checked(Options.nodeList(nodes)), (list) =>
-      Effect.forEach(list as ReadonlyArray<NodeOptions<Client>>, make(driver), { concurrency: "unbounded" }))
+    Effect.flatMap(checked(Options.nodeList(nodes)), (list) => {
+      const listedTwice = Address.listedTwice(list)
+      return listedTwice === undefined
+        ? Effect.forEach(list as ReadonlyArray<NodeOptions<Client>>, make(driver), { concurrency: "unbounded" })
+        : Effect.fail(Validate.invalid("nodes", listedTwice))
+    })
   )
 
 /** The configuration `layerConfig` reads by default: `REDLOCK_NODES` (comma-separated URLs) and `REDLOCK_PASSWORD`. */

@@ -11,10 +11,12 @@ import { ContendedKeys } from "../engine/contendedKeys.js"
 import type * as Node from "../engine/node.js"
 import * as Options from "../engine/options.js"
 import * as Quarantine from "../engine/quarantine.js"
+import * as SameServer from "../engine/sameServer.js"
 import type { Options as ManagerOptions } from "../Redlock.js"
 import type { InvalidOptions } from "../RedlockError.js"
 import { nodeError } from "./nodeError.js"
 import * as Retry from "./retry.js"
+import * as Time from "./time.js"
 import * as Validate from "./validate.js"
 
 export interface Settings {
@@ -66,6 +68,8 @@ export const make = (nodes: ReadonlyArray<Node.Node>, options: ManagerOptions): 
     const nodeTimeoutMillis = options.nodeTimeout === undefined
       ? undefined
       : yield* Validate.check(Options.millis("nodeTimeout", options.nodeTimeout, Validate.readMillis))
+    const quarantineMillis = quarantine ? Quarantine.durationMillis(maxTtlMillis, driftFactor) : undefined
+    yield* announceAtStart(nodes, quarantineMillis)
     return {
       nodes,
       quorum: Algorithm.quorum(nodes.length),
@@ -75,7 +79,7 @@ export const make = (nodes: ReadonlyArray<Node.Node>, options: ManagerOptions): 
       maxTtlMillis,
       maxExtensions,
       fairHandoff,
-      quarantineMillis: quarantine ? Quarantine.durationMillis(maxTtlMillis, driftFactor) : undefined,
+      quarantineMillis,
       nodeTimeoutMillis,
       inspectTimeoutMillis: nodeTimeoutMillis ?? 250,
       retry,
@@ -84,4 +88,16 @@ export const make = (nodes: ReadonlyArray<Node.Node>, options: ManagerOptions): 
       nodeError,
       identity: {}
     }
+  })
+
+/** Log once the nodes that are one server, and the nodes that sit out their restart quarantine (off: `undefined`). */
+const announceAtStart = (nodes: ReadonlyArray<Node.Node>, quarantineMillis: number | undefined): Effect.Effect<void> =>
+  Effect.clockWith((clock) => {
+    const notices = [
+      SameServer.startupNotice(nodes),
+      quarantineMillis === undefined
+        ? undefined
+        : Quarantine.startupNotice(nodes, Algorithm.quorum(nodes.length), quarantineMillis, Time.monotonicMillis(clock))
+    ].filter((notice) => notice !== undefined)
+    return Effect.forEach(notices, (notice) => Effect.logWarning(notice), { discard: true })
   })
