@@ -143,8 +143,20 @@ const setupErrors = (flags: ManagerFlags) =>
     Effect.catchIf(isInvalidOptions, (error) => fail(ExitCodes.usage, error.message))
   )
 
-const permitLimit = Options.integer("limit").pipe(Options.withPseudoName("N"), Options.optional)
-const maxReaders = Options.integer("max-readers").pipe(Options.withPseudoName("N"), Options.optional)
+/** A whole-number flag; its range is the library's to check (it names the option). */
+const wholeNumber = (name: string) =>
+  Options.text(name).pipe(
+    Options.withPseudoName("N"),
+    Options.mapEffect((text) =>
+      /^-?\d+$/.test(text)
+        ? Effect.succeed(Number(text))
+        : Effect.fail(ValidationError.invalidValue(HelpDoc.p(`--${name}: not a whole number: "${text}"`)))
+    ),
+    Options.optional
+  )
+
+const permitLimit = wholeNumber("limit")
+const maxReaders = wholeNumber("max-readers")
 
 const run = Command.make(
   "run",
@@ -316,7 +328,10 @@ const args = process.argv.slice(2)
 const subcommandHelp = args[0] === "run" ? Help.run : args[0] === "inspect" ? Help.inspect : Help.top
 const asked = Help.preParse(args)
 
-const main = asked?._tag === "Help"
+const main = args.length === 0
+  // No subcommand: the usage, as for any other bad usage (@effect/cli would print a bare "$ redlock").
+  ? Effect.zipRight(Console.error(Help.top), Effect.sync(() => void (process.exitCode = ExitCodes.usage)))
+  : asked?._tag === "Help"
   ? Console.log(asked.text)
   : asked?._tag === "Unknown"
   ? fail(ExitCodes.usage, `unknown flag ${asked.flag} (see redlock ${args[0]} --help)`)

@@ -291,6 +291,21 @@ layer(RedisFleet.layerLocal(3), { timeout: 60_000, excludeTestServices: true })(
       assert.include(inspect.stderr, "unknown flag --limt")
     }))
 
+  it.scoped("no subcommand, or a count that is no whole number: exit 64 with the usage", () =>
+    Effect.gen(function*() {
+      const bare = yield* cli([])
+      assert.strictEqual(bare.code, 64, bare.stderr)
+      assert.include(bare.stderr, "redlock run --resource NAME [flags] -- COMMAND [ARGS...]")
+      for (const [flag, args] of [
+        ["--limit", ["run", "--resource", "job", "--limit", "1.5", "--", "true"]],
+        ["--max-readers", ["inspect", "job", "--max-readers", "many"]]
+      ] as const) {
+        const result = yield* cli(args)
+        assert.strictEqual(result.code, 64, result.stderr)
+        assert.include(result.stderr, `${flag}: not a whole number: "${args[args.indexOf(flag) + 1]}"`)
+      }
+    }))
+
   it.scoped("unreachable nodes or a wrong password exit 76, apart from a busy resource (75)", () =>
     Effect.gen(function*() {
       const fleet = yield* RedisFleet.RedisFleet
