@@ -35,7 +35,8 @@ export {
    * - `Auth`: authentication failed or is missing (`NOAUTH`, `WRONGPASS`, `NOPERM`).
    * - `NoScript`: the server lost the lock scripts (`NOSCRIPT`): the command did not run.
    * - `Busy`: the node is loading, busy running a script, or its master is down.
-   * - `CrossSlot`: a Redis Cluster node was given keys of several hash slots (resources of one lock without a common `{tag}`).
+   * - `CrossSlot`: a Redis Cluster node was given keys of several hash slots (resources of one lock without a common `{tag}`),
+   *   or a node that is no cluster node talks to a cluster's master (its `detail` says so; so does a `MOVED` reply's, as `Unknown`).
    * - `Unavailable`: no connection to the node right now, or it does not answer.
    * - `Unknown`: any other error reply or driver failure.
    *

@@ -296,13 +296,14 @@ layer(RedisFleet.layerLocal(3), { timeout: 60_000, excludeTestServices: true })(
       const bare = yield* cli([])
       assert.strictEqual(bare.code, 64, bare.stderr)
       assert.include(bare.stderr, "redlock run --resource NAME [flags] -- COMMAND [ARGS...]")
-      for (const [flag, args] of [
-        ["--limit", ["run", "--resource", "job", "--limit", "1.5", "--", "true"]],
-        ["--max-readers", ["inspect", "job", "--max-readers", "many"]]
-      ] as const) {
+      const cases: ReadonlyArray<readonly [string, string, ReadonlyArray<string>]> = [
+        ["--limit", "1.5", ["run", "--resource", "job", "--limit", "1.5", "--", "true"]],
+        ["--max-readers", "many", ["inspect", "job", "--max-readers", "many"]]
+      ]
+      for (const [flag, value, args] of cases) {
         const result = yield* cli(args)
         assert.strictEqual(result.code, 64, result.stderr)
-        assert.include(result.stderr, `${flag}: not a whole number: "${args[args.indexOf(flag) + 1]}"`)
+        assert.include(result.stderr, `${flag}: not a whole number: "${value}"`)
       }
     }))
 

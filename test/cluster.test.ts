@@ -157,6 +157,29 @@ layer(RedisFleet.layerLocal(3, { cluster: true }), { timeout: 60_000, excludeTes
         yield* redlock.release(lock)
       }).pipe(Effect.scoped))
 
+    it.scoped("a cluster's masters given as plain nodes: refused, each redirection or cross-slot reply saying to give the cluster as one node", () =>
+      Effect.gen(function*() {
+        const fleet = yield* RedisFleet.RedisFleet
+        yield* fleet.reset
+        yield* fleet.clusterOk
+        const failures = (error: unknown) =>
+          (error as LockNotAcquired).outcomes.flatMap((outcome) => outcome._tag === "Failed" ? [outcome.error] : [])
+        // Three masters of one cluster as three nodes: each key lives on one of them, the others redirect.
+        const three = yield* manager(fleet.nodes)
+        const lock = failureOf(yield* Effect.exit(Effect.scoped(three.acquire("a", { ttl: "1 second", retry: Redlock.noRetry }))))
+        assert.instanceOf(lock, LockNotAcquired)
+        assert.isAtLeast(failures(lock).length, 1)
+        for (const error of failures(lock)) {
+          assert.match(error.detail, /^MOVED \d+ 127\.0\.0\.1:\d+ \(the server is a Redis Cluster master: give the whole cluster as one node/)
+        }
+        // One master as the only node: a permit's keys span slots.
+        const one = yield* manager([fleet.nodes[0]])
+        const permit = failureOf(yield* Effect.exit(Effect.scoped(one.acquirePermit("b", { limit: 2, ttl: "1 second", retry: Redlock.noRetry }))))
+        const [crossSlot] = failures(permit)
+        assert.strictEqual(crossSlot.reason, "CrossSlot")
+        assert.include(crossSlot.detail, "give the whole cluster as one node, with the cluster option")
+      }).pipe(Effect.scoped))
+
     it.scoped("managers contending through cluster nodes never overlap; a waiter is woken by the release", () =>
       Effect.gen(function*() {
         const fleet = yield* RedisFleet.RedisFleet

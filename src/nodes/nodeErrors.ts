@@ -32,6 +32,14 @@ const connectionLostText = new RegExp(
   ].join("|")
 )
 
+/**
+ * A server's MOVED, ASK or CROSSSLOT reaches us only from a node that is
+ * not a cluster node but talks to a Redis Cluster's master: a cluster node's
+ * client follows redirections, and its keys share one slot or are refused
+ * before anything is sent (clusterKeys.ts).
+ */
+const clusterServer = " (the server is a Redis Cluster master: give the whole cluster as one node, with the cluster option)"
+
 /** Map a driver failure to a node error; connection failures carry the last connection error's text. */
 export const toNodeError = <E extends NodeError>(
   makeError: (fields: Parameters<MakeNodeError>[0]) => E,
@@ -67,6 +75,9 @@ export const toNodeError = <E extends NodeError>(
     return undefined
   }
   const direct = classify(text)
+  if (direct === "CrossSlot" || /^(MOVED|ASK) /.test(text)) {
+    return makeError({ node, reason: direct ?? "Unknown", detail: text + clusterServer, cause })
+  }
   if (direct !== undefined) return makeError({ node, reason: direct, detail: text, cause })
   const connectionLost = connectionLostText.test(text)
   if (connectionLost) {
