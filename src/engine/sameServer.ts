@@ -38,7 +38,8 @@ export const startupNotice = (nodes: ReadonlyArray<Pick<Node, "name" | "run">>):
     return why === undefined ? [] : [`${node.name}: ${why}`]
   })
   if (repeated.length === 0) return undefined
-  return `effect-redlock: ${repeated.length} of ${nodes.length} nodes are a server listed before them and do not vote ` +
-    `(${repeated.join("; ")}); a majority is ${Algorithm.quorum(nodes.length)} of ${nodes.length} votes, ` +
-    `from ${nodes.length - repeated.length} servers: list each Redis server once`
+  const voting = nodes.length - repeated.length
+  const quorum = Algorithm.quorum(nodes.length)
+  return `effect-redlock: ${repeated.length} of ${nodes.length} nodes do not vote (${repeated.join("; ")}); ` +
+    `${voting} vote, ${quorum} needed${voting < quorum ? ": every acquisition fails" : ""}. List each Redis server once`
 }
