@@ -26,6 +26,8 @@ export interface UserClient<Client> {
   readonly client: Client
   readonly isReady: () => boolean
   readonly get: (key: string) => Promise<unknown>
+  /** Block this client's connection (a BLPOP of a list nobody fills) for `seconds`: its next commands wait, other connections' do not. */
+  readonly blockFor: (seconds: number) => Promise<unknown>
 }
 
 export const nodesOf = (nodesLayer: Layer.Layer<RedisNode.RedisNodes, unknown>) =>
@@ -218,6 +220,14 @@ export const driverSuite = <Client>(it: It, driver: DriverUnderTest<Client>) => 
         const granted = yield* Effect.scoped(Effect.map(three.acquire("free", once), (lock) => lock.outcomes.map((outcome) => outcome._tag)))
         assert.deepStrictEqual([granted[0], granted[2]], ["Ok", "Ok"])
         assert.oneOf(granted[1], ["Abstained", "NotAwaited"], "its answer counts for nothing, if it came before the quorum")
+
+        // A release is no vote: on one server, whichever of its nodes runs it first deletes the key, here the second.
+        const lock = yield* three.acquire("released", { ...once, ttl: "10 seconds" })
+        const blocked = first.blockFor(0.2)
+        const released = yield* three.release(lock)
+        assert.strictEqual(released.status, "Released", JSON.stringify(released.outcomes))
+        assert.deepStrictEqual(released.outcomes.slice(1).map((outcome) => outcome._tag), ["Ok", "Ok"])
+        yield* Effect.promise(() => blocked)
       }))
 
     it.scoped("a node that never answered at start-up is Unavailable at once, and joins when it comes up", () =>

@@ -101,7 +101,7 @@ layer(RedisFleet.layerLocal(2, { password: "s3cret" }), { timeout: 30_000, exclu
             }),
             (client) => Effect.sync(() => client.disconnect())
           ),
-          (client) => ({ client, isReady: () => client.status === "ready", get: (key) => client.get(key) })
+          (client) => ({ client, isReady: () => client.status === "ready", get: (key) => client.get(key), blockFor: (seconds) => client.blpop("nowhere", seconds) })
         )
     })
   }

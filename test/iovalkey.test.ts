@@ -41,7 +41,8 @@ layer(RedisFleet.layerLocal(2, { password: "s3cret" }), { timeout: 30_000, exclu
         Effect.map(userClient(port, password), (client) => ({
           client,
           isReady: () => client.status === "ready",
-          get: (key) => client.get(key)
+          get: (key) => client.get(key),
+          blockFor: (seconds) => client.blpop("nowhere", seconds)
         }))
     })
   }

@@ -204,6 +204,7 @@ class PlaceInLine implements Turn {
 
 /** A slot round's rules: decided when a quorum chose one slot, or none can (`Slots.slotRoundDecided`). */
 class SlotRules implements FanOut.Rules<Answer> {
+  readonly votes = true
   constructor(
     private readonly nodes: number,
     private readonly quorum: number,
@@ -609,7 +610,7 @@ export abstract class Attempts<G, R extends Refused> implements Waiting.Waiter<G
   // The undo of a refused attempt on `targets` (no announcement, the place in line kept).
   private undo(targets: ReadonlyArray<Node>, done: () => void): void {
     for (const node of targets) this.markUndone(this.nodes.indexOf(node))
-    const rules = FanOut.atQuorum(targets, (deleted: number) => deleted > 0, this.nodeTimeoutMillis, undefined, this.attemptSettings.nodeError)
+    const rules = FanOut.deletions(targets, this.nodeTimeoutMillis, this.attemptSettings.nodeError)
     FanOut.send(targets, FanOut.call("release", this.keys, this.value, false, true), rules, this.time, done)
   }
 

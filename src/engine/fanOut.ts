@@ -64,6 +64,13 @@ export interface Rules<A> {
   readonly isDecided: (ok: number, other: number, answers: ReadonlyArray<A | undefined>) => boolean
   readonly timeoutMillis: number
   readonly quarantineMillis: number | undefined
+  /**
+   * Whether a yes is a vote for the lock (a grant, an extension, a fence): a
+   * node that is an earlier node's server abstains (sameServer.ts). Those
+   * operations answer yes on every node of one server alike. Not a release's
+   * deletion, which only the first of them to run makes.
+   */
+  readonly votes: boolean
   /** A node's failure as its outcome's error (the drivers' promises reject with the shell's node error; anything else is wrapped). */
   readonly nodeError: (node: Node, error: unknown) => NodeError
 }
@@ -108,7 +115,7 @@ class Round<A> implements Late {
       if (this.runsAtStart !== undefined) {
         abstention = Quarantine.abstention(this.runsAtStart[index], node.run(), this.start, this.rules.quarantineMillis!)
       }
-      if (abstention === undefined && index > 0) abstention = SameServer.abstention(this.nodes, index)
+      if (abstention === undefined && index > 0 && this.rules.votes) abstention = SameServer.abstention(this.nodes, index)
     }
     this.settle(
       index,
@@ -243,6 +250,7 @@ export const everyNode = (
   isDecided: (ok, other) => ok + other === nodes.length,
   timeoutMillis,
   quarantineMillis: undefined,
+  votes: false,
   nodeError
 })
 
@@ -261,6 +269,17 @@ export const atQuorum = <A>(
   isDecided: (ok, other) => Algorithm.tally(nodes.length, ok, other) !== "open",
   timeoutMillis,
   quarantineMillis,
+  votes: true,
   nodeError
 })
 
+/**
+ * A deletion of our keys (a release, an undo): decided at quorum of nodes
+ * that deleted them, with no quarantine and no vote: of nodes that are one
+ * server, only the first to run it deletes the key.
+ */
+export const deletions = (
+  nodes: ReadonlyArray<Node>,
+  timeoutMillis: number,
+  nodeError: Rules<number>["nodeError"]
+): Rules<number> => ({ ...atQuorum(nodes, (deleted: number) => deleted > 0, timeoutMillis, undefined, nodeError), votes: false })

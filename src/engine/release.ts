@@ -21,13 +21,13 @@ export interface Released {
   readonly outcomes: ReadonlyArray<NodeOutcome>
 }
 
-// Release returns once a majority of the nodes asked deleted our keys, or
-// once that can no longer happen. The other nodes were sent the release too;
-// it lands in order on each of them, so not waiting for their answer loses
-// nothing, and a down node does not slow every release down.
-const isDeleted = (deleted: number) => deleted > 0
-
-/** Delete `keys` where they still hold `value`, on every node, announced; `done` once decided. */
+/**
+ * Delete `keys` where they still hold `value`, on every node, announced;
+ * `done` once decided: once a majority of the nodes deleted our keys, or
+ * once that can no longer happen. The other nodes were sent the release too;
+ * it lands in order on each of them, so not waiting for their answer loses
+ * nothing, and a down node does not slow every release down.
+ */
 export const release = (
   nodes: ReadonlyArray<Node>,
   quorum: number,
@@ -41,7 +41,7 @@ export const release = (
   FanOut.send(
     nodes,
     FanOut.call("release", keys, value, true),
-    FanOut.atQuorum(nodes, isDeleted, timeoutMillis, undefined, nodeError),
+    FanOut.deletions(nodes, timeoutMillis, nodeError),
     time,
     ({ outcomes, yes }) =>
       done({
