@@ -6,7 +6,9 @@
  * lose two votes at once. Nodes are told apart by the run their server
  * reports (`NodeRun.id`, Redis `run_id`): of nodes identified as the same
  * run, the first in the list votes and the others abstain, for as long as
- * both are identified as it.
+ * both are identified as it. Votes are grants, extensions, fences and
+ * hand-overs (`FanOut.Rules.votes`); a deletion is none: of one server's
+ * nodes, whichever runs it first deletes the key.
  *
  * @internal
  */
