@@ -71,6 +71,7 @@ import * as Monotonic from "./internal/monotonic.js"
 import * as Retry from "./internal/retry.js"
 import type { NodeOutcome, RedisNodes } from "./RedisNode.js"
 import { RedisNodes as RedisNodesTag } from "./internal/nodes.js"
+import * as Address from "./nodes/address.js"
 import type { NodeRedisClient } from "./nodes/nodeRedis/client.js"
 import type * as Ioredis from "./RedisNode/Ioredis.js"
 import type * as NodeRedis from "./RedisNode/NodeRedis.js"
@@ -279,6 +280,9 @@ const checkNodes = (nodes: unknown): void => {
     const entry = nodeEntry(node, index)
     if (entry instanceof Problem) throw new InvalidOptions({ option: entry.option, detail: entry.detail }, true)
   })
+  // The nodes are made one by one (each over its driver), not by a driver's layer, which checks this.
+  const twice = Address.listedTwice(list)
+  if (twice !== undefined) throw new InvalidOptions({ option: "nodes", detail: twice }, true)
 }
 
 /** A node-redis client (no `status`, which ioredis clients have). */

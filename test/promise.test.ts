@@ -510,7 +510,14 @@ layer(RedisFleet.layerLocal(1), { timeout: 30_000, excludeTestServices: true })(
       const error = yield* Effect.promise(() => makeRedlock(fleet.nodes, { driftFactor: 2 }).then(() => undefined, (e: unknown) => e))
       assert.instanceOf(error, InvalidOptions)
       // Nodes that are no list, or a list entry that is no object: InvalidOptions naming the nodes, not a TypeError.
-      for (const [nodes, detail] of [["redis://127.0.0.1", /got "redis:\/\/127\.0\.0\.1"$/], [[null], /node 0 .* got null$/]] as const) {
+      const listedTwice = [fleet.nodes[0], { ...fleet.nodes[0], db: 2 }]
+      for (
+        const [nodes, detail] of [
+          ["redis://127.0.0.1", /got "redis:\/\/127\.0\.0\.1"$/],
+          [[null], /node 0 .* got null$/],
+          [listedTwice, /^nodes 0 and 1 are one server \(127\.0\.0\.1:\d+\)/]
+        ] as const
+      ) {
         const refused = yield* Effect.promise(() =>
           makeRedlock(nodes as unknown as Parameters<typeof makeRedlock>[0]).then(() => undefined, (e: unknown) => e)
         )
