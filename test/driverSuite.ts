@@ -228,6 +228,12 @@ export const driverSuite = <Client>(it: It, driver: DriverUnderTest<Client>) => 
         assert.strictEqual(released.status, "Released", JSON.stringify(released.outcomes))
         assert.deepStrictEqual(released.outcomes.slice(1).map((outcome) => outcome._tag), ["Ok", "Ok"])
         yield* Effect.promise(() => blocked)
+
+        // Inspecting reads each server once: a key on that one server alone is held by nobody.
+        const [onA] = yield* nodesOf(driver.layer([fleet.nodes[0]]))
+        assert.isTrue(yield* onA.acquire(["redlock:stray"], "left over", 10_000))
+        const view = yield* three.inspect("stray")
+        assert.isTrue(Option.isNone(view.holder), "not held on a majority of the servers")
       }))
 
     it.scoped("a node that never answered at start-up is Unavailable at once, and joins when it comes up", () =>

@@ -27,6 +27,20 @@ export const abstention = (nodes: ReadonlyArray<Pick<Node, "name" | "run">>, ind
   return undefined
 }
 
+/**
+ * The value that a majority holds, each server read once (`values` in node
+ * order, `undefined` where none or unread), or `undefined`: what `inspect`
+ * reports as the holder.
+ */
+export const majorityValue = (
+  nodes: ReadonlyArray<Pick<Node, "name" | "run">>,
+  values: ReadonlyArray<string | undefined>,
+  quorum: number
+): string | undefined => {
+  const counted = values.map((value, index) => abstention(nodes, index) === undefined ? value : undefined)
+  return counted.find((value) => value !== undefined && counted.filter((other) => other === value).length >= quorum)
+}
+
 const sameAs = (name: string, id: string) => `the same server as ${name} (run_id ${id}): one server votes once`
 
 /**

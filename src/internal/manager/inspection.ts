@@ -9,6 +9,7 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import type { InspectResult, NodeKeyState } from "../../Redlock.js"
 import type { InvalidOptions } from "../../RedlockError.js"
+import * as SameServer from "../../engine/sameServer.js"
 import * as FanOut from "../fanOut.js"
 import * as Validate from "../validate.js"
 import type { Settings } from "./settings.js"
@@ -29,7 +30,7 @@ export const inspectChecked = (settings: Settings, resource: string): Effect.Eff
       return { _tag: "Read", node: outcome.node, state: { value: Option.fromNullable(value), ttl } }
     })
     const values = states.map((reading) => reading?.value)
-    const holder = values.find((v) => v !== undefined && values.filter((w) => w === v).length >= settings.quorum)
+    const holder = SameServer.majorityValue(settings.nodes, values, settings.quorum)
     const ttls = states.flatMap((reading, index) =>
       reading?.ttlMillis !== undefined && holder !== undefined && values[index] === holder ? [reading.ttlMillis] : []
     )

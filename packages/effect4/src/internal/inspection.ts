@@ -8,6 +8,7 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as FanOut from "../engine/fanOut.js"
 import * as Options from "../engine/options.js"
+import * as SameServer from "../engine/sameServer.js"
 import type { InspectResult, NodeKeyState } from "../Redlock.js"
 import type { InvalidOptions, NodeOutcome } from "../RedlockError.js"
 import type { Settings } from "./settings.js"
@@ -42,7 +43,7 @@ export const inspectChecked = (settings: Settings, resource: string): Effect.Eff
             }
           })
           const values = answers.map((reading) => reading?.value)
-          const holder = values.find((v) => v !== undefined && values.filter((w) => w === v).length >= settings.quorum)
+          const holder = SameServer.majorityValue(nodes, values, settings.quorum)
           const ttls = answers.flatMap((reading, index) =>
             reading?.ttlMillis !== undefined && holder !== undefined && values[index] === holder ? [reading.ttlMillis] : []
           )
