@@ -118,6 +118,9 @@ export interface KeyState {
  *   `startedAtMillis` on this process's monotonic clock (Effect's `Clock`), or
  *   later, never earlier. `persistence`, when known, says whether the server
  *   keeps its keys across a restart: one that does votes at once after it.
+ *   `evicts`, when set, says why the server may evict keys it holds (a
+ *   `maxmemory` with a policy other than `noeviction`): a lock key evicted
+ *   while held lets another client take the lock on that server.
  * - `Unknown`: not connected, or reconnected and not identified yet.
  *
  * @since 0.1.0

@@ -236,6 +236,27 @@ export const driverSuite = <Client>(it: It, driver: DriverUnderTest<Client>) => 
         assert.isTrue(Option.isNone(view.holder), "not held on a majority of the servers")
       }))
 
+    it.scoped("a server that may evict keys (maxmemory, an evicting policy) is named by a warning at start; noeviction is not", () =>
+      Effect.gen(function*() {
+        const fleet = yield* RedisFleet.RedisFleet
+        const server = fleet.servers[1]
+        yield* server.call("CONFIG", "SET", "maxmemory", "100mb", "maxmemory-policy", "volatile-ttl")
+        yield* Effect.addFinalizer(() => Effect.orDie(server.call("CONFIG", "SET", "maxmemory", "0", "maxmemory-policy", "noeviction")))
+        const logged: Array<string> = []
+        const capture = Logger.replace(Logger.defaultLogger, Logger.make(({ message }) => void logged.push(String(message))))
+        const start = Effect.scoped(Layer.build(Redlock.layer({ restartQuarantine: false }).pipe(
+          Layer.provide(driver.layer([fleet.nodes[0], fleet.nodes[1]])),
+          Layer.provide(capture)
+        )))
+        yield* start
+        assert.strictEqual(logged.length, 1, logged.join("\n"))
+        assert.match(logged[0], new RegExp(`^effect-redlock: 1 of 2 nodes may evict keys \\(127\\.0\\.0\\.1:${server.port}: maxmemory 100\\.00M with maxmemory-policy volatile-ttl`))
+        assert.include(logged[0], "set maxmemory-policy noeviction on lock servers")
+        yield* server.call("CONFIG", "SET", "maxmemory-policy", "noeviction")
+        yield* start
+        assert.strictEqual(logged.length, 1, "a full server that refuses writes loses no held key")
+      }))
+
     it.scoped("a node that never answered at start-up is Unavailable at once, and joins when it comes up", () =>
       Effect.gen(function*() {
         const fleet = yield* RedisFleet.RedisFleet

@@ -270,6 +270,20 @@ describe("abstention rule", () => {
     assert.isUndefined(ServerRun.parseInfo("run_id:x\r\nuptime_in_seconds:-1\r\n"))
   })
 
+  it("reads from INFO memory whether a server may evict keys: a maxmemory with any policy but noeviction", () => {
+    const memory = (maxmemory: number, policy: string) =>
+      `# Memory\r\nused_memory:1000\r\nmaxmemory:${maxmemory}\r\nmaxmemory_human:100.00M\r\nmaxmemory_policy:${policy}\r\n`
+    assert.strictEqual(
+      ServerRun.evictionOf(memory(104_857_600, "volatile-ttl")),
+      "maxmemory 100.00M with maxmemory-policy volatile-ttl: it may evict a held lock key"
+    )
+    assert.include(ServerRun.evictionOf(memory(104_857_600, "allkeys-lru")), "allkeys-lru")
+    assert.isUndefined(ServerRun.evictionOf(memory(104_857_600, "noeviction")))
+    assert.isUndefined(ServerRun.evictionOf(memory(0, "allkeys-lru")), "no maxmemory: nothing is evicted")
+    assert.isUndefined(ServerRun.evictionOf("# Memory\r\nused_memory:1000\r\n"))
+    assert.isUndefined(ServerRun.evictionOf(new Error("NOPERM")))
+  })
+
   it("a server already running while the node talked to another (a failover) counts as started when it first answers, keeping no keys; a restarted one by its uptime", async () => {
     // One connection whose server the test swaps, on a clock the test sets (ms); every server runs AOF, appendfsync always.
     let clock = 0

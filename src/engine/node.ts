@@ -61,6 +61,8 @@ export type NodeRun =
     readonly id: string
     readonly startedAtMillis: number
     readonly persistence?: Persistence | undefined
+    /** Why the server may evict a key it holds, lock keys included (a `maxmemory` with an evicting policy); none: it does not, or unknown. */
+    readonly evicts?: string | undefined
   }
   | { readonly _tag: "Unknown"; readonly detail: string }
 

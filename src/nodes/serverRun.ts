@@ -1,6 +1,7 @@
 /**
- * Which server run a node's connection talks to, and whether it keeps its keys
- * across restarts, for the restart quarantine (quarantine.ts). A restarted
+ * Which server run a node's connection talks to, whether it keeps its keys
+ * across restarts, for the restart quarantine (quarantine.ts), and whether it
+ * may evict them (eviction.ts). A restarted
  * server is always a new TCP connection, so the run is unknown from the
  * moment a connection closes until `INFO server` answers on the next one.
  * Persistence is read on each connection too (`INFO persistence`, `CONFIG
@@ -64,6 +65,21 @@ export const persistenceOf = (
     : { keepsKeys: false, detail: `AOF, appendfsync ${policy}: a crash may lose the last writes${notAsDeclared}` }
 }
 
+/**
+ * Why a server may evict keys it holds, from its `INFO memory` reply: a
+ * `maxmemory` and a policy other than `noeviction` (the `volatile-*` ones
+ * too: lock keys have a ttl, and `volatile-ttl` takes the nearest to expire
+ * first). `undefined`: it evicts nothing, or the reply does not say.
+ */
+export const evictionOf = (info: string | Error): string | undefined => {
+  if (info instanceof Error) return undefined
+  const fields = infoFields(info)
+  const maxmemory = Number(fields.get("maxmemory"))
+  const policy = fields.get("maxmemory_policy")
+  if (!(maxmemory > 0) || policy === undefined || policy === "noeviction") return undefined
+  return `maxmemory ${fields.get("maxmemory_human") ?? `${maxmemory}B`} with maxmemory-policy ${policy}: it may evict a held lock key`
+}
+
 const asError = (cause: unknown): Error => cause instanceof Error ? cause : new Error(String(cause))
 
 export interface RunWatcher {
@@ -94,15 +110,17 @@ export const watch = (connection: Connection, declaredDurable: boolean, now: () 
     id: string,
     atMillis: number,
     uptimeSeconds: number,
-    persistence: () => Persistence
+    persistence: () => Persistence,
+    evicts: string | undefined
   ): NodeRun => {
     const startedAtMillis = atMillis - Math.max(0, uptimeSeconds - 1) * 1000
     if (lastId !== undefined && id !== lastId && startedAtMillis < lostAtMillis) replacement = { id, atMillis }
     lastId = id
-    if (replacement?.id !== id) return { _tag: "Known", id, startedAtMillis, persistence: persistence() }
+    if (replacement?.id !== id) return { _tag: "Known", id, startedAtMillis, persistence: persistence(), evicts }
     return {
       _tag: "Known",
       id,
+      evicts,
       startedAtMillis: replacement.atMillis,
       // Not even a durable server keeps keys it never received (replication is asynchronous).
       persistence: {
@@ -132,13 +150,20 @@ export const watch = (connection: Connection, declaredDurable: boolean, now: () 
     const server = connection.info("server").then((reply) => ({ info: parseInfo(reply), at: now() }))
     const persistence = connection.info("persistence").then((reply) => reply, asError)
     const appendfsync = connection.configGet("appendfsync").then((reply) => reply, asError)
-    Promise.all([server, persistence, appendfsync]).then(
-      ([{ at, info }, persistenceInfo, appendfsyncReply]) => {
+    const memory = connection.info("memory").then((reply) => reply, asError)
+    Promise.all([server, persistence, appendfsync, memory]).then(
+      ([{ at, info }, persistenceInfo, appendfsyncReply, memoryInfo]) => {
         if (asked !== connectionNumber) return
         settle(
           info === undefined
             ? { _tag: "Unknown", detail: "INFO server gave no run_id and uptime_in_seconds" }
-            : known(info.id, at, info.uptimeSeconds, () => persistenceOf(persistenceInfo, appendfsyncReply, declaredDurable))
+            : known(
+              info.id,
+              at,
+              info.uptimeSeconds,
+              () => persistenceOf(persistenceInfo, appendfsyncReply, declaredDurable),
+              evictionOf(memoryInfo)
+            )
         )
       },
       (error: unknown) => {

@@ -97,7 +97,8 @@ export type Turn = Node.Turn
  * The server run a node talks to: `Known` (its id, and when it started on
  * this process's monotonic clock, or later) or `Unknown`. A server that
  * restarted without persistence lost its keys; its votes wait out the
- * restart quarantine.
+ * restart quarantine. `evicts`, when set, says why the server may evict keys
+ * it holds (a `maxmemory` with a policy other than `noeviction`).
  *
  * @since 0.2.0
  * @category models

@@ -87,3 +87,21 @@ it.live("two clients of one server vote once: the later abstains, and the manage
     const refused = yield* Effect.flip(Effect.scoped(redlock.acquire("shared", { ttl: "5 seconds", retry: Redlock.noRetry })))
     assert.deepStrictEqual(refused._tag === "LockNotAcquired" ? refused.outcomes.map((outcome) => outcome._tag) : refused._tag, ["Ok", "Abstained", "Held"])
   }).pipe(Effect.scoped, Effect.provide(layerLocal(2))))
+
+it.live("a server that may evict keys is named by a warning at start", () =>
+  Effect.gen(function*() {
+    const fleet = yield* RedisFleet
+    const server = fleet.servers[0]
+    yield* Effect.acquireRelease(
+      Effect.promise(() => server.admin.config("SET", "maxmemory", "100mb", "maxmemory-policy", "allkeys-lru")),
+      () => Effect.promise(() => server.admin.config("SET", "maxmemory", "0", "maxmemory-policy", "noeviction"))
+    )
+    const logged: Array<string> = []
+    const capture = Logger.layer([Logger.make(({ message }) => void logged.push(String(message)))])
+    yield* Layer.build(Redlock.layer({ restartQuarantine: false }).pipe(
+      Layer.provide(Ioredis.layer([{ host: "127.0.0.1", port: server.port }])),
+      Layer.provide(capture)
+    ))
+    assert.strictEqual(logged.length, 1)
+    assert.match(logged[0], /^effect-redlock: 1 of 1 nodes may evict keys \(127\.0\.0\.1:\d+: maxmemory 100\.00M with maxmemory-policy allkeys-lru/)
+  }).pipe(Effect.scoped, Effect.provide(layerLocal(1))))

@@ -131,7 +131,7 @@ const everyMaster = <A>(cluster: IoredisCluster, ask: (master: IoredisClient) =>
 /**
  * The masters' `INFO` as the server run reads one server's (serverRun.ts):
  * `server`: the run ids together, the youngest master's uptime; `persistence`:
- * AOF only when every master has it.
+ * AOF only when every master has it; `memory`: a master's that may evict keys, if any.
  */
 const combinedInfo = (cluster: IoredisCluster, section: string): Promise<string> =>
   everyMaster(cluster, (master) => master.info(section)).then((replies) => {
@@ -142,6 +142,8 @@ const combinedInfo = (cluster: IoredisCluster, section: string): Promise<string>
       return `run_id:${known.map((run) => run.id).sort().join(",")}\r\n` +
         `uptime_in_seconds:${Math.min(...known.map((run) => run.uptimeSeconds))}\r\n`
     }
+    // One master that may evict keys is enough for the node to.
+    if (section === "memory") return replies.find((reply) => ServerRun.evictionOf(reply) !== undefined) ?? replies[0] ?? ""
     const aof = replies.map((reply) => /^aof_enabled:(\d)/m.exec(reply)?.[1])
     if (aof.some((enabled) => enabled === undefined)) return ""
     return `aof_enabled:${aof.every((enabled) => enabled === "1") ? 1 : 0}\r\n`

@@ -10,6 +10,7 @@ import * as Algorithm from "../engine/algorithm.js"
 import { ContendedKeys } from "../engine/contendedKeys.js"
 import type * as Node from "../engine/node.js"
 import * as Options from "../engine/options.js"
+import * as Eviction from "../engine/eviction.js"
 import * as Quarantine from "../engine/quarantine.js"
 import * as SameServer from "../engine/sameServer.js"
 import type { Options as ManagerOptions } from "../Redlock.js"
@@ -90,11 +91,12 @@ export const make = (nodes: ReadonlyArray<Node.Node>, options: ManagerOptions): 
     }
   })
 
-/** Log once the nodes that are one server, and the nodes that sit out their restart quarantine (off: `undefined`). */
+/** Log once the nodes that are one server, those that may evict keys, and those that sit out their restart quarantine (off: `undefined`). */
 const announceAtStart = (nodes: ReadonlyArray<Node.Node>, quarantineMillis: number | undefined): Effect.Effect<void> =>
   Effect.clockWith((clock) => {
     const notices = [
       SameServer.startupNotice(nodes),
+      Eviction.startupNotice(nodes),
       quarantineMillis === undefined
         ? undefined
         : Quarantine.startupNotice(nodes, Algorithm.quorum(nodes.length), quarantineMillis, Time.monotonicMillis(clock))
