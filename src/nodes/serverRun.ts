@@ -1,12 +1,12 @@
 /**
  * Which server run a node's connection talks to, whether it keeps its keys
  * across restarts, for the restart quarantine (quarantine.ts), and whether it
- * may evict them (eviction.ts). A restarted
- * server is always a new TCP connection, so the run is unknown from the
- * moment a connection closes until `INFO server` answers on the next one.
- * Persistence is read on each connection too (`INFO persistence`, `CONFIG
- * GET appendfsync`): a change of configuration at run time is seen at the
- * next connection only. A server that was already running while the node
+ * may evict them (eviction.ts). A restarted server is always a new TCP
+ * connection, so the run is unknown from the moment a connection closes
+ * until `INFO server` answers on the next one. Persistence and eviction are
+ * read on each connection too (`INFO persistence`, `CONFIG GET
+ * appendfsync`, `INFO memory`): a change of configuration at run time is
+ * seen at the next connection only. A server that was already running while the node
  * talked to another (a Sentinel failover's new master, another server behind
  * the address) counts as started when it first answers, and as keeping no
  * keys: it sits out the quarantine as a restarted server does.
