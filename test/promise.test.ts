@@ -509,6 +509,21 @@ layer(RedisFleet.layerLocal(1), { timeout: 30_000, excludeTestServices: true })(
       const fleet = yield* RedisFleet.RedisFleet
       const error = yield* Effect.promise(() => makeRedlock(fleet.nodes, { driftFactor: 2 }).then(() => undefined, (e: unknown) => e))
       assert.instanceOf(error, InvalidOptions)
+      // node-redlock's settings, given as they were: said where they go, not ignored.
+      const migrated = yield* Effect.promise(() =>
+        makeRedlock(fleet.nodes, { retryCount: -1, retryDelay: 200 } as Parameters<typeof makeRedlock>[1]).then(() => undefined, (e: unknown) => e)
+      )
+      assert.instanceOf(migrated, InvalidOptions)
+      assert.strictEqual((migrated as InvalidOptions).option, "retryCount")
+      assert.include((migrated as InvalidOptions).message, "docs/migrating-from-node-redlock.md")
+      // Per acquisition too, also right after the same options without it were taken (the manager keeps them checked).
+      const redlock = yield* Effect.promise(() => makeRedlock(fleet.nodes, { restartQuarantine: false }))
+      yield* Effect.promise(() => redlock.acquire("migrated", { ttl: 1000 }).then((lock) => redlock.release(lock)))
+      const once = yield* Effect.promise(() =>
+        redlock.acquire("migrated", { ttl: 1000, retryCount: 0 } as Parameters<typeof redlock.acquire>[1]).then(() => undefined, (e: unknown) => e)
+      )
+      assert.strictEqual((once as InvalidOptions).option, "retryCount")
+      yield* Effect.promise(() => redlock.close())
       // Nodes that are no list, or a list entry that is no object: InvalidOptions naming the nodes, not a TypeError.
       const listedTwice = [fleet.nodes[0], { ...fleet.nodes[0], db: 2 }]
       for (

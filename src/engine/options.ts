@@ -303,6 +303,27 @@ export const notASchedule = (input: unknown): string => {
     (retryOptions ? " (a { delay, times } object makes one through retry(...), as retry: retry({ delay, times }))" : "")
 }
 
+// node-redlock's settings, which a caller migrating from it may pass as they were, and where each goes here.
+const nodeRedlockSettings: ReadonlyArray<readonly [string, string]> = [
+  ["retryCount", "retry: retry({ delay, times })"],
+  ["retryDelay", "retry: retry({ delay, times })"],
+  ["retryJitter", "retry: retry({ delay, times, jitter })"],
+  ["automaticExtensionThreshold", "autoExtend: true on the acquisition"]
+]
+
+/**
+ * A node-redlock setting among a manager's or an acquisition's options, said
+ * where it goes here instead of being ignored (a `retryCount: 0` meant "try
+ * once"); `undefined`: none.
+ */
+export const nodeRedlockSetting = (input: unknown): Problem | undefined => {
+  if (typeof input !== "object" || input === null) return undefined
+  for (const [name, here] of nodeRedlockSettings) {
+    if (name in input) return new Problem(name, `is node-redlock's setting; here it is ${here} (docs/migrating-from-node-redlock.md)`)
+  }
+  return undefined
+}
+
 /**
  * A caller's abort signal, or none. Told by what waiting uses of it (a
  * polyfilled signal is no `AbortSignal` instance): anything else would throw

@@ -168,6 +168,12 @@ describe("Redlock on memory nodes (TestClock)", () => {
         assert.strictEqual(notASchedule._tag === "InvalidOptions" ? notASchedule.option : notASchedule._tag, "retry")
         assert.match(notASchedule._tag === "InvalidOptions" ? notASchedule.detail : "", detail)
       }
+      // node-redlock's settings, as a migrating caller passes them, per acquisition and to the manager: said where they go.
+      const migrated = yield* Effect.flip(Redlock.acquire("job", { ttl: "1 second", retryCount: 0 } as unknown as Redlock.AcquireOptions))
+      assert.strictEqual(migrated._tag === "InvalidOptions" ? migrated.option : migrated._tag, "retryCount")
+      assert.match(migrated._tag === "InvalidOptions" ? migrated.detail : "", /^is node-redlock's setting; here it is retry: retry\(\{ delay, times \}\)/)
+      const manager = yield* Effect.flip(Effect.scoped(Redlock.make({ automaticExtensionThreshold: 500 } as unknown as Redlock.Options)))
+      assert.strictEqual(manager._tag === "InvalidOptions" ? manager.option : manager._tag, "automaticExtensionThreshold")
       // inspect reads one resource: a list or a number is refused, naming what it got.
       for (const [input, detail] of [[5, /got 5$/], [["a", "b"], /got \[a, b\]$/], ["", /empty string/]] as const) {
         const notOne = yield* Effect.flip(Redlock.inspect(input as unknown as string))

@@ -26,6 +26,7 @@ import * as Schedule from "effect/Schedule"
 import * as Scope from "effect/Scope"
 import * as Attempt from "../../engine/attempt.js"
 import type { FanOutResult } from "../../engine/fanOut.js"
+import * as Options from "../../engine/options.js"
 import * as Outcome from "../../engine/outcome.js"
 import type { Time } from "../../engine/time.js"
 import * as Waiting from "../../engine/waiting.js"
@@ -698,6 +699,8 @@ const optionsParser = (settings: Settings.Settings) => {
   } | undefined
   return (acquireOptions: AcquireOptions): ReturnType<typeof parseOptions> => {
     if (typeof acquireOptions !== "object" || acquireOptions === null) return parseOptions(settings, acquireOptions)
+    // Before the kept options: node-redlock's settings are no field of theirs.
+    if (Options.nodeRedlockSetting(acquireOptions) !== undefined) return parseOptions(settings, acquireOptions)
     const { autoExtend, nodeTimeout, retry, ttl } = acquireOptions
     if (
       last !== undefined && last.ttl === ttl && last.nodeTimeout === nodeTimeout && last.autoExtend === autoExtend &&
@@ -735,6 +738,8 @@ class AcquireRequest {
  */
 export const parseOptions = (settings: Settings.Settings, acquireOptions: AcquireOptions) => {
   if (typeof acquireOptions !== "object" || acquireOptions === null) return Validate.invalid("options", "expected { ttl, ... }")
+  const foreign = Options.nodeRedlockSetting(acquireOptions)
+  if (foreign !== undefined) return Validate.invalid(foreign.option, foreign.detail)
   const { defaultNodeTimeout, defaultSchedule, driftFactor, maxTtlMillis } = settings
   const timing = Validate.timing(acquireOptions.ttl, acquireOptions.nodeTimeout ?? defaultNodeTimeout, driftFactor, maxTtlMillis)
   if (Either.isLeft(timing)) return Either.left(timing.left)

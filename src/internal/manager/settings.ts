@@ -19,6 +19,7 @@ import * as FanOut from "../fanOut.js"
 import { ContendedKeys } from "../../engine/contendedKeys.js"
 import { RedisNodes, withPromises } from "../nodes.js"
 import * as Eviction from "../../engine/eviction.js"
+import * as EngineOptions from "../../engine/options.js"
 import * as Quarantine from "../../engine/quarantine.js"
 import * as SameServer from "../../engine/sameServer.js"
 import * as Monotonic from "../monotonic.js"
@@ -64,6 +65,8 @@ export const make = (
   options: Options
 ): Effect.Effect<Settings, InvalidOptions> =>
   Effect.gen(function*() {
+    const foreign = EngineOptions.nodeRedlockSetting(options)
+    if (foreign !== undefined) return yield* Validate.invalid(foreign.option, foreign.detail)
     const keyPrefix = yield* Validate.keyPrefix(options.keyPrefix ?? "redlock:")
     const driftFactor = yield* Validate.driftFactor(options.driftFactor ?? Algorithm.defaultDriftFactor)
     const maxExtensions = yield* Validate.count("maxExtensions", options.maxExtensions ?? 1000)

@@ -51,6 +51,8 @@ export interface Request extends RequestOptions {
 /** The options of one acquisition, checked, with the manager's defaults filled in. */
 export const parseOptions = (settings: Settings, options: AcquireOptions): RequestOptions | InvalidOptions => {
   if (typeof options !== "object" || options === null) return Validate.invalid("options", "expected { ttl, ... }")
+  const foreign = Options.nodeRedlockSetting(options)
+  if (foreign !== undefined) return Validate.invalid(foreign.option, foreign.detail)
   const timing = Options.timing(
     options.ttl,
     options.nodeTimeout ?? settings.nodeTimeoutMillis,

@@ -56,6 +56,8 @@ export const defaultRetry: Retry.RetrySchedule = Retry.makeOrThrow({
 
 export const make = (nodes: ReadonlyArray<Node.Node>, options: ManagerOptions): Effect.Effect<Settings, InvalidOptions> =>
   Effect.gen(function*() {
+    const foreign = Options.nodeRedlockSetting(options)
+    if (foreign !== undefined) return yield* Validate.invalid(foreign.option, foreign.detail)
     const keyPrefix = yield* Validate.check(Options.keyPrefix(options.keyPrefix ?? "redlock:"))
     const fencePrefix = yield* Validate.check(Options.fencePrefix(options.fencePrefix ?? "redlock-fence:", keyPrefix))
     const driftFactor = yield* Validate.check(Options.driftFactor(options.driftFactor ?? Algorithm.defaultDriftFactor))
