@@ -115,7 +115,7 @@ class Round<A> implements Late {
       if (this.runsAtStart !== undefined) {
         abstention = Quarantine.abstention(this.runsAtStart[index], node.run(), this.start, this.rules.quarantineMillis!)
       }
-      if (abstention === undefined && index > 0 && this.rules.votes) abstention = SameServer.abstention(this.nodes, index)
+      if (abstention === undefined && this.rules.votes) abstention = SameServer.abstention(this.nodes, index)
     }
     this.settle(
       index,

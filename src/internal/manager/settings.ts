@@ -18,10 +18,9 @@ import { HeldLock } from "../lock.js"
 import * as FanOut from "../fanOut.js"
 import { ContendedKeys } from "../../engine/contendedKeys.js"
 import { RedisNodes, withPromises } from "../nodes.js"
-import * as Eviction from "../../engine/eviction.js"
 import * as EngineOptions from "../../engine/options.js"
 import * as Quarantine from "../../engine/quarantine.js"
-import * as SameServer from "../../engine/sameServer.js"
+import * as StartupNotices from "../../engine/startupNotices.js"
 import * as Monotonic from "../monotonic.js"
 import * as Retry from "../retry.js"
 import * as Validate from "../validate.js"
@@ -107,27 +106,23 @@ export const make = (
 
 /**
  * The settings of a manager over the nodes in context, announcing at start
- * the nodes that abstain (sameServer.ts, quarantine.ts) or may evict keys (eviction.ts): what `Redlock.make` and the
- * promise facade's `makeRedlock` both begin with.
+ * what its nodes need said (startupNotices.ts): what `Redlock.make` and
+ * the promise facade's `makeRedlock` both begin with.
  */
 export const fromContext = (options: Options): Effect.Effect<Settings, InvalidOptions, RedisNodes> =>
   Effect.flatMap(RedisNodes, (nodes) =>
     Effect.tap(make(nodes, options), (settings) => announceAtStart(nodes, settings.quorum, settings.quarantineMillis)))
 
-/** Log once the nodes that are one server, those that may evict keys, and the quarantine's startup notice (the quarantine may be off: `undefined`). */
+/** Log once what the nodes need said at start (engine/startupNotices.ts; the quarantine may be off: `undefined`). */
 const announceAtStart = (
   nodes: ReadonlyArray<RedisNode>,
   quorum: number,
   quarantineMillis: number | undefined
 ): Effect.Effect<void> =>
-  Effect.flatMap(Monotonic.monotonicMillis, (now) => {
-    const notices = [
-      SameServer.startupNotice(nodes),
-      Eviction.startupNotice(nodes),
-      quarantineMillis === undefined ? undefined : Quarantine.startupNotice(nodes, quorum, quarantineMillis, now)
-    ].filter((notice) => notice !== undefined)
-    return Effect.forEach(notices, (notice) => Effect.logWarning(notice), { discard: true })
-  })
+  Effect.flatMap(Monotonic.monotonicMillis, (now) =>
+    Effect.forEach(StartupNotices.atStart(nodes, quorum, quarantineMillis, now), (notice) => Effect.logWarning(notice), {
+      discard: true
+    }))
 
 /** The manager's own state of a lock; a lock of another manager is a programmer error. */
 export const held = (settings: Settings, lock: Lock.Lock): HeldLock => {

@@ -10,9 +10,8 @@ import * as Algorithm from "../engine/algorithm.js"
 import { ContendedKeys } from "../engine/contendedKeys.js"
 import type * as Node from "../engine/node.js"
 import * as Options from "../engine/options.js"
-import * as Eviction from "../engine/eviction.js"
 import * as Quarantine from "../engine/quarantine.js"
-import * as SameServer from "../engine/sameServer.js"
+import * as StartupNotices from "../engine/startupNotices.js"
 import type { Options as ManagerOptions } from "../Redlock.js"
 import type { InvalidOptions } from "../RedlockError.js"
 import { nodeError } from "./nodeError.js"
@@ -93,15 +92,12 @@ export const make = (nodes: ReadonlyArray<Node.Node>, options: ManagerOptions): 
     }
   })
 
-/** Log once the nodes that are one server, those that may evict keys, and those that sit out their restart quarantine (off: `undefined`). */
+/** Log once what the nodes need said at start (engine/startupNotices.ts; the quarantine may be off: `undefined`). */
 const announceAtStart = (nodes: ReadonlyArray<Node.Node>, quarantineMillis: number | undefined): Effect.Effect<void> =>
-  Effect.clockWith((clock) => {
-    const notices = [
-      SameServer.startupNotice(nodes),
-      Eviction.startupNotice(nodes),
-      quarantineMillis === undefined
-        ? undefined
-        : Quarantine.startupNotice(nodes, Algorithm.quorum(nodes.length), quarantineMillis, Time.monotonicMillis(clock))
-    ].filter((notice) => notice !== undefined)
-    return Effect.forEach(notices, (notice) => Effect.logWarning(notice), { discard: true })
-  })
+  Effect.clockWith((clock) =>
+    Effect.forEach(
+      StartupNotices.atStart(nodes, Algorithm.quorum(nodes.length), quarantineMillis, Time.monotonicMillis(clock)),
+      (notice) => Effect.logWarning(notice),
+      { discard: true }
+    )
+  )
