@@ -142,7 +142,7 @@ const effectRedlockPromise = (nodes: 1 | 5, fairHandoff = true): SemaphoreConten
 })
 
 // redis-semaphore's options for both of its semaphores: the same ttl and a 10 ms poll.
-const redisSemaphoreOptions = {
+export const redisSemaphoreOptions = {
   lockTimeout: ttlMillis,
   acquireTimeout: 10_000 * timeScale,
   retryInterval: 10 * timeScale,
