@@ -528,8 +528,10 @@ layer(RedisFleet.layerLocal(1), { timeout: 30_000, excludeTestServices: true })(
       const listedTwice = [fleet.nodes[0], { ...fleet.nodes[0], db: 2 }]
       for (
         const [nodes, detail] of [
-          ["redis://127.0.0.1", /got "redis:\/\/127\.0\.0\.1"$/],
+          ["redis://127.0.0.1", /got "redis:\/\/127\.0\.0\.1" \(a URL goes as \{ url \}\)$/],
           [[null], /node 0 .* got null$/],
+          // A URL's password is not shown back.
+          [["redis://app:s3cret@127.0.0.1:6379"], /^node 0 .* got "redis:\/\/\*\*\*@127\.0\.0\.1:6379" \(a URL goes as \{ url \}\)$/],
           [listedTwice, /^nodes 0 and 1 are one server \(127\.0\.0\.1:\d+\)/]
         ] as const
       ) {
@@ -539,6 +541,17 @@ layer(RedisFleet.layerLocal(1), { timeout: 30_000, excludeTestServices: true })(
         assert.instanceOf(refused, InvalidOptions)
         assert.strictEqual((refused as InvalidOptions).option, "nodes")
         assert.match((refused as InvalidOptions).detail, detail)
+        assert.notInclude((refused as InvalidOptions).message, "s3cret")
+      }
+      // A URL (or user@host) as the host: refused, not a node that waits for a connection that never comes.
+      for (const host of ["redis://app:s3cret@127.0.0.1", "app@127.0.0.1"]) {
+        const refused = yield* Effect.promise(() =>
+          makeRedlock([{ host, port: fleet.servers[0].port }]).then(() => undefined, (e: unknown) => e)
+        )
+        assert.instanceOf(refused, InvalidOptions, host)
+        assert.strictEqual((refused as InvalidOptions).option, "host")
+        assert.include((refused as InvalidOptions).detail, "must be a host name or an IP address")
+        assert.notInclude((refused as InvalidOptions).message, "s3cret")
       }
     }))
 

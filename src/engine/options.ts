@@ -141,19 +141,33 @@ export const keyPrefix = (input: unknown): string | Problem =>
     ? new Problem("keyPrefix", "must not contain the NUL character")
     : input
 
+// A URL given where connection options or a host go: where it goes instead.
+const urlHint = (input: unknown): string => typeof input === "string" && input.includes("://") ? " (a URL goes as { url })" : ""
+
 /** A node list: an array (each entry checked by `nodeEntry`); `expected` says what else the caller takes. */
 export const nodeList = (input: unknown, expected = "an array of node options or { client }"): ReadonlyArray<unknown> | Problem =>
-  Array.isArray(input) ? input : new Problem("nodes", `expected ${expected}, got ${describe(input)}`)
+  Array.isArray(input) ? input : new Problem("nodes", `expected ${expected}, got ${describe(input)}${urlHint(input)}`)
 
 /** One entry of a node list (the `index`th, where known): an object (connection options, or `{ client }`). */
 export const nodeEntry = (input: unknown, index?: number): object | Problem =>
   typeof input === "object" && input !== null
     ? input
-    : new Problem("nodes", `${index === undefined ? "a node" : `node ${index}`} must be connection options or { client }, got ${describe(input)}`)
+    : new Problem(
+      "nodes",
+      `${index === undefined ? "a node" : `node ${index}`} must be connection options or { client }, got ${describe(input)}${
+        urlHint(input)
+      }`
+    )
 
-/** A node's host: a non-empty string. */
+/**
+ * A node's host: a host name or an IP address. A slash or an `@` is in
+ * neither: such a host (a URL, `user@host`) could never be resolved, and the
+ * node would wait for a connection that never comes.
+ */
 export const host = (input: unknown): string | Problem =>
-  typeof input === "string" && input.length > 0 ? input : new Problem("host", `must be a non-empty string, got ${describe(input)}`)
+  typeof input === "string" && input.length > 0 && !/[/@\s]/.test(input)
+    ? input
+    : new Problem("host", `must be a host name or an IP address, got ${describe(input)}${urlHint(input)}`)
 
 /** A node's TCP port. */
 export const port = (input: unknown): number | Problem =>
@@ -339,8 +353,15 @@ export const abortSignal = (input: unknown): AbortSignal | undefined | Problem =
 }
 
 /** A value as an error message names it. */
+/**
+ * A URL's user and password in a text, replaced: errors and logs show what
+ * they were given, and a `redis://user:password@host` URL put where it does
+ * not belong must not show its password.
+ */
+export const hidePassword = (text: string): string => text.replace(/\/\/[^@/\s"]*@/g, "//***@")
+
 export const describe = (u: unknown): string => {
-  if (typeof u === "string") return JSON.stringify(u)
+  if (typeof u === "string") return JSON.stringify(hidePassword(u))
   if (typeof u === "number" || typeof u === "boolean" || typeof u === "bigint" || u === null || u === undefined) {
     return String(u)
   }

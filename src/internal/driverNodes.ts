@@ -16,6 +16,7 @@ import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import type * as Scope from "effect/Scope"
 import type * as Tls from "node:tls"
+import * as Options from "../engine/options.js"
 import * as Address from "../nodes/address.js"
 import type * as DriverNode from "../nodes/driverNode.js"
 import type { RedisNode } from "../RedisNode.js"
@@ -219,7 +220,7 @@ export const make = <Client>(driver: Driver<Client>) =>
     if (nodeOptions.url !== undefined) {
       const parsed = fromUrl(nodeOptions.url)
       if (Option.isNone(parsed)) {
-        return yield* new InvalidOptions({ option: "url", detail: `not a redis:// URL: "${Address.hidePassword(nodeOptions.url)}"` }, true)
+        return yield* new InvalidOptions({ option: "url", detail: `not a redis:// URL: "${Options.hidePassword(nodeOptions.url)}"` }, true)
       }
       options = { ...parsed.value, ...withoutUndefined(nodeOptions) }
     }
@@ -298,7 +299,7 @@ export const layerConfig = <Client>(driver: Driver<Client>) =>
     for (const url of urls) {
       const parsed = fromUrl(url)
       if (Option.isNone(parsed)) {
-        return yield* Effect.fail(ConfigError.InvalidData(["REDLOCK_NODES"], `not a redis:// URL: "${Address.hidePassword(url)}"`))
+        return yield* Effect.fail(ConfigError.InvalidData(["REDLOCK_NODES"], `not a redis:// URL: "${Options.hidePassword(url)}"`))
       }
       nodes.push({ ...parsed.value, password: parsed.value.password ?? Option.getOrUndefined(password) })
     }

@@ -46,9 +46,6 @@ export const parseUrl = (url: string): Address | undefined => {
   }
 }
 
-/** A URL as it may be shown: any user and password replaced. */
-export const hidePassword = (url: string): string => url.replace(/\/\/[^@/]*@/, "//***@")
-
 /**
  * The server a node entry (connection options, or `{ client }`) names, as
  * far as it is known before connecting: the user's client itself, or `host:port`

@@ -45,10 +45,12 @@ it.live("REDLOCK_NODES and the options' variables make the manager: its key pref
     assert.strictEqual(bad._tag === "InvalidOptions" ? bad.option : bad._tag, "driftFactor")
   }).pipe(Effect.provide(layerLocal(3))))
 
-it.effect("node options that are no list, no object, a bad host, port or connectTimeout, one server twice: InvalidOptions naming it, nothing opened", () =>
+it.effect("node options that are no list, no object (a URL: its password hidden), a bad host (a URL), port or connectTimeout, one server twice: InvalidOptions naming it, nothing opened", () =>
   Effect.gen(function*() {
     const cases: ReadonlyArray<readonly [unknown, string, RegExp]> = [
-      ["redis://127.0.0.1", "nodes", /expected an array .*got "redis:\/\/127\.0\.0\.1"$/],
+      ["redis://127.0.0.1", "nodes", /expected an array .*got "redis:\/\/127\.0\.0\.1" \(a URL goes as \{ url \}\)$/],
+      [["redis://app:s3cret@127.0.0.1"], "nodes", /got "redis:\/\/\*\*\*@127\.0\.0\.1" \(a URL goes as \{ url \}\)$/],
+      [[{ host: "redis://app:s3cret@127.0.0.1", port: 6379 }], "host", /^must be a host name or an IP address, got "redis:\/\/\*\*\*@/],
       [[null], "nodes", /a node must be .*got null$/],
       [[{ host: "127.0.0.1", port: "6379" }], "port", /got "6379"$/],
       [[{ host: "127.0.0.1", port: 0 }], "port", /got 0$/],

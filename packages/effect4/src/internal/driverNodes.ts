@@ -182,7 +182,7 @@ export const make = <Client>(driver: Driver<Client>) =>
     if (nodeOptions.url !== undefined) {
       const parsed = fromUrl(nodeOptions.url)
       if (Option.isNone(parsed)) {
-        return yield* Validate.invalid("url", `not a redis:// URL: "${Address.hidePassword(nodeOptions.url)}"`)
+        return yield* Validate.invalid("url", `not a redis:// URL: "${Options.hidePassword(nodeOptions.url)}"`)
       }
       options = { ...parsed.value, ...withoutUndefined(nodeOptions) }
     }
@@ -257,7 +257,7 @@ export const layerConfig = <Client>(driver: Driver<Client>) =>
     for (const url of urls) {
       const parsed = fromUrl(url)
       if (Option.isNone(parsed)) {
-        return yield* Validate.invalid("REDLOCK_NODES", `not a redis:// URL: "${Address.hidePassword(url)}"`)
+        return yield* Validate.invalid("REDLOCK_NODES", `not a redis:// URL: "${Options.hidePassword(url)}"`)
       }
       nodes.push({ ...parsed.value, password: parsed.value.password ?? Option.getOrUndefined(password) })
     }
