@@ -7,6 +7,7 @@ import { assert, describe, it, layer } from "@effect/vitest"
 import { Effect, Option, Redacted } from "effect"
 import { Command, Redis } from "ioredis"
 import * as RedisFleet from "../fleet/RedisFleet.js"
+import { makeRedlock, type PromiseRedlock, retry } from "../src/Promise.js"
 import * as Ioredis from "../src/RedisNode/Ioredis.js"
 import * as IoredisCommands from "../src/nodes/ioredis/commands.js"
 import * as Scripts from "../src/nodes/scripts.js"
@@ -63,6 +64,41 @@ layer(RedisFleet.layerLocal(2, { password: "s3cret" }), { timeout: 30_000, exclu
         assert.strictEqual(yield* fleet.servers[0].call("GET", "app:prefixed"), "v")
         assert.strictEqual(yield* node.release(["prefixed"], "v", true), 1)
         assert.strictEqual(yield* fleet.servers[0].call("EXISTS", "app:prefixed"), 0)
+      }))
+
+    it.scoped("a user's client with a key prefix: waiters hear releases, from this process's answer and over the channel", () =>
+      Effect.gen(function*() {
+        const fleet = yield* RedisFleet.RedisFleet
+        const port = fleet.servers[0].port
+        const client = (username?: string) =>
+          Effect.acquireRelease(
+            Effect.sync(() => new Redis({ host: "127.0.0.1", port, password: "s3cret", keyPrefix: "app:", username })),
+            (client) => Effect.promise(() => client.quit())
+          )
+        // Two managers over clients that do not share a release subscriber (another user name): the
+        // holder's releases reach the other one's waiters only over the channel.
+        const managers = yield* Effect.forEach([undefined, "default"], (username) =>
+          Effect.flatMap(client(username), (client) =>
+            Effect.acquireRelease(
+              Effect.promise(() => makeRedlock([{ client }], { restartQuarantine: false })),
+              (redlock) => Effect.promise(() => redlock.close())
+            )))
+        const [holder, other] = managers as [PromiseRedlock, PromiseRedlock]
+        // Waiters that would try again only after 5 s: a wait that ends sooner was woken by the release.
+        const slowRetry = retry({ delay: 5_000, times: 2 })
+        for (const [heardBy, waiter] of [["the answer", holder], ["the channel", other]] as const) {
+          const resource = `prefixed-wait-${heardBy}`
+          const lock = yield* Effect.promise(() => holder.acquire(resource, { ttl: 10_000 }))
+          const waiting = waiter.acquire(resource, { ttl: 10_000, retry: slowRetry })
+          yield* Effect.sleep("200 millis")
+          const released = performance.now()
+          yield* Effect.promise(() => holder.release(lock))
+          const granted = yield* Effect.promise(() => waiting)
+          const waited = performance.now() - released
+          assert.isBelow(waited, 1_000, `woken by ${heardBy} after ${waited.toFixed(0)} ms`)
+          assert.strictEqual(yield* fleet.servers[0].call("GET", `app:redlock:${resource}`), granted.value)
+          yield* Effect.promise(() => waiter.release(granted))
+        }
       }))
 
     it.scoped("commands sent in the same turn reach the server in one write", () =>

@@ -23,7 +23,8 @@ const channelsOverTestDriver = (countsSubscribers = true) => {
       }
     },
     isRefusal: () => false,
-    countsSubscribers
+    countsSubscribers,
+    keyPrefix: ""
   }, undefined, () => false)
   return {
     channels: use.channels,

@@ -78,14 +78,22 @@ export interface Driver {
    * (its messages reach the other nodes' subscribers too).
    */
   readonly countsSubscribers: boolean
+  /**
+   * What the client puts before every key it sends, the scripts' keys too
+   * (ioredis's `keyPrefix`; "" for none). The scripts see the keys so, and
+   * name release channels and announcements with it; channels themselves
+   * are sent as they are.
+   */
+  readonly keyPrefix: string
 }
 
 /** The announcements of one server. */
 export interface ReleaseChannels {
   readonly watch: (key: string, onRelease: OnRelease) => ReleaseWatch
   /**
-   * A release of this process announced `next` on `key`'s channel: told to
-   * the key's watchers now, from the release's answer; the channel's copy
+   * A release of this process announced `next` on `key`'s channel (`key` as
+   * the script named it, with the client's key prefix): told to the key's
+   * watchers now, from the release's answer; the channel's copy
    * of it, if it was `published`, is then not told again (`Watchers.notify`).
    */
   readonly announced: (key: string, next: string, published: boolean) => void
@@ -144,6 +152,10 @@ const refusalOf = (serverKey: string | undefined) => {
 
 /** The announcements of the server `serverKey` names (`undefined`: a server no other node may share), over `driver`. */
 const open = (driver: Driver, serverKey: string | undefined): ReleaseChannels => {
+  // A key's channel, as the scripts publish on it: its name on the server, with the client's key prefix.
+  const channelPrefix = releaseChannelPrefix + driver.keyPrefix
+  // A key the scripts named (with the client's key prefix), as the node's callers name it.
+  const keyNamed = (named: string): string => named.startsWith(driver.keyPrefix) ? named.slice(driver.keyPrefix.length) : named
   let subscriber: SubscriberConnection | undefined
   // Whether the subscriber was ready since it was opened: before that it is being connected for its
   // first waiters, who will hear once it is (a waiter that found it not listening yet tries again
@@ -169,7 +181,7 @@ const open = (driver: Driver, serverKey: string | undefined): ReleaseChannels =>
     channel.sent = true
     pending++
     const asked = connectionNumber
-    subscriber.subscribe(releaseChannelPrefix + key).then(
+    subscriber.subscribe(channelPrefix + key).then(
       () => {
         if (asked !== connectionNumber) return
         pending--
@@ -195,7 +207,7 @@ const open = (driver: Driver, serverKey: string | undefined): ReleaseChannels =>
     pending++
     const asked = connectionNumber
     const answered = () => void (asked === connectionNumber && pending--)
-    subscriber.unsubscribe(releaseChannelPrefix + key).then(answered, answered)
+    subscriber.unsubscribe(channelPrefix + key).then(answered, answered)
   }
 
   // The connection closed (or was dropped): it has no subscriptions any more,
@@ -217,7 +229,7 @@ const open = (driver: Driver, serverKey: string | undefined): ReleaseChannels =>
     wasReady = false
     const own: SubscriberConnection = driver.open({
       message: (channel, next) =>
-        watchers.notify(channel.slice(releaseChannelPrefix.length), next, performance.now(), "channel", releasesUnanswered > 0),
+        watchers.notify(channel.slice(channelPrefix.length), next, performance.now(), "channel", releasesUnanswered > 0),
       closed: () => {
         if (own === subscriber) forget()
       },
@@ -287,7 +299,10 @@ const open = (driver: Driver, serverKey: string | undefined): ReleaseChannels =>
   const mayHear = (key: string): boolean => watchers.has(key) || channels.has(key)
   return {
     watch: (key, onRelease) => watchers.watch(key, onRelease, performance.now()),
-    announced: (key, next, published) => watchers.notify(key, next, performance.now(), "answer", published && mayHear(key)),
+    announced: (named, next, published) => {
+      const key = keyNamed(named)
+      watchers.notify(key, next, performance.now(), "answer", published && mayHear(key))
+    },
     ownSubscribers: (keys) => {
       // A server that refuses pub/sub would refuse the count too: one refused command per release is enough.
       if (!driver.countsSubscribers || refusal.recent()) return undefined

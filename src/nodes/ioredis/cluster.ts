@@ -29,6 +29,7 @@ import * as ReleaseSubscriber from "./releaseSubscriber.js"
 export interface IoredisCluster {
   readonly isCluster: boolean
   readonly status: string
+  readonly options?: { readonly keyPrefix?: string | undefined }
   on(event: string, listener: (...args: Array<any>) => void): unknown
   off(event: string, listener: (...args: Array<any>) => void): unknown
   /** The client of each node of the cluster, as the client knows them now. */
@@ -265,7 +266,8 @@ const releases = (cluster: IoredisCluster): DriverNode.Releases => {
     open: (events) =>
       ReleaseSubscriber.subscriberConnection(cluster.duplicate([], { enableOfflineQueue: false, lazyConnect: false }), events),
     isRefusal: ReleaseSubscriber.isRefusal,
-    countsSubscribers: false
+    countsSubscribers: false,
+    keyPrefix: cluster.options?.keyPrefix ?? ""
   }, undefined, () => cluster.status === "end")
   return { channels: use.channels, stop: use.leave }
 }

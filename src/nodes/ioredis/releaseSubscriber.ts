@@ -45,7 +45,8 @@ const driver = (client: IoredisClient): ReleaseChannels.Driver => ({
     return subscriberConnection(subscriber, events)
   },
   isRefusal,
-  countsSubscribers: true
+  countsSubscribers: true,
+  keyPrefix: client.options.keyPrefix ?? ""
 })
 
 /** A subscribing client of the ioredis family (a client's or a cluster client's duplicate) as the release channels use it. */

@@ -74,7 +74,9 @@ const driver = (client: NodeRedisClient): ReleaseChannels.Driver => ({
     }
   },
   isRefusal: isServerReply,
-  countsSubscribers: true
+  countsSubscribers: true,
+  // node-redis sends keys as they are.
+  keyPrefix: ""
 })
 
 /**
