@@ -57,11 +57,14 @@ export interface Loops {
  * - `lazyConnect`: clients made with `lazyConnect: true` (frameworks,
  *   serverless handlers), connected before use, passed as `{ client }`;
  * - `aclNoPubsub`: connections as an ACL user without pub/sub rights
- *   (`aclUser`), which effect-redlock opens itself.
+ *   (`aclUser`), which effect-redlock opens itself;
+ * - `keyPrefix`: ioredis clients with a `keyPrefix` (an application's
+ *   namespace on a shared Redis), connected, passed as `{ client }`
+ *   (node-redis has no key prefix: its clients are `connected`'s).
  */
-export type Setup = "library" | "connected" | "lazyConnect" | "aclNoPubsub"
+export type Setup = "library" | "connected" | "lazyConnect" | "aclNoPubsub" | "keyPrefix"
 
-export const setups: ReadonlyArray<Setup> = ["library", "connected", "lazyConnect", "aclNoPubsub"]
+export const setups: ReadonlyArray<Setup> = ["library", "connected", "lazyConnect", "aclNoPubsub", "keyPrefix"]
 
 /** The ACL user of the `aclNoPubsub` setup, and its rule (every command and key, no pub/sub command). */
 export const aclUser = { username: "bench-no-pubsub", password: "bench-secret" } as const
@@ -83,7 +86,8 @@ const connect = async (ports: ReadonlyArray<number>, setup: Setup = "connected")
       port,
       maxRetriesPerRequest: 1,
       lazyConnect: setup === "lazyConnect",
-      ...(setup === "aclNoPubsub" ? aclUser : {})
+      ...(setup === "aclNoPubsub" ? aclUser : {}),
+      ...(setup === "keyPrefix" ? { keyPrefix: "app:" } : {})
     })
   )
   if (setup === "lazyConnect") await Promise.all(clients.map((client) => client.connect()))

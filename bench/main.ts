@@ -6,7 +6,7 @@
  * Options: `--seconds S` per scenario (default 3), `--rounds R` (default 2),
  * `--cycles N` for the heap scenario (default 100000), `--only name,...`
  * (lock contenders only; the semaphore table (e) runs without it),
- * `--setups library,connected,lazyConnect,aclNoPubsub` (how the contended
+ * `--setups library,connected,lazyConnect,aclNoPubsub,keyPrefix` (how the contended
  * scenarios' clients are made: contenders.ts `Setup`; default all).
  */
 import * as Effect from "effect/Effect"
@@ -133,7 +133,8 @@ const setupTitles: Record<Contenders.Setup, string> = {
   library: "connections each library opens (the peers: clients connected as usual)",
   connected: "user clients, connected, passed as { client }",
   lazyConnect: "user clients made with lazyConnect, connected before use",
-  aclNoPubsub: "an ACL user without pub/sub rights"
+  aclNoPubsub: "an ACL user without pub/sub rights",
+  keyPrefix: "user clients with a keyPrefix, connected, passed as { client }"
 }
 
 /**
