@@ -63,12 +63,13 @@ export const driverSuite = <Client>(it: It, driver: DriverUnderTest<Client>) => 
       Effect.gen(function*() {
         const fleet = yield* RedisFleet.RedisFleet
         const cases: ReadonlyArray<[unknown, string, RegExp]> = [
-          ["redis://127.0.0.1", "nodes", /expected an array .*got "redis:\/\/127\.0\.0\.1"$/],
+          ["redis://127.0.0.1", "nodes", /expected an array .*got "redis:\/\/127\.0\.0\.1" \(a URL goes as \{ url \}\)$/],
           [[null], "nodes", /a node must be .*got null$/],
           [[5], "nodes", /got 5$/],
           [[{ ...fleet.nodes[0], port: "6379" }], "port", /got "6379"$/],
           [[{ ...fleet.nodes[0], port: 70_000 }], "port", /got 70000$/],
           [[{ ...fleet.nodes[0], host: "" }], "host", /got ""$/],
+          [[{ ...fleet.nodes[0], host: "redis://app:s3cret@127.0.0.1" }], "host", /got "redis:\/\/\*\*\*@127\.0\.0\.1" \(a URL goes as \{ url \}\)$/],
           [[{ ...fleet.nodes[0], connectTimeout: "soon" }], "connectTimeout", /got "soon"$/]
         ]
         for (const [nodes, option, detail] of cases) {

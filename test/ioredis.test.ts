@@ -7,6 +7,7 @@ import { assert, describe, it, layer } from "@effect/vitest"
 import { Effect, Option, Redacted } from "effect"
 import { Command, Redis } from "ioredis"
 import * as RedisFleet from "../fleet/RedisFleet.js"
+import * as Fenced from "../src/Fencing/Ioredis.js"
 import { makeRedlock, type PromiseRedlock, retry } from "../src/Promise.js"
 import * as Ioredis from "../src/RedisNode/Ioredis.js"
 import * as IoredisCommands from "../src/nodes/ioredis/commands.js"
@@ -99,6 +100,47 @@ layer(RedisFleet.layerLocal(2, { password: "s3cret" }), { timeout: 30_000, exclu
           assert.strictEqual(yield* fleet.servers[0].call("GET", `app:redlock:${resource}`), granted.value)
           yield* Effect.promise(() => waiter.release(granted))
         }
+      }))
+
+    it.scoped("a user's client with stringNumbers (integers read as strings): extensions, waiting, permits, inspect and fencing read them", () =>
+      Effect.gen(function*() {
+        const fleet = yield* RedisFleet.RedisFleet
+        const client = yield* Effect.acquireRelease(
+          Effect.sync(() => new Redis({ host: "127.0.0.1", port: fleet.servers[0].port, password: "s3cret", stringNumbers: true })),
+          (client) => Effect.promise(() => client.quit())
+        )
+        const redlock = yield* Effect.acquireRelease(
+          Effect.promise(() => makeRedlock([{ client }], { restartQuarantine: false })),
+          (redlock) => Effect.promise(() => redlock.close())
+        )
+        yield* Effect.promise(async () => {
+          const lock = await redlock.acquire("string-numbers", { ttl: 10_000 })
+          // An extension answered "1" is an extension, not a lost lock.
+          const extended = await redlock.extend(lock, 20_000)
+          assert.isAbove(extended.remaining(), 10_000)
+          const seen = await redlock.inspect("string-numbers")
+          assert.strictEqual(seen.holder, lock.value)
+          assert.isAbove(seen.ttlMillis!, 10_000)
+          const read = seen.nodes[0]!
+          assert.isAbove("ttlMillis" in read ? read.ttlMillis! : 0, 10_000)
+          // A waiter's attempts answered ["3"] and ["1"]: it waits its turn and is granted, not refused as held.
+          const waiting = redlock.acquire("string-numbers", { ttl: 10_000 })
+          await new Promise((resolve) => setTimeout(resolve, 50))
+          await redlock.release(extended)
+          const next = await waiting
+          const token = await next.fencingToken()
+          await redlock.release(next)
+          const permit = await redlock.acquirePermit("string-numbers-permit", { limit: 2, ttl: 10_000 })
+          // Its grant ["1", "<slot>"] names the slot that holds it.
+          const slots = await Promise.all([0, 1].map((slot) => Effect.runPromise(fleet.servers[0].call("GET", `redlock:string-numbers-permit\u0000permit${slot}`))))
+          assert.include(slots, permit.value)
+          await redlock.release(permit)
+          // A fenced write refused: the highest token seen, from a reply that is no "1".
+          await Effect.runPromise(Fenced.set(client, { key: "string-numbers:data", value: "new", token }))
+          const stale = await Effect.runPromise(Effect.flip(Fenced.set(client, { key: "string-numbers:data", value: "old", token: token - 1n })))
+          assert.strictEqual(stale._tag, "StaleFencingToken")
+          assert.strictEqual(stale._tag === "StaleFencingToken" ? stale.highestSeen : undefined, token)
+        })
       }))
 
     it.scoped("commands sent in the same turn reach the server in one write", () =>

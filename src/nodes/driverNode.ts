@@ -145,15 +145,29 @@ const turnArguments = (value: string, ttlMillis: number, turn: Turn): Array<stri
   return args
 }
 
+/**
+ * An integer of a script's reply as a number: a client made with ioredis's
+ * `stringNumbers` reads every integer as a string ("1").
+ */
+const integer = (reply: unknown): number => typeof reply === "number" ? reply : Number(reply)
+
 /** The reply of the acquireInTurn and acquireSlot scripts (see scripts.ts): acquireSlot's grant names its slot. */
 const turnAnswer = (reply: unknown): TurnAnswer => {
-  const [code, detail] = reply as [number, number | string | undefined]
-  if (code === 1) return detail === undefined ? granted : { _tag: "Granted", slot: detail as number }
-  if (code === 3) return notYourTurn
-  if (code === 4) return { _tag: "SettingConflict", recorded: String(detail) }
-  const pttl = detail as number | undefined
+  const [code, detail] = reply as [unknown, unknown]
+  switch (integer(code)) {
+    case 1:
+      return detail === undefined ? granted : { _tag: "Granted", slot: integer(detail) }
+    case 3:
+      return notYourTurn
+    case 4:
+      return { _tag: "SettingConflict", recorded: String(detail) }
+  }
+  const pttl = detail === undefined ? undefined : integer(detail)
   return { _tag: "Held", ttlMillis: pttl === undefined || pttl < 0 ? undefined : pttl }
 }
+
+/** A script's reply of 1 (done) or 0. */
+const isOne = (reply: unknown): boolean => integer(reply) === 1
 
 /** The node operations over one connection. */
 const makeNode = (
@@ -238,17 +252,17 @@ const makeNode = (
   // whatever the releasing caller does next.
   const releaseAnswer = (reply: unknown): number => {
     // The keys deleted, then each announcement as key, message and whether it was published.
-    const answer = reply as [number, ...Array<string | number>]
+    const answer = reply as ReadonlyArray<unknown>
     for (let index = 1; index + 2 < answer.length; index += 3) {
-      releases.announced(String(answer[index]), String(answer[index + 1]), answer[index + 2] === 1)
+      releases.announced(String(answer[index]), String(answer[index + 1]), isOne(answer[index + 2]))
     }
-    return Number(answer[0])
+    return integer(answer[0])
   }
   const isTrue = (answer: boolean) => answer
   const isGranted = (answer: TurnAnswer) => answer._tag === "Granted"
 
   const acquireAll = (keys: ReadonlyArray<string>, value: string, ttlMillis: number) =>
-    evalScript(Scripts.acquireAll, keys, [value, ttlMillis], (reply) => reply === 1)
+    evalScript(Scripts.acquireAll, keys, [value, ttlMillis], isOne)
   // The one-key acquire is two commands, the second sent once the first is
   // answered: any later operation on the same key and value (the caller's
   // undo, leaving, release, next attempt) may have been sent meanwhile, and
@@ -314,16 +328,17 @@ const makeNode = (
     },
     extend: replicated((keys, value, ttlMillis) => {
       supersede(keys, value)
-      return evalScript(Scripts.extendOwned, keys, [value, ttlMillis], (reply) => reply === 1)
+      return evalScript(Scripts.extendOwned, keys, [value, ttlMillis], isOne)
     }, isTrue),
     incrementFences: (keys, value, fenceKeys) =>
       evalScript(Scripts.incrementFences, [...keys, ...fenceKeys], [value], (reply) =>
         Array.isArray(reply) ? reply.map((count) => BigInt(String(count))) : undefined),
     commitFences: (keys, value, fenceKeys, tokens) =>
-      evalScript(Scripts.commitFences, [...keys, ...fenceKeys], [value, ...tokens.map(String)], (reply) => reply === 1),
+      evalScript(Scripts.commitFences, [...keys, ...fenceKeys], [value, ...tokens.map(String)], isOne),
     inspect: (key) =>
       evalScript(Scripts.inspectKey, [key], [], (reply) => {
-        const [pttl, value] = reply as [number, string | undefined]
+        const [answeredPttl, value] = reply as [unknown, string | undefined]
+        const pttl = integer(answeredPttl)
         return { value: value ?? undefined, ttlMillis: pttl >= 0 ? pttl : undefined }
       })
   }

@@ -680,7 +680,8 @@ return 1
  * A write fenced by a token. KEYS: the data key, the key of the highest token
  * seen for it. ARGV: the value, the token (decimal). Writes and records the
  * token only if it is not below any token seen (an equal token is the same
- * holder writing again); returns 1, else the highest token seen (as a string).
+ * holder writing again); returns 1, else { highest token seen } (a string in
+ * a list: a client that reads integers as strings still tells them apart).
  */
 export const fencedSet = script(`
 local highest = redis.call("GET", KEYS[2]) or "0"
@@ -690,7 +691,7 @@ if #token > #highest or (#token == #highest and token >= highest) then
   redis.call("SET", KEYS[2], token)
   return 1
 end
-return highest
+return { highest }
 `)
 
 /** Every script a lock node runs, loaded on each connection (see loadedScripts.ts). */

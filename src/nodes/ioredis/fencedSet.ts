@@ -21,6 +21,9 @@ export const fencedSet = <E extends NodeError>(
   // that reply would land after the writes sent meanwhile, and an older value of the same holder (same token)
   // would overwrite a newer one.
   client.eval(Scripts.fencedSet.lua, 2, write.key, write.tokenKey, write.value, write.token.toString()).then(
-    (reply) => reply === 1 ? { written: true } as const : { written: false, highestSeen: BigInt(String(reply)) } as const,
+    (reply) =>
+      Array.isArray(reply)
+        ? { written: false, highestSeen: BigInt(String(reply[0])) } as const
+        : { written: true } as const,
     (cause) => Promise.reject(NodeErrors.toNodeError(makeError, clientName(client), cause, undefined))
   )
