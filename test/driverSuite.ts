@@ -19,11 +19,19 @@ export interface DriverUnderTest<Client> {
   readonly layer: (nodes: ReadonlyArray<DriverNodes.NodeOptions<Client>>) => Layer.Layer<RedisNode.RedisNodes, InvalidOptions>
   readonly layerConfig: () => Layer.Layer<RedisNode.RedisNodes, unknown>
   /** A connected client of the user's for the server on `port`, closed with the scope. */
-  readonly userClient: (port: number, password: string) => Effect.Effect<UserClient<Client>, never, Scope.Scope>
+  readonly userClient: (port: number, password: string, options?: UserClientOptions) => Effect.Effect<UserClient<Client>, never, Scope.Scope>
+}
+
+/** How else a user makes a client: a key prefix for every key, a user name to log in with. */
+export interface UserClientOptions {
+  readonly keyPrefix?: string
+  readonly username?: string
 }
 
 export interface UserClient<Client> {
   readonly client: Client
+  /** What the client puts before every key ("" for none, or where its library has no key prefix). */
+  readonly keyPrefix: string
   readonly isReady: () => boolean
   readonly get: (key: string) => Promise<unknown>
   /** Block this client's connection (a BLPOP of a list nobody fills) for `seconds`: its next commands wait, other connections' do not. */
@@ -163,6 +171,33 @@ export const driverSuite = <Client>(it: It, driver: DriverUnderTest<Client>) => 
         yield* Scope.close(scope, Exit.void)
         assert.isTrue(user.isReady(), "still connected")
         assert.strictEqual(yield* Effect.promise(() => user.get("k")), "v")
+      }))
+
+    it.scoped("a user's client with a key prefix: lock keys carry it, and waiters hear releases from this process's answer and over the channel", () =>
+      Effect.gen(function*() {
+        const fleet = yield* RedisFleet.RedisFleet
+        const port = fleet.servers[0].port
+        // Clients that share no release subscriber (the other logs in by user name): the holder's releases
+        // reach the other manager's waiters over the channel only.
+        const holderClient = yield* driver.userClient(port, "s3cret", { keyPrefix: "app:" })
+        const otherClient = yield* driver.userClient(port, "s3cret", { keyPrefix: "app:", username: "default" })
+        const managerOver = (client: Client) =>
+          Effect.map(
+            Layer.build(Redlock.layer({ restartQuarantine: false }).pipe(Layer.provide(driver.layer([{ client }])))),
+            (context) => Context.get(context, Redlock.Redlock)
+          )
+        const holder = yield* managerOver(holderClient.client)
+        const other = yield* managerOver(otherClient.client)
+        // The waiters retry only after 10 s: sooner, the release woke them (the prefixed key's announcement was
+        // once unheard, and waiters of a contended lock waited for their retry).
+        for (const [heardBy, waiter] of [["the release's answer", holder], ["the channel", other]] as const) {
+          const woken = yield* wokenAfterRelease(holder, waiter, `prefixed by ${heardBy}`)
+          assert.isBelow(woken, 1_000, `woken by ${heardBy}`)
+        }
+        // The lock key is where the client's own commands put keys.
+        const lock = yield* holder.acquire("prefixed", { ttl: "10 seconds" })
+        assert.strictEqual(yield* fleet.servers[0].call("GET", `${holderClient.keyPrefix}redlock:prefixed`), lock.value)
+        yield* holder.release(lock)
       }))
 
     it.scoped("one server listed twice (the same host and port, by URL or fields, any db; one client twice): InvalidOptions before connecting", () =>

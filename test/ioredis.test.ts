@@ -6,13 +6,16 @@
 import { assert, describe, it, layer } from "@effect/vitest"
 import { Effect, Option, Redacted } from "effect"
 import { Command, Redis } from "ioredis"
+import { createClient } from "redis"
 import * as RedisFleet from "../fleet/RedisFleet.js"
 import * as Fenced from "../src/Fencing/Ioredis.js"
-import { makeRedlock, type PromiseRedlock, retry } from "../src/Promise.js"
+import { makeRedlock } from "../src/Promise.js"
 import * as Ioredis from "../src/RedisNode/Ioredis.js"
+import { InvalidOptions } from "../src/RedlockError.js"
 import * as IoredisCommands from "../src/nodes/ioredis/commands.js"
 import * as Scripts from "../src/nodes/scripts.js"
 import { driverSuite, nodesOf } from "./driverSuite.js"
+import { failureOf } from "./support.js"
 
 describe("EVALSHA encoded once per fan-out", () => {
   it("is byte for byte what ioredis sends for the same command, multi-byte characters included", () => {
@@ -26,6 +29,23 @@ describe("EVALSHA encoded once per fan-out", () => {
     assert.strictEqual(IoredisCommands.encodedEvalsha.command(Command, Scripts.acquireInTurn, keys, [...args]).toWritable(undefined as never), theirs)
     assert.notStrictEqual(IoredisCommands.encodedEvalsha.command(Command, Scripts.acquireInTurn, keys, ["other", 1, 2, 3]).toWritable(undefined as never), theirs)
   })
+})
+
+describe("objects that are no ioredis client", () => {
+  it.effect("a node-redis client, a plain object, a string: InvalidOptions (client) before anything is sent", () =>
+    Effect.gen(function*() {
+      const cases: ReadonlyArray<readonly [unknown, RegExp]> = [
+        [createClient({ socket: { host: "127.0.0.1", port: 1 } }), /^must be an ioredis client \(new Redis\(\.\.\.\) or new Cluster\(\.\.\.\)\): it has no status$/],
+        [{ status: "ready" }, /: it has no sendCommand\(\)$/],
+        ["redis://127.0.0.1", /^must be an ioredis client/]
+      ]
+      for (const [client, detail] of cases) {
+        const error = failureOf(yield* Effect.exit(Effect.scoped(nodesOf(Ioredis.layer([{ client } as unknown as Ioredis.NodeOptions])))))
+        assert.instanceOf(error, InvalidOptions)
+        assert.strictEqual((error as InvalidOptions).option, "client")
+        assert.match((error as InvalidOptions).detail, detail)
+      }
+    }))
 })
 
 describe("fromUrl", () => {
@@ -65,41 +85,6 @@ layer(RedisFleet.layerLocal(2, { password: "s3cret" }), { timeout: 30_000, exclu
         assert.strictEqual(yield* fleet.servers[0].call("GET", "app:prefixed"), "v")
         assert.strictEqual(yield* node.release(["prefixed"], "v", true), 1)
         assert.strictEqual(yield* fleet.servers[0].call("EXISTS", "app:prefixed"), 0)
-      }))
-
-    it.scoped("a user's client with a key prefix: waiters hear releases, from this process's answer and over the channel", () =>
-      Effect.gen(function*() {
-        const fleet = yield* RedisFleet.RedisFleet
-        const port = fleet.servers[0].port
-        const client = (username?: string) =>
-          Effect.acquireRelease(
-            Effect.sync(() => new Redis({ host: "127.0.0.1", port, password: "s3cret", keyPrefix: "app:", username })),
-            (client) => Effect.promise(() => client.quit())
-          )
-        // Two managers over clients that do not share a release subscriber (another user name): the
-        // holder's releases reach the other one's waiters only over the channel.
-        const managers = yield* Effect.forEach([undefined, "default"], (username) =>
-          Effect.flatMap(client(username), (client) =>
-            Effect.acquireRelease(
-              Effect.promise(() => makeRedlock([{ client }], { restartQuarantine: false })),
-              (redlock) => Effect.promise(() => redlock.close())
-            )))
-        const [holder, other] = managers as [PromiseRedlock, PromiseRedlock]
-        // Waiters that would try again only after 5 s: a wait that ends sooner was woken by the release.
-        const slowRetry = retry({ delay: 5_000, times: 2 })
-        for (const [heardBy, waiter] of [["the answer", holder], ["the channel", other]] as const) {
-          const resource = `prefixed-wait-${heardBy}`
-          const lock = yield* Effect.promise(() => holder.acquire(resource, { ttl: 10_000 }))
-          const waiting = waiter.acquire(resource, { ttl: 10_000, retry: slowRetry })
-          yield* Effect.sleep("200 millis")
-          const released = performance.now()
-          yield* Effect.promise(() => holder.release(lock))
-          const granted = yield* Effect.promise(() => waiting)
-          const waited = performance.now() - released
-          assert.isBelow(waited, 1_000, `woken by ${heardBy} after ${waited.toFixed(0)} ms`)
-          assert.strictEqual(yield* fleet.servers[0].call("GET", `app:redlock:${resource}`), granted.value)
-          yield* Effect.promise(() => waiter.release(granted))
-        }
       }))
 
     it.scoped("a user's client with stringNumbers (integers read as strings): extensions, waiting, permits, inspect and fencing read them", () =>
@@ -169,17 +154,23 @@ layer(RedisFleet.layerLocal(2, { password: "s3cret" }), { timeout: 30_000, exclu
     driverSuite(it, {
       layer: Ioredis.layer,
       layerConfig: () => Ioredis.layerConfig(),
-      userClient: (port, password) =>
+      userClient: (port, password, options = {}) =>
         Effect.map(
           Effect.acquireRelease(
             Effect.promise(async () => {
-              const client = new Redis({ host: "127.0.0.1", port, password })
+              const client = new Redis({ host: "127.0.0.1", port, password, ...options })
               await client.ping()
               return client
             }),
             (client) => Effect.sync(() => client.disconnect())
           ),
-          (client) => ({ client, isReady: () => client.status === "ready", get: (key) => client.get(key), blockFor: (seconds) => client.blpop("nowhere", seconds) })
+          (client) => ({
+            client,
+            keyPrefix: options.keyPrefix ?? "",
+            isReady: () => client.status === "ready",
+            get: (key) => client.get(key),
+            blockFor: (seconds) => client.blpop("nowhere", seconds)
+          })
         )
     })
   }

@@ -10,13 +10,13 @@ import { Redis } from "iovalkey"
 import * as RedisFleet from "../fleet/RedisFleet.js"
 import * as Iovalkey from "../src/RedisNode/Iovalkey.js"
 import { contract, redisHarness } from "./contract.js"
-import { driverSuite, lockSuite } from "./driverSuite.js"
+import { driverSuite, lockSuite, type UserClientOptions } from "./driverSuite.js"
 
 /** A user's iovalkey client, connected, closed with the scope. */
-const userClient = (port: number, password?: string) =>
+const userClient = (port: number, password?: string, options: UserClientOptions = {}) =>
   Effect.acquireRelease(
     Effect.promise(async () => {
-      const client = new Redis({ host: "127.0.0.1", port, ...(password === undefined ? {} : { password }) })
+      const client = new Redis({ host: "127.0.0.1", port, ...(password === undefined ? {} : { password }), ...options })
       await client.ping()
       return client
     }),
@@ -37,9 +37,10 @@ layer(RedisFleet.layerLocal(2, { password: "s3cret" }), { timeout: 30_000, exclu
     driverSuite(it, {
       layer: Iovalkey.layer,
       layerConfig: () => Iovalkey.layerConfig(),
-      userClient: (port, password) =>
-        Effect.map(userClient(port, password), (client) => ({
+      userClient: (port, password, options = {}) =>
+        Effect.map(userClient(port, password, options), (client) => ({
           client,
+          keyPrefix: options.keyPrefix ?? "",
           isReady: () => client.status === "ready",
           get: (key) => client.get(key),
           blockFor: (seconds) => client.blpop("nowhere", seconds)

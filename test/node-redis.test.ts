@@ -6,23 +6,28 @@
  * over three servers with release announcements heard, refused (an ACL
  * without pub/sub) and typed errors.
  */
-import { assert, layer } from "@effect/vitest"
+import { assert, describe, it, layer } from "@effect/vitest"
 import { Context, Effect, Fiber, Layer, Redacted } from "effect"
-import { createClient } from "redis"
+import { createClient, createClientPool, createCluster, createSentinel } from "redis"
 import * as RedisFleet from "../fleet/RedisFleet.js"
+import { makeRedlock } from "../src/Promise.js"
 import * as Redlock from "../src/Redlock.js"
+import { InvalidOptions } from "../src/RedlockError.js"
 import * as NodeRedis from "../src/RedisNode/NodeRedis.js"
 import { contract, redisHarness } from "./contract.js"
-import { driverSuite, lockSuite, nodesOf } from "./driverSuite.js"
+import { driverSuite, lockSuite, nodesOf, type UserClientOptions } from "./driverSuite.js"
 import { aclUser, expectEmpty, failureOf, redisManager, slowRetry } from "./support.js"
 
 /** A user's client, connected, closed with the scope. */
-const userClient = (port: number, options: { readonly password?: string; readonly RESP?: 2 | 3 } = {}) =>
+const userClient = (port: number, options: UserClientOptions & { readonly password?: string; readonly RESP?: 2 | 3 } = {}) =>
   Effect.acquireRelease(
     Effect.promise(async () => {
       const client = createClient({
         socket: { host: "127.0.0.1", port },
         ...(options.password === undefined ? {} : { password: options.password }),
+        ...(options.username === undefined ? {} : { username: options.username }),
+        // node-redis 5 has no key prefix (and ignores the option).
+        ...(options.keyPrefix === undefined ? {} : { keyPrefix: options.keyPrefix }),
         ...(options.RESP === undefined ? {} : { RESP: options.RESP })
       })
       client.on("error", () => {})
@@ -38,6 +43,34 @@ const manager = (nodes: ReadonlyArray<NodeRedis.NodeOptions>, options?: Redlock.
     Layer.build(Redlock.layer({ restartQuarantine: false, ...options }).pipe(Layer.provide(NodeRedis.layer(nodes)))),
     (context) => Context.get(context, Redlock.Redlock)
   )
+
+describe("node-redis objects that are no client", () => {
+  // A pool passed for a client took locks, then threw in the first waiter (it has no duplicate() for the
+  // release subscriber) and ended the process.
+  it.effect("a client pool, a cluster or Sentinel client, anything else: InvalidOptions (client) before anything is sent", () =>
+    Effect.gen(function*() {
+      const socket = { host: "127.0.0.1", port: 1 }
+      const cases: ReadonlyArray<readonly [unknown, RegExp]> = [
+        [createClientPool({ socket }), /^a node-redis client pool \(createClientPool\) cannot subscribe/],
+        [createCluster({ rootNodes: [{ socket }] }), /^a node-redis cluster client \(createCluster\) is not served/],
+        [createSentinel({ name: "mymaster", sentinelRootNodes: [socket] }), /^a node-redis Sentinel client \(createSentinel\) is not served/],
+        [{ isOpen: false }, /^must be a node-redis client \(createClient\): it has no sendCommand\(\)$/],
+        ["redis://127.0.0.1", /^must be a node-redis client \(createClient\)$/]
+      ]
+      for (const [client, detail] of cases) {
+        const layered = failureOf(yield* Effect.exit(Effect.scoped(nodesOf(NodeRedis.layer([{ client } as unknown as NodeRedis.NodeOptions])))))
+        assert.instanceOf(layered, InvalidOptions)
+        assert.strictEqual((layered as InvalidOptions).option, "client")
+        assert.match((layered as InvalidOptions).detail, detail)
+      }
+      // Promise code, which picks node-redis for a client without ioredis's status: the same refusal.
+      const promised = yield* Effect.promise(() =>
+        makeRedlock([{ client: createClientPool({ socket }) } as never]).then(() => undefined, (error: unknown) => error)
+      )
+      assert.instanceOf(promised, InvalidOptions)
+      assert.strictEqual((promised as InvalidOptions).option, "client")
+    }))
+})
 
 layer(RedisFleet.layerLocal(1), { timeout: 30_000, excludeTestServices: true })("contract: redis-server via node-redis", (it) => {
   contract<RedisFleet.RedisFleet>((name, self) => it.effect(name, self), redisHarness(NodeRedis.make))
@@ -56,9 +89,10 @@ layer(RedisFleet.layerLocal(2, { password: "s3cret" }), { timeout: 30_000, exclu
     driverSuite(it, {
       layer: NodeRedis.layer,
       layerConfig: () => NodeRedis.layerConfig(),
-      userClient: (port, password) =>
-        Effect.map(userClient(port, { password }), (client) => ({
+      userClient: (port, password, options = {}) =>
+        Effect.map(userClient(port, { password, ...options }), (client) => ({
           client,
+          keyPrefix: typeof (client as { readonly _keyPrefix?: unknown })._keyPrefix === "string" ? (client as { readonly _keyPrefix: string })._keyPrefix : "",
           isReady: () => client.isReady,
           get: (key) => client.get(key),
           blockFor: (seconds) => client.blPop("nowhere", seconds)

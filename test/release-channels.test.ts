@@ -10,24 +10,28 @@ import * as ReleaseChannels from "../src/nodes/releaseChannels.js"
 import { releaseChannelPrefix } from "../src/nodes/scripts.js"
 
 /** The channels of a server whose subscriber connection the test plays: `deliver` is a message on a channel. */
-const channelsOverTestDriver = (countsSubscribers = true) => {
+const channelsOverTestDriver = (countsSubscribers = true, driver: { readonly keyPrefix?: string; readonly openThrows?: boolean } = {}) => {
   let events: ReleaseChannels.SubscriberEvents | undefined
+  const subscribed: Array<string> = []
   const use = ReleaseChannels.share({
     open: (given) => {
+      if (driver.openThrows === true) throw new TypeError("client.duplicate is not a function")
       events = given
       return {
         isReady: () => true,
-        subscribe: () => Promise.resolve(),
+        subscribe: (channel) => Promise.resolve(void subscribed.push(channel)),
         unsubscribe: () => Promise.resolve(),
         close: () => {}
       }
     },
     isRefusal: () => false,
     countsSubscribers,
-    keyPrefix: ""
+    keyPrefix: driver.keyPrefix ?? ""
   }, undefined, () => false)
   return {
     channels: use.channels,
+    subscribed,
+    /** A message on a channel, named by the key as the server names it. */
     deliver: (key: string, text: string) => events!.message(releaseChannelPrefix + key, text),
     leave: use.leave
   }
@@ -101,3 +105,29 @@ describe("release channels: the subscribers a release counts as this process's o
     cluster.leave()
   })
 })
+
+describe("release channels: what a driver is", () => {
+  it("a client with a key prefix: channels are the prefixed keys', and what they and release answers name is told by the key", async () => {
+    const { channels, deliver, leave, subscribed } = channelsOverTestDriver(true, { keyPrefix: "app:" })
+    const { heard, stop } = await watching(channels, "redlock:k")
+    assert.deepStrictEqual(subscribed, [releaseChannelPrefix + "app:redlock:k"])
+    deliver("app:redlock:k", "next")
+    channels.announced("app:redlock:k", "after", false)
+    assert.deepStrictEqual(heard, ["next", "after"])
+    stop()
+    leave()
+  })
+
+  it("a driver that throws making its subscriber: the watch goes on without it (nothing to wait for, not heard), releases told from answers", async () => {
+    const { channels, leave } = channelsOverTestDriver(true, { openThrows: true })
+    const heard: Array<string | null> = []
+    const watch = channels.watch("k", (next) => void heard.push(next))
+    assert.isUndefined(watch.ready)
+    assert.isFalse(channels.hears())
+    channels.announced("k", "", false)
+    assert.deepStrictEqual(heard, [""])
+    watch.stop()
+    leave()
+  })
+})
+

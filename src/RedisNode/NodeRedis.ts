@@ -21,7 +21,7 @@ import type * as Option from "effect/Option"
 import type * as Redacted from "effect/Redacted"
 import type * as Scope from "effect/Scope"
 import * as DriverNodes from "../internal/driverNodes.js"
-import type { NodeRedisClient } from "../nodes/nodeRedis/client.js"
+import { type NodeRedisClient, userClientProblem } from "../nodes/nodeRedis/client.js"
 import * as NodeRedisNode from "../nodes/nodeRedis/node.js"
 import type { RedisNode, RedisNodes } from "../RedisNode.js"
 import type { InvalidOptions } from "../RedlockError.js"
@@ -76,6 +76,7 @@ const driver: DriverNodes.Driver<NodeRedisClient> = {
   closeClient: NodeRedisNode.closeClient,
   clientName: NodeRedisNode.clientName,
   connectUserClient: NodeRedisNode.connectIfNotOpen,
+  userClientProblem,
   sentinels: false,
   open: NodeRedisNode.open
 }

@@ -134,6 +134,8 @@ export interface Driver<Client> {
   readonly clientName: (client: Client) => string
   /** A user's client not connecting yet is connected now, as its first command would. */
   readonly connectUserClient: (client: Client) => void
+  /** Why a user's `client` cannot serve a node (something else passed as one); `undefined`: it can. */
+  readonly userClientProblem: (client: unknown) => string | undefined
   /** Whether its clients can follow a Sentinel (the `sentinel` option). */
   readonly sentinels: boolean
   /** Whether a user's client is a cluster client (the node is then the whole cluster); none: never. */
@@ -210,6 +212,8 @@ export const make = <Client>(driver: Driver<Client>) =>
     const settings = yield* nodeSettings(nodeOptions)
     if ("client" in nodeOptions) {
       const client = nodeOptions.client
+      const problem = driver.userClientProblem(client)
+      if (problem !== undefined) return yield* new InvalidOptions({ option: "client", detail: problem }, true)
       if (settings.replicas !== undefined && driver.isCluster?.(client) === true) {
         return yield* new InvalidOptions({ option: "waitForReplicas", detail: "not available on cluster nodes" }, true)
       }

@@ -224,9 +224,21 @@ const open = (driver: Driver, serverKey: string | undefined): ReleaseChannels =>
     watchers.forgetCopies()
   }
 
-  const connect = () => {
-    if (subscriber !== undefined) return
+  // Whether a subscriber connection is open (made now if none is). A driver
+  // that throws making one (a user's client changed since its node was made)
+  // is taken as a server that refuses: its waiters poll, the process goes on.
+  const connect = (): boolean => {
+    if (subscriber !== undefined) return true
     wasReady = false
+    try {
+      subscriber = openSubscriber()
+      return true
+    } catch {
+      refusal.note()
+      return false
+    }
+  }
+  const openSubscriber = (): SubscriberConnection => {
     const own: SubscriberConnection = driver.open({
       message: (channel, next) =>
         watchers.notify(channel.slice(channelPrefix.length), next, performance.now(), "channel", releasesUnanswered > 0),
@@ -243,15 +255,15 @@ const open = (driver: Driver, serverKey: string | undefined): ReleaseChannels =>
         }
       }
     })
-    subscriber = own
+    return own
   }
 
   const subscribe = (key: string): Promise<void> | undefined => {
     const known = channels.get(key)
     if (known === "active") return undefined
     if (known !== undefined) return known.ready
-    // The server refuses SUBSCRIBE: nothing to wait for (`hears` says so).
-    if (refusal.recent()) return undefined
+    // The server refuses SUBSCRIBE, or no subscriber could be made: nothing to wait for (`hears` says so).
+    if (refusal.recent() || !connect()) return undefined
     let settle = () => {}
     const ready = new Promise<void>((resolve) => settle = resolve)
     // Every waiter's wait listens to `ready`: it must settle even while the
@@ -260,7 +272,6 @@ const open = (driver: Driver, serverKey: string | undefined): ReleaseChannels =>
     setTimeout(settle, readyWithinMillis).unref()
     const channel = { ready, settle, sent: false }
     channels.set(key, channel)
-    connect()
     send(key, channel)
     return ready
   }

@@ -45,7 +45,7 @@ it.live("REDLOCK_NODES and the options' variables make the manager: its key pref
     assert.strictEqual(bad._tag === "InvalidOptions" ? bad.option : bad._tag, "driftFactor")
   }).pipe(Effect.provide(layerLocal(3))))
 
-it.effect("node options that are no list, no object (a URL: its password hidden), a bad host (a URL), port or connectTimeout, one server twice: InvalidOptions naming it, nothing opened", () =>
+it.effect("node options that are no list, no object (a URL: its password hidden), a bad host (a URL) or client, port or connectTimeout, one server twice: InvalidOptions naming it, nothing opened", () =>
   Effect.gen(function*() {
     const cases: ReadonlyArray<readonly [unknown, string, RegExp]> = [
       ["redis://127.0.0.1", "nodes", /expected an array .*got "redis:\/\/127\.0\.0\.1" \(a URL goes as \{ url \}\)$/],
@@ -55,6 +55,7 @@ it.effect("node options that are no list, no object (a URL: its password hidden)
       [[{ host: "127.0.0.1", port: "6379" }], "port", /got "6379"$/],
       [[{ host: "127.0.0.1", port: 0 }], "port", /got 0$/],
       [[{ host: 5, port: 6379 }], "host", /got 5$/],
+      [[{ client: { status: "ready" } }], "client", /^must be an ioredis client .*: it has no sendCommand\(\)$/],
       [[{ host: "127.0.0.1", port: 6379, connectTimeout: "soon" }], "connectTimeout", /got "soon"$/],
       [[{ host: "127.0.0.1", port: 6379 }, { url: "redis://127.0.0.1:6379/1" }], "nodes", /^nodes 0 and 1 are one server \(127\.0\.0\.1:6379\)/],
       [[{ host: "127.0.0.1", port: 1 }, { host: "Redis.Local" }, { host: "redis.local", port: 6379 }], "nodes", /^nodes 1 and 2 are one server \(redis\.local:6379\)/]

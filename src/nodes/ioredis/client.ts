@@ -88,8 +88,20 @@ export interface CommandClass {
 
 /** One library of the ioredis family: how to make a client, and its command class. */
 export interface IoredisLibrary<Client extends IoredisClient> {
+  /** Its package's name, as errors name it. */
+  readonly name: "ioredis" | "iovalkey"
   readonly newClient: (options: NewClientOptions) => Client
   readonly Command: CommandClass
   /** Its `Cluster` client. */
   readonly newCluster: NewCluster
 }
+
+/** Why a user's `client` cannot be a node's (`undefined`: it can): it must be a client or a cluster client of `library`'s kind. */
+export const userClientProblem = (client: unknown, library: string): string | undefined => {
+  const kind = `an ${library} client (new Redis(...) or new Cluster(...))`
+  if (typeof client !== "object" || client === null) return `must be ${kind}`
+  const missing = ["sendCommand", "duplicate", "connect", "on"].find((method) => typeof (client as Record<string, unknown>)[method] !== "function")
+  if (missing !== undefined) return `must be ${kind}: it has no ${missing}()`
+  return typeof (client as { readonly status?: unknown }).status === "string" ? undefined : `must be ${kind}: it has no status`
+}
+

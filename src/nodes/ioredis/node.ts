@@ -15,7 +15,7 @@
 import type { Address } from "../address.js"
 import type { Connection } from "../connection.js"
 import * as DriverNode from "../driverNode.js"
-import type { IoredisClient, IoredisLibrary } from "./client.js"
+import { type IoredisClient, type IoredisLibrary, userClientProblem } from "./client.js"
 import * as Closing from "./closing.js"
 import * as Cluster from "./cluster.js"
 import * as Commands from "./commands.js"
@@ -110,6 +110,7 @@ export const driverOf = <Client extends IoredisClient, UserCluster extends Clust
   clientName: (client: Client | UserCluster): string => Cluster.isCluster(client) ? Cluster.clusterName(client) : clientName(client),
   connectUserClient: (client: Client | UserCluster): void =>
     Cluster.isCluster(client) ? Cluster.connectIfLazy(client) : connectIfLazy(client),
+  userClientProblem: (client: unknown): string | undefined => userClientProblem(client, library.name),
   sentinels: true,
   isCluster: (client: Client | UserCluster): boolean => Cluster.isCluster(client),
   open: (client: Client | UserCluster, settings: DriverNode.NodeSettings): Promise<DriverNode.OpenNode> =>

@@ -10,6 +10,8 @@
 export interface NodeRedisClient {
   readonly isOpen: boolean
   readonly isReady: boolean
+  /** The key prefix of its `createClient` options (node-redis 6.3 and later), which its own commands put before keys. */
+  readonly _keyPrefix?: unknown
   /** Its `createClient` options (read as {@link NodeRedisClientOptions}: the drivers' own types differ by major). */
   readonly options?: unknown
   connect(): Promise<unknown>
@@ -45,6 +47,39 @@ export interface NodeRedisClientOptions {
   readonly credentialsProvider?: unknown
 }
 
+/**
+ * What a client puts before every key (node-redis's `keyPrefix`; "" for
+ * none). Its commands do it, not `sendCommand`, by which the node sends its
+ * own: the node puts it there itself, so that a lock key is where a user's
+ * ioredis client with the same prefix puts it.
+ */
+export const keyPrefixOf = (client: NodeRedisClient): string => {
+  const prefix = client._keyPrefix
+  return typeof prefix === "string" ? prefix : prefix instanceof Uint8Array ? Buffer.from(prefix).toString() : ""
+}
+
 /** A client's options, as far as the node reads them. */
 export const optionsOf = (client: NodeRedisClient): NodeRedisClientOptions =>
   (client.options ?? {}) as NodeRedisClientOptions
+
+/**
+ * Why a user's `client` cannot be a node's (`undefined`: it can). node-redis
+ * also makes client pools, cluster and Sentinel clients, which pass for a
+ * client until a waiter needs a release subscriber (a pool has no
+ * `duplicate`) or a command goes to the wrong server.
+ */
+export const userClientProblem = (client: unknown): string | undefined => {
+  if (typeof client !== "object" || client === null) return "must be a node-redis client (createClient)"
+  if ("totalClients" in client) {
+    return "a node-redis client pool (createClientPool) cannot subscribe to releases: pass a client made by createClient (one connection serves every lock)"
+  }
+  if ("masters" in client) {
+    return "a node-redis cluster client (createCluster) is not served: reach a Redis Cluster through ioredis or iovalkey nodes (their cluster option)"
+  }
+  if ("getMasterNode" in client) {
+    return "a node-redis Sentinel client (createSentinel) is not served: follow a Sentinel through ioredis or iovalkey nodes (their sentinel option)"
+  }
+  const missing = ["sendCommand", "duplicate", "connect", "on"].find((method) => typeof (client as Record<string, unknown>)[method] !== "function")
+  return missing === undefined ? undefined : `must be a node-redis client (createClient): it has no ${missing}()`
+}
+

@@ -20,7 +20,7 @@ import { createClient } from "redis"
 import type { Address } from "../address.js"
 import type { Connection } from "../connection.js"
 import * as DriverNode from "../driverNode.js"
-import { type NodeRedisClient, optionsOf } from "./client.js"
+import { keyPrefixOf, type NodeRedisClient, optionsOf } from "./client.js"
 import * as ReleaseSubscriber from "./releaseSubscriber.js"
 
 /**
@@ -100,8 +100,10 @@ export const connectIfNotOpen = (client: NodeRedisClient): void => {
 /** The client as a node's connection (connection.ts). */
 export const connectionOf = (client: NodeRedisClient): Connection => {
   const send = (args: ReadonlyArray<string>) => client.sendCommand(args, plainReplies)
+  const keyPrefix = keyPrefixOf(client)
   const script = (command: string, body: string, keys: ReadonlyArray<string>, args: ReadonlyArray<string | number>) => {
-    const words = [command, body, String(keys.length), ...keys]
+    const words = [command, body, String(keys.length)]
+    for (const key of keys) words.push(keyPrefix + key)
     for (const arg of args) words.push(String(arg))
     return send(words)
   }
@@ -125,7 +127,7 @@ export const connectionOf = (client: NodeRedisClient): Connection => {
     evalsha: (loaded, keys, args) => script("EVALSHA", loaded.sha, keys, args),
     eval: (whole, keys, args) => script("EVAL", whole.lua, keys, args),
     loadScript: (loaded) => send(["SCRIPT", "LOAD", loaded.lua]),
-    setIfAbsent: (key, value, ttlMillis) => send(["SET", key, value, "PX", String(ttlMillis), "NX"]),
+    setIfAbsent: (key, value, ttlMillis) => send(["SET", keyPrefix + key, value, "PX", String(ttlMillis), "NX"]),
     waitForReplicas: (replicas, timeoutMillis) => send(["WAIT", String(replicas), String(timeoutMillis)]).then(Number),
     info: (section) => send(["INFO", section]).then(String),
     // RESP2 answers [name, value]; RESP3 a map (an object, or a Map with a type mapping).

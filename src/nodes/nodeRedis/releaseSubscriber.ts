@@ -11,12 +11,12 @@
  * @internal
  */
 import * as ReleaseChannels from "../releaseChannels.js"
-import { type NodeRedisClient, optionsOf } from "./client.js"
+import { keyPrefixOf, type NodeRedisClient, optionsOf } from "./client.js"
 
 /**
  * Clients that reach a server alike (address, username and password,
- * database, no TLS settings beyond on or off, no credentials provider of
- * the user's) share its announcements; any other keeps its own.
+ * database, key prefix, no TLS settings beyond on or off, no credentials
+ * provider of the user's) share its announcements; any other keeps its own.
  */
 const sharingKey = (client: NodeRedisClient): string | undefined => {
   const options = optionsOf(client)
@@ -35,7 +35,8 @@ const sharingKey = (client: NodeRedisClient): string | undefined => {
     options.username ?? null,
     options.password ?? null,
     options.database ?? 0,
-    tls === true
+    tls === true,
+    keyPrefixOf(client)
   ])
 }
 
@@ -75,8 +76,7 @@ const driver = (client: NodeRedisClient): ReleaseChannels.Driver => ({
   },
   isRefusal: isServerReply,
   countsSubscribers: true,
-  // node-redis sends keys as they are.
-  keyPrefix: ""
+  keyPrefix: keyPrefixOf(client)
 })
 
 /**

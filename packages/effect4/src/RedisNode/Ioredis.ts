@@ -71,6 +71,7 @@ export const defaultMaxPendingCommands: number = DriverNodes.defaultMaxPendingCo
 export const fromUrl: (url: string) => Option.Option<ConnectionOptions> = DriverNodes.fromUrl
 
 const driver: DriverNodes.Driver<Redis | Cluster> = IoredisNode.driverOf<Redis, Cluster>({
+  name: "ioredis",
   newClient: (options) => new Redis(options),
   Command,
   newCluster: (nodes, options) => new Cluster([...nodes], options)
