@@ -281,6 +281,24 @@ layer(RedisFleet.layerLocal(3, { cluster: true }), { timeout: 60_000, excludeTes
         assert.include((error as InvalidOptions).message, "not available on cluster nodes")
       }))
 
+    it.scoped("a Cluster client of the user's with a key prefix: lock keys carry it, and a waiter hears the release", () =>
+      Effect.gen(function*() {
+        const fleet = yield* RedisFleet.RedisFleet
+        yield* fleet.reset
+        yield* fleet.clusterOk
+        const client = yield* Effect.acquireRelease(
+          Effect.sync(() => new Cluster([...fleet.cluster], { keyPrefix: "app:" })),
+          (client) => Effect.sync(() => client.disconnect())
+        )
+        const redlock = yield* manager([{ client }])
+        const lock = yield* redlock.acquire("prefixed", { ttl: "10 seconds" })
+        assert.deepStrictEqual(yield* allKeys(fleet), ["app:{redlock:prefixed}"])
+        yield* redlock.release(lock)
+        // Another manager's waiter (its own subscriber) hears the prefixed key's release on its channel.
+        const wokenAfter = yield* wokenAfterRelease(redlock, yield* manager([{ client }]), "prefixed")
+        assert.isBelow(wokenAfter, 500, `woken ${Math.round(wokenAfter)} ms after the release`)
+      }))
+
     it.scoped("iovalkey's Cluster client serves cluster nodes too", () =>
       Effect.gen(function*() {
         const fleet = yield* RedisFleet.RedisFleet
