@@ -9,6 +9,7 @@
  */
 import { assert, layer } from "@effect/vitest"
 import { Context, Duration, Effect, Layer, Schedule } from "effect"
+import { Redis } from "ioredis"
 import type * as Scope from "effect/Scope"
 import * as RedisFleet from "../fleet/RedisFleet.js"
 import * as Redlock from "../src/Redlock.js"
@@ -101,5 +102,21 @@ layer(RedisFleet.layerLocal(1, { replicas: true, sentinels: true }), { timeout: 
           })
         ))
     )
+
+    it.scoped("a user's client of a Sentinel's master is named by the master, not by ioredis's default host", () =>
+      Effect.gen(function*() {
+        const fleet = yield* RedisFleet.RedisFleet
+        const client = yield* Effect.acquireRelease(
+          Effect.sync(() =>
+            new Redis({ name: RedisFleet.masterName(0), sentinels: fleet.sentinels.map(({ port }) => ({ host: "127.0.0.1", port })) })
+          ),
+          (client) => Effect.sync(() => client.disconnect())
+        )
+        const redlock = yield* manager([{ client }], { restartQuarantine: false })
+        assert.strictEqual(redlock.nodes[0].name, `${RedisFleet.masterName(0)} (sentinel)`)
+        const lock = yield* redlock.acquire("named", { ttl: "10 seconds" })
+        assert.strictEqual(yield* fleet.servers[0].call("GET", "redlock:named"), lock.value)
+        yield* redlock.release(lock)
+      }))
   }
 )

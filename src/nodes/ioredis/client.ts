@@ -52,6 +52,8 @@ export interface IoredisClientOptions {
   readonly keyPrefix?: string | undefined
   readonly tls?: object | undefined
   readonly sentinels?: ReadonlyArray<unknown> | null | undefined
+  /** The master's name, for a client of a Sentinel's master. */
+  readonly name?: string | undefined
   readonly Connector?: unknown
   readonly showFriendlyErrorStack?: boolean | undefined
   readonly enableAutoPipelining?: boolean | undefined

@@ -45,7 +45,12 @@ export const newClient = <Client extends IoredisClient>(
   })
 
 /** A user's client: the node name it gets by default. */
-export const clientName = (client: IoredisClient): string => `${client.options.host ?? "127.0.0.1"}:${client.options.port ?? 6379}`
+export const clientName = (client: IoredisClient): string => {
+  const { host, name, port, sentinels } = client.options
+  // A client of a Sentinel's master: its host and port are ioredis's defaults, not a server's.
+  if (sentinels !== null && sentinels !== undefined && name !== undefined) return `${name} (sentinel)`
+  return `${host ?? "127.0.0.1"}:${port ?? 6379}`
+}
 
 /**
  * A user's client made with `lazyConnect` and not connected yet would
