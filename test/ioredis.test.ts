@@ -12,7 +12,9 @@ import * as Fenced from "../src/Fencing/Ioredis.js"
 import { makeRedlock } from "../src/Promise.js"
 import * as Ioredis from "../src/RedisNode/Ioredis.js"
 import { InvalidOptions } from "../src/RedlockError.js"
+import type { IoredisClient, IoredisClientOptions } from "../src/nodes/ioredis/client.js"
 import * as IoredisCommands from "../src/nodes/ioredis/commands.js"
+import * as IoredisNode from "../src/nodes/ioredis/node.js"
 import * as Scripts from "../src/nodes/scripts.js"
 import { driverSuite, nodesOf } from "./driverSuite.js"
 import { failureOf } from "./support.js"
@@ -46,6 +48,15 @@ describe("objects that are no ioredis client", () => {
         assert.match((error as InvalidOptions).detail, detail)
       }
     }))
+})
+
+describe("a user's client's default node name", () => {
+  it("is its server's address: host and port, a Unix socket's path, a Sentinel's master (ioredis's default host and port are no server's there)", () => {
+    const named = (options: IoredisClientOptions) => IoredisNode.clientName({ options } as IoredisClient)
+    assert.strictEqual(named({ host: "cache.local", port: 6380 }), "cache.local:6380")
+    assert.strictEqual(named({ host: "localhost", port: 6379, path: "/run/redis/redis.sock" }), "/run/redis/redis.sock")
+    assert.strictEqual(named({ host: "localhost", port: 6379, sentinels: [{ host: "s", port: 26379 }], name: "orders" }), "orders (sentinel)")
+  })
 })
 
 describe("fromUrl", () => {

@@ -45,7 +45,7 @@ export interface IoredisSubscriber {
 export interface IoredisClientOptions {
   readonly host?: string | undefined
   readonly port?: number | undefined
-  readonly path?: string | undefined
+  readonly path?: string | null | undefined
   readonly username?: string | undefined
   readonly password?: string | undefined
   readonly db?: number | undefined

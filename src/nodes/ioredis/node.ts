@@ -46,9 +46,10 @@ export const newClient = <Client extends IoredisClient>(
 
 /** A user's client: the node name it gets by default. */
 export const clientName = (client: IoredisClient): string => {
-  const { host, name, port, sentinels } = client.options
-  // A client of a Sentinel's master: its host and port are ioredis's defaults, not a server's.
+  const { host, name, path, port, sentinels } = client.options
+  // A client of a Sentinel's master, or over a Unix socket: its host and port are ioredis's defaults, not a server's.
   if (sentinels !== null && sentinels !== undefined && name !== undefined) return `${name} (sentinel)`
+  if (path !== undefined && path !== null) return path
   return `${host ?? "127.0.0.1"}:${port ?? 6379}`
 }
 
