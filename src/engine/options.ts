@@ -352,7 +352,6 @@ export const abortSignal = (input: unknown): AbortSignal | undefined | Problem =
     : new Problem("signal", `expected an AbortSignal, got ${describe(input)}`)
 }
 
-/** A value as an error message names it. */
 /**
  * A URL's user and password in a text, replaced: errors and logs show what
  * they were given, and a `redis://user:password@host` URL put where it does
@@ -360,6 +359,7 @@ export const abortSignal = (input: unknown): AbortSignal | undefined | Problem =
  */
 export const hidePassword = (text: string): string => text.replace(/\/\/[^@/\s"]*@/g, "//***@")
 
+/** A value as an error message names it (a URL's password hidden). */
 export const describe = (u: unknown): string => {
   if (typeof u === "string") return JSON.stringify(hidePassword(u))
   if (typeof u === "number" || typeof u === "boolean" || typeof u === "bigint" || u === null || u === undefined) {

@@ -79,10 +79,11 @@ export interface Driver {
    */
   readonly countsSubscribers: boolean
   /**
-   * What the client puts before every key it sends, the scripts' keys too
-   * (ioredis's `keyPrefix`; "" for none). The scripts see the keys so, and
-   * name release channels and announcements with it; channels themselves
-   * are sent as they are.
+   * What goes before every key the node sends, the scripts' keys too: the
+   * user's client's `keyPrefix` ("" for none), which ioredis puts there
+   * itself and the node-redis node does for it. The scripts see the keys so,
+   * and name release channels and announcements with it; channels
+   * themselves are sent as they are.
    */
   readonly keyPrefix: string
 }

@@ -106,4 +106,3 @@ export const userClientProblem = (client: unknown, library: string): string | un
   if (missing !== undefined) return `must be ${kind}: it has no ${missing}()`
   return typeof (client as { readonly status?: unknown }).status === "string" ? undefined : `must be ${kind}: it has no status`
 }
-

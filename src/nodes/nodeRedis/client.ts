@@ -82,4 +82,3 @@ export const userClientProblem = (client: unknown): string | undefined => {
   const missing = ["sendCommand", "duplicate", "connect", "on"].find((method) => typeof (client as Record<string, unknown>)[method] !== "function")
   return missing === undefined ? undefined : `must be a node-redis client (createClient): it has no ${missing}()`
 }
-
