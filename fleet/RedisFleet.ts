@@ -23,6 +23,8 @@ import * as Schedule from "effect/Schedule"
 import * as Scope from "effect/Scope"
 import type { ConnectionOptions } from "../src/RedisNode/Ioredis.js"
 import { Redis } from "ioredis"
+import { readFileSync } from "node:fs"
+import { fileURLToPath } from "node:url"
 import * as FreePort from "./freePort.js"
 
 export class FleetError extends Data.TaggedError("FleetError")<{ readonly message: string; readonly cause?: unknown }> {}
@@ -55,6 +57,8 @@ export interface Fleet {
   readonly sentinels: ReadonlyArray<{ readonly port: number }>
   /** Connection options for `effect-redlock/RedisNode/Ioredis` */
   readonly nodes: ReadonlyArray<ConnectionOptions>
+  /** The certificate a client of a TLS fleet trusts (PEM); `undefined` for a fleet without TLS. */
+  readonly tlsCa: string | undefined
   /** DBSIZE of every server. */
   readonly dbsizes: Effect.Effect<ReadonlyArray<number>, FleetError>
   /** FLUSHALL on every server, and every server running and resumed. */
@@ -92,7 +96,26 @@ export interface FleetOptions {
    * cluster identity and slots when started again (its `nodes.conf`), not its keys.
    */
   readonly cluster?: boolean | undefined
+  /**
+   * Servers that speak TLS only (`tls-port`), with the test certificate in
+   * fleet/tls/ (self-signed, for 127.0.0.1, clients not asked for one):
+   * `Fleet.tlsCa` is what a client trusts, and `Fleet.nodes` carry it. Local
+   * fleets only, without replicas, Sentinels or a cluster.
+   */
+  readonly tls?: boolean | undefined
 }
+
+/**
+ * The fleet's TLS certificate and key (fleet/tls/, valid until 2126), as
+ * files the servers read and the certificate a client trusts.
+ */
+const tlsFiles = (() => {
+  const file = (name: string) => fileURLToPath(new URL(`./tls/${name}`, import.meta.url))
+  return { cert: file("cert.pem"), key: file("key.pem") }
+})()
+
+/** The CA a client of a TLS fleet trusts: the servers' own self-signed certificate. */
+const tlsCa = (options: FleetOptions): string | undefined => options.tls === true ? readFileSync(tlsFiles.cert, "utf8") : undefined
 
 /** The master name the fleet's Sentinel knows server `index` by. */
 export const masterName = (index: number) => `fleet-${index}`
@@ -156,6 +179,7 @@ const adminConnection = (index: number, port: number, options: FleetOptions, fle
           host: "127.0.0.1",
           port,
           password: options.password,
+          tls: options.tls === true ? { ca: tlsCa(options) } : undefined,
           lazyConnect: true,
           retryStrategy: () => 50,
           maxRetriesPerRequest: null
@@ -208,7 +232,11 @@ const startLocalServer = (
       if (running !== undefined) return
       const scope = yield* Scope.fork(fleetScope, ExecutionStrategy.sequential)
       const args = [
-        "--port", String(port), "--bind", "127.0.0.1", "--save", "",
+        ...(options.tls === true
+          ? ["--port", "0", "--tls-port", String(port), "--tls-cert-file", tlsFiles.cert, "--tls-key-file", tlsFiles.key,
+            "--tls-ca-cert-file", tlsFiles.cert, "--tls-auth-clients", "no"]
+          : ["--port", String(port)]),
+        "--bind", "127.0.0.1", "--save", "",
         "--dir", dir, "--logfile", `${dir}/redis.log`
       ]
       args.push(...(options.persistence === true ? ["--appendonly", "yes", "--appendfsync", "always"] : ["--appendonly", "no"]))
@@ -290,6 +318,9 @@ export const layerLocal = (n: number, options: FleetOptions = {}): Layer.Layer<R
 // One try of `layerLocal` in `dir`, its processes stopped when `scope` closes.
 const startLocalFleet = (n: number, options: FleetOptions, dir: string, scope: Scope.Scope) =>
   Effect.gen(function*() {
+    if (options.tls === true && (options.replicas === true || options.sentinels === true || options.cluster === true)) {
+      return yield* new FleetError({ message: "a TLS fleet has no replicas, Sentinels or cluster" })
+    }
     const fs = yield* FileSystem.FileSystem
     // One directory per server: data files of different servers must not mix.
     const serverDirectory = (name: string) =>
@@ -424,8 +455,10 @@ const makeFleet = (
   nodes: servers.map((server) => ({
     host: "127.0.0.1",
     port: server.port,
-    password: options.password === undefined ? undefined : Redacted.make(options.password)
+    password: options.password === undefined ? undefined : Redacted.make(options.password),
+    ...(options.tls === true ? { tls: { ca: tlsCa(options) } } : {})
   })),
+  tlsCa: tlsCa(options),
   dbsizes: Effect.forEach(servers, (server) => Effect.map(server.call("DBSIZE"), Number), {
     concurrency: "unbounded"
   }),
