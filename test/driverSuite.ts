@@ -5,7 +5,7 @@
  * and shared. Each driver's test file runs it with its driver.
  */
 import { assert } from "@effect/vitest"
-import { ConfigProvider, Context, Effect, Exit, Layer, Logger, Option, Redacted, Schedule, Scope } from "effect"
+import { ConfigProvider, Context, Duration, Effect, Exit, Layer, Logger, Option, Redacted, Schedule, Scope } from "effect"
 import * as RedisFleet from "../fleet/RedisFleet.js"
 import type * as DriverNodes from "../src/internal/driverNodes.js"
 import * as Scripts from "../src/nodes/scripts.js"
@@ -20,12 +20,15 @@ export interface DriverUnderTest<Client> {
   readonly layerConfig: () => Layer.Layer<RedisNode.RedisNodes, unknown>
   /** A connected client of the user's for the server on `port`, closed with the scope. */
   readonly userClient: (port: number, password: string, options?: UserClientOptions) => Effect.Effect<UserClient<Client>, never, Scope.Scope>
+  /** The usual ways users make this library's clients, by name: options the client is made with (`driverOptions`). */
+  readonly clientVariants: ReadonlyArray<readonly [name: string, options: UserClientOptions]>
 }
 
-/** How else a user makes a client: a key prefix for every key, a user name to log in with. */
+/** How else a user makes a client: a key prefix for every key, a user name to log in with, the library's own options. */
 export interface UserClientOptions {
   readonly keyPrefix?: string
   readonly username?: string
+  readonly driverOptions?: Readonly<Record<string, unknown>>
 }
 
 export interface UserClient<Client> {
@@ -37,6 +40,17 @@ export interface UserClient<Client> {
   /** Block this client's connection (a BLPOP of a list nobody fills) for `seconds`: its next commands wait, other connections' do not. */
   readonly blockFor: (seconds: number) => Promise<unknown>
 }
+
+/** ioredis clients made the usual ways (iovalkey's take the same options). */
+export const ioredisClientVariants: ReadonlyArray<readonly [string, UserClientOptions]> = [
+  ["as made by default", {}],
+  ["integers read as strings (stringNumbers)", { driverOptions: { stringNumbers: true } }],
+  ["auto-pipelining", { driverOptions: { enableAutoPipelining: true } }],
+  ["friendly error stacks", { driverOptions: { showFriendlyErrorStack: true } }],
+  ["another database (db 3)", { driverOptions: { db: 3 } }],
+  ["a key prefix", { keyPrefix: "app:" }],
+  ["no offline queue", { driverOptions: { enableOfflineQueue: false } }]
+]
 
 export const nodesOf = (nodesLayer: Layer.Layer<RedisNode.RedisNodes, unknown>) =>
   Effect.map(Layer.build(nodesLayer), (context) => Context.get(context, RedisNode.RedisNodes))
@@ -171,6 +185,29 @@ export const driverSuite = <Client>(it: It, driver: DriverUnderTest<Client>) => 
         yield* Scope.close(scope, Exit.void)
         assert.isTrue(user.isReady(), "still connected")
         assert.strictEqual(yield* Effect.promise(() => user.get("k")), "v")
+      }))
+
+    it.scoped("users' clients made the usual ways: a lock extended, inspected and released, a permit, and a waiter woken by the release", () =>
+      Effect.gen(function*() {
+        const fleet = yield* RedisFleet.RedisFleet
+        for (const [variant, options] of driver.clientVariants) {
+          const user = yield* driver.userClient(fleet.servers[0].port, "s3cret", options)
+          const redlock = yield* Effect.map(
+            Layer.build(Redlock.layer({ restartQuarantine: false }).pipe(Layer.provide(driver.layer([{ client: user.client }])))),
+            (context) => Context.get(context, Redlock.Redlock)
+          )
+          const resource = `variant ${variant}`
+          const lock = yield* redlock.acquire(resource, { ttl: "10 seconds" })
+          const extended = yield* redlock.extend(lock, "20 seconds")
+          const seen = yield* redlock.inspect(resource)
+          assert.strictEqual(Option.getOrUndefined(seen.holder), lock.value, variant)
+          assert.isAbove(Duration.toMillis(Option.getOrThrow(seen.ttl)), 10_000, variant)
+          assert.strictEqual((yield* redlock.release(extended)).status, "Released", variant)
+          const permit = yield* redlock.acquirePermit(resource, { ttl: "10 seconds", limit: 2 })
+          assert.strictEqual((yield* redlock.release(permit)).status, "Released", variant)
+          const woken = yield* wokenAfterRelease(redlock, redlock, `${resource} wake`)
+          assert.isBelow(woken, 1_000, `${variant}: woken ${Math.round(woken)} ms after the release`)
+        }
       }))
 
     it.scoped("a user's client with a key prefix: lock keys carry it, and waiters hear releases from this process's answer and over the channel", () =>

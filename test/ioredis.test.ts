@@ -16,7 +16,7 @@ import type { IoredisClient, IoredisClientOptions } from "../src/nodes/ioredis/c
 import * as IoredisCommands from "../src/nodes/ioredis/commands.js"
 import * as IoredisNode from "../src/nodes/ioredis/node.js"
 import * as Scripts from "../src/nodes/scripts.js"
-import { driverSuite, nodesOf } from "./driverSuite.js"
+import { driverSuite, ioredisClientVariants, nodesOf } from "./driverSuite.js"
 import { failureOf } from "./support.js"
 
 describe("EVALSHA encoded once per fan-out", () => {
@@ -165,12 +165,15 @@ layer(RedisFleet.layerLocal(2, { password: "s3cret" }), { timeout: 30_000, exclu
     driverSuite(it, {
       layer: Ioredis.layer,
       layerConfig: () => Ioredis.layerConfig(),
+      clientVariants: ioredisClientVariants,
       userClient: (port, password, options = {}) =>
         Effect.map(
           Effect.acquireRelease(
             Effect.promise(async () => {
-              const client = new Redis({ host: "127.0.0.1", port, password, ...options })
-              await client.ping()
+              const { driverOptions, ...named } = options
+              const client = new Redis({ host: "127.0.0.1", port, password, ...named, ...driverOptions })
+              // Connected, as a user's client is before use (without an offline queue a command would fail before).
+              await new Promise((resolve) => client.once("ready", resolve))
               return client
             }),
             (client) => Effect.sync(() => client.disconnect())

@@ -10,14 +10,16 @@ import { Redis } from "iovalkey"
 import * as RedisFleet from "../fleet/RedisFleet.js"
 import * as Iovalkey from "../src/RedisNode/Iovalkey.js"
 import { contract, redisHarness } from "./contract.js"
-import { driverSuite, lockSuite, type UserClientOptions } from "./driverSuite.js"
+import { driverSuite, ioredisClientVariants, lockSuite, type UserClientOptions } from "./driverSuite.js"
 
 /** A user's iovalkey client, connected, closed with the scope. */
 const userClient = (port: number, password?: string, options: UserClientOptions = {}) =>
   Effect.acquireRelease(
     Effect.promise(async () => {
-      const client = new Redis({ host: "127.0.0.1", port, ...(password === undefined ? {} : { password }), ...options })
-      await client.ping()
+      const { driverOptions, ...named } = options
+      const client = new Redis({ host: "127.0.0.1", port, ...(password === undefined ? {} : { password }), ...named, ...driverOptions })
+      // Connected, as a user's client is before use (without an offline queue a command would fail before).
+      await new Promise((resolve) => client.once("ready", resolve))
       return client
     }),
     (client) => Effect.sync(() => client.disconnect())
@@ -37,6 +39,7 @@ layer(RedisFleet.layerLocal(2, { password: "s3cret" }), { timeout: 30_000, exclu
     driverSuite(it, {
       layer: Iovalkey.layer,
       layerConfig: () => Iovalkey.layerConfig(),
+      clientVariants: ioredisClientVariants,
       userClient: (port, password, options = {}) =>
         Effect.map(userClient(port, password, options), (client) => ({
           client,

@@ -28,7 +28,8 @@ const userClient = (port: number, options: UserClientOptions & { readonly passwo
         ...(options.username === undefined ? {} : { username: options.username }),
         // node-redis 5 has no key prefix (and ignores the option).
         ...(options.keyPrefix === undefined ? {} : { keyPrefix: options.keyPrefix }),
-        ...(options.RESP === undefined ? {} : { RESP: options.RESP })
+        ...(options.RESP === undefined ? {} : { RESP: options.RESP }),
+        ...options.driverOptions
       })
       client.on("error", () => {})
       await client.connect()
@@ -89,6 +90,12 @@ layer(RedisFleet.layerLocal(2, { password: "s3cret" }), { timeout: 30_000, exclu
     driverSuite(it, {
       layer: NodeRedis.layer,
       layerConfig: () => NodeRedis.layerConfig(),
+      clientVariants: [
+        ["as made by default", {}],
+        ["RESP3", { driverOptions: { RESP: 3 } }],
+        ["another database (2)", { driverOptions: { database: 2 } }],
+        ["a key prefix", { keyPrefix: "app:" }]
+      ],
       userClient: (port, password, options = {}) =>
         Effect.map(userClient(port, { password, ...options }), (client) => ({
           client,
