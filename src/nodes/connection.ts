@@ -48,3 +48,10 @@ export interface Connection {
    */
   readonly beforeSend: () => void
 }
+
+/**
+ * The first of `methods` a user's `client` lacks (`undefined`: it has them
+ * all): the drivers' checks of what passes for one of their clients.
+ */
+export const missingMethod = (client: object, methods: ReadonlyArray<string>): string | undefined =>
+  methods.find((method) => typeof (client as Record<string, unknown>)[method] !== "function")

@@ -6,6 +6,7 @@
  * @internal
  */
 import type * as Tls from "node:tls"
+import { missingMethod } from "../connection.js"
 import type { NewCluster } from "./cluster.js"
 
 /** A client of the ioredis family, as the driver uses it. */
@@ -102,7 +103,7 @@ export interface IoredisLibrary<Client extends IoredisClient> {
 export const userClientProblem = (client: unknown, library: string): string | undefined => {
   const kind = `an ${library} client (new Redis(...) or new Cluster(...))`
   if (typeof client !== "object" || client === null) return `must be ${kind}`
-  const missing = ["sendCommand", "duplicate", "connect", "on"].find((method) => typeof (client as Record<string, unknown>)[method] !== "function")
+  const missing = missingMethod(client, ["sendCommand", "duplicate", "connect", "on"])
   if (missing !== undefined) return `must be ${kind}: it has no ${missing}()`
   return typeof (client as { readonly status?: unknown }).status === "string" ? undefined : `must be ${kind}: it has no status`
 }

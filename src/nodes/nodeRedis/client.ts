@@ -5,6 +5,7 @@
  *
  * @internal
  */
+import { missingMethod } from "../connection.js"
 
 /** A node-redis client (what `createClient` returns), as the node uses it. */
 export interface NodeRedisClient {
@@ -79,6 +80,6 @@ export const userClientProblem = (client: unknown): string | undefined => {
   if ("getMasterNode" in client) {
     return "a node-redis Sentinel client (createSentinel) is not served: follow a Sentinel through ioredis or iovalkey nodes (their sentinel option)"
   }
-  const missing = ["sendCommand", "duplicate", "connect", "on"].find((method) => typeof (client as Record<string, unknown>)[method] !== "function")
+  const missing = missingMethod(client, ["sendCommand", "duplicate", "connect", "on"])
   return missing === undefined ? undefined : `must be a node-redis client (createClient): it has no ${missing}()`
 }
