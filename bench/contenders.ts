@@ -4,6 +4,7 @@
  * of the benchmark only.
  */
 import { Duration, Effect, Exit, Layer, ManagedRuntime, Redacted, Scope } from "effect"
+import { randomBytes } from "node:crypto"
 import { Redis } from "ioredis"
 import NodeRedlock from "redlock"
 import { Redlock as SesameRedlock } from "@sesamecare-oss/redlock"
@@ -16,8 +17,7 @@ import type { ReadableSpan, SpanExporter } from "@opentelemetry/sdk-trace-base"
 import * as Redlock from "../src/Redlock.js"
 import * as Ioredis from "../src/RedisNode/Ioredis.js"
 import * as NodeRedis from "../src/RedisNode/NodeRedis.js"
-import { makeRedlock } from "../src/Promise.js"
-import type { PromiseLock } from "../src/Promise.js"
+import * as PromiseApi from "../src/Promise.js"
 import type { Lock } from "../src/Lock.js"
 import * as Scripts from "../src/nodes/scripts.js"
 
@@ -159,9 +159,12 @@ const ourNodesLayer = async (ports: ReadonlyArray<number>, setup: Setup, driver:
 const attempts = (waiting: Waiting, defaults: number) => waiting === "none" ? 0 : waiting === "10ms" ? 1000 : defaults
 
 /**
- * The floor's algorithm: SET NX PX to every node at once, held when a
- * majority said OK within the validity; `release` on every node at once. No
- * retry policy of its own beyond a 10 ms jittered loop when waiting.
+ * The floor's algorithm, as any correct client must do it and no more: a
+ * 128-bit value from a cryptographic source, SET NX PX to every node at
+ * once, held as soon as a majority said OK within the validity (the rest
+ * answer meanwhile); refused once a majority can no longer say OK, and then
+ * released on every node once all have answered. `release` on every node at
+ * once. No retry policy of its own beyond a 10 ms jittered loop when waiting.
  */
 const minimalRedlock = (
   clients: ReadonlyArray<Redis>,
@@ -171,17 +174,26 @@ const minimalRedlock = (
   const quorum = Math.floor(clients.length / 2) + 1
   const releaseAll = (key: string, value: string) =>
     Promise.all(clients.map((client) => release(client, key, value).catch(() => 0)))
-  const once = async (key: string, ttlMillis: number) => {
-    const value = Math.random().toString(36).slice(2) + Math.random().toString(36).slice(2)
-    const start = performance.now()
-    const replies = await Promise.all(
-      clients.map((client) => client.set(key, value, "PX", ttlMillis, "NX").catch(() => null))
-    )
-    const validity = ttlMillis - (performance.now() - start) - (Math.ceil(ttlMillis * 0.01) + 2)
-    if (replies.filter((reply) => reply === "OK").length >= quorum && validity > 0) return { key, value }
-    await releaseAll(key, value)
-    return undefined
-  }
+  const once = (key: string, ttlMillis: number) =>
+    new Promise<{ key: string; value: string } | undefined>((resolve) => {
+      const value = randomBytes(16).toString("base64url")
+      const start = performance.now()
+      let yes = 0
+      let no = 0
+      let held = false
+      const answer = (reply: unknown) => {
+        if (reply === "OK") yes++
+        else no++
+        if (!held && yes === quorum) {
+          const validity = ttlMillis - (performance.now() - start) - (Math.ceil(ttlMillis * 0.01) + 2)
+          held = validity > 0
+          if (held) resolve({ key, value })
+        }
+        // Refused: undone once every node answered, so that none sets the key after its release.
+        if (!held && yes + no === clients.length) resolve(releaseAll(key, value).then(() => undefined))
+      }
+      for (const client of clients) client.set(key, value, "PX", ttlMillis, "NX").then(answer, () => answer(null))
+    })
   return {
     lock: async (key, ttlMillis) => {
       for (let attempt = 0; attempt <= attempts(waiting, 3); attempt++) {
@@ -251,8 +263,20 @@ const tracing = () =>
     spanProcessor: new BatchSpanProcessor(new CountingSpanExporter())
   }))
 
+/**
+ * The Effect 3 line's modules a row drives: the working tree's sources
+ * (compiled with the bench), or a build's packed package (builds.ts, for
+ * `--against`).
+ */
+export interface EffectLine {
+  readonly Redlock: typeof Redlock
+  readonly Ioredis: typeof Ioredis
+}
+
+const sources: EffectLine = { Redlock, Ioredis }
+
 /** Our retry for each waiting of the scenarios: none, the default, or a 10 ms delay. */
-const ourRetry = (waiting: Waiting) =>
+const ourRetry = (waiting: Waiting, { Redlock }: EffectLine = sources) =>
   waiting === "none"
     ? Redlock.noRetry
     : waiting === "10ms"
@@ -265,10 +289,14 @@ const effectClient = async (
   slow: boolean,
   setup: Setup,
   traced = false,
-  driver: Driver = "ioredis"
+  driver: Driver = "ioredis",
+  line: EffectLine = sources
 ) => {
-  const retry = ourRetry(waiting)
-  const nodes = await ourNodesLayer(ports, setup, driver)
+  const { Redlock } = line
+  const retry = ourRetry(waiting, line)
+  const nodes = driver === "ioredis" && line !== sources
+    ? await ourNodes(ports, setup).then(({ clients, nodes }) => ({ layer: line.Ioredis.layer(nodes), close: () => closeAll(clients) }))
+    : await ourNodesLayer(ports, setup, driver)
   const runtime = ManagedRuntime.make(
     Redlock.layer({ retry, restartQuarantine: false, nodeTimeout: slow ? "2 seconds" : undefined }).pipe(
       Layer.provide(nodes.layer),
@@ -298,10 +326,13 @@ const effectClient = async (
 }
 
 /** effect-redlock called from promise code: one `runPromise` per lock and one per unlock. */
-export const effectRedlock: Contender = {
-  name: "effect-redlock",
-  start: async (ports, waiting, slow = false, setup = "library") => (await effectClient(ports, waiting, slow, setup)).client
-}
+export const runPromiseRow = (name: string, line: EffectLine = sources): Contender => ({
+  name,
+  start: async (ports, waiting, slow = false, setup = "library") =>
+    (await effectClient(ports, waiting, slow, setup, false, "ioredis", line)).client
+})
+
+export const effectRedlock = runPromiseRow("effect-redlock")
 
 /** effect-redlock over node-redis nodes (`RedisNode/NodeRedis`), called from promise code as the row above. */
 export const effectRedlockNodeRedis: Contender = {
@@ -310,25 +341,36 @@ export const effectRedlockNodeRedis: Contender = {
     (await effectClient(ports, waiting, slow, setup, false, "node-redis")).client
 }
 
+/** The promise API's retry for each waiting (its defaults: none given). */
+const promiseRetry = (api: typeof PromiseApi, waiting: Waiting) =>
+  waiting === "none"
+    ? api.noRetry ?? api.retry({ delay: 1, times: 0 })
+    : waiting === "10ms"
+    ? api.retry({ delay: 10, times: 1000 })
+    : undefined
+
 /**
  * effect-redlock's promise facade (effect-redlock/Promise), as promise code and node-redlock users meet it;
- * `fairHandoff: false`: greedy, as the peers wait (the releaser usually wins again).
+ * `fairHandoff: false`: greedy, as the peers wait (the releaser usually wins again). Over ioredis its nodes
+ * are given as promise code gives them (a list of options or `{ client }`); over node-redis, as the driver's layer.
  */
-const promiseRow = (name: string, driver: Driver, fairHandoff = true): Contender => ({
+export const promiseRow = (name: string, driver: Driver, fairHandoff = true, api: typeof PromiseApi = PromiseApi): Contender => ({
   name,
   start: async (ports, waiting, slow = false, setup = "library") => {
-    const retry = ourRetry(waiting)
-    const nodes = await ourNodesLayer(ports, setup, driver)
-    const redlock = await makeRedlock(nodes.layer, {
-      retry,
+    const retry = promiseRetry(api, waiting)
+    const nodes = driver === "ioredis"
+      ? await ourNodes(ports, setup).then(({ clients, nodes }) => ({ layer: nodes, close: () => closeAll(clients) }))
+      : await ourNodesLayer(ports, setup, driver)
+    const redlock = await api.makeRedlock(nodes.layer as never, {
+      ...(retry === undefined ? {} : { retry }),
       restartQuarantine: false,
-      nodeTimeout: slow ? "2 seconds" : undefined,
+      nodeTimeout: slow ? 2000 : undefined,
       fairHandoff
     })
     return {
       lock: (key, ttlMillis) => redlock.acquire(key, { ttl: ttlMillis }).catch(() => undefined),
       unlock: async (handle) => {
-        await redlock.release(handle as PromiseLock)
+        await redlock.release(handle as PromiseApi.PromiseLock)
       },
       close: async () => {
         await redlock.close()
@@ -362,11 +404,11 @@ export const effectRedlockPromiseNodeRedisGreedy = promiseRow(
  * `runPromise`. Throughput scenarios only (the contention scenarios' workers
  * are the harness's promise loops, the same as the row above).
  */
-const fibers = (name: string, traced: boolean): Contender => ({
+export const fibers = (name: string, traced: boolean, line: EffectLine = sources): Contender => ({
   name,
   throughputOnly: true,
   start: async (ports, waiting, slow = false, setup = "library") => {
-    const { client, redlock, runtime } = await effectClient(ports, waiting, slow, setup, traced)
+    const { client, redlock, runtime } = await effectClient(ports, waiting, slow, setup, traced, "ioredis", line)
     const runLoops = ({ loops, nextKey, record, running, ttlMillis }: Loops) => {
       const ttl = Duration.millis(ttlMillis)
       const lockUnlock = Effect.suspend(() => {
@@ -544,6 +586,9 @@ const floorAsEffectRow = (name: string, traced: boolean): Contender => ({
 
 export const floorAsEffect = floorAsEffectRow("floor as an Effect resource, loops as fibers", false)
 export const floorAsEffectTraced = floorAsEffectRow("floor as an Effect resource, loops as fibers, traced", true)
+
+/** The other libraries, over ioredis. */
+export const peers: ReadonlyArray<Contender> = [nodeRedlock, sesameRedlock, redisSemaphore, redlockUniversal]
 
 export const all: ReadonlyArray<Contender> = [
   floor,

@@ -9,10 +9,12 @@
  * `cycles` and of 2 × `cycles` sequential lock+unlock after 6000 uncounted
  * ones (the JIT settles); the difference divided by `cycles` leaves out
  * start-up. Each run takes a minute or two. `SINGLE=1` in the environment:
- * one node instead of five.
+ * one node instead of five. A row of a ref's packed build is named as under
+ * `npm run bench -- --against` ("effect-redlock/Promise @ ab62407": builds.ts).
  */
 import * as Effect from "effect/Effect"
 import * as RedisFleet from "../fleet/RedisFleet.js"
+import * as Builds from "./builds.js"
 import * as Callgrind from "./callgrind.js"
 import * as Contenders from "./contenders.js"
 
@@ -23,8 +25,8 @@ const counted = (name: string, cycles: number) =>
   Effect.gen(function*() {
     const fleet = yield* RedisFleet.RedisFleet
     const ports = fleet.servers.map((server) => server.port)
-    const contender = Contenders.byName(name)!
     yield* Effect.promise(async () => {
+      const contender = Contenders.byName(name) ?? (await Builds.rowNamed(name, (line) => console.error(line)))!
       const client = await contender.start(process.env.SINGLE ? ports.slice(0, 1) : ports, "none", true)
       // `count` sequential lock+unlock, in the contender's own idiom where it has one (loops as fibers).
       const run = async (count: number, tag: string) => {
@@ -59,6 +61,6 @@ if (process.argv[2] === "--counted") {
   const cycles = Number(process.argv[3] ?? 2000)
   for (const name of names) {
     const perCycle = (instructions(name, 2 * cycles) - instructions(name, cycles)) / cycles
-    console.log(`${Contenders.byName(name)!.name}${process.env.SINGLE ? " (one node)" : ""}: ${Math.round(perCycle / 1000)}k instructions per lock+unlock`)
+    console.log(`${Contenders.byName(name)?.name ?? name}${process.env.SINGLE ? " (one node)" : ""}: ${Math.round(perCycle / 1000)}k instructions per lock+unlock`)
   }
 }

@@ -1,19 +1,24 @@
 /**
  * `npm run bench`: every contender in turn against the same 5 local
  * redis-servers, in alternating order between rounds, then one table per
- * scenario with each figure's ratio to the floor and to the best peer.
+ * scenario with each figure's ratio to the best peer and to the floor.
  *
- * Options: `--seconds S` per scenario (default 3), `--rounds R` (default 2),
- * `--cycles N` for the heap scenario (default 100000), `--only name,...`
- * (lock contenders only; the semaphore table (e) runs without it),
- * `--setups library,connected,lazyConnect,aclNoPubsub,keyPrefix` (how the contended
- * scenarios' clients are made: contenders.ts `Setup`; default all).
+ * Options: `--against <git ref>` (the working tree's packed build beside the
+ * ref's, builds.ts; 5 rounds by default), `--seconds S` per scenario
+ * (default 3), `--rounds R` (default 2), `--cycles N` for the heap scenario
+ * (default 100000), `--only name,...` (lock contenders only; the semaphore
+ * table (e) runs without it), `--setups library,connected,lazyConnect,aclNoPubsub,keyPrefix`
+ * (how the contended scenarios' clients are made: contenders.ts `Setup`;
+ * default all), `--throughput-setups` (the same for the throughput
+ * scenarios: default `library`, and `connected,lazyConnect` under `--against`).
  */
 import * as Effect from "effect/Effect"
 import * as Os from "node:os"
 import * as RedisFleet from "../fleet/RedisFleet.js"
+import * as Builds from "./builds.js"
 import * as Contenders from "./contenders.js"
 import * as Effect4 from "./effect4.js"
+import { median, ratioCell } from "./ratios.js"
 import * as Scenarios from "./scenarios.js"
 import { format } from "./scenarios.js"
 import * as Semaphores from "./semaphores.js"
@@ -22,37 +27,77 @@ const flag = (name: string): string | undefined => {
   const index = process.argv.indexOf(`--${name}`)
   return index >= 0 ? process.argv[index + 1] : undefined
 }
+const against = flag("against")
 const seconds = Number(flag("seconds") ?? 3)
-const rounds = Number(flag("rounds") ?? 2)
+const rounds = Number(flag("rounds") ?? (against === undefined ? 2 : 5))
 const cycles = Number(flag("cycles") ?? 100_000)
 const only = flag("only")?.split(",")
-// Both lines in one run: the Effect 4 package's rows (effect4.ts) beside the Effect 3 line's.
-const effect4 = await Effect4.contenders()
-const contenders = [...Contenders.all, ...effect4].filter((c) => only === undefined || only.some((name) => c.name.includes(name)))
-const setups = (flag("setups")?.split(",") ?? Contenders.setups) as ReadonlyArray<Contenders.Setup>
-for (const setup of setups) {
-  if (!Contenders.setups.includes(setup)) throw new Error(`--setups: unknown setup ${setup} (${Contenders.setups.join(", ")})`)
+const setupsFlag = (name: string, defaults: ReadonlyArray<Contenders.Setup>, allowed = Contenders.setups) => {
+  const given = flag(name)
+  // "none": no scenario of these (e.g. the throughput scenarios alone).
+  const list = (given === "none" ? [] : given?.split(",") ?? defaults) as ReadonlyArray<Contenders.Setup>
+  for (const setup of list) {
+    if (!allowed.includes(setup)) throw new Error(`--${name}: unknown setup ${setup} (${allowed.join(", ")})`)
+  }
+  return list
 }
+const setups = setupsFlag("setups", Contenders.setups)
+// The throughput scenarios run over clients made as their setups say (not as an ACL user without pub/sub).
+const throughputSetups = setupsFlag(
+  "throughput-setups",
+  against === undefined ? ["library"] : ["connected", "lazyConnect"],
+  ["library", "connected", "lazyConnect", "keyPrefix"]
+)
+const log = (line: string) => Effect.sync(() => console.error(line))
 
+/**
+ * `--against <ref>`: the working tree's packed build beside the ref's
+ * (builds.ts), each as promise code and as an Effect program, among the
+ * floors and the peers. Otherwise the working tree's sources as compiled
+ * with the bench, and the Effect 4 package's rows.
+ */
+const builds = against === undefined ? [] : await Promise.all([
+  Builds.ofWorkingTree((line) => console.error(line)),
+  Builds.ofRef(against, (line) => console.error(line))
+])
+for (const build of builds) {
+  for (const entry of build.missing) console.error(`against: ${build.label} has no ${entry}: its rows are skipped`)
+}
+/** The working tree's row each ref's row is held against, by name. */
+const refTwins = new Map<string, string>(
+  builds.length < 2 ? [] : Builds.rowsOf(builds[0]).map((row) => [row.name, row.name.replace(` @ ${builds[0].label}`, ` @ ${builds[1].label}`)])
+)
+const allContenders: ReadonlyArray<Contenders.Contender> = against === undefined
+  ? [...Contenders.all, ...(await Effect4.contenders())]
+  : [
+    Contenders.floor,
+    Contenders.floorAsEffect,
+    ...builds.flatMap(Builds.rowsOf),
+    ...Contenders.all.filter((c) => Contenders.peers.includes(c))
+  ]
+const contenders = allContenders.filter((c) => only === undefined || only.some((name) => c.name.includes(name)))
+const permitContenders = against === undefined ? Semaphores.contenders : Semaphores.forBuilds(builds)
+
+/** The throughput scenarios' results, by setup and scenario: `lazyConnect:sequential` ... */
+type ThroughputKey = `${Contenders.Setup}:${"sequential" | "concurrent" | "single"}`
 /** The contended scenarios' results, by setup and waiting: `library:defaults`, `aclNoPubsub:10ms` ... */
 type ContendedKey = `${Contenders.Setup}:${Contenders.Waiting}`
 
+/** A contender's results, one per round. */
 interface Row {
-  sequential?: Array<Scenarios.Throughput>
-  concurrent?: Array<Scenarios.Throughput>
-  single?: Array<Scenarios.Throughput>
-  contended?: Partial<Record<ContendedKey, Array<Scenarios.Contention>>>
+  readonly throughput: Partial<Record<ThroughputKey, Array<Scenarios.Throughput>>>
+  readonly contended: Partial<Record<ContendedKey, Array<Scenarios.Contention>>>
   heapMb?: number
 }
 
-const push = <K extends keyof Row>(row: Row, key: K, value: NonNullable<Row[K]> extends Array<infer A> ? A : never) => {
-  const list = (row[key] ?? []) as Array<unknown>
-  list.push(value)
-  ;(row as Record<string, unknown>)[key] = list
+const push = (row: Row, key: ThroughputKey | ContendedKey, value: Scenarios.Throughput | Scenarios.Contention) => {
+  const table = (key.endsWith(":defaults") || key.endsWith(":10ms") ? row.contended : row.throughput) as Record<string, Array<unknown>>
+  ;(table[key] ??= []).push(value)
 }
 
-const mean = <A>(values: ReadonlyArray<A> | undefined, pick: (a: A) => number) =>
-  values === undefined || values.length === 0 ? NaN : values.reduce((sum, v) => sum + pick(v), 0) / values.length
+/** One round's figure of a list of results (`NaN` where the contender has none). */
+const inRound = <A>(values: ReadonlyArray<A> | undefined, round: number, pick: (a: A) => number) =>
+  values === undefined || values[round] === undefined ? NaN : pick(values[round])
 
 const program = Effect.gen(function*() {
   const fleet = yield* RedisFleet.RedisFleet
@@ -60,8 +105,7 @@ const program = Effect.gen(function*() {
   if (setups.includes("aclNoPubsub")) {
     yield* Effect.forEach(fleet.servers, (server) => server.call("ACL", "SETUSER", Contenders.aclUser.username, ...Contenders.aclRule))
   }
-  const rows = new Map<string, Row>(contenders.map((c) => [c.name, {}]))
-  const log = (line: string) => Effect.sync(() => console.error(line))
+  const rows = new Map<string, Row>(contenders.map((c) => [c.name, { throughput: {}, contended: {} }]))
   yield* log(`bench: ${contenders.length} contenders, 5 redis-servers on ports ${ports.join(", ")}, ${seconds} s per scenario, ${rounds} rounds`)
   for (let round = 0; round < rounds; round++) {
     const order = round % 2 === 0 ? contenders : [...contenders].reverse()
@@ -69,19 +113,19 @@ const program = Effect.gen(function*() {
       const row = rows.get(contender.name)!
       const tag = `${round}:${contender.name.split(" ")[0]}`
       yield* Effect.promise(async () => {
-        const client = await contender.start(ports, "none")
-        push(row, "sequential", await Scenarios.throughput(client, 1, seconds, `seq:${tag}`))
-        push(row, "concurrent", await Scenarios.throughput(client, 64, seconds, `c64:${tag}`))
-        await client.close()
-        const single = await contender.start(ports.slice(0, 1), "none")
-        push(row, "single", await Scenarios.throughput(single, 1, seconds, `n1:${tag}`))
-        await single.close()
+        for (const setup of throughputSetups) {
+          const client = await contender.start(ports, "none", false, setup)
+          push(row, `${setup}:sequential`, await Scenarios.throughput(client, 1, seconds, `seq:${setup}:${tag}`, ports))
+          push(row, `${setup}:concurrent`, await Scenarios.throughput(client, 64, seconds, `c64:${setup}:${tag}`, ports))
+          await client.close()
+          const single = await contender.start(ports.slice(0, 1), "none", false, setup)
+          push(row, `${setup}:single`, await Scenarios.throughput(single, 1, seconds, `n1:${setup}:${tag}`, ports.slice(0, 1)))
+          await single.close()
+        }
         if (contender.throughputOnly) return
         for (const setup of setups) {
           for (const waiting of ["defaults", "10ms"] as const) {
-            const contended = row.contended ??= {}
-            const results = contended[`${setup}:${waiting}`] ??= []
-            results.push(await Scenarios.contention(contender, ports, waiting, 8, seconds, `${setup}:${waiting}:${tag}`, setup))
+            push(row, `${setup}:${waiting}`, await Scenarios.contention(contender, ports, waiting, 8, seconds, `${setup}:${waiting}:${tag}`, setup))
           }
         }
       })
@@ -99,21 +143,26 @@ const program = Effect.gen(function*() {
     yield* log(`heap: ${contender.name} done`)
   }
   // (e) semaphores: only when every contender runs (not with --only).
-  const permits = only === undefined ? yield* Semaphores.rounds(fleet, seconds, rounds, log) : new Map()
+  const permits = only === undefined ? yield* Semaphores.rounds(fleet, seconds, rounds, log, permitContenders) : new Map()
   return { rows, permits }
 })
 
-type Metric = readonly [label: string, value: (row: Row) => number, better: "higher" | "lower"]
+/** A column: its label, one round's figure of a row, and which way is better. */
+type Metric = readonly [label: string, value: (row: Row, round: number) => number, better: "higher" | "lower"]
 
-const throughputMetrics = (key: "sequential" | "concurrent" | "single"): ReadonlyArray<Metric> => [
-  ["ops/s", (row) => mean(row[key], (t) => t.opsPerSecond), "higher"],
-  ["acquire p50 ms", (row) => mean(row[key], (t) => t.acquireP50), "lower"],
-  ["acquire p99 ms", (row) => mean(row[key], (t) => t.acquireP99), "lower"],
-  ["CPU ms/op", (row) => mean(row[key], (t) => t.cpuPerOp), "lower"]
-]
+const throughputMetrics = (key: ThroughputKey): ReadonlyArray<Metric> => {
+  const of = (pick: (t: Scenarios.Throughput) => number) => (row: Row, round: number) => inRound(row.throughput[key], round, pick)
+  return [
+    ["ops/s", of((t) => t.opsPerSecond), "higher"],
+    ["acquire p50 ms", of((t) => t.acquireP50), "lower"],
+    ["acquire p99 ms", of((t) => t.acquireP99), "lower"],
+    ["CPU ms/op", of((t) => t.cpuPerOp), "lower"],
+    ["servers' CPU ms/op", of((t) => t.serverCpuPerOp), "lower"]
+  ]
+}
 
 const contentionMetrics = (key: ContendedKey): ReadonlyArray<Metric> => {
-  const of = (pick: (c: Scenarios.Contention) => number) => (row: Row) => mean(row.contended?.[key], pick)
+  const of = (pick: (c: Scenarios.Contention) => number) => (row: Row, round: number) => inRound(row.contended[key], round, pick)
   return [
     ["acq/s", of((c) => c.acquisitionsPerSecond), "higher"],
     ["handoff p50 ms", of((c) => c.handoffP50), "lower"],
@@ -137,70 +186,72 @@ const setupTitles: Record<Contenders.Setup, string> = {
   keyPrefix: "user clients with a keyPrefix, connected, passed as { client }"
 }
 
+/** A row's figure: the median of its rounds. */
+const figure = (row: Row, [, value]: Metric) => median(Array.from({ length: rounds }, (_, round) => value(row, round)))
+
+/** A row's figures round by round. */
+const perRound = (row: Row, [, value]: Metric) => Array.from({ length: rounds }, (_, round) => value(row, round))
+
 /**
  * The floor's own figure in each round, where they differ by more than a
  * quarter: the machine's speed changed during the table (a shared host), and
- * the ratios of a mean of rounds then say more about when each contender ran
- * than about the contender.
+ * the ratios of the rounds then say more about when each contender ran than
+ * about the contender.
  */
-const unevenRounds = (floorRow: Row, [label, value]: Metric): string | undefined => {
-  const perRound = Array.from({ length: rounds }, (_, round) => {
-    const one: Row = {}
-    const inRound = (list: unknown) => Array.isArray(list) ? [list[round]] : list
-    for (const [key, list] of Object.entries(floorRow)) {
-      ;(one as Record<string, unknown>)[key] = key === "contended"
-        ? Object.fromEntries(Object.entries(list as object).map(([setup, results]) => [setup, inRound(results)]))
-        : inRound(list)
-    }
-    return value(one)
-  }).filter(Number.isFinite)
-  if (perRound.length < 2 || Math.min(...perRound) <= 0 || Math.max(...perRound) <= 1.25 * Math.min(...perRound)) {
+const unevenRounds = (floorRow: Row, metric: Metric): string | undefined => {
+  const figures = perRound(floorRow, metric).filter(Number.isFinite)
+  if (figures.length < 2 || Math.min(...figures) <= 0 || Math.max(...figures) <= 1.25 * Math.min(...figures)) {
     return undefined
   }
-  return `Caution: the floor's ${label} was ${perRound.map(format).join(", ")} in its ${perRound.length} rounds: ` +
+  return `Caution: the floor's ${metric[0]} was ${figures.map(format).join(", ")} in its ${figures.length} rounds: ` +
     `the machine's speed changed during this table, and its ratios are not reliable.`
 }
 
-/** One table: a row per contender, a column per metric; then each effect-redlock row's ratios to the floor and to the best peer. */
+/**
+ * One table: a row per contender (medians of rounds), a column per metric;
+ * then each effect-redlock row's ratios, round by round with their spread:
+ * to the best peer of each round and to the better of that and the floor
+ * (a floor a peer beats is no floor), to its twin at the ref under
+ * `--against`, and to the rows it is held against besides.
+ */
 const table = (title: string, metrics: ReadonlyArray<Metric>, rows: Map<string, Row>) => {
   // A contender that did not run these scenarios has no row here.
-  const names = [...rows.keys()].filter((name) => metrics.some(([, value]) => !Number.isNaN(value(rows.get(name)!))))
+  const names = [...rows.keys()].filter((name) => metrics.some((metric) => !Number.isNaN(figure(rows.get(name)!, metric))))
   const lines = [`### ${title}`, "", `| contender | ${metrics.map(([label]) => label).join(" | ")} |`, `|---|${metrics.map(() => "---").join("|")}|`]
-  for (const name of names) lines.push(`| ${name} | ${metrics.map(([, value]) => format(value(rows.get(name)!))).join(" | ")} |`)
-  const ours = names.filter((name) => name.startsWith(Contenders.effectRedlock.name))
+  for (const name of names) lines.push(`| ${name} | ${metrics.map((m) => format(figure(rows.get(name)!, m))).join(" | ")} |`)
+  // Under --against only the working tree's rows are held against the others (the first build's).
+  const ours = names.filter((name) =>
+    name.startsWith(Contenders.effectRedlock.name) && (builds.length === 0 || name.endsWith(` @ ${builds[0].label}`))
+  )
   const floorRow = rows.get(Contenders.floor.name)
-  const floorAsEffectRow = rows.get(Contenders.floorAsEffect.name)
-  const peers = names.filter((name) => !ours.includes(name) && !name.startsWith("floor"))
-  const ratio = (a: number, b: number) => Number.isFinite(a) && Number.isFinite(b) && b !== 0 ? `${(a / b).toFixed(2)}x` : "–"
-  const best = ([, value, better]: Metric) => {
-    const values = peers.map((name) => value(rows.get(name)!)).filter(Number.isFinite)
-    return values.length === 0 ? NaN : better === "higher" ? Math.max(...values) : Math.min(...values)
+  const peers = names.filter((name) => !name.startsWith(Contenders.effectRedlock.name) && !name.startsWith("floor"))
+  const pick = (better: Metric[2], values: ReadonlyArray<number>) => {
+    const finite = values.filter(Number.isFinite)
+    return finite.length === 0 ? NaN : better === "higher" ? Math.max(...finite) : Math.min(...finite)
+  }
+  const bestPeer = (metric: Metric) =>
+    Array.from({ length: rounds }, (_, round) => pick(metric[2], peers.map((name) => metric[1](rows.get(name)!, round))))
+  const bar = (metric: Metric) =>
+    bestPeer(metric).map((best, round) => pick(metric[2], [best, floorRow === undefined ? NaN : metric[1](floorRow, round)]))
+  const ratioLine = (name: string, label: string, other: (metric: Metric) => ReadonlyArray<number>) =>
+    `| ${name} ÷ ${label} | ${metrics.map((m) => ratioCell(perRound(rows.get(name)!, m), other(m))).join(" | ")} |`
+  const against = (name: string, otherName: string, label = otherName) => {
+    const otherRow = rows.get(otherName)
+    if (otherRow !== undefined) lines.push(ratioLine(name, label, (m) => perRound(otherRow, m)))
   }
   for (const name of ours) {
-    const row = rows.get(name)!
-    lines.push(`| ${name} ÷ floor | ${metrics.map((m) => floorRow === undefined ? "–" : ratio(m[1](row), m[1](floorRow))).join(" | ")} |`)
-    lines.push(`| ${name} ÷ best peer | ${metrics.map((m) => ratio(m[1](row), best(m))).join(" | ")} |`)
-    if (name === Contenders.effectRedlockFibers.name && floorAsEffectRow !== undefined) {
-      lines.push(`| ${name} ÷ floor as an Effect resource | ${metrics.map((m) => ratio(m[1](row), m[1](floorAsEffectRow))).join(" | ")} |`)
-    }
+    lines.push(ratioLine(name, "best peer", bestPeer))
+    lines.push(ratioLine(name, "the better of floor and best peer", bar))
+    const twin = refTwins.get(name)
+    if (twin !== undefined) against(name, twin)
+    if (name.startsWith(Contenders.effectRedlockFibers.name)) against(name, Contenders.floorAsEffect.name)
     const driverTwin = Contenders.driverTwins.get(name)
-    if (driverTwin !== undefined) {
-      for (const other of [driverTwin.overIoredis, driverTwin.peer]) {
-        const otherRow = rows.get(other)
-        if (otherRow !== undefined) lines.push(`| ${name} ÷ ${other} | ${metrics.map((m) => ratio(m[1](row), m[1](otherRow))).join(" | ")} |`)
-      }
-    }
-    const effect3Twin = rows.get(Effect4.effect3TwinOf(name) ?? "")
-    if (effect3Twin !== undefined) {
-      lines.push(`| ${name} ÷ its Effect 3 twin | ${metrics.map((m) => ratio(m[1](row), m[1](effect3Twin))).join(" | ")} |`)
-    }
-    const untracedRow = rows.get(Contenders.effectRedlockFibers.name)
-    if (name === Contenders.effectRedlockFibersTraced.name && untracedRow !== undefined) {
-      lines.push(`| ${name} ÷ untraced | ${metrics.map((m) => ratio(m[1](row), m[1](untracedRow))).join(" | ")} |`)
-      const tracedFloorRow = rows.get(Contenders.floorAsEffectTraced.name)
-      if (tracedFloorRow !== undefined) {
-        lines.push(`| ${name} ÷ floor as an Effect resource, traced | ${metrics.map((m) => ratio(m[1](row), m[1](tracedFloorRow))).join(" | ")} |`)
-      }
+    if (driverTwin !== undefined) for (const other of [driverTwin.overIoredis, driverTwin.peer]) against(name, other)
+    const effect3Twin = Effect4.effect3TwinOf(name)
+    if (effect3Twin !== undefined) against(name, effect3Twin, "its Effect 3 twin")
+    if (name === Contenders.effectRedlockFibersTraced.name) {
+      against(name, Contenders.effectRedlockFibers.name, "untraced")
+      against(name, Contenders.floorAsEffectTraced.name)
     }
   }
   const caution = floorRow === undefined ? undefined : unevenRounds(floorRow, metrics[0])
@@ -209,25 +260,26 @@ const table = (title: string, metrics: ReadonlyArray<Metric>, rows: Map<string, 
 }
 
 Effect.runPromise(program.pipe(Effect.scoped, Effect.provide(RedisFleet.layerLocal(5)))).then(({ permits, rows }) => {
-  const heap: Metric = ["heap growth MB", (row) => row.heapMb ?? NaN, "lower"]
+  const heap: Metric = ["heap growth MB", (row, round) => round === 0 ? row.heapMb ?? NaN : NaN, "lower"]
+  const throughputTables = (scenario: "sequential" | "concurrent" | "single", title: string) =>
+    throughputSetups.flatMap((setup) => [table(`${title}; ${setupTitles[setup]}`, throughputMetrics(`${setup}:${scenario}`), rows), ""])
   console.log([
     `Benchmark ${new Date().toISOString().slice(0, 10)}: ${Os.cpus().length} × ${Os.cpus()[0]?.model ?? "cpu"}, Node ${process.version}, ` +
-      `5 local redis-servers; ${seconds} s per scenario, ${rounds} rounds (order alternating), means of rounds.`,
+      `5 local redis-servers; ${seconds} s per scenario, ${rounds} rounds (order alternating), medians of rounds; ` +
+      `ratios: the median of the rounds' ratios (their range)` +
+      (against === undefined ? "." : `; the working tree's packed build against ${builds[1].label}'s.`),
     "",
-    table("(a) sequential lock+unlock, distinct keys", throughputMetrics("sequential"), rows),
-    "",
-    table("(b) 64 concurrent loops, distinct keys", throughputMetrics("concurrent"), rows),
-    "",
+    ...throughputTables("sequential", "(a) sequential lock+unlock, distinct keys"),
+    ...throughputTables("concurrent", "(b) 64 concurrent loops, distinct keys"),
     ...setups.flatMap((setup) => [
       table(`(c) 8 workers, one key, 1 ms hold, each library's default waiting; ${setupTitles[setup]}`, contentionMetrics(`${setup}:defaults`), rows),
       "",
       table(`(c') the same with a 10 ms retry delay; ${setupTitles[setup]}`, contentionMetrics(`${setup}:10ms`), rows),
       ""
     ]),
-    table("(d) N = 1, sequential", throughputMetrics("single"), rows),
-    "",
+    ...throughputTables("single", "(d) N = 1, sequential"),
     table(`heap growth over ${cycles} lock+unlock cycles (16 loops, after GC)`, [heap], rows),
-    ...(permits.size === 0 ? [] : ["", `### ${Semaphores.table(permits)}`])
+    ...(permits.size === 0 ? [] : ["", `### ${Semaphores.table(permits, permitContenders)}`])
   ].join("\n"))
   process.exit(0)
 }, (error) => {

@@ -38,6 +38,11 @@ const commandCalls = async (ports: ReadonlyArray<number>) => {
     const redis = new Redis({ host: "127.0.0.1", port, lazyConnect: true })
     await redis.connect()
     const info = await redis.info("commandstats")
+    // The server's reads and writes of its sockets: a command sent in two pieces is read twice.
+    const stats = await redis.info("stats")
+    for (const match of stats.matchAll(/^total_(reads|writes)_processed:(\d+)/gm)) {
+      calls.set(`socket ${match[1]!}`, (calls.get(`socket ${match[1]!}`) ?? 0) + Number(match[2]))
+    }
     redis.disconnect()
     for (const match of info.matchAll(/^cmdstat_([^:]+):calls=(\d+),usec=(\d+)/gm)) {
       calls.set(match[1]!, (calls.get(match[1]!) ?? 0) + Number(match[2]))
@@ -90,9 +95,9 @@ const program = Effect.gen(function*() {
         perAcquisition
       }
     }
-    const client = await contender.start(process.env.SINGLE ? ports.slice(0, 1) : ports, "none")
+    const client = await contender.start(process.env.SINGLE ? ports.slice(0, 1) : ports, "none", false, (process.env.SETUP ?? "library") as Contenders.Setup)
     const before = { cpu: serversCpu(pids), calls: await commandCalls(ports) }
-    const result = await Scenarios.throughput(client, Number(loops), Number(seconds), "profile")
+    const result = await Scenarios.throughput(client, Number(loops), Number(seconds), "profile", process.env.SINGLE ? ports.slice(0, 1) : ports)
     const ops = result.opsPerSecond * Number(seconds)
     await client.close()
     // The servers' CPU per lock+unlock, all five together (ms), and their commands (and "µs": server time).

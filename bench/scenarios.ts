@@ -14,6 +14,8 @@ export interface Throughput {
   readonly cpuPerOp: number
   readonly userCpuPerOp: number
   readonly systemCpuPerOp: number
+  /** The servers' CPU (all of the contender's, together) per lock+unlock, ms. */
+  readonly serverCpuPerOp: number
   readonly failures: number
 }
 
@@ -51,11 +53,38 @@ export const format = (value: number) =>
 
 const sleep = (millis: number) => new Promise((resolve) => setTimeout(resolve, millis))
 
-/** `loops` concurrent loops of lock+unlock on distinct keys for `seconds`. */
-export const throughput = async (client: Client, loops: number, seconds: number, tag: string): Promise<Throughput> => {
+/**
+ * The CPU the servers' processes used so far, together (INFO cpu: user and
+ * system, µs): commands, scripts, their replies and the servers' own upkeep,
+ * what a Redis shared by many clients pays for each operation beside the
+ * client's CPU. (INFO commandstats would count a script's inner commands
+ * twice: in the script's time and in their own.)
+ */
+export const serverMicros = async (admins: ReadonlyArray<Redis>): Promise<number> => {
+  const sections = await Promise.all(admins.map((admin) => admin.info("cpu")))
+  let micros = 0
+  for (const section of sections) {
+    for (const match of section.matchAll(/^used_cpu_(?:user|sys):([\d.]+)\r?$/gm)) micros += Number(match[1]) * 1e6
+  }
+  return micros
+}
+
+/** Connections of the bench's own to the servers on `ports`, for INFO. */
+export const adminsOf = (ports: ReadonlyArray<number>) => ports.map((port) => new Redis({ host: "127.0.0.1", port }))
+
+/** `loops` concurrent loops of lock+unlock on distinct keys for `seconds`, on the servers on `ports`. */
+export const throughput = async (
+  client: Client,
+  loops: number,
+  seconds: number,
+  tag: string,
+  ports: ReadonlyArray<number>
+): Promise<Throughput> => {
   const latencies: Array<number> = []
   let failures = 0
   let next = 0
+  const admins = adminsOf(ports)
+  const serverBefore = await serverMicros(admins)
   const cpu = process.cpuUsage()
   const start = performance.now()
   const end = start + seconds * 1000
@@ -72,6 +101,8 @@ export const throughput = async (client: Client, loops: number, seconds: number,
   await (client.runLoops ?? promiseLoops(client))(harness)
   const elapsed = performance.now() - start
   const used = process.cpuUsage(cpu)
+  const serverUsed = (await serverMicros(admins)) - serverBefore
+  admins.forEach((admin) => admin.disconnect())
   return {
     opsPerSecond: (latencies.length - failures) / (elapsed / 1000),
     acquireP50: percentile(latencies, 50),
@@ -80,6 +111,7 @@ export const throughput = async (client: Client, loops: number, seconds: number,
     // The split: the kernel's share (loopback TCP, charged to the sender) is about the same for every contender.
     userCpuPerOp: used.user / 1000 / Math.max(1, latencies.length),
     systemCpuPerOp: used.system / 1000 / Math.max(1, latencies.length),
+    serverCpuPerOp: serverUsed / 1000 / Math.max(1, latencies.length),
     failures
   }
 }

@@ -30,10 +30,12 @@ import * as Redlock from "../src/Redlock.js"
 import * as Ioredis from "../src/RedisNode/Ioredis.js"
 import * as RedisNode from "../src/RedisNode.js"
 import * as ReadWriteLock from "../src/ReadWriteLock.js"
-import { makeRedlock } from "../src/Promise.js"
+import * as PromiseApi from "../src/Promise.js"
+import type { Build } from "./builds.js"
 import * as Semaphore from "../src/Semaphore.js"
 import { inLineFloor, librarySlotKeys } from "./inLineFloor.js"
-import { format, jain, percentile } from "./scenarios.js"
+import { median, ratioCell } from "./ratios.js"
+import { adminsOf, format, jain, percentile, serverMicros } from "./scenarios.js"
 
 export const workers = 8
 export const limit = 3
@@ -59,6 +61,9 @@ export interface PermitClient {
   readonly close: () => Promise<void>
 }
 
+/** A row a build cannot run (under `--against`: an older build without the entry): named and skipped. */
+export class RowSkipped extends Error {}
+
 export interface SemaphoreContender {
   readonly name: string
   /** How many of the servers it runs on: 5, or the first one only. */
@@ -66,10 +71,22 @@ export interface SemaphoreContender {
   readonly start: (ports: ReadonlyArray<number>, key: string) => Promise<PermitClient>
 }
 
-const retry = Redlock.retry({ delay: Duration.millis(10 * timeScale), times: 1000 })
+const retryOf = ({ Redlock }: EffectLine) => Redlock.retry({ delay: Duration.millis(10 * timeScale), times: 1000 })
+
+/** The Effect 3 line's modules a row drives: the working tree's sources, or a build's (builds.ts, `--against`). */
+export interface EffectLine {
+  readonly Redlock: typeof Redlock
+  readonly Ioredis: typeof Ioredis
+  readonly Semaphore: typeof Semaphore
+}
+
+const sources: EffectLine = { Redlock, Ioredis, Semaphore }
+
+/** A row's name, with the build it drives when that is not the working tree's sources. */
+const named = (name: string, build: string | undefined) => build === undefined ? name : `${name} @ ${build}`
 
 /** A lock manager of its own over the servers on `ports`, as each worker of a user's would be. */
-const managerOn = (ports: ReadonlyArray<number>, fairHandoff = true) =>
+const managerOn = (ports: ReadonlyArray<number>, fairHandoff = true, { Ioredis, Redlock }: EffectLine = sources) =>
   ManagedRuntime.make(
     Redlock.layer({ restartQuarantine: false, fairHandoff }).pipe(
       Layer.provide(Ioredis.layer(ports.map((port) => ({ host: "127.0.0.1", port }))))
@@ -77,12 +94,13 @@ const managerOn = (ports: ReadonlyArray<number>, fairHandoff = true) =>
   )
 
 /** Ours in line (the default), or greedy (`fairHandoff: false`): waiters poll, as redis-semaphore's do. */
-const effectRedlock = (nodes: 1 | 5, fairHandoff = true): SemaphoreContender => ({
-  name: `effect-redlock Semaphore, N = ${nodes}${fairHandoff ? "" : ", fairHandoff: false"}`,
+const effectRedlock = (nodes: 1 | 5, fairHandoff = true, line = sources, build?: string): SemaphoreContender => ({
+  name: named(`effect-redlock Semaphore, N = ${nodes}${fairHandoff ? "" : ", fairHandoff: false"}`, build),
   nodes,
   start: async (ports, key) => {
-    const runtime = managerOn(ports, fairHandoff)
-    const options: Semaphore.PermitOptions = { limit, ttl: Duration.millis(ttlMillis), retry }
+    const { Semaphore } = line
+    const runtime = managerOn(ports, fairHandoff, line)
+    const options: Semaphore.PermitOptions = { limit, ttl: Duration.millis(ttlMillis), retry: retryOf(line) }
     return {
       withPermit: (hold) =>
         runtime.runPromise(
@@ -98,12 +116,13 @@ const effectRedlock = (nodes: 1 | 5, fairHandoff = true): SemaphoreContender => 
  * fiber (one `runPromise` per worker, not per permit), holding each permit
  * with `Semaphore.withPermit`.
  */
-const effectRedlockFibers = (nodes: 1 | 5): SemaphoreContender => ({
-  name: `effect-redlock Semaphore, loops as fibers, N = ${nodes}`,
+const effectRedlockFibers = (nodes: 1 | 5, line = sources, build?: string): SemaphoreContender => ({
+  name: named(`effect-redlock Semaphore, loops as fibers, N = ${nodes}`, build),
   nodes,
   start: async (ports, key) => {
-    const runtime = managerOn(ports)
-    const options: Semaphore.PermitOptions = { limit, ttl: Duration.millis(ttlMillis), retry }
+    const { Semaphore } = line
+    const runtime = managerOn(ports, true, line)
+    const options: Semaphore.PermitOptions = { limit, ttl: Duration.millis(ttlMillis), retry: retryOf(line) }
     const withPermit = (hold: () => Promise<void>) =>
       Effect.promise(hold).pipe(Semaphore.withPermit(key, options), Effect.as(true), Effect.orElseSucceed(() => false))
     return {
@@ -125,15 +144,19 @@ const effectRedlockFibers = (nodes: 1 | 5): SemaphoreContender => ({
 })
 
 /** Ours from promise code (effect-redlock/Promise `usingPermit`): the same engine, with no fiber. */
-const effectRedlockPromise = (nodes: 1 | 5, fairHandoff = true): SemaphoreContender => ({
-  name: `effect-redlock/Promise permits, N = ${nodes}${fairHandoff ? "" : ", fairHandoff: false"}`,
+const effectRedlockPromise = (nodes: 1 | 5, fairHandoff = true, api: typeof PromiseApi = PromiseApi, build?: string): SemaphoreContender => ({
+  name: named(`effect-redlock/Promise permits, N = ${nodes}${fairHandoff ? "" : ", fairHandoff: false"}`, build),
   nodes,
   start: async (ports, key) => {
-    const redlock = await makeRedlock(ports.map((port) => ({ host: "127.0.0.1", port })), {
+    const redlock = await api.makeRedlock(ports.map((port) => ({ host: "127.0.0.1", port })), {
       restartQuarantine: false,
       fairHandoff
     })
-    const options = { limit, ttl: ttlMillis, retry }
+    if (typeof redlock.usingPermit !== "function") {
+      await redlock.close()
+      throw new RowSkipped(`its promise API has no usingPermit`)
+    }
+    const options = { limit, ttl: ttlMillis, retry: api.retry({ delay: 10 * timeScale, times: 1000 }) }
     return {
       withPermit: (hold) => redlock.usingPermit(key, options, hold).then(() => true, () => false),
       close: () => redlock.close()
@@ -254,6 +277,24 @@ export const contenders: ReadonlyArray<SemaphoreContender> = [
   redisSemaphoreSingle
 ]
 
+/** A build's rows of `--against` (builds.ts): those of the rows above that it can run. */
+const rowsOf = (build: Build, nodes: 1 | 5): ReadonlyArray<SemaphoreContender> => [
+  ...(build.effect3 === undefined ? [] : [effectRedlock(nodes, true, build.effect3, build.label), effectRedlockFibers(nodes, build.effect3, build.label)]),
+  ...(build.promise === undefined ? [] : [effectRedlockPromise(nodes, true, build.promise, build.label)])
+]
+
+/**
+ * The rows of `--against`: each build's rows beside the other's, the peer on
+ * as many servers and, on one, the in-line floor.
+ */
+export const forBuilds = (builds: ReadonlyArray<Build>): ReadonlyArray<SemaphoreContender> => [
+  ...builds.flatMap((build) => rowsOf(build, 5)),
+  redisSemaphore,
+  ...builds.flatMap((build) => rowsOf(build, 1)),
+  inLineFloor(limit, ttlMillis),
+  redisSemaphoreSingle
+]
+
 export interface PermitContention {
   readonly acquisitionsPerSecond: number
   /** Permits granted in the run. */
@@ -271,22 +312,6 @@ export interface PermitContention {
   readonly serverPerAcquisition: number
 }
 
-/**
- * The CPU the servers' processes used so far, together (INFO cpu: user and
- * system, µs): commands, scripts, their replies and the servers' own upkeep.
- * What a Redis shared by many clients pays per permit, beside the client's
- * CPU. (INFO commandstats would count a script's inner commands twice: in
- * the script's time and in their own.)
- */
-const serverMicros = async (admins: ReadonlyArray<Redis>): Promise<number> => {
-  const sections = await Promise.all(admins.map((admin) => admin.info("cpu")))
-  let micros = 0
-  for (const section of sections) {
-    for (const match of section.matchAll(/^used_cpu_(?:user|sys):([\d.]+)\r?$/gm)) micros += Number(match[1]) * 1e6
-  }
-  return micros
-}
-
 const sleep = (millis: number) => new Promise<void>((resolve) => setTimeout(resolve, millis))
 
 export const contention = async (
@@ -295,8 +320,14 @@ export const contention = async (
   seconds: number,
   key: string
 ): Promise<PermitContention> => {
-  const clients = await Promise.all(Array.from({ length: workers }, () => contender.start(ports, key)))
-  const admins = ports.map((port) => new Redis({ host: "127.0.0.1", port }))
+  const started = await Promise.allSettled(Array.from({ length: workers }, () => contender.start(ports, key)))
+  const clients = started.flatMap((start) => start.status === "fulfilled" ? [start.value] : [])
+  const refused = started.find((start) => start.status === "rejected")
+  if (refused !== undefined) {
+    await Promise.all(clients.map((client) => client.close()))
+    throw refused.reason
+  }
+  const admins = adminsOf(ports)
   const serverBefore = await serverMicros(admins)
   const counts = clients.map(() => 0)
   const waits: Array<number> = []
@@ -372,24 +403,32 @@ export const rounds = (
 ) =>
   Effect.gen(function*() {
     const ports = fleet.servers.map((server) => server.port)
-    for (let run = 0; run < warmUpRuns; run++) {
-      for (const contender of list) {
-        yield* Effect.promise(() =>
-          contention(contender, ports.slice(0, contender.nodes), warmUpSeconds, `bench:permits:warm-up:${contender.name.split(" ")[0]}`)
+    const run = (contender: SemaphoreContender, runSeconds: number, key: string) =>
+      Effect.promise(() =>
+        contention(contender, ports.slice(0, contender.nodes), runSeconds, key).catch((error) =>
+          error instanceof RowSkipped ? error : Promise.reject(error)
         )
+      )
+    let runnable = list
+    for (let warmUp = 0; warmUp < warmUpRuns; warmUp++) {
+      for (const contender of runnable) {
+        const result = yield* run(contender, warmUpSeconds, `bench:permits:warm-up:${contender.name.split(" ")[0]}`)
         yield* fleet.reset
+        if (result instanceof RowSkipped) {
+          yield* log(`semaphores: ${contender.name} skipped: ${result.message}`)
+          runnable = runnable.filter((other) => other !== contender)
+        }
       }
     }
     yield* log(`semaphores: warm-up done (${warmUpRuns} runs of ${warmUpSeconds} s each)`)
     const results = new Map<string, Array<PermitContention>>()
     for (let round = 0; round < count; round++) {
-      const order = round % 2 === 0 ? list : [...list].reverse()
+      const order = round % 2 === 0 ? runnable : [...runnable].reverse()
       for (const contender of order) {
-        const result = yield* Effect.promise(() =>
-          contention(contender, ports.slice(0, contender.nodes), seconds, `bench:permits:${round}:${contender.name.split(" ")[0]}`)
-        )
-        results.set(contender.name, [...(results.get(contender.name) ?? []), result])
+        const result = yield* run(contender, seconds, `bench:permits:${round}:${contender.name.split(" ")[0]}`)
         yield* fleet.reset
+        if (result instanceof RowSkipped) continue
+        results.set(contender.name, [...(results.get(contender.name) ?? []), result])
         yield* log(
           `semaphores, round ${round + 1}: ${contender.name}: ${format(result.acquisitionsPerSecond)} acq/s, ` +
             `${format(result.cpuPerAcquisition)} ms CPU/acq, ${format(result.serverPerAcquisition)} ms server/acq`
@@ -399,7 +438,12 @@ export const rounds = (
     return results
   })
 
-/** The results (one or more runs per contender, averaged) as a Markdown table. */
+/**
+ * The results as a Markdown table: medians of the rounds; each of ours
+ * against redis-semaphore's semaphore on as many servers (permits/s, the
+ * client's and the servers' CPU) and, under `--against`, against its twin at
+ * the ref, as ratios of round to round with their spread (ratios.ts).
+ */
 export const table = (
   results: ReadonlyMap<string, ReadonlyArray<PermitContention>>,
   list: ReadonlyArray<SemaphoreContender> = contenders
@@ -415,23 +459,33 @@ export const table = (
     ["CPU ms/acq", (r) => r.cpuPerAcquisition],
     ["server ms/acq", (r) => r.serverPerAcquisition]
   ]
-  const mean = (runs: ReadonlyArray<PermitContention>, pick: (r: PermitContention) => number) =>
-    runs.reduce((sum, run) => sum + pick(run), 0) / runs.length
-  // Each of ours against redis-semaphore's semaphore on as many servers, in this run: permits/s and CPU.
   const nodesOf = (name: string) => list.find((contender) => contender.name === name)?.nodes
+  const ratioLine = (name: string, runs: ReadonlyArray<PermitContention>, other: string) => {
+    const theirs = results.get(other) ?? []
+    const cells = metrics.map(([label, pick]) =>
+      label === "acq/s" || label.endsWith("ms/acq") ? ratioCell(runs.map(pick), theirs.map(pick)) : "–"
+    )
+    return `| ${name} ÷ ${other} | ${cells.join(" | ")} |`
+  }
   const ratios = [...results].flatMap(([name, runs]) => {
-    const peer = [...results].find(([other]) => other.startsWith("redis-semaphore") && nodesOf(other) === nodesOf(name))
-    if (!name.startsWith("effect-redlock") || peer === undefined) return []
-    const ratio = (pick: (r: PermitContention) => number) => `${(mean(runs, pick) / mean(peer[1], pick)).toFixed(2)}x`
-    const cells = metrics.map(([label, pick]) => label === "acq/s" || label.endsWith("ms/acq") ? ratio(pick) : "–")
-    return [`| ${name} ÷ ${peer[0]} | ${cells.join(" | ")} |`]
+    if (!name.startsWith("effect-redlock")) return []
+    const peer = [...results.keys()].find((other) => other.startsWith("redis-semaphore") && nodesOf(other) === nodesOf(name))
+    const at = name.indexOf(" @ ")
+    // Under --against the first build is the working tree: its rows are held against the other build's twins.
+    const twin = at < 0 ? undefined : [...results.keys()].find((other) =>
+      other !== name && other.startsWith(name.slice(0, at + 3)) && list.findIndex((c) => c.name === other) > list.findIndex((c) => c.name === name)
+    )
+    return [
+      ...(peer === undefined ? [] : [ratioLine(name, runs, peer)]),
+      ...(twin === undefined ? [] : [ratioLine(name, runs, twin)])
+    ]
   })
   return [
     `(e) semaphore: ${workers} workers, ${limit} permits, ${holdMillis} ms hold, ~10 ms retry`,
     "",
     `| contender | ${metrics.map(([label]) => label).join(" | ")} |`,
     `|---|${metrics.map(() => "---").join("|")}|`,
-    ...[...results].map(([name, runs]) => `| ${name} | ${metrics.map(([, pick]) => format(mean(runs, pick))).join(" | ")} |`),
+    ...[...results].map(([name, runs]) => `| ${name} | ${metrics.map(([, pick]) => format(median(runs.map(pick)))).join(" | ")} |`),
     ...ratios
   ].join("\n")
 }
@@ -458,7 +512,7 @@ export const readWriteContention = async (
   const runtimes = Array.from({ length: workers }, () => managerOn(ports))
   // Connected before the clock starts: a writer's wait is for the lock, not for its manager's 5 connections.
   await Promise.all(runtimes.map((runtime) => runtime.runtime()))
-  const options = { ttl: Duration.millis(ttlMillis), retry }
+  const options = { ttl: Duration.millis(ttlMillis), retry: retryOf(sources) }
   const readWaits: Array<number> = []
   const writeWaits: Array<number> = []
   let readers = 0
