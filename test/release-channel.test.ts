@@ -182,6 +182,66 @@ layer(RedisFleet.layerLocal(3), { timeout: 60_000, excludeTestServices: true })(
       assert.strictEqual(messages[1], "")
     }))
 
+  it.scoped("the release script, a plain key nobody waits for (its first path) and one with a line: the same answers, published only where heard", () =>
+    Effect.gen(function*() {
+      const fleet = yield* RedisFleet.RedisFleet
+      yield* fleet.reset
+      const server = fleet.servers[0]
+      const release = (key: string, ...args: ReadonlyArray<string>) =>
+        server.call("EVALSHA", Scripts.releaseOwned.sha, 1, key, ...args)
+      yield* server.call("SCRIPT", "LOAD", Scripts.releaseOwned.lua)
+      const set = (key: string, value: string) => server.call("SET", key, value, "PX", 10_000)
+
+      // Ours, nobody subscribed: deleted, announced, not published (no one heard it), whatever the process hears.
+      for (const own of ["0", "1"]) {
+        yield* set("plain", "v")
+        assert.deepStrictEqual(yield* release("plain", "v", "1", "0", own), [1, "plain", "", 0], `own subscribers ${own}`)
+        assert.strictEqual(yield* server.call("EXISTS", "plain"), 0)
+      }
+      // No count (a cluster's node): published as before.
+      yield* set("plain", "v")
+      assert.deepStrictEqual(yield* release("plain", "v", "1", "0"), [1, "plain", "", 1])
+      // Not announced; not ours; someone's data of another type: nothing else done.
+      yield* set("plain", "v")
+      assert.deepStrictEqual(yield* release("plain", "v", "0", "0", "0"), [1])
+      yield* set("plain", "w")
+      assert.deepStrictEqual(yield* release("plain", "v", "1", "0", "0"), [0])
+      assert.strictEqual(yield* server.call("GET", "plain"), "w")
+      yield* server.call("RPUSH", "data", "x")
+      assert.deepStrictEqual(yield* release("data", "v", "1", "0", "0"), [0])
+      assert.strictEqual(yield* server.call("LLEN", "data"), 1)
+
+      // Another connection listens: published to it; not where its one listener is the process's own (own "1");
+      // published again once a second one listens.
+      const messages: Array<string> = []
+      const listen = Effect.acquireRelease(
+        Effect.promise(async () => {
+          const client = new Redis({ host: "127.0.0.1", port: server.port })
+          client.on("message", (_channel: string, message: string) => void messages.push(message))
+          await client.subscribe(`${Scripts.releaseChannelPrefix}plain`)
+          return client
+        }),
+        (client) => Effect.promise(() => client.quit().catch(() => undefined))
+      )
+      yield* listen
+      yield* set("plain", "v")
+      assert.deepStrictEqual(yield* release("plain", "v", "1", "0", "0"), [1, "plain", "", 1])
+      yield* set("plain", "v")
+      assert.deepStrictEqual(yield* release("plain", "v", "1", "0", "1"), [1, "plain", "", 0])
+      yield* listen
+      yield* set("plain", "v")
+      assert.deepStrictEqual(yield* release("plain", "v", "1", "0", "1"), [1, "plain", "", 1])
+      yield* Effect.sleep("50 millis")
+      assert.deepStrictEqual(messages, ["", "", ""], "the first listener heard two releases, the second one")
+
+      // A line (the general path): the key is handed to the first waiter, whose value the announcement names.
+      yield* set("plain", "v")
+      yield* server.call("ZADD", Scripts.queueKey("plain"), 1, "next")
+      yield* server.call("ZADD", "plain\u0000lease", Date.now() + 5_000, "next")
+      assert.deepStrictEqual(yield* release("plain", "v", "1", "0", "0"), [1, "plain", "next", 1])
+      assert.strictEqual(yield* server.call("GET", "plain"), "next")
+    }))
+
   it.scoped("a user's program whose clients quit without closing the lock manager ends by itself", () =>
     Effect.gen(function*() {
       const fleet = yield* RedisFleet.RedisFleet

@@ -418,6 +418,50 @@ return { 2, soonest }
 /** Where a release of a key is announced, for waiters (`PUBLISH` to this prefix + the key). */
 export const releaseChannelPrefix = "redlock-released:"
 
+// An announcement on the release channel of a key (a lock key, or a
+// resource's slots' prefix), also added to the reply, where the releasing
+// process reads it, with whether it was published (1 or 0). The PUBLISH is
+// best effort: a user the ACLs refuse it (Redis 7 checks them inside
+// scripts) still releases. Where the releasing process's own connection
+// hears the channel (ARGV[4] "1", see releaseOwned) it is sent only when
+// some other connection hears it too (counted first); that process reads
+// the reply. Where it does not ("0"), it is sent, and counts as published
+// only if it reached someone (a standalone server's count is exact). No
+// count given (a cluster): sent and counted as published.
+const publishFunction = `
+local ownSubscribers = tonumber(ARGV[4])
+local function publish(reply, key, message)
+  local channel = "${releaseChannelPrefix}" .. key
+  local published = 1
+  if ownSubscribers and ownSubscribers > 0 then
+    -- An error (an ACL without pub/sub) is a table without a count: then PUBLISH is tried.
+    local counted = redis.pcall("PUBSUB", "NUMSUB", channel)
+    local count = type(counted) == "table" and tonumber(counted[2])
+    if count and count <= ownSubscribers then published = 0 end
+  end
+  if published == 1 and redis.pcall("PUBLISH", channel, message) == 0 and ownSubscribers then published = 0 end
+  reply[#reply + 1] = key
+  reply[#reply + 1] = message
+  reply[#reply + 1] = published
+  return reply
+end
+`
+
+// The release of one plain lock key that nobody waits for in line, the path
+// of every uncontended lock: it returns before the script defines the
+// functions of the general path below (Redis runs a script's whole top level
+// on each call, and each definition costs the server time). It does what
+// the general path does for such a key: delete the key if it holds our
+// value, and announce it (no one is first in line: message "") when asked to.
+const plainRelease = `
+if #KEYS == 1 and not string.find(KEYS[1], "\\0", 1, true) and redis.call("EXISTS", KEYS[1] .. "\\0queue") == 0 then
+  if redis.pcall("GET", KEYS[1]) ~= ARGV[1] then return { 0 } end
+  redis.call("DEL", KEYS[1])
+  if (ARGV[2] or "1") ~= "1" then return { 1 } end
+  return publish({ 1 }, KEYS[1], "")
+end
+`
+
 /**
  * Delete each key that holds our value, and take our value out of its line of
  * waiters. The message on the key's release channel names the waiter now
@@ -452,28 +496,7 @@ export const releaseChannelPrefix = "redlock-released:"
  * read slot, or every slot of a waiter that leaves) are released by
  * releaseSlots below.
  */
-export const releaseOwned = script(`${queueFunctions}
--- An announcement on the release channel of a key (a lock key, or a resource's slots' prefix), also added to
--- the reply, where the releasing process reads it, with whether it was published (1 or 0). The PUBLISH is
--- best effort: a user the ACLs refuse it (Redis 7 checks them inside scripts) still releases. It is not sent
--- when no connection but the releasing process's own would hear it (ARGV[4], see above): that process
--- reads the reply.
-local ownSubscribers = tonumber(ARGV[4])
-local function publish(reply, key, message)
-  local channel = "${releaseChannelPrefix}" .. key
-  local published = 1
-  if ownSubscribers then
-    -- An error (an ACL without pub/sub) is a table without a count: then PUBLISH is tried.
-    local counted = redis.pcall("PUBSUB", "NUMSUB", channel)
-    local count = type(counted) == "table" and tonumber(counted[2])
-    if count and count <= ownSubscribers then published = 0 end
-  end
-  if published == 1 then redis.pcall("PUBLISH", channel, message) end
-  reply[#reply + 1] = key
-  reply[#reply + 1] = message
-  reply[#reply + 1] = published
-end
-
+export const releaseOwned = script(`${publishFunction}${plainRelease}${queueFunctions}
 -- A resource's slots: every slot key that holds our value is deleted (a slot
 -- handed to us that we never counted goes too), our place (plain or a
 -- writer's) leaves the line, and the free slots are handed over: to each of
