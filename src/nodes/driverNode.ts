@@ -196,8 +196,11 @@ const makeNode = (
   // One command and its reply, in one promise step: every failure becomes the
   // shell's node error (also a synchronous throw of the driver). Not sent while
   // too many commands wait for an answer (see the shells' maxPendingCommands).
-  const call = <R, A>(send: () => Promise<R>, parse: (reply: R) => A): Promise<A> => {
+  // `settled`, if given, is called once whichever way the call ends, before
+  // the reply is parsed (in the same step: no promise beside the caller's).
+  const call = <R, A>(send: () => Promise<R>, parse: (reply: R) => A, settled?: () => void): Promise<A> => {
     if (inFlight.count >= maxPendingCommands) {
+      settled?.()
       return Promise.reject(makeError({
         node: name,
         reason: "Unavailable",
@@ -208,8 +211,16 @@ const makeNode = (
       connection.beforeSend()
       const sent = send()
       inFlight.count++
-      return sent.then((reply) => parse(answered(reply)), unanswered)
+      if (settled === undefined) return sent.then((reply) => parse(answered(reply)), unanswered)
+      return sent.then((reply) => {
+        settled()
+        return parse(answered(reply))
+      }, (cause) => {
+        settled()
+        return unanswered(cause)
+      })
     } catch (cause) {
+      settled?.()
       return failed(cause)
     }
   }
@@ -217,11 +228,13 @@ const makeNode = (
     script: Scripts.Script,
     keys: ReadonlyArray<string>,
     args: ReadonlyArray<string | number>,
-    parse: (reply: unknown) => A
+    parse: (reply: unknown) => A,
+    settled?: () => void
   ): Promise<A> =>
     call(
       scripts.bySha() ? () => connection.evalsha(script, keys, args) : () => connection.eval(script, keys, args),
-      parse
+      parse,
+      settled
     )
 
   // Waiting for replicas: a grant or an extension counts on this node only once
@@ -250,7 +263,15 @@ const makeNode = (
   // release's caller hears of it: a waiter of this process takes its turn
   // without waiting for the channel's message, which may only be read after
   // whatever the releasing caller does next.
-  const releaseAnswer = (reply: unknown): number => {
+  const releaseAnswer = (keys: ReadonlyArray<string>, reply: unknown): number => {
+    // A number: the release of one plain key nobody waited for in line (scripts.ts, plainRelease).
+    if (!Array.isArray(reply)) {
+      const code = integer(reply)
+      if (code >= Scripts.plainReleaseAnnounced) {
+        releases.announcedFree(keys[0], code === Scripts.plainReleasePublished)
+      }
+      return code === 0 ? 0 : 1
+    }
     // The keys deleted, then each announcement as key, message and whether it was published.
     const answer = reply as ReadonlyArray<unknown>
     for (let index = 1; index + 2 < answer.length; index += 3) {
@@ -271,21 +292,20 @@ const makeNode = (
   // test: a key left for its whole ttl after every acquirer was
   // interrupted). A later operation marks the pending acquire superseded:
   // it then answers "not acquired" without its second command.
-  const probing = new Map<string, { superseded: boolean }>()
-  const probeKey = (key: string, value: string) => key + "\u0000" + value
+  // By the value (one acquisition's, drawn for it): a lock value is already a
+  // string of its own, whose hash the map computes once, where a key and value
+  // joined made a new one for every operation of every node.
+  const probing = new Map<string, { readonly key: string; superseded: boolean }>()
   const supersede = (keys: ReadonlyArray<string>, value: string) => {
     if (probing.size === 0) return
-    for (const key of keys) {
-      const probe = probing.get(probeKey(key, value))
-      if (probe !== undefined) probe.superseded = true
-    }
+    const probe = probing.get(value)
+    if (probe !== undefined && keys.includes(probe.key)) probe.superseded = true
   }
   const acquireOne = (key: string, value: string, ttlMillis: number): Promise<boolean> => {
-    const name = probeKey(key, value)
-    const probe = { superseded: false }
-    probing.set(name, probe)
+    const probe = { key, superseded: false }
+    probing.set(value, probe)
     const settle = <A>(answer: A): A => {
-      if (probing.get(name) === probe) probing.delete(name)
+      if (probing.get(value) === probe) probing.delete(value)
       return answer
     }
     return call(() => connection.setIfAbsent(key, value, Math.ceil(ttlMillis)), (reply) => reply === "OK").then(
@@ -313,18 +333,13 @@ const makeNode = (
     release: (keys, value, announce, keepPlace) => {
       supersede(keys, value)
       // An undo (keepPlace) announces nothing.
-      if (keepPlace === true) return evalScript(Scripts.releaseOwned, keys, [value, announce ? 1 : 0, 1], releaseAnswer)
+      const parse = (reply: unknown) => releaseAnswer(keys, reply)
+      if (keepPlace === true) return evalScript(Scripts.releaseOwned, keys, [value, announce ? 1 : 0, 1], parse)
       const args: Array<string | number> = [value, announce ? 1 : 0, 0]
       const ownSubscribers = releases.ownSubscribers(keys)
       if (ownSubscribers !== undefined) args.push(ownSubscribers)
-      const answered = releases.releasing()
-      const released = evalScript(Scripts.releaseOwned, keys, args, (reply) => {
-        answered()
-        return releaseAnswer(reply)
-      })
-      // Failed: its answer tells nothing. Beside the caller's promise, not a step in front of it.
-      released.catch(answered)
-      return released
+      // Answered or failed (a failure's answer tells nothing), before the answer is told.
+      return evalScript(Scripts.releaseOwned, keys, args, parse, releases.releasing())
     },
     extend: replicated((keys, value, ttlMillis) => {
       supersede(keys, value)

@@ -99,6 +99,12 @@ export interface ReleaseChannels {
    */
   readonly announced: (key: string, next: string, published: boolean) => void
   /**
+   * The same for the release of one plain key nobody waited for in line,
+   * which names no one (`key` as the node's callers name it: the script
+   * answered a number, not the key).
+   */
+  readonly announcedFree: (key: string, published: boolean) => void
+  /**
    * How many subscribers of the channels of `keys` are this process's
    * connection, for a release to send (scripts.ts, releaseOwned): 1 when it
    * is subscribed to every one of them now, else 0; `undefined` when the
@@ -315,6 +321,7 @@ const open = (driver: Driver, serverKey: string | undefined): ReleaseChannels =>
       const key = keyNamed(named)
       watchers.notify(key, next, performance.now(), "answer", published && mayHear(key))
     },
+    announcedFree: (key, published) => watchers.notify(key, "", performance.now(), "answer", published && mayHear(key)),
     ownSubscribers: (keys) => {
       // A server that refuses pub/sub would refuse the count too: one refused command per release is enough.
       if (!driver.countsSubscribers || refusal.recent()) return undefined

@@ -419,46 +419,51 @@ return { 2, soonest }
 export const releaseChannelPrefix = "redlock-released:"
 
 // An announcement on the release channel of a key (a lock key, or a
-// resource's slots' prefix), also added to the reply, where the releasing
-// process reads it, with whether it was published (1 or 0). The PUBLISH is
-// best effort: a user the ACLs refuse it (Redis 7 checks them inside
-// scripts) still releases. Where the releasing process's own connection
-// hears the channel (ARGV[4] "1", see releaseOwned) it is sent only when
-// some other connection hears it too (counted first); that process reads
-// the reply. Where it does not ("0"), it is sent, and counts as published
-// only if it reached someone (a standalone server's count is exact). No
-// count given (a cluster): sent and counted as published.
+// resource's slots' prefix); returns whether it was published (1 or 0). The
+// PUBLISH is best effort: a user the ACLs refuse it (Redis 7 checks them
+// inside scripts) still releases. Where the releasing process's own
+// connection hears the channel (ARGV[4] "1", see releaseOwned) it is sent
+// only when some other connection hears it too (counted first): that
+// process reads the reply. Where it does not ("0"), it is sent, and counts
+// as published only if it reached someone (a standalone server's count is
+// exact). No count given (a cluster): sent and counted as published.
 const publishFunction = `
 local ownSubscribers = tonumber(ARGV[4])
-local function publish(reply, key, message)
+local function publish(key, message)
   local channel = "${releaseChannelPrefix}" .. key
-  local published = 1
   if ownSubscribers and ownSubscribers > 0 then
     -- An error (an ACL without pub/sub) is a table without a count: then PUBLISH is tried.
     local counted = redis.pcall("PUBSUB", "NUMSUB", channel)
     local count = type(counted) == "table" and tonumber(counted[2])
-    if count and count <= ownSubscribers then published = 0 end
+    if count and count <= ownSubscribers then return 0 end
   end
-  if published == 1 and redis.pcall("PUBLISH", channel, message) == 0 and ownSubscribers then published = 0 end
-  reply[#reply + 1] = key
-  reply[#reply + 1] = message
-  reply[#reply + 1] = published
-  return reply
+  if redis.pcall("PUBLISH", channel, message) == 0 and ownSubscribers then return 0 end
+  return 1
 end
 `
+
+/**
+ * The answers of the release of one plain lock key that nobody waits for in
+ * line (a number, where the general path answers a list): 0 not ours, 1
+ * deleted, `plainReleaseAnnounced` deleted and announced with no one named
+ * but not published, `plainReleasePublished` the same, published.
+ */
+export const plainReleaseAnnounced = 2
+export const plainReleasePublished = 3
 
 // The release of one plain lock key that nobody waits for in line, the path
 // of every uncontended lock: it returns before the script defines the
 // functions of the general path below (Redis runs a script's whole top level
-// on each call, and each definition costs the server time). It does what
-// the general path does for such a key: delete the key if it holds our
-// value, and announce it (no one is first in line: message "") when asked to.
+// on each call, and each definition costs the server time), with a number
+// (a list costs the server and the client more). It does what the general
+// path does for such a key: delete the key if it holds our value, and
+// announce it (no one is first in line: message "") when asked to.
 const plainRelease = `
 if #KEYS == 1 and not string.find(KEYS[1], "\\0", 1, true) and redis.call("EXISTS", KEYS[1] .. "\\0queue") == 0 then
-  if redis.pcall("GET", KEYS[1]) ~= ARGV[1] then return { 0 } end
+  if redis.pcall("GET", KEYS[1]) ~= ARGV[1] then return 0 end
   redis.call("DEL", KEYS[1])
-  if (ARGV[2] or "1") ~= "1" then return { 1 } end
-  return publish({ 1 }, KEYS[1], "")
+  if (ARGV[2] or "1") ~= "1" then return 1 end
+  return ${plainReleaseAnnounced} + publish(KEYS[1], "")
 end
 `
 
@@ -474,9 +479,10 @@ end
  * place, both "1" or "0" (a value alone: announce, do not keep the place, as
  * a plain compare-and-delete does), then how many subscribers of the
  * channels announced on are the releasing process's own connection ("1" or
- * "0"; none: publish always). Returns the number of keys deleted, then each
- * announcement made, as the key it was made for, its message and whether it
- * was published: the releasing process tells its own waiters from the reply
+ * "0"; none: publish always). Returns a list: the number of keys deleted,
+ * then each announcement made, as the key it was made for, its message and
+ * whether it was published (one plain key nobody waited for in line: a
+ * number instead, see plainReleaseAnnounced): the releasing process tells its own waiters from the reply
  * (driverNode.ts), without waiting for the channel, so a PUBLISH that only
  * its own connection would hear (`PUBSUB NUMSUB`: exact on a standalone
  * server, whose PUBLISH reaches no other server's subscribers; the caller
@@ -497,6 +503,14 @@ end
  * releaseSlots below.
  */
 export const releaseOwned = script(`${publishFunction}${plainRelease}${queueFunctions}
+-- An announcement (see publish) added to the reply: the key, the message, whether it was published.
+local function announced(reply, key, message)
+  local published = publish(key, message)
+  reply[#reply + 1] = key
+  reply[#reply + 1] = message
+  reply[#reply + 1] = published
+end
+
 -- A resource's slots: every slot key that holds our value is deleted (a slot
 -- handed to us that we never counted goes too), our place (plain or a
 -- writer's) leaves the line, and the free slots are handed over: to each of
@@ -540,7 +554,7 @@ local function releaseSlots(value, announces, keepsPlace, settingKey, slotsPrefi
   local queue, leases = lineKeys(KEYS[1])
   if redis.call("EXISTS", queue) == 0 then
     dropRecordIfIdle()
-    if deleted > 0 and announces then publish(reply, slotsPrefix, "") end
+    if deleted > 0 and announces then announced(reply, slotsPrefix, "") end
     return reply
   end
   local writer = value .. "${writerMark}"
@@ -578,7 +592,7 @@ local function releaseSlots(value, announces, keepsPlace, settingKey, slotsPrefi
     end
   end
   if handed == 0 then dropRecordIfIdle() end
-  publish(reply, slotsPrefix, table.concat(names, " "))
+  announced(reply, slotsPrefix, table.concat(names, " "))
   return reply
 end
 
@@ -614,7 +628,7 @@ for _, key in ipairs(KEYS) do
       redis.call("SET", key, head, "PX", leaseEnd - now)
     end
   end
-  if announce then publish(reply, key, nextWaiter) end
+  if announce then announced(reply, key, nextWaiter) end
 end
 reply[1] = deleted
 return reply
