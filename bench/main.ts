@@ -3,8 +3,8 @@
  * redis-servers, in alternating order between rounds, then one table per
  * scenario with each figure's ratio to the best peer and to the floor.
  *
- * Options: `--against <git ref>` (the working tree's packed build beside the
- * ref's, builds.ts; 5 rounds by default), `--seconds S` per scenario
+ * Options: `--against <git ref>[,<ref>...]` (the working tree's packed build
+ * beside each ref's, builds.ts; 5 rounds by default), `--seconds S` per scenario
  * (default 3), `--rounds R` (default 2), `--cycles N` for the heap scenario
  * (default 100000), `--only name,...` (lock contenders only; the semaphore
  * table (e) runs without it), `--setups library,connected,lazyConnect,aclNoPubsub,keyPrefix`
@@ -51,21 +51,24 @@ const throughputSetups = setupsFlag(
 const log = (line: string) => Effect.sync(() => console.error(line))
 
 /**
- * `--against <ref>`: the working tree's packed build beside the ref's
- * (builds.ts), each as promise code and as an Effect program, among the
- * floors and the peers. Otherwise the working tree's sources as compiled
- * with the bench, and the Effect 4 package's rows.
+ * `--against <ref>[,<ref>...]`: the working tree's packed build beside each
+ * ref's (builds.ts), each as promise code and as an Effect program, among
+ * the floors and the peers. Otherwise the working tree's sources as
+ * compiled with the bench, and the Effect 4 package's rows.
  */
-const builds = against === undefined ? [] : await Promise.all([
-  Builds.ofWorkingTree((line) => console.error(line)),
-  Builds.ofRef(against, (line) => console.error(line))
-])
+const builds: ReadonlyArray<Builds.Build> = against === undefined ? [] : [
+  await Builds.ofWorkingTree((line) => console.error(line)),
+  ...await Promise.all(against.split(",").map((ref) => Builds.ofRef(ref, (line) => console.error(line))))
+]
 for (const build of builds) {
   for (const entry of build.missing) console.error(`against: ${build.label} has no ${entry}: its rows are skipped`)
 }
-/** The working tree's row each ref's row is held against, by name. */
-const refTwins = new Map<string, string>(
-  builds.length < 2 ? [] : Builds.rowsOf(builds[0]).map((row) => [row.name, row.name.replace(` @ ${builds[0].label}`, ` @ ${builds[1].label}`)])
+/** The rows of the refs each of the working tree's rows is held against, by name. */
+const refTwins = new Map<string, ReadonlyArray<string>>(
+  builds.length < 2 ? [] : Builds.rowsOf(builds[0]).map((row) => [
+    row.name,
+    builds.slice(1).map((ref) => row.name.replace(` @ ${builds[0].label}`, ` @ ${ref.label}`))
+  ])
 )
 const allContenders: ReadonlyArray<Contenders.Contender> = against === undefined
   ? [...Contenders.all, ...(await Effect4.contenders())]
@@ -242,8 +245,7 @@ const table = (title: string, metrics: ReadonlyArray<Metric>, rows: Map<string, 
   for (const name of ours) {
     lines.push(ratioLine(name, "best peer", bestPeer))
     lines.push(ratioLine(name, "the better of floor and best peer", bar))
-    const twin = refTwins.get(name)
-    if (twin !== undefined) against(name, twin)
+    for (const twin of refTwins.get(name) ?? []) against(name, twin)
     if (name.startsWith(Contenders.effectRedlockFibers.name)) against(name, Contenders.floorAsEffect.name)
     const driverTwin = Contenders.driverTwins.get(name)
     if (driverTwin !== undefined) for (const other of [driverTwin.overIoredis, driverTwin.peer]) against(name, other)
@@ -267,7 +269,7 @@ Effect.runPromise(program.pipe(Effect.scoped, Effect.provide(RedisFleet.layerLoc
     `Benchmark ${new Date().toISOString().slice(0, 10)}: ${Os.cpus().length} × ${Os.cpus()[0]?.model ?? "cpu"}, Node ${process.version}, ` +
       `5 local redis-servers; ${seconds} s per scenario, ${rounds} rounds (order alternating), medians of rounds; ` +
       `ratios: the median of the rounds' ratios (their range)` +
-      (against === undefined ? "." : `; the working tree's packed build against ${builds[1].label}'s.`),
+      (against === undefined ? "." : `; the working tree's packed build against ${builds.slice(1).map((ref) => ref.label).join("'s and ")}'s.`),
     "",
     ...throughputTables("sequential", "(a) sequential lock+unlock, distinct keys"),
     ...throughputTables("concurrent", "(b) 64 concurrent loops, distinct keys"),
@@ -279,7 +281,7 @@ Effect.runPromise(program.pipe(Effect.scoped, Effect.provide(RedisFleet.layerLoc
     ]),
     ...throughputTables("single", "(d) N = 1, sequential"),
     table(`heap growth over ${cycles} lock+unlock cycles (16 loops, after GC)`, [heap], rows),
-    ...(permits.size === 0 ? [] : ["", `### ${Semaphores.table(permits, permitContenders)}`])
+    ...(permits.size === 0 ? [] : ["", `### ${Semaphores.table(permits, permitContenders, builds[0]?.label)}`])
   ].join("\n"))
   process.exit(0)
 }, (error) => {

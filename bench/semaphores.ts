@@ -446,7 +446,8 @@ export const rounds = (
  */
 export const table = (
   results: ReadonlyMap<string, ReadonlyArray<PermitContention>>,
-  list: ReadonlyArray<SemaphoreContender> = contenders
+  list: ReadonlyArray<SemaphoreContender> = contenders,
+  working?: string
 ): string => {
   const metrics: ReadonlyArray<readonly [string, (r: PermitContention) => number]> = [
     ["acq/s", (r) => r.acquisitionsPerSecond],
@@ -467,18 +468,14 @@ export const table = (
     )
     return `| ${name} ÷ ${other} | ${cells.join(" | ")} |`
   }
+  // Under --against only the working tree's rows are held against others: the peer, and their twin at each ref.
+  const suffix = working === undefined ? undefined : ` @ ${working}`
   const ratios = [...results].flatMap(([name, runs]) => {
-    if (!name.startsWith("effect-redlock")) return []
+    if (!name.startsWith("effect-redlock") || (suffix !== undefined && !name.endsWith(suffix))) return []
     const peer = [...results.keys()].find((other) => other.startsWith("redis-semaphore") && nodesOf(other) === nodesOf(name))
-    const at = name.indexOf(" @ ")
-    // Under --against the first build is the working tree: its rows are held against the other build's twins.
-    const twin = at < 0 ? undefined : [...results.keys()].find((other) =>
-      other !== name && other.startsWith(name.slice(0, at + 3)) && list.findIndex((c) => c.name === other) > list.findIndex((c) => c.name === name)
-    )
-    return [
-      ...(peer === undefined ? [] : [ratioLine(name, runs, peer)]),
-      ...(twin === undefined ? [] : [ratioLine(name, runs, twin)])
-    ]
+    const base = suffix === undefined ? undefined : name.slice(0, name.length - suffix.length + 3)
+    const twins = base === undefined ? [] : [...results.keys()].filter((other) => other !== name && other.startsWith(base))
+    return [...(peer === undefined ? [] : [peer]), ...twins].map((other) => ratioLine(name, runs, other))
   })
   return [
     `(e) semaphore: ${workers} workers, ${limit} permits, ${holdMillis} ms hold, ~10 ms retry`,
