@@ -482,12 +482,13 @@ end
  * "0"; none: publish always). Returns a list: the number of keys deleted,
  * then each announcement made, as the key it was made for, its message and
  * whether it was published (one plain key nobody waited for in line: a
- * number instead, see plainReleaseAnnounced): the releasing process tells its own waiters from the reply
- * (driverNode.ts), without waiting for the channel, so a PUBLISH that only
- * its own connection would hear (`PUBSUB NUMSUB`: exact on a standalone
- * server, whose PUBLISH reaches no other server's subscribers; the caller
- * sends no count for a cluster) is not sent: no message crosses the wire for
- * a hand-over between waiters of one process.
+ * number instead, see plainReleaseAnnounced). The releasing process tells
+ * its own waiters from the reply (driverNode.ts), without waiting for the
+ * channel, so a PUBLISH that only its own connection would hear (`PUBSUB
+ * NUMSUB`: exact on a standalone server, whose PUBLISH reaches no other
+ * server's subscribers; the caller sends no count for a cluster) is not
+ * sent: no message crosses the wire for a hand-over between waiters of one
+ * process.
  *
  * Handover: a key we freed (or found free when we were first in line) while
  * others wait in line is set to the value of the waiter now first, for what
