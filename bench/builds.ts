@@ -49,6 +49,7 @@ interface Manifest {
   readonly workspaces?: ReadonlyArray<string>
   readonly exports?: Record<string, unknown>
   readonly peerDependencies?: Record<string, string>
+  readonly bin?: unknown
 }
 
 const manifest = (dir: string): Manifest => JSON.parse(readFileSync(join(dir, "package.json"), "utf8"))
@@ -100,10 +101,12 @@ const exportsOf = (pkg: Manifest) => Object.keys(pkg.exports ?? {})
 const load = async (label: string, packs: string, installDir: string): Promise<Build> => {
   const packages = installed(packs, installDir)
   const missing: Array<string> = []
-  // The promise API: `makeRedlock`, from a `./Promise` entry or a package's main entry.
+  // The promise API: `makeRedlock`, from a `./Promise` entry or a package's main entry (not a command's:
+  // a CLI's main entry may run it).
   let promise: typeof PromiseApi | undefined
   for (const pkg of packages) {
-    for (const subpath of [...exportsOf(pkg).filter((path) => path === "./Promise"), "."]) {
+    const main = pkg.bin === undefined ? ["."] : []
+    for (const subpath of [...exportsOf(pkg).filter((path) => path === "./Promise"), ...main]) {
       const module = await importFrom(installDir, subpath === "." ? pkg.name : `${pkg.name}/Promise`)
       if (promise === undefined && typeof module?.makeRedlock === "function") promise = module as unknown as typeof PromiseApi
     }
