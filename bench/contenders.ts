@@ -150,10 +150,10 @@ const ourNodeRedisNodes = async (ports: ReadonlyArray<number>, setup: Setup) => 
 }
 
 /** effect-redlock's nodes over a driver for a setup, and how to close the user's clients after the lock manager closed. */
-const ourNodesLayer = async (ports: ReadonlyArray<number>, setup: Setup, driver: Driver) => {
+const ourNodesLayer = async (ports: ReadonlyArray<number>, setup: Setup, driver: Driver, ioredis = Ioredis) => {
   if (driver === "node-redis") return ourNodeRedisNodes(ports, setup)
   const { clients, nodes } = await ourNodes(ports, setup)
-  return { layer: Ioredis.layer(nodes), close: () => closeAll(clients) }
+  return { layer: ioredis.layer(nodes), close: () => closeAll(clients) }
 }
 
 const attempts = (waiting: Waiting, defaults: number) => waiting === "none" ? 0 : waiting === "10ms" ? 1000 : defaults
@@ -162,9 +162,8 @@ const attempts = (waiting: Waiting, defaults: number) => waiting === "none" ? 0 
  * The floor's algorithm, as any correct client must do it and no more: a
  * 128-bit value from a cryptographic source, SET NX PX to every node at
  * once, held as soon as a majority said OK within the validity (the rest
- * answer meanwhile); refused once a majority can no longer say OK, and then
- * released on every node once all have answered. `release` on every node at
- * once. No retry policy of its own beyond a 10 ms jittered loop when waiting.
+ * answer meanwhile); otherwise refused once every node answered, and
+ * released on every node. `release` on every node at once. No retry policy of its own beyond a 10 ms jittered loop when waiting.
  */
 const minimalRedlock = (
   clients: ReadonlyArray<Redis>,
@@ -294,9 +293,7 @@ const effectClient = async (
 ) => {
   const { Redlock } = line
   const retry = ourRetry(waiting, line)
-  const nodes = driver === "ioredis" && line !== sources
-    ? await ourNodes(ports, setup).then(({ clients, nodes }) => ({ layer: line.Ioredis.layer(nodes), close: () => closeAll(clients) }))
-    : await ourNodesLayer(ports, setup, driver)
+  const nodes = await ourNodesLayer(ports, setup, driver, line.Ioredis)
   const runtime = ManagedRuntime.make(
     Redlock.layer({ retry, restartQuarantine: false, nodeTimeout: slow ? "2 seconds" : undefined }).pipe(
       Layer.provide(nodes.layer),
