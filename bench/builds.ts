@@ -16,10 +16,8 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, 
 import { join } from "node:path"
 import { fileURLToPath, pathToFileURL } from "node:url"
 import type * as PromiseApi from "../src/Promise.js"
-import type * as Ioredis from "../src/RedisNode/Ioredis.js"
-import type * as Redlock from "../src/Redlock.js"
-import type * as Semaphore from "../src/Semaphore.js"
 import * as Contenders from "./contenders.js"
+import type * as Semaphores from "./semaphores.js"
 
 /** The repository's root (the bench runs from .bench-build/bench). */
 const root = fileURLToPath(new URL("../../", import.meta.url))
@@ -31,7 +29,7 @@ export interface Build {
   readonly label: string
   readonly promise: typeof PromiseApi | undefined
   /** The Effect 3 line's modules. */
-  readonly effect3: { readonly Redlock: typeof Redlock; readonly Ioredis: typeof Ioredis; readonly Semaphore: typeof Semaphore } | undefined
+  readonly effect3: Semaphores.EffectLine | undefined
   /** Entries looked for and not found, for the run's log. */
   readonly missing: ReadonlyArray<string>
 }

@@ -32,6 +32,7 @@ import * as RedisNode from "../src/RedisNode.js"
 import * as ReadWriteLock from "../src/ReadWriteLock.js"
 import * as PromiseApi from "../src/Promise.js"
 import type { Build } from "./builds.js"
+import type { EffectLine as LockLine } from "./contenders.js"
 import * as Semaphore from "../src/Semaphore.js"
 import { inLineFloor, librarySlotKeys } from "./inLineFloor.js"
 import { median, ratioCell } from "./ratios.js"
@@ -73,10 +74,8 @@ export interface SemaphoreContender {
 
 const retryOf = ({ Redlock }: EffectLine) => Redlock.retry({ delay: Duration.millis(10 * timeScale), times: 1000 })
 
-/** The Effect 3 line's modules a row drives: the working tree's sources, or a build's (builds.ts, `--against`). */
-export interface EffectLine {
-  readonly Redlock: typeof Redlock
-  readonly Ioredis: typeof Ioredis
+/** The Effect 3 line's modules a row drives, its Semaphore too: the working tree's sources, or a build's (builds.ts, `--against`). */
+export interface EffectLine extends LockLine {
   readonly Semaphore: typeof Semaphore
 }
 
