@@ -15,7 +15,7 @@ import { execFileSync } from "node:child_process"
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { fileURLToPath, pathToFileURL } from "node:url"
-import type * as PromiseApi from "../src/Promise.js"
+import type * as PromiseApi from "effect-redlock/Promise"
 import * as Contenders from "./contenders.js"
 import type * as Semaphores from "./semaphores.js"
 

@@ -15,7 +15,7 @@ import * as Layer from "effect/Layer"
 import { Redis } from "ioredis"
 import { createClient } from "redis"
 import * as RedisFleet from "../fleet/RedisFleet.js"
-import { makeRedlock, type PromiseNodeOptions } from "../src/Promise.js"
+import { makeRedlock, type PromiseNodeOptions } from "effect-redlock/Promise"
 
 const seconds = Number(process.argv[2] ?? 3)
 

@@ -13,7 +13,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { Cluster, Redis } from "ioredis"
 import * as RedisFleet from "../fleet/RedisFleet.js"
-import { makeRedlock } from "../src/Promise.js"
+import { makeRedlock } from "effect-redlock/Promise"
 import { percentile } from "./scenarios.js"
 
 const seconds = Number(process.argv[2] ?? 3)

@@ -15,10 +15,10 @@
 import * as Effect from "effect/Effect"
 import { Redis } from "ioredis"
 import * as RedisFleet from "../fleet/RedisFleet.js"
-import * as Scripts from "../src/nodes/scripts.js"
-import type { PromiseLock } from "../src/Promise.js"
-import { makeRedlock } from "../src/Promise.js"
-import * as Redlock from "../src/Redlock.js"
+import * as Scripts from "@effect-redlock/core/nodes/scripts.js"
+import type { PromiseLock } from "effect-redlock/Promise"
+import { makeRedlock } from "effect-redlock/Promise"
+import * as Redlock from "effect-redlock/Redlock"
 import { percentile } from "./scenarios.js"
 
 const handoffs = Number(process.argv[2] ?? 2000)

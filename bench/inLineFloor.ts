@@ -12,10 +12,10 @@
  * is the design's (its scripts, waiting in line) and which the library's.
  */
 import { Redis } from "ioredis"
-import * as Slots from "../src/engine/slots.js"
-import * as LockValue from "../src/engine/lockValue.js"
-import * as Options from "../src/engine/options.js"
-import * as Scripts from "../src/nodes/scripts.js"
+import * as Slots from "@effect-redlock/core/engine/slots.js"
+import * as LockValue from "@effect-redlock/core/engine/lockValue.js"
+import * as Options from "@effect-redlock/core/engine/options.js"
+import * as Scripts from "@effect-redlock/core/nodes/scripts.js"
 import type { SemaphoreContender } from "./semaphores.js"
 
 /**

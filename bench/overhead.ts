@@ -4,9 +4,9 @@
  * runtime and our code. `npm run bench:overhead [-- cycles]`.
  */
 import { Duration, Effect, Layer, ManagedRuntime } from "effect"
-import { makeRedlock } from "../src/Promise.js"
-import * as Redlock from "../src/Redlock.js"
-import { fromPromises, type NodePromises, type RedisNode, RedisNodes } from "../src/RedisNode.js"
+import { makeRedlock } from "effect-redlock/Promise"
+import * as Redlock from "effect-redlock/Redlock"
+import { fromPromises, type NodePromises, type RedisNode, RedisNodes } from "effect-redlock/RedisNode"
 
 const instant = (name: string): RedisNode => {
   const promises: NodePromises = {

@@ -6,10 +6,10 @@
  */
 import { Duration, Effect, Layer, ManagedRuntime } from "effect"
 import * as RedisFleet from "../fleet/RedisFleet.js"
-import { makeRedlock } from "../src/Promise.js"
-import * as Redlock from "../src/Redlock.js"
-import * as Ioredis from "../src/RedisNode/Ioredis.js"
-import * as Semaphore from "../src/Semaphore.js"
+import { makeRedlock } from "effect-redlock/Promise"
+import * as Redlock from "effect-redlock/Redlock"
+import * as Ioredis from "effect-redlock/RedisNode/Ioredis"
+import * as Semaphore from "effect-redlock/Semaphore"
 
 const [nodes = "1", count = "5000"] = process.argv.slice(2)
 

@@ -8,7 +8,7 @@
 import * as Effect from "effect/Effect"
 import { Redis } from "ioredis"
 import * as RedisFleet from "../fleet/RedisFleet.js"
-import * as Scripts from "../src/nodes/scripts.js"
+import * as Scripts from "@effect-redlock/core/nodes/scripts.js"
 
 const rounds = Number(process.argv[2] ?? "2000")
 const limit = 3

@@ -8,11 +8,11 @@ import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import { Context, Duration, Effect, Layer, Schedule } from "effect"
 import * as Checker from "../faults/checker.js"
 import * as RedisFleet from "../fleet/RedisFleet.js"
-import * as Lock from "../src/Lock.js"
-import * as Redlock from "../src/Redlock.js"
-import * as RedisNode from "../src/RedisNode.js"
-import * as Ioredis from "../src/RedisNode/Ioredis.js"
-import { LockNotAcquired } from "../src/RedlockError.js"
+import * as Lock from "effect-redlock/Lock"
+import * as Redlock from "effect-redlock/Redlock"
+import * as RedisNode from "effect-redlock/RedisNode"
+import * as Ioredis from "effect-redlock/RedisNode/Ioredis"
+import { LockNotAcquired } from "effect-redlock/RedlockError"
 
 const WORKERS = 4
 const RUN_FOR = Duration.seconds(4)

@@ -25,9 +25,9 @@ import * as LogLevel from "effect/LogLevel"
 import * as Option from "effect/Option"
 import * as Random from "effect/Random"
 import * as Schedule from "effect/Schedule"
-import * as Lock from "../src/Lock.js"
-import * as Redlock from "../src/Redlock.js"
-import * as RedisNode from "../src/RedisNode.js"
+import * as Lock from "effect-redlock/Lock"
+import * as Redlock from "effect-redlock/Redlock"
+import * as RedisNode from "effect-redlock/RedisNode"
 import * as Simulation from "./simulation.js"
 
 export interface Acquisition {

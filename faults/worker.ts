@@ -11,10 +11,10 @@
  */
 import { Duration, Effect, Layer, Logger, Random, Schedule } from "effect"
 import { Redis } from "ioredis"
-import * as Fenced from "../src/Fencing/Ioredis.js"
-import * as Redlock from "../src/Redlock.js"
-import * as Ioredis from "../src/RedisNode/Ioredis.js"
-import * as NodeRedis from "../src/RedisNode/NodeRedis.js"
+import * as Fenced from "effect-redlock/Fencing/Ioredis"
+import * as Redlock from "effect-redlock/Redlock"
+import * as Ioredis from "effect-redlock/RedisNode/Ioredis"
+import * as NodeRedis from "effect-redlock/RedisNode/NodeRedis"
 import { hrMillis, type WorkerConfig, type WorkerEvent } from "./protocol.js"
 
 const config = JSON.parse(process.argv[2] ?? "{}") as WorkerConfig

@@ -1,15 +1,20 @@
-// `npm run build`: the library as it is published, in dist/ (see package.json "exports").
-// - dist/esm: ES modules with their .d.ts (the package is "type": "module");
+// `npm run build` in a package (its folder is the working directory): the package as it is published,
+// in its dist/ (see its package.json "exports").
+// - dist/esm: ES modules with their .d.ts (the packages are "type": "module");
 // - dist/cjs: CommonJS with its own .d.ts, marked by a package.json of its own,
-//   so that `require` and TypeScript's CommonJS resolution both read it as CommonJS.
+//   so that `require` and TypeScript's CommonJS resolution both read it as CommonJS;
+// - LICENSE: the repository's, which npm packs from the package's folder.
 import { execFileSync } from "node:child_process"
-import { rmSync, writeFileSync } from "node:fs"
-import { fileURLToPath } from "node:url"
+import { copyFileSync, rmSync, writeFileSync } from "node:fs"
+import { createRequire } from "node:module"
+import * as Path from "node:path"
 
-const root = fileURLToPath(new URL("..", import.meta.url))
-const tsc = (project) => execFileSync(process.execPath, ["node_modules/typescript/bin/tsc", "-p", project], { cwd: root, stdio: "inherit" })
+const packageDir = process.cwd()
+const typescript = Path.dirname(createRequire(Path.join(packageDir, "package.json")).resolve("typescript/package.json"))
+const compile = (project) => execFileSync(process.execPath, [Path.join(typescript, "bin", "tsc"), "-p", project], { cwd: packageDir, stdio: "inherit" })
 
-rmSync(new URL("../dist", import.meta.url), { recursive: true, force: true })
-tsc("tsconfig.build.json")
-tsc("tsconfig.build.cjs.json")
-writeFileSync(new URL("../dist/cjs/package.json", import.meta.url), JSON.stringify({ type: "commonjs" }, null, 2) + "\n")
+rmSync(Path.join(packageDir, "dist"), { recursive: true, force: true })
+compile("tsconfig.build.json")
+compile("tsconfig.build.cjs.json")
+writeFileSync(Path.join(packageDir, "dist", "cjs", "package.json"), JSON.stringify({ type: "commonjs" }, null, 2) + "\n")
+copyFileSync(new URL("../LICENSE", import.meta.url), Path.join(packageDir, "LICENSE"))

@@ -1,19 +1,16 @@
-import { createRequire } from "node:module"
 import { fileURLToPath } from "node:url"
 import { defineConfig } from "vitest/config"
 
 const src = fileURLToPath(new URL("./src/", import.meta.url))
-// The shared nodes (src/nodes links ../../src/nodes) resolve ioredis from where they really are, the
-// repository's root: one copy for both, this package's.
-const ioredis = createRequire(import.meta.url).resolve("ioredis")
+const core = fileURLToPath(new URL("../core/src/", import.meta.url))
 
 export default defineConfig({
-  // The library by name, from its sources (as tsconfig.json's "paths"): no build needed to test.
+  // This package and core by name, from their sources (as tsconfig.json's "paths"): no build needed to test.
   resolve: {
     alias: [
       { find: /^effect-redlock$/, replacement: `${src}index.ts` },
       { find: /^effect-redlock\/(?!internal\/)(.*)$/, replacement: `${src}$1.ts` },
-      { find: /^ioredis$/, replacement: ioredis }
+      { find: /^@effect-redlock\/core\/(.*)\.js$/, replacement: `${core}$1.ts` }
     ]
   },
   test: {

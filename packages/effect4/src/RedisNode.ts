@@ -16,10 +16,10 @@ import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import type * as Node from "./engine/node.js"
+import type * as Node from "@effect-redlock/core/engine/node.js"
 import { makeNodeError } from "./internal/nodeError.js"
 import * as TimeOf from "./internal/time.js"
-import { MemoryFleet } from "./nodes/memory.js"
+import { MemoryFleet } from "@effect-redlock/core/nodes/memory.js"
 import { RedisNodeError, RedisNodeErrorReason } from "./RedlockError.js"
 
 export {

@@ -6,7 +6,7 @@
  * @since 0.2.0
  */
 import * as Schema from "effect/Schema"
-import * as Messages from "./engine/messages.js"
+import * as Messages from "@effect-redlock/core/engine/messages.js"
 
 /**
  * Why a node could not carry out an operation.

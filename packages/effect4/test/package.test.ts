@@ -26,21 +26,27 @@ const run = (command: string, args: ReadonlyArray<string>, cwd: string): Promise
   })
 
 let scratch = ""
+let core = ""
 let tarball = ""
 const project = () => Path.join(scratch, "project")
 
 describe("the Effect 4 package as users install it", () => {
   beforeAll(async () => {
     scratch = Fs.mkdtempSync(Path.join(Os.tmpdir(), "effect-redlock-v4-package-"))
-    // The build runs on this Node (22: Effect 4's CommonJS build is required as ES modules).
-    await run(process.execPath, ["scripts/build.mjs"], root)
-    tarball = Path.join(scratch, (await run("npm", ["pack", "--ignore-scripts", "--pack-destination", scratch], root)).trim())
+    // As they are published: built and packed by the repository's pack script (this line renamed
+    // effect-redlock in its tarball).
+    const pack = [Path.join(root, "..", "..", "scripts", "pack.mjs"), "--into", scratch, "core", "effect4"]
+    const tarballs = (await run(process.execPath, pack, root)).trim().split("\n")
+    assert.lengthOf(tarballs, 2)
+    core = tarballs[0]!
+    tarball = tarballs[1]!
     Fs.mkdirSync(project())
     Fs.writeFileSync(Path.join(project(), "package.json"), JSON.stringify({ name: "consumer", private: true, type: "module" }))
     await run("npm", [
       "install",
       "--no-audit",
       "--no-fund",
+      core,
       tarball,
       "effect@4.1",
       "ioredis@5",
@@ -57,15 +63,18 @@ describe("the Effect 4 package as users install it", () => {
 
   it("the tarball holds the built package, its README and LICENSE, and no sources, tests or tooling", async () => {
     const files = (await run("tar", ["tzf", tarball], scratch)).trim().split("\n").map((f) => f.replace(/^package\//, ""))
-    for (const wanted of ["package.json", "README.md", "LICENSE", "dist/esm/index.js", "dist/esm/index.d.ts", "dist/cjs/index.js", "dist/cjs/index.d.ts", "dist/cjs/package.json", "dist/esm/engine/attempt.js"]) {
+    for (const wanted of ["package.json", "README.md", "LICENSE", "dist/esm/index.js", "dist/esm/index.d.ts", "dist/cjs/index.js", "dist/cjs/index.d.ts", "dist/cjs/package.json"]) {
       assert.include(files, wanted)
     }
     assert.deepStrictEqual(files.filter((file) => !/^(package\.json|README\.md|LICENSE|dist\/.*)$/.test(file)), [])
   })
 
-  it("installs with no dependencies of its own; effect ^4.1, ioredis, iovalkey and redis are peers", () => {
+  it("installs as effect-redlock, depending on core alone at its version; effect ^4.1, ioredis, iovalkey and redis are peers", () => {
     const manifest = JSON.parse(Fs.readFileSync(Path.join(project(), "node_modules", "effect-redlock", "package.json"), "utf8"))
-    assert.isUndefined(manifest.dependencies)
+    const coreManifest = JSON.parse(Fs.readFileSync(Path.join(project(), "node_modules", "@effect-redlock", "core", "package.json"), "utf8"))
+    assert.strictEqual(manifest.name, "effect-redlock")
+    assert.strictEqual(manifest.version, "0.2.0")
+    assert.deepStrictEqual(manifest.dependencies, { "@effect-redlock/core": coreManifest.version })
     assert.deepStrictEqual(manifest.peerDependencies, { effect: "^4.1.0", ioredis: "^5.9.0 || ^6.0.0", iovalkey: ">=0.3.0 <1", redis: "^5.8.0 || ^6.0.0" })
     const effect = JSON.parse(Fs.readFileSync(Path.join(project(), "node_modules", "effect", "package.json"), "utf8"))
     assert.match(effect.version, /^4\./)

@@ -10,7 +10,7 @@
  */
 import * as Effect from "effect/Effect"
 import type { Redis } from "ioredis"
-import { fencedSet } from "../nodes/ioredis/fencedSet.js"
+import { fencedSet } from "@effect-redlock/core/nodes/ioredis/fencedSet.js"
 import { makeNodeError } from "../internal/nodeError.js"
 import { type RedisNodeError, StaleFencingToken } from "../RedlockError.js"
 

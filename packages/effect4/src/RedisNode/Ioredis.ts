@@ -19,7 +19,7 @@ import type * as Redacted from "effect/Redacted"
 import type * as Scope from "effect/Scope"
 import { Cluster, Command, Redis } from "ioredis"
 import * as DriverNodes from "../internal/driverNodes.js"
-import * as IoredisNode from "../nodes/ioredis/node.js"
+import * as IoredisNode from "@effect-redlock/core/nodes/ioredis/node.js"
 import type { RedisNode, RedisNodes } from "../RedisNode.js"
 import type { InvalidOptions } from "../RedlockError.js"
 

@@ -7,7 +7,7 @@
  */
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as Options from "../engine/options.js"
+import * as Options from "@effect-redlock/core/engine/options.js"
 import type { Lock } from "../Lock.js"
 import {
   ExtensionLimitReached,

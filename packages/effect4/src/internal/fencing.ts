@@ -5,7 +5,7 @@
  * @internal
  */
 import * as Effect from "effect/Effect"
-import * as Fencing from "../engine/fencing.js"
+import * as Fencing from "@effect-redlock/core/engine/fencing.js"
 import { FencingTokenUnavailable, type LockLost, type NodeOutcome } from "../RedlockError.js"
 import type { HeldLock } from "./lock.js"
 import type { Settings } from "./settings.js"

@@ -3,7 +3,7 @@
  *
  * @internal
  */
-import type * as Node from "../engine/node.js"
+import type * as Node from "@effect-redlock/core/engine/node.js"
 import { RedisNodeError } from "../RedlockError.js"
 
 /** `MakeNodeError` for the drivers and the memory nodes: this line's `RedisNodeError`. */

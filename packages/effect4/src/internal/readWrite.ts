@@ -10,7 +10,7 @@
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
-import * as Options from "../engine/options.js"
+import * as Options from "@effect-redlock/core/engine/options.js"
 import type * as Lock from "../Lock.js"
 import type { ReadWriteInspection, ReadWriteOptions } from "../ReadWriteLock.js"
 import type { InvalidOptions, LockNotAcquired, SettingConflict } from "../RedlockError.js"

@@ -8,7 +8,7 @@
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
-import * as Reentrancy from "../engine/reentrancy.js"
+import * as Reentrancy from "@effect-redlock/core/engine/reentrancy.js"
 import type { Lock } from "../Lock.js"
 import { SelfDeadlock } from "../RedlockError.js"
 import type { HeldLock } from "./lock.js"

@@ -5,7 +5,7 @@
  * @internal
  */
 import * as Effect from "effect/Effect"
-import * as Engine from "../engine/release.js"
+import * as Engine from "@effect-redlock/core/engine/release.js"
 import type { Lock } from "../Lock.js"
 import type { ReleaseResult } from "../Redlock.js"
 import type { HeldLock } from "./lock.js"

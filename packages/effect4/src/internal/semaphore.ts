@@ -12,7 +12,7 @@
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
-import * as Options from "../engine/options.js"
+import * as Options from "@effect-redlock/core/engine/options.js"
 import type * as Lock from "../Lock.js"
 import type { AcquireOptions, InspectResult } from "../Redlock.js"
 import { type InvalidOptions, LockNotAcquired, type SettingConflict } from "../RedlockError.js"

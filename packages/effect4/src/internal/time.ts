@@ -11,8 +11,8 @@ import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import type * as Fiber from "effect/Fiber"
-import * as LiveTime from "../engine/liveTime.js"
-import type { Time } from "../engine/time.js"
+import * as LiveTime from "@effect-redlock/core/engine/liveTime.js"
+import type { Time } from "@effect-redlock/core/engine/time.js"
 
 // Effect's live clock is the default value of the Clock reference: one class, whose instances read the real clocks.
 const LiveClock = Clock.Clock.defaultValue().constructor

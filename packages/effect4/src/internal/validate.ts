@@ -7,7 +7,7 @@
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import * as Options from "../engine/options.js"
+import * as Options from "@effect-redlock/core/engine/options.js"
 import { InvalidOptions } from "../RedlockError.js"
 
 /** A Duration input in milliseconds (`undefined`: not one). */

@@ -1,0 +1,10 @@
+import { defineConfig } from "vitest/config"
+
+export default defineConfig({
+  test: {
+    include: ["test/**/*.test.ts"],
+    // The JSON file lets CI print "N passed, M failed" without reading the console summary.
+    reporters: ["default", "json"],
+    outputFile: { json: ".vitest-results.json" }
+  }
+})

@@ -1,0 +1,121 @@
+/**
+ * Redis nodes over iovalkey (the ioredis fork Valkey maintains, 0.x): the
+ * ioredis nodes' driver, options and behaviour over its client, one
+ * connection per node and one subscriber connection per server.
+ *
+ * `iovalkey` is an optional peer dependency, needed only by this module.
+ *
+ * @since 0.1.0
+ */
+import type * as Config from "effect/Config"
+import type * as ConfigError from "effect/ConfigError"
+import type * as Effect from "effect/Effect"
+import type * as Layer from "effect/Layer"
+import type * as Option from "effect/Option"
+import type * as Redacted from "effect/Redacted"
+import type * as Scope from "effect/Scope"
+import { Cluster, Command, Redis } from "iovalkey"
+import * as DriverNodes from "../internal/driverNodes.js"
+import * as IoredisNode from "@effect-redlock/core/nodes/ioredis/node.js"
+import type { RedisNode, RedisNodes } from "../RedisNode.js"
+import type { InvalidOptions } from "../RedlockError.js"
+
+/**
+ * Where a node is and how to log in. The password is `Redacted` so that it
+ * never shows in logs or errors.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type ConnectionOptions = DriverNodes.ConnectionOptions
+
+/**
+ * An iovalkey client the user owns (a `Redis`, or a `Cluster`: the whole
+ * cluster is then one node, as with the `cluster` option): we use it as it
+ * is and never close it (a client made with `lazyConnect` is connected, as
+ * its first command would). Prefer {@link ConnectionOptions}: a client with
+ * an offline queue makes a down node cost the full per-node timeout instead
+ * of failing fast.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type ClientOptions = DriverNodes.ClientOptions<Redis | Cluster>
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type NodeOptions = ConnectionOptions | ClientOptions
+
+/**
+ * How many commands of a node may wait for their answer at once, by default.
+ * A server that stops answering (paused, overloaded, cut off without a reset)
+ * keeps its connection open, and every command sent to it would wait, with
+ * its promise and the fan-out that waits for it, for as long as the server is
+ * away. Past this many, a new command fails at once as `Unavailable` without
+ * being sent: a hung node costs bounded memory, and no time. The other nodes
+ * serve quorums meanwhile. Far above what a node has in flight when it
+ * answers (one command per lock operation in progress).
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const defaultMaxPendingCommands: number = DriverNodes.defaultMaxPendingCommands
+
+/**
+ * Connection options from a `redis://` or `rediss://` URL
+ * (`redis://user:password@host:port/db`).
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const fromUrl: (url: string) => Option.Option<ConnectionOptions> = DriverNodes.fromUrl
+
+const driver: DriverNodes.Driver<Redis | Cluster> = IoredisNode.driverOf<Redis, Cluster>({
+  name: "iovalkey",
+  newClient: (options) => new Redis(options),
+  Command,
+  newCluster: (nodes, options) => new Cluster([...nodes], options)
+})
+
+/**
+ * One node. The connection is opened now and closed when the scope closes
+ * (unless it is a client the user owns).
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const make: (nodeOptions: NodeOptions) => Effect.Effect<RedisNode, InvalidOptions, Scope.Scope> =
+  DriverNodes.make(driver)
+
+/**
+ * The nodes, connected concurrently.
+ *
+ * @example
+ * ```ts
+ * import * as Iovalkey from "effect-redlock/RedisNode/Iovalkey"
+ *
+ * const NodesLive = Iovalkey.layer([{ host: "10.0.0.1" }, { host: "10.0.0.2" }, { host: "10.0.0.3" }])
+ * ```
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layer: (nodes: ReadonlyArray<NodeOptions>) => Layer.Layer<RedisNodes, InvalidOptions> = DriverNodes
+  .layer(driver)
+
+/**
+ * The node list from configuration: `REDLOCK_NODES` holds comma-separated
+ * `redis://` URLs; `REDLOCK_PASSWORD`, when set, is the password of nodes
+ * whose URL has none.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layerConfig: (
+  config?: Config.Config<{
+    readonly urls: ReadonlyArray<string>
+    readonly password: Option.Option<Redacted.Redacted<string>>
+  }>
+) => Layer.Layer<RedisNodes, ConfigError.ConfigError | InvalidOptions> = DriverNodes.layerConfig(driver)

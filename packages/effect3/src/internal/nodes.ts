@@ -1,0 +1,258 @@
+/**
+ * The node error and the tags of the node set: defined here, re-exported by
+ * the public `RedisNode` module, and used by the in-memory node, which that
+ * module builds (so that neither imports the other at run time).
+ *
+ * @internal
+ */
+import * as Cause from "effect/Cause"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Runtime from "effect/Runtime"
+import * as Duration from "effect/Duration"
+import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
+import * as Messages from "@effect-redlock/core/engine/messages.js"
+import type * as Engine from "@effect-redlock/core/engine/node.js"
+import { callOf, withCalls } from "@effect-redlock/core/engine/nodeCalls.js"
+import type { MemoryNodesControl, NodePromises, PromiseNode, RedisNode, ReleaseWatch } from "../RedisNode.js"
+
+/**
+ * Why a node could not carry out an operation (documented in RedisNode.ts).
+ *
+ * - `WrongType`: a key holds a value that is not a string (Redis `WRONGTYPE`).
+ * - `ReadOnly`: the node is a replica (Redis `READONLY`).
+ * - `OutOfMemory`: the node refuses writes (Redis `OOM`, `maxmemory` reached).
+ * - `Auth`: authentication failed or is missing (`NOAUTH`, `WRONGPASS`, `NOPERM`).
+ * - `NoScript`: a script was missing and could not be loaded (`NOSCRIPT`).
+ * - `Busy`: the node is loading, busy running a script, or its master is down.
+ * - `CrossSlot`: a Redis Cluster node was given keys of several hash slots (resources of one lock without a common `{tag}`),
+ *   or a node that is no cluster node talks to a cluster's master (its `detail` says so; so does a `MOVED` reply's, as `Unknown`).
+ * - `Unavailable`: no connection to the node right now.
+ * - `Unknown`: any other error reply or driver failure.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export const RedisNodeErrorReason = Schema.Literal(
+  "WrongType",
+  "ReadOnly",
+  "OutOfMemory",
+  "Auth",
+  "NoScript",
+  "Busy",
+  "CrossSlot",
+  "Unavailable",
+  "Unknown"
+)
+
+/**
+ * @since 0.1.0
+ * @category errors
+ */
+export type RedisNodeErrorReason = typeof RedisNodeErrorReason.Type
+
+/**
+ * An operation on one node failed. It is recorded as that node's outcome; it
+ * never aborts a lock operation on its own, because the other nodes may still
+ * form a quorum.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class RedisNodeError extends Schema.TaggedError<RedisNodeError>("effect-redlock/RedisNodeError")(
+  "RedisNodeError",
+  {
+    node: Schema.String,
+    reason: RedisNodeErrorReason,
+    detail: Schema.String,
+    cause: Schema.optional(Schema.Defect)
+  }
+) {
+  /**
+   * @since 0.1.0
+   */
+  override get message(): string {
+    return Messages.nodeError(this)
+  }
+}
+
+/**
+ * @since 0.1.0
+ * @category guards
+ */
+export const isRedisNodeError = (u: unknown): u is RedisNodeError => Schema.is(RedisNodeError)(u)
+
+/**
+ * What one node answered to one operation of a lock.
+ *
+ * - `Ok`: the node did it (acquired, released, extended every key).
+ * - `Held`: another value holds a key (acquire), or a key is no longer ours
+ *   (release, extend).
+ * - `TimedOut`: no answer within the per-node timeout.
+ * - `Failed`: the node answered with an error.
+ * - `NotAwaited`: the operation was decided by the other nodes before this one
+ *   answered, so its answer was not waited for.
+ * - `Abstained`: the node did it, but its vote does not count: it restarted
+ *   (and may have lost keys) less than the quarantine ago, or this client has
+ *   not yet learned when its server started. `detail` says which.
+ *
+ * `millis` is how long the node took to answer (or how long we waited).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const NodeOutcome = Schema.Union(
+  Schema.TaggedStruct("Ok", { node: Schema.String, millis: Schema.Number }),
+  Schema.TaggedStruct("Held", { node: Schema.String, millis: Schema.Number }),
+  Schema.TaggedStruct("TimedOut", { node: Schema.String, millis: Schema.Number }),
+  Schema.TaggedStruct("Failed", { node: Schema.String, millis: Schema.Number, error: RedisNodeError }),
+  Schema.TaggedStruct("NotAwaited", { node: Schema.String, millis: Schema.Number }),
+  Schema.TaggedStruct("Abstained", { node: Schema.String, millis: Schema.Number, detail: Schema.String })
+)
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type NodeOutcome = typeof NodeOutcome.Type
+
+/**
+ * The engine's outcomes as this shell's: their errors are this shell's
+ * `RedisNodeError`s, since its nodes reject with them and its `nodeError`
+ * rule (manager/settings.ts) makes one of anything else.
+ */
+export const outcomesOf = (outcomes: ReadonlyArray<Engine.NodeOutcome>): ReadonlyArray<NodeOutcome> =>
+  outcomes as ReadonlyArray<NodeOutcome>
+
+/** `MakeNodeError` of this shell, for the drivers and the memory nodes. */
+export const makeNodeError = (fields: Parameters<Engine.MakeNodeError>[0]): RedisNodeError => new RedisNodeError(fields, true)
+
+/**
+ * The set of independent Redis masters a lock manager uses. A `Context.Tag`
+ * holds one value, so the N nodes are provided together, in a fixed order.
+ *
+ * @since 0.1.0
+ * @category tags
+ */
+export class RedisNodes extends Context.Tag("effect-redlock/RedisNodes")<RedisNodes, ReadonlyArray<RedisNode>>() {}
+
+/**
+ * @since 0.1.0
+ * @category tags
+ */
+export class MemoryNodes extends Context.Tag("effect-redlock/MemoryNodes")<MemoryNodes, MemoryNodesControl>() {}
+
+/**
+ * A node as the engine talks to it: its operations as promises and its
+ * watches as plain calls. The ioredis and in-memory nodes have both; a node
+ * written with effects only (a user's `RedisNode`) gets them here, each
+ * operation run as its own fiber of `runtime` (the lock manager's: a test's
+ * clock moves such a node's sleeps), each watch registered by running its
+ * effect.
+ */
+export const withPromises = (node: RedisNode, runtime: Runtime.Runtime<never>): Engine.Node => {
+  // Announcements are `watchReleases`'; `watchReleasesNow` is only its plain form.
+  const watchEffect = node.watchReleases
+  const sameWatches = watchEffect === undefined ? node.watchReleasesNow === undefined : node.watchReleasesNow !== undefined
+  // A node that has both already is one (the same object: its callbacks, engine/nodeCalls.ts, stay found).
+  if (node.promises !== undefined && sameWatches) return node as Engine.Node
+  const { countsHandOvers, hearsReleases, name, run } = node
+  const promises: NodePromises = node.promises ?? promisesOf(node, runtime)
+  const watchReleasesNow = watchEffect === undefined ? undefined : node.watchReleasesNow ?? ((
+    key: string,
+    onRelease: (next: string | null) => void
+  ): ReleaseWatch => {
+    // The watch is registered when its effect ends: a release until then may go unheard, as with any watch not ready yet.
+    let watch: ReleaseWatch | undefined
+    let stopped = false
+    const ready = new Promise<void>((resolve) => {
+      Runtime.runFork(runtime)(watchEffect(key, onRelease)).addObserver((exit) => {
+        if (Exit.isFailure(exit)) return resolve()
+        watch = exit.value
+        if (stopped) watch.stop()
+        resolve(watch.ready)
+      })
+    })
+    return {
+      ready,
+      stop: () => {
+        stopped = true
+        watch?.stop()
+      }
+    }
+  })
+  const engineNode: Engine.Node = { name, run, promises, watchReleasesNow, hearsReleases, countsHandOvers }
+  const call = node.promises === undefined ? undefined : callOf(node)
+  return call === undefined ? engineNode : withCalls(engineNode, call)
+}
+
+// A node written with effects: each operation run as its own fiber, its answer made plain.
+const promisesOf = (node: RedisNode, runtime: Runtime.Runtime<never>): NodePromises => {
+  const run = <A>(effect: Effect.Effect<A, RedisNodeError>): Promise<A> =>
+    new Promise((resolve, reject) => {
+      Runtime.runFork(runtime)(effect).addObserver((exit) => {
+        if (Exit.isSuccess(exit)) return resolve(exit.value)
+        const failure = Cause.failureOption(exit.cause)
+        reject(
+          failure._tag === "Some" ? failure.value : new RedisNodeError({
+            node: node.name,
+            reason: "Unknown",
+            detail: Cause.pretty(exit.cause),
+            cause: Cause.squash(exit.cause)
+          }, true)
+        )
+      })
+    })
+  return {
+    acquire: (keys, value, ttlMillis) => run(node.acquire(keys, value, ttlMillis)),
+    acquireInTurn: (keys, value, ttlMillis, turn) => run(node.acquireInTurn(keys, value, ttlMillis, turn)),
+    acquireSlot: (keys, value, ttlMillis, turn) => run(node.acquireSlot(keys, value, ttlMillis, turn)),
+    release: (keys, value, announce, keepPlace) => run(node.release(keys, value, announce, keepPlace)),
+    extend: (keys, value, ttlMillis) => run(node.extend(keys, value, ttlMillis)),
+    inspect: (key) =>
+      run(Effect.map(node.inspect(key), (state) => ({
+        value: Option.getOrUndefined(state.value),
+        ttlMillis: Option.getOrUndefined(Option.map(state.ttl, Duration.toMillis))
+      }))),
+    incrementFences: (keys, value, fenceKeys) =>
+      run(Effect.map(node.incrementFences(keys, value, fenceKeys), Option.getOrUndefined)),
+    commitFences: (keys, value, fenceKeys, tokens) => run(node.commitFences(keys, value, fenceKeys, tokens))
+  }
+}
+
+/** See `RedisNode.fromPromises`. */
+export const fromPromises = (node: PromiseNode): RedisNode => {
+  const { promises, watchReleasesNow: watchNow } = node
+  const effect = <A>(promise: () => Promise<A>) =>
+    Effect.tryPromise({ try: promise, catch: (error) => error as RedisNodeError })
+  return {
+    name: node.name,
+    run: node.run,
+    promises,
+    // Where only the plain registration is given, the effect is made from it.
+    watchReleases: node.watchReleases ?? (watchNow === undefined
+      ? undefined
+      : (key, onRelease) => Effect.sync(() => watchNow(key, onRelease))),
+    watchReleasesNow: watchNow,
+    hearsReleases: node.hearsReleases,
+    countsHandOvers: node.countsHandOvers,
+    acquire: (keys, value, ttlMillis) => effect(() => promises.acquire(keys, value, ttlMillis)),
+    acquireInTurn: (keys, value, ttlMillis, turn) => effect(() => promises.acquireInTurn(keys, value, ttlMillis, turn)),
+    acquireSlot: (keys, value, ttlMillis, turn) => effect(() => promises.acquireSlot(keys, value, ttlMillis, turn)),
+    release: (keys, value, announce, keepPlace) => effect(() => promises.release(keys, value, announce, keepPlace)),
+    extend: (keys, value, ttlMillis) => effect(() => promises.extend(keys, value, ttlMillis)),
+    incrementFences: (keys, value, fenceKeys) =>
+      effect(() => promises.incrementFences(keys, value, fenceKeys).then(Option.fromNullable)),
+    commitFences: (keys, value, fenceKeys, tokens) => effect(() => promises.commitFences(keys, value, fenceKeys, tokens)),
+    inspect: (key) =>
+      effect(async () => {
+        const { ttlMillis, value } = await promises.inspect(key)
+        return {
+          value: Option.fromNullable(value),
+          ttl: ttlMillis === undefined ? Option.none() : Option.some(Duration.millis(ttlMillis))
+        }
+      })
+  }
+}

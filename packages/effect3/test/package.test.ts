@@ -1,0 +1,269 @@
+/**
+ * The packages as users get them: built, packed, installed from the tarballs
+ * into a scratch folder with `effect@3`, `ioredis`, `iovalkey` and `redis` from the registry, then
+ * imported (ES modules and CommonJS), type-checked by a strict consumer, and
+ * the installed `redlock` run.
+ */
+import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
+import * as ChildProcess from "node:child_process"
+import * as Fs from "node:fs"
+import * as Os from "node:os"
+import * as Path from "node:path"
+import { fileURLToPath } from "node:url"
+
+const root = Path.join(Path.dirname(fileURLToPath(import.meta.url)), "..", "..", "..")
+const publicModules = ["Lock", "Redlock", "RedlockError", "RedisNode", "RedlockMetrics", "RedisNode/Ioredis", "RedisNode/Iovalkey", "RedisNode/NodeRedis", "Fencing/Ioredis", "Promise", "Semaphore", "ReadWriteLock"]
+
+/**
+ * A command's stdout; it fails with the error (its stdout and stderr attached) when the command does.
+ * Never synchronous: a worker that blocks for a minute (build, pack, install) cannot read vitest's
+ * replies, and vitest reports a timeout of its own messages even though every test passed.
+ */
+const run = (command: string, args: ReadonlyArray<string>, cwd: string): Promise<string> =>
+  new Promise((resolve, reject) => {
+    ChildProcess.execFile(command, args, { cwd, encoding: "utf8", maxBuffer: 64 * 2 ** 20 }, (error, stdout, stderr) => {
+      if (error === null) resolve(stdout)
+      else reject(Object.assign(error, { stdout, stderr }))
+    })
+  })
+
+/** A command that must fail: its stderr. */
+const failing = async (command: string, args: ReadonlyArray<string>, cwd: string): Promise<string> => {
+  try {
+    await run(command, args, cwd)
+  } catch (error) {
+    return String((error as { stderr?: unknown }).stderr)
+  }
+  throw new Error(`${command} ${args.join(" ")} succeeded`)
+}
+
+let scratch = ""
+let core = ""
+let library = ""
+let cli = ""
+
+describe("the packages as users install them", () => {
+  beforeAll(async () => {
+    scratch = Fs.mkdtempSync(Path.join(Os.tmpdir(), "effect-redlock-package-"))
+    // As they are published: built and packed by the repository's pack script.
+    const pack = [Path.join(root, "scripts", "pack.mjs"), "--into", scratch, "core", "effect3", "cli"]
+    const tarballs = (await run(process.execPath, pack, root)).trim().split("\n")
+    assert.lengthOf(tarballs, 3)
+    core = tarballs[0]!
+    library = tarballs[1]!
+    cli = tarballs[2]!
+    const project = Path.join(scratch, "project")
+    Fs.mkdirSync(project)
+    Fs.writeFileSync(Path.join(project, "package.json"), JSON.stringify({ name: "consumer", private: true }))
+    await run("npm", [
+      "install",
+      "--no-audit",
+      "--no-fund",
+      core,
+      library,
+      cli,
+      "effect@3",
+      "ioredis",
+      "iovalkey@0.4",
+      "redis",
+      "typescript@5.9",
+      "@types/node@20"
+    ], project)
+  }, 300_000)
+
+  afterAll(() => {
+    Fs.rmSync(Path.join(root, "cli", "LICENSE"), { force: true })
+    Fs.rmSync(Path.join(root, "cli", "node_modules"), { recursive: true, force: true })
+    if (scratch !== "") Fs.rmSync(scratch, { recursive: true, force: true })
+  })
+
+  const project = () => Path.join(scratch, "project")
+
+  it("the tarballs hold the built package and its docs, no tests or tooling", async () => {
+    const files = async (tarball: string) =>
+      (await run("tar", ["tzf", tarball], scratch)).trim().split("\n").map((f) => f.replace(/^package\//, ""))
+    const libraryFiles = await files(library)
+    for (const wanted of ["package.json", "README.md", "LICENSE", "dist/esm/index.js", "dist/esm/index.d.ts", "dist/cjs/index.js", "dist/cjs/index.d.ts", "dist/cjs/package.json"]) {
+      assert.include(libraryFiles, wanted)
+    }
+    const tooling = /^(test|bench|faults|fleet|cli|demo|examples|scripts|\.ci)\/|^tsconfig|^vitest/
+    assert.deepStrictEqual(libraryFiles.filter((file) => tooling.test(file)), [])
+    const coreFiles = await files(core)
+    assert.includeMembers(coreFiles, ["package.json", "README.md", "LICENSE", "dist/esm/engine/attempt.js", "dist/cjs/engine/attempt.d.ts", "dist/cjs/package.json"])
+    assert.deepStrictEqual(coreFiles.filter((file) => tooling.test(file)), [])
+    const cliFiles = await files(cli)
+    assert.includeMembers(cliFiles, ["package.json", "README.md", "LICENSE", "dist/main.js"])
+    // Its own files, and the library and core as built (bundled: the CLI installs alone).
+    assert.includeMembers(cliFiles, [
+      "node_modules/effect-redlock/package.json",
+      "node_modules/effect-redlock/dist/esm/index.js",
+      "node_modules/@effect-redlock/core/package.json",
+      "node_modules/@effect-redlock/core/dist/esm/engine/attempt.js"
+    ])
+    assert.deepStrictEqual(
+      cliFiles.filter((file) =>
+        !/^(package\.json|README\.md|LICENSE|dist\/.*\.js|node_modules\/(effect-redlock|@effect-redlock\/core)\/(package\.json|README\.md|LICENSE|dist\/.*))$/
+          .test(file)
+      ),
+      []
+    )
+  })
+
+  it("the library depends on core alone, at its own version; effect, ioredis, iovalkey and redis are peers", async () => {
+    const manifest = (name: string) => JSON.parse(Fs.readFileSync(Path.join(project(), "node_modules", name, "package.json"), "utf8"))
+    const library = manifest("effect-redlock")
+    const core = manifest("@effect-redlock/core")
+    assert.deepStrictEqual(library.dependencies, { "@effect-redlock/core": core.version })
+    assert.deepStrictEqual(Object.keys(library.peerDependencies).sort(), ["effect", "ioredis", "iovalkey", "redis"])
+    // Core needs no Effect: its peers are the clients, all optional.
+    assert.isUndefined(core.dependencies)
+    assert.deepStrictEqual(Object.keys(core.peerDependencies).sort(), ["ioredis", "iovalkey", "redis"])
+  })
+
+  it("every public module imports as an ES module and requires as CommonJS", async () => {
+    const specifiers = ["effect-redlock", ...publicModules.map((m) => `effect-redlock/${m}`)]
+    Fs.writeFileSync(
+      Path.join(project(), "check.mjs"),
+      specifiers.map((s, i) => `import * as m${i} from ${JSON.stringify(s)}`).join("\n") +
+        `\nconsole.log(JSON.stringify([${specifiers.map((_, i) => `Object.keys(m${i}).length`).join(",")}]))\n`
+    )
+    Fs.writeFileSync(
+      Path.join(project(), "check.cjs"),
+      `console.log(JSON.stringify(${JSON.stringify(specifiers)}.map((s) => Object.keys(require(s)).length)))\n`
+    )
+    const imported = JSON.parse(await run(process.execPath, ["check.mjs"], project())) as Array<number>
+    const required = JSON.parse(await run(process.execPath, ["check.cjs"], project())) as Array<number>
+    assert.isTrue(imported.every((count) => count > 0), JSON.stringify(imported))
+    assert.isTrue(required.every((count) => count > 0), JSON.stringify(required))
+    const { Redlock } = JSON.parse(
+      await run(process.execPath, ["-e", "const m = require('effect-redlock'); console.log(JSON.stringify({ Redlock: typeof m.Redlock.acquire }))"], project())
+    )
+    assert.strictEqual(Redlock, "function")
+  })
+
+  it("the promise facade runs from the installed package, as an ES module and as CommonJS", async () => {
+    const body = (imports: string) =>
+      `${imports}
+const main = async () => {
+  const redlock = await makeRedlock(RedisNode.layerMemory(3))
+  const lock = await redlock.acquire("orders:42", { ttl: 1000 })
+  const refused = await redlock.acquire("orders:42", { ttl: 1000, retry: Schedule.stop }).catch((error) => error._tag)
+  const released = await redlock.release(lock)
+  await redlock.close()
+  console.log(JSON.stringify([lock.resources[0], refused, released.status]))
+}
+main()
+`
+    Fs.writeFileSync(
+      Path.join(project(), "promise.mjs"),
+      body(`import { makeRedlock } from "effect-redlock/Promise"
+import { RedisNode } from "effect-redlock"
+import { Schedule } from "effect"`)
+    )
+    Fs.writeFileSync(
+      Path.join(project(), "promise.cjs"),
+      body(`const { makeRedlock } = require("effect-redlock/Promise")
+const { RedisNode } = require("effect-redlock")
+const { Schedule } = require("effect")`)
+    )
+    for (const file of ["promise.mjs", "promise.cjs"]) {
+      assert.deepStrictEqual(JSON.parse(await run(process.execPath, [file], project())), ["orders:42", "LockNotAcquired", "Released"], file)
+    }
+  })
+
+  it("internal modules cannot be imported", async () => {
+    const stderr = await failing(process.execPath, ["--input-type=module", "-e", "import('effect-redlock/internal/scripts.js')"], project())
+    assert.include(stderr, "ERR_PACKAGE_PATH_NOT_EXPORTED")
+  })
+
+  it("a strict TypeScript consumer type-checks with nodenext and with bundler resolution", async () => {
+    const source = `import { Duration, Effect, Layer } from "effect"
+import { ReadWriteLock, Redlock, Semaphore } from "effect-redlock"
+import * as Ioredis from "effect-redlock/RedisNode/Ioredis"
+import * as NodeRedis from "effect-redlock/RedisNode/NodeRedis"
+import { createClient } from "redis"
+import type { LockNotAcquired } from "effect-redlock/RedlockError"
+import { makeRedlock } from "effect-redlock/Promise"
+
+const program = Effect.gen(function*() {
+  const lock = yield* Redlock.acquire(["orders:42"], { ttl: "10 seconds" })
+  const remaining: number = Duration.toMillis(yield* lock.remaining)
+  return [lock.resources[0], remaining] as const
+}).pipe(Effect.scoped)
+
+export const main = program.pipe(
+  Effect.provide(Redlock.layer().pipe(Layer.provide(Ioredis.layer([{ host: "127.0.0.1" }]))))
+)
+// A node-redis user's own client (RESP3, redis 6's default) fits the node options as it is.
+export const withNodeRedis = program.pipe(
+  Effect.provide(Redlock.layer().pipe(Layer.provide(NodeRedis.layer([{ client: createClient({ url: "redis://127.0.0.1:6379" }) }, { port: 6380 }]))))
+)
+// Everything required is provided; the failures are typed.
+export const checked: Effect.Effect<readonly [string, number], LockNotAcquired | { readonly _tag: string }, never> = main
+
+// A permit of a semaphore, from the root module and from its own entry point.
+export const permitted: Effect.Effect<void, { readonly _tag: string }, Redlock.Redlock> = Effect.log("one of 3").pipe(
+  Semaphore.withPermit("reports", { limit: 3, ttl: "10 seconds" })
+)
+export const rebuilt: Effect.Effect<void, { readonly _tag: string }, Redlock.Redlock> = Effect.log("rebuilt").pipe(
+  ReadWriteLock.withWrite("cache", { ttl: "10 seconds", maxReaders: 8 })
+)
+
+// The promise facade, as a node-redlock user would move to it.
+export const fromPromises = async (): Promise<string> => {
+  const redlock = await makeRedlock([{ host: "127.0.0.1", port: 6379 }], { retry: Redlock.noRetry })
+  const owner: string = await redlock.using("orders:42", { ttl: 10_000 }, async (lock, signal) => signal.aborted ? "" : lock.value)
+  await redlock.close()
+  return owner
+}
+`
+    const strict = {
+      target: "es2022",
+      lib: ["es2022"],
+      strict: true,
+      noUncheckedIndexedAccess: true,
+      exactOptionalPropertyTypes: true,
+      noEmit: true,
+      skipLibCheck: false,
+      types: ["node"]
+    }
+    for (const [name, options] of [
+      ["nodenext", { module: "nodenext", moduleResolution: "nodenext" }],
+      ["bundler", { module: "esnext", moduleResolution: "bundler" }]
+    ] as const) {
+      const dir = Path.join(project(), `ts-${name}`)
+      Fs.mkdirSync(dir, { recursive: true })
+      Fs.writeFileSync(Path.join(dir, "package.json"), JSON.stringify({ type: "module" }))
+      Fs.writeFileSync(Path.join(dir, "main.ts"), source)
+      Fs.writeFileSync(Path.join(dir, "tsconfig.json"), JSON.stringify({ compilerOptions: { ...strict, ...options }, files: ["main.ts"] }))
+      const checked = await (async () => {
+        try {
+          return await run(process.execPath, [Path.join(project(), "node_modules", "typescript", "bin", "tsc"), "-p", "tsconfig.json"], dir)
+        } catch (error) {
+          return String((error as { stdout?: unknown }).stdout)
+        }
+      })()
+      assert.strictEqual(checked.trim(), "", `${name}: ${checked}`)
+    }
+  })
+
+  it("the CLI's tarball installs alone in an empty folder, and runs", async () => {
+    const alone = Path.join(scratch, "alone")
+    Fs.mkdirSync(alone)
+    Fs.writeFileSync(Path.join(alone, "package.json"), JSON.stringify({ name: "cron-host", private: true }))
+    await run("npm", ["install", "--no-audit", "--no-fund", cli], alone)
+    const bin = Path.join(alone, "node_modules", ".bin", "redlock")
+    assert.strictEqual((await run(bin, ["--version"], alone)).trim(), "0.1.0")
+    const unknown = await failing(bin, ["run", "--resource", "r", "--tll", "1s", "--", "true"], alone)
+    assert.include(unknown, "unknown flag --tll")
+  }, 300_000)
+
+  it("the installed redlock command answers --version and --help", async () => {
+    const bin = Path.join(project(), "node_modules", ".bin", "redlock")
+    assert.strictEqual((await run(bin, ["--version"], project())).trim(), "0.1.0")
+    const help = (await run(bin, ["--help"], project())).replace(/\u001b\[[0-9;]*m/g, "")
+    assert.match(help, /redlock run --resource NAME/)
+    assert.match(help, /redlock inspect NAME/)
+    assert.match(help, /^ {2}76 /m, "the exit codes")
+  })
+})

@@ -1,0 +1,46 @@
+import { fileURLToPath } from "node:url"
+import { defineConfig } from "vitest/config"
+
+const src = fileURLToPath(new URL("./src/", import.meta.url))
+const core = fileURLToPath(new URL("../core/src/", import.meta.url))
+
+export default defineConfig({
+  // This package and core by name, from their sources (as tsconfig.json's "paths"): no build needed to test.
+  resolve: {
+    alias: [
+      { find: /^effect-redlock$/, replacement: `${src}index.ts` },
+      { find: /^effect-redlock\/(?!internal\/)(.*)$/, replacement: `${src}$1.ts` },
+      { find: /^@effect-redlock\/core\/(.*)\.js$/, replacement: `${core}$1.ts` }
+    ]
+  },
+  test: {
+    // Real redis-server fleets are started per file, and the fault suite's file runs worker processes and
+    // pauses servers: one file at a time, so that no file's per-node timeouts (10 ms for a 1 s ttl) are
+    // missed because another file loads the two cores.
+    pool: "forks",
+    poolOptions: { forks: { maxForks: 1, minForks: 1 } },
+    // The JSON file lets CI print "N passed, M failed" without reading the console summary.
+    reporters: ["default", "json"],
+    outputFile: { json: ".vitest-results.json" },
+    testTimeout: 60_000,
+    hookTimeout: 60_000,
+    projects: [
+      { extends: true, test: { name: "ioredis 5", include: ["test/**/*.test.ts", "examples/**/*.test.ts"] } },
+      {
+        // ioredis is a peer of either major: the node contract and the driver's own tests run on 6 too
+        // (the dev dependency "ioredis6" is ioredis 6 under another name), and so do user clients made
+        // the usual ways (RESP3 is ioredis 6's default).
+        extends: true,
+        resolve: { alias: [{ find: /^ioredis$/, replacement: "ioredis6" }] },
+        test: { name: "ioredis 6", include: ["test/contract.test.ts", "test/ioredis.test.ts", "test/release-channel.test.ts", "test/cluster.test.ts"] }
+      },
+      {
+        // node-redis ("redis") is a peer of either major: its nodes' tests run on 5 too (the dev dependency
+        // "redis5"); the first project runs them on 6.
+        extends: true,
+        resolve: { alias: [{ find: /^redis$/, replacement: "redis5" }] },
+        test: { name: "node-redis 5", include: ["test/node-redis.test.ts"] }
+      }
+    ]
+  }
+})
