@@ -10,7 +10,7 @@ const settingFlags = [
   ["--nodes", "URLS", "comma-separated redis:// or rediss:// URLs of the independent masters (REDLOCK_NODES)"],
   ["--key-prefix", "PREFIX", "prefix of the lock keys: your application's, to share its locks (REDLOCK_KEY_PREFIX, default redlock:)"],
   ["--max-ttl", "DURATION", "longest ttl of any client of these resources; a restarted server sits out this long (REDLOCK_MAX_TTL, default 30s)"],
-  ["--node-timeout", "DURATION", "per-node timeout of each command (REDLOCK_NODE_TIMEOUT, default 1% of the ttl, 10ms-250ms)"],
+  ["--node-timeout", "DURATION", "per-node timeout of each command (REDLOCK_NODE_TIMEOUT; run's default: a tenth of the ttl, up to 1s)"],
   ["--drift-factor", "NUMBER", "clock drift allowance, a fraction of the ttl (REDLOCK_DRIFT_FACTOR, default 0.01)"],
   ["--max-extensions", "N", "how many times a lock may be extended (REDLOCK_MAX_EXTENSIONS)"],
   ["--fence-prefix", "PREFIX", "prefix of the fencing counters (REDLOCK_FENCE_PREFIX, default redlock-fence:)"],
@@ -25,7 +25,7 @@ const settingFlags = [
 const runFlags = [
   ["--resource", "NAME", "the resource to lock (required)"],
   ["--ttl", "DURATION", "time to live of the lock, extended while the command runs (default 30s)"],
-  ["--wait", "DURATION", "how long to wait for the lock (default: try once)"],
+  ["--wait", "DURATION", "how long to wait for the lock (default: no wait; nodes that could not decide are asked again for 2s)"],
   ["--limit", "N", "hold one of N permits of the resource instead of its lock: at most N copies run at once"],
   ["--mode", "lock|read|write", "read: with other readers; write: alone; lock (default): the resource's lock"],
   ["--max-readers", "N", "with --mode read or write: readers at once, the same for every client (default 16)"],

@@ -30,7 +30,8 @@ import * as Redlock from "effect-redlock/Redlock"
 import * as ReadWriteLock from "effect-redlock/ReadWriteLock"
 import * as Semaphore from "effect-redlock/Semaphore"
 import * as Ioredis from "effect-redlock/RedisNode/Ioredis"
-import { InvalidOptions } from "effect-redlock/RedlockError"
+import { InvalidOptions, type LockNotAcquired } from "effect-redlock/RedlockError"
+import * as Algorithm from "@effect-redlock/core/engine/algorithm.js"
 import * as Child from "./child.js"
 import * as ExitCodes from "./exitCodes.js"
 import * as Help from "./help.js"
@@ -155,6 +156,29 @@ const wholeNumber = (name: string) =>
     Options.optional
   )
 
+/**
+ * The per-node timeout of `run` when none is set: a tenth of the ttl, up to
+ * 1 s, never below the library's default (1% of the ttl). A cron job on a
+ * busy machine must not take one slow answer of a healthy server for a
+ * node that is down; the time is taken from the lock's validity only when
+ * a node is that slow.
+ */
+const cronNodeTimeoutMillis = (ttlMillis: number): number =>
+  Math.max(Algorithm.defaultNodeTimeoutMillis(ttlMillis), Math.min(1000, Math.floor(ttlMillis / 10)))
+
+/**
+ * `run` without `--wait`: a resource someone holds (or waits for ahead of
+ * us) is refused at once (exit 75), but nodes that could not decide (slow,
+ * unreachable, or sitting out their quarantine) are asked again for up to
+ * 2 s, so that exit 76 means they are really unavailable, not that one
+ * answer came late.
+ */
+const busyNodesRetry: Redlock.RetrySchedule = Schedule.spaced("200 millis").pipe(
+  Schedule.jittered,
+  Schedule.whileInput((refusal: LockNotAcquired) => refusal.reason === "NoQuorum" || refusal.reason === "ValidityExpired"),
+  Schedule.upTo("2 seconds")
+)
+
 const permitLimit = wholeNumber("limit")
 const maxReaders = wholeNumber("max-readers")
 
@@ -195,10 +219,13 @@ const run = Command.make(
     Effect.gen(function*() {
       const redlock = yield* Redlock.Redlock
       const retry = Option.match(flags.wait, {
-        onNone: () => Redlock.noRetry,
+        onNone: () => busyNodesRetry,
         onSome: (wait) => Schedule.spaced("100 millis").pipe(Schedule.jittered, Schedule.upTo(wait))
       })
-      const options = { ttl: flags.ttl, retry, autoExtend: true }
+      const nodeTimeout = Option.isNone(flags.nodeTimeout) && process.env.REDLOCK_NODE_TIMEOUT === undefined
+        ? { nodeTimeout: cronNodeTimeoutMillis(Duration.toMillis(flags.ttl)) }
+        : {}
+      const options = { ttl: flags.ttl, retry, autoExtend: true, ...nodeTimeout }
       const readWrite = { ...options, maxReaders: Option.getOrUndefined(flags.maxReaders) }
       if (Option.isSome(flags.limit) && flags.mode !== "lock") {
         return yield* fail(ExitCodes.usage, "--limit holds a permit; it does not go with --mode read or write")

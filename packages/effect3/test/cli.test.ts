@@ -135,6 +135,30 @@ layer(RedisFleet.layerLocal(3), { timeout: 60_000, excludeTestServices: true })(
       assert.isBelow(performance.now() - started, 8000, "stopped within the ttl plus the shutdown bounds")
     }))
 
+  it.scoped("without --wait, nodes that could not decide are asked again: a majority that stalls for a second does not exit 76", () =>
+    Effect.gen(function*() {
+      const fleet = yield* RedisFleet.RedisFleet
+      yield* fleet.servers[0].pause
+      yield* fleet.servers[1].pause
+      const run = start(["run", "--resource", "stall", "--ttl", "5s", "--nodes", nodeList(fleet), "--restart-quarantine", "off", "--", "echo", "ran"])
+      const resumed = Effect.zipRight(fleet.servers[0].resume, fleet.servers[1].resume)
+      // The live node counts the lock commands it ran: the first attempt is out once the count moves.
+      // It is refused (the paused nodes cannot answer), and they come back a second later.
+      const lockCommands = fleet.servers[2].call("INFO", "commandstats").pipe(
+        Effect.map((info) => [...String(info).matchAll(/^cmdstat_(?:set|eval|evalsha|fcall):calls=(\d+)/gm)].reduce((sum, m) => sum + Number(m[1]), 0))
+      )
+      const before = yield* lockCommands
+      yield* lockCommands.pipe(
+        Effect.filterOrFail((count) => count > before, () => "not tried yet"),
+        Effect.retry(Schedule.spaced("5 millis").pipe(Schedule.upTo("20 seconds"))),
+        Effect.ensuring(Effect.sleep("1 second")),
+        Effect.ensuring(resumed)
+      )
+      const result = yield* run.finished
+      assert.strictEqual(result.code, 0, result.stderr)
+      assert.strictEqual(result.stdout, "ran\n")
+    }))
+
   it.scoped("run --limit 2: three runs started at once, at most two commands at a time, all three run", () =>
     Effect.gen(function*() {
       const fleet = yield* RedisFleet.RedisFleet
@@ -400,7 +424,7 @@ for (const durable of [false, true]) {
           assert.notInclude(result.stderr, "abstain")
         } else {
           assert.strictEqual(result.code, 76, "the nodes could not decide: not the code of a busy resource (75)")
-          assert.include(result.stderr, "3 of 3 nodes abstain for now")
+          assert.include(result.stderr, "3 of 3 nodes do not vote yet")
           assert.include(result.stderr, "no AOF: a restart loses keys")
           assert.include(result.stderr, "appendonly yes, appendfsync always")
         }
