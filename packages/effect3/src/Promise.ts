@@ -53,6 +53,8 @@ import type * as Fiber from "effect/Fiber"
 import * as FiberId from "effect/FiberId"
 import * as Duration from "effect/Duration"
 import * as Layer from "effect/Layer"
+import * as Logger from "effect/Logger"
+import * as LogLevel from "effect/LogLevel"
 import * as ManagedRuntime from "effect/ManagedRuntime"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
@@ -179,6 +181,30 @@ export type PromiseNodeOptions =
   })
 
 /**
+ * Where a lock manager for promise code writes its warnings, each one line
+ * of plain text: nodes that do not vote yet when it starts (not reachable
+ * yet, or sitting out their restart quarantine), servers listed twice,
+ * servers that may evict lock keys. Default: each as a line on stderr.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface PromiseLogger {
+  readonly warn: (message: string) => void
+}
+
+/**
+ * The options of a lock manager for promise code: the manager's options
+ * (`Redlock.Options`), and where it logs.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface PromiseOptions extends Options {
+  readonly logger?: PromiseLogger | undefined
+}
+
+/**
  * A lock manager for promise code.
  *
  * @since 0.1.0
@@ -257,19 +283,47 @@ export interface PromiseRedlock {
  */
 export const makeRedlock = async (
   nodes: ReadonlyArray<PromiseNodeOptions> | Layer.Layer<RedisNodes, unknown>,
-  options: Options = {}
+  options: PromiseOptions = {}
 ): Promise<PromiseRedlock> => {
   if (!Layer.isLayer(nodes)) checkNodes(nodes)
+  const logs = logsTo(options?.logger)
   const nodesLayer = Layer.isLayer(nodes)
     ? nodes as Layer.Layer<RedisNodes, unknown>
     : await layerOf(nodes as ReadonlyArray<PromiseNodeOptions>)
-  const runtime = ManagedRuntime.make(nodesLayer)
+  // The logger first: the nodes' own start-up logs go to it too.
+  const runtime = ManagedRuntime.make(Layer.provideMerge(nodesLayer, logs))
   const made = await runtime.runPromiseExit(Effect.zip(Settings.fromContext(options), Effect.clock))
   if (Exit.isFailure(made)) {
     await runtime.dispose()
     throw Cause.squash(made.cause)
   }
   return fromSettings(runtime, made.value[0], made.value[1])
+}
+
+const stderrLogger: PromiseLogger = { warn: (message) => void process.stderr.write(`${message}\n`) }
+
+/** A log line as one line of text: its message, then its annotations (outcomes, say) in parentheses. */
+const lineOf = (message: unknown, annotations: ReadonlyArray<readonly [string, unknown]>): string => {
+  const text = (Array.isArray(message) ? message : [message]).map(String).join(" ")
+  const notes = annotations.map(([key, value]) => `${key}: ${Array.isArray(value) ? value.join("; ") : String(value)}`)
+  return notes.length === 0 ? text : `${text} (${notes.join(", ")})`
+}
+
+/**
+ * The manager's warnings to the user's logger, or to stderr: a promise program
+ * did not ask for Effect's logger, its format or its stream (stdout).
+ */
+const logsTo = (given: PromiseLogger | undefined): Layer.Layer<never, InvalidOptions> => {
+  if (given !== undefined && (typeof given !== "object" || given === null || typeof given.warn !== "function")) {
+    return Layer.fail(new InvalidOptions({ option: "logger", detail: `expected { warn(message) }, got ${describe(given)}` }, true))
+  }
+  const logger = given ?? stderrLogger
+  return Logger.replace(
+    Logger.defaultLogger,
+    Logger.make(({ annotations, logLevel, message }) => {
+      if (LogLevel.greaterThanEqual(logLevel, LogLevel.Warning)) logger.warn(lineOf(message, [...annotations]))
+    })
+  )
 }
 
 // A list that is none, or an entry that is no object, would fail while the nodes are made, as a TypeError.
@@ -352,6 +406,27 @@ class PlainLock implements PromiseLock {
   }
   fencingToken(): Promise<bigint> {
     return this.manager.runPromise(this.held.fencingToken)
+  }
+  /** What the lock is, as plain data (`JSON.stringify`, logs): not the manager's state behind it. */
+  toJSON() {
+    return {
+      resources: this.resources,
+      value: this.value,
+      ttlMillis: this.ttlMillis,
+      validityMillis: this.validityMillis,
+      remainingMillis: this.remaining(),
+      attempts: this.attempts,
+      outcomes: this.outcomes
+    }
+  }
+  /** `console.log(lock)` and `util.inspect(lock)` show `toJSON()`'s data. */
+  [Symbol.for("nodejs.util.inspect.custom")](
+    _depth: number,
+    options: { readonly depth?: number | null },
+    inspect: (value: unknown, options: object) => string
+  ) {
+    const depth = options.depth === undefined || options.depth === null ? options.depth : options.depth - 1
+    return `PromiseLock ${inspect(this.toJSON(), { ...options, depth })}`
   }
 }
 

@@ -6,11 +6,13 @@
 import { assert, layer } from "@effect/vitest"
 import { Effect, Schedule } from "effect"
 import { createClient } from "redis"
+import { freePort } from "../../../fleet/freePort.js"
 import * as RedisFleet from "../../../fleet/RedisFleet.js"
 import { makeRedlock, noRetry, type PromiseRedlock, retry } from "../src/Promise.js"
 import * as RedisNode from "../src/RedisNode.js"
 import type * as Redlock from "../src/Redlock.js"
 import { InvalidOptions, LockLost, LockNotAcquired, ManagerClosed, SettingConflict } from "../src/RedlockError.js"
+import * as Util from "node:util"
 import * as v8 from "node:v8"
 import * as vm from "node:vm"
 import { vi } from "vitest"
@@ -573,6 +575,56 @@ layer(RedisFleet.layerLocal(1), { timeout: 30_000, excludeTestServices: true })(
       }
       assert.isUndefined(held.deref(), "the expired lock was let go")
       await redlock.close()
+    }))
+
+  it.effect("a lock logs and serializes as plain data: what it is, not the manager's state behind it", () =>
+    Effect.promise(async () => {
+      const redlock = await makeRedlock(RedisNode.layerMemory(3))
+      const lock = await redlock.acquire("plain", { ttl: 1_000 })
+      const json = JSON.parse(JSON.stringify(lock)) as Record<string, unknown>
+      assert.deepStrictEqual(Object.keys(json), ["resources", "value", "ttlMillis", "validityMillis", "remainingMillis", "attempts", "outcomes"])
+      assert.deepStrictEqual(json.resources, ["plain"])
+      assert.strictEqual(json.value, lock.value)
+      assert.strictEqual(json.ttlMillis, 1_000)
+      assert.strictEqual(json.attempts, 1)
+      assert.isTrue(typeof json.remainingMillis === "number" && json.remainingMillis > 0 && json.remainingMillis <= lock.validityMillis)
+      assert.lengthOf(json.outcomes as Array<unknown>, 3)
+      const shown = Util.inspect(lock, { depth: 5 })
+      assert.match(shown, /^PromiseLock \{/)
+      assert.include(shown, `value: '${lock.value}'`)
+      assert.include(shown, "ttlMillis: 1000")
+      for (const inside of ["held", "manager", "Duration", "clock", "runPromise", "validUntil"]) assert.notInclude(shown, inside)
+      await redlock.release(lock)
+      await redlock.close()
+    }))
+
+  it.effect("warnings go to the logger given, as plain lines, and say what is true: a server not reachable yet", () =>
+    Effect.promise(async () => {
+      const port = await freePort()
+      const warned: Array<string> = []
+      const redlock = await makeRedlock([{ host: "127.0.0.1", port, connectTimeout: 50 }], { logger: { warn: (line) => void warned.push(line) } })
+      await redlock.close()
+      assert.deepStrictEqual(warned, [`effect-redlock: 1 of 1 nodes do not vote yet (127.0.0.1:${port}: not reachable yet); 0 vote, 1 needed: acquisitions fail until then`])
+      const refused = await makeRedlock(RedisNode.layerMemory(1), { logger: { warn: "stderr" } as never }).then(() => undefined, (e: unknown) => e)
+      assert.instanceOf(refused, InvalidOptions)
+      assert.strictEqual((refused as InvalidOptions).option, "logger")
+    }))
+
+  it.effect("without a logger, warnings are one plain line each on stderr, and nothing on stdout", () =>
+    Effect.promise(async () => {
+      const port = await freePort()
+      const stderr = vi.spyOn(process.stderr, "write").mockImplementation(() => true)
+      const stdout = vi.spyOn(process.stdout, "write")
+      try {
+        const redlock = await makeRedlock([{ host: "127.0.0.1", port, connectTimeout: 50 }])
+        await redlock.close()
+        const lines = stderr.mock.calls.map(([chunk]) => String(chunk)).filter((line) => line.startsWith("effect-redlock:"))
+        assert.deepStrictEqual(lines, [`effect-redlock: 1 of 1 nodes do not vote yet (127.0.0.1:${port}: not reachable yet); 0 vote, 1 needed: acquisitions fail until then\n`])
+        assert.isFalse(stdout.mock.calls.some(([chunk]) => String(chunk).includes("effect-redlock")), "nothing of ours on stdout")
+      } finally {
+        stderr.mockRestore()
+        stdout.mockRestore()
+      }
     }))
 
   it.effect("over in-memory nodes (the same engine): acquire, refusal, release", () =>

@@ -144,7 +144,7 @@ describe("restart quarantine", () => {
       const capture = Logger.replace(Logger.defaultLogger, Logger.make(({ message }) => void logged.push(String(message))))
       yield* Redlock.make({ maxTtl: "10 seconds" }).pipe(Effect.provide(capture))
       assert.strictEqual(logged.length, 1)
-      assert.match(logged[0], /^effect-redlock: 2 of 3 nodes abstain for now \(memory-0: server started 2\.0 s ago, votes again in 8\.1 s/)
+      assert.match(logged[0], /^effect-redlock: 2 of 3 nodes do not vote yet \(memory-0: server started 2\.0 s ago, votes again in 8\.1 s/)
       assert.include(logged[0], "1 vote, 2 needed: acquisitions fail until then")
       assert.include(logged[0], "appendonly yes, appendfsync always")
       // Durable nodes, or nodes up for maxTtl, make no notice.

@@ -298,7 +298,7 @@ describe("startup notices (memory nodes, TestClock)", () => {
       const capture = Logger.layer([Logger.make(({ message }) => void logged.push(String(message)))])
       yield* Redlock.make({ maxTtl: "10 seconds" }).pipe(Effect.provide(capture))
       assert.strictEqual(logged.length, 1)
-      assert.match(logged[0], /^effect-redlock: 2 of 3 nodes abstain for now \(memory-0: server started 2\.0 s ago, votes again in 8\.1 s/)
+      assert.match(logged[0], /^effect-redlock: 2 of 3 nodes do not vote yet \(memory-0: server started 2\.0 s ago, votes again in 8\.1 s/)
       assert.include(logged[0], "1 vote, 2 needed: acquisitions fail until then")
       // With the quarantine off, nothing to say.
       yield* Redlock.make({ maxTtl: "10 seconds", restartQuarantine: false }).pipe(Effect.provide(capture))

@@ -44,10 +44,15 @@ export const abstention = (
 
 const seconds = (millis: number) => (Math.max(0, millis) / 1000).toFixed(1)
 
+/** Why a node whose server run is unknown does not vote, as its user reads it: mostly, it is not reachable yet. */
+const unknownRun = (detail: string): string =>
+  detail === "not connected yet" ? "not reachable yet" : detail === "reconnecting" ? "not reachable (reconnecting)" : `its server run is unknown (${detail})`
+
 /**
- * One line for a manager that starts while nodes abstain (a new cluster, a
- * restart): which nodes, why, and when they vote; `undefined` when none does.
- * A brand-new development server otherwise only shows as failed acquisitions.
+ * One line for a manager that starts while nodes do not vote (a new
+ * cluster, a restart, a server not reachable yet): which nodes, why, and
+ * when they vote; `undefined` when every node does. A brand-new development
+ * server otherwise only shows as failed acquisitions.
  */
 export const startupNotice = (
   nodes: ReadonlyArray<{ readonly name: string; readonly run: () => NodeRun }>,
@@ -58,14 +63,14 @@ export const startupNotice = (
   let restarted = 0
   const waiting = nodes.flatMap((node) => {
     const run = node.run()
-    const why = abstention(run, run, nowMillis, quarantineMillis)
+    const why = run._tag === "Unknown" ? unknownRun(run.detail) : abstention(run, run, nowMillis, quarantineMillis)
     if (why !== undefined && run._tag === "Known") restarted++
     return why === undefined ? [] : [`${node.name}: ${why}`]
   })
   if (waiting.length === 0) return undefined
   const voting = nodes.length - waiting.length
   // The advice on persistence only where a server sits out its quarantine, not for one that is down or refuses us.
-  return `effect-redlock: ${waiting.length} of ${nodes.length} nodes abstain for now (${waiting.join("; ")})` +
+  return `effect-redlock: ${waiting.length} of ${nodes.length} nodes do not vote yet (${waiting.join("; ")})` +
     (voting < quorum ? `; ${voting} vote, ${quorum} needed: acquisitions fail until then` : "") +
     (restarted === 0 ? "" :
       ". A server that keeps its keys (appendonly yes, appendfsync always) votes at once after a restart; " +
