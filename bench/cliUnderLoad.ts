@@ -29,6 +29,12 @@ const stopAll = () => {
   }
 }
 process.on("exit", stopAll)
+for (const signal of ["SIGINT", "SIGTERM"] as const) {
+  process.once(signal, () => {
+    stopAll()
+    process.exit(130)
+  })
+}
 
 const exitCode = (cli: string, port: number): Promise<number | null> =>
   new Promise((resolve) => {
@@ -63,6 +69,8 @@ const main = async () => {
       const code = String(await exitCode(cli, port))
       codes[index]!.set(code, (codes[index]!.get(code) ?? 0) + 1)
     }
+    // A line every 20 runs: a long run shows where it is.
+    if ((run + 1) % 20 === 0) console.error(`${run + 1} of ${runs} runs`)
   }
   stopAll()
   Fs.rmSync(dir, { recursive: true, force: true })
