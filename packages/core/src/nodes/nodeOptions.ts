@@ -1,0 +1,238 @@
+/**
+ * A node from a user's options, whatever the driver and the front end: the
+ * connection options or the user's own client, their checks, and the node
+ * opened over a driver (ioredis, iovalkey, node-redis: each folder's
+ * `node.ts`). The front ends wrap `open` in their own resource handling
+ * (an Effect scope, the plain manager's `close()`).
+ *
+ * @internal
+ */
+import type * as Tls from "node:tls"
+import type { MakeNodeError } from "../engine/node.js"
+import * as Options from "../engine/options.js"
+import { Problem } from "../engine/options.js"
+import type { Address } from "./address.js"
+import * as Addresses from "./address.js"
+import type * as DriverNode from "./driverNode.js"
+
+/** Where a node is and how to log in (documented in the Effect packages' driver modules). */
+export interface ConnectionOptions<Password = string, Millis = unknown> {
+  /** `redis://[user:password@]host[:port][/db]` or `rediss://...`; the other fields override its parts. */
+  readonly url?: string | undefined
+  readonly host?: string | undefined
+  readonly port?: number | undefined
+  readonly username?: string | undefined
+  readonly password?: Password | undefined
+  readonly db?: number | undefined
+  /** `true` for TLS with Node's defaults, or Node's TLS options. */
+  readonly tls?: boolean | Tls.ConnectionOptions | undefined
+  /** How long opening waits for the first connection before going on without it. Default 1 second. */
+  readonly connectTimeout?: Millis | undefined
+  /** Name in outcomes and errors. Default `host:port`. */
+  readonly name?: string | undefined
+  /** See `defaultMaxPendingCommands`. */
+  readonly maxPendingCommands?: number | undefined
+  /** Declare the server durable (AOF with `appendfsync always`) where its configuration cannot be read. */
+  readonly durable?: boolean | undefined
+  /** Wait for replicas after each grant and extension on this node. Default: off. */
+  readonly waitForReplicas?: { readonly replicas: number; readonly timeout: Millis } | undefined
+  /** Reach the master a Redis Sentinel names (ioredis and iovalkey nodes only). */
+  readonly sentinel?: {
+    readonly master: string
+    readonly sentinels: ReadonlyArray<{ readonly host: string; readonly port: number }>
+  } | undefined
+  /** A Redis Cluster as one node (ioredis and iovalkey nodes only). */
+  readonly cluster?: {
+    readonly nodes: ReadonlyArray<{ readonly host: string; readonly port: number }>
+  } | undefined
+}
+
+/** A client the user owns: used as it is, never closed by us. */
+export interface ClientOptions<Client, Millis = unknown> {
+  readonly client: Client
+  readonly name?: string | undefined
+  readonly maxPendingCommands?: number | undefined
+  readonly durable?: boolean | undefined
+  readonly waitForReplicas?: ConnectionOptions<never, Millis>["waitForReplicas"]
+}
+
+/**
+ * How many commands of a node may wait for their answer at once, by default.
+ * A server that stops answering keeps its connection open: past this many, a
+ * new command fails at once as `Unavailable` without being sent, so that a
+ * hung node costs bounded memory and no time.
+ */
+export const defaultMaxPendingCommands = 1000
+
+/** How one driver makes, names and closes its clients, and opens a node over one. */
+export interface Driver<Client> {
+  /** A client of ours: connecting now, failing fast while not connected. */
+  readonly newClient: (address: Address, connectTimeoutMillis: number) => Client
+  /** Close a client of ours; never rejects. */
+  readonly closeClient: (client: Client) => Promise<void>
+  /** A user's client: the node name it gets by default. */
+  readonly clientName: (client: Client) => string
+  /** A user's client not connecting yet is connected now, as its first command would. */
+  readonly connectUserClient: (client: Client) => void
+  /** Why a user's `client` cannot serve a node; `undefined`: it can. */
+  readonly userClientProblem: (client: unknown) => string | undefined
+  /** Whether its clients can follow a Sentinel (the `sentinel` option). */
+  readonly sentinels: boolean
+  /** Whether a user's client is a cluster client (the node is then the whole cluster); none: never. */
+  readonly isCluster?: (client: Client) => boolean
+  readonly open: (client: Client, settings: DriverNode.NodeSettings) => Promise<DriverNode.OpenNode>
+  /** A Redis Cluster as one node over a client of ours that the node's `close` closes; none: not served. */
+  readonly openCluster?: (
+    address: Address,
+    connectTimeoutMillis: number,
+    settings: DriverNode.NodeSettings
+  ) => Promise<DriverNode.OpenNode>
+}
+
+/** A node's options checked: how to open it, with nothing opened yet. */
+export interface CheckedNode<Client> {
+  readonly name: string
+  readonly connectTimeoutMillis: number
+  readonly maxPendingCommands: number
+  readonly durable: boolean
+  readonly replicas: DriverNode.NodeSettings["replicas"]
+  /** The user's client (left open), or the address of a connection of ours. */
+  readonly target:
+    | { readonly _tag: "UserClient"; readonly client: Client }
+    | { readonly _tag: "Connection"; readonly address: Address }
+    | { readonly _tag: "Cluster"; readonly address: Address }
+}
+
+/** What a front end reads of a node option that is not plain (a password held by an Effect `Redacted`). */
+export interface Readers {
+  readonly millis: Options.ReadMillis
+  readonly password: (input: unknown) => string | undefined
+}
+
+const withoutUndefined = <A extends object>(a: A): Partial<A> =>
+  Object.fromEntries(Object.entries(a).filter(([, value]) => value !== undefined)) as Partial<A>
+
+/** A node's options checked against `driver`, before any connection is opened. */
+export const check = <Client>(
+  driver: Driver<Client>,
+  input: unknown,
+  read: Readers
+): CheckedNode<Client> | Problem => {
+  const entry = Options.nodeEntry(input)
+  if (entry instanceof Problem) return entry
+  const given = entry as ConnectionOptions<unknown> & Partial<ClientOptions<unknown>>
+  const maxPendingCommands = Options.positiveCount("maxPendingCommands", given.maxPendingCommands ?? defaultMaxPendingCommands)
+  if (maxPendingCommands instanceof Problem) return maxPendingCommands
+  const durable = Options.flag("durable", given.durable ?? false)
+  if (durable instanceof Problem) return durable
+  const replicas = Options.waitForReplicas(given.waitForReplicas, read.millis)
+  if (replicas instanceof Problem) return replicas
+  const common = { maxPendingCommands, durable, replicas }
+  if ("client" in given) {
+    const client = given.client as Client
+    const problem = driver.userClientProblem(client)
+    if (problem !== undefined) return new Problem("client", problem)
+    if (replicas !== undefined && driver.isCluster?.(client) === true) {
+      return new Problem("waitForReplicas", "not available on cluster nodes")
+    }
+    const name = given.name ?? driver.clientName(client)
+    return { ...common, name, connectTimeoutMillis: 1000, target: { _tag: "UserClient", client } }
+  }
+  let options = given
+  if (given.url !== undefined) {
+    const parsed = typeof given.url === "string" ? Addresses.parseUrl(given.url) : undefined
+    if (parsed === undefined) {
+      return new Problem("url", `not a redis:// URL: "${Options.hidePassword(String(given.url))}"`)
+    }
+    options = { ...parsed, ...withoutUndefined(given) }
+  }
+  const sentinel = Options.sentinel(options.sentinel)
+  if (sentinel instanceof Problem) return sentinel
+  if (sentinel !== undefined && !driver.sentinels) {
+    return new Problem("sentinel", "these nodes cannot follow a Sentinel: use ioredis or iovalkey nodes")
+  }
+  const cluster = Options.cluster(options)
+  if (cluster instanceof Problem) return cluster
+  if (cluster !== undefined && driver.openCluster === undefined) {
+    return new Problem("cluster", "these nodes cannot reach a Redis Cluster: use ioredis or iovalkey nodes")
+  }
+  const host = Options.host(options.host ?? "127.0.0.1")
+  if (host instanceof Problem) return host
+  const port = Options.port(options.port ?? 6379)
+  if (port instanceof Problem) return port
+  const connectTimeoutMillis = Options.millis("connectTimeout", options.connectTimeout ?? 1000, read.millis)
+  if (connectTimeoutMillis instanceof Problem) return connectTimeoutMillis
+  const password = options.password === undefined ? undefined : read.password(options.password)
+  const address: Address = {
+    host,
+    port,
+    username: options.username,
+    password,
+    db: options.db,
+    tls: options.tls,
+    sentinel,
+    cluster
+  }
+  if (cluster !== undefined) {
+    const first = cluster.nodes[0]
+    const name = options.name ?? `${first.host}:${first.port} (cluster)`
+    return { ...common, name, connectTimeoutMillis, target: { _tag: "Cluster", address } }
+  }
+  const name = options.name ?? (sentinel === undefined ? `${host}:${port}` : `${sentinel.master} (sentinel)`)
+  return { ...common, name, connectTimeoutMillis, target: { _tag: "Connection", address } }
+}
+
+/** An opened node, and how to close it: the node first, then a connection of ours (a user's client stays open). */
+export interface Opened {
+  readonly node: DriverNode.OpenNode["node"]
+  readonly close: () => Promise<void>
+}
+
+/** Open a checked node over `driver`; its errors are made by `makeError`, its times read on `now`. */
+export const open = async <Client>(
+  driver: Driver<Client>,
+  checked: CheckedNode<Client>,
+  makeError: MakeNodeError,
+  now: () => number
+): Promise<Opened> => {
+  const settings: DriverNode.NodeSettings = {
+    name: checked.name,
+    maxPendingCommands: checked.maxPendingCommands,
+    durable: checked.durable,
+    replicas: checked.replicas,
+    connectTimeoutMillis: checked.connectTimeoutMillis,
+    makeError,
+    now
+  }
+  const { target } = checked
+  switch (target._tag) {
+    case "UserClient": {
+      driver.connectUserClient(target.client)
+      return driver.open(target.client, settings)
+    }
+    case "Cluster":
+      return driver.openCluster!(target.address, checked.connectTimeoutMillis, settings)
+    case "Connection": {
+      const client = driver.newClient(target.address, checked.connectTimeoutMillis)
+      const opened = await driver.open(client, settings).catch(async (error: unknown) => {
+        await driver.closeClient(client)
+        throw error
+      })
+      return {
+        node: opened.node,
+        close: async () => {
+          await opened.close()
+          await driver.closeClient(client)
+        }
+      }
+    }
+  }
+}
+
+/** Why a node list is no list, or lists one server twice; `undefined`: neither. */
+export const listProblem = (input: unknown, expected?: string): Problem | undefined => {
+  const list = Options.nodeList(input, expected)
+  if (list instanceof Problem) return list
+  const twice = Addresses.listedTwice(list)
+  return twice === undefined ? undefined : new Problem("nodes", twice)
+}
