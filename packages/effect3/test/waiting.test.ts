@@ -24,7 +24,7 @@ import { vi } from "vitest"
 import * as RedisFleet from "../../../fleet/RedisFleet.js"
 import * as Lock from "../src/Lock.js"
 import * as Redlock from "../src/Redlock.js"
-import * as Retry from "../src/internal/retry.js"
+import * as CoreRetry from "@effect-redlock/core/manager/retry.js"
 import * as RedisNode from "../src/RedisNode.js"
 import * as Ioredis from "../src/RedisNode/Ioredis.js"
 import { InvalidOptions, LockNotAcquired } from "../src/RedlockError.js"
@@ -260,15 +260,16 @@ describe("retry schedules with plain steps (Redlock.retry, the default retry)", 
 
   // The same from its plain steps (the waiting takes these), with the same draws.
   const plainDelays = (schedule: Redlock.RetrySchedule, steps: number) => {
-    const plain = Retry.plainSteps(schedule)
+    const plain = CoreRetry.stepsOf(schedule)
     assert.isDefined(plain, "the schedule has plain steps")
     const delays: Array<number | "done"> = []
-    let state = plain!.initial
-    for (let step = 0; step < steps; step++) {
-      const next = plain!.step(state, () => draws[step % draws.length])
-      delays.push(next === undefined ? "done" : next.delayMillis)
+    let step = 0
+    const retry = plain!.start(() => draws[step % draws.length])
+    for (; step < steps; step++) {
+      let next: number | undefined
+      retry.step({ refusal: undefined }, 0, (delayMillis) => next = delayMillis, (cause) => assert.fail(String(cause)))
+      delays.push(next === undefined ? "done" : next)
       if (next === undefined) break
-      state = next.state
     }
     return delays
   }
@@ -309,7 +310,7 @@ describe("retry schedules with plain steps (Redlock.retry, the default retry)", 
     assert.strictEqual(refused({ delay: 10, times: 3, jitter: { min: 1.2, max: 0.8 } }), "retry.jitter")
     assert.strictEqual(refused({ delay: 10, times: 3, jitter: { min: -0.1, max: 1 } }), "retry.jitter")
     assert.strictEqual(refused(undefined as never), "retry")
-    assert.isUndefined(Retry.plainSteps(Schedule.spaced("10 millis").pipe(Schedule.intersect(Schedule.recurs(3)))))
+    assert.isUndefined(CoreRetry.stepsOf(Schedule.spaced("10 millis").pipe(Schedule.intersect(Schedule.recurs(3)))))
   })
 })
 

@@ -6,6 +6,7 @@
  * @since 0.2.0
  */
 import * as Schema from "effect/Schema"
+import { recognisePlain } from "@effect-redlock/core/manager/errors.js"
 import * as Messages from "@effect-redlock/core/engine/messages.js"
 
 /**
@@ -348,3 +349,15 @@ export type RedlockError =
 export const isRedlockError = (u: unknown): u is RedlockError =>
   u instanceof InvalidOptions || u instanceof LockNotAcquired || u instanceof LockLost || u instanceof LockNotExtended ||
   u instanceof ExtensionLimitReached || u instanceof FencingTokenUnavailable || u instanceof SettingConflict || u instanceof SelfDeadlock
+
+// The promise API (effect-redlock/Promise) rejects with core's plain errors of the same names.
+for (const [errorClass, tag] of [
+  [RedisNodeError, "RedisNodeError"],
+  [InvalidOptions, "InvalidOptions"],
+  [LockNotAcquired, "LockNotAcquired"],
+  [LockLost, "LockLost"],
+  [LockNotExtended, "LockNotExtended"],
+  [ExtensionLimitReached, "ExtensionLimitReached"],
+  [SettingConflict, "SettingConflict"],
+  [FencingTokenUnavailable, "FencingTokenUnavailable"]
+] as const) recognisePlain(errorClass, tag)

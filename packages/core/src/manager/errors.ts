@@ -21,6 +21,16 @@ export const isPlainError = (u: unknown, tag: string): boolean =>
   (u as { _tag?: unknown })._tag === tag
 
 /**
+ * Make `errorClass` (an Effect package's error of the same name) recognise
+ * this module's errors with `tag`: `error instanceof` it holds for both.
+ */
+export const recognisePlain = (errorClass: Function, tag: string): void => {
+  Object.defineProperty(errorClass, Symbol.hasInstance, {
+    value: (u: unknown): boolean => Function.prototype[Symbol.hasInstance].call(errorClass, u) || isPlainError(u, tag)
+  })
+}
+
+/**
  * What every error of the plain manager is: an `Error` with a `_tag`, whose
  * fields are own enumerable properties (logged and serialized as data) and
  * whose message is made from them when first read. No stack trace is

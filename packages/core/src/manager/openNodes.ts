@@ -153,3 +153,44 @@ export const makeRedlock = async (
   }
   return Manager.make(settings, logger, opened.close)
 }
+
+/**
+ * The nodes the Effect packages' `makeRedlock` takes: core's, with the
+ * password a plain string or an Effect `Redacted`.
+ */
+export type EffectNodeOptions<Options> =
+  | Options
+  | (Omit<Extract<Options, { readonly host?: unknown }>, "password"> & { readonly password?: string | object | undefined })
+
+/**
+ * A layer of nodes of an Effect package (`Ioredis.layer(...)`,
+ * `RedisNode.layerMemory(3)`): an Effect value, read only where `effect` is
+ * installed (its type is not named, so that the promise API's types need no
+ * `effect`).
+ */
+export interface NodesLayer {
+  readonly pipe: (...args: never) => unknown
+}
+
+/**
+ * `makeRedlock` of an Effect package: its host (`load`) is loaded on first
+ * use where `effect` is installed; where it is not, the plain manager is
+ * all there is (a layer, a `Redacted` or a Schedule cannot be made without
+ * `effect` anyway).
+ */
+export const withHostOf = (load: () => Promise<{ readonly host: Host }>) => {
+  let loaded: Promise<Host> | undefined
+  const hostOf = (): Promise<Host> =>
+    loaded ??= load().then(
+      (module) => module.host,
+      (error: unknown) => {
+        if (isModuleMissing(error, "effect")) return {}
+        loaded = undefined
+        throw error
+      }
+    )
+  return async <Options>(
+    nodes: ReadonlyArray<EffectNodeOptions<Options>> | NodesLayer,
+    options: Settings.ManagerOptions & { readonly logger?: Manager.Logger | undefined } = {}
+  ): Promise<Manager.PromiseRedlock> => makeRedlock(nodes, options, await hostOf())
+}

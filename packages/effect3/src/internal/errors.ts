@@ -13,7 +13,7 @@
 import * as Schema from "effect/Schema"
 import { NodeOutcome } from "./nodes.js"
 import * as Messages from "@effect-redlock/core/engine/messages.js"
-import { isPlainError } from "@effect-redlock/core/manager/errors.js"
+import { recognisePlain } from "@effect-redlock/core/manager/errors.js"
 
 /**
  * An option or argument is invalid. Raised before any node is contacted.
@@ -299,22 +299,14 @@ export class ValidityTooShort extends Schema.TaggedError<ValidityTooShort>("effe
   }
 }
 
-/**
- * The promise API (effect-redlock/Promise) rejects with core's plain errors
- * of the same names: each class here recognises its namesake, so that
- * `error instanceof LockNotAcquired` holds for both.
- */
-const recognisingPlain = (errorClass: Function, tag: string): void => {
-  Object.defineProperty(errorClass, Symbol.hasInstance, {
-    value: (u: unknown): boolean => Function.prototype[Symbol.hasInstance].call(errorClass, u) || isPlainError(u, tag)
-  })
-}
-
-recognisingPlain(InvalidOptions, "InvalidOptions")
-recognisingPlain(LockNotAcquired, "LockNotAcquired")
-recognisingPlain(LockLost, "LockLost")
-recognisingPlain(LockNotExtended, "LockNotExtended")
-recognisingPlain(ExtensionLimitReached, "ExtensionLimitReached")
-recognisingPlain(SettingConflict, "SettingConflict")
-recognisingPlain(ManagerClosed, "ManagerClosed")
-recognisingPlain(FencingTokenUnavailable, "FencingTokenUnavailable")
+// The promise API (effect-redlock/Promise) rejects with core's plain errors of the same names.
+for (const [errorClass, tag] of [
+  [InvalidOptions, "InvalidOptions"],
+  [LockNotAcquired, "LockNotAcquired"],
+  [LockLost, "LockLost"],
+  [LockNotExtended, "LockNotExtended"],
+  [ExtensionLimitReached, "ExtensionLimitReached"],
+  [SettingConflict, "SettingConflict"],
+  [ManagerClosed, "ManagerClosed"],
+  [FencingTokenUnavailable, "FencingTokenUnavailable"]
+] as const) recognisePlain(errorClass, tag)

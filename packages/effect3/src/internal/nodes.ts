@@ -12,6 +12,7 @@ import * as Exit from "effect/Exit"
 import * as Runtime from "effect/Runtime"
 import * as Duration from "effect/Duration"
 import * as Option from "effect/Option"
+import { recognisePlain } from "@effect-redlock/core/manager/errors.js"
 import * as Schema from "effect/Schema"
 import * as Messages from "@effect-redlock/core/engine/messages.js"
 import type * as Engine from "@effect-redlock/core/engine/node.js"
@@ -77,6 +78,9 @@ export class RedisNodeError extends Schema.TaggedError<RedisNodeError>("effect-r
     return Messages.nodeError(this)
   }
 }
+
+// The promise API's nodes fail with core's plain RedisNodeError.
+recognisePlain(RedisNodeError, "RedisNodeError")
 
 /**
  * @since 0.1.0

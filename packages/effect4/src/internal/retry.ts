@@ -2,9 +2,9 @@
  * Retry schedules as the engine's waiting steps them (engine/waiting.ts
  * `Retry`). Those made from a delay, its jitter and a number of retries
  * (`Redlock.retry`, the default retry, `Redlock.noRetry`) are Schedules like
- * any other, and also have their steps as plain code: the waiting takes
- * those instead of running the Schedule's step as an effect on every
- * refusal. Any other Schedule is stepped with `Schedule.toStep`, in a fiber
+ * any other, and also carry core's plain steps (core manager/retry.ts, which
+ * the promise API steps them by): the waiting takes those instead of
+ * running the Schedule's step as an effect on every refusal. Any other Schedule is stepped with `Schedule.toStep`, in a fiber
  * that runs with the caller's services (its `Random` draws the jitter).
  *
  * @internal
@@ -16,7 +16,8 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Random from "effect/Random"
 import * as Schedule from "effect/Schedule"
-import * as Options from "@effect-redlock/core/engine/options.js"
+import { Problem } from "@effect-redlock/core/engine/options.js"
+import * as CoreRetry from "@effect-redlock/core/manager/retry.js"
 import type { Retry } from "@effect-redlock/core/engine/waiting.js"
 import type { InvalidOptions, LockNotAcquired } from "../RedlockError.js"
 import * as Validate from "./validate.js"
@@ -31,26 +32,11 @@ export interface RetryOptions {
   readonly jitter?: { readonly min: number; readonly max: number } | undefined
 }
 
-interface PlainSteps {
-  readonly delayMillis: number
-  readonly times: number
-  readonly min: number
-  readonly max: number
-}
-
-const plainStepsOf = new WeakMap<RetrySchedule, PlainSteps>()
-
-/** The schedule for these options, with its plain steps; InvalidOptions for options out of range. */
+/** The schedule for these options, with core's plain steps; InvalidOptions for options out of range. */
 export const make = (options: RetryOptions): RetrySchedule | InvalidOptions => {
-  if (typeof options !== "object" || options === null) return Validate.invalid("retry", "expected { delay, times, jitter? }")
-  const delayMillis = Options.millis("retry.delay", options.delay, Validate.readMillis)
-  if (delayMillis instanceof Options.Problem) return Validate.invalid(delayMillis.option, delayMillis.detail)
-  const { times } = options
-  if (!Number.isSafeInteger(times) || times < 0) return Validate.invalid("retry.times", `must be a whole number, 0 or more; got ${times}`)
-  const { max, min } = options.jitter ?? { min: 0.8, max: 1.2 }
-  if (!(Number.isFinite(min) && Number.isFinite(max) && min >= 0 && min <= max)) {
-    return Validate.invalid("retry.jitter", `must be factors with 0 <= min <= max; got min ${min}, max ${max}`)
-  }
+  const checked = CoreRetry.check(options)
+  if (checked instanceof Problem) return Validate.invalid(checked.option, checked.detail)
+  const { delayMillis, max, min, times } = checked
   // As a Schedule: the same delays for the same draws of the fiber's Random, in whole milliseconds (the
   // TestClock cannot hold fractional ones).
   const jittered = Schedule.spaced(Duration.millis(delayMillis)).pipe(
@@ -59,12 +45,11 @@ export const make = (options: RetryOptions): RetrySchedule | InvalidOptions => {
     )
   )
   const schedule: RetrySchedule = Schedule.max([jittered, Schedule.recurs(times)])
-  plainStepsOf.set(schedule, { delayMillis, times, min, max })
-  return schedule
+  return Object.assign(schedule, CoreRetry.policyOf(CoreRetry.jitteredSteps(delayMillis, times, min, max)))
 }
 
 /** Whether a schedule never retries: an acquisition with it takes no place in line. */
-export const isNoRetry = (schedule: RetrySchedule): boolean => plainStepsOf.get(schedule)?.times === 0
+export const isNoRetry = (schedule: RetrySchedule): boolean => CoreRetry.stepsOf(schedule)?.waits === false
 
 /** `make`, throwing its InvalidOptions (`Redlock.retry`). */
 export const makeOrThrow = (options: RetryOptions): RetrySchedule => {
@@ -87,23 +72,12 @@ export const forWait = (
   random: () => number,
   context: Context.Context<never>
 ): Retry<{ readonly refusal: LockNotAcquired }> => {
-  const plain = plainStepsOf.get(schedule)
-  return plain !== undefined ? new PlainRetry(plain, random) : new ScheduleRetry(schedule, Effect.runForkWith(context))
+  const plain = CoreRetry.stepsOf(schedule)
+  // Plain steps never read the refusal.
+  return plain !== undefined ? plain.start(random) as Retry<Refusal> : new ScheduleRetry(schedule, Effect.runForkWith(context))
 }
 
 type Refusal = { readonly refusal: LockNotAcquired }
-
-// One wait's steps: class instances, not literals (see engine/attempt.ts, AttemptFields).
-class PlainRetry implements Retry<Refusal> {
-  private retries = 0
-  constructor(private readonly plain: PlainSteps, private readonly random: () => number) {}
-  step(_: Refusal, __: number, next: (delayMillis: number | undefined) => void): void {
-    const { delayMillis, max, min, times } = this.plain
-    if (this.retries >= times) return next(undefined)
-    this.retries++
-    next(Math.round(delayMillis * (min + (max - min) * this.random())))
-  }
-}
 
 class ScheduleRetry implements Retry<Refusal> {
   private stepOf: ((now: number, input: LockNotAcquired) => Effect.Effect<readonly [unknown, Duration.Duration], unknown>) | undefined
