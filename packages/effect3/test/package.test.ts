@@ -5,11 +5,13 @@
  * the installed `redlock` run.
  */
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
+import * as Effect from "effect/Effect"
 import * as ChildProcess from "node:child_process"
 import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
 import { fileURLToPath } from "node:url"
+import * as RedisFleet from "../../../fleet/RedisFleet.js"
 
 const root = Path.join(Path.dirname(fileURLToPath(import.meta.url)), "..", "..", "..")
 const publicModules = ["Lock", "Redlock", "RedlockError", "RedisNode", "RedlockMetrics", "RedisNode/Ioredis", "RedisNode/Iovalkey", "RedisNode/NodeRedis", "Fencing/Ioredis", "Promise", "Semaphore", "ReadWriteLock"]
@@ -36,6 +38,12 @@ const failing = async (command: string, args: ReadonlyArray<string>, cwd: string
   }
   throw new Error(`${command} ${args.join(" ")} succeeded`)
 }
+
+/** Bytes of the files under `dir`. */
+const sizeOf = (dir: string): number =>
+  Fs.readdirSync(dir, { withFileTypes: true, recursive: true })
+    .filter((entry) => entry.isFile())
+    .reduce((total, entry) => total + Fs.statSync(Path.join(entry.parentPath, entry.name)).size, 0)
 
 let scratch = ""
 let core = ""
@@ -246,6 +254,79 @@ export const fromPromises = async (): Promise<string> => {
       assert.strictEqual(checked.trim(), "", `${name}: ${checked}`)
     }
   })
+
+  it.effect("a plain Node project: core, the library and ioredis install without effect, the README's promise quick start runs (ES module and CommonJS), a strict TypeScript consumer compiles", () =>
+    Effect.gen(function*() {
+      const fleet = yield* RedisFleet.RedisFleet
+      const port = fleet.servers[0].port
+      yield* Effect.promise(async () => {
+        const plain = Path.join(scratch, "plain")
+        Fs.mkdirSync(plain)
+        Fs.writeFileSync(Path.join(plain, "package.json"), JSON.stringify({ name: "plain-consumer", private: true }))
+        await run("npm", ["install", "--no-audit", "--no-fund", core, library, "ioredis", "typescript@5.9", "@types/node@20"], plain)
+        assert.isFalse(Fs.existsSync(Path.join(plain, "node_modules", "effect")), "no effect installed")
+        const installed = [
+          Path.join(plain, "node_modules", "effect-redlock"),
+          Path.join(plain, "node_modules", "@effect-redlock", "core")
+        ].reduce((total, dir) => total + sizeOf(dir), 0)
+        assert.isAtMost(installed, 3 * 2 ** 20, `the library's own installed size: ${installed} bytes`)
+        // The README's quick start, on the fleet's server (durable: it votes at once, as a production server does).
+        const readme = Fs.readFileSync(Path.join(root, "README.md"), "utf8")
+        const section = readme.slice(readme.indexOf("## Quick start: promises"))
+        const quickStart = /```ts\n([\s\S]*?)```/.exec(section)![1]!.replace("port: 6379", `port: ${port}`)
+        Fs.writeFileSync(Path.join(plain, "quick-start.mjs"), quickStart)
+        assert.deepStrictEqual((await run(process.execPath, ["quick-start.mjs"], plain)).trim().split("\n"), ["holding orders:42", "done"])
+        Fs.writeFileSync(
+          Path.join(plain, "plain.cjs"),
+          `const { makeRedlock, noRetry, LockNotAcquired } = require("effect-redlock/Promise")
+const main = async () => {
+  const redlock = await makeRedlock([{ port: ${port} }], { restartQuarantine: false })
+  const lock = await redlock.acquire("plain:cjs", { ttl: 1000 })
+  const refused = await redlock.acquire("plain:cjs", { ttl: 1000, retry: noRetry }).catch((error) => error)
+  console.log(JSON.stringify({ lock: Object.keys(JSON.parse(JSON.stringify(lock))), refused: refused instanceof LockNotAcquired && refused.reason }))
+  await redlock.close()
+}
+main()
+`
+        )
+        assert.deepStrictEqual(JSON.parse(await run(process.execPath, ["plain.cjs"], plain)), {
+          lock: ["resources", "value", "ttlMillis", "validityMillis", "remainingMillis", "attempts", "outcomes"],
+          refused: "Held"
+        })
+        const dir = Path.join(plain, "ts")
+        Fs.mkdirSync(dir)
+        Fs.writeFileSync(Path.join(dir, "package.json"), JSON.stringify({ type: "module" }))
+        Fs.writeFileSync(Path.join(dir, "main.ts"), `import { LockNotAcquired, makeRedlock, retry, type PromiseLock } from "effect-redlock/Promise"
+
+export const main = async (): Promise<number> => {
+  const redlock = await makeRedlock([{ host: "127.0.0.1", port: 6379, password: "secret" }], { retry: retry({ delay: 10, times: 5 }) })
+  const lock: PromiseLock = await redlock.acquire(["a", "b"], { ttl: "10 seconds", autoExtend: { maxHold: 60_000 } })
+  const left: number = lock.remaining()
+  await redlock.usingPermit("pool", { limit: 2, ttl: 1_000 }, async (_permit, signal) => signal.aborted)
+  await redlock.release(lock).catch((error: unknown) => error instanceof LockNotAcquired ? error.reason : undefined)
+  await redlock.close()
+  return left
+}
+`)
+        Fs.writeFileSync(Path.join(dir, "tsconfig.json"), JSON.stringify({
+          compilerOptions: {
+            target: "es2022",
+            lib: ["es2022"],
+            module: "nodenext",
+            moduleResolution: "nodenext",
+            strict: true,
+            exactOptionalPropertyTypes: true,
+            noEmit: true,
+            skipLibCheck: false,
+            types: ["node"]
+          },
+          files: ["main.ts"]
+        }))
+        const checked = await run(process.execPath, [Path.join(plain, "node_modules", "typescript", "bin", "tsc"), "-p", "tsconfig.json"], dir)
+          .catch((error: { readonly stdout?: unknown }) => String(error.stdout))
+        assert.strictEqual(checked.trim(), "")
+      })
+    }).pipe(Effect.provide(RedisFleet.layerLocal(1, { persistence: true }))), 300_000)
 
   it("the CLI's tarball installs alone in an empty folder, and runs", async () => {
     const alone = Path.join(scratch, "alone")
