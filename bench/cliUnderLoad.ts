@@ -4,7 +4,7 @@
  * local redis-server (durable: AOF, appendfsync always, so the restart
  * quarantine is not in play) exits 76 ("nodes unavailable") while every core
  * is busy (S spinning processes, default one per core). Each CLI given (built `main.js` files;
- * default this tree's cli/dist/main.js) runs N times (default 200), the CLIs
+ * default this tree's packages/cli/dist/redlock.js) runs N times (default 200), the CLIs
  * alternating, on the same server and load. Prints the exit codes of each.
  * Every process it starts is stopped by its PID when it ends.
  */
@@ -20,7 +20,7 @@ const flag = (name: string) => {
 }
 const runs = Number(flag("runs") ?? 200)
 const spinners = Number(flag("spinners") ?? Os.availableParallelism())
-const clis = (flag("cli") ?? "cli/dist/main.js").split(",").map((file) => Path.resolve(file))
+const clis = (flag("cli") ?? "packages/cli/dist/redlock.js").split(",").map((file) => Path.resolve(file))
 
 const started: Array<ChildProcess.ChildProcess> = []
 const stopAll = () => {

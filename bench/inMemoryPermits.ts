@@ -14,7 +14,7 @@ import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as ManagedRuntime from "effect/ManagedRuntime"
 import * as Scope from "effect/Scope"
-import { makeRedlock, retry } from "effect-redlock/Promise"
+import { makeRedlock } from "effect-redlock/Promise"
 import * as Redlock from "effect-redlock/Redlock"
 import * as RedisNode from "effect-redlock/RedisNode"
 import * as Semaphore from "effect-redlock/Semaphore"
@@ -39,7 +39,8 @@ export const make = async (nodes: number): Promise<InMemoryPermits> => {
     Effect.map(Layer.buildWithScope(RedisNode.layerMemory(nodes), nodesScope), Context.get(RedisNode.RedisNodes))
   )
   const redlock = await makeRedlock(Layer.succeed(RedisNode.RedisNodes, nodeList), { restartQuarantine: false })
-  const options = { limit, ttl: ttlMillis, retry: retry({ delay: Duration.millis(10), times: 1000 }) }
+  // Redlock.retry: a Schedule for the Effect API, with the plain steps the promise API takes.
+  const options = { limit, ttl: ttlMillis, retry: Redlock.retry({ delay: Duration.millis(10), times: 1000 }) }
   const runtime = ManagedRuntime.make(
     Redlock.layer({ restartQuarantine: false }).pipe(Layer.provide(Layer.succeed(RedisNode.RedisNodes, nodeList)))
   )

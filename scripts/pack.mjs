@@ -4,11 +4,12 @@
 // - effect3  effect-redlock-0.1.x.tgz     the Effect 3 line (workspace effect-redlock);
 // - effect4  effect-redlock-0.2.x.tgz     the Effect 4 line: a workspace's names must differ, so it is
 //                                         @effect-redlock/effect4 here, renamed in its tarball;
-// - cli      effect-redlock-cli-<v>.tgz   the `redlock` command, with the library bundled.
+// - cli      effect-redlock-cli-<v>.tgz   the `redlock` command: one file with core bundled (esbuild), ioredis its
+//                                         only dependency.
 // Every package is built once (npm run build), then packed as built (its pack scripts would only
 // build again).
 import { execFileSync } from "node:child_process"
-import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
 import { fileURLToPath } from "node:url"
@@ -59,11 +60,5 @@ const tarballs = []
 if (wanted.includes("core")) tarballs.push(pack("packages/core"))
 if (wanted.includes("effect3")) tarballs.push(pack("packages/effect3"))
 if (wanted.includes("effect4")) tarballs.push(renamed(pack("packages/effect4"), "effect-redlock"))
-if (wanted.includes("cli")) {
-  // The CLI's own pack steps: its build against the built library, the library bundled, its LICENSE.
-  execFileSync(process.execPath, [Path.join(root, "node_modules", "typescript", "bin", "tsc"), "-p", "cli/tsconfig.json"], quiet)
-  execFileSync(process.execPath, ["cli/stage-library.mjs"], quiet)
-  copyFileSync(Path.join(root, "LICENSE"), Path.join(root, "cli", "LICENSE"))
-  tarballs.push(pack("cli"))
-}
+if (wanted.includes("cli")) tarballs.push(pack("packages/cli"))
 console.log(tarballs.join("\n"))

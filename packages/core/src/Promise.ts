@@ -61,7 +61,7 @@ export {
   RedisNodeError,
   SettingConflict
 } from "./manager/errors.js"
-export type { Inspection } from "./manager/inspection.js"
+export type { Inspection, PermitsInspection, ReadWriteInspection } from "./manager/inspection.js"
 export type { Logger, PromiseLock, PromiseRedlock, ReleaseResult } from "./manager/manager.js"
 export type { RetryOptions, RetryPolicy } from "./manager/retry.js"
 export type { ManagerOptions, RetryInput } from "./manager/settings.js"

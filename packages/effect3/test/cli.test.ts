@@ -14,8 +14,9 @@ import * as RedisFleet from "../../../fleet/RedisFleet.js"
 import * as Redlock from "../src/Redlock.js"
 import { aclUser, redisManager } from "./support.js"
 
-// The CLI from its sources (the published one is compiled: see cli/package.json and test/package.test.ts).
-const main = Path.join(Path.dirname(fileURLToPath(import.meta.url)), "..", "..", "..", "cli", "main.ts")
+// The CLI from its sources (the published one is bundled: see packages/cli/package.json and test/package.test.ts).
+// Its locks are core's plain manager's; the tests' own holders are this package's Effect managers.
+const main = Path.join(Path.dirname(fileURLToPath(import.meta.url)), "..", "..", "cli", "src", "main.ts")
 
 interface Finished {
   readonly code: number | null

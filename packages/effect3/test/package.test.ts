@@ -80,8 +80,6 @@ describe("the packages as users install them", () => {
   }, 300_000)
 
   afterAll(() => {
-    Fs.rmSync(Path.join(root, "cli", "LICENSE"), { force: true })
-    Fs.rmSync(Path.join(root, "cli", "node_modules"), { recursive: true, force: true })
     if (scratch !== "") Fs.rmSync(scratch, { recursive: true, force: true })
   })
 
@@ -100,21 +98,12 @@ describe("the packages as users install them", () => {
     assert.includeMembers(coreFiles, ["package.json", "README.md", "LICENSE", "dist/esm/engine/attempt.js", "dist/cjs/engine/attempt.d.ts", "dist/cjs/package.json"])
     assert.deepStrictEqual(coreFiles.filter((file) => tooling.test(file)), [])
     const cliFiles = await files(cli)
-    assert.includeMembers(cliFiles, ["package.json", "README.md", "LICENSE", "dist/main.js"])
-    // Its own files, and the library and core as built (bundled: the CLI installs alone).
-    assert.includeMembers(cliFiles, [
-      "node_modules/effect-redlock/package.json",
-      "node_modules/effect-redlock/dist/esm/index.js",
-      "node_modules/@effect-redlock/core/package.json",
-      "node_modules/@effect-redlock/core/dist/esm/engine/attempt.js"
-    ])
-    assert.deepStrictEqual(
-      cliFiles.filter((file) =>
-        !/^(package\.json|README\.md|LICENSE|dist\/.*\.js|node_modules\/(effect-redlock|@effect-redlock\/core)\/(package\.json|README\.md|LICENSE|dist\/.*))$/
-          .test(file)
-      ),
-      []
-    )
+    assert.includeMembers(cliFiles, ["package.json", "README.md", "LICENSE", "dist/redlock.js"])
+    // Its own files only: core is bundled into them (the CLI depends on ioredis alone).
+    assert.deepStrictEqual(cliFiles.filter((file) => !/^(package\.json|README\.md|LICENSE|dist\/(chunks\/)?[\w-]+\.js)$/.test(file)), [])
+    const cliManifest = JSON.parse(await run("tar", ["xzOf", cli, "package/package.json"], scratch))
+    assert.deepStrictEqual(Object.keys(cliManifest.dependencies), ["ioredis"])
+    assert.isUndefined(cliManifest.bundleDependencies)
   })
 
   it("the library depends on core alone, at its own version; effect, ioredis, iovalkey and redis are peers", async () => {
@@ -328,16 +317,46 @@ export const main = async (): Promise<number> => {
       })
     }).pipe(Effect.provide(RedisFleet.layerLocal(1, { persistence: true }))), 300_000)
 
-  it("the CLI's tarball installs alone in an empty folder, and runs", async () => {
-    const alone = Path.join(scratch, "alone")
-    Fs.mkdirSync(alone)
-    Fs.writeFileSync(Path.join(alone, "package.json"), JSON.stringify({ name: "cron-host", private: true }))
-    await run("npm", ["install", "--no-audit", "--no-fund", cli], alone)
-    const bin = Path.join(alone, "node_modules", ".bin", "redlock")
-    assert.strictEqual((await run(bin, ["--version"], alone)).trim(), "0.1.0")
-    const unknown = await failing(bin, ["run", "--resource", "r", "--tll", "1s", "--", "true"], alone)
-    assert.include(unknown, "unknown flag --tll")
-  }, 300_000)
+  it.effect("the CLI's tarball installs alone, globally and in an Effect 4 project: small, no warnings, --help, run and inspect work", () =>
+    Effect.gen(function*() {
+      const fleet = yield* RedisFleet.RedisFleet
+      const nodes = `redis://127.0.0.1:${fleet.servers[0].port}`
+      yield* Effect.promise(async () => {
+        const folder = (name: string, manifest: object) => {
+          const dir = Path.join(scratch, name)
+          Fs.mkdirSync(dir)
+          Fs.writeFileSync(Path.join(dir, "package.json"), JSON.stringify({ name, private: true, ...manifest }))
+          return dir
+        }
+        const npmInstall = async (dir: string, args: ReadonlyArray<string>) => {
+          const output = await new Promise<string>((resolve, reject) =>
+            ChildProcess.execFile("npm", ["install", "--no-audit", "--no-fund", ...args], { cwd: dir, encoding: "utf8" }, (error, stdout, stderr) =>
+              error === null ? resolve(stdout + stderr) : reject(Object.assign(error, { stdout, stderr })))
+          )
+          assert.notMatch(output, /npm warn/i, `no warnings installing into ${dir}`)
+        }
+        const alone = folder("cli-alone", {})
+        await npmInstall(alone, [cli])
+        const global = folder("cli-global", {})
+        await npmInstall(global, ["--global", "--prefix", global, cli])
+        const withEffect4 = folder("cli-effect4", { type: "module" })
+        await npmInstall(withEffect4, ["effect@4.1", cli])
+        const installs = [
+          { bin: Path.join(alone, "node_modules", ".bin", "redlock"), size: sizeOf(Path.join(alone, "node_modules")) },
+          { bin: Path.join(global, "bin", "redlock"), size: sizeOf(Path.join(global, "lib", "node_modules")) },
+          { bin: Path.join(withEffect4, "node_modules", ".bin", "redlock"), size: undefined }
+        ]
+        for (const { bin, size } of installs) {
+          if (size !== undefined) assert.isAtMost(size, 15 * 2 ** 20, `${bin}: ${size} bytes installed`)
+          assert.strictEqual((await run(bin, ["--version"], scratch)).trim(), "0.1.0")
+          assert.match(await run(bin, ["--help"], scratch), /redlock run --resource NAME/)
+          const unknown = await failing(bin, ["run", "--resource", "r", "--tll", "1s", "--", "true"], scratch)
+          assert.include(unknown, "unknown flag --tll")
+          assert.strictEqual(await run(bin, ["run", "--resource", "installed", "--nodes", nodes, "--", "echo", "ran"], scratch), "ran\n")
+          assert.match(await run(bin, ["inspect", "installed", "--nodes", nodes], scratch), /installed: not locked/)
+        }
+      })
+    }).pipe(Effect.provide(RedisFleet.layerLocal(1, { persistence: true }))), 300_000)
 
   it("the installed redlock command answers --version and --help", async () => {
     const bin = Path.join(project(), "node_modules", ".bin", "redlock")

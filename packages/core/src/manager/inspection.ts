@@ -5,9 +5,11 @@
  */
 import * as FanOut from "../engine/fanOut.js"
 import * as Options from "../engine/options.js"
+import { Problem } from "../engine/options.js"
 import * as SameServer from "../engine/sameServer.js"
-import type { Outcome } from "./errors.js"
+import { InvalidOptions, type Outcome } from "./errors.js"
 import { orThrow, type Settings } from "./settings.js"
+import { defaultMaxReaders } from "./slots.js"
 
 /** Who holds a resource, node by node, in plain values (`null` where nothing is). */
 export interface Inspection {
@@ -23,13 +25,70 @@ export interface Inspection {
   >
 }
 
+/** Who holds each of a semaphore's permits, each slot read as `inspect` reads a lock. */
+export interface PermitsInspection {
+  readonly resource: string
+  readonly limit: number
+  /** Each slot as `inspect` reads a lock; a slot's `resource` is its lock's name. */
+  readonly slots: ReadonlyArray<Inspection>
+  /** How many slots a majority of nodes holds: the permits in use. */
+  readonly held: number
+}
+
+/** Who holds a read-write lock: its read slots, its readers, or its writer. */
+export interface ReadWriteInspection {
+  readonly resource: string
+  readonly maxReaders: number
+  /** Each read slot as `inspect` reads a lock. */
+  readonly slots: ReadonlyArray<Inspection>
+  /** How many read slots a majority holds for readers. */
+  readonly readers: number
+  /** The writer's lock value, where a writer holds every read slot on a majority; `null` otherwise. */
+  readonly writer: string | null
+}
+
 export const inspect = (settings: Settings, resourceInput: string): Promise<Inspection> => {
-  let resource: string
   try {
-    resource = orThrow(Options.resource(resourceInput))
+    return inspectChecked(settings, orThrow(Options.resource(resourceInput)))
   } catch (error) {
     return Promise.reject(error)
   }
+}
+
+/** Every slot of `kind` of a resource, read (the resource and the count checked first). */
+const inspectSlots = (
+  settings: Settings,
+  resourceInput: unknown,
+  countInput: unknown,
+  kind: "permit" | "read"
+): Promise<{ readonly resource: string; readonly limit: number; readonly slots: ReadonlyArray<Inspection> }> => {
+  const checked = Options.permits(resourceInput, countInput)
+  if (checked instanceof Problem) {
+    const option = kind === "read" && checked.option === "limit" ? "maxReaders" : checked.option
+    return Promise.reject(new InvalidOptions(option, checked.detail))
+  }
+  const { limit, resource } = checked
+  const slots = Array.from({ length: limit }, (_, slot) => inspectChecked(settings, Options.slotResource(resource, slot, kind)))
+  return Promise.all(slots).then((read) => ({ resource, limit, slots: read }))
+}
+
+export const inspectPermits = (settings: Settings, resource: string, limit: number): Promise<PermitsInspection> =>
+  inspectSlots(settings, resource, limit, "permit").then((read) => ({
+    ...read,
+    held: read.slots.filter((slot) => slot.holder !== null).length
+  }))
+
+export const inspectReadWrite = (settings: Settings, resource: string, maxReaders: number = defaultMaxReaders): Promise<ReadWriteInspection> =>
+  inspectSlots(settings, resource, maxReaders, "read").then(({ limit, resource, slots }) => {
+    const held = slots.filter((slot) => slot.holder !== null).length
+    const holders = new Set(slots.flatMap((slot) => slot.holder === null ? [] : [slot.holder]))
+    // One value on every slot: a writer (with a single read slot, a reader looks the same).
+    const writer = limit > 1 && held === limit && holders.size === 1 ? [...holders][0] : null
+    return { resource, maxReaders: limit, slots, readers: writer === null ? held : 0, writer }
+  })
+
+/** A resource already checked, or a name the manager made (a semaphore's slot). */
+const inspectChecked = (settings: Settings, resource: string): Promise<Inspection> => {
   const { nodes, quorum } = settings
   const rules = FanOut.everyNode(nodes, settings.inspectTimeoutMillis, settings.nodeError)
   return new Promise((resolve) =>

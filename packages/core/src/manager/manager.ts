@@ -67,6 +67,10 @@ export interface PromiseRedlock {
   ) => Promise<A>
   /** Who holds a resource on each node. */
   readonly inspect: (resource: string) => Promise<Inspection.Inspection>
+  /** Who holds each of the `limit` permits of a resource. */
+  readonly inspectPermits: (resource: string, limit: number) => Promise<Inspection.PermitsInspection>
+  /** Who holds a read-write lock (of `maxReaders` read slots, default 16): its readers, or its writer. */
+  readonly inspectReadWrite: (resource: string, maxReaders?: number) => Promise<Inspection.ReadWriteInspection>
   /** One of `limit` permits of a resource (a semaphore); release it with `release`. */
   readonly acquirePermit: (resource: string, options: Slots.PermitOptions) => Promise<PromiseLock>
   /** `using` with a permit. */
@@ -238,6 +242,8 @@ export const make = (settings: Settings.Settings, logger: Logger, closeNodes: ()
     },
     using: locks.using,
     inspect: (resource) => isClosed() ? closed() : Inspection.inspect(settings, resource),
+    inspectPermits: (resource, limit) => isClosed() ? closed() : Inspection.inspectPermits(settings, resource, limit),
+    inspectReadWrite: (resource, maxReaders) => isClosed() ? closed() : Inspection.inspectReadWrite(settings, resource, maxReaders),
     acquirePermit: permits.acquire,
     usingPermit: permits.using,
     acquireRead: reads.acquire,

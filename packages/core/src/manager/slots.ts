@@ -12,7 +12,7 @@ import * as Options from "../engine/options.js"
 import { Problem } from "../engine/options.js"
 import * as Acquisition from "./acquisition.js"
 import { InvalidOptions, LockNotAcquired } from "./errors.js"
-import { orThrow, type Settings } from "./settings.js"
+import type { Settings } from "./settings.js"
 
 /** The slots of a semaphore (`permit`) or of a read-write lock's readers (`read`): each names its own keys. */
 export interface SlotKind {
@@ -139,6 +139,3 @@ export const writeAcquirer = (settings: Settings, acquisitions: Acquisition.Acqu
   }
 }
 
-/** The keys' names of one slot of `resource` (inspection reads them). */
-export const slotResource = (resource: string, slot: number, kind: SlotKind): string =>
-  Options.slotResource(orThrow(Options.resource(resource)), slot, kind.name)

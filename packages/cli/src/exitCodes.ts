@@ -17,6 +17,8 @@ export const notAcquired = 75
  * quarantine. Not "busy": a cron job should alert on it, not skip quietly.
  */
 export const nodesUnavailable = 76
+/** Something redlock did not expect (a bug of its own, or a setting conflict it does not name): its message is printed. */
+export const internal = 70
 /** The command could not be started (not found, not executable). */
 export const cannotRun = 127
 /** Exit code of a process ended by `signal`, as shells report it. */

@@ -70,8 +70,8 @@ ${environment}
 
 ${exitCodes}
 
-Built on effect-redlock's Effect 3 line (0.1.x), bundled: it needs no effect of yours; the locks it takes are
-the same on the wire as those of either line's programs.
+Built on effect-redlock's core (bundled, no Effect): the locks it takes are the same on the wire as those of
+programs on either Effect line or the promise API.
 `
 
 export const run = `redlock run: hold a lock while a command runs; release it when the command exits

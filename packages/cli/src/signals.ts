@@ -4,20 +4,19 @@
  * lock once it exited), else to redlock itself, which stops what it is doing
  * and releases whatever it holds.
  */
-import * as Effect from "effect/Effect"
-
 export const handled: ReadonlyArray<NodeJS.Signals> = ["SIGINT", "SIGTERM", "SIGHUP"]
 
 let target: ((signal: NodeJS.Signals) => void) | undefined
 
-/** Send signals to `forward` for the life of the scope. */
-export const forwardTo = (forward: (signal: NodeJS.Signals) => void) =>
-  Effect.acquireRelease(
-    Effect.sync(() => void (target = forward)),
-    () => Effect.sync(() => void (target = undefined))
-  )
+/** Send signals to `forward` until the returned function is called. */
+export const forwardTo = (forward: (signal: NodeJS.Signals) => void): () => void => {
+  target = forward
+  return () => {
+    if (target === forward) target = undefined
+  }
+}
 
 /** Install the handlers once: `own` is called for a signal nobody takes. */
-export const install = (own: (signal: NodeJS.Signals) => void) => {
+export const install = (own: (signal: NodeJS.Signals) => void): void => {
   for (const signal of handled) process.on(signal, () => (target ?? own)(signal))
 }
