@@ -27,7 +27,6 @@ import * as OpenNodes from "@effect-redlock/core/manager/openNodes.js"
 import type { PromiseNodeOptions as CoreNodeOptions, PromiseOptions, PromiseRedlock } from "@effect-redlock/core/Promise.js"
 
 export * from "@effect-redlock/core/Promise.js"
-export type { NodesLayer } from "@effect-redlock/core/manager/openNodes.js"
 
 /**
  * The nodes of a lock manager for promise code: as core's (connection
@@ -40,6 +39,17 @@ export type { NodesLayer } from "@effect-redlock/core/manager/openNodes.js"
 export type PromiseNodeOptions = OpenNodes.EffectNodeOptions<CoreNodeOptions>
 
 /**
+ * A layer of this package's nodes (`Ioredis.layer(...)`,
+ * `RedisNode.layerMemory(3)`), which `makeRedlock` takes in place of a
+ * list: its type is not named here, so that this module's types need no
+ * `effect`; it is read only where `effect` is installed.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type NodesLayer = OpenNodes.NodesLayer
+
+/**
  * A lock manager over Redis nodes: connection options or clients (ioredis,
  * iovalkey, node-redis; the driver's module is loaded only then), nodes of
  * the engine, or any layer of nodes of this package. Rejects with
@@ -49,6 +59,6 @@ export type PromiseNodeOptions = OpenNodes.EffectNodeOptions<CoreNodeOptions>
  * @category constructors
  */
 export const makeRedlock: (
-  nodes: ReadonlyArray<PromiseNodeOptions> | OpenNodes.NodesLayer,
+  nodes: ReadonlyArray<PromiseNodeOptions> | NodesLayer,
   options?: PromiseOptions
 ) => Promise<PromiseRedlock> = OpenNodes.withHostOf(() => import("./internal/promiseHost.js"))

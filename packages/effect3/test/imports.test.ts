@@ -78,3 +78,22 @@ it("the shell reaches core by its package name only, never by a path into it", (
   )
   assert.deepStrictEqual(intoCore, [])
 })
+
+it("the promise API imports core only, types included; effect only through the host it loads where effect is installed", () => {
+  const file = Path.join(src, "Promise.ts")
+  const source = ts.createSourceFile(file, Fs.readFileSync(file, "utf8"), ts.ScriptTarget.Latest, true)
+  const specifiers: Array<string> = []
+  const visit = (node: ts.Node): void => {
+    if ((ts.isImportDeclaration(node) || ts.isExportDeclaration(node)) && node.moduleSpecifier !== undefined) {
+      specifiers.push((node.moduleSpecifier as ts.StringLiteral).text)
+    }
+    if (ts.isCallExpression(node) && node.expression.kind === ts.SyntaxKind.ImportKeyword) {
+      specifiers.push(`import(${(node.arguments[0] as ts.StringLiteral).text})`)
+    }
+    ts.forEachChild(node, visit)
+  }
+  visit(source)
+  assert.deepStrictEqual(specifiers.filter((specifier) => !specifier.startsWith("@effect-redlock/core/")), [
+    "import(./internal/promiseHost.js)"
+  ])
+})

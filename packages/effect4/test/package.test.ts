@@ -14,7 +14,7 @@ import { fileURLToPath } from "node:url"
 import { layerLocal, RedisFleet } from "./fleet.js"
 
 const root = Path.join(Path.dirname(fileURLToPath(import.meta.url)), "..")
-const publicModules = ["Lock", "Redlock", "RedlockError", "RedisNode", "RedisNode/Ioredis", "RedisNode/Iovalkey", "RedisNode/NodeRedis", "Fencing/Ioredis", "Semaphore", "ReadWriteLock", "RedlockMetrics"]
+const publicModules = ["Lock", "Redlock", "RedlockError", "Promise", "RedisNode", "RedisNode/Ioredis", "RedisNode/Iovalkey", "RedisNode/NodeRedis", "Fencing/Ioredis", "Semaphore", "ReadWriteLock", "RedlockMetrics"]
 
 /** A command's stdout; it fails with the error (its stdout and stderr attached) when the command does. */
 const run = (command: string, args: ReadonlyArray<string>, cwd: string): Promise<string> =>
@@ -175,4 +175,31 @@ ${body}`)
         assert.deepStrictEqual(yield* Effect.promise(() => server.admin.keys("*")), [], "released on every node")
       }
     }).pipe(Effect.provide(layerLocal(3))), 60_000)
+
+  it.live("a plain Node 22 project: core, this package and ioredis install without effect, and effect-redlock/Promise locks (ES module and CommonJS)", () =>
+    Effect.gen(function*() {
+      const fleet = yield* RedisFleet
+      const plain = Path.join(scratch, "plain")
+      Fs.mkdirSync(plain)
+      Fs.writeFileSync(Path.join(plain, "package.json"), JSON.stringify({ name: "plain-consumer", private: true }))
+      yield* Effect.promise(() => run("npm", ["install", "--no-audit", "--no-fund", core, tarball, "ioredis@5"], plain))
+      assert.isFalse(Fs.existsSync(Path.join(plain, "node_modules", "effect")), "no effect installed")
+      const body = `
+const main = async () => {
+  const redlock = await makeRedlock(${JSON.stringify(fleet.nodes)}, { restartQuarantine: false })
+  const lock = await redlock.acquire("plain:42", { ttl: 10_000 })
+  const refused = await redlock.acquire("plain:42", { ttl: 10_000, retry: noRetry }).catch((error) => error)
+  const released = await redlock.release(lock)
+  await redlock.close()
+  console.log(JSON.stringify([lock.resources[0], refused instanceof LockNotAcquired && refused.reason, released.status]))
+}
+main()
+`
+      Fs.writeFileSync(Path.join(plain, "plain.mjs"), `import { LockNotAcquired, makeRedlock, noRetry } from "effect-redlock/Promise"\n${body}`)
+      Fs.writeFileSync(Path.join(plain, "plain.cjs"), `const { LockNotAcquired, makeRedlock, noRetry } = require("effect-redlock/Promise")\n${body}`)
+      for (const file of ["plain.mjs", "plain.cjs"]) {
+        const result = yield* Effect.promise(() => run(process.execPath, [file], plain))
+        assert.deepStrictEqual(JSON.parse(result), ["plain:42", "Held", "Released"], file)
+      }
+    }).pipe(Effect.provide(layerLocal(3))), 300_000)
 })

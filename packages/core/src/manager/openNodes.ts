@@ -90,7 +90,7 @@ const driverFor = async (entry: object): Promise<NodeOptions.Driver<unknown>> =>
 const openAll = async (list: ReadonlyArray<unknown>, host: Host): Promise<HostNodes> => {
   const readers: NodeOptions.Readers = {
     millis: readMillis,
-    password: (input) => typeof input === "string" ? input : host.password?.(input)
+    password: (input) => host.password?.(input)
   }
   // Checked, every one, before any connection is opened.
   const checked = await Promise.all(list.map(async (entry, index) => {
@@ -100,9 +100,6 @@ const openAll = async (list: ReadonlyArray<unknown>, host: Host): Promise<HostNo
     const driver = await driverFor(object)
     const node = NodeOptions.check(driver, object, readers)
     if (node instanceof Problem) throw new InvalidOptions(node.option, node.detail)
-    if ("password" in object && object.password !== undefined && readers.password(object.password) === undefined) {
-      throw new InvalidOptions("password", "expected a string")
-    }
     return { driver, node }
   }))
   const opened = await Promise.allSettled(checked.map((entry) =>

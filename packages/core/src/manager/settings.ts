@@ -43,7 +43,12 @@ export interface ManagerOptions {
  * A retry policy (`retry(...)`, `noRetry`), or a Schedule of the Effect
  * packages (read through their `effect-redlock/Promise`, which steps it).
  */
-export type RetryInput = Retry.RetryPolicy | { readonly initial: unknown; readonly step: (...args: never) => unknown }
+export type RetryInput = Retry.RetryPolicy | EffectSchedule
+
+/** A Schedule of either Effect major, as this module's types name it (they need no `effect`): checked at run time. */
+export interface EffectSchedule {
+  readonly pipe: (...args: never) => unknown
+}
 
 /** How a retry input that carries no plain steps is stepped (the Effect packages step their Schedules); none: refused. */
 export type CustomRetry = (input: unknown) => Retry.RetrySteps | undefined
@@ -86,7 +91,7 @@ export const orThrow = <A>(value: A | Problem): A => {
 export const retrySteps = (option: string, input: unknown, customRetry: CustomRetry | undefined): Retry.RetrySteps => {
   const steps = Retry.stepsOf(input) ?? customRetry?.(input)
   if (steps !== undefined) return steps
-  const looksLikeSchedule = typeof input === "object" && input !== null && "step" in input && "initial" in input
+  const looksLikeSchedule = typeof input === "object" && input !== null && typeof (input as Partial<EffectSchedule>).pipe === "function"
   throw new InvalidOptions(
     option,
     looksLikeSchedule

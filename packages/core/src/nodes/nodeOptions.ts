@@ -15,7 +15,10 @@ import type { Address } from "./address.js"
 import * as Addresses from "./address.js"
 import type * as DriverNode from "./driverNode.js"
 
-/** Where a node is and how to log in (documented in the Effect packages' driver modules). */
+/**
+ * Where a node is and how to log in: the password as the front end holds it
+ * (a string, or an Effect `Redacted`), durations as it reads them.
+ */
 export interface ConnectionOptions<Password = string, Millis = unknown> {
   /** `redis://[user:password@]host[:port][/db]` or `rediss://...`; the other fields override its parts. */
   readonly url?: string | undefined
@@ -26,33 +29,77 @@ export interface ConnectionOptions<Password = string, Millis = unknown> {
   readonly db?: number | undefined
   /** `true` for TLS with Node's defaults, or Node's TLS options. */
   readonly tls?: boolean | Tls.ConnectionOptions | undefined
-  /** How long opening waits for the first connection before going on without it. Default 1 second. */
+  /**
+   * How long the layer waits for the first connection (and the server's
+   * `INFO server`, for the restart quarantine) before going on without it.
+   * Default 1 second.
+   */
   readonly connectTimeout?: Millis | undefined
   /** Name in outcomes and errors. Default `host:port`. */
   readonly name?: string | undefined
-  /** See `defaultMaxPendingCommands`. */
+  /** See {@link defaultMaxPendingCommands}. */
   readonly maxPendingCommands?: number | undefined
-  /** Declare the server durable (AOF with `appendfsync always`) where its configuration cannot be read. */
+  /**
+   * Declare the server durable (an append-only file with `appendfsync
+   * always`: it keeps every key it acknowledged across a restart), for a
+   * server that does not let this client read its configuration (ACLs that
+   * refuse `CONFIG GET`). Otherwise not needed: the client reads it from the
+   * server on each connection. A server that reports weaker persistence is
+   * not believed durable, declared or not. A durable server votes at once
+   * after a restart (see `restartQuarantine` in `Redlock.Options`). Default `false`.
+   */
   readonly durable?: boolean | undefined
-  /** Wait for replicas after each grant and extension on this node. Default: off. */
+  /**
+   * Wait for replicas after each grant and extension on this node: the
+   * node's vote counts only once `replicas` replicas acknowledged the write
+   * (`WAIT`) within `timeout`; otherwise it counts as a failed node
+   * (`Unavailable`), and a refused attempt deletes what it set there. For
+   * masters with replicas, so that a failover to a replica is less likely to
+   * lose a granted key (not impossible: `WAIT` does not make a replica's copy
+   * durable). Keep `timeout` well below the per-node timeout: the node's
+   * answer waits for it, and so do its later commands on the connection.
+   * Default: off.
+   */
   readonly waitForReplicas?: { readonly replicas: number; readonly timeout: Millis } | undefined
-  /** Reach the master a Redis Sentinel names (ioredis and iovalkey nodes only). */
+  /**
+   * Reach the master a Redis Sentinel names (`master`, asked of any of
+   * `sentinels`) instead of `host` and `port`, following its failovers:
+   * ioredis and iovalkey nodes only. A failover's new master votes only once
+   * it has sat out the restart quarantine (it may lack keys the old master
+   * granted; see docs/quarantine.md). Default name `<master> (sentinel)`.
+   */
   readonly sentinel?: {
     readonly master: string
     readonly sentinels: ReadonlyArray<{ readonly host: string; readonly port: number }>
   } | undefined
-  /** A Redis Cluster as one node (ioredis and iovalkey nodes only). */
+  /**
+   * A Redis Cluster as one node, reached first at any of `nodes` instead of
+   * `host` and `port`: ioredis and iovalkey nodes only. Each resource's keys
+   * share a hash slot (`{resource}` tags, on cluster nodes only); the
+   * resources of one lock need a common tag (`{order:7}:charge`,
+   * `{order:7}:ship`) or the node refuses them (`CrossSlot`). Any master's
+   * restart or replacement makes the whole node sit out the restart
+   * quarantine. No `db` (a cluster has database 0 only) and no
+   * `waitForReplicas`. Default name `<first host>:<port> (cluster)`.
+   */
   readonly cluster?: {
     readonly nodes: ReadonlyArray<{ readonly host: string; readonly port: number }>
   } | undefined
 }
 
-/** A client the user owns: used as it is, never closed by us. */
+/**
+ * A client the user owns: we use it as it is and never close it. Prefer
+ * {@link ConnectionOptions}: a client with an offline queue makes a down node
+ * cost the full per-node timeout instead of failing fast.
+ */
 export interface ClientOptions<Client, Millis = unknown> {
   readonly client: Client
   readonly name?: string | undefined
+  /** See {@link defaultMaxPendingCommands}. */
   readonly maxPendingCommands?: number | undefined
+  /** See {@link ConnectionOptions.durable}. */
   readonly durable?: boolean | undefined
+  /** See {@link ConnectionOptions.waitForReplicas}. */
   readonly waitForReplicas?: ConnectionOptions<never, Millis>["waitForReplicas"]
 }
 
@@ -139,11 +186,13 @@ export const check = <Client>(
     return { ...common, name, connectTimeoutMillis: 1000, target: { _tag: "UserClient", client } }
   }
   let options = given
+  let urlPassword: string | undefined
   if (given.url !== undefined) {
     const parsed = typeof given.url === "string" ? Addresses.parseUrl(given.url) : undefined
     if (parsed === undefined) {
       return new Problem("url", `not a redis:// URL: "${Options.hidePassword(String(given.url))}"`)
     }
+    urlPassword = parsed.password
     options = { ...parsed, ...withoutUndefined(given) }
   }
   const sentinel = Options.sentinel(options.sentinel)
@@ -162,7 +211,16 @@ export const check = <Client>(
   if (port instanceof Problem) return port
   const connectTimeoutMillis = Options.millis("connectTimeout", options.connectTimeout ?? 1000, read.millis)
   if (connectTimeoutMillis instanceof Problem) return connectTimeoutMillis
-  const password = options.password === undefined ? undefined : read.password(options.password)
+  // The URL's password is text; one given beside it overrides it, as a string or as the front end holds it.
+  const givenPassword = given.password === undefined
+    ? undefined
+    : typeof given.password === "string"
+    ? given.password
+    : read.password(given.password)
+  if (given.password !== undefined && givenPassword === undefined) {
+    return new Problem("password", `expected a string or a Redacted string, got ${Options.describe(given.password)}`)
+  }
+  const password = givenPassword ?? urlPassword
   const address: Address = {
     host,
     port,

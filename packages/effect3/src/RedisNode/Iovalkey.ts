@@ -14,9 +14,9 @@ import type * as Layer from "effect/Layer"
 import type * as Option from "effect/Option"
 import type * as Redacted from "effect/Redacted"
 import type * as Scope from "effect/Scope"
-import { Cluster, Command, Redis } from "iovalkey"
 import * as DriverNodes from "../internal/driverNodes.js"
-import * as IoredisNode from "@effect-redlock/core/nodes/ioredis/node.js"
+import type { Cluster, Redis } from "iovalkey"
+import { driver } from "@effect-redlock/core/nodes/iovalkey/driver.js"
 import type { RedisNode, RedisNodes } from "../RedisNode.js"
 import type { InvalidOptions } from "../RedlockError.js"
 
@@ -72,12 +72,6 @@ export const defaultMaxPendingCommands: number = DriverNodes.defaultMaxPendingCo
  */
 export const fromUrl: (url: string) => Option.Option<ConnectionOptions> = DriverNodes.fromUrl
 
-const driver: DriverNodes.Driver<Redis | Cluster> = IoredisNode.driverOf<Redis, Cluster>({
-  name: "iovalkey",
-  newClient: (options) => new Redis(options),
-  Command,
-  newCluster: (nodes, options) => new Cluster([...nodes], options)
-})
 
 /**
  * One node. The connection is opened now and closed when the scope closes

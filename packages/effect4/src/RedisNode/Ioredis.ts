@@ -17,9 +17,9 @@ import type * as Layer from "effect/Layer"
 import type * as Option from "effect/Option"
 import type * as Redacted from "effect/Redacted"
 import type * as Scope from "effect/Scope"
-import { Cluster, Command, Redis } from "ioredis"
 import * as DriverNodes from "../internal/driverNodes.js"
-import * as IoredisNode from "@effect-redlock/core/nodes/ioredis/node.js"
+import type { Cluster, Redis } from "ioredis"
+import { driver } from "@effect-redlock/core/nodes/ioredis/driver.js"
 import type { RedisNode, RedisNodes } from "../RedisNode.js"
 import type { InvalidOptions } from "../RedlockError.js"
 
@@ -70,12 +70,6 @@ export const defaultMaxPendingCommands: number = DriverNodes.defaultMaxPendingCo
  */
 export const fromUrl: (url: string) => Option.Option<ConnectionOptions> = DriverNodes.fromUrl
 
-const driver: DriverNodes.Driver<Redis | Cluster> = IoredisNode.driverOf<Redis, Cluster>({
-  name: "ioredis",
-  newClient: (options) => new Redis(options),
-  Command,
-  newCluster: (nodes, options) => new Cluster([...nodes], options)
-})
 
 /**
  * One node. A connection of ours is opened now and closed when the scope

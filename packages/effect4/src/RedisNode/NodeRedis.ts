@@ -20,8 +20,8 @@ import type * as Option from "effect/Option"
 import type * as Redacted from "effect/Redacted"
 import type * as Scope from "effect/Scope"
 import * as DriverNodes from "../internal/driverNodes.js"
-import { type NodeRedisClient, userClientProblem } from "@effect-redlock/core/nodes/nodeRedis/client.js"
-import * as NodeRedisNode from "@effect-redlock/core/nodes/nodeRedis/node.js"
+import { driver } from "@effect-redlock/core/nodes/nodeRedis/driver.js"
+import type { NodeRedisClient } from "@effect-redlock/core/nodes/nodeRedis/client.js"
 import type { RedisNode, RedisNodes } from "../RedisNode.js"
 import type { InvalidOptions } from "../RedlockError.js"
 
@@ -70,15 +70,6 @@ export const defaultMaxPendingCommands: number = DriverNodes.defaultMaxPendingCo
  */
 export const fromUrl: (url: string) => Option.Option<ConnectionOptions> = DriverNodes.fromUrl
 
-const driver: DriverNodes.Driver<NodeRedisClient> = {
-  newClient: NodeRedisNode.newClient,
-  closeClient: NodeRedisNode.closeClient,
-  clientName: NodeRedisNode.clientName,
-  connectUserClient: NodeRedisNode.connectIfNotOpen,
-  userClientProblem,
-  sentinels: false,
-  open: NodeRedisNode.open
-}
 
 /**
  * One node. The connection is opened now and closed when the scope closes
