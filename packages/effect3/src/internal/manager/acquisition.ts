@@ -15,7 +15,6 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
-import * as FiberId from "effect/FiberId"
 import * as FiberRef from "effect/FiberRef"
 import * as LogLevel from "effect/LogLevel"
 import * as MetricLabel from "effect/MetricLabel"
@@ -202,134 +201,11 @@ const debugLogger = (fiber: Fiber.RuntimeFiber<unknown, unknown>) => {
   return (message: string) => Runtime.runSync(runtime)(Effect.logDebug(message))
 }
 
-/** A lock granted to promise code, and how long it may be extended automatically (none: no auto-extension). */
-export interface PromiseGrant {
-  readonly lock: HeldLock
-  readonly maxHoldMillis: number | undefined
-}
-
-// Not a literal (see engine/attempt.ts, AttemptFields).
-class Grant implements PromiseGrant {
-  constructor(readonly lock: HeldLock, readonly maxHoldMillis: number | undefined) {}
-}
-
-const ignore = () => {}
-
-/** Ends a waiting acquisition with `reason` (it leaves its lines first), then calls `left`. */
-type StopWaiting = (reason: unknown, left: () => void) => void
-
-/**
- * Where the acquisitions of one promise manager run (effect-redlock/Promise):
- * the runner of their effects (a hand-built retry schedule's steps, the
- * leaving of a failed acquisition), the acquisitions waiting now, and the
- * attempts in flight outside any wait (a first attempt, a stop's leaving).
- * `close` ends the waiting ones and waits for the rest, before the manager's
- * runtime and connections go: a first attempt granted meanwhile is released
- * by the caller (Promise.ts), one refused leaves its lines.
- */
-export class PromiseRunner {
-  /** Why every acquisition ends from now on, once closed. */
-  closedWith: unknown = undefined
-  private readonly waiting = new Set<StopWaiting>()
-  private inFlight = 0
-  private drained: (() => void) | undefined
-
-  constructor(readonly runEffect: Retry.EffectRunner) {}
-
-  add(stop: StopWaiting): void {
-    this.waiting.add(stop)
-  }
-
-  delete(stop: StopWaiting): void {
-    this.waiting.delete(stop)
-  }
-
-  started(): void {
-    this.inFlight++
-  }
-
-  ended(): void {
-    if (--this.inFlight === 0) this.drained?.()
-  }
-
-  /**
-   * Every waiting acquisition, and each one that would wait from now on,
-   * ends with `reason`; resolved once they left their lines and no attempt
-   * is in flight.
-   */
-  close(reason: unknown): Promise<void> {
-    this.closedWith = reason
-    const stops = [...this.waiting]
-    this.waiting.clear()
-    const settled = this.inFlight === 0 ? Promise.resolve() : new Promise<void>((drained) => this.drained = drained)
-    return Promise.all([settled, ...stops.map((stop) => new Promise<void>((left) => stop(reason, left)))]).then(() => {})
-  }
-}
-
-/**
- * Acquire for promise code (effect-redlock/Promise): the same attempts and
- * waiting as the Effect API's, with no fiber, except for a step of a retry
- * schedule that has no plain steps (the runner's `runEffect`). The lock's
- * release is the caller's (no scope). The signal's abort, or the runner's
- * close, stops the waiting.
- */
-export const acquireForPromises = (
-  settings: Settings.Settings,
-  time: Time,
-  runner: PromiseRunner,
-  variant: Variant = userLocks
-) => {
-  const { checkResources, probe } = variant
-  const parse = optionsParser(settings)
-  const issueFencingTokens = Fencing.issueFencingTokens(settings)
-  const surroundings = new Surroundings(time, mathRandom, undefined, [], undefined, undefined, runner.runEffect)
-  return (
-    resourcesInput: string | NonEmptyReadonlyArray<string>,
-    acquireOptions: AcquireOptions,
-    signal: AbortSignal | undefined,
-    setting?: Setting,
-    slots?: SlotRequest,
-    // What a rejection becomes (a slot's refusal names its resource: semaphore.ts), with no promise step between.
-    rejection?: (error: unknown) => unknown
-  ): Promise<PromiseGrant> => {
-    const request = parseAcquire(parse, resourcesInput, acquireOptions, checkResources)
-    if (Either.isLeft(request)) return Promise.reject(rejection === undefined ? request.left : rejection(request.left))
-    // A signal that is none would throw later, in a callback, where no caller could catch it.
-    const checkedSignal = signal === undefined ? undefined : Validate.abortSignal(signal)
-    if (checkedSignal !== undefined && Either.isLeft(checkedSignal)) return Promise.reject(checkedSignal.left)
-    if (signal?.aborted) return Promise.reject(signal.reason)
-    const { maxHoldMillis, schedule } = request.right
-    const acquisition = new Acquisition(settings, issueFencingTokens, surroundings, request.right, probe, setting, slots)
-    const granted = (lock: HeldLock): PromiseGrant => new Grant(lock, maxHoldMillis)
-    const waits = schedule !== Schedule.stop
-    return new Promise((resolve, rejected) => {
-      const reject = rejection === undefined ? rejected : (error: unknown) => rejected(rejection(error))
-      // In flight until it is settled or waits (counted by the runner: see `close`).
-      runner.started()
-      acquisition.attempt(waits ? acquisition.lease(0) : 0, (end) => {
-        try {
-          if (end.granted !== undefined) {
-            acquisition.measure(undefined)
-            resolve(granted(end.granted))
-          } else if (!waits) {
-            acquisition.measure(end.refusal)
-            reject(conflictError(setting, acquisition.conflict) ?? end.refusal)
-          } else {
-            acquisition.waitForPromise(end, signal, runner, (lock) => resolve(granted(lock)), reject)
-          }
-        } finally {
-          runner.ended()
-        }
-      })
-    })
-  }
-}
-
 type Request = Either.Either.Right<ReturnType<typeof parseAcquire>>
 
 /**
- * What an acquisition takes from where it runs: a fiber (`surroundingsOf`),
- * or promise code (see `acquireForPromises`). A class, not a literal: made
+ * What an acquisition takes from where it runs: its fiber (`surroundingsOf`).
+ * A class, not a literal: made
  * per acquisition of the Effect API, it points at younger closures (see
  * engine/attempt.ts, AttemptFields).
  */
@@ -338,7 +214,7 @@ export class Surroundings {
     readonly time: Time,
     /** Draws in [0, 1): jitter of the retry's plain steps, a semaphore's first slot. */
     readonly random: () => number,
-    /** Where the lock's release is registered; none: the caller releases it (the promise facade, a `CallerHold`). */
+    /** Where the lock's release is registered; none: the caller's `CallerHold` releases it. */
     readonly scope: Scope.Scope | undefined,
     readonly metricLabels: ReadonlyArray<MetricLabel.MetricLabel>,
     /** Told each attempt once decided, where spans are recorded (internal/tracing.ts). */
@@ -511,61 +387,6 @@ class Acquisition extends Attempt.Attempts<HeldLock, Refused> {
     return () => {
       if (cancel().inFlight) this.joined = true
     }
-  }
-
-  /**
-   * The rest of a promise caller's acquisition whose first attempt was
-   * refused (see `acquireForPromises`): the waiting, measured as `acquire`
-   * measures; the signal's abort or the runner's close stops it, leaves
-   * every line joined and rejects with the signal's reason or the close's.
-   * Told through callbacks, once: the caller's promise is settled by them,
-   * with no promise of its own between.
-   */
-  waitForPromise(
-    refused: Refused,
-    signal: AbortSignal | undefined,
-    runner: PromiseRunner,
-    resolve: (lock: HeldLock) => void,
-    reject: (error: unknown) => void
-  ): void {
-    const { runEffect } = runner
-    let settled = false
-    const settle = () => {
-      settled = true
-      signal?.removeEventListener("abort", onAbort)
-      runner.delete(stop)
-    }
-    // Stopped from outside: the lines are left before the rejection (and before `left`).
-    const stop: StopWaiting = (reason, left) => {
-      if (settled) return left()
-      settle()
-      cancel()
-      runEffect(this.failed(Cause.interrupt(FiberId.none)), () => {
-        reject(reason)
-        left()
-      })
-    }
-    const onAbort = () => stop(signal?.reason, ignore)
-    const cancel = this.untilGranted(refused, runEffect, (exit) => {
-      if (settled) return
-      settle()
-      // Rejected with what the Effect API fails with (a SettingConflict where a quorum refused the setting).
-      if (Exit.isFailure(exit)) {
-        return runEffect(this.failed(exit.cause), (left) => reject(Exit.isFailure(left) ? Cause.squash(left.cause) : undefined))
-      }
-      this.measure(undefined)
-      this.joined = false
-      resolve(exit.value)
-    })
-    if (settled) return
-    // Closed while its first attempt was out: it leaves at once, in flight until it left.
-    if (runner.closedWith !== undefined) {
-      runner.started()
-      return stop(runner.closedWith, () => runner.ended())
-    }
-    if (signal?.aborted) return onAbort()
-    runner.add(stop)
-    signal?.addEventListener("abort", onAbort, { once: true })
   }
 
   /** The lock's release, as its scope or its hold runs it. */

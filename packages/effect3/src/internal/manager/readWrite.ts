@@ -25,7 +25,6 @@ import type * as Scope from "effect/Scope"
 import type * as Lock from "../../Lock.js"
 import type { CallerHold } from "../lock.js"
 import type { ReadWriteInspection, ReadWriteOptions } from "../../ReadWriteLock.js"
-import type { Time } from "@effect-redlock/core/engine/time.js"
 import { InvalidOptions, LockNotAcquired, type SettingConflict } from "../errors.js"
 import * as Validate from "../validate.js"
 import * as Acquisition from "./acquisition.js"
@@ -57,17 +56,6 @@ export const acquireRead = (settings: Settings) => {
     Effect.flatMap(checked(resource, options), ({ limit }) => acquireSlot(resource, { ...options, limit }, ahead, hold))
 }
 
-/** `acquireRead` for promise code (effect-redlock/Promise): no fiber, no reentrancy (promise code has no fiber to hold in). */
-export const acquireReadForPromises = (settings: Settings, time: Time, runner: Acquisition.PromiseRunner) => {
-  const acquireSlot = Semaphore.acquireSlotForPromises(settings, time, runner, Semaphore.readSlots)
-  return (resource: string, options: ReadWriteOptions, signal: AbortSignal | undefined) => {
-    const request = checked(resource, options)
-    return Either.isLeft(request)
-      ? Promise.reject(request.left)
-      : acquireSlot(resource, { ...options, limit: request.right.limit }, signal)
-  }
-}
-
 export const acquireWrite = (settings: Settings) => {
   const acquireAll = Acquisition.acquireWithSetting(settings, Semaphore.slotVariant)
   // A writer never stands ahead of the line (`_ahead`: reentrancy.ts asks readers only).
@@ -79,19 +67,6 @@ export const acquireWrite = (settings: Settings) => {
   ): Effect.Effect<Lock.Lock, InvalidOptions | LockNotAcquired | SettingConflict, Scope.Scope> =>
     Effect.flatMap(writeRequest(resource, options), ({ setting, slots }) =>
       Semaphore.namingRefusals(acquireAll(slots, options, setting, undefined, hold), resource))
-}
-
-/** `acquireWrite` for promise code (effect-redlock/Promise), with no fiber. */
-export const acquireWriteForPromises = (settings: Settings, time: Time, runner: Acquisition.PromiseRunner) => {
-  const acquireAll = Acquisition.acquireForPromises(settings, time, runner, Semaphore.slotVariant)
-  return (resource: string, options: ReadWriteOptions, signal: AbortSignal | undefined) => {
-    const request = writeRequest(resource, options)
-    if (Either.isLeft(request)) return Promise.reject(request.left)
-    const { setting, slots } = request.right
-    return acquireAll(slots, options, signal, setting).catch((error: unknown) =>
-      Promise.reject(error instanceof LockNotAcquired ? Semaphore.namingResource(error, resource) : error)
-    )
-  }
 }
 
 /** A writer's keys: every read slot of the resource, taken at once under its `maxReaders`. */

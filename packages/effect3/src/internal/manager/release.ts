@@ -36,7 +36,7 @@ const begin = (state: HeldLock, time: Time, labels: ReadonlyArray<MetricLabel.Me
 const alreadyReleased: ReleaseResult = { status: "AlreadyReleased", released: 0, outcomes: [] }
 
 /** The release of a held lock on every node (engine/release.ts), its state marked; `done` once decided. */
-export const send = (
+const send = (
   settings: Settings,
   state: HeldLock,
   time: Time,

@@ -18,7 +18,6 @@ import type { CallerHold } from "../lock.js"
 import type { PermitOptions, PermitsInspection } from "../../Semaphore.js"
 import { InvalidOptions, LockNotAcquired, type SettingConflict } from "../errors.js"
 import * as Options from "@effect-redlock/core/engine/options.js"
-import type { Time } from "@effect-redlock/core/engine/time.js"
 import * as Validate from "../validate.js"
 import * as Acquisition from "./acquisition.js"
 import * as Inspection from "./inspection.js"
@@ -76,33 +75,6 @@ export const acquireSlot = (settings: Settings, kind: SlotKind) => {
   }
 }
 
-/**
- * `acquireSlot` for promise code (effect-redlock/Promise): the same
- * acquisition with no fiber (Acquisition.acquireForPromises); the caller
- * releases the slot.
- */
-export const acquireSlotForPromises = (settings: Settings, time: Time, runner: Acquisition.PromiseRunner, kind: SlotKind) => {
-  const acquireOne = Acquisition.acquireForPromises(settings, time, runner, slotVariant)
-  const requestOf = slotRequests(kind)
-  return (
-    resourceInput: string,
-    options: PermitOptions,
-    signal: AbortSignal | undefined
-  ): Promise<Acquisition.PromiseGrant> => {
-    const request = requestOf(resourceInput, options)
-    if (Either.isLeft(request)) return Promise.reject(request.left)
-    const { resource, setting, slots } = request.right
-    return acquireOne(
-      slots,
-      options,
-      signal,
-      setting,
-      { ahead: false },
-      (error) => error instanceof LockNotAcquired ? namingResource(error, resource) : error
-    )
-  }
-}
-
 /** Slot keys are made by the library (no user check), and tried with the line-keeping script (no probe). */
 export const slotVariant: Acquisition.Variant = { checkResources: slotNames, probe: false }
 
@@ -150,7 +122,7 @@ export const namingRefusals = <A, E>(acquisition: Effect.Effect<A, E, Scope.Scop
  * A refusal of slots as the refusal of the resource whose slots they are
  * (users asked for the resource, not for a slot).
  */
-export const namingResource = (refusal: LockNotAcquired, resource: string): LockNotAcquired =>
+const namingResource = (refusal: LockNotAcquired, resource: string): LockNotAcquired =>
   new LockNotAcquired({
     resources: [resource],
     reason: refusal.reason,
