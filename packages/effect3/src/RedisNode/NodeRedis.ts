@@ -13,18 +13,9 @@
  *
  * @since 0.1.0
  */
-import type * as Config from "effect/Config"
-import type * as ConfigError from "effect/ConfigError"
-import type * as Effect from "effect/Effect"
-import type * as Layer from "effect/Layer"
-import type * as Option from "effect/Option"
-import type * as Redacted from "effect/Redacted"
-import type * as Scope from "effect/Scope"
 import * as DriverNodes from "../internal/driverNodes.js"
 import { driver } from "@effect-redlock/core/nodes/nodeRedis/driver.js"
 import type { NodeRedisClient } from "@effect-redlock/core/nodes/nodeRedis/client.js"
-import type { RedisNode, RedisNodes } from "../RedisNode.js"
-import type { InvalidOptions } from "../RedlockError.js"
 
 /**
  * Where a node is and how to log in, as for the ioredis nodes. The password
@@ -54,36 +45,14 @@ export type ClientOptions = DriverNodes.ClientOptions<NodeRedisClient>
 export type NodeOptions = ConnectionOptions | ClientOptions
 
 /**
- * How many commands of a node may wait for their answer at once, by default
- * (see `RedisNode/Ioredis`).
- *
- * @since 0.1.0
- * @category constructors
- */
-export const defaultMaxPendingCommands: number = DriverNodes.defaultMaxPendingCommands
-
-/**
- * Connection options from a `redis://` or `rediss://` URL
- * (`redis://user:password@host:port/db`).
- *
- * @since 0.1.0
- * @category constructors
- */
-export const fromUrl: (url: string) => Option.Option<ConnectionOptions> = DriverNodes.fromUrl
-
-
-/**
- * One node. The connection is opened now and closed when the scope closes
- * (unless it is a client the user owns).
- *
- * @since 0.1.0
- * @category constructors
- */
-export const make: (nodeOptions: NodeOptions) => Effect.Effect<RedisNode, InvalidOptions, Scope.Scope> =
-  DriverNodes.make(driver)
-
-/**
- * The nodes, connected concurrently.
+ * The nodes over this client: `make(options)`, one node, opened now and
+ * closed with its scope (a client of the user's is left open);
+ * `layer(list)`, the nodes, connected concurrently; `layerConfig()`, the
+ * list from `REDLOCK_NODES` (comma-separated `redis://` URLs) and
+ * `REDLOCK_PASSWORD` (for URLs with none); `fromUrl(url)`, connection
+ * options from a URL; `defaultMaxPendingCommands`, how many commands of a
+ * node may wait for their answer before new ones fail at once as
+ * `Unavailable` (a hung server then costs bounded memory, and no time).
  *
  * @example
  * ```ts
@@ -93,22 +62,8 @@ export const make: (nodeOptions: NodeOptions) => Effect.Effect<RedisNode, Invali
  * ```
  *
  * @since 0.1.0
- * @category layers
+ * @category constructors
  */
-export const layer: (nodes: ReadonlyArray<NodeOptions>) => Layer.Layer<RedisNodes, InvalidOptions> = DriverNodes
-  .layer(driver)
-
-/**
- * The node list from configuration: `REDLOCK_NODES` holds comma-separated
- * `redis://` URLs; `REDLOCK_PASSWORD`, when set, is the password of nodes
- * whose URL has none.
- *
- * @since 0.1.0
- * @category layers
- */
-export const layerConfig: (
-  config?: Config.Config<{
-    readonly urls: ReadonlyArray<string>
-    readonly password: Option.Option<Redacted.Redacted<string>>
-  }>
-) => Layer.Layer<RedisNodes, ConfigError.ConfigError | InvalidOptions> = DriverNodes.layerConfig(driver)
+export const { defaultMaxPendingCommands, fromUrl, layer, layerConfig, make } = DriverNodes.moduleOf<NodeRedisClient, NodeOptions>(
+  driver
+)

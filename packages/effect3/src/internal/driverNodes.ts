@@ -111,3 +111,47 @@ export const layerConfig = <Client>(driver: Driver<Client>) =>
     }
     return layer(driver)(nodes)
   }))
+
+/** What `layerConfig` reads: the node URLs, and the password of those whose URL has none. */
+export type NodesConfig = Config.Config<{
+  readonly urls: ReadonlyArray<string>
+  readonly password: Option.Option<Redacted.Redacted<string>>
+}>
+
+/**
+ * The functions of every driver's public module (RedisNode/Ioredis,
+ * RedisNode/Iovalkey, RedisNode/NodeRedis), documented once here.
+ */
+export interface DriverModule<Options> {
+  /**
+   * How many commands of a node may wait for their answer at once, by
+   * default. A server that stops answering (paused, overloaded, cut off
+   * without a reset) keeps its connection open, and every command sent to it
+   * would wait for as long as the server is away. Past this many, a new
+   * command fails at once as `Unavailable` without being sent: a hung node
+   * costs bounded memory, and no time; the other nodes serve quorums
+   * meanwhile.
+   */
+  readonly defaultMaxPendingCommands: number
+  /** Connection options from a `redis://` or `rediss://` URL (`redis://user:password@host:port/db`). */
+  readonly fromUrl: (url: string) => Option.Option<ConnectionOptions>
+  /** One node. The connection is opened now and closed when the scope closes (unless it is a client the user owns). */
+  readonly make: (nodeOptions: Options) => Effect.Effect<RedisNode, InvalidOptions, Scope.Scope>
+  /** The nodes, connected concurrently. */
+  readonly layer: (nodes: ReadonlyArray<Options>) => Layer.Layer<RedisNodes, InvalidOptions>
+  /**
+   * The node list from configuration: `REDLOCK_NODES` holds comma-separated
+   * `redis://` URLs; `REDLOCK_PASSWORD`, when set, is the password of nodes
+   * whose URL has none.
+   */
+  readonly layerConfig: (config?: NodesConfig) => Layer.Layer<RedisNodes, ConfigError.ConfigError | InvalidOptions>
+}
+
+/** The public functions of `driver`'s module. */
+export const moduleOf = <Client, Options extends NodeOptions<Client>>(driver: Driver<Client>): DriverModule<Options> => ({
+  defaultMaxPendingCommands,
+  fromUrl,
+  make: make(driver),
+  layer: layer(driver),
+  layerConfig: layerConfig(driver)
+})

@@ -109,3 +109,27 @@ export const layerConfig = <Client>(driver: Driver<Client>) =>
     }
     return layer(driver)(nodes)
   }))
+
+/** What `layerConfig` reads: the node URLs, and the password of those whose URL has none. */
+export type NodesConfig = Config.Config<{
+  readonly urls: ReadonlyArray<string>
+  readonly password: Option.Option<Redacted.Redacted<string>>
+}>
+
+/** The functions of every driver's public module (RedisNode/Ioredis, RedisNode/Iovalkey, RedisNode/NodeRedis). */
+export interface DriverModule<Options> {
+  readonly defaultMaxPendingCommands: number
+  readonly fromUrl: (url: string) => Option.Option<ConnectionOptions>
+  readonly make: (nodeOptions: Options) => Effect.Effect<RedisNode, InvalidOptions, Scope.Scope>
+  readonly layer: (nodes: ReadonlyArray<Options>) => Layer.Layer<RedisNodes, InvalidOptions>
+  readonly layerConfig: (config?: NodesConfig) => Layer.Layer<RedisNodes, Config.ConfigError | InvalidOptions>
+}
+
+/** The public functions of `driver`'s module. */
+export const moduleOf = <Client, Options extends NodeOptions<Client>>(driver: Driver<Client>): DriverModule<Options> => ({
+  defaultMaxPendingCommands,
+  fromUrl,
+  make: make(driver),
+  layer: layer(driver),
+  layerConfig: layerConfig(driver)
+})
