@@ -43,8 +43,8 @@ export class HeldLock extends Holding {
   private tokens: ReadonlyArray<bigint> | undefined
   /** Tokens being issued: callers at the same time wait for the same ones. */
   private issuing: Promise<ReadonlyArray<bigint>> | undefined
-  /** The last extension asked for: extensions run one at a time (see `oneExtensionAtATime`). */
-  private lastExtension: Promise<unknown> = Promise.resolve()
+  /** The last extension asked for (none yet: most locks are never extended by hand); they run one at a time. */
+  private lastExtension: Promise<unknown> | undefined
 
   constructor(fields: HeldLockFields, private readonly settings: Settings) {
     super(fields.validUntilMillis, fields.keys, fields.value)
@@ -121,7 +121,7 @@ export class HeldLock extends Holding {
    * last.
    */
   oneExtensionAtATime<A>(extension: () => Promise<A>): Promise<A> {
-    const next = this.lastExtension.then(extension, extension)
+    const next = this.lastExtension === undefined ? extension() : this.lastExtension.then(extension, extension)
     this.lastExtension = next.catch(() => {})
     return next
   }
