@@ -24,6 +24,7 @@ import * as Runtime from "effect/Runtime"
 import * as Schedule from "effect/Schedule"
 import * as Scope from "effect/Scope"
 import * as Attempt from "@effect-redlock/core/engine/attempt.js"
+import { withoutStack } from "@effect-redlock/core/manager/errors.js"
 import type { FanOutResult } from "@effect-redlock/core/engine/fanOut.js"
 import * as Options from "@effect-redlock/core/engine/options.js"
 import * as Outcome from "@effect-redlock/core/engine/outcome.js"
@@ -45,21 +46,8 @@ import * as Fencing from "./fencing.js"
 import * as Release from "./release.js"
 import * as Settings from "./settings.js"
 
-/**
- * An error made without a stack trace. Every refused attempt of a waiter makes
- * a LockNotAcquired (its retry schedule is fed with it); its stack would only
- * show the fiber runtime, and capturing it costs several times the rest of the
- * error (measured: 11 of 14 µs).
- */
-const withoutStackTrace = <E>(make: () => E): E => {
-  const limit = Error.stackTraceLimit
-  Error.stackTraceLimit = 0
-  try {
-    return make()
-  } finally {
-    Error.stackTraceLimit = limit
-  }
-}
+// Every refused attempt of a waiter may make a LockNotAcquired: made without a stack trace (core's).
+const withoutStackTrace = withoutStack
 
 // Acquire is on every caller's hot path: validation, the attempts and the
 // bookkeeping are plain code inside as few effects as possible. Spans and
