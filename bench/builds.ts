@@ -44,6 +44,7 @@ const run = (command: string, args: ReadonlyArray<string>, cwd: string, log: (li
 
 interface Manifest {
   readonly name: string
+  readonly private?: boolean
   readonly workspaces?: ReadonlyArray<string>
   readonly exports?: Record<string, unknown>
   readonly peerDependencies?: Record<string, string>
@@ -58,6 +59,11 @@ const pack = (source: string, packs: string, log: (line: string) => void) => {
   mkdirSync(packs, { recursive: true })
   const workspaces = manifest(source).workspaces !== undefined
   run("npm", ["pack", "--silent", ...(workspaces ? ["--workspaces"] : []), "--pack-destination", packs], source, log)
+  // A workspace's private packages (the test fleet) are no one's install.
+  for (const file of readdirSync(packs).filter((file) => file.endsWith(".tgz"))) {
+    const packed = JSON.parse(execFileSync("tar", ["-xzOf", join(packs, file), "package/package.json"], { encoding: "utf8" })) as Manifest
+    if (packed.private === true) rmSync(join(packs, file))
+  }
 }
 
 /** Installs every tarball of `packs` into `install`, without peers; links the shared ones. */

@@ -12,7 +12,7 @@ import * as ChildProcess from "node:child_process"
 import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
-import { freePort } from "../fleet/freePort.js"
+import { freePort } from "@effect-redlock/fleet/freePort.js"
 
 const flag = (name: string) => {
   const at = process.argv.indexOf(`--${name}`)

@@ -14,7 +14,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { Redis } from "ioredis"
 import { createClient } from "redis"
-import * as RedisFleet from "../fleet/RedisFleet.js"
+import * as RedisFleet from "@effect-redlock/fleet/effect3.js"
 import { makeRedlock, type PromiseNodeOptions } from "effect-redlock/Promise"
 
 const seconds = Number(process.argv[2] ?? 3)

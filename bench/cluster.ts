@@ -12,7 +12,7 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { Cluster, Redis } from "ioredis"
-import * as RedisFleet from "../fleet/RedisFleet.js"
+import * as RedisFleet from "@effect-redlock/fleet/effect3.js"
 import { makeRedlock } from "effect-redlock/Promise"
 import { percentile } from "./scenarios.js"
 

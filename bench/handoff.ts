@@ -14,7 +14,7 @@
  */
 import * as Effect from "effect/Effect"
 import { Redis } from "ioredis"
-import * as RedisFleet from "../fleet/RedisFleet.js"
+import * as RedisFleet from "@effect-redlock/fleet/effect3.js"
 import * as Scripts from "@effect-redlock/core/nodes/scripts.js"
 import type { PromiseLock } from "effect-redlock/Promise"
 import { makeRedlock } from "effect-redlock/Promise"

@@ -9,7 +9,7 @@
  * (name: a contender's, e.g. "effect-redlock (Effect 4)"; default "effect-redlock").
  */
 import * as Effect from "effect/Effect"
-import * as RedisFleet from "../fleet/RedisFleet.js"
+import * as RedisFleet from "@effect-redlock/fleet/effect3.js"
 import * as Contenders from "./contenders.js"
 import * as Effect4 from "./effect4.js"
 import * as Scenarios from "./scenarios.js"

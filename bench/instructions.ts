@@ -13,7 +13,7 @@
  * `npm run bench -- --against` ("effect-redlock/Promise @ ab62407": builds.ts).
  */
 import * as Effect from "effect/Effect"
-import * as RedisFleet from "../fleet/RedisFleet.js"
+import * as RedisFleet from "@effect-redlock/fleet/effect3.js"
 import * as Builds from "./builds.js"
 import * as Callgrind from "./callgrind.js"
 import * as Contenders from "./contenders.js"

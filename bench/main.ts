@@ -14,7 +14,7 @@
  */
 import * as Effect from "effect/Effect"
 import * as Os from "node:os"
-import * as RedisFleet from "../fleet/RedisFleet.js"
+import * as RedisFleet from "@effect-redlock/fleet/effect3.js"
 import * as Builds from "./builds.js"
 import * as Contenders from "./contenders.js"
 import * as Effect4 from "./effect4.js"

@@ -5,7 +5,7 @@
  * `npx tsc -p tsconfig.bench.json && node .bench-build/bench/permitCost.js [nodes] [count]`.
  */
 import { Duration, Effect, Layer, ManagedRuntime } from "effect"
-import * as RedisFleet from "../fleet/RedisFleet.js"
+import * as RedisFleet from "@effect-redlock/fleet/effect3.js"
 import { makeRedlock } from "effect-redlock/Promise"
 import * as Redlock from "effect-redlock/Redlock"
 import * as Ioredis from "effect-redlock/RedisNode/Ioredis"

@@ -32,7 +32,7 @@
  * A/B of an engine change compares.
  */
 import * as Effect from "effect/Effect"
-import * as RedisFleet from "../fleet/RedisFleet.js"
+import * as RedisFleet from "@effect-redlock/fleet/effect3.js"
 import * as Callgrind from "./callgrind.js"
 import * as InMemoryPermits from "./inMemoryPermits.js"
 import * as Semaphores from "./semaphores.js"

@@ -15,7 +15,7 @@
  * `GREEDY=1`: waiters with `fairHandoff: false`.
  */
 import { Duration, Effect, Layer, ManagedRuntime } from "effect"
-import * as RedisFleet from "../fleet/RedisFleet.js"
+import * as RedisFleet from "@effect-redlock/fleet/effect3.js"
 import { makeRedlock } from "effect-redlock/Promise"
 import * as Redlock from "effect-redlock/Redlock"
 import * as Ioredis from "effect-redlock/RedisNode/Ioredis"

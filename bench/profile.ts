@@ -9,7 +9,7 @@
 import * as Effect from "effect/Effect"
 import { Redis } from "ioredis"
 import * as Fs from "node:fs"
-import * as RedisFleet from "../fleet/RedisFleet.js"
+import * as RedisFleet from "@effect-redlock/fleet/effect3.js"
 import * as Contenders from "./contenders.js"
 import * as Scenarios from "./scenarios.js"
 import * as Semaphores from "./semaphores.js"

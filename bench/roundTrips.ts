@@ -19,7 +19,7 @@
 import * as Effect from "effect/Effect"
 import { Redis } from "ioredis"
 import { performance as hooks, PerformanceObserver } from "node:perf_hooks"
-import * as RedisFleet from "../fleet/RedisFleet.js"
+import * as RedisFleet from "@effect-redlock/fleet/effect3.js"
 import { format, percentile } from "./scenarios.js"
 import * as Semaphores from "./semaphores.js"
 

@@ -7,7 +7,7 @@
  */
 import * as Effect from "effect/Effect"
 import { Redis } from "ioredis"
-import * as RedisFleet from "../fleet/RedisFleet.js"
+import * as RedisFleet from "@effect-redlock/fleet/effect3.js"
 import * as Scripts from "@effect-redlock/core/nodes/scripts.js"
 
 const rounds = Number(process.argv[2] ?? "2000")

@@ -7,7 +7,7 @@
  * package and runs on Node 22).
  */
 import * as Effect from "effect/Effect"
-import * as RedisFleet from "../fleet/RedisFleet.js"
+import * as RedisFleet from "@effect-redlock/fleet/effect3.js"
 import { pinApart } from "./cores.js"
 import * as Effect4 from "./effect4.js"
 import * as Semaphores from "./semaphores.js"

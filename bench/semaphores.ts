@@ -23,7 +23,7 @@
  * column is what this run saw, on healthy servers.
  */
 import { Duration, Effect, Layer, ManagedRuntime } from "effect"
-import type * as RedisFleet from "../fleet/RedisFleet.js"
+import type * as RedisFleet from "@effect-redlock/fleet/effect3.js"
 import { Redis } from "ioredis"
 import { RedlockSemaphore, Semaphore as SingleNodeSemaphore } from "redis-semaphore"
 import * as Redlock from "effect-redlock/Redlock"

@@ -26,7 +26,7 @@ import { createRequire } from "node:module"
 import * as Effect from "effect/Effect"
 import { Redis, type RedisOptions } from "ioredis"
 import { Semaphore as SingleNodeSemaphore } from "redis-semaphore"
-import * as RedisFleet from "../fleet/RedisFleet.js"
+import * as RedisFleet from "@effect-redlock/fleet/effect3.js"
 import * as Semaphores from "./semaphores.js"
 import { format } from "./scenarios.js"
 

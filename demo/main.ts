@@ -7,7 +7,7 @@
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import { Context, Duration, Effect, Layer, Schedule } from "effect"
 import * as Checker from "../faults/checker.js"
-import * as RedisFleet from "../fleet/RedisFleet.js"
+import * as RedisFleet from "@effect-redlock/fleet/effect3.js"
 import * as Lock from "effect-redlock/Lock"
 import * as Redlock from "effect-redlock/Redlock"
 import * as RedisNode from "effect-redlock/RedisNode"

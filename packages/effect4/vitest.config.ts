@@ -3,14 +3,16 @@ import { defineConfig } from "vitest/config"
 
 const src = fileURLToPath(new URL("./src/", import.meta.url))
 const core = fileURLToPath(new URL("../core/src/", import.meta.url))
+const fleet = fileURLToPath(new URL("../fleet/src/", import.meta.url))
 
 export default defineConfig({
-  // This package and core by name, from their sources (as tsconfig.json's "paths"): no build needed to test.
+  // This package, core and the test fleet by name, from their sources (as tsconfig.json's "paths"): no build needed to test.
   resolve: {
     alias: [
       { find: /^effect-redlock$/, replacement: `${src}index.ts` },
       { find: /^effect-redlock\/(?!internal\/)(.*)$/, replacement: `${src}$1.ts` },
-      { find: /^@effect-redlock\/core\/(.*)\.js$/, replacement: `${core}$1.ts` }
+      { find: /^@effect-redlock\/core\/(.*)\.js$/, replacement: `${core}$1.ts` },
+      { find: /^@effect-redlock\/fleet\/(.*)\.js$/, replacement: `${fleet}$1.ts` }
     ]
   },
   test: {

@@ -5,7 +5,7 @@
 import { assert, describe, it, layer } from "@effect/vitest"
 import { Cause, Context, Effect, Exit, Layer } from "effect"
 import type * as Scope from "effect/Scope"
-import * as RedisFleet from "../../../fleet/RedisFleet.js"
+import * as RedisFleet from "@effect-redlock/fleet/effect3.js"
 import * as RedisNode from "../src/RedisNode.js"
 import * as Ioredis from "../src/RedisNode/Ioredis.js"
 import { contract, type Harness, redisHarness } from "./contract.js"

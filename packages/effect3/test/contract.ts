@@ -7,7 +7,7 @@
 import { assert } from "@effect/vitest"
 import { Cause, Duration, Effect, Exit, Option } from "effect"
 import type * as Scope from "effect/Scope"
-import * as RedisFleet from "../../../fleet/RedisFleet.js"
+import * as RedisFleet from "@effect-redlock/fleet/effect3.js"
 import * as RedisNode from "../src/RedisNode.js"
 
 export interface Harness {

@@ -6,7 +6,7 @@
  */
 import { assert } from "@effect/vitest"
 import { ConfigProvider, Context, Duration, Effect, Exit, Layer, Logger, Option, Redacted, Schedule, Scope } from "effect"
-import * as RedisFleet from "../../../fleet/RedisFleet.js"
+import * as RedisFleet from "@effect-redlock/fleet/effect3.js"
 import type * as DriverNodes from "../src/internal/driverNodes.js"
 import * as Scripts from "@effect-redlock/core/nodes/scripts.js"
 import * as Redlock from "../src/Redlock.js"

@@ -8,7 +8,7 @@ import { Effect } from "effect"
 import * as ChildProcess from "node:child_process"
 import * as Path from "node:path"
 import { fileURLToPath } from "node:url"
-import * as RedisFleet from "../../../fleet/RedisFleet.js"
+import * as RedisFleet from "@effect-redlock/fleet/effect3.js"
 
 const examples = Path.join(Path.dirname(fileURLToPath(import.meta.url)), "..", "examples")
 

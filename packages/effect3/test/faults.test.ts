@@ -8,7 +8,7 @@ import { assert, describe, it, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import * as Checker from "../../../faults/checker.js"
 import * as Suite from "../../../faults/suite.js"
-import * as RedisFleet from "../../../fleet/RedisFleet.js"
+import * as RedisFleet from "@effect-redlock/fleet/effect3.js"
 
 const settings: Suite.Settings = {
   workers: 3,

@@ -6,7 +6,7 @@
 import { assert, describe, it, layer } from "@effect/vitest"
 import { Context, Effect, Exit, Fiber, Layer, Schedule, TestClock } from "effect"
 import { Redis } from "ioredis"
-import * as RedisFleet from "../../../fleet/RedisFleet.js"
+import * as RedisFleet from "@effect-redlock/fleet/effect3.js"
 import * as Fenced from "../src/Fencing/Ioredis.js"
 import * as Redlock from "../src/Redlock.js"
 import * as RedisNode from "../src/RedisNode.js"

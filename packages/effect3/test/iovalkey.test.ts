@@ -7,7 +7,7 @@
 import { layer } from "@effect/vitest"
 import { Effect } from "effect"
 import { Redis } from "iovalkey"
-import * as RedisFleet from "../../../fleet/RedisFleet.js"
+import * as RedisFleet from "@effect-redlock/fleet/effect3.js"
 import * as Iovalkey from "../src/RedisNode/Iovalkey.js"
 import { contract, redisHarness } from "./contract.js"
 import { driverSuite, ioredisClientVariants, lockSuite, type UserClientOptions } from "./driverSuite.js"

@@ -9,7 +9,7 @@
 import { assert, describe, it, layer } from "@effect/vitest"
 import { Context, Effect, Fiber, Layer, Redacted } from "effect"
 import { createClient, createClientPool, createCluster, createSentinel } from "redis"
-import * as RedisFleet from "../../../fleet/RedisFleet.js"
+import * as RedisFleet from "@effect-redlock/fleet/effect3.js"
 import { makeRedlock } from "../src/Promise.js"
 import * as Redlock from "../src/Redlock.js"
 import { InvalidOptions } from "../src/RedlockError.js"

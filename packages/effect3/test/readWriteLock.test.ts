@@ -5,7 +5,7 @@
  */
 import { assert, describe, it, layer } from "@effect/vitest"
 import { Effect, Exit, Fiber, Layer, Option, Schedule, Scope, TestClock } from "effect"
-import * as RedisFleet from "../../../fleet/RedisFleet.js"
+import * as RedisFleet from "@effect-redlock/fleet/effect3.js"
 import * as ReadWriteLock from "../src/ReadWriteLock.js"
 import * as Redlock from "../src/Redlock.js"
 import { InvalidOptions, LockNotAcquired } from "../src/RedlockError.js"

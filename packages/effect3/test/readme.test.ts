@@ -12,7 +12,7 @@ import * as Fs from "node:fs"
 import * as Path from "node:path"
 import { fileURLToPath } from "node:url"
 import ts from "typescript"
-import * as RedisFleet from "../../../fleet/RedisFleet.js"
+import * as RedisFleet from "@effect-redlock/fleet/effect3.js"
 
 // The repository's README and docs, checked against the tooling's tsconfig (the packages by name).
 const root = Path.join(Path.dirname(fileURLToPath(import.meta.url)), "..", "..", "..")

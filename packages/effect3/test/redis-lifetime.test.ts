@@ -4,7 +4,7 @@
  */
 import { assert, layer } from "@effect/vitest"
 import { Effect, Exit, Fiber, Option } from "effect"
-import * as RedisFleet from "../../../fleet/RedisFleet.js"
+import * as RedisFleet from "@effect-redlock/fleet/effect3.js"
 import * as Redlock from "../src/Redlock.js"
 import { LockLost } from "../src/RedlockError.js"
 import { expectEmpty, failureOf, redisManager } from "./support.js"

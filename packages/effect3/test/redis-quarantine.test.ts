@@ -5,7 +5,7 @@
  */
 import { assert, layer } from "@effect/vitest"
 import { Duration, Effect, Option, Redacted, Schedule } from "effect"
-import * as RedisFleet from "../../../fleet/RedisFleet.js"
+import * as RedisFleet from "@effect-redlock/fleet/effect3.js"
 import * as Lock from "../src/Lock.js"
 import * as Redlock from "../src/Redlock.js"
 import type * as RedisNode from "../src/RedisNode.js"

@@ -4,7 +4,7 @@
  */
 import { assert, layer } from "@effect/vitest"
 import { Duration, Effect, Exit, Fiber, Logger, Random, Redacted, Schedule } from "effect"
-import * as RedisFleet from "../../../fleet/RedisFleet.js"
+import * as RedisFleet from "@effect-redlock/fleet/effect3.js"
 import * as Redlock from "../src/Redlock.js"
 import * as RedisNode from "../src/RedisNode.js"
 import { InvalidOptions, LockNotAcquired } from "../src/RedlockError.js"

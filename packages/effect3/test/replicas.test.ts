@@ -9,7 +9,7 @@
 import { assert, describe, it, layer } from "@effect/vitest"
 import { Effect, Exit, Fiber, Option, Schedule, Scope } from "effect"
 import { inspect } from "node:util"
-import * as RedisFleet from "../../../fleet/RedisFleet.js"
+import * as RedisFleet from "@effect-redlock/fleet/effect3.js"
 import * as Redlock from "../src/Redlock.js"
 import { InvalidOptions, LockNotAcquired } from "../src/RedlockError.js"
 import * as Ioredis from "../src/RedisNode/Ioredis.js"

@@ -8,7 +8,7 @@
  */
 import { assert, describe, it, layer } from "@effect/vitest"
 import { Context, Effect, Exit, Fiber, Layer, Scope, TestClock } from "effect"
-import * as RedisFleet from "../../../fleet/RedisFleet.js"
+import * as RedisFleet from "@effect-redlock/fleet/effect3.js"
 import * as ReadWriteLock from "../src/ReadWriteLock.js"
 import * as RedisNode from "../src/RedisNode.js"
 import * as Redlock from "../src/Redlock.js"

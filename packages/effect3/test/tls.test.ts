@@ -7,7 +7,7 @@
  */
 import { assert, layer } from "@effect/vitest"
 import { Context, Effect, Layer } from "effect"
-import * as RedisFleet from "../../../fleet/RedisFleet.js"
+import * as RedisFleet from "@effect-redlock/fleet/effect3.js"
 import * as Redlock from "../src/Redlock.js"
 import type * as RedisNode from "../src/RedisNode.js"
 import * as Ioredis from "../src/RedisNode/Ioredis.js"

@@ -21,7 +21,7 @@ import {
   TestClock
 } from "effect"
 import { vi } from "vitest"
-import * as RedisFleet from "../../../fleet/RedisFleet.js"
+import * as RedisFleet from "@effect-redlock/fleet/effect3.js"
 import * as Lock from "../src/Lock.js"
 import * as Redlock from "../src/Redlock.js"
 import * as CoreRetry from "@effect-redlock/core/manager/retry.js"

@@ -1,8 +1,4 @@
-/**
- * Free ports of 127.0.0.1 for the test fleets' servers (the Effect 3 line's,
- * fleet/RedisFleet.ts, and the Effect 4 package's, packages/effect4/test/fleet.ts):
- * plain Node, so that both lines use it.
- */
+/** Free ports of 127.0.0.1 for the fleet's servers. */
 import * as Net from "node:net"
 
 /** A port of 127.0.0.1 that was free a moment ago. */
