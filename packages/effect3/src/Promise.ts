@@ -1,14 +1,9 @@
 /**
- * The lock manager for promise code, as `@effect-redlock/core/Promise.js`
- * documents it (`makeRedlock` → `acquire` / `release` / `extend` / `using`
- * / `inspect` / `close`, permits, read and write holds; plain values and
- * plain errors with a `_tag`), from the Effect 3 package: no Effect runs in
- * it, and `effect` is an optional peer, so a plain Node project imports it
- * with no `effect` installed. Where `effect` is installed, `makeRedlock`
- * also takes this package's layers of nodes, passwords as `Redacted`, and
- * any retry Schedule (one built by hand is stepped as an effect); the
- * classes of `effect-redlock/RedlockError` recognise its errors
- * (`instanceof`).
+ * The lock manager for promise code, from the Effect 3 package: core's
+ * promise API (`@effect-redlock/core/Promise.js`: `makeRedlock` →
+ * `acquire` / `release` / `extend` / `using` / `inspect` / `close`,
+ * permits, read and write holds; plain values and plain errors with a
+ * `_tag`), as `@effect-redlock/core/EffectPromise.js` documents it.
  *
  * @example
  * ```ts
@@ -23,42 +18,16 @@
  *
  * @since 0.1.0
  */
-import * as OpenNodes from "@effect-redlock/core/manager/openNodes.js"
-import type { PromiseNodeOptions as CoreNodeOptions, PromiseOptions, PromiseRedlock } from "@effect-redlock/core/Promise.js"
+import { type MakeRedlock, makeRedlockWith } from "@effect-redlock/core/EffectPromise.js"
 
 export * from "@effect-redlock/core/Promise.js"
+export type { NodesLayer, PromiseNodeOptions } from "@effect-redlock/core/EffectPromise.js"
 
 /**
- * The nodes of a lock manager for promise code: as core's (connection
- * options, a client of the user's, a node of the engine), with the password
- * a plain string or an Effect `Redacted`.
- *
- * @since 0.1.0
- * @category models
- */
-export type PromiseNodeOptions = OpenNodes.EffectNodeOptions<CoreNodeOptions>
-
-/**
- * A layer of this package's nodes (`Ioredis.layer(...)`,
- * `RedisNode.layerMemory(3)`), which `makeRedlock` takes in place of a
- * list: its type is not named here, so that this module's types need no
- * `effect`; it is read only where `effect` is installed.
- *
- * @since 0.1.0
- * @category models
- */
-export type NodesLayer = OpenNodes.NodesLayer
-
-/**
- * A lock manager over Redis nodes: connection options or clients (ioredis,
- * iovalkey, node-redis; the driver's module is loaded only then), nodes of
- * the engine, or any layer of nodes of this package. Rejects with
- * `InvalidOptions` for invalid options.
+ * A lock manager over Redis nodes, or a layer of this package's nodes
+ * (`@effect-redlock/core/EffectPromise.js`'s `MakeRedlock`).
  *
  * @since 0.1.0
  * @category constructors
  */
-export const makeRedlock: (
-  nodes: ReadonlyArray<PromiseNodeOptions> | NodesLayer,
-  options?: PromiseOptions
-) => Promise<PromiseRedlock> = OpenNodes.withHostOf(() => import("./internal/promiseHost.js"))
+export const makeRedlock: MakeRedlock = makeRedlockWith(() => import("./internal/promiseHost.js"))

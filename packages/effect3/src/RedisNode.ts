@@ -27,18 +27,10 @@ import {
 
 export {
   /**
-   * Why a node could not carry out an operation.
-   *
-   * - `WrongType`: a key holds a value that is not a string (Redis `WRONGTYPE`).
-   * - `ReadOnly`: the node is a replica (Redis `READONLY`).
-   * - `OutOfMemory`: the node refuses writes (Redis `OOM`, `maxmemory` reached).
-   * - `Auth`: authentication failed or is missing (`NOAUTH`, `WRONGPASS`, `NOPERM`).
-   * - `NoScript`: the server lost the lock scripts (`NOSCRIPT`): the command did not run.
-   * - `Busy`: the node is loading, busy running a script, or its master is down.
-   * - `CrossSlot`: a Redis Cluster node was given keys of several hash slots (resources of one lock without a common `{tag}`),
-   *   or a node that is no cluster node talks to a cluster's master (its `detail` says so; so does a `MOVED` reply's, as `Unknown`).
-   * - `Unavailable`: no connection to the node right now, or it does not answer.
-   * - `Unknown`: any other error reply or driver failure.
+   * Why a node could not carry out an operation: one of core's
+   * `nodeErrorReasons` (`@effect-redlock/core/engine/node.js`, where each is
+   * explained: `WrongType`, `ReadOnly`, `OutOfMemory`, `Auth`, `NoScript`,
+   * `Busy`, `CrossSlot`, `Unavailable`, `Unknown`).
    *
    * @since 0.1.0
    * @category errors

@@ -227,6 +227,16 @@ describe("abstention rule", () => {
     assert.include(Quarantine.abstention(known("a", 0), unknown, 5000, 1000), "unknown (reconnecting)")
   })
 
+  it("the start-up notice says a server not reached is not reachable, by the run's tag, not by its detail's words", () => {
+    const node = (run: RedisNode.NodeRun) => ({ name: "a:1", run: () => run })
+    const notice = (run: RedisNode.NodeRun) => Quarantine.startupNotice([node(run)], 1, 1000, 5000)
+    assert.include(notice({ _tag: "Unknown", detail: "not connected yet", unreached: "NotConnected" }), "a:1: not reachable yet")
+    assert.include(notice({ _tag: "Unknown", detail: "reconnecting", unreached: "Reconnecting" }), "a:1: not reachable (reconnecting)")
+    // A node of the user's own whose run is unknown for another reason says so, whatever its detail reads.
+    assert.include(notice({ _tag: "Unknown", detail: "reconnecting" }), "a:1: its server run is unknown (reconnecting)")
+    assert.isUndefined(notice({ _tag: "Known", id: "x", startedAtMillis: 0 }))
+  })
+
   it("a server that keeps its keys votes at once after a restart; any other says why it waits", () => {
     const durable = { keepsKeys: true, detail: "AOF, appendfsync always" }
     const everysec = { keepsKeys: false, detail: "AOF, appendfsync everysec: a crash may lose the last writes" }

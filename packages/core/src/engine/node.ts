@@ -8,17 +8,35 @@
  * @internal
  */
 
-/** Why a node could not carry out an operation (documented in each shell's RedisNode module). */
-export type NodeErrorReason =
-  | "WrongType"
-  | "ReadOnly"
-  | "OutOfMemory"
-  | "Auth"
-  | "NoScript"
-  | "Busy"
-  | "CrossSlot"
-  | "Unavailable"
-  | "Unknown"
+/**
+ * Why a node could not carry out an operation (every front end's
+ * `RedisNodeErrorReason`, its `RedisNodeError`'s `reason`):
+ *
+ * - `WrongType`: a key holds a value that is not a string (Redis `WRONGTYPE`).
+ * - `ReadOnly`: the node is a replica (Redis `READONLY`).
+ * - `OutOfMemory`: the node refuses writes (Redis `OOM`, `maxmemory` reached).
+ * - `Auth`: authentication failed or is missing (`NOAUTH`, `WRONGPASS`, `NOPERM`).
+ * - `NoScript`: the server lost the lock scripts (`NOSCRIPT`): the command did not run.
+ * - `Busy`: the node is loading, busy running a script, or its master is down.
+ * - `CrossSlot`: a Redis Cluster node was given keys of several hash slots (resources of one lock without a common `{tag}`),
+ *   or a node that is no cluster node talks to a cluster's master (its `detail` says so; so does a `MOVED` reply's, as `Unknown`).
+ * - `Unavailable`: no connection to the node right now, or it does not answer.
+ * - `Unknown`: any other error reply or driver failure.
+ */
+export const nodeErrorReasons = [
+  "WrongType",
+  "ReadOnly",
+  "OutOfMemory",
+  "Auth",
+  "NoScript",
+  "Busy",
+  "CrossSlot",
+  "Unavailable",
+  "Unknown"
+] as const
+
+/** One of {@link nodeErrorReasons}. */
+export type NodeErrorReason = typeof nodeErrorReasons[number]
 
 /** What the engine reads of a node's error: each shell's `RedisNodeError` has these fields. */
 export interface NodeError {
@@ -64,7 +82,12 @@ export type NodeRun =
     /** Why the server may evict a key it holds, lock keys included (a `maxmemory` with an evicting policy); none: it does not, or unknown. */
     readonly evicts?: string | undefined
   }
-  | { readonly _tag: "Unknown"; readonly detail: string }
+  | {
+    readonly _tag: "Unknown"
+    readonly detail: string
+    /** Why, where it is only that the server is not reached: no connection yet, or one being made again. */
+    readonly unreached?: "NotConnected" | "Reconnecting" | undefined
+  }
 
 /** A place in the line of waiters for a resource (see `acquireInTurn`). */
 export interface Turn {

@@ -45,8 +45,12 @@ export const abstention = (
 const seconds = (millis: number) => (Math.max(0, millis) / 1000).toFixed(1)
 
 /** Why a node whose server run is unknown does not vote, as its user reads it: mostly, it is not reachable yet. */
-const unknownRun = (detail: string): string =>
-  detail === "not connected yet" ? "not reachable yet" : detail === "reconnecting" ? "not reachable (reconnecting)" : `its server run is unknown (${detail})`
+const unknownRun = (run: Extract<NodeRun, { readonly _tag: "Unknown" }>): string =>
+  run.unreached === "NotConnected"
+    ? "not reachable yet"
+    : run.unreached === "Reconnecting"
+    ? "not reachable (reconnecting)"
+    : `its server run is unknown (${run.detail})`
 
 /**
  * One line for a manager that starts while nodes do not vote (a new
@@ -63,7 +67,7 @@ export const startupNotice = (
   let restarted = 0
   const waiting = nodes.flatMap((node) => {
     const run = node.run()
-    const why = run._tag === "Unknown" ? unknownRun(run.detail) : abstention(run, run, nowMillis, quarantineMillis)
+    const why = run._tag === "Unknown" ? unknownRun(run) : abstention(run, run, nowMillis, quarantineMillis)
     if (why !== undefined && run._tag === "Known") restarted++
     return why === undefined ? [] : [`${node.name}: ${why}`]
   })

@@ -7,6 +7,7 @@
  *
  * @internal
  */
+import type { RefusalReason } from "./attempt.js"
 import type { TurnAnswer } from "./node.js"
 import * as Arrays from "./arrays.js"
 
@@ -280,3 +281,41 @@ export const startAfterSplit = (answers: ReadonlyArray<unknown>, start: number, 
  * the nodes choose alike.
  */
 export const firstSlot = (slots: number, random: () => number): number => Math.floor(random() * slots)
+
+/**
+ * The setting every holder of a resource's slots must share (the engine's
+ * `Turn.setting`): a semaphore's `limit`, a read-write lock's `maxReaders`;
+ * a quorum's conflict fails the acquisition with every front end's
+ * `SettingConflict`.
+ */
+export interface Setting {
+  readonly resource: string
+  readonly name: "limit" | "maxReaders"
+  readonly value: number
+}
+
+/** A `SettingConflict`'s fields: an acquisition under `setting` that a quorum refused for `recorded`; none otherwise. */
+export const conflictFields = (setting: Setting | undefined, recorded: string | undefined) =>
+  setting === undefined || recorded === undefined
+    ? undefined
+    : { resource: setting.resource, setting: setting.name, requested: setting.value, recorded: Number(recorded) }
+
+/** What every front end's `LockNotAcquired` carries. */
+export interface RefusalFields<Outcome> {
+  readonly resources: ReadonlyArray<string>
+  readonly reason: RefusalReason
+  readonly attempts: number
+  readonly elapsedMillis: number
+  readonly quorum: number
+  readonly outcomes: ReadonlyArray<Outcome>
+}
+
+/** A refusal of slots as the refusal of the resource whose slots they are (users asked for the resource, not for a slot). */
+export const namingResource = <Outcome>(refusal: RefusalFields<Outcome>, resource: string): RefusalFields<Outcome> => ({
+  resources: [resource],
+  reason: refusal.reason,
+  attempts: refusal.attempts,
+  elapsedMillis: refusal.elapsedMillis,
+  quorum: refusal.quorum,
+  outcomes: refusal.outcomes
+})

@@ -10,6 +10,7 @@ import * as Attempt from "../engine/attempt.js"
 import * as FanOut from "../engine/fanOut.js"
 import * as Options from "../engine/options.js"
 import { Problem } from "../engine/options.js"
+import * as EngineSlots from "../engine/slots.js"
 import * as Waiting from "../engine/waiting.js"
 import { readMillis } from "./durations.js"
 import type { DurationInput } from "./durations.js"
@@ -40,15 +41,8 @@ export class Grant {
   constructor(readonly lock: HeldLock, readonly maxHoldMillis: number | undefined) {}
 }
 
-/**
- * The setting every holder of a resource's slots must share (engine
- * `Turn.setting`): a semaphore's limit, a read-write lock's maxReaders.
- */
-export interface Setting {
-  readonly resource: string
-  readonly name: "limit" | "maxReaders"
-  readonly value: number
-}
+/** The setting every holder of a resource's slots must share (core's engine/slots.ts). */
+export type Setting = EngineSlots.Setting
 
 /** Ends a waiting acquisition with `reason` (it leaves its lines first), then calls `left`. */
 type StopWaiting = (reason: unknown, left: () => void) => void
@@ -166,10 +160,10 @@ const optionsParser = (settings: Settings) => {
 }
 
 /** The SettingConflict of an acquisition under `setting` that a quorum refused for `recorded`; none otherwise. */
-const conflictError = (setting: Setting | undefined, recorded: string | undefined): SettingConflict | undefined =>
-  setting === undefined || recorded === undefined
-    ? undefined
-    : new SettingConflict(setting.resource, setting.name, setting.value, Number(recorded))
+const conflictError = (setting: Setting | undefined, recorded: string | undefined): SettingConflict | undefined => {
+  const fields = EngineSlots.conflictFields(setting, recorded)
+  return fields && new SettingConflict(fields.resource, fields.setting, fields.requested, fields.recorded)
+}
 
 /** A refused attempt; its LockNotAcquired is made when first asked for (most are never read). */
 class Refused implements Attempt.Refused {

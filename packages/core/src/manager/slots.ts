@@ -10,6 +10,7 @@
  */
 import * as Options from "../engine/options.js"
 import { Problem } from "../engine/options.js"
+import * as EngineSlots from "../engine/slots.js"
 import * as Acquisition from "./acquisition.js"
 import { InvalidOptions, LockNotAcquired } from "./errors.js"
 import type { Settings } from "./settings.js"
@@ -77,18 +78,9 @@ const slotRequests = (kind: SlotKind) => {
   }
 }
 
-/** A refusal of slots as the refusal of the resource whose slots they are (users asked for the resource). */
+/** A refusal of slots as the refusal of the resource whose slots they are (engine/slots.ts). */
 const namingResource = (resource: string) => (error: unknown): unknown =>
-  error instanceof LockNotAcquired
-    ? new LockNotAcquired({
-      resources: [resource],
-      reason: error.reason,
-      attempts: error.attempts,
-      elapsedMillis: error.elapsedMillis,
-      quorum: error.quorum,
-      outcomes: error.outcomes
-    })
-    : error
+  error instanceof LockNotAcquired ? new LockNotAcquired(EngineSlots.namingResource(error, resource)) : error
 
 const optionsObject = (options: unknown, expected: string): void => {
   if (typeof options !== "object" || options === null) throw new InvalidOptions("options", `expected ${expected}`)

@@ -294,3 +294,30 @@ export const listProblem = (input: unknown, expected?: string): Problem | undefi
   const twice = Addresses.listedTwice(list)
   return twice === undefined ? undefined : new Problem("nodes", twice)
 }
+
+/** Connection options from a `redis://` or `rediss://` URL, its password made the front end's by `secret`; `undefined`: not one. */
+export const fromUrl = <Password, Millis>(url: string, secret: (password: string) => Password): ConnectionOptions<Password, Millis> | undefined => {
+  const address = Addresses.parseUrl(url)
+  if (address === undefined) return undefined
+  const { password, ...rest } = address
+  return { ...rest, password: password === undefined ? undefined : secret(password) }
+}
+
+/**
+ * The nodes `REDLOCK_NODES` lists (its URLs), each with `password` where its
+ * URL has none; the problem of the first that is not a `redis://` URL (its
+ * password hidden).
+ */
+export const fromUrls = <Password, Millis>(
+  urls: ReadonlyArray<string>,
+  password: Password | undefined,
+  secret: (password: string) => Password
+): ReadonlyArray<ConnectionOptions<Password, Millis>> | Problem => {
+  const nodes: Array<ConnectionOptions<Password, Millis>> = []
+  for (const url of urls) {
+    const parsed = fromUrl<Password, Millis>(url, secret)
+    if (parsed === undefined) return new Problem("REDLOCK_NODES", `not a redis:// URL: "${Options.hidePassword(url)}"`)
+    nodes.push({ ...parsed, password: parsed.password ?? password })
+  }
+  return nodes
+}

@@ -95,7 +95,7 @@ export interface RunWatcher {
  * ms, the shell's timeline), and its persistence, until `stop`.
  */
 export const watch = (connection: Connection, declaredDurable: boolean, now: () => number): RunWatcher => {
-  let run: NodeRun = { _tag: "Unknown", detail: "not connected yet" }
+  let run: NodeRun = { _tag: "Unknown", detail: "not connected yet", unreached: "NotConnected" }
   let identifying = false
   let connectionNumber = 0
   let waiters: Array<() => void> = []
@@ -140,7 +140,7 @@ export const watch = (connection: Connection, declaredDurable: boolean, now: () 
     connectionNumber++
     if (run._tag === "Known") {
       lostAtMillis = now()
-      run = { _tag: "Unknown", detail: "reconnecting" }
+      run = { _tag: "Unknown", detail: "reconnecting", unreached: "Reconnecting" }
     }
   }
   const onReady = () => {

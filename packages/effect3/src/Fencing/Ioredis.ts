@@ -56,14 +56,8 @@ export interface FencedSetOptions {
 export const set = (
   client: Redis,
   options: FencedSetOptions
-): Effect.Effect<void, StaleFencingToken | RedisNodeError> => {
-  const { key, token, value } = options
-  const tokenKey = options.tokenKey ?? `${key}:fencing-token`
-  return Effect.flatMap(
-    Effect.tryPromise({
-      try: () => fencedSet(client, makeNodeError, { key, tokenKey, value, token }),
-      catch: (error) => error as RedisNodeError
-    }),
-    (done) => done.written ? Effect.void : Effect.fail(new StaleFencingToken({ key, token, highestSeen: done.highestSeen }, true))
+): Effect.Effect<void, StaleFencingToken | RedisNodeError> =>
+  Effect.flatMap(
+    Effect.tryPromise({ try: () => fencedSet(client, makeNodeError, options), catch: (error) => error as RedisNodeError }),
+    (stale) => stale === undefined ? Effect.void : Effect.fail(new StaleFencingToken(stale, true))
   )
-}

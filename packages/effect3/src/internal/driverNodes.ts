@@ -15,9 +15,7 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import type * as Scope from "effect/Scope"
-import * as Options from "@effect-redlock/core/engine/options.js"
 import { Problem } from "@effect-redlock/core/engine/options.js"
-import * as Address from "@effect-redlock/core/nodes/address.js"
 import * as CoreNodes from "@effect-redlock/core/nodes/nodeOptions.js"
 import type { RedisNode } from "../RedisNode.js"
 import { InvalidOptions } from "./errors.js"
@@ -40,12 +38,7 @@ export const defaultMaxPendingCommands = CoreNodes.defaultMaxPendingCommands
 export type Driver<Client> = CoreNodes.Driver<Client>
 
 /** Connection options from a `redis://` or `rediss://` URL. */
-export const fromUrl = (url: string): Option.Option<ConnectionOptions> => {
-  const address = Address.parseUrl(url)
-  if (address === undefined) return Option.none()
-  const { password, ...rest } = address
-  return Option.some({ ...rest, password: password === undefined ? undefined : Redacted.make(password) })
-}
+export const fromUrl = (url: string): Option.Option<ConnectionOptions> => Option.fromNullable(CoreNodes.fromUrl<Redacted.Redacted<string>, Duration.DurationInput>(url, Redacted.make))
 
 /** How this line's node options read: durations as Effect does, the password from its `Redacted`. */
 const readers: CoreNodes.Readers = {
@@ -101,14 +94,8 @@ export const layerConfig = <Client>(driver: Driver<Client>) =>
 ): Layer.Layer<RedisNodes, ConfigError.ConfigError | InvalidOptions> =>
   Layer.unwrapEffect(Effect.gen(function*() {
     const { password, urls } = yield* config
-    const nodes: Array<ConnectionOptions> = []
-    for (const url of urls) {
-      const parsed = fromUrl(url)
-      if (Option.isNone(parsed)) {
-        return yield* Effect.fail(ConfigError.InvalidData(["REDLOCK_NODES"], `not a redis:// URL: "${Options.hidePassword(url)}"`))
-      }
-      nodes.push({ ...parsed.value, password: parsed.value.password ?? Option.getOrUndefined(password) })
-    }
+    const nodes = CoreNodes.fromUrls<Redacted.Redacted<string>, Duration.DurationInput>(urls, Option.getOrUndefined(password), Redacted.make)
+    if (nodes instanceof Problem) return yield* Effect.fail(ConfigError.InvalidData([nodes.option], nodes.detail))
     return layer(driver)(nodes)
   }))
 

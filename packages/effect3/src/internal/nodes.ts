@@ -15,38 +15,17 @@ import * as Option from "effect/Option"
 import { recognisePlain } from "@effect-redlock/core/manager/errors.js"
 import * as Schema from "effect/Schema"
 import * as Messages from "@effect-redlock/core/engine/messages.js"
-import type * as Engine from "@effect-redlock/core/engine/node.js"
+import * as Engine from "@effect-redlock/core/engine/node.js"
 import { callOf, withCalls } from "@effect-redlock/core/engine/nodeCalls.js"
 import type { MemoryNodesControl, NodePromises, PromiseNode, RedisNode, ReleaseWatch } from "../RedisNode.js"
 
 /**
  * Why a node could not carry out an operation (documented in RedisNode.ts).
  *
- * - `WrongType`: a key holds a value that is not a string (Redis `WRONGTYPE`).
- * - `ReadOnly`: the node is a replica (Redis `READONLY`).
- * - `OutOfMemory`: the node refuses writes (Redis `OOM`, `maxmemory` reached).
- * - `Auth`: authentication failed or is missing (`NOAUTH`, `WRONGPASS`, `NOPERM`).
- * - `NoScript`: a script was missing and could not be loaded (`NOSCRIPT`).
- * - `Busy`: the node is loading, busy running a script, or its master is down.
- * - `CrossSlot`: a Redis Cluster node was given keys of several hash slots (resources of one lock without a common `{tag}`),
- *   or a node that is no cluster node talks to a cluster's master (its `detail` says so; so does a `MOVED` reply's, as `Unknown`).
- * - `Unavailable`: no connection to the node right now.
- * - `Unknown`: any other error reply or driver failure.
- *
  * @since 0.1.0
  * @category errors
  */
-export const RedisNodeErrorReason = Schema.Literal(
-  "WrongType",
-  "ReadOnly",
-  "OutOfMemory",
-  "Auth",
-  "NoScript",
-  "Busy",
-  "CrossSlot",
-  "Unavailable",
-  "Unknown"
-)
+export const RedisNodeErrorReason = Schema.Literal(...Engine.nodeErrorReasons)
 
 /**
  * @since 0.1.0

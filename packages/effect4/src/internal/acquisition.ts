@@ -19,6 +19,7 @@ import * as FanOut from "@effect-redlock/core/engine/fanOut.js"
 import * as Options from "@effect-redlock/core/engine/options.js"
 import type { Time } from "@effect-redlock/core/engine/time.js"
 import * as Waiting from "@effect-redlock/core/engine/waiting.js"
+import * as EngineSlots from "@effect-redlock/core/engine/slots.js"
 import type * as Lock from "../Lock.js"
 import type { AcquireOptions } from "../Redlock.js"
 import { type InvalidOptions, LockNotAcquired, type NodeOutcome, SettingConflict } from "../RedlockError.js"
@@ -237,25 +238,15 @@ export class Acquisition extends Attempt.Attempts<HeldLock, Refused> {
   }
 }
 
-/**
- * The setting every holder of a resource's slots must share, as the
- * acquisition of a semaphore's permit or a read-write lock's slots sends it
- * (engine `Turn.setting`); a quorum's conflict fails with SettingConflict.
- */
-export interface Setting {
-  readonly resource: string
-  readonly name: "limit" | "maxReaders"
-  readonly value: number
-}
+/** The setting every holder of a resource's slots must share (core's engine/slots.ts). */
+export type Setting = EngineSlots.Setting
 
 /** The SettingConflict of an acquisition under `setting` that a quorum refused for `recorded`; none otherwise. */
-export const conflictError = (setting: Setting | undefined, recorded: string | undefined): SettingConflict | undefined =>
-  setting === undefined || recorded === undefined ? undefined : new SettingConflict({
-    resource: setting.resource,
-    setting: setting.name,
-    requested: setting.value,
-    recorded: Number(recorded)
-  })
+export const conflictError = (setting: Setting | undefined, recorded: string | undefined): SettingConflict | undefined => {
+  const fields = EngineSlots.conflictFields(setting, recorded)
+  return fields && new SettingConflict(fields)
+}
+
 
 export const randomOf = (fiber: Fiber.Fiber<unknown, unknown>): () => number => {
   const random = fiber.getRef(Random.Random)

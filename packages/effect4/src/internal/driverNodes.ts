@@ -15,7 +15,6 @@ import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import type * as Scope from "effect/Scope"
 import * as Options from "@effect-redlock/core/engine/options.js"
-import * as Address from "@effect-redlock/core/nodes/address.js"
 import * as CoreNodes from "@effect-redlock/core/nodes/nodeOptions.js"
 import { type RedisNode, RedisNodes } from "../RedisNode.js"
 import type { InvalidOptions } from "../RedlockError.js"
@@ -38,12 +37,7 @@ export const defaultMaxPendingCommands = CoreNodes.defaultMaxPendingCommands
 export type Driver<Client> = CoreNodes.Driver<Client>
 
 /** Connection options from a `redis://` or `rediss://` URL. */
-export const fromUrl = (url: string): Option.Option<ConnectionOptions> => {
-  const address = Address.parseUrl(url)
-  if (address === undefined) return Option.none()
-  const { password, ...rest } = address
-  return Option.some({ ...rest, password: password === undefined ? undefined : Redacted.make(password) })
-}
+export const fromUrl = (url: string): Option.Option<ConnectionOptions> => Option.fromNullishOr(CoreNodes.fromUrl<Redacted.Redacted<string>, Duration.Input>(url, Redacted.make))
 
 /** How this line's node options read: durations as Effect does, the password from its `Redacted`. */
 const readers: CoreNodes.Readers = {
@@ -99,14 +93,7 @@ export const layerConfig = <Client>(driver: Driver<Client>) =>
 ): Layer.Layer<RedisNodes, Config.ConfigError | InvalidOptions> =>
   Layer.unwrap(Effect.gen(function*() {
     const { password, urls } = yield* config
-    const nodes: Array<ConnectionOptions> = []
-    for (const url of urls) {
-      const parsed = fromUrl(url)
-      if (Option.isNone(parsed)) {
-        return yield* Validate.invalid("REDLOCK_NODES", `not a redis:// URL: "${Options.hidePassword(url)}"`)
-      }
-      nodes.push({ ...parsed.value, password: parsed.value.password ?? Option.getOrUndefined(password) })
-    }
+    const nodes = yield* Validate.check(CoreNodes.fromUrls<Redacted.Redacted<string>, Duration.Input>(urls, Option.getOrUndefined(password), Redacted.make))
     return layer(driver)(nodes)
   }))
 

@@ -13,6 +13,7 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
 import * as Options from "@effect-redlock/core/engine/options.js"
+import * as EngineSlots from "@effect-redlock/core/engine/slots.js"
 import type * as Lock from "../Lock.js"
 import type { AcquireOptions, InspectResult } from "../Redlock.js"
 import { type InvalidOptions, LockNotAcquired, type SettingConflict } from "../RedlockError.js"
@@ -34,16 +35,10 @@ export interface SlotKind {
 export const permitSlots: SlotKind = { name: "permit", setting: "limit" }
 export const readSlots: SlotKind = { name: "read", setting: "maxReaders" }
 
-/** A refusal of slots as the refusal of the resource whose slots they are (users asked for the resource). */
+/** A refusal of slots as the refusal of the resource whose slots they are (core's engine/slots.ts). */
 export const namingResource = (refusal: LockNotAcquired, resource: string): LockNotAcquired =>
-  new LockNotAcquired({
-    resources: [resource],
-    reason: refusal.reason,
-    attempts: refusal.attempts,
-    elapsedMillis: refusal.elapsedMillis,
-    quorum: refusal.quorum,
-    outcomes: refusal.outcomes
-  })
+  new LockNotAcquired(EngineSlots.namingResource(refusal, resource))
+
 
 /**
  * One slot of `limit` (a semaphore's permit or a read-write lock's reader),

@@ -30,6 +30,7 @@ import * as Options from "@effect-redlock/core/engine/options.js"
 import * as Outcome from "@effect-redlock/core/engine/outcome.js"
 import type { Time } from "@effect-redlock/core/engine/time.js"
 import * as Waiting from "@effect-redlock/core/engine/waiting.js"
+import * as EngineSlots from "@effect-redlock/core/engine/slots.js"
 import type * as Lock from "../../Lock.js"
 import type { AcquireOptions } from "../../Redlock.js"
 import { type InvalidOptions, LockNotAcquired, SettingConflict } from "../errors.js"
@@ -68,16 +69,8 @@ export const acquire = (settings: Settings.Settings) => {
     >
 }
 
-/**
- * The setting every holder of a resource's slots must share, as the
- * acquisition of a semaphore's permit or a read-write lock's slots sends it
- * (engine `Turn.setting`); a quorum's conflict fails with SettingConflict.
- */
-export interface Setting {
-  readonly resource: string
-  readonly name: "limit" | "maxReaders"
-  readonly value: number
-}
+/** The setting every holder of a resource's slots must share (core's engine/slots.ts). */
+export type Setting = EngineSlots.Setting
 
 /**
  * One of a resource's slots to take (engine `AttemptRequest.slots`): a
@@ -450,13 +443,11 @@ class Acquisition extends Attempt.Attempts<HeldLock, Refused> {
 }
 
 /** The SettingConflict of an acquisition under `setting` that a quorum refused for `recorded`; none otherwise. */
-export const conflictError = (setting: Setting | undefined, recorded: string | undefined): SettingConflict | undefined =>
-  setting === undefined || recorded === undefined ? undefined : new SettingConflict({
-    resource: setting.resource,
-    setting: setting.name,
-    requested: setting.value,
-    recorded: Number(recorded)
-  })
+export const conflictError = (setting: Setting | undefined, recorded: string | undefined): SettingConflict | undefined => {
+  const fields = EngineSlots.conflictFields(setting, recorded)
+  return fields && new SettingConflict(fields, true)
+}
+
 
 /**
  * How an acquisition checks its resources: users' resources by

@@ -18,6 +18,7 @@ import type { CallerHold } from "../lock.js"
 import type { PermitOptions, PermitsInspection } from "../../Semaphore.js"
 import { InvalidOptions, LockNotAcquired, type SettingConflict } from "../errors.js"
 import * as Options from "@effect-redlock/core/engine/options.js"
+import * as EngineSlots from "@effect-redlock/core/engine/slots.js"
 import * as Validate from "../validate.js"
 import * as Acquisition from "./acquisition.js"
 import * as Inspection from "./inspection.js"
@@ -118,19 +119,9 @@ const slotRequest = (resourceInput: string, options: PermitOptions, kind: SlotKi
 export const namingRefusals = <A, E>(acquisition: Effect.Effect<A, E, Scope.Scope>, resource: string) =>
   Effect.mapError(acquisition, (error) => error instanceof LockNotAcquired ? namingResource(error, resource) : error)
 
-/**
- * A refusal of slots as the refusal of the resource whose slots they are
- * (users asked for the resource, not for a slot).
- */
+/** A refusal of slots as the refusal of the resource whose slots they are (core's engine/slots.ts). */
 const namingResource = (refusal: LockNotAcquired, resource: string): LockNotAcquired =>
-  new LockNotAcquired({
-    resources: [resource],
-    reason: refusal.reason,
-    attempts: refusal.attempts,
-    elapsedMillis: refusal.elapsedMillis,
-    quorum: refusal.quorum,
-    outcomes: refusal.outcomes
-  }, true)
+  new LockNotAcquired(EngineSlots.namingResource(refusal, resource), true)
 
 /** Who holds each slot of a semaphore (or of a read-write lock's readers), read as `inspect` reads a lock. */
 export const inspectPermits = (
