@@ -73,9 +73,12 @@ const install = (packs: string, installDir: string, log: (line: string) => void)
   writeFileSync(join(installDir, "package.json"), JSON.stringify({ private: true, type: "module" }) + "\n")
   const tarballs = readdirSync(packs).filter((file) => file.endsWith(".tgz")).map((file) => join(packs, file))
   run("npm", ["install", "--silent", "--legacy-peer-deps", "--no-package-lock", ...tarballs], installDir, log)
+  // Linked even where a tarball's own dependency installed a copy (the CLI's ioredis, at the newest major):
+  // every build must run on the same client code.
   for (const name of shared) {
     const link = join(installDir, "node_modules", name)
-    if (!existsSync(link)) symlinkSync(join(root, "node_modules", name), link)
+    rmSync(link, { recursive: true, force: true })
+    symlinkSync(join(root, "node_modules", name), link)
   }
 }
 

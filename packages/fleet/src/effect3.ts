@@ -108,6 +108,17 @@ const layerOf = (start: () => Promise<Plain.LocalFleet>): Layer.Layer<RedisFleet
 export const layerLocal = (n: number, options: Plain.FleetOptions = {}): Layer.Layer<RedisFleet, FleetError> =>
   layerOf(() => Plain.startLocalFleet(n, options))
 
+/**
+ * An ACL user on every server of the fleet while the scope is open (deleted
+ * after): `rules` follow `on >password ~* &* +@all`, such as `-@pubsub`.
+ */
+export const aclUser = (fleet: Fleet, username: string, password: string, ...rules: ReadonlyArray<string>) =>
+  Effect.acquireRelease(
+    Effect.forEach(fleet.servers, (server) =>
+      server.call("ACL", "SETUSER", username, "on", `>${password}`, "~*", "&*", "+@all", ...rules)),
+    () => Effect.ignore(Effect.forEach(fleet.servers, (server) => server.call("ACL", "DELUSER", username)))
+  )
+
 /** Whether a Docker (or compatible) engine answers; testcontainers needs one. */
 export const containerEngineAvailable: Effect.Effect<boolean> = Effect.promise(Containers.containerEngineAvailable)
 

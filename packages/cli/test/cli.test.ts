@@ -10,13 +10,23 @@ import * as Net from "node:net"
 import * as Os from "node:os"
 import * as Path from "node:path"
 import { fileURLToPath } from "node:url"
+import { Context, Layer } from "effect"
 import * as RedisFleet from "@effect-redlock/fleet/effect3.js"
-import * as Redlock from "../src/Redlock.js"
-import { aclUser, redisManager } from "./support.js"
+import { aclUser } from "@effect-redlock/fleet/effect3.js"
+import * as Redlock from "effect-redlock/Redlock"
+import * as Ioredis from "effect-redlock/RedisNode/Ioredis"
 
-// The CLI from its sources (the published one is bundled: see packages/cli/package.json and test/package.test.ts).
-// Its locks are core's plain manager's; the tests' own holders are this package's Effect managers.
-const main = Path.join(Path.dirname(fileURLToPath(import.meta.url)), "..", "..", "cli", "src", "main.ts")
+// The CLI from its sources (the published one is bundled: see scripts/build.mjs, and the Effect 3 package's
+// test/package.test.ts, which installs it alone, globally and in an Effect 4 project).
+// Its locks are core's plain manager's; the tests' own holders are the Effect 3 package's managers.
+const main = Path.join(Path.dirname(fileURLToPath(import.meta.url)), "..", "src", "main.ts")
+
+/** An Effect 3 lock manager with its own connections (the fleet's servers are fresh: no restart quarantine). */
+const redisManager = (nodes: ReadonlyArray<Ioredis.NodeOptions>, options?: Redlock.Options) =>
+  Effect.map(
+    Layer.build(Redlock.layer({ restartQuarantine: false, ...options }).pipe(Layer.provideMerge(Ioredis.layer(nodes)))),
+    (context) => Context.get(context, Redlock.Redlock)
+  )
 
 interface Finished {
   readonly code: number | null
