@@ -42,26 +42,18 @@ import type * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
 import { whileHolding } from "./internal/lock.js"
 import type * as Lock from "./Lock.js"
-import { type AcquireOptions, type InspectResult, Redlock, type WithLockError } from "./Redlock.js"
+import type * as Duration from "effect/Duration"
+import { type InspectResult, Redlock, type RetrySchedule, type WithLockError } from "./Redlock.js"
 import type { InvalidOptions, LockNotAcquired, SelfDeadlock, SettingConflict } from "./RedlockError.js"
+import type * as FrontEnd from "@effect-redlock/core/manager/frontEndTypes.js"
 
 /**
- * The options of one read or write hold: a lock's options and `maxReaders`.
+ * Options of a read or a write hold: an acquisition's, and `maxReaders`.
  *
  * @since 0.1.0
  * @category models
  */
-export interface ReadWriteOptions extends AcquireOptions {
-  /**
-   * How many readers may hold at once: a whole number from 1 to 64, default
-   * 16. Every client of a resource must use the same value: the nodes
-   * record the holders' value, and a read or write asked for with another
-   * fails at once with `SettingConflict`; a new value takes effect once the
-   * resource is idle (see `Semaphore.PermitOptions`). A writer's attempt sets
-   * this many keys on each node.
-   */
-  readonly maxReaders?: number | undefined
-}
+export interface ReadWriteOptions extends FrontEnd.ReadWriteOptionsOf<Duration.DurationInput, RetrySchedule> {}
 
 /**
  * Who holds a read-write lock (see `ReadWriteLock.inspect`).
@@ -69,19 +61,7 @@ export interface ReadWriteOptions extends AcquireOptions {
  * @since 0.1.0
  * @category models
  */
-export interface ReadWriteInspection {
-  readonly resource: string
-  readonly maxReaders: number
-  /** Each read slot as `Redlock.inspect` reads a lock. */
-  readonly slots: ReadonlyArray<InspectResult>
-  /** How many read slots a majority holds for readers. */
-  readonly readers: number
-  /**
-   * The writer's lock value, when one value holds every slot on a majority
-   * (with `maxReaders` 1, a reader looks the same, and is reported as one).
-   */
-  readonly writer: Option.Option<string>
-}
+export interface ReadWriteInspection extends FrontEnd.ReadWriteInspectionOf<InspectResult, Option.Option<string>> {}
 
 /**
  * Hold `resource` for reading until the scope closes: with other readers,

@@ -56,6 +56,7 @@ import type {
 } from "./RedlockError.js"
 import type { ReadWriteInspection, ReadWriteOptions } from "./ReadWriteLock.js"
 import type { PermitOptions, PermitsInspection } from "./Semaphore.js"
+import type * as FrontEnd from "@effect-redlock/core/manager/frontEndTypes.js"
 
 /**
  * The retry policy of acquire: a `Schedule` fed with each failed attempt.
@@ -78,19 +79,12 @@ export type RetrySchedule = Schedule.Schedule<unknown, LockNotAcquired>
 export const defaultRetry: RetrySchedule = Settings.defaultRetry
 
 /**
- * Options of {@link retry}.
+ * Options of {@link retry}: `delay`, `times`, `jitter`.
  *
  * @since 0.1.0
  * @category models
  */
-export interface RetryOptions {
-  /** The delay before each retry (a number is milliseconds); at least 1 ms. */
-  readonly delay: Duration.DurationInput
-  /** How many retries after the first attempt: a whole number, 0 or more. */
-  readonly times: number
-  /** Each delay is multiplied by a factor drawn at random in `[min, max]`. Default `{ min: 0.8, max: 1.2 }`. */
-  readonly jitter?: { readonly min: number; readonly max: number } | undefined
-}
+export interface RetryOptions extends FrontEnd.RetryOptionsOf<Duration.DurationInput> {}
 
 /**
  * A retry schedule from a delay, its jitter and a number of retries: the
@@ -126,116 +120,37 @@ export const retry: (options: RetryOptions) => RetrySchedule = Retry.unsafeMake
 export const noRetry: RetrySchedule = Schedule.stop
 
 /**
- * Options of the lock manager.
+ * Options of the lock manager (each documented in core's `manager/frontEndTypes.ts`).
  *
  * @since 0.1.0
  * @category models
  */
-export interface Options {
-  /** Prefix of every Redis key. Default `"redlock:"`. */
-  readonly keyPrefix?: string | undefined
-  /** Clock drift allowance as a fraction of the ttl (plus 2 ms). In [0, 1). Default `0.01`. */
-  readonly driftFactor?: number | undefined
-  /** Default per-node timeout. Default: 1% of the lock's ttl, within [10 ms, 250 ms]. */
-  readonly nodeTimeout?: Duration.DurationInput | undefined
-  /** Default retry policy. Default {@link defaultRetry}. */
-  readonly retry?: RetrySchedule | undefined
-  /**
-   * How many times one lock may be extended (by hand or automatically).
-   * Bounded so that a stuck holder cannot keep a resource forever. Default 1000.
-   */
-  readonly maxExtensions?: number | undefined
-  /**
-   * Prefix of the fencing counters, one key per resource, kept without
-   * expiry. It must not overlap `keyPrefix`. Default `"redlock-fence:"`.
-   */
-  readonly fencePrefix?: string | undefined
-  /**
-   * The longest ttl of any lock (acquire and extend reject longer ones). It is
-   * also how long a restarted node stays in quarantine. Every client of the
-   * same resources must use the same value or larger. Default 30 seconds.
-   */
-  readonly maxTtl?: Duration.DurationInput | undefined
-  /**
-   * Restart quarantine: a node whose server started less than `maxTtl` ago
-   * (plus the drift allowance) abstains: it is still asked, and its keys are
-   * released as usual, but its yes does not count toward a quorum of acquire,
-   * extend or fencing. A server that restarted without persistence has lost
-   * the keys it held, and counting it could give a second client a quorum
-   * while the first still holds the lock. The client cannot tell a restart
-   * from a first start, so a freshly started cluster serves no lock for
-   * `maxTtl`, except on servers that keep their keys across restarts
-   * (`appendonly yes` with `appendfsync always`, read from each server): those
-   * vote at once. Turn it off only for a throw-away development server, or
-   * when nodes are never restarted sooner than `maxTtl` after a crash.
-   * Default `true`.
-   */
-  readonly restartQuarantine?: boolean | undefined
-  /**
-   * Fair handoff: waiters are served in line. Each node keeps a line of
-   * waiters per resource, ordered by the time of each acquisition's first
-   * attempt; a free resource goes only to the first in line, and a release
-   * wakes that waiter alone (by name). A refused acquisition joins the line
-   * (unless its retry is `noRetry`) and holds its place for a lease renewed
-   * by each attempt, so a waiter that crashed drops out within about
-   * `2 x` its retry interval (at most the lock's ttl); one that gives up or
-   * is interrupted leaves at once. `false` ignores the lines and the
-   * release announcements: greedy, the behaviour of other Redlock clients,
-   * where waiters poll on their retry schedule and the client that just
-   * released usually wins again. Default `true`.
-   */
-  readonly fairHandoff?: boolean | undefined
-}
+export interface Options extends FrontEnd.ManagerOptionsOf<Duration.DurationInput, RetrySchedule> {}
 
 /**
- * Automatic extension of a held lock.
+ * Automatic extension of a held lock (`maxHold`).
  *
  * @since 0.1.0
  * @category models
  */
-export interface AutoExtendOptions {
-  /**
-   * Stop extending once the lock has been held this long; it then expires at
-   * the end of its validity (and `withLock` interrupts its body). Default: no
-   * bound other than `maxExtensions`.
-   */
-  readonly maxHold?: Duration.DurationInput | undefined
-}
+export interface AutoExtendOptions extends FrontEnd.AutoExtendOptionsOf<Duration.DurationInput> {}
 
 /**
- * Options of one acquisition.
+ * Options of one acquisition: `ttl`, `nodeTimeout`, `retry`, `autoExtend`.
  *
  * @since 0.1.0
  * @category models
  */
-export interface AcquireOptions {
-  /** Time to live of the keys; the lock's validity is a little less. Required. */
-  readonly ttl: Duration.DurationInput
-  /** Per-node timeout for this lock; must be below the ttl. Default: the manager's. */
-  readonly nodeTimeout?: Duration.DurationInput | undefined
-  /** Retry policy for this acquisition. Default: the manager's. */
-  readonly retry?: RetrySchedule | undefined
-  /**
-   * Extend the lock in the background while it is held: when half the ttl is
-   * left, by the full ttl. Extension stops when the lock's scope closes, at
-   * `maxHold`, at `maxExtensions`, or when the lock is lost. Default `false`.
-   */
-  readonly autoExtend?: boolean | AutoExtendOptions | undefined
-}
+export interface AcquireOptions extends FrontEnd.AcquireOptionsOf<Duration.DurationInput, RetrySchedule> {}
 
 /**
- * What a release did.
- * - `Released`: a majority of nodes deleted our keys.
- * - `NotHeld`: a majority of nodes no longer held them for us: they expired,
- *   or another client took them after they expired (whose keys are left alone).
- * - `Incomplete`: fewer than a majority answered; the keys left behind expire
- *   within the ttl.
- * - `AlreadyReleased`: the lock was released before; nothing was sent.
+ * What a release did: `Released`, `NotHeld`, `Incomplete` or
+ * `AlreadyReleased` (each explained in core's `manager/frontEndTypes.ts`).
  *
  * @since 0.1.0
  * @category models
  */
-export type ReleaseStatus = "Released" | "NotHeld" | "Incomplete" | "AlreadyReleased"
+export type ReleaseStatus = FrontEnd.ReleaseStatus
 
 /**
  * What each node answered to a release.
@@ -243,12 +158,7 @@ export type ReleaseStatus = "Released" | "NotHeld" | "Incomplete" | "AlreadyRele
  * @since 0.1.0
  * @category models
  */
-export interface ReleaseResult {
-  readonly status: ReleaseStatus
-  /** Nodes on which our keys were deleted. */
-  readonly released: number
-  readonly outcomes: ReadonlyArray<NodeOutcome>
-}
+export interface ReleaseResult extends FrontEnd.ReleaseResultOf<NodeOutcome> {}
 
 /**
  * One node's view of a resource, as `inspect` reads it.

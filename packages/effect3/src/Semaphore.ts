@@ -35,30 +35,18 @@ import { dual } from "effect/Function"
 import type * as Scope from "effect/Scope"
 import { whileHolding } from "./internal/lock.js"
 import type * as Lock from "./Lock.js"
-import { type AcquireOptions, type InspectResult, Redlock, type WithLockError } from "./Redlock.js"
+import type * as Duration from "effect/Duration"
+import { type InspectResult, Redlock, type RetrySchedule, type WithLockError } from "./Redlock.js"
 import type { InvalidOptions, LockNotAcquired, SettingConflict } from "./RedlockError.js"
+import type * as FrontEnd from "@effect-redlock/core/manager/frontEndTypes.js"
 
 /**
- * The options of one permit: a lock's options and the semaphore's `limit`.
- * Every holder of a resource's permits must use the same `limit`: the nodes
- * record the holders' limit beside the slots, and a permit asked for with
- * another one fails at once with `SettingConflict` (decided by a majority of
- * nodes, as a grant is). The record goes with the last holder on each node,
- * or expires within twice its ttl: to change the limit, let the resource go idle (or
- * use a new resource name).
- *
- * `retry` is fed with each refused round (every slot tried once, starting
- * from a random one) and bounds the waiting; a release of any slot wakes
- * the waiters for another round at once. A semaphore's waiters hold no
- * place in line: the first round to reach a free slot wins.
+ * Options of a permit: an acquisition's, and the resource's `limit`.
  *
  * @since 0.1.0
  * @category models
  */
-export interface PermitOptions extends AcquireOptions {
-  /** How many permits the resource has: a whole number from 1 to 64. */
-  readonly limit: number
-}
+export interface PermitOptions extends FrontEnd.PermitOptionsOf<Duration.DurationInput, RetrySchedule> {}
 
 /**
  * Who holds the permits of a semaphore, slot by slot (see `Semaphore.inspect`).
@@ -66,14 +54,7 @@ export interface PermitOptions extends AcquireOptions {
  * @since 0.1.0
  * @category models
  */
-export interface PermitsInspection {
-  readonly resource: string
-  readonly limit: number
-  /** Each slot as `Redlock.inspect` reads a lock; a slot's `resource` is its lock's name. */
-  readonly slots: ReadonlyArray<InspectResult>
-  /** How many slots a majority of nodes holds: the permits in use. */
-  readonly held: number
-}
+export interface PermitsInspection extends FrontEnd.PermitsInspectionOf<InspectResult> {}
 
 /**
  * A permit of the semaphore on `resource`, held until the scope closes.

@@ -21,7 +21,22 @@
 import { type MakeRedlock, makeRedlockWith } from "@effect-redlock/core/EffectPromise.js"
 
 export * from "@effect-redlock/core/Promise.js"
-export type { NodesLayer, PromiseNodeOptions } from "@effect-redlock/core/EffectPromise.js"
+export type {
+  /**
+   * A layer of this package's nodes, which `makeRedlock` takes in place of a list.
+   *
+   * @since 0.2.0
+   * @category models
+   */
+  NodesLayer,
+  /**
+   * The nodes of a lock manager for promise code, the password a string or a `Redacted`.
+   *
+   * @since 0.2.0
+   * @category models
+   */
+  PromiseNodeOptions
+} from "@effect-redlock/core/EffectPromise.js"
 
 /**
  * A lock manager over Redis nodes, or a layer of this package's nodes

@@ -26,39 +26,26 @@ import type * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
 import { whileHolding } from "./internal/lock.js"
 import type * as Lock from "./Lock.js"
-import { type AcquireOptions, type InspectResult, Redlock, type WithLockError } from "./Redlock.js"
+import type * as Duration from "effect/Duration"
+import { type InspectResult, Redlock, type RetrySchedule, type WithLockError } from "./Redlock.js"
 import type { InvalidOptions, LockNotAcquired, SelfDeadlock, SettingConflict } from "./RedlockError.js"
+import type * as FrontEnd from "@effect-redlock/core/manager/frontEndTypes.js"
 
 /**
- * @since 0.2.0
- * @category models
- */
-export interface ReadWriteOptions extends AcquireOptions {
-  /**
-   * How many readers may hold at once: a whole number from 1 to 64, default
-   * 16. Every client of a resource must use the same value (see
-   * `SettingConflict`). A writer's
-   * attempt sets this many keys on each node.
-   */
-  readonly maxReaders?: number | undefined
-}
-
-/**
- * Who holds a read-write lock.
+ * Options of a read or a write hold: an acquisition's, and `maxReaders`.
  *
  * @since 0.2.0
  * @category models
  */
-export interface ReadWriteInspection {
-  readonly resource: string
-  readonly maxReaders: number
-  /** Each read slot as `Redlock.inspect` reads a lock. */
-  readonly slots: ReadonlyArray<InspectResult>
-  /** How many read slots a majority holds for readers. */
-  readonly readers: number
-  /** The writer's lock value, when one value holds every slot on a majority (with `maxReaders` 1, a reader looks the same). */
-  readonly writer: Option.Option<string>
-}
+export interface ReadWriteOptions extends FrontEnd.ReadWriteOptionsOf<Duration.Input, RetrySchedule> {}
+
+/**
+ * Who holds a read-write lock (see `ReadWriteLock.inspect`).
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export interface ReadWriteInspection extends FrontEnd.ReadWriteInspectionOf<InspectResult, Option.Option<string>> {}
 
 /**
  * A read hold, as a resource of the current `Scope`.

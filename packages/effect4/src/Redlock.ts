@@ -43,6 +43,7 @@ import type { ReadWriteInspection, ReadWriteOptions } from "./ReadWriteLock.js"
 import type { PermitOptions, PermitsInspection } from "./Semaphore.js"
 import { RedisNodes } from "./RedisNode.js"
 import type { RedisNode } from "./RedisNode.js"
+import type * as FrontEnd from "@effect-redlock/core/manager/frontEndTypes.js"
 import type {
   ExtensionLimitReached,
   InvalidOptions,
@@ -99,90 +100,45 @@ export const noRetry: RetrySchedule = Retry.noRetry
 export const defaultRetry: RetrySchedule = Settings.defaultRetry
 
 /**
- * A manager's options.
+ * Options of the lock manager (each documented in core's `manager/frontEndTypes.ts`).
  *
  * @since 0.2.0
  * @category models
  */
-export interface Options {
-  /** Prepended to each resource to make its key (default `"redlock:"`). */
-  readonly keyPrefix?: string | undefined
-  /** Clock drift allowed, as a fraction of the ttl (default 0.01). */
-  readonly driftFactor?: number | undefined
-  /** Per-node timeout of every operation (default: derived from each ttl, at most 250 ms). */
-  readonly nodeTimeout?: Duration.Input | undefined
-  /** The default retry of acquisitions (default {@link defaultRetry}). */
-  readonly retry?: RetrySchedule | undefined
-  /** Prefix of the fencing counters, one per resource (default `"redlock-fence:"`); must not overlap `keyPrefix`. */
-  readonly fencePrefix?: string | undefined
-  /** How many times one lock may be extended, by hand or automatically (default 1000). */
-  readonly maxExtensions?: number | undefined
-  /** The longest ttl accepted (default 30 s): it bounds the restart quarantine. */
-  readonly maxTtl?: Duration.Input | undefined
-  /**
-   * Waiters take turns in order of arrival, and a release hands the key to the next one (default `true`).
-   * `false`: greedy, as other Redlock clients; waiters poll on their retry schedule, unwoken by releases.
-   */
-  readonly fairHandoff?: boolean | undefined
-  /**
-   * A node whose server restarted (and may have lost keys) abstains for
-   * `maxTtl` plus drift before its votes count again (default `true`).
-   */
-  readonly restartQuarantine?: boolean | undefined
-}
+export interface Options extends FrontEnd.ManagerOptionsOf<Duration.Input, RetrySchedule> {}
 
 /**
- * One acquisition's options.
+ * Options of one acquisition: `ttl`, `nodeTimeout`, `retry`, `autoExtend`.
  *
  * @since 0.2.0
  * @category models
  */
-export interface AcquireOptions {
-  /** How long the keys live on each node; the lock's validity is this less elapsed time and drift. */
-  readonly ttl: Duration.Input
-  /** This acquisition's per-node timeout (default: the manager's, or derived from the ttl). */
-  readonly nodeTimeout?: Duration.Input | undefined
-  /** This acquisition's retry (default: the manager's). */
-  readonly retry?: RetrySchedule | undefined
-  /**
-   * Extend the lock while it is held (when half its ttl is left), until the
-   * scope closes, `maxHold` passed, or `maxExtensions` is reached; an
-   * extension that finds the lock taken marks it lost (`lock.lost`,
-   * `withLock`'s interruption).
-   */
-  readonly autoExtend?: boolean | AutoExtendOptions | undefined
-}
+export interface AcquireOptions extends FrontEnd.AcquireOptionsOf<Duration.Input, RetrySchedule> {}
 
 /**
- * @since 0.2.0
- * @category models
- */
-export interface AutoExtendOptions {
-  /** Stop extending once the lock was held this long; it then expires at the end of its validity. Default: no bound. */
-  readonly maxHold?: Duration.Input | undefined
-}
-
-/**
- * What a release found: `Released` (a majority deleted our keys), `NotHeld`
- * (a majority no longer held them: the lock had been lost), `Incomplete`
- * (nodes failed or did not answer in time; their keys expire with the ttl),
- * `AlreadyReleased`.
+ * Automatic extension of a held lock (`maxHold`).
  *
  * @since 0.2.0
  * @category models
  */
-export type ReleaseStatus = "Released" | "NotHeld" | "Incomplete" | "AlreadyReleased"
+export interface AutoExtendOptions extends FrontEnd.AutoExtendOptionsOf<Duration.Input> {}
 
 /**
+ * What a release did: `Released`, `NotHeld`, `Incomplete` or
+ * `AlreadyReleased` (each explained in core's `manager/frontEndTypes.ts`).
+ *
  * @since 0.2.0
  * @category models
  */
-export interface ReleaseResult {
-  readonly status: ReleaseStatus
-  /** How many nodes deleted our keys. */
-  readonly released: number
-  readonly outcomes: ReadonlyArray<NodeOutcome>
-}
+export type ReleaseStatus = FrontEnd.ReleaseStatus
+
+/**
+ * What each node answered to a release.
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export interface ReleaseResult extends FrontEnd.ReleaseResultOf<NodeOutcome> {}
 
 /**
  * One node's reading of a resource's key.

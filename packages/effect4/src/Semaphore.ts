@@ -28,32 +28,26 @@ import { dual } from "effect/Function"
 import type * as Scope from "effect/Scope"
 import { whileHolding } from "./internal/lock.js"
 import type * as Lock from "./Lock.js"
-import { type AcquireOptions, type InspectResult, Redlock, type WithLockError } from "./Redlock.js"
+import type * as Duration from "effect/Duration"
+import { type InspectResult, Redlock, type RetrySchedule, type WithLockError } from "./Redlock.js"
 import type { InvalidOptions, LockNotAcquired, SettingConflict } from "./RedlockError.js"
+import type * as FrontEnd from "@effect-redlock/core/manager/frontEndTypes.js"
 
 /**
- * @since 0.2.0
- * @category models
- */
-export interface PermitOptions extends AcquireOptions {
-  /** How many permits the resource has: a whole number from 1 to 64. Every client of a resource must use the same value. */
-  readonly limit: number
-}
-
-/**
- * Who holds each permit's slot.
+ * Options of a permit: an acquisition's, and the resource's `limit`.
  *
  * @since 0.2.0
  * @category models
  */
-export interface PermitsInspection {
-  readonly resource: string
-  readonly limit: number
-  /** Each slot as `Redlock.inspect` reads a lock. */
-  readonly slots: ReadonlyArray<InspectResult>
-  /** How many slots a majority of nodes holds. */
-  readonly held: number
-}
+export interface PermitOptions extends FrontEnd.PermitOptionsOf<Duration.Input, RetrySchedule> {}
+
+/**
+ * Who holds the permits of a semaphore, slot by slot (see `Semaphore.inspect`).
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export interface PermitsInspection extends FrontEnd.PermitsInspectionOf<InspectResult> {}
 
 /**
  * One permit, as a resource of the current `Scope`: released on every node

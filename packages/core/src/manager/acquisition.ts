@@ -18,20 +18,10 @@ import { InvalidOptions, LockNotAcquired, SettingConflict, withoutStack } from "
 import { HeldLock } from "./heldLock.js"
 import type { RetrySteps } from "./retry.js"
 import { orThrow, type RetryInput, retrySteps, type Settings } from "./settings.js"
+import type * as FrontEnd from "./frontEndTypes.js"
 
 /** The options of one acquisition. */
-export interface AcquireOptions {
-  /** Time to live of the keys; the lock's validity is a little less. Required. */
-  readonly ttl: DurationInput
-  /** Per-node timeout for this lock; must be below the ttl. Default: the manager's. */
-  readonly nodeTimeout?: DurationInput | undefined
-  /** Retry policy for this acquisition. Default: the manager's. */
-  readonly retry?: RetryInput | undefined
-  /**
-   * Extend the lock while it is held, when half its ttl is left: `true`, or
-   * `{ maxHold }` to stop extending after that long. Default: no.
-   */
-  readonly autoExtend?: boolean | { readonly maxHold?: DurationInput | undefined } | undefined
+export interface AcquireOptions extends FrontEnd.AcquireOptionsOf<DurationInput, RetryInput> {
   /** Aborting it stops the waiting: the acquisition leaves every line and rejects with its reason. */
   readonly signal?: AbortSignal | undefined
 }

@@ -10,6 +10,7 @@ import * as SameServer from "../engine/sameServer.js"
 import { InvalidOptions, type Outcome } from "./errors.js"
 import { orThrow, type Settings } from "./settings.js"
 import { defaultMaxReaders } from "./slots.js"
+import type * as FrontEnd from "./frontEndTypes.js"
 
 /** Who holds a resource, node by node, in plain values (`null` where nothing is). */
 export interface Inspection {
@@ -26,26 +27,10 @@ export interface Inspection {
 }
 
 /** Who holds each of a semaphore's permits, each slot read as `inspect` reads a lock. */
-export interface PermitsInspection {
-  readonly resource: string
-  readonly limit: number
-  /** Each slot as `inspect` reads a lock; a slot's `resource` is its lock's name. */
-  readonly slots: ReadonlyArray<Inspection>
-  /** How many slots a majority of nodes holds: the permits in use. */
-  readonly held: number
-}
+export interface PermitsInspection extends FrontEnd.PermitsInspectionOf<Inspection> {}
 
 /** Who holds a read-write lock: its read slots, its readers, or its writer. */
-export interface ReadWriteInspection {
-  readonly resource: string
-  readonly maxReaders: number
-  /** Each read slot as `inspect` reads a lock. */
-  readonly slots: ReadonlyArray<Inspection>
-  /** How many read slots a majority holds for readers. */
-  readonly readers: number
-  /** The writer's lock value, where a writer holds every read slot on a majority; `null` otherwise. */
-  readonly writer: string | null
-}
+export interface ReadWriteInspection extends FrontEnd.ReadWriteInspectionOf<Inspection, string | null> {}
 
 export const inspect = (settings: Settings, resourceInput: string): Promise<Inspection> => {
   try {

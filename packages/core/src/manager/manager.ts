@@ -16,14 +16,10 @@ import { HeldLock } from "./heldLock.js"
 import * as Inspection from "./inspection.js"
 import * as Settings from "./settings.js"
 import * as Slots from "./slots.js"
+import type * as FrontEnd from "./frontEndTypes.js"
 
-/** What a release found (documented in the Effect packages' `Redlock.ReleaseResult`). */
-export interface ReleaseResult {
-  readonly status: "Released" | "AlreadyReleased" | "NotHeld" | "Incomplete"
-  /** Nodes on which our keys were deleted. */
-  readonly released: number
-  readonly outcomes: ReadonlyArray<Outcome>
-}
+/** What a release found (frontEndTypes.ts). */
+export interface ReleaseResult extends FrontEnd.ReleaseResultOf<Outcome> {}
 
 /** A held lock (or permit, or read or write hold) in plain values. */
 export interface PromiseLock {

@@ -12,6 +12,7 @@ import * as Options from "../engine/options.js"
 import type { Retry } from "../engine/waiting.js"
 import { readMillis } from "./durations.js"
 import type { DurationInput } from "./durations.js"
+import type * as FrontEnd from "./frontEndTypes.js"
 
 /** Where a retry policy keeps its steps. */
 export const RetryStepsId: unique symbol = Symbol.for("effect-redlock/RetrySteps") as never
@@ -38,14 +39,7 @@ export interface RetryPolicy {
 }
 
 /** How often and how long apart to retry a refused acquisition. */
-export interface RetryOptions {
-  /** The delay before each retry (a number is milliseconds); at least 1 ms. */
-  readonly delay: DurationInput
-  /** How many retries after the first attempt: a whole number, 0 or more. */
-  readonly times: number
-  /** Each delay is multiplied by a factor drawn at random in `[min, max]`. Default `{ min: 0.8, max: 1.2 }`. */
-  readonly jitter?: { readonly min: number; readonly max: number } | undefined
-}
+export interface RetryOptions extends FrontEnd.RetryOptionsOf<DurationInput> {}
 
 // One wait's steps: class instances, not literals (see engine/attempt.ts, AttemptFields).
 class JitteredRetry implements Retry<Refusal> {

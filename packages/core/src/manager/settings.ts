@@ -16,28 +16,10 @@ import { readMillis } from "./durations.js"
 import type { DurationInput } from "./durations.js"
 import { InvalidOptions, nodeError } from "./errors.js"
 import * as Retry from "./retry.js"
+import type * as FrontEnd from "./frontEndTypes.js"
 
-/** The options of a lock manager (documented in the Effect packages' `Redlock.Options`). */
-export interface ManagerOptions {
-  /** Prefix of every lock key. Default `"redlock:"`. */
-  readonly keyPrefix?: string | undefined
-  /** Clock drift allowance, as a fraction of the ttl. Default 0.01. */
-  readonly driftFactor?: number | undefined
-  /** Per-node timeout of acquisitions that name none. Default: derived from each ttl. */
-  readonly nodeTimeout?: DurationInput | undefined
-  /** Retry policy of acquisitions that name none. Default: 3 retries, 100–200 ms apart. */
-  readonly retry?: RetryInput | undefined
-  /** How often one lock may be extended. Default 1000. */
-  readonly maxExtensions?: number | undefined
-  /** Prefix of the fencing counters' keys. Default `"redlock-fence:"`. */
-  readonly fencePrefix?: string | undefined
-  /** The longest ttl accepted; a restarted node abstains about this long. Default 30 seconds. */
-  readonly maxTtl?: DurationInput | undefined
-  /** A restarted server that is not durable abstains for `maxTtl` (docs/quarantine.md). Default `true`. */
-  readonly restartQuarantine?: boolean | undefined
-  /** Waiters take turns in line, woken by releases. Default `true`. */
-  readonly fairHandoff?: boolean | undefined
-}
+/** The options of a lock manager (each documented in frontEndTypes.ts). */
+export interface ManagerOptions extends FrontEnd.ManagerOptionsOf<DurationInput, RetryInput> {}
 
 /**
  * A retry policy (`retry(...)`, `noRetry`), or a Schedule of the Effect

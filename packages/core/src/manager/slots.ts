@@ -13,7 +13,9 @@ import { Problem } from "../engine/options.js"
 import * as EngineSlots from "../engine/slots.js"
 import * as Acquisition from "./acquisition.js"
 import { InvalidOptions, LockNotAcquired } from "./errors.js"
-import type { Settings } from "./settings.js"
+import type { RetryInput, Settings } from "./settings.js"
+import type { DurationInput } from "./durations.js"
+import type * as FrontEnd from "./frontEndTypes.js"
 
 /** The slots of a semaphore (`permit`) or of a read-write lock's readers (`read`): each names its own keys. */
 export interface SlotKind {
@@ -29,16 +31,10 @@ export const readSlots: SlotKind = { name: "read", setting: "maxReaders" }
 export const defaultMaxReaders = 16
 
 /** The options of a semaphore's permit: how many permits the resource has, and the acquisition's. */
-export interface PermitOptions extends Acquisition.AcquireOptions {
-  /** Permits of the resource, from 1 to 64; every client of a resource must use the same. */
-  readonly limit: number
-}
+export interface PermitOptions extends Acquisition.AcquireOptions, FrontEnd.PermitOptionsOf<DurationInput, RetryInput> {}
 
 /** The options of a read or a write hold: how many readers at once, and the acquisition's. */
-export interface ReadWriteOptions extends Acquisition.AcquireOptions {
-  /** Readers at once, from 1 to 64 (default 16); every client of a resource must use the same. */
-  readonly maxReaders?: number | undefined
-}
+export interface ReadWriteOptions extends Acquisition.AcquireOptions, FrontEnd.ReadWriteOptionsOf<DurationInput, RetryInput> {}
 
 /** Slot names are made here, from a checked resource. */
 const slotNames = (input: unknown): ReadonlyArray<string> => input as ReadonlyArray<string>
