@@ -6,12 +6,15 @@
  * built by hand is stepped as an effect). No Effect runs in it, and `effect`
  * is an optional peer of both packages, so a plain Node project imports it
  * with no `effect` installed; the classes of each package's `RedlockError`
- * recognise its errors (`instanceof`).
+ * recognise its errors (`instanceof`). Each package's `effect-redlock/Promise`
+ * is this module with its own `makeRedlock`.
  *
  * @since 0.1.0
  */
-import * as OpenNodes from "./manager/openNodes.js"
+import type * as OpenNodes from "./manager/openNodes.js"
 import type { PromiseNodeOptions as CoreNodeOptions, PromiseOptions, PromiseRedlock } from "./Promise.js"
+
+export * from "./Promise.js"
 
 /**
  * The nodes of a lock manager for promise code: as core's (connection
@@ -44,12 +47,3 @@ export type NodesLayer = OpenNodes.NodesLayer
  * @category models
  */
 export type MakeRedlock = (nodes: ReadonlyArray<PromiseNodeOptions> | NodesLayer, options?: PromiseOptions) => Promise<PromiseRedlock>
-
-/**
- * The `makeRedlock` of an Effect package, whose host (what it adds where
- * `effect` is installed) `load` imports on first use.
- *
- * @since 0.1.0
- * @category constructors
- */
-export const makeRedlockWith = (load: () => Promise<{ readonly host: OpenNodes.Host }>): MakeRedlock => OpenNodes.withHostOf(load)

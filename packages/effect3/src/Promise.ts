@@ -18,25 +18,10 @@
  *
  * @since 0.1.0
  */
-import { type MakeRedlock, makeRedlockWith } from "@effect-redlock/core/EffectPromise.js"
+import type { MakeRedlock } from "@effect-redlock/core/EffectPromise.js"
+import { withHostOf } from "@effect-redlock/core/manager/openNodes.js"
 
-export * from "@effect-redlock/core/Promise.js"
-export type {
-  /**
-   * A layer of this package's nodes, which `makeRedlock` takes in place of a list.
-   *
-   * @since 0.1.0
-   * @category models
-   */
-  NodesLayer,
-  /**
-   * The nodes of a lock manager for promise code, the password a string or a `Redacted`.
-   *
-   * @since 0.1.0
-   * @category models
-   */
-  PromiseNodeOptions
-} from "@effect-redlock/core/EffectPromise.js"
+export * from "@effect-redlock/core/EffectPromise.js"
 
 /**
  * A lock manager over Redis nodes, or a layer of this package's nodes
@@ -45,4 +30,4 @@ export type {
  * @since 0.1.0
  * @category constructors
  */
-export const makeRedlock: MakeRedlock = makeRedlockWith(() => import("./internal/promiseHost.js"))
+export const makeRedlock: MakeRedlock = withHostOf(() => import("./internal/promiseHost.js"))

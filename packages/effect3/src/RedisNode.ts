@@ -16,6 +16,7 @@ import type * as Option from "effect/Option"
 import type * as Node from "@effect-redlock/core/engine/node.js"
 import * as internal from "./internal/memory/memoryNode.js"
 import * as internalNodes from "./internal/nodes.js"
+import type * as FrontEnd from "@effect-redlock/core/manager/frontEndTypes.js"
 import {
   isRedisNodeError,
   MemoryNodes,
@@ -394,50 +395,21 @@ export interface PromiseNode {
 }
 
 /**
- * Fault controls of the in-memory nodes, by node index.
+ * Fault controls of the in-memory nodes, by node index (each documented in
+ * core's `manager/frontEndTypes.ts`); a failure is set until set to `None`.
  *
  * @since 0.1.0
  * @category models
  */
-export interface MemoryNodesControl {
-  /** The nodes, in the same order as provided in {@link RedisNodes}. */
-  readonly size: number
-  /** A down node drops every operation: it neither applies nor answers it. */
-  readonly setDown: (index: number, down: boolean) => Effect.Effect<void>
-  /** Added latency before each operation is applied and answered. */
-  readonly setLatency: (index: number, latency: Duration.DurationInput) => Effect.Effect<void>
-  /** Every following operation fails with this error reason, until set to `None`. */
-  readonly setFailure: (index: number, reason: Option.Option<RedisNodeErrorReason>) => Effect.Effect<void>
-  /**
-   * The node's release announcements reach watchers this much after the
-   * release's answer (on Redis they travel on another connection). Default 0.
-   */
-  readonly setAnnouncementDelay: (index: number, delay: Duration.DurationInput) => Effect.Effect<void>
-  /** Every fault of the node cleared: up, no added latency, no failure, announcements with the answers. Its keys are kept. */
-  readonly heal: (index: number) => Effect.Effect<void>
-  /**
-   * A restart: the node's run starts now (the nodes' first run started long
-   * before the layer was built). Every key is lost, unless the node was made
-   * durable.
-   */
-  readonly restart: (index: number) => Effect.Effect<void>
-  /**
-   * Whether the node keeps its keys across a restart, as a server with an
-   * append-only file and `appendfsync always` does; its run says so from now
-   * on. Default `false` (no persistence).
-   */
-  readonly setDurable: (index: number, durable: boolean) => Effect.Effect<void>
-  /** Store a key of another type (as `LPUSH` would), to exercise `WrongType`. */
-  readonly putForeign: (index: number, key: string) => Effect.Effect<void>
-  /** Store a plain string key, with an optional time to live. */
-  readonly putString: (index: number, key: string, value: string, ttlMillis?: number) => Effect.Effect<void>
-  /** The live (unexpired) keys of a node; a resource's line of waiters shows as its key + `"\u0000queue"`. */
-  readonly keys: (index: number) => Effect.Effect<ReadonlyArray<string>>
-  /** How many operations the node has been asked to do, applied or not. */
-  readonly operations: (index: number) => Effect.Effect<number>
-  /** How many waiters watch a node for releases (any key). */
-  readonly releaseWatchers: (index: number) => Effect.Effect<number>
-}
+export interface MemoryNodesControl extends
+  FrontEnd.MemoryNodesControlOf<{
+    readonly Done: Effect.Effect<void>
+    readonly Keys: Effect.Effect<ReadonlyArray<string>>
+    readonly Count: Effect.Effect<number>
+    readonly Duration: Duration.DurationInput
+    readonly Failure: Option.Option<RedisNodeErrorReason>
+  }>
+{}
 
 
 /**

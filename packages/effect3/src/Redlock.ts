@@ -176,14 +176,9 @@ export type NodeKeyState =
  * @since 0.1.0
  * @category models
  */
-export interface InspectResult {
-  readonly resource: string
-  readonly nodes: ReadonlyArray<NodeKeyState>
-  /** The lock value held on a majority of nodes, if any: then the resource is locked. */
-  readonly holder: Option.Option<string>
-  /** The shortest remaining time to live among the majority that holds it. */
-  readonly ttl: Option.Option<Duration.Duration>
-}
+export interface InspectResult
+  extends FrontEnd.InspectResultOf<NodeKeyState, Option.Option<string>, Option.Option<Duration.Duration>>
+{}
 
 /**
  * The lock manager service.

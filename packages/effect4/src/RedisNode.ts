@@ -21,6 +21,7 @@ import { makeNodeError } from "./internal/nodeError.js"
 import * as TimeOf from "./internal/time.js"
 import { MemoryFleet } from "@effect-redlock/core/nodes/memory.js"
 import { RedisNodeError, RedisNodeErrorReason } from "./RedlockError.js"
+import type * as FrontEnd from "@effect-redlock/core/manager/frontEndTypes.js"
 
 export {
   /**
@@ -130,42 +131,21 @@ export type KeyReading = Node.KeyReading
 export class RedisNodes extends Context.Service<RedisNodes, ReadonlyArray<RedisNode>>()("effect-redlock/RedisNodes") {}
 
 /**
- * Fault controls of the in-memory nodes, by node index.
+ * Fault controls of the in-memory nodes, by node index (each documented in
+ * core's `manager/frontEndTypes.ts`); a failure is set until set to `undefined`.
  *
  * @since 0.2.0
  * @category models
  */
-export interface MemoryNodesControl {
-  /** The nodes, in the same order as in {@link RedisNodes}. */
-  readonly size: number
-  /** A down node drops every operation: it neither applies nor answers it. */
-  readonly setDown: (index: number, down: boolean) => Effect.Effect<void>
-  /** Added latency before each operation is applied and answered. */
-  readonly setLatency: (index: number, latency: Duration.Input) => Effect.Effect<void>
-  /** Every following operation fails with this reason, until set to `undefined`. */
-  readonly setFailure: (index: number, reason: RedisNodeErrorReason | undefined) => Effect.Effect<void>
-  /**
-   * The node's release announcements reach watchers this much after the
-   * release's answer (on Redis they travel on another connection). Default 0.
-   */
-  readonly setAnnouncementDelay: (index: number, delay: Duration.Input) => Effect.Effect<void>
-  /** Every fault of the node cleared: up, no added latency, no failure, announcements with the answers. Its keys are kept. */
-  readonly heal: (index: number) => Effect.Effect<void>
-  /** A restart: the node's run starts now. Every key is lost, unless the node was made durable. */
-  readonly restart: (index: number) => Effect.Effect<void>
-  /** Whether the node keeps its keys across a restart (as AOF with `appendfsync always`). Default `false`. */
-  readonly setDurable: (index: number, durable: boolean) => Effect.Effect<void>
-  /** Store a key of another type (as `LPUSH` would), to exercise `WrongType`. */
-  readonly putForeign: (index: number, key: string) => Effect.Effect<void>
-  /** Store a plain string key, with an optional time to live. */
-  readonly putString: (index: number, key: string, value: string, ttlMillis?: number) => Effect.Effect<void>
-  /** The live keys of a node; a resource's line of waiters shows as its key + `"\u0000queue"`. */
-  readonly keys: (index: number) => Effect.Effect<ReadonlyArray<string>>
-  /** How many operations the node has been asked to do, applied or not. */
-  readonly operations: (index: number) => Effect.Effect<number>
-  /** How many waiters watch a node for releases (any key). */
-  readonly releaseWatchers: (index: number) => Effect.Effect<number>
-}
+export interface MemoryNodesControl extends
+  FrontEnd.MemoryNodesControlOf<{
+    readonly Done: Effect.Effect<void>
+    readonly Keys: Effect.Effect<ReadonlyArray<string>>
+    readonly Count: Effect.Effect<number>
+    readonly Duration: Duration.Input
+    readonly Failure: RedisNodeErrorReason | undefined
+  }>
+{}
 
 /**
  * Fault controls of the in-memory nodes (see {@link layerMemory}).

@@ -156,18 +156,14 @@ export type NodeKeyState =
   | { readonly _tag: "Unreadable"; readonly outcome: NodeOutcome }
 
 /**
- * Who holds a resource: the value a quorum of nodes hold (`holder`) and
- * the shortest time to live left of it among them.
+ * Who holds a resource, node by node, and whether a majority agrees.
  *
  * @since 0.2.0
  * @category models
  */
-export interface InspectResult {
-  readonly resource: string
-  readonly nodes: ReadonlyArray<NodeKeyState>
-  readonly holder: Option.Option<string>
-  readonly ttl: Option.Option<Duration.Duration>
-}
+export interface InspectResult
+  extends FrontEnd.InspectResultOf<NodeKeyState, Option.Option<string>, Option.Option<Duration.Duration>>
+{}
 
 /**
  * The lock manager.

@@ -186,6 +186,23 @@ export interface ReleaseResultOf<Outcome> {
 }
 
 /**
+ * Who holds a resource, node by node, and whether a majority agrees
+ * (`inspect`).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface InspectResultOf<NodeState, Holder, Ttl> {
+  readonly resource: string
+  /** Each node's reading of the resource's key, or why it could not be read. */
+  readonly nodes: ReadonlyArray<NodeState>
+  /** The lock value held on a majority of nodes, if any: then the resource is locked. */
+  readonly holder: Holder
+  /** The shortest remaining time to live among the majority that holds it. */
+  readonly ttl: Ttl
+}
+
+/**
  * Who holds the permits of a semaphore, slot by slot (`inspectPermits`).
  *
  * @since 0.1.0
@@ -220,4 +237,66 @@ export interface ReadWriteInspectionOf<Inspection, Writer> {
    * none otherwise.
    */
   readonly writer: Writer
+}
+
+/**
+ * The types a front end's in-memory node controls are written in: the
+ * results of its controls (an effect of nothing, of the live keys, of a
+ * count), its duration input, and how it names a failure to inject or none.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface MemoryControlTypes {
+  readonly Done: unknown
+  readonly Keys: unknown
+  readonly Count: unknown
+  readonly Duration: unknown
+  readonly Failure: unknown
+}
+
+/**
+ * Fault controls of the in-memory nodes, by node index.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface MemoryNodesControlOf<T extends MemoryControlTypes> {
+  /** The nodes, in the same order as they are provided. */
+  readonly size: number
+  /** A down node drops every operation: it neither applies nor answers it. */
+  readonly setDown: (index: number, down: boolean) => T["Done"]
+  /** Added latency before each operation is applied and answered. */
+  readonly setLatency: (index: number, latency: T["Duration"]) => T["Done"]
+  /** Every following operation fails with this error reason, until set to none. */
+  readonly setFailure: (index: number, reason: T["Failure"]) => T["Done"]
+  /**
+   * The node's release announcements reach watchers this much after the
+   * release's answer (on Redis they travel on another connection). Default 0.
+   */
+  readonly setAnnouncementDelay: (index: number, delay: T["Duration"]) => T["Done"]
+  /** Every fault of the node cleared: up, no added latency, no failure, announcements with the answers. Its keys are kept. */
+  readonly heal: (index: number) => T["Done"]
+  /**
+   * A restart: the node's run starts now (the nodes' first run started long
+   * before they were made). Every key is lost, unless the node was made
+   * durable.
+   */
+  readonly restart: (index: number) => T["Done"]
+  /**
+   * Whether the node keeps its keys across a restart, as a server with an
+   * append-only file and `appendfsync always` does; its run says so from now
+   * on. Default `false` (no persistence).
+   */
+  readonly setDurable: (index: number, durable: boolean) => T["Done"]
+  /** Store a key of another type (as `LPUSH` would), to exercise `WrongType`. */
+  readonly putForeign: (index: number, key: string) => T["Done"]
+  /** Store a plain string key, with an optional time to live. */
+  readonly putString: (index: number, key: string, value: string, ttlMillis?: number) => T["Done"]
+  /** The live (unexpired) keys of a node; a resource's line of waiters shows as its key + `"\u0000queue"`. */
+  readonly keys: (index: number) => T["Keys"]
+  /** How many operations the node has been asked to do, applied or not. */
+  readonly operations: (index: number) => T["Count"]
+  /** How many waiters watch a node for releases (any key). */
+  readonly releaseWatchers: (index: number) => T["Count"]
 }
