@@ -5,18 +5,9 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Context, Effect, Exit, Layer, Scope } from "effect"
 import * as RedisFleet from "@effect-redlock/fleet/effect3.js"
+import { isRunning as alive } from "@effect-redlock/fleet/servers.js"
 import * as Redlock from "../src/Redlock.js"
 import { redis } from "./support.js"
-
-const alive = (pid: number | undefined): boolean => {
-  if (pid === undefined) return false
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch {
-    return false
-  }
-}
 
 /** Wait (bounded) until a process has exited: the OS reaps it shortly after SIGKILL. */
 const gone = (pid: number | undefined) =>

@@ -21,23 +21,12 @@ export class FleetError extends Data.TaggedError("FleetError")<{ readonly messag
 const fleetError = (cause: unknown) => new FleetError({ message: cause instanceof Error ? cause.message : String(cause), cause })
 const attempt = <A>(run: () => Promise<A>) => Effect.tryPromise({ try: run, catch: fleetError })
 
-/** One server of the fleet. Its port stays the same across restarts. */
-export interface RedisServer {
-  readonly index: number
-  readonly port: number
-  /** A cluster node's bus port (`cluster-port`), the same across restarts; `undefined` outside a cluster. */
-  readonly busPort?: number | undefined
-  /** The PID of the running process (changes on restart). */
-  readonly pid: () => number | undefined
-  /** SIGSTOP: the server keeps its socket open and answers nothing, like a hung host. */
+/** One server of the fleet (servers.ts `ServerProcess`, where each member is documented), its controls as effects. */
+export interface RedisServer extends Pick<ServerProcess, "index" | "port" | "busPort" | "pid"> {
   readonly pause: Effect.Effect<void>
-  /** SIGCONT: the server catches up with what it received while paused. */
   readonly resume: Effect.Effect<void>
-  /** SIGKILL: all keys are lost (no persistence). */
   readonly kill: Effect.Effect<void>
-  /** Start again on the same port after `kill`. */
   readonly start: Effect.Effect<void, FleetError>
-  /** Run an admin command on a separate connection (waits while the server is down or paused, at most 40 s). */
   readonly call: (command: string, ...args: ReadonlyArray<string | number>) => Effect.Effect<unknown, FleetError>
 }
 
@@ -49,25 +38,15 @@ export interface NodeOptions {
   readonly tls?: { readonly ca: string } | undefined
 }
 
-export interface Fleet {
+/** The fleet (fleet.ts `LocalFleet`, where each member is documented), its servers and operations as effects. */
+export interface Fleet extends Pick<Plain.LocalFleet, "sentinels" | "tlsCa" | "cluster"> {
   readonly servers: ReadonlyArray<RedisServer>
-  /** One replica per server (`replicaof` it), in server order, when the fleet was made with `replicas`. */
   readonly replicas: ReadonlyArray<RedisServer>
-  /** Sentinels watching every server as master `fleet-<index>`, when the fleet was made with `sentinels`. */
-  readonly sentinels: ReadonlyArray<{ readonly port: number }>
-  /** Connection options for `effect-redlock/RedisNode/Ioredis` */
+  /** Connection options for `effect-redlock/RedisNode/Ioredis` (the password `Redacted`). */
   readonly nodes: ReadonlyArray<NodeOptions>
-  /** The certificate a client of a TLS fleet trusts (PEM); `undefined` for a fleet without TLS. */
-  readonly tlsCa: string | undefined
-  /** DBSIZE of every server. */
   readonly dbsizes: Effect.Effect<ReadonlyArray<number>, FleetError>
-  /** FLUSHALL on every server, and every server running and resumed. */
   readonly reset: Effect.Effect<void, FleetError>
-  /** Until every server has its replica connected and in sync (WAIT answers 1), at most 10 s; at once without replicas. */
   readonly replicasInSync: Effect.Effect<void, FleetError>
-  /** The cluster's nodes for a node's `cluster` option, when the fleet was made with `cluster`. */
-  readonly cluster: ReadonlyArray<{ readonly host: string; readonly port: number }>
-  /** Until every server of the cluster says `cluster_state:ok` (after a restart: once it rejoined), at most 20 s; at once without `cluster`. */
   readonly clusterOk: Effect.Effect<void, FleetError>
 }
 

@@ -91,11 +91,22 @@ export const signal = (pid: number | undefined, name: NodeJS.Signals): void => {
   }
 }
 
+/** Whether a process of this PID is running (signal 0 checks without sending anything). */
+export const isRunning = (pid: number | undefined): boolean => {
+  if (pid === undefined) return false
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch {
+    return false
+  }
+}
+
 /** `work`, or a rejection after `millis`, or as soon as `exited` rejects: a dead server never answers. */
 const within = <A>(work: Promise<A>, millis: number, what: string, exited?: Promise<never>): Promise<A> => {
   let timer: ReturnType<typeof setTimeout> | undefined
   const late = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what}: no answer within ${millis} ms`)), millis)
+    timer = setTimeout(() => reject(new Error(`${what} within ${millis} ms`)), millis)
   })
   return Promise.race(exited === undefined ? [work, late] : [work, exited, late]).finally(() => clearTimeout(timer))
 }
@@ -154,8 +165,8 @@ export const startServer = async (spec: ServerSpec): Promise<ServerProcess> => {
     })
     admin.on("error", () => {}) // it reconnects on its own; errors surface on the commands
     const ready = async (exited: Promise<never>) => {
-      await within(admin.ping(), readyWithinMillis, `redis-server on port ${port}`, exited)
-      if (spec.setUp !== undefined) await within(spec.setUp(admin), readyWithinMillis, `redis-server on port ${port} set up`, exited)
+      await within(admin.ping(), readyWithinMillis, `redis-server on port ${port}: no answer`, exited)
+      if (spec.setUp !== undefined) await within(spec.setUp(admin), readyWithinMillis, `redis-server on port ${port}: its set-up did not end`, exited)
     }
     try {
       await ready(current.exited)
@@ -189,7 +200,7 @@ export const startServer = async (spec: ServerSpec): Promise<ServerProcess> => {
         await ready(current.exited)
       },
       call: (command, ...args) =>
-        within(admin.call(command, ...args), callWithinMillis, `server ${spec.index} (port ${port}): ${command}`).catch((cause) => {
+        within(admin.call(command, ...args), callWithinMillis, "no answer").catch((cause) => {
           throw new Error(`server ${spec.index} (port ${port}): ${command} failed: ${(cause as Error).message}`, { cause })
         }),
       stop: async () => {

@@ -10,17 +10,7 @@ import * as Os from "node:os"
 import * as Path from "node:path"
 import { afterAll, describe, expect, it } from "vitest"
 import { startLocalFleet } from "../src/fleet.js"
-import { startServer } from "../src/servers.js"
-
-const alive = (pid: number | undefined): boolean => {
-  if (pid === undefined) return false
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch {
-    return false
-  }
-}
+import { isRunning as alive, startServer } from "../src/servers.js"
 
 /** A port held by a listener of this process until `close`. */
 const takenPort = () =>

@@ -10,6 +10,7 @@
 import type { RefusalReason } from "../engine/attempt.js"
 import type { LossReason } from "../engine/holding.js"
 import * as Messages from "../engine/messages.js"
+import type { RefusalFields } from "../engine/slots.js"
 import type { MakeNodeError, NodeErrorReason, NodeOutcome } from "../engine/node.js"
 
 /** The mark of this module's errors, by which the Effect packages' classes recognise them. */
@@ -122,14 +123,7 @@ export class LockNotAcquired extends PlainError {
   readonly quorum: number
   /** What each node answered on the last attempt. */
   readonly outcomes: ReadonlyArray<Outcome>
-  constructor(fields: {
-    readonly resources: ReadonlyArray<string>
-    readonly reason: RefusalReason
-    readonly attempts: number
-    readonly elapsedMillis: number
-    readonly quorum: number
-    readonly outcomes: ReadonlyArray<NodeOutcome>
-  }) {
+  constructor(fields: RefusalFields<NodeOutcome>) {
     super()
     this.resources = fields.resources
     this.reason = fields.reason
