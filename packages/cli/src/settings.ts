@@ -5,7 +5,7 @@
  * the library's default. A value that cannot be read is a `UsageError`
  * naming where it came from: the flag where one was given, else the variable.
  */
-import { readMillis } from "@effect-redlock/core/manager/durations.js"
+import { configMillis } from "@effect-redlock/core/manager/durations.js"
 import type { ManagerOptions } from "@effect-redlock/core/manager/settings.js"
 import * as Address from "@effect-redlock/core/nodes/address.js"
 import { hidePassword } from "@effect-redlock/core/engine/options.js"
@@ -40,16 +40,8 @@ interface Given {
   readonly source: string
 }
 
-const shortDuration = /^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)\s*$/
-const shortUnits: Record<string, number> = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000 }
-
-/** `500ms`, `30s`, `2m`, `1h`, or what Effect reads from a string (`30 seconds`), in ms; `undefined`: not a finite duration. */
-export const parseDuration = (text: string): number | undefined => {
-  const short = shortDuration.exec(text)
-  if (short !== null) return Number(short[1]) * shortUnits[short[2]]
-  const millis = readMillis(text)
-  return millis !== undefined && Number.isFinite(millis) ? millis : undefined
-}
+/** `500ms`, `30s`, `2m`, `1h`, or a duration's text (`30 seconds`), in ms; `undefined`: not a finite duration (core's). */
+export const parseDuration = configMillis
 
 export const durationOf = (given: Given): number => {
   const millis = parseDuration(given.text)

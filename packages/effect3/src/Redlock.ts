@@ -298,9 +298,19 @@ export const layer = (options?: Options): Layer.Layer<Redlock, InvalidOptions, R
  * @category layers
  */
 export const layerConfig = (
-  config: Config.Config<Options> = RedlockConfig.options
+  config: Config.Config<Options> = optionsConfig
 ): Layer.Layer<Redlock, ConfigError.ConfigError | InvalidOptions, RedisNodes> =>
   Layer.effect(Redlock, Effect.flatMap(config, make))
+
+/**
+ * The manager's options from configuration, as {@link layerConfig} reads them
+ * by default (the variables are listed there): to read them elsewhere, or to
+ * combine them with a program's own configuration.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const optionsConfig: Config.Config<Options> = RedlockConfig.options
 
 /**
  * A finite duration as people write one in configuration or on a command

@@ -23,10 +23,24 @@ export {
    */
   isRedisNodeError,
   /**
+   * What one node answered to one operation of a lock (see `RedisNode.NodeOutcome`).
+   *
+   * @since 0.1.0
+   * @category models
+   */
+  NodeOutcome,
+  /**
    * @since 0.1.0
    * @category errors
    */
-  RedisNodeError
+  RedisNodeError,
+  /**
+   * Why a node could not carry out an operation (see `RedisNode.RedisNodeErrorReason`).
+   *
+   * @since 0.1.0
+   * @category errors
+   */
+  RedisNodeErrorReason
 } from "./internal/nodes.js"
 
 export {

@@ -5,7 +5,7 @@
  * and shared. Each driver's test file runs it with its driver.
  */
 import { assert } from "@effect/vitest"
-import { ConfigProvider, Context, Duration, Effect, Exit, Layer, Logger, Option, Redacted, Schedule, Scope } from "effect"
+import { ConfigError, ConfigProvider, Context, Duration, Effect, Exit, Layer, Logger, Option, Redacted, Schedule, Scope } from "effect"
 import * as RedisFleet from "@effect-redlock/fleet/effect3.js"
 import type * as DriverNodes from "../src/internal/driverNodes.js"
 import * as Scripts from "@effect-redlock/core/nodes/scripts.js"
@@ -168,6 +168,7 @@ export const driverSuite = <Client>(it: It, driver: DriverUnderTest<Client>) => 
           nodesOf(driver.layerConfig()).pipe(Effect.withConfigProvider(provider))
         )
         assert.isTrue(Exit.isFailure(exit))
+        assert.isTrue(ConfigError.isConfigError(failureOf(exit)), "a ConfigError, as on Effect 4")
         const text = String(failureOf(exit))
         assert.include(text, "REDLOCK_NODES")
         assert.notInclude(text, "s3cret")

@@ -7,7 +7,8 @@
 import type * as Duration from "effect/Duration"
 import type * as Effect from "effect/Effect"
 import * as internal from "./internal/lock.js"
-import type { FencingTokenUnavailable, LockLost, NodeOutcome } from "./RedlockError.js"
+import * as Time from "./internal/time.js"
+import type { FencingTokenUnavailable, LockLost, NodeOutcome, ValidityTooShort } from "./RedlockError.js"
 
 /**
  * @since 0.2.0
@@ -38,6 +39,8 @@ export interface Lock {
   readonly ttl: Duration.Duration
   /** How long the lock was valid for when granted: ttl − elapsed − clock drift. */
   readonly validity: Duration.Duration
+  /** The current validity deadline, in milliseconds on the monotonic timeline of `Clock` (see {@link monotonicMillis}). */
+  readonly validUntilMillis: number
   /** How many attempts the acquisition took. */
   readonly attempts: number
   /** How many times it was extended. */
@@ -61,7 +64,23 @@ export interface Lock {
   readonly fencingToken: Effect.Effect<bigint, LockLost | FencingTokenUnavailable>
   /** The tokens of every resource of the lock, in order. */
   readonly fencingTokens: Effect.Effect<ReadonlyArray<bigint>, LockLost | FencingTokenUnavailable>
+  /**
+   * Run `self` only if at least `minRemaining` of validity is left (and the
+   * lock is not lost); otherwise fail without starting it. Use it in front of
+   * a side effect that must not start late.
+   */
+  readonly guard: (
+    minRemaining: Duration.Input
+  ) => <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.Effect<A, E | LockLost | ValidityTooShort, R>
 }
+
+/**
+ * The monotonic time in milliseconds, on the same timeline as `validUntilMillis`.
+ *
+ * @since 0.2.0
+ * @category utils
+ */
+export const monotonicMillis: Effect.Effect<number> = Time.currentMillis
 
 /**
  * @since 0.2.0

@@ -16,14 +16,27 @@ import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import type * as Option from "effect/Option"
 import type * as Node from "@effect-redlock/core/engine/node.js"
 import { makeNodeError } from "./internal/nodeError.js"
 import * as TimeOf from "./internal/time.js"
 import { MemoryFleet } from "@effect-redlock/core/nodes/memory.js"
-import { RedisNodeError, RedisNodeErrorReason } from "./RedlockError.js"
+import { isRedisNodeError, NodeOutcome, RedisNodeError, RedisNodeErrorReason } from "./RedlockError.js"
 import type * as FrontEnd from "@effect-redlock/core/manager/frontEndTypes.js"
 
 export {
+  /**
+   * @since 0.2.0
+   * @category errors
+   */
+  isRedisNodeError,
+  /**
+   * What one node answered to one operation of a lock (see `RedlockError.NodeOutcome`).
+   *
+   * @since 0.2.0
+   * @category models
+   */
+  NodeOutcome,
   /**
    * An operation on one node failed (see `RedlockError.RedisNodeError`).
    *
@@ -121,6 +134,19 @@ export type ReleaseWatch = Node.ReleaseWatch
  * @category models
  */
 export type KeyReading = Node.KeyReading
+
+/**
+ * The state of one key on one node, as `Redlock.inspect` reads it.
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export interface KeyState {
+  /** The value the key holds, if it exists. */
+  readonly value: Option.Option<string>
+  /** Remaining time to live; `None` when the key is missing or never expires. */
+  readonly ttl: Option.Option<Duration.Duration>
+}
 
 /**
  * The set of independent Redis masters a lock manager uses, in a fixed order.

@@ -29,6 +29,7 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
 import * as Acquisition from "./internal/acquisition.js"
+import * as RedlockConfig from "./internal/config.js"
 import * as Extension from "./internal/extension.js"
 import * as Inspection from "./internal/inspection.js"
 import { whileHolding } from "./internal/lock.js"
@@ -42,7 +43,7 @@ import type { Lock } from "./Lock.js"
 import type { ReadWriteInspection, ReadWriteOptions } from "./ReadWriteLock.js"
 import type { PermitOptions, PermitsInspection } from "./Semaphore.js"
 import { RedisNodes } from "./RedisNode.js"
-import type { RedisNode } from "./RedisNode.js"
+import type { KeyState, RedisNode } from "./RedisNode.js"
 import type * as FrontEnd from "@effect-redlock/core/manager/frontEndTypes.js"
 import type {
   ExtensionLimitReached,
@@ -147,12 +148,7 @@ export interface ReleaseResult extends FrontEnd.ReleaseResultOf<NodeOutcome> {}
  * @category models
  */
 export type NodeKeyState =
-  | {
-    readonly _tag: "Read"
-    readonly node: string
-    readonly value: Option.Option<string>
-    readonly ttl: Option.Option<Duration.Duration>
-  }
+  | { readonly _tag: "Read"; readonly node: string; readonly state: KeyState }
   | { readonly _tag: "Unreadable"; readonly outcome: NodeOutcome }
 
 /**
@@ -166,38 +162,62 @@ export interface InspectResult
 {}
 
 /**
- * The lock manager.
+ * The lock manager service.
  *
  * @since 0.2.0
- * @category services
+ * @category models
  */
-export class Redlock extends Context.Service<Redlock, {
+export interface RedlockService {
   readonly nodes: ReadonlyArray<RedisNode>
+  /** How many nodes must agree: floor(N / 2) + 1. */
   readonly quorum: number
   readonly acquire: (
     resources: string | ReadonlyArray<string>,
     options: AcquireOptions
   ) => Effect.Effect<Lock, InvalidOptions | LockNotAcquired, Scope.Scope>
+  /**
+   * Release now, on every node, and report what each node answered. The scope
+   * finalizer of the lock then has nothing left to do.
+   */
   readonly release: (lock: Lock) => Effect.Effect<ReleaseResult>
+  /**
+   * Extend the lock's keys to `ttl` (default: the lock's ttl) on every node,
+   * and move its deadline as acquire would compute it.
+   */
   readonly extend: (
     lock: Lock,
     ttl?: Duration.Input
   ) => Effect.Effect<Lock, InvalidOptions | LockLost | LockNotExtended | ExtensionLimitReached>
+  /** Read who holds a resource on each node. Needs no lock. */
   readonly inspect: (resource: string) => Effect.Effect<InspectResult, InvalidOptions>
-  /** One permit of a semaphore (see `Semaphore.acquire`). */
-  readonly acquirePermit: (resource: string, options: PermitOptions) => Effect.Effect<Lock, InvalidOptions | LockNotAcquired | SettingConflict, Scope.Scope>
+  /** One permit of a counting semaphore on `resource` (see the `Semaphore` module). */
+  readonly acquirePermit: (
+    resource: string,
+    options: PermitOptions
+  ) => Effect.Effect<Lock, InvalidOptions | LockNotAcquired | SettingConflict, Scope.Scope>
+  /** Who holds each permit of a semaphore (see the `Semaphore` module). */
   readonly inspectPermits: (resource: string, limit: number) => Effect.Effect<PermitsInspection, InvalidOptions>
-  /** A read-write lock's read and write holds (see `ReadWriteLock`). */
+  /** Hold `resource` for reading (see the `ReadWriteLock` module). */
   readonly acquireRead: (
     resource: string,
     options: ReadWriteOptions
   ) => Effect.Effect<Lock, InvalidOptions | LockNotAcquired | SettingConflict | SelfDeadlock, Scope.Scope>
+  /** Hold `resource` for writing (see the `ReadWriteLock` module). */
   readonly acquireWrite: (
     resource: string,
     options: ReadWriteOptions
   ) => Effect.Effect<Lock, InvalidOptions | LockNotAcquired | SettingConflict | SelfDeadlock, Scope.Scope>
+  /** Who holds a read-write lock (see the `ReadWriteLock` module). */
   readonly inspectReadWrite: (resource: string, maxReaders?: number) => Effect.Effect<ReadWriteInspection, InvalidOptions>
-}>()("effect-redlock/Redlock") {}
+}
+
+/**
+ * The lock manager.
+ *
+ * @since 0.2.0
+ * @category services
+ */
+export class Redlock extends Context.Service<Redlock, RedlockService>()("effect-redlock/Redlock") {}
 
 /**
  * A manager over the nodes of `RedisNodes`.
@@ -233,30 +253,27 @@ export const layer = (options: Options = {}): Layer.Layer<Redlock, InvalidOption
   Layer.effect(Redlock, make(options))
 
 /**
- * The manager's options from configuration, each optional:
- * `REDLOCK_KEY_PREFIX`, `REDLOCK_DRIFT_FACTOR`, `REDLOCK_NODE_TIMEOUT`,
- * `REDLOCK_MAX_EXTENSIONS`, `REDLOCK_FENCE_PREFIX`, `REDLOCK_MAX_TTL`,
- * `REDLOCK_RESTART_QUARANTINE` (durations as Effect's `Config.Duration`
- * reads them: `"30 seconds"`).
+ * The manager's options from configuration (by default the environment);
+ * every variable is optional and falls back to the option's default:
+ * `REDLOCK_KEY_PREFIX`, `REDLOCK_DRIFT_FACTOR`, `REDLOCK_NODE_TIMEOUT` (a
+ * duration such as `50ms`, read by {@link parseDuration}), `REDLOCK_MAX_EXTENSIONS`,
+ * `REDLOCK_FENCE_PREFIX`, `REDLOCK_MAX_TTL` (e.g. `30s`), `REDLOCK_RESTART_QUARANTINE`
+ * (`true`/`false`). A value that does not read is a `ConfigError` naming its variable.
  *
  * @since 0.2.0
  * @category layers
  */
-export const optionsConfig: Config.Config<Options> = Config.all({
-  keyPrefix: Config.option(Config.String("REDLOCK_KEY_PREFIX")),
-  driftFactor: Config.option(Config.Number("REDLOCK_DRIFT_FACTOR")),
-  nodeTimeout: Config.option(Config.Duration("REDLOCK_NODE_TIMEOUT")),
-  maxExtensions: Config.option(Config.Int("REDLOCK_MAX_EXTENSIONS")),
-  fencePrefix: Config.option(Config.String("REDLOCK_FENCE_PREFIX")),
-  maxTtl: Config.option(Config.Duration("REDLOCK_MAX_TTL")),
-  restartQuarantine: Config.option(Config.Boolean("REDLOCK_RESTART_QUARANTINE"))
-}).pipe(Config.map((read) =>
-  Object.fromEntries(
-    Object.entries(read as Record<string, Option.Option<unknown>>).flatMap(([name, value]) =>
-      Option.isSome(value) ? [[name, value.value]] : []
-    )
-  ) as Options
-))
+export const optionsConfig: Config.Config<Options> = RedlockConfig.options
+
+/**
+ * A finite duration as people write one in configuration or on a command
+ * line: `500ms`, `30s`, `2m`, `1h`, or a duration's text (`"30 seconds"`).
+ * `layerConfig` reads durations with it.
+ *
+ * @since 0.2.0
+ * @category utils
+ */
+export const parseDuration: (text: string) => Option.Option<Duration.Duration> = RedlockConfig.parseDuration
 
 /**
  * The manager with its options from configuration ({@link optionsConfig}).

@@ -52,6 +52,15 @@ export class RedisNodeError extends Schema.TaggedError<RedisNodeError>("effect-r
   }
 }
 
+// The promise API's nodes fail with core's plain RedisNodeError.
+recognisePlain(RedisNodeError, "RedisNodeError")
+
+/**
+ * @since 0.2.0
+ * @category guards
+ */
+export const isRedisNodeError = (u: unknown): u is RedisNodeError => u instanceof RedisNodeError
+
 /**
  * What one node answered to one operation of a lock.
  *
@@ -310,6 +319,46 @@ export class StaleFencingToken extends Schema.TaggedError<StaleFencingToken>("ef
 }
 
 /**
+ * `Lock.guard` refused to start an effect: less validity is left than it needs.
+ *
+ * @since 0.2.0
+ * @category errors
+ */
+export class ValidityTooShort extends Schema.TaggedError<ValidityTooShort>("effect-redlock/ValidityTooShort")(
+  "ValidityTooShort",
+  {
+    resources: Schema.Array(Schema.String),
+    remainingMillis: Schema.Number,
+    requiredMillis: Schema.Number
+  }
+) {
+  /**
+   * @since 0.2.0
+   */
+  override get message(): string {
+    return Messages.validityTooShort(this.resources, this.remainingMillis, this.requiredMillis)
+  }
+}
+
+/**
+ * The promise code's lock manager (`effect-redlock/Promise`) was closed:
+ * every call made after `close()` rejects with it at once, as does each
+ * acquisition still waiting when it was called (after leaving its lines).
+ * The Effect API never fails with it: its manager ends with its scope.
+ *
+ * @since 0.2.0
+ * @category errors
+ */
+export class ManagerClosed extends Schema.TaggedError<ManagerClosed>("effect-redlock/ManagerClosed")("ManagerClosed", {}) {
+  /**
+   * @since 0.2.0
+   */
+  override get message(): string {
+    return Messages.managerClosed
+  }
+}
+
+/**
  * Every error a lock operation fails with.
  *
  * @since 0.2.0
@@ -321,6 +370,7 @@ export type RedlockError =
   | LockLost
   | LockNotExtended
   | ExtensionLimitReached
+  | ValidityTooShort
   | FencingTokenUnavailable
   | SettingConflict
   | SelfDeadlock
@@ -331,16 +381,17 @@ export type RedlockError =
  */
 export const isRedlockError = (u: unknown): u is RedlockError =>
   u instanceof InvalidOptions || u instanceof LockNotAcquired || u instanceof LockLost || u instanceof LockNotExtended ||
-  u instanceof ExtensionLimitReached || u instanceof FencingTokenUnavailable || u instanceof SettingConflict || u instanceof SelfDeadlock
+  u instanceof ExtensionLimitReached || u instanceof ValidityTooShort || u instanceof FencingTokenUnavailable ||
+  u instanceof SettingConflict || u instanceof SelfDeadlock
 
 // The promise API (effect-redlock/Promise) rejects with core's plain errors of the same names.
 for (const [errorClass, tag] of [
-  [RedisNodeError, "RedisNodeError"],
   [InvalidOptions, "InvalidOptions"],
   [LockNotAcquired, "LockNotAcquired"],
   [LockLost, "LockLost"],
   [LockNotExtended, "LockNotExtended"],
   [ExtensionLimitReached, "ExtensionLimitReached"],
   [SettingConflict, "SettingConflict"],
+  [ManagerClosed, "ManagerClosed"],
   [FencingTokenUnavailable, "FencingTokenUnavailable"]
 ] as const) recognisePlain(errorClass, tag)

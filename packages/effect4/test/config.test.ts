@@ -3,12 +3,13 @@
  * deployment gives them.
  */
 import { assert, it } from "@effect/vitest"
+import * as Config from "effect/Config"
 import * as ConfigProvider from "effect/ConfigProvider"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
 import * as Context from "effect/Context"
-import { Redlock } from "effect-redlock"
+import { Redlock, RedisNode } from "effect-redlock"
 import * as Ioredis from "effect-redlock/RedisNode/Ioredis"
 import { Redis } from "ioredis"
 import { layerLocal, RedisFleet } from "./fleet.js"
@@ -22,7 +23,8 @@ it.live("REDLOCK_NODES and the options' variables make the manager: its key pref
     const env = {
       REDLOCK_NODES: fleet.nodes.map((node) => `redis://127.0.0.1:${node.port}`).join(","),
       REDLOCK_KEY_PREFIX: "app:",
-      REDLOCK_MAX_TTL: "10 seconds",
+      // As people write durations (parseDuration), as on Effect 3.
+      REDLOCK_MAX_TTL: "10s",
       REDLOCK_RESTART_QUARANTINE: "false"
     }
     yield* Effect.provide(
@@ -41,9 +43,25 @@ it.live("REDLOCK_NODES and the options' variables make the manager: its key pref
     )
     const missing = yield* Effect.flip(Effect.provide(Redlock.Redlock, configured({})))
     assert.include(String(missing), "REDLOCK_NODES")
+    const unreadable = yield* Effect.flip(Effect.provide(Redlock.Redlock, configured({ ...env, REDLOCK_NODE_TIMEOUT: "soon" })))
+    assert.instanceOf(unreadable, Config.ConfigError)
+    assert.include(unreadable.message, "REDLOCK_NODE_TIMEOUT")
+    assert.include(unreadable.message, "not a duration")
     const bad = yield* Effect.flip(Effect.provide(Redlock.Redlock, configured({ ...env, REDLOCK_DRIFT_FACTOR: "2" })))
     assert.strictEqual(bad._tag === "InvalidOptions" ? bad.option : bad._tag, "driftFactor")
   }).pipe(Effect.provide(layerLocal(3))))
+
+it.effect("a REDLOCK_NODES entry that is no redis:// URL is a ConfigError naming the variable, as on Effect 3, the password hidden", () =>
+  Effect.gen(function*() {
+    const nodes = Ioredis.layerConfig().pipe(Layer.provide(ConfigProvider.layer(ConfigProvider.fromEnvRecord({
+      REDLOCK_NODES: "redis://127.0.0.1:1,ftp://me:s3cret@x"
+    }))))
+    const error = yield* Effect.flip(Effect.provide(Effect.service(RedisNode.RedisNodes), nodes))
+    assert.instanceOf(error, Config.ConfigError)
+    assert.include(error.message, "REDLOCK_NODES")
+    assert.include(error.message, "not a redis:// URL")
+    assert.notInclude(error.message, "s3cret")
+  }))
 
 it.effect("node options that are no list, no object (a URL: its password hidden), a bad host (a URL) or client, port or connectTimeout, one server twice: InvalidOptions naming it, nothing opened", () =>
   Effect.gen(function*() {

@@ -52,6 +52,11 @@ export const fencingTokenUnavailable = (resources: ReadonlyArray<string>, outcom
 export const staleFencingToken = (key: string, token: bigint, highestSeen: bigint): string =>
   `write to ${key} refused: fencing token ${token} is not above ${highestSeen}, already seen`
 
+export const validityTooShort = (resources: ReadonlyArray<string>, remainingMillis: number, requiredMillis: number): string =>
+  `lock on ${resources.join(", ")} has ${Math.round(remainingMillis)} ms left, ${requiredMillis} ms needed`
+
+export const managerClosed = "this lock manager was closed (close()): make a new one to lock again"
+
 export const extensionLimitReached = (resources: ReadonlyArray<string>, maxExtensions: number): string =>
   `lock on ${resources.join(", ")} already extended ${maxExtensions} times (maxExtensions)`
 

@@ -90,3 +90,18 @@ export const readMillis: ReadMillis = (input) => {
       return undefined
   }
 }
+
+const shortDuration = /^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)\s*$/
+const millisPerShortUnit: Record<string, number> = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000 }
+
+/**
+ * A finite duration as people write one in configuration or on a command
+ * line, in milliseconds: `500ms`, `30s`, `2m`, `1h`, or a duration's text
+ * (`"30 seconds"`); `undefined`: not one. Every line's `Redlock.parseDuration`.
+ */
+export const configMillis = (text: string): number | undefined => {
+  const short = shortDuration.exec(text)
+  if (short !== null) return Number(short[1]) * millisPerShortUnit[short[2]]
+  const millis = readMillis(text)
+  return millis !== undefined && Number.isFinite(millis) && millis >= 0 ? millis : undefined
+}

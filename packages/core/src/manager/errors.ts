@@ -195,7 +195,7 @@ export class SettingConflict extends PlainError {
 export class ManagerClosed extends PlainError {
   readonly _tag = "ManagerClosed"
   override get message(): string {
-    return "this lock manager was closed (close()): make a new one to lock again"
+    return Messages.managerClosed
   }
 }
 

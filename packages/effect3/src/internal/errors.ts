@@ -224,7 +224,7 @@ export class ManagerClosed extends Schema.TaggedError<ManagerClosed>("effect-red
    * @since 0.1.0
    */
   override get message(): string {
-    return "this lock manager was closed (close()): make a new one to lock again"
+    return Messages.managerClosed
   }
 }
 
@@ -294,8 +294,7 @@ export class ValidityTooShort extends Schema.TaggedError<ValidityTooShort>("effe
    * @since 0.1.0
    */
   override get message(): string {
-    return `lock on ${this.resources.join(", ")} has ${Math.round(this.remainingMillis)} ms left, ` +
-      `${this.requiredMillis} ms needed`
+    return Messages.validityTooShort(this.resources, this.remainingMillis, this.requiredMillis)
   }
 }
 

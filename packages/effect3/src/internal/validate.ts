@@ -10,6 +10,7 @@ import * as Option from "effect/Option"
 import * as Schedule from "effect/Schedule"
 import { InvalidOptions } from "./errors.js"
 import * as Options from "@effect-redlock/core/engine/options.js"
+import { configMillis } from "@effect-redlock/core/manager/durations.js"
 
 /** At most this many resources per lock (one script call carries all their keys). */
 export const maxResources = Options.maxResources
@@ -109,17 +110,6 @@ export const autoExtend = (input: unknown): Either.Either<number | undefined, In
 export const fencePrefix = (input: unknown, keyPrefix: string): Either.Either<string, InvalidOptions> =>
   checked(Options.fencePrefix(input, keyPrefix))
 
-const shortDuration = /^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)\s*$/
-const shortUnits: Record<string, (n: number) => Duration.Duration> = {
-  ms: Duration.millis,
-  s: Duration.seconds,
-  m: Duration.minutes,
-  h: Duration.hours
-}
-
-/** `Redlock.parseDuration`: `500ms`, `30s`, `2m`, `1h`, or what `Duration.decode` reads from a string. */
-export const parseDuration = (text: string): Option.Option<Duration.Duration> => {
-  const short = shortDuration.exec(text)
-  if (short !== null) return Option.some(shortUnits[short[2]](Number(short[1])))
-  return Option.filter(Duration.decodeUnknown(text), Duration.isFinite)
-}
+/** `Redlock.parseDuration` (core's manager/durations.ts). */
+export const parseDuration = (text: string): Option.Option<Duration.Duration> =>
+  Option.map(Option.fromNullable(configMillis(text)), Duration.millis)

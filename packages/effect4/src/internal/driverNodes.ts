@@ -13,6 +13,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
+import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import * as Options from "@effect-redlock/core/engine/options.js"
 import * as CoreNodes from "@effect-redlock/core/nodes/nodeOptions.js"
@@ -74,12 +75,19 @@ export const layer = <Client>(driver: Driver<Client>) =>
     })
   )
 
+// A URL that is not one is a ConfigError naming REDLOCK_NODES, as in the Effect 3 line: Effect 4's
+// ConfigError carries a SchemaError, so the check is the schema's.
+const nodeUrls = Schema.String.check(Schema.makeFilter((list: string) => {
+  const problem = CoreNodes.fromUrls(list.split(",").map((url) => url.trim()), undefined, (password) => password)
+  return problem instanceof Options.Problem ? problem.detail : true
+}))
+
 /** The configuration `layerConfig` reads by default: `REDLOCK_NODES` (comma-separated URLs) and `REDLOCK_PASSWORD`. */
 export const defaultConfig: Config.Config<{
   readonly urls: ReadonlyArray<string>
   readonly password: Option.Option<Redacted.Redacted<string>>
 }> = Config.all({
-  urls: Config.map(Config.String("REDLOCK_NODES"), (list) => list.split(",").map((url) => url.trim())),
+  urls: Config.map(Config.schema(nodeUrls, "REDLOCK_NODES"), (list) => list.split(",").map((url) => url.trim())),
   password: Config.option(Config.Redacted("REDLOCK_PASSWORD"))
 })
 

@@ -38,8 +38,10 @@ export const inspectChecked = (settings: Settings, resource: string): Effect.Eff
             return {
               _tag: "Read",
               node: outcome.node,
-              value: Option.fromUndefinedOr(reading.value),
-              ttl: Option.map(Option.fromUndefinedOr(reading.ttlMillis), Duration.millis)
+              state: {
+                value: Option.fromUndefinedOr(reading.value),
+                ttl: Option.map(Option.fromUndefinedOr(reading.ttlMillis), Duration.millis)
+              }
             }
           })
           const values = answers.map((reading) => reading?.value)

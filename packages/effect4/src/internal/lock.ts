@@ -11,7 +11,7 @@ import * as Semaphore from "effect/Semaphore"
 import { Holding, type LossReason } from "@effect-redlock/core/engine/holding.js"
 import type { Time } from "@effect-redlock/core/engine/time.js"
 import type * as Lock from "../Lock.js"
-import { type FencingTokenUnavailable, LockLost, type NodeOutcome } from "../RedlockError.js"
+import { type FencingTokenUnavailable, LockLost, type NodeOutcome, ValidityTooShort } from "../RedlockError.js"
 import * as Metrics from "./metrics.js"
 
 export const TypeId = "~effect-redlock/Lock" as const
@@ -96,6 +96,25 @@ export class HeldLock extends Holding implements Lock.Lock {
 
   protected lostFor(reason: LossReason): void {
     Metrics.lost(reason)
+  }
+
+  get validUntilMillis(): number {
+    return this.deadline
+  }
+
+  readonly guard = (minRemaining: Duration.Input) => {
+    const requiredMillis = Duration.toMillis(Duration.fromInputUnsafe(minRemaining))
+    // As `fencingTokens`: a released lock is lost, a lock past its deadline has expired.
+    return <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E | LockLost | ValidityTooShort, R> =>
+      Effect.suspend((): Effect.Effect<A, E | LockLost | ValidityTooShort, R> => {
+        if (this.released) this.markLostQuietly("Released")
+        const remainingMillis = this.deadline - this.time.now()
+        if (remainingMillis <= 0) this.markLostQuietly("Expired")
+        if (this.lostBecause !== undefined) return Effect.fail(this.lostBecause)
+        return remainingMillis < requiredMillis
+          ? Effect.fail(new ValidityTooShort({ resources: this.resources, remainingMillis, requiredMillis }))
+          : self
+      })
   }
 
   get extensions(): number {
