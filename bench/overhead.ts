@@ -6,7 +6,8 @@
 import { Duration, Effect, Layer, ManagedRuntime } from "effect"
 import { makeRedlock } from "effect-redlock/Promise"
 import * as Redlock from "effect-redlock/Redlock"
-import { fromPromises, type NodePromises, type RedisNode, RedisNodes } from "effect-redlock/RedisNode"
+import type { NodePromises, RedisNode } from "effect-redlock/RedisNode"
+import { RedisNodes } from "effect-redlock/RedisNode"
 
 const instant = (name: string): RedisNode => {
   const promises: NodePromises = {
@@ -19,7 +20,7 @@ const instant = (name: string): RedisNode => {
     commitFences: () => Promise.resolve(true),
     inspect: () => Promise.resolve({ value: undefined, ttlMillis: undefined })
   }
-  return fromPromises({ name, run: () => ({ _tag: "Known", id: name, startedAtMillis: 0 }), promises })
+  return { name, run: () => ({ _tag: "Known", id: name, startedAtMillis: 0 }), promises }
 }
 
 const cycles = Number(process.argv[2] ?? 50_000)

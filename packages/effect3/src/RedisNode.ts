@@ -168,8 +168,36 @@ export type TurnAnswer = Node.TurnAnswer
 export type ReleaseWatch = Node.ReleaseWatch
 
 /**
- * One independent Redis master. Every operation is atomic on the node and
- * takes fully prefixed keys.
+ * One independent Redis master, as the lock manager talks to it: its
+ * operations as promises (`promises`, each rejecting only with a
+ * `RedisNodeError`), its release announcements as plain calls. It is the
+ * engine's node (`@effect-redlock/core/engine/node.js`), the same in the
+ * Effect 3 line, the Effect 4 line and the promise API: one operation goes to
+ * all nodes from a single asynchronous step, with no fiber per node
+ * (docs/how-it-works.md). Every operation is atomic on the node and takes
+ * fully prefixed keys; each is documented at {@link EffectNode}, whose
+ * effects are these promises' counterparts.
+ *
+ * - `name`: for messages and outcomes, such as `127.0.0.1:6379`; never a password.
+ * - `run()`: the server run the node talks to now (the restart quarantine's).
+ * - `promises`: the operations (see {@link NodePromises}).
+ * - `watchReleasesNow(key, onRelease)` (optional): `EffectNode.watchReleases` as a plain call.
+ * - `hearsReleases()`, `countsHandOvers` (optional): as on {@link EffectNode}.
+ *
+ * Operations do not time out on their own: the lock manager applies the
+ * per-node timeout. An operation whose caller stopped waiting may still take
+ * effect; operations of one node are applied in the order they were issued.
+ * A node written with effects becomes one with {@link fromEffects}.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type RedisNode = Node.Node
+
+/**
+ * One independent Redis master written with effects, for {@link fromEffects}:
+ * the operations the Redlock algorithm needs, each atomic on the node, taking
+ * fully prefixed keys and failing only with a `RedisNodeError`.
  *
  * Operations do not time out on their own: the lock manager applies the
  * per-node timeout. An operation that was interrupted may still take effect on
@@ -179,7 +207,7 @@ export type ReleaseWatch = Node.ReleaseWatch
  * @since 0.1.0
  * @category models
  */
-export interface RedisNode {
+export interface EffectNode {
   /** A name for messages and outcomes, such as `127.0.0.1:6379`. Never holds a password. */
   readonly name: string
   /**
@@ -187,16 +215,6 @@ export interface RedisNode {
    * state, cheap enough to call on every operation.
    */
   readonly run: () => NodeRun
-  /**
-   * The same operations as promises, which the lock manager's engine calls
-   * (docs/how-it-works.md): one operation goes to all nodes from a single
-   * asynchronous step, with no fiber per node. Each promise rejects only
-   * with a `RedisNodeError`. The ioredis and in-memory nodes have them.
-   * Optional: a node without them has its effects run in the lock
-   * manager's runtime. A node made from another by overriding operations
-   * must override these too (or leave them out).
-   */
-  readonly promises?: NodePromises | undefined
   /**
    * Call `onRelease` whenever an announced release (see `release`) deletes
    * `key` on this node, or the first waiter in line for a free `key` leaves
@@ -210,14 +228,6 @@ export interface RedisNode {
    * no place in line.
    */
   readonly watchReleases?: ((key: string, onRelease: (next: string | null) => void) => Effect.Effect<ReleaseWatch>) | undefined
-  /**
-   * `watchReleases` as a plain call, for nodes that register a watch at once
-   * (the ioredis and in-memory nodes): the lock manager's waiting, which is
-   * plain code, registers its watches without running an effect. Optional
-   * (the effect is run otherwise); the same watch as `watchReleases` when
-   * given.
-   */
-  readonly watchReleasesNow?: ((key: string, onRelease: (next: string | null) => void) => ReleaseWatch) | undefined
   /**
    * Whether this node's release announcements reach this process now (or
    * will, once a key is watched): `false` while the node cannot announce,
@@ -366,33 +376,25 @@ export type NodeOperation = Node.NodeOperation
 export type NodePromises = Node.NodePromises
 
 /**
- * A node from its operations as promises, each rejecting only with a
- * `RedisNodeError`: the Effects are built over them, and the lock manager
- * calls the promises directly, one fan-out in a single asynchronous step.
- * Release announcements may be given as `watchReleasesNow` alone: its
- * `watchReleases` is made from it. The ioredis nodes are made this way; so
- * can a node over another promise-based driver.
+ * A node from one written with effects: each operation runs as its own fiber
+ * of the runtime of the fiber that makes it (so a test's `TestClock` moves
+ * the node's sleeps), and a watch of releases is registered by running its
+ * effect. A node written with promises needs no adapter: it is a
+ * {@link RedisNode} as it is.
  *
  * @since 0.1.0
  * @category constructors
  */
-export const fromPromises: (node: PromiseNode) => RedisNode = internalNodes.fromPromises
+export const fromEffects: (node: EffectNode) => Effect.Effect<RedisNode> = internalNodes.fromEffects
 
 /**
- * What `fromPromises` makes a node from.
+ * One key as a node's `inspect` promise reads it: its value and remaining
+ * time to live in milliseconds, each `undefined` when absent.
  *
  * @since 0.1.0
  * @category models
  */
-export interface PromiseNode {
-  readonly name: string
-  readonly run: () => NodeRun
-  readonly promises: NodePromises
-  readonly watchReleases?: RedisNode["watchReleases"]
-  readonly watchReleasesNow?: RedisNode["watchReleasesNow"]
-  readonly hearsReleases?: RedisNode["hearsReleases"]
-  readonly countsHandOvers?: RedisNode["countsHandOvers"]
-}
+export type KeyReading = Node.KeyReading
 
 /**
  * Fault controls of the in-memory nodes, by node index (each documented in

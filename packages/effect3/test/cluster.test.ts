@@ -21,8 +21,8 @@ import * as Iovalkey from "../src/RedisNode/Iovalkey.js"
 import * as NodeRedis from "../src/RedisNode/NodeRedis.js"
 import { InvalidOptions, LockNotAcquired } from "../src/RedlockError.js"
 import { contract, type Harness } from "./contract.js"
-import { nodesOf } from "./driverSuite.js"
-import { failureOf, wokenAfterRelease } from "./support.js"
+import { nodesOf, rawNodesOf } from "./driverSuite.js"
+import { effectsOf, failureOf, wokenAfterRelease } from "./support.js"
 
 const manager = (nodes: ReadonlyArray<Ioredis.NodeOptions>, options: Redlock.Options = { restartQuarantine: false }) =>
   Effect.map(
@@ -50,10 +50,10 @@ const allKeys = (fleet: RedisFleet.Fleet) =>
  * cluster node's own key mapping (a key with a tag is kept as it is).
  */
 const underTag = (node: RedisNode.RedisNode, tag: string): RedisNode.RedisNode => {
-  const promises = node.promises!
+  const promises = node.promises
   const keys = (list: ReadonlyArray<string>) => list.map((key) => tag + key)
   const watch = node.watchReleasesNow!
-  return RedisNode.fromPromises({
+  return {
     name: node.name,
     run: node.run,
     promises: {
@@ -68,7 +68,7 @@ const underTag = (node: RedisNode.RedisNode, tag: string): RedisNode.RedisNode =
     },
     watchReleasesNow: (key, onRelease) => watch(tag + key, onRelease),
     ...(node.hearsReleases === undefined ? {} : { hearsReleases: node.hearsReleases })
-  })
+  }
 }
 
 let harnesses = 0
@@ -80,10 +80,10 @@ const clusterHarness = Effect.gen(function*() {
   // A tag of each test's own: a release of an earlier test can reach this test's subscriber, which
   // subscribed after it ran (the message crosses the cluster bus when the subscriber's master is another).
   const tag = `{contract${++harnesses}}`
-  const [node] = yield* nodesOf(Ioredis.layer([{ cluster: { nodes: fleet.cluster } }]))
+  const [node] = yield* rawNodesOf(Ioredis.layer([{ cluster: { nodes: fleet.cluster } }]))
   const user = yield* userCluster(fleet)
   const harness: Harness = {
-    node: underTag(node, tag),
+    node: effectsOf(underTag(node, tag)),
     putForeign: (key) => Effect.promise(() => user.rpush(tag + key, "important", "data")),
     foreignIntact: (key) =>
       Effect.map(Effect.promise(() => user.lrange(tag + key, 0, -1)), (items) => JSON.stringify(items) === "[\"important\",\"data\"]"),

@@ -9,11 +9,12 @@ import * as RedisFleet from "@effect-redlock/fleet/effect3.js"
 import * as RedisNode from "../src/RedisNode.js"
 import * as Ioredis from "../src/RedisNode/Ioredis.js"
 import { contract, type Harness, redisHarness } from "./contract.js"
+import { effectsOf } from "./support.js"
 
 const memoryHarness: Effect.Effect<Harness, never, Scope.Scope> = Effect.gen(function*() {
   const context = yield* Layer.build(RedisNode.layerMemory(1))
   const control = Context.get(context, RedisNode.MemoryNodes)
-  const node = Context.get(context, RedisNode.RedisNodes)[0]
+  const node = effectsOf(Context.get(context, RedisNode.RedisNodes)[0])
   return {
     node,
     putForeign: (key) => control.putForeign(0, key),
@@ -40,7 +41,7 @@ layer(RedisFleet.layerLocal(1), { timeout: 30_000, excludeTestServices: true })(
         const fleet = yield* RedisFleet.RedisFleet
         yield* fleet.reset
         const server = fleet.servers[0]
-        const node = yield* Ioredis.make(fleet.nodes[0])
+        const node = effectsOf(yield* Ioredis.make(fleet.nodes[0]))
         yield* server.call("ZADD", "q\u0000queue", Date.now() - 500, "ghost")
         const answer = yield* node.acquireInTurn(["q"], "w", 10_000, { ticket: Date.now(), leaseMillis: 1_000 })
         assert.strictEqual(answer._tag, "Granted")

@@ -9,9 +9,11 @@ import { Cause, Duration, Effect, Exit, Option } from "effect"
 import type * as Scope from "effect/Scope"
 import * as RedisFleet from "@effect-redlock/fleet/effect3.js"
 import * as RedisNode from "../src/RedisNode.js"
+import { effectsOf } from "./support.js"
 
 export interface Harness {
-  readonly node: RedisNode.RedisNode
+  /** The node under test, its operations as effects (support.ts `effectsOf`). */
+  readonly node: RedisNode.EffectNode
   /** A key of another type (a list) holding data. */
   readonly putForeign: (key: string) => Effect.Effect<void, unknown>
   /** Whether a list key still holds its data. */
@@ -32,7 +34,7 @@ export const redisHarness = <E>(
     const server = fleet.servers[0]
     const node = yield* makeNode(fleet.nodes[0])
     return {
-      node,
+      node: effectsOf(node),
       putForeign: (key) => Effect.asVoid(server.call("RPUSH", key, "important", "data")),
       foreignIntact: (key) =>
         Effect.map(server.call("LRANGE", key, 0, -1), (items) => JSON.stringify(items) === "[\"important\",\"data\"]"),

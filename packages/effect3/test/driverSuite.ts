@@ -12,7 +12,7 @@ import * as Scripts from "@effect-redlock/core/nodes/scripts.js"
 import * as Redlock from "../src/Redlock.js"
 import * as RedisNode from "../src/RedisNode.js"
 import { InvalidOptions, LockNotAcquired } from "../src/RedlockError.js"
-import { aclUser, expectEmpty, failureOf, overlaps, recordSection, type Section, wokenAfterRelease } from "./support.js"
+import { aclUser, effectsOf, expectEmpty, failureOf, type TestNode, overlaps, recordSection, type Section, wokenAfterRelease } from "./support.js"
 
 /** One driver's public node module, and a client of the user's made with it. */
 export interface DriverUnderTest<Client> {
@@ -52,8 +52,12 @@ export const ioredisClientVariants: ReadonlyArray<readonly [string, UserClientOp
   ["no offline queue", { driverOptions: { enableOfflineQueue: false } }]
 ]
 
-export const nodesOf = (nodesLayer: Layer.Layer<RedisNode.RedisNodes, unknown>) =>
+/** The nodes of a layer, built in the current scope. */
+export const rawNodesOf = (nodesLayer: Layer.Layer<RedisNode.RedisNodes, unknown>) =>
   Effect.map(Layer.build(nodesLayer), (context) => Context.get(context, RedisNode.RedisNodes))
+
+/** The nodes of a layer, built in the current scope, their operations as effects (support.ts `effectsOf`). */
+export const nodesOf = (nodesLayer: Layer.Layer<RedisNode.RedisNodes, unknown>) => Effect.map(rawNodesOf(nodesLayer), (nodes) => nodes.map(effectsOf))
 
 type It = {
   readonly scoped: (name: string, self: () => Effect.Effect<void, unknown, Scope.Scope | RedisFleet.RedisFleet>) => void
@@ -421,7 +425,7 @@ export const driverSuite = <Client>(it: It, driver: DriverUnderTest<Client>) => 
         const turn = (order: number): RedisNode.Turn => ({ ticket: Date.now() - 1_000 + order, leaseMillis: 10_000, setting: "2" })
         // Both slots held and a waiter in line; the release of slot 0 hands it over. What the watcher had heard
         // when the release was answered, and 200 ms later.
-        const handOver = (node: RedisNode.RedisNode) =>
+        const handOver = (node: TestNode) =>
           Effect.gen(function*() {
             const heard: Array<string | null> = []
             const watch = yield* node.watchReleases!("told\u0000permit", (next) => void heard.push(next))

@@ -7,7 +7,7 @@ import { Deferred, Duration, Effect, Exit, Fiber, FiberRef, Option, TestClock } 
 import * as Redlock from "../src/Redlock.js"
 import * as RedisNode from "../src/RedisNode.js"
 import { ExtensionLimitReached, LockLost, LockNotExtended, ValidityTooShort } from "../src/RedlockError.js"
-import { failureOf, memory } from "./support.js"
+import { effectsOf, failureOf, memory } from "./support.js"
 
 /** Advance the TestClock in steps, so that sleeps started along the way fire in order. */
 const tick = (millis: number, step = 1) =>
@@ -18,7 +18,7 @@ const tick = (millis: number, step = 1) =>
 const ttlOnNode = (index: number, key = "redlock:r") =>
   Effect.gen(function*() {
     const nodes = yield* RedisNode.RedisNodes
-    const state = yield* nodes[index].inspect(key)
+    const state = yield* effectsOf(nodes[index]).inspect(key)
     return Option.map(state.ttl, Duration.toMillis)
   })
 
@@ -84,7 +84,7 @@ describe("extend", () => {
       assert.deepStrictEqual(error.outcomes.slice(0, 2).map((o) => o._tag), ["Held", "Held"])
       assert.strictEqual((yield* lock.lost).reason, "NotHeld")
       const nodes = yield* RedisNode.RedisNodes
-      assert.deepStrictEqual((yield* nodes[1].inspect("redlock:r")).value, Option.some("another holder"))
+      assert.deepStrictEqual((yield* effectsOf(nodes[1]).inspect("redlock:r")).value, Option.some("another holder"))
     }).pipe(Effect.scoped, Effect.provide(memory(3))))
 
   it.effect("too few answers: LockNotExtended, and the lock stays valid until its deadline", () =>

@@ -14,7 +14,7 @@ import * as RedisNode from "../src/RedisNode.js"
 import * as Redlock from "../src/Redlock.js"
 import { SettingConflict } from "../src/RedlockError.js"
 import * as Semaphore from "../src/Semaphore.js"
-import { expectEmpty, failureOf, memory, redis } from "./support.js"
+import { effectsOf, expectEmpty, failureOf, memory, redis } from "./support.js"
 
 /** A hold in a scope of its own (its slot, and the scope's close), in a fiber of its own as another client's. */
 const hold = <E>(acquire: Effect.Effect<{ readonly resources: ReadonlyArray<string> }, E, Redlock.Redlock | Scope.Scope>) =>
@@ -100,7 +100,7 @@ describe("settings recorded on the nodes (memory nodes, TestClock)", () => {
       const nodes = yield* RedisNode.RedisNodes
       // A stranger's slot 0 of a limit of 7 on node 0 only (as a holder that reached one node).
       const recordOn = (index: number, resource: string) =>
-        nodes[index].acquireInTurn([`redlock:${resource}\u0000permit0`], "stranger", 60_000, {
+        effectsOf(nodes[index]).acquireInTurn([`redlock:${resource}\u0000permit0`], "stranger", 60_000, {
           ticket: 0,
           leaseMillis: 0,
           setting: "7"

@@ -1,6 +1,6 @@
 /** Helpers shared by the test files. */
 import { assert } from "@effect/vitest"
-import { Cause, Context, Effect, Exit, Fiber, Layer, Option, Schedule } from "effect"
+import { Cause, Context, Duration, Effect, Exit, Fiber, Layer, Option, Schedule } from "effect"
 import { inspect } from "node:util"
 import * as Checker from "../../../faults/checker.js"
 import type * as RedisFleet from "@effect-redlock/fleet/effect3.js"
@@ -96,3 +96,41 @@ export const wokenAfterRelease = (
     const acquired = yield* Fiber.join(waiting).pipe(Effect.timeout("5 seconds"))
     return acquired - released
   })
+
+/** A node with its operations as effects too (see `effectsOf`). */
+export type TestNode = RedisNode.RedisNode & RedisNode.EffectNode
+
+/**
+ * A node with its operations as effects too, for tests that call a node
+ * directly (the inverse of `RedisNode.fromEffects`): each promise as an
+ * effect failing with its `RedisNodeError`, `inspect` with `Option`s.
+ */
+export const effectsOf = (node: RedisNode.RedisNode): TestNode => {
+  const { promises, watchReleasesNow } = node
+  const effect = <A>(promise: () => Promise<A>) =>
+    Effect.tryPromise({ try: promise, catch: (error) => error as RedisNode.RedisNodeError })
+  return {
+    name: node.name,
+    run: node.run,
+    promises,
+    watchReleasesNow,
+    watchReleases: watchReleasesNow === undefined ? undefined : (key, onRelease) => Effect.sync(() => watchReleasesNow(key, onRelease)),
+    hearsReleases: node.hearsReleases,
+    countsHandOvers: node.countsHandOvers,
+    acquire: (keys, value, ttlMillis) => effect(() => promises.acquire(keys, value, ttlMillis)),
+    acquireInTurn: (keys, value, ttlMillis, turn) => effect(() => promises.acquireInTurn(keys, value, ttlMillis, turn)),
+    acquireSlot: (keys, value, ttlMillis, turn) => effect(() => promises.acquireSlot(keys, value, ttlMillis, turn)),
+    release: (keys, value, announce, keepPlace) => effect(() => promises.release(keys, value, announce, keepPlace)),
+    extend: (keys, value, ttlMillis) => effect(() => promises.extend(keys, value, ttlMillis)),
+    incrementFences: (keys, value, fenceKeys) => effect(() => promises.incrementFences(keys, value, fenceKeys).then(Option.fromNullable)),
+    commitFences: (keys, value, fenceKeys, tokens) => effect(() => promises.commitFences(keys, value, fenceKeys, tokens)),
+    inspect: (key) =>
+      effect(async () => {
+        const { ttlMillis, value } = await promises.inspect(key)
+        return {
+          value: Option.fromNullable(value),
+          ttl: ttlMillis === undefined ? Option.none() : Option.some(Duration.millis(ttlMillis))
+        }
+      })
+  }
+}

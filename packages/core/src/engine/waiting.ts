@@ -1,8 +1,8 @@
 /**
- * Waiting between attempts of an acquisition. The retry schedule says when
- * the next attempt is due, and it bounds the wait as it always did. Four
- * things wake a waiter earlier, for an extra attempt that does not use up the
- * schedule:
+ * Waiting between attempts of an acquisition. Every attempt after the first
+ * is one step of the retry schedule, so a schedule of n retries makes at
+ * most n + 1 attempts, in every front end. The step's delay is the longest
+ * the waiter sleeps before that attempt; four things bring it forward:
  * - a release announced since the last attempt began (see
  *   `RedisNode.watchReleases`) that names this waiter as the first in line
  *   (a slot's release names as many waiters as slots are free):
@@ -40,8 +40,6 @@ import type { Node, ReleaseWatch } from "./node.js"
 import * as Arrays from "./arrays.js"
 import { handOversDecided, heardBy } from "./slots.js"
 import type { Time } from "./time.js"
-
-const timerSlackMillis = 1
 
 /**
  * Whether a release for us was announced since the current attempt began,
@@ -192,8 +190,8 @@ export interface Retry<R> {
  * announcements heard, and the watches to stop whichever way the wait ends.
  */
 class WaitState {
-  /** When (monotonic ms) the schedule's next attempt is due; undefined: step the schedule first. */
-  private dueAt: number | undefined
+  /** When (monotonic ms) the schedule's next attempt is due. */
+  private dueAt = 0
   private intervalMillis = 0
   announcements: Announcements | undefined
   // Not a literal: filled with younger watches (see attempt.ts, AttemptFields).
@@ -203,11 +201,6 @@ class WaitState {
 
   now(): number {
     return this.time.now()
-  }
-
-  /** Whether the schedule's next attempt is due: the schedule steps before it. */
-  isDue(now: number): boolean {
-    return this.dueAt === undefined || now >= this.dueAt
   }
 
   /**
@@ -269,19 +262,12 @@ class WaitState {
    */
   napMillis(now: number): number {
     const renewAt = (this.waiter.leaseEndsAt ?? Infinity) - this.waiter.nodeTimeoutMillis
-    const wakeAt = Math.min(this.dueAt!, this.waiter.holderGoneAt ?? Infinity, renewAt)
+    const wakeAt = Math.min(this.dueAt, this.waiter.holderGoneAt ?? Infinity, renewAt)
     return Math.max(0, Math.ceil(wakeAt - now))
   }
 
-  /**
-   * A nap ended: an attempt at or after the due time is the schedule's
-   * (the schedule steps after it), and only announcements from now on count.
-   * A timer may come up to a millisecond before its time (Node measures it
-   * from the event loop's cached time): that is the due time, not an extra
-   * attempt.
-   */
+  /** A nap ended: only announcements from now on count. */
   woke(): void {
-    if (this.now() + timerSlackMillis >= this.dueAt!) this.dueAt = undefined
     this.announcements?.reset()
   }
 
@@ -356,8 +342,8 @@ export const untilGranted = <G, R>(
     if (handed !== undefined) return granted(handed)
     // The resource's holders use another setting: the schedule is not asked, the refusal is final.
     if (waiter.conflict !== undefined) return finish({ _tag: "Refused", refused })
+    // Every refused attempt steps the schedule, an attempt brought forward too: the schedule bounds the attempts.
     const now = wait.now()
-    if (!wait.isDue(now)) return watchThenNap(now)
     retry.step(refused, time.wallNow(), (delayMillis) => {
       if (stopped) return
       if (delayMillis === undefined) return finish({ _tag: "Refused", refused })

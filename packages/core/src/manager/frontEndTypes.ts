@@ -150,9 +150,17 @@ export interface ReadWriteOptionsOf<Duration, Retry> extends AcquireOptionsOf<Du
  * @category models
  */
 export interface RetryOptionsOf<Duration> {
-  /** The delay before each retry (a number is milliseconds); at least 1 ms. */
+  /**
+   * The delay before each retry (a number is milliseconds); at least 1 ms. A
+   * waiter in line sleeps at most this long: a release announced for it, the
+   * holder's keys running out or its place in line ending brings the retry
+   * forward (it adds none).
+   */
   readonly delay: Duration
-  /** How many retries after the first attempt: a whole number, 0 or more. */
+  /**
+   * How many retries after the first attempt: a whole number, 0 or more. An
+   * acquisition makes at most `times + 1` attempts in all, early ones included.
+   */
   readonly times: number
   /** Each delay is multiplied by a factor drawn at random in `[min, max]`. Default `{ min: 0.8, max: 1.2 }`. */
   readonly jitter?: { readonly min: number; readonly max: number } | undefined

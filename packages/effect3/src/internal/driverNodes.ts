@@ -20,7 +20,7 @@ import * as CoreNodes from "@effect-redlock/core/nodes/nodeOptions.js"
 import type { RedisNode } from "../RedisNode.js"
 import { InvalidOptions } from "./errors.js"
 import * as Monotonic from "./monotonic.js"
-import { fromPromises, makeNodeError, RedisNodes } from "./nodes.js"
+import { makeNodeError, RedisNodes } from "./nodes.js"
 import * as Validate from "./validate.js"
 
 /** Where a node is and how to log in (documented in core's nodes/nodeOptions.ts and each driver's module). */
@@ -58,7 +58,7 @@ export const make = <Client>(driver: Driver<Client>) =>
         Effect.promise(() => CoreNodes.open(driver, checked, makeNodeError, time.now)),
         (opened) => Effect.promise(opened.close)
       ),
-      (opened) => fromPromises(opened.node)
+      (opened): RedisNode => opened.node
     )
   })
 

@@ -16,8 +16,7 @@ import { recognisePlain } from "@effect-redlock/core/manager/errors.js"
 import * as Schema from "effect/Schema"
 import * as Messages from "@effect-redlock/core/engine/messages.js"
 import * as Engine from "@effect-redlock/core/engine/node.js"
-import { callOf, withCalls } from "@effect-redlock/core/engine/nodeCalls.js"
-import type { MemoryNodesControl, NodePromises, PromiseNode, RedisNode, ReleaseWatch } from "../RedisNode.js"
+import type { EffectNode, MemoryNodesControl, NodePromises, RedisNode, ReleaseWatch } from "../RedisNode.js"
 
 /**
  * Why a node could not carry out an operation (documented in RedisNode.ts).
@@ -127,23 +126,14 @@ export class RedisNodes extends Context.Tag("effect-redlock/RedisNodes")<RedisNo
  */
 export class MemoryNodes extends Context.Tag("effect-redlock/MemoryNodes")<MemoryNodes, MemoryNodesControl>() {}
 
-/**
- * A node as the engine talks to it: its operations as promises and its
- * watches as plain calls. The ioredis and in-memory nodes have both; a node
- * written with effects only (a user's `RedisNode`) gets them here, each
- * operation run as its own fiber of `runtime` (the lock manager's: a test's
- * clock moves such a node's sleeps), each watch registered by running its
- * effect.
- */
-export const withPromises = (node: RedisNode, runtime: Runtime.Runtime<never>): Engine.Node => {
-  // Announcements are `watchReleases`'; `watchReleasesNow` is only its plain form.
-  const watchEffect = node.watchReleases
-  const sameWatches = watchEffect === undefined ? node.watchReleasesNow === undefined : node.watchReleasesNow !== undefined
-  // A node that has both already is one (the same object: its callbacks, engine/nodeCalls.ts, stay found).
-  if (node.promises !== undefined && sameWatches) return node as Engine.Node
-  const { countsHandOvers, hearsReleases, name, run } = node
-  const promises: NodePromises = node.promises ?? promisesOf(node, runtime)
-  const watchReleasesNow = watchEffect === undefined ? undefined : node.watchReleasesNow ?? ((
+/** See `RedisNode.fromEffects`. */
+export const fromEffects = (node: EffectNode): Effect.Effect<RedisNode> =>
+  Effect.map(Effect.runtime<never>(), (runtime) => fromEffectsIn(node, runtime))
+
+/** A node written with effects, each operation run as its own fiber of `runtime`, each watch registered by running its effect. */
+export const fromEffectsIn = (node: EffectNode, runtime: Runtime.Runtime<never>): RedisNode => {
+  const { countsHandOvers, hearsReleases, name, run, watchReleases } = node
+  const watchReleasesNow = watchReleases === undefined ? undefined : (
     key: string,
     onRelease: (next: string | null) => void
   ): ReleaseWatch => {
@@ -151,7 +141,7 @@ export const withPromises = (node: RedisNode, runtime: Runtime.Runtime<never>): 
     let watch: ReleaseWatch | undefined
     let stopped = false
     const ready = new Promise<void>((resolve) => {
-      Runtime.runFork(runtime)(watchEffect(key, onRelease)).addObserver((exit) => {
+      Runtime.runFork(runtime)(watchReleases(key, onRelease)).addObserver((exit) => {
         if (Exit.isFailure(exit)) return resolve()
         watch = exit.value
         if (stopped) watch.stop()
@@ -165,14 +155,12 @@ export const withPromises = (node: RedisNode, runtime: Runtime.Runtime<never>): 
         watch?.stop()
       }
     }
-  })
-  const engineNode: Engine.Node = { name, run, promises, watchReleasesNow, hearsReleases, countsHandOvers }
-  const call = node.promises === undefined ? undefined : callOf(node)
-  return call === undefined ? engineNode : withCalls(engineNode, call)
+  }
+  return { name, run, promises: promisesOf(node, runtime), watchReleasesNow, hearsReleases, countsHandOvers }
 }
 
-// A node written with effects: each operation run as its own fiber, its answer made plain.
-const promisesOf = (node: RedisNode, runtime: Runtime.Runtime<never>): NodePromises => {
+// Each operation run as its own fiber, its answer made plain.
+const promisesOf = (node: EffectNode, runtime: Runtime.Runtime<never>): NodePromises => {
   const run = <A>(effect: Effect.Effect<A, RedisNodeError>): Promise<A> =>
     new Promise((resolve, reject) => {
       Runtime.runFork(runtime)(effect).addObserver((exit) => {
@@ -202,40 +190,5 @@ const promisesOf = (node: RedisNode, runtime: Runtime.Runtime<never>): NodePromi
     incrementFences: (keys, value, fenceKeys) =>
       run(Effect.map(node.incrementFences(keys, value, fenceKeys), Option.getOrUndefined)),
     commitFences: (keys, value, fenceKeys, tokens) => run(node.commitFences(keys, value, fenceKeys, tokens))
-  }
-}
-
-/** See `RedisNode.fromPromises`. */
-export const fromPromises = (node: PromiseNode): RedisNode => {
-  const { promises, watchReleasesNow: watchNow } = node
-  const effect = <A>(promise: () => Promise<A>) =>
-    Effect.tryPromise({ try: promise, catch: (error) => error as RedisNodeError })
-  return {
-    name: node.name,
-    run: node.run,
-    promises,
-    // Where only the plain registration is given, the effect is made from it.
-    watchReleases: node.watchReleases ?? (watchNow === undefined
-      ? undefined
-      : (key, onRelease) => Effect.sync(() => watchNow(key, onRelease))),
-    watchReleasesNow: watchNow,
-    hearsReleases: node.hearsReleases,
-    countsHandOvers: node.countsHandOvers,
-    acquire: (keys, value, ttlMillis) => effect(() => promises.acquire(keys, value, ttlMillis)),
-    acquireInTurn: (keys, value, ttlMillis, turn) => effect(() => promises.acquireInTurn(keys, value, ttlMillis, turn)),
-    acquireSlot: (keys, value, ttlMillis, turn) => effect(() => promises.acquireSlot(keys, value, ttlMillis, turn)),
-    release: (keys, value, announce, keepPlace) => effect(() => promises.release(keys, value, announce, keepPlace)),
-    extend: (keys, value, ttlMillis) => effect(() => promises.extend(keys, value, ttlMillis)),
-    incrementFences: (keys, value, fenceKeys) =>
-      effect(() => promises.incrementFences(keys, value, fenceKeys).then(Option.fromNullable)),
-    commitFences: (keys, value, fenceKeys, tokens) => effect(() => promises.commitFences(keys, value, fenceKeys, tokens)),
-    inspect: (key) =>
-      effect(async () => {
-        const { ttlMillis, value } = await promises.inspect(key)
-        return {
-          value: Option.fromNullable(value),
-          ttl: ttlMillis === undefined ? Option.none() : Option.some(Duration.millis(ttlMillis))
-        }
-      })
   }
 }

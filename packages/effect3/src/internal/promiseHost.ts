@@ -21,7 +21,7 @@ import type { Host } from "@effect-redlock/core/manager/openNodes.js"
 import * as CoreRetry from "@effect-redlock/core/manager/retry.js"
 import type { LockNotAcquired } from "../RedlockError.js"
 import * as Monotonic from "./monotonic.js"
-import { RedisNodes, withPromises } from "./nodes.js"
+import { RedisNodes } from "./nodes.js"
 import * as Retry from "./retry.js"
 
 /** A log line as one line of text: its message, then its annotations (outcomes, say) in parentheses. */
@@ -60,9 +60,9 @@ export const host: Host = {
     if (!Layer.isLayer(input)) return undefined
     const runtime = ManagedRuntime.make(Layer.provideMerge(input as Layer.Layer<RedisNodes, unknown>, logsTo(logger)))
     return runtime.runtime().then(
-      async (made) => {
+      async () => {
         const nodes = await runtime.runPromise(RedisNodes)
-        return { nodes: nodes.map((node) => withPromises(node, made)), time: Monotonic.liveTime, close: () => runtime.dispose() }
+        return { nodes, time: Monotonic.liveTime, close: () => runtime.dispose() }
       },
       async (error: unknown) => {
         await runtime.dispose()

@@ -17,7 +17,7 @@ import type { InvalidOptions } from "../errors.js"
 import { HeldLock } from "../lock.js"
 import * as FanOut from "../fanOut.js"
 import { ContendedKeys } from "@effect-redlock/core/engine/contendedKeys.js"
-import { RedisNodes, withPromises } from "../nodes.js"
+import { RedisNodes } from "../nodes.js"
 import * as EngineOptions from "@effect-redlock/core/engine/options.js"
 import * as Quarantine from "@effect-redlock/core/engine/quarantine.js"
 import * as StartupNotices from "@effect-redlock/core/engine/startupNotices.js"
@@ -82,9 +82,8 @@ export const make = (
     const inspectTimeout = Duration.millis(
       defaultNodeTimeout === undefined ? 250 : yield* Validate.millis("nodeTimeout", defaultNodeTimeout)
     )
-    const runtime = yield* Effect.runtime<never>()
     return {
-      nodes: nodes.map((node) => withPromises(node, runtime)),
+      nodes,
       redisNodes: nodes,
       quorum: Algorithm.quorum(nodes.length),
       keyPrefix,
@@ -97,7 +96,7 @@ export const make = (
       defaultNodeTimeout,
       inspectTimeout,
       defaultSchedule,
-      announcesReleases: nodes.every((node) => node.watchReleases !== undefined),
+      announcesReleases: nodes.every((node) => node.watchReleasesNow !== undefined),
       identity: {},
       contendedKeys: new ContendedKeys(),
       nodeError: FanOut.nodeError

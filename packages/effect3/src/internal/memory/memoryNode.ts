@@ -1,8 +1,7 @@
 /**
  * The in-memory nodes of this shell: the shared memory nodes (nodes/memory.ts)
  * on the clock of the fiber that builds their layer (a test's `TestClock`
- * moves their latency and expiry), as `RedisNode`s over their promises
- * (`fromPromises`), their fault controls as effects.
+ * moves their latency and expiry), their fault controls as effects.
  *
  * @internal
  */
@@ -11,11 +10,10 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import { callOf, withCalls } from "@effect-redlock/core/engine/nodeCalls.js"
 import { MemoryFleet } from "@effect-redlock/core/nodes/memory.js"
 import type * as RedisNode from "../../RedisNode.js"
 import * as Monotonic from "../monotonic.js"
-import { fromPromises, makeNodeError, MemoryNodes, RedisNodes } from "../nodes.js"
+import { makeNodeError, MemoryNodes, RedisNodes } from "../nodes.js"
 
 /** @internal */
 export const layer = (n: number): Layer.Layer<RedisNodes | MemoryNodes> =>
@@ -39,10 +37,6 @@ export const layer = (n: number): Layer.Layer<RedisNodes | MemoryNodes> =>
       operations: (index) => Effect.sync(() => fleet.operations(index)),
       releaseWatchers: (index) => Effect.sync(() => fleet.releaseWatchers(index))
     }
-    const nodes = fleet.nodes.map((memoryNode) => {
-      const node = memoryNode.toNode()
-      // The same callbacks as the node's own (the simulation calls them: engine/nodeCalls.ts).
-      return withCalls(fromPromises(node), callOf(node)!)
-    })
+    const nodes = fleet.nodes.map((memoryNode) => memoryNode.toNode())
     return Context.make(RedisNodes, nodes).pipe(Context.add(MemoryNodes, control))
   }))
