@@ -17,6 +17,7 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type * as Option from "effect/Option"
+import * as EffectNodes from "./internal/effectNodes.js"
 import type * as Node from "@effect-redlock/core/engine/node.js"
 import { makeNodeError } from "./internal/nodeError.js"
 import * as TimeOf from "./internal/time.js"
@@ -90,6 +91,94 @@ export {
  * @category models
  */
 export type RedisNode = Node.Node
+
+/**
+ * A node's operations as promises (see {@link RedisNode}).
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export type NodePromises = Node.NodePromises
+
+/**
+ * The names of the operations of a node.
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export type NodeOperation = Node.NodeOperation
+
+/**
+ * Whether a server keeps every key it acknowledged across a restart (only an
+ * append-only file with `appendfsync always` does), as read from the server
+ * or declared by the user (`durable`).
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export type Persistence = Node.Persistence
+
+/**
+ * One independent Redis master written with effects, for {@link fromEffects}:
+ * the operations of {@link RedisNode}'s `promises`, each an effect that fails
+ * only with a `RedisNodeError` (`inspect` reads a {@link KeyState};
+ * `incrementFences` gives `None` when a key is not ours), and
+ * `watchReleases`, an effect that registers a watch of a key's releases.
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export interface EffectNode {
+  readonly name: string
+  readonly run: () => NodeRun
+  readonly watchReleases?: ((key: string, onRelease: (next: string | null) => void) => Effect.Effect<ReleaseWatch>) | undefined
+  readonly hearsReleases?: (() => boolean) | undefined
+  readonly countsHandOvers?: boolean | undefined
+  readonly acquire: (keys: ReadonlyArray<string>, value: string, ttlMillis: number) => Effect.Effect<boolean, RedisNodeError>
+  readonly acquireInTurn: (
+    keys: ReadonlyArray<string>,
+    value: string,
+    ttlMillis: number,
+    turn: Turn
+  ) => Effect.Effect<TurnAnswer, RedisNodeError>
+  readonly acquireSlot: (
+    keys: ReadonlyArray<string>,
+    value: string,
+    ttlMillis: number,
+    turn: Turn
+  ) => Effect.Effect<TurnAnswer, RedisNodeError>
+  readonly release: (
+    keys: ReadonlyArray<string>,
+    value: string,
+    announce: boolean,
+    keepPlace?: boolean
+  ) => Effect.Effect<number, RedisNodeError>
+  readonly extend: (keys: ReadonlyArray<string>, value: string, ttlMillis: number) => Effect.Effect<boolean, RedisNodeError>
+  readonly inspect: (key: string) => Effect.Effect<KeyState, RedisNodeError>
+  readonly incrementFences: (
+    keys: ReadonlyArray<string>,
+    value: string,
+    fenceKeys: ReadonlyArray<string>
+  ) => Effect.Effect<Option.Option<ReadonlyArray<bigint>>, RedisNodeError>
+  readonly commitFences: (
+    keys: ReadonlyArray<string>,
+    value: string,
+    fenceKeys: ReadonlyArray<string>,
+    tokens: ReadonlyArray<bigint>
+  ) => Effect.Effect<boolean, RedisNodeError>
+}
+
+/**
+ * A node from one written with effects: each operation runs as its own fiber
+ * with the services of the fiber that makes it (so a test's `TestClock`
+ * moves the node's sleeps), and a watch of releases is registered by running
+ * its effect. A node written with promises needs no adapter: it is a
+ * {@link RedisNode} as it is.
+ *
+ * @since 0.2.0
+ * @category constructors
+ */
+export const fromEffects: (node: EffectNode) => Effect.Effect<RedisNode> = EffectNodes.fromEffects
 
 /**
  * What one node answered to `acquireInTurn` or `acquireSlot` (whose grant names the slot).

@@ -305,3 +305,54 @@ describe("startup notices (memory nodes, TestClock)", () => {
       assert.strictEqual(logged.length, 1)
     }).pipe(Effect.provide(RedisNode.layerMemory(3))))
 })
+
+/** A memory node's operations as effects, the acquire `latency` late on the fiber's clock (a node written with effects). */
+const slowEffectNode = (node: RedisNode.RedisNode, latency: Duration.Input): RedisNode.EffectNode => {
+  const { promises } = node
+  const effect = <A>(promise: () => Promise<A>) =>
+    Effect.tryPromise({ try: promise, catch: (error) => error as RedisNode.RedisNodeError })
+  return {
+    name: node.name,
+    run: node.run,
+    acquire: (keys, value, ttlMillis) => Effect.andThen(Effect.sleep(latency), effect(() => promises.acquire(keys, value, ttlMillis))),
+    acquireInTurn: (keys, value, ttlMillis, turn) =>
+      Effect.andThen(Effect.sleep(latency), effect(() => promises.acquireInTurn(keys, value, ttlMillis, turn))),
+    acquireSlot: (keys, value, ttlMillis, turn) => effect(() => promises.acquireSlot(keys, value, ttlMillis, turn)),
+    release: (keys, value, announce, keepPlace) => effect(() => promises.release(keys, value, announce, keepPlace)),
+    extend: (keys, value, ttlMillis) => effect(() => promises.extend(keys, value, ttlMillis)),
+    inspect: (key) =>
+      Effect.map(effect(() => promises.inspect(key)), (reading) => ({
+        value: Option.fromUndefinedOr(reading.value),
+        ttl: Option.map(Option.fromUndefinedOr(reading.ttlMillis), Duration.millis)
+      })),
+    incrementFences: (keys, value, fenceKeys) =>
+      Effect.map(effect(() => promises.incrementFences(keys, value, fenceKeys)), Option.fromUndefinedOr),
+    commitFences: (keys, value, fenceKeys, tokens) => effect(() => promises.commitFences(keys, value, fenceKeys, tokens))
+  }
+}
+
+describe("nodes written with effects (RedisNode.fromEffects)", () => {
+  it.effect("run on the fiber's clock: the TestClock moves their sleeps; their failures are their RedisNodeErrors", () =>
+    Effect.gen(function*() {
+      const memoryNodes = yield* RedisNode.RedisNodes
+      const nodes = yield* Effect.forEach(memoryNodes, (node) => RedisNode.fromEffects(slowEffectNode(node, "100 millis")))
+      const manager = yield* Effect.provideService(Redlock.make(), RedisNode.RedisNodes, nodes)
+      const acquiring = yield* Effect.forkChild(Effect.scoped(manager.acquire("job", { ttl: "10 seconds", nodeTimeout: "250 millis" })))
+      yield* TestClock.adjust("99 millis")
+      assert.isUndefined(acquiring.pollUnsafe(), "still asleep on the node")
+      yield* TestClock.adjust("1 millis")
+      const lock = yield* Fiber.join(acquiring)
+      assert.strictEqual(lock.attempts, 1)
+      const control = yield* RedisNode.MemoryNodes
+      yield* control.setFailure(0, "ReadOnly")
+      const failed = yield* Effect.forkChild(Effect.scoped(manager.acquire("other", { ttl: "10 seconds", nodeTimeout: "250 millis" })))
+      yield* TestClock.adjust("100 millis")
+      const other = yield* Fiber.join(failed)
+      const outcome = other.outcomes[0]!
+      assert.strictEqual(outcome._tag, "Failed")
+      if (outcome._tag === "Failed") {
+        assert.instanceOf(outcome.error, RedisNode.RedisNodeError)
+        assert.strictEqual(outcome.error.reason, "ReadOnly")
+      }
+    }).pipe(Effect.provide(memory(3))))
+})

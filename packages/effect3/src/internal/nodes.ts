@@ -16,6 +16,7 @@ import { recognisePlain } from "@effect-redlock/core/manager/errors.js"
 import * as Schema from "effect/Schema"
 import * as Messages from "@effect-redlock/core/engine/messages.js"
 import * as Engine from "@effect-redlock/core/engine/node.js"
+import { lateWatch } from "@effect-redlock/core/nodes/lateWatch.js"
 import type { EffectNode, MemoryNodesControl, NodePromises, RedisNode, ReleaseWatch } from "../RedisNode.js"
 
 /**
@@ -136,26 +137,12 @@ export const fromEffectsIn = (node: EffectNode, runtime: Runtime.Runtime<never>)
   const watchReleasesNow = watchReleases === undefined ? undefined : (
     key: string,
     onRelease: (next: string | null) => void
-  ): ReleaseWatch => {
-    // The watch is registered when its effect ends: a release until then may go unheard, as with any watch not ready yet.
-    let watch: ReleaseWatch | undefined
-    let stopped = false
-    const ready = new Promise<void>((resolve) => {
-      Runtime.runFork(runtime)(watchReleases(key, onRelease)).addObserver((exit) => {
-        if (Exit.isFailure(exit)) return resolve()
-        watch = exit.value
-        if (stopped) watch.stop()
-        resolve(watch.ready)
-      })
-    })
-    return {
-      ready,
-      stop: () => {
-        stopped = true
-        watch?.stop()
-      }
-    }
-  }
+  ): ReleaseWatch =>
+    lateWatch((registered) =>
+      Runtime.runFork(runtime)(watchReleases(key, onRelease)).addObserver((exit) =>
+        registered(Exit.isSuccess(exit) ? exit.value : undefined)
+      )
+    )
   return { name, run, promises: promisesOf(node, runtime), watchReleasesNow, hearsReleases, countsHandOvers }
 }
 
