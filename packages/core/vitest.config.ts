@@ -1,10 +1,17 @@
+import { fileURLToPath } from "node:url"
 import { defineConfig } from "vitest/config"
 
+const fleet = fileURLToPath(new URL("../fleet/src/", import.meta.url))
+
 export default defineConfig({
+  // The test fleet by name, from its sources (as in the Effect packages): no build needed to test.
+  resolve: { alias: [{ find: /^@effect-redlock\/fleet\/(.*)\.js$/, replacement: `${fleet}$1.ts` }] },
   test: {
     include: ["test/**/*.test.ts"],
     // The JSON file lets CI print "N passed, M failed" without reading the console summary.
     reporters: ["default", "json"],
-    outputFile: { json: ".vitest-results.json" }
+    outputFile: { json: ".vitest-results.json" },
+    testTimeout: 60_000,
+    hookTimeout: 60_000
   }
 })

@@ -9,7 +9,7 @@ import type { NonEmptyReadonlyArray } from "effect/Array"
 import * as internal from "./internal/lock.js"
 import * as Monotonic from "./internal/monotonic.js"
 import type { NodeOutcome } from "./RedisNode.js"
-import type { FencingTokenUnavailable, LockLost, ValidityTooShort } from "./RedlockError.js"
+import type { FencingTokenUnavailable, InvalidOptions, LockLost, ValidityTooShort } from "./RedlockError.js"
 
 /**
  * @since 0.1.0
@@ -76,11 +76,12 @@ export interface Lock {
   /**
    * Run `self` only if at least `minRemaining` of validity is left (and the
    * lock is not lost); otherwise fail without starting it. Use it in front of
-   * a side effect that must not start late.
+   * a side effect that must not start late. A `minRemaining` that is no
+   * duration (from JavaScript without types) fails with `InvalidOptions`.
    */
   readonly guard: (
     minRemaining: Duration.DurationInput
-  ) => <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.Effect<A, E | LockLost | ValidityTooShort, R>
+  ) => <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.Effect<A, E | LockLost | ValidityTooShort | InvalidOptions, R>
 }
 
 /**

@@ -8,7 +8,7 @@ import type * as Duration from "effect/Duration"
 import type * as Effect from "effect/Effect"
 import * as internal from "./internal/lock.js"
 import * as Time from "./internal/time.js"
-import type { FencingTokenUnavailable, LockLost, NodeOutcome, ValidityTooShort } from "./RedlockError.js"
+import type { FencingTokenUnavailable, InvalidOptions, LockLost, NodeOutcome, ValidityTooShort } from "./RedlockError.js"
 
 /**
  * @since 0.2.0
@@ -67,11 +67,12 @@ export interface Lock {
   /**
    * Run `self` only if at least `minRemaining` of validity is left (and the
    * lock is not lost); otherwise fail without starting it. Use it in front of
-   * a side effect that must not start late.
+   * a side effect that must not start late. A `minRemaining` that is no
+   * duration (from JavaScript without types) fails with `InvalidOptions`.
    */
   readonly guard: (
     minRemaining: Duration.Input
-  ) => <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.Effect<A, E | LockLost | ValidityTooShort, R>
+  ) => <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.Effect<A, E | LockLost | ValidityTooShort | InvalidOptions, R>
 }
 
 /**

@@ -97,6 +97,13 @@ export const millis = (option: string, input: unknown, read: ReadMillis): number
   return whole
 }
 
+/** A duration of 0 or more, in milliseconds (`Lock.guard`'s `minRemaining`). */
+export const nonNegativeMillis = (option: string, input: unknown, read: ReadMillis): number | Problem => {
+  const ms = read(input)
+  if (ms === undefined) return new Problem(option, `expected a Duration input such as "10 seconds", got ${describe(input)}`)
+  return ms >= 0 ? ms : new Problem(option, `must be 0 or more, got ${describe(input)}`)
+}
+
 /** The ttl and node timeout of an acquisition, checked against each other and the manager's limits. */
 export const timing = (
   ttlInput: unknown,

@@ -1,7 +1,10 @@
 /**
  * Waiting between attempts of an acquisition. Every attempt after the first
  * is one step of the retry schedule, so a schedule of n retries makes at
- * most n + 1 attempts, in every front end. The step's delay is the longest
+ * most n + 1 attempts, in every front end, and one re-check more when a
+ * node was not yet listening to the key's releases as the waiting began (a
+ * release may have been missed: the first attempt's refusal is checked
+ * again at once, and the schedule's wait goes on). The step's delay is the longest
  * the waiter sleeps before that attempt; four things bring it forward:
  * - a release announced since the last attempt began (see
  *   `RedisNode.watchReleases`) that names this waiter as the first in line
@@ -329,6 +332,8 @@ export const untilGranted = <G, R>(
   let stopped = false
   let inFlight = false
   let cancelNap: (() => void) | undefined
+  // The attempt out is the re-check of a refusal a missed release may have made stale: it steps no schedule.
+  let recheck = false
 
   const finish = (end: WaitEnd<G, R>) => {
     stopped = true
@@ -344,6 +349,10 @@ export const untilGranted = <G, R>(
     if (waiter.conflict !== undefined) return finish({ _tag: "Refused", refused })
     // Every refused attempt steps the schedule, an attempt brought forward too: the schedule bounds the attempts.
     const now = wait.now()
+    if (recheck) {
+      recheck = false
+      return napThenAttempt(now)
+    }
     retry.step(refused, time.wallNow(), (delayMillis) => {
       if (stopped) return
       if (delayMillis === undefined) return finish({ _tag: "Refused", refused })
@@ -358,7 +367,10 @@ export const untilGranted = <G, R>(
     const watched = (missed: boolean) => {
       // Watches registered after a cancel are stopped too.
       if (stopped) return wait.stop()
-      if (missed) return attempt()
+      if (missed) {
+        recheck = true
+        return attempt()
+      }
       napThenAttempt(now)
     }
     wait.watching(watched)

@@ -159,6 +159,24 @@ export interface Readers {
 const withoutUndefined = <A extends object>(a: A): Partial<A> =>
   Object.fromEntries(Object.entries(a).filter(([, value]) => value !== undefined)) as Partial<A>
 
+/** A plain option of the wrong kind, from JavaScript without types (`name`, `username`, `db`, `tls`). */
+const wrongKindOf = (given: Record<string, unknown>): Problem | undefined => {
+  for (const option of ["name", "username"]) {
+    const value = given[option]
+    if (value !== undefined && typeof value !== "string") {
+      return new Problem(option, `expected a string, got ${Options.describe(value)}`)
+    }
+  }
+  const { db, tls } = given
+  if (db !== undefined && !(typeof db === "number" && Number.isSafeInteger(db) && db >= 0)) {
+    return new Problem("db", `expected a database number, 0 or more; got ${Options.describe(db)}`)
+  }
+  if (tls !== undefined && typeof tls !== "boolean" && (typeof tls !== "object" || tls === null)) {
+    return new Problem("tls", `expected true, false or TLS options (an object); got ${Options.describe(tls)}`)
+  }
+  return undefined
+}
+
 /** A node's options checked against `driver`, before any connection is opened. */
 export const check = <Client>(
   driver: Driver<Client>,
@@ -175,6 +193,8 @@ export const check = <Client>(
   const replicas = Options.waitForReplicas(given.waitForReplicas, read.millis)
   if (replicas instanceof Problem) return replicas
   const common = { maxPendingCommands, durable, replicas }
+  const wrongKind = wrongKindOf(entry as Record<string, unknown>)
+  if (wrongKind !== undefined) return wrongKind
   if ("client" in given) {
     const client = given.client as Client
     const problem = driver.userClientProblem(client)

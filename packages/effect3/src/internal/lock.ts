@@ -16,12 +16,14 @@ import * as MetricLabel from "effect/MetricLabel"
 import * as Scope from "effect/Scope"
 import type * as Lock from "../Lock.js"
 import type { NodeOutcome } from "../RedisNode.js"
-import { type FencingTokenUnavailable, LockLost, ValidityTooShort } from "./errors.js"
+import { type FencingTokenUnavailable, InvalidOptions, LockLost, ValidityTooShort } from "./errors.js"
 import * as RedlockMetrics from "./metrics.js"
 import * as Monotonic from "./monotonic.js"
 import { outcomesOf } from "./nodes.js"
 import { Holding } from "@effect-redlock/core/engine/holding.js"
 import type { Time } from "@effect-redlock/core/engine/time.js"
+import * as Options from "@effect-redlock/core/engine/options.js"
+import * as Validate from "./validate.js"
 
 /** The mark of a `Lock` (re-exported by the public `Lock` module). */
 export const TypeId: Lock.TypeId = Symbol.for("effect-redlock/Lock") as Lock.TypeId
@@ -267,9 +269,12 @@ export class HeldLock extends Holding implements Lock.Lock {
   }
 
   readonly guard = (minRemaining: Duration.DurationInput) => {
-    const requiredMillis = Duration.toMillis(minRemaining)
-    return <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E | LockLost | ValidityTooShort, R> =>
-      Effect.flatMap(Monotonic.monotonicMillis, (now): Effect.Effect<A, E | LockLost | ValidityTooShort, R> => {
+    const requiredMillis = Options.nonNegativeMillis("minRemaining", minRemaining, Validate.readMillis)
+    return <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E | LockLost | ValidityTooShort | InvalidOptions, R> =>
+      Effect.flatMap(Monotonic.monotonicMillis, (now): Effect.Effect<A, E | LockLost | ValidityTooShort | InvalidOptions, R> => {
+        if (requiredMillis instanceof Options.Problem) {
+          return Effect.fail(new InvalidOptions({ option: requiredMillis.option, detail: requiredMillis.detail }, true))
+        }
         if (this.lostBecause !== undefined) return Effect.fail(this.lostBecause)
         const remainingMillis = this.deadline - now
         if (remainingMillis <= 0) return Effect.fail(this.markLost("Expired"))

@@ -11,7 +11,9 @@ import * as Semaphore from "effect/Semaphore"
 import { Holding, type LossReason } from "@effect-redlock/core/engine/holding.js"
 import type { Time } from "@effect-redlock/core/engine/time.js"
 import type * as Lock from "../Lock.js"
-import { type FencingTokenUnavailable, LockLost, type NodeOutcome, ValidityTooShort } from "../RedlockError.js"
+import * as Options from "@effect-redlock/core/engine/options.js"
+import { type FencingTokenUnavailable, type InvalidOptions, LockLost, type NodeOutcome, ValidityTooShort } from "../RedlockError.js"
+import * as Validate from "./validate.js"
 import * as Metrics from "./metrics.js"
 
 export const TypeId = "~effect-redlock/Lock" as const
@@ -103,10 +105,11 @@ export class HeldLock extends Holding implements Lock.Lock {
   }
 
   readonly guard = (minRemaining: Duration.Input) => {
-    const requiredMillis = Duration.toMillis(Duration.fromInputUnsafe(minRemaining))
+    const requiredMillis = Options.nonNegativeMillis("minRemaining", minRemaining, Validate.readMillis)
     // As `fencingTokens`: a released lock is lost, a lock past its deadline has expired.
-    return <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E | LockLost | ValidityTooShort, R> =>
-      Effect.suspend((): Effect.Effect<A, E | LockLost | ValidityTooShort, R> => {
+    return <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E | LockLost | ValidityTooShort | InvalidOptions, R> =>
+      Effect.suspend((): Effect.Effect<A, E | LockLost | ValidityTooShort | InvalidOptions, R> => {
+        if (requiredMillis instanceof Options.Problem) return Effect.fail(Validate.invalid(requiredMillis.option, requiredMillis.detail))
         if (this.released) this.markLostQuietly("Released")
         const remainingMillis = this.deadline - this.time.now()
         if (remainingMillis <= 0) this.markLostQuietly("Expired")

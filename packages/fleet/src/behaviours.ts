@@ -1,0 +1,285 @@
+/**
+ * The behaviours every front end shares, written once over a small
+ * front-end interface (`FrontEnd`) with plain `describe` / `it`: the Effect 3
+ * API, the Effect 4 API and the promise API each run them from their own
+ * package, with their own test runner (vitest 3 or 5), under the same test
+ * names. The suite starts its own local servers; assertions are Node's.
+ *
+ * What only one front end can have (a `TestClock`, scopes, interruption of
+ * a fiber) stays in that package's own tests.
+ */
+import * as assert from "node:assert/strict"
+import { type LocalFleet, startLocalFleet } from "./fleet.js"
+
+/** The retry a behaviour asks for: `times` retries `delayMillis` apart (the front end's jitter), or none. */
+export type RetrySetting = { readonly delayMillis: number; readonly times: number } | "none"
+
+/** One acquisition's options as a behaviour gives them; `ttl` and the others may be of any kind (bad input). */
+export interface AcquireSettings {
+  readonly ttl: unknown
+  readonly nodeTimeout?: unknown
+  readonly autoExtend?: unknown
+  /** Default: the front end's default retry. */
+  readonly retry?: RetrySetting
+  readonly signal?: AbortSignal
+}
+
+/** A held lock, as the behaviours read it. */
+export interface Held {
+  readonly value: string
+  readonly attempts: number
+  /** Release on every node: the release's status (`Released`, `NotHeld`, `Incomplete`, `AlreadyReleased`). */
+  readonly release: () => Promise<string>
+  /** Extend to `ttlMillis`; rejects with the front end's error. */
+  readonly extend: (ttlMillis: number) => Promise<void>
+  /** The validity left, in milliseconds. */
+  readonly remainingMillis: () => Promise<number>
+}
+
+/** A lock manager of one front end. Every call rejects with the front end's own error (its `_tag` and fields). */
+export interface Manager {
+  readonly acquire: (resources: unknown, options: AcquireSettings) => Promise<Held>
+  /** The value a majority of nodes holds the resource for, if any. */
+  readonly holder: (resource: string) => Promise<string | undefined>
+  /** Everything it holds released, its connections closed. */
+  readonly close: () => Promise<void>
+}
+
+/** Where a manager's nodes are: node options as the front end takes them (ioredis node options), or `n` in-memory nodes. */
+export type NodesSetting = { readonly options: ReadonlyArray<unknown> } | { readonly memory: number }
+
+/** One front end, as the behaviours drive it. */
+export interface FrontEnd {
+  readonly name: string
+  /** A manager with its own connections (the restart quarantine off: the suite's servers were just started). */
+  readonly manager: (nodes: NodesSetting, settings?: { readonly keyPrefix?: string }) => Promise<Manager>
+}
+
+/** The test functions of the runner that runs the suite (vitest's, of either major). */
+export interface Runner {
+  readonly describe: (name: string, body: () => void) => void
+  readonly it: (name: string, body: () => Promise<void>, timeout?: number) => void
+  readonly beforeAll: (body: () => Promise<void>, timeout?: number) => void
+  readonly afterAll: (body: () => Promise<void>, timeout?: number) => void
+  readonly beforeEach: (body: () => Promise<void>, timeout?: number) => void
+}
+
+/** A rejection's reason; fails when the promise resolves. */
+const rejectionOf = (promise: Promise<unknown>): Promise<Record<string, unknown>> =>
+  promise.then(
+    () => assert.fail("resolved where a rejection was expected"),
+    (error: unknown) => error as Record<string, unknown>
+  )
+
+const sleep = (millis: number) => new Promise<void>((resolve) => setTimeout(resolve, millis))
+
+/** Every behaviour, for `frontEnd`, under `runner`. */
+export const behaviours = (frontEnd: FrontEnd, runner: Runner): void => {
+  const { afterAll, beforeAll, beforeEach, describe, it } = runner
+  let fleet: LocalFleet
+  const nodes = (): NodesSetting => ({ options: fleet.nodes.map(({ host, port }) => ({ host, port })) })
+  const managers: Array<Manager> = []
+  const manager = async (setting: NodesSetting = nodes(), settings?: { readonly keyPrefix?: string }) => {
+    const made = await frontEnd.manager(setting, settings)
+    managers.push(made)
+    return made
+  }
+  /** The key's value on each server. */
+  const values = (key: string) => Promise.all(fleet.servers.map((server) => server.call("GET", key)))
+  /** Whether any server holds a key of `resource` (its lock key, its line of waiters, its slots). */
+  const keysOf = async (resource: string) =>
+    (await Promise.all(fleet.servers.map((server) => server.call("KEYS", `*${resource}*`)))).flat() as ReadonlyArray<string>
+
+  describe(`behaviours: ${frontEnd.name}`, () => {
+    beforeAll(async () => {
+      fleet = await startLocalFleet(3)
+    }, 60_000)
+    afterAll(async () => {
+      await Promise.all(managers.splice(0).map((made) => made.close()))
+      await fleet?.stop()
+    }, 60_000)
+    beforeEach(async () => {
+      await Promise.all(managers.splice(0).map((made) => made.close()))
+      await fleet.reset()
+    }, 30_000)
+
+    it("a lock is set on every node, refused to another client while held, and gone from every node once released", async () => {
+      const holder = await manager(nodes(), { keyPrefix: "app:" })
+      const other = await manager(nodes(), { keyPrefix: "app:" })
+      const lock = await holder.acquire("orders:42", { ttl: 10_000 })
+      assert.equal(lock.attempts, 1)
+      assert.deepEqual(await values("app:orders:42"), [lock.value, lock.value, lock.value])
+      const refused = await rejectionOf(other.acquire("orders:42", { ttl: 10_000, retry: "none" }))
+      assert.equal(refused._tag, "LockNotAcquired")
+      assert.equal(refused.reason, "Held")
+      assert.equal(refused.attempts, 1)
+      assert.match(String(refused.message), /^lock on orders:42 not acquired after 1 attempt\(s\)/)
+      assert.equal(await lock.release(), "Released")
+      assert.deepEqual(await values("app:orders:42"), [null, null, null])
+      assert.equal(await lock.release(), "AlreadyReleased")
+      const again = await other.acquire("orders:42", { ttl: 10_000, retry: "none" })
+      assert.notEqual(again.value, lock.value)
+    })
+
+    it("several resources are locked all or none: one held refuses the lot, and nothing of the attempt is left", async () => {
+      const holder = await manager()
+      const other = await manager()
+      await holder.acquire("b", { ttl: 10_000 })
+      const refused = await rejectionOf(other.acquire(["a", "b", "c"], { ttl: 10_000, retry: "none" }))
+      assert.equal(refused._tag, "LockNotAcquired")
+      assert.deepEqual(await values("redlock:a"), [null, null, null])
+      assert.deepEqual(await values("redlock:c"), [null, null, null])
+      const both = await other.acquire(["a", "c"], { ttl: 10_000 })
+      assert.deepEqual(await values("redlock:a"), [both.value, both.value, both.value])
+      assert.deepEqual(await values("redlock:c"), [both.value, both.value, both.value])
+    })
+
+    it("retry times bounds the attempts under contention: no acquisition, granted or refused, takes more than times + 1 and one re-check", async () => {
+      const contenders = await Promise.all([0, 1, 2, 3].map(() => manager()))
+      const retry = { delayMillis: 30, times: 2 }
+      const attempts: Array<number> = []
+      let refusals = 0
+      let holding = 0
+      let overlaps = 0
+      const until = Date.now() + 1_500
+      await Promise.all(contenders.map(async (contender) => {
+        while (Date.now() < until) {
+          try {
+            const lock = await contender.acquire("contended", { ttl: 2_000, retry })
+            attempts.push(lock.attempts)
+            if (++holding > 1) overlaps++
+            await sleep(25)
+            holding--
+            await lock.release()
+          } catch (error) {
+            const refused = error as Record<string, unknown>
+            assert.equal(refused._tag, "LockNotAcquired", String(refused.message))
+            attempts.push(Number(refused.attempts))
+            refusals++
+          }
+        }
+      }))
+      assert.equal(overlaps, 0, "never two holders at once")
+      assert.ok(attempts.length >= 10, `${attempts.length} acquisitions`)
+      assert.ok(refusals > 0, "contention made some give up")
+      // The re-check: a node not yet listening to the key's releases when the waiting began (engine/waiting.ts).
+      assert.ok(Math.max(...attempts) <= retry.times + 2, `attempts: ${attempts.join(", ")}`)
+      assert.ok(Math.max(...attempts) >= retry.times + 1, `the bound was reached: ${attempts.join(", ")}`)
+    }, 30_000)
+
+    it("a waiter is woken by the release: it holds the lock long before its next retry is due", async () => {
+      const holder = await manager()
+      const waiter = await manager()
+      const lock = await holder.acquire("handover", { ttl: 10_000 })
+      const started = Date.now()
+      const waiting = waiter.acquire("handover", { ttl: 10_000, retry: { delayMillis: 10_000, times: 1 } })
+      await sleep(300)
+      await lock.release()
+      const taken = await waiting
+      const waited = Date.now() - started
+      assert.ok(waited < 3_000, `waited ${waited} ms (next retry: 10 s)`)
+      // The first attempt, its re-check once the new subscriptions were ready, the one retry, brought forward.
+      assert.ok(taken.attempts <= 3, `${taken.attempts} attempts`)
+      assert.deepEqual(await values("redlock:handover"), [taken.value, taken.value, taken.value])
+    })
+
+    it("extend moves the validity; a released lock cannot be extended (LockLost)", async () => {
+      const holder = await manager()
+      const lock = await holder.acquire("extended", { ttl: 1_000 })
+      await sleep(300)
+      const before = await lock.remainingMillis()
+      assert.ok(before < 800, `${before} ms left`)
+      await lock.extend(5_000)
+      const after = await lock.remainingMillis()
+      assert.ok(after > 4_000, `${after} ms left after the extension`)
+      const ttls = await Promise.all(fleet.servers.map((server) => server.call("PTTL", "redlock:extended")))
+      for (const ttl of ttls) assert.ok(Number(ttl) > 4_000, `PTTL ${ttl}`)
+      await lock.release()
+      const lost = await rejectionOf(lock.extend(5_000))
+      assert.equal(lost._tag, "LockLost")
+      assert.equal(lost.reason, "Released")
+    })
+
+    it("the holder a majority agrees on is read without a lock, and none once released", async () => {
+      const holder = await manager()
+      const reader = await manager()
+      assert.equal(await reader.holder("inspected"), undefined)
+      const lock = await holder.acquire("inspected", { ttl: 10_000 })
+      assert.equal(await reader.holder("inspected"), lock.value)
+      await fleet.servers[0]!.call("SET", "redlock:inspected", "someone else")
+      assert.equal(await reader.holder("inspected"), lock.value, "two of three still agree")
+      await lock.release()
+      assert.equal(await reader.holder("inspected"), undefined)
+    })
+
+    it("an aborted signal ends a waiting acquisition with the signal's reason, and it leaves no key and no place in line", async () => {
+      const holder = await manager()
+      const waiter = await manager()
+      const lock = await holder.acquire("aborted", { ttl: 10_000 })
+      const controller = new AbortController()
+      const waiting = rejectionOf(waiter.acquire("aborted", { ttl: 10_000, retry: { delayMillis: 5_000, times: 5 }, signal: controller.signal }))
+      await sleep(200)
+      const reason = new Error("the caller gave up")
+      controller.abort(reason)
+      const started = Date.now()
+      const error = await waiting
+      assert.ok(Date.now() - started < 1_000, "at once, not at the next retry")
+      assert.equal(error, reason)
+      await lock.release()
+      await sleep(50)
+      assert.deepEqual(await keysOf("aborted"), [], "no key, no line left")
+    })
+
+    it("acquire options of the wrong kind are InvalidOptions naming the option, and nothing is sent", async () => {
+      const client = await manager()
+      const cases: ReadonlyArray<readonly [unknown, AcquireSettings, string]> = [
+        ["r", { ttl: "ten seconds" }, "ttl"],
+        ["r", { ttl: null }, "ttl"],
+        ["r", { ttl: {} }, "ttl"],
+        ["r", { ttl: 0 }, "ttl"],
+        ["r", { ttl: 1_000, nodeTimeout: true }, "nodeTimeout"],
+        ["r", { ttl: 1_000, autoExtend: "yes" }, "autoExtend"],
+        [5, { ttl: 1_000 }, "resources"],
+        ["", { ttl: 1_000 }, "resources"],
+        [[], { ttl: 1_000 }, "resources"],
+        [["a", "a"], { ttl: 1_000 }, "resources"]
+      ]
+      for (const [resources, options, option] of cases) {
+        const error = await rejectionOf(client.acquire(resources, options))
+        assert.equal(error._tag, "InvalidOptions", `${JSON.stringify(options)}: ${String(error.message)}`)
+        assert.equal(error.option, option, String(error.message))
+      }
+      assert.deepEqual(await fleet.dbsizes(), [0, 0, 0])
+    })
+
+    it("node options of the wrong kind are InvalidOptions naming the option, before any connection", async () => {
+      const { host, port } = fleet.nodes[0]!
+      const cases: ReadonlyArray<readonly [unknown, string]> = [
+        [{ host, port: "6379" }, "port"],
+        [{ host, port, username: 5 }, "username"],
+        [{ host, port, password: 5 }, "password"],
+        [{ host, port, db: -1 }, "db"],
+        [{ host, port, tls: "yes" }, "tls"],
+        [{ host, port, name: 7 }, "name"],
+        [{ host, port, connectTimeout: "soon" }, "connectTimeout"]
+      ]
+      for (const [node, option] of cases) {
+        const error = await rejectionOf(frontEnd.manager({ options: [node] }))
+        assert.equal(error._tag, "InvalidOptions", `${JSON.stringify(node)}: ${String(error.message)}`)
+        assert.equal(error.option, option, String(error.message))
+      }
+      const clients = await fleet.servers[0]!.call("CLIENT", "LIST")
+      assert.equal(String(clients).trim().split("\n").length, 1, "only the fleet's own admin connection")
+    })
+
+    it("on in-memory nodes too: held, refused while held, free once released", async () => {
+      const memory = await manager({ memory: 3 })
+      const lock = await memory.acquire("job", { ttl: 1_000 })
+      const refused = await rejectionOf(memory.acquire("job", { ttl: 1_000, retry: "none" }))
+      assert.equal(refused._tag, "LockNotAcquired")
+      assert.equal(await memory.holder("job"), lock.value)
+      assert.equal(await lock.release(), "Released")
+      assert.equal(await memory.holder("job"), undefined)
+    })
+  })
+}
