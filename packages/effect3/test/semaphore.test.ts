@@ -264,8 +264,9 @@ layer(RedisFleet.layerLocal(5), { timeout: 60_000, excludeTestServices: true })(
       const refusal = failureOf(yield* Effect.exit(Semaphore.acquire("exports", options).pipe(Effect.scoped, Effect.provide(context))))
       assert.instanceOf(refusal, LockNotAcquired)
       assert.deepStrictEqual(refusal.resources, ["exports"])
-      // Three rounds (the first and two retries), each trying both slots in one call per node.
-      assert.strictEqual(refusal.attempts, 3)
+      // Four rounds (the first, its re-check once the new subscriptions were ready, two retries), each trying
+      // both slots in one call per node.
+      assert.strictEqual(refusal.attempts, 4)
       assert.strictEqual(refusal.reason, "Held")
       yield* Effect.forEach(holders, (holder) => holder.release)
       yield* expectEmpty(fleet)
