@@ -34,13 +34,22 @@ export interface Held {
   readonly extend: (ttlMillis: number) => Promise<void>
   /** The validity left, in milliseconds. */
   readonly remainingMillis: () => Promise<number>
+  /** The hold's fencing token; rejects with the front end's error. */
+  readonly fencingToken: () => Promise<bigint>
 }
 
 /** A lock manager of one front end. Every call rejects with the front end's own error (its `_tag` and fields). */
 export interface Manager {
   readonly acquire: (resources: unknown, options: AcquireSettings) => Promise<Held>
+  /** One of `limit` permits of a semaphore on `resource`. */
+  readonly acquirePermit: (resource: string, limit: number, options: AcquireSettings) => Promise<Held>
+  /** `resource` held for reading (shared) or for writing (alone). */
+  readonly acquireRead: (resource: string, options: AcquireSettings) => Promise<Held>
+  readonly acquireWrite: (resource: string, options: AcquireSettings) => Promise<Held>
   /** The value a majority of nodes holds the resource for, if any. */
   readonly holder: (resource: string) => Promise<string | undefined>
+  /** How many of a semaphore's `limit` permits a majority agrees are held. */
+  readonly permitsHeld: (resource: string, limit: number) => Promise<number>
   /** Everything it holds released, its connections closed. */
   readonly close: () => Promise<void>
 }
@@ -48,11 +57,19 @@ export interface Manager {
 /** Where a manager's nodes are: node options as the front end takes them (ioredis node options), or `n` in-memory nodes. */
 export type NodesSetting = { readonly options: ReadonlyArray<unknown> } | { readonly memory: number }
 
+/** A manager's settings as a behaviour gives them; durations in milliseconds. */
+export interface ManagerSettings {
+  readonly keyPrefix?: string
+  /** Default: off (the suite's servers were just started, so they would abstain). */
+  readonly restartQuarantine?: boolean
+  readonly maxTtlMillis?: number
+}
+
 /** One front end, as the behaviours drive it. */
 export interface FrontEnd {
   readonly name: string
-  /** A manager with its own connections (the restart quarantine off: the suite's servers were just started). */
-  readonly manager: (nodes: NodesSetting, settings?: { readonly keyPrefix?: string }) => Promise<Manager>
+  /** A manager with its own connections. */
+  readonly manager: (nodes: NodesSetting, settings?: ManagerSettings) => Promise<Manager>
 }
 
 /** The test functions of the runner that runs the suite (vitest's, of either major). */
@@ -79,7 +96,7 @@ export const behaviours = (frontEnd: FrontEnd, runner: Runner): void => {
   let fleet: LocalFleet
   const nodes = (): NodesSetting => ({ options: fleet.nodes.map(({ host, port }) => ({ host, port })) })
   const managers: Array<Manager> = []
-  const manager = async (setting: NodesSetting = nodes(), settings?: { readonly keyPrefix?: string }) => {
+  const manager = async (setting: NodesSetting = nodes(), settings?: ManagerSettings) => {
     const made = await frontEnd.manager(setting, settings)
     managers.push(made)
     return made
@@ -271,6 +288,173 @@ export const behaviours = (frontEnd: FrontEnd, runner: Runner): void => {
       const clients = await fleet.servers[0]!.call("CLIENT", "LIST")
       assert.equal(String(clients).trim().split("\n").length, 1, "only the fleet's own admin connection")
     })
+
+    it("waiters are served in the order they came: each release hands the lock to the next in line", async () => {
+      const holder = await manager()
+      const lock = await holder.acquire("line", { ttl: 10_000 })
+      const order: Array<string> = []
+      const waiting: Array<Promise<void>> = []
+      for (const name of ["first", "second", "third"]) {
+        const waiter = await manager()
+        waiting.push(waiter.acquire("line", { ttl: 10_000, retry: { delayMillis: 5_000, times: 3 } }).then(async (held) => {
+          order.push(name)
+          await sleep(30)
+          await held.release()
+        }))
+        // Its first attempt refused, it has its place before the next comes.
+        await sleep(150)
+      }
+      await lock.release()
+      await Promise.all(waiting)
+      assert.deepEqual(order, ["first", "second", "third"])
+    }, 30_000)
+
+    it("a minority of nodes down: the others grant the lock; a majority down: refused at once, naming each node's error", async () => {
+      const client = await manager()
+      await fleet.servers[0]!.kill()
+      const lock = await client.acquire("outage", { ttl: 10_000, retry: "none" })
+      const live = await Promise.all(fleet.servers.slice(1).map((server) => server.call("GET", "redlock:outage")))
+      assert.deepEqual(live, [lock.value, lock.value])
+      await lock.release()
+      await fleet.servers[1]!.kill()
+      const started = Date.now()
+      const refused = await rejectionOf(client.acquire("outage", { ttl: 10_000, retry: "none" }))
+      assert.ok(Date.now() - started < 1_000, "no wait for the dead nodes")
+      assert.equal(refused._tag, "LockNotAcquired")
+      assert.equal(refused.reason, "NoQuorum")
+      const outcomes = refused.outcomes as ReadonlyArray<{ readonly _tag: string; readonly error?: Record<string, unknown> }>
+      for (const outcome of outcomes.slice(0, 2)) {
+        assert.equal(outcome._tag, "Failed", JSON.stringify(outcomes))
+        assert.equal(outcome.error?.reason, "Unavailable")
+      }
+      await sleep(50)
+      assert.equal(await fleet.servers[2]!.call("EXISTS", "redlock:outage"), 0, "its one yes undone")
+    }, 30_000)
+
+    it("autoExtend keeps a lock held past its ttl while its holder lives", async () => {
+      const client = await manager()
+      const reader = await manager()
+      const lock = await client.acquire("kept", { ttl: 500, autoExtend: true })
+      await sleep(1_300)
+      assert.equal(await reader.holder("kept"), lock.value)
+      assert.ok(await lock.remainingMillis() > 0)
+      assert.equal(await lock.release(), "Released")
+      assert.equal(await reader.holder("kept"), undefined)
+    })
+
+    it("a lock whose keys are gone from a majority is lost: extend rejects with LockLost (NotHeld), and release leaves another's keys", async () => {
+      const client = await manager()
+      const other = await manager()
+      const lock = await client.acquire("taken", { ttl: 10_000 })
+      await Promise.all(fleet.servers.slice(0, 2).map((server) => server.call("DEL", "redlock:taken")))
+      const lost = await rejectionOf(lock.extend(10_000))
+      assert.equal(lost._tag, "LockLost")
+      assert.equal(lost.reason, "NotHeld")
+      await fleet.servers[2]!.call("DEL", "redlock:taken")
+      const next = await other.acquire("taken", { ttl: 10_000, retry: "none" })
+      assert.notEqual(await lock.release(), "Released")
+      assert.deepEqual(await values("redlock:taken"), [next.value, next.value, next.value])
+    })
+
+    it("fencing tokens grow from each holder of a resource to the next, and a hold's token stays the same", async () => {
+      const client = await manager()
+      const first = await client.acquire("fenced", { ttl: 10_000 })
+      const token = await first.fencingToken()
+      assert.equal(typeof token, "bigint")
+      assert.equal(await first.fencingToken(), token)
+      await first.release()
+      const second = await client.acquire("fenced", { ttl: 10_000 })
+      assert.ok(await second.fencingToken() > token)
+      await second.release()
+      const released = await rejectionOf(second.fencingToken())
+      assert.equal(released._tag, "LockLost")
+    })
+
+    it("a semaphore grants limit permits at once, refuses the next, and grants it once a permit is released", async () => {
+      const holders = await Promise.all([0, 1, 2].map(() => manager()))
+      const [a, b] = await Promise.all(holders.slice(0, 2).map((holder) => holder.acquirePermit("pool", 2, { ttl: 10_000 })))
+      assert.notEqual(a!.value, b!.value)
+      assert.equal(await holders[2]!.permitsHeld("pool", 2), 2)
+      const refused = await rejectionOf(holders[2]!.acquirePermit("pool", 2, { ttl: 10_000, retry: "none" }))
+      assert.equal(refused._tag, "LockNotAcquired")
+      const waiting = holders[2]!.acquirePermit("pool", 2, { ttl: 10_000, retry: { delayMillis: 5_000, times: 2 } })
+      await sleep(200)
+      await a!.release()
+      const third = await waiting
+      assert.equal(await holders[0]!.permitsHeld("pool", 2), 2)
+      const limit = await rejectionOf(holders[0]!.acquirePermit("pool", 3, { ttl: 10_000, retry: "none" }))
+      assert.equal(limit._tag, "SettingConflict", "every holder of a semaphore uses one limit")
+      await Promise.all([b!.release(), third.release()])
+      assert.equal(await holders[0]!.permitsHeld("pool", 2), 0)
+    }, 30_000)
+
+    it("readers share a resource; a writer waits until they are gone, and holds it alone", async () => {
+      const clients = await Promise.all([0, 1, 2].map(() => manager()))
+      const readers = await Promise.all(clients.slice(0, 2).map((client) => client.acquireRead("doc", { ttl: 10_000 })))
+      const refused = await rejectionOf(clients[2]!.acquireWrite("doc", { ttl: 10_000, retry: "none" }))
+      assert.equal(refused._tag, "LockNotAcquired")
+      const writing = clients[2]!.acquireWrite("doc", { ttl: 10_000, retry: { delayMillis: 5_000, times: 2 } })
+      await sleep(200)
+      await Promise.all(readers.map((reader) => reader.release()))
+      const writer = await writing
+      const reader = await rejectionOf(clients[0]!.acquireRead("doc", { ttl: 10_000, retry: "none" }))
+      assert.equal(reader._tag, "LockNotAcquired")
+      assert.equal(await writer.release(), "Released")
+      await (await clients[0]!.acquireRead("doc", { ttl: 10_000, retry: "none" })).release()
+    }, 30_000)
+
+    it("keys of another type under the lock's name: a typed error from each such node (WrongType), and their data kept", async () => {
+      const client = await manager()
+      await Promise.all(fleet.servers.slice(0, 2).map((server) => server.call("RPUSH", "redlock:typed", "someone's", "data")))
+      const refused = await rejectionOf(client.acquire("typed", { ttl: 10_000, retry: "none" }))
+      assert.equal(refused._tag, "LockNotAcquired")
+      const outcomes = refused.outcomes as ReadonlyArray<{ readonly _tag: string; readonly error?: Record<string, unknown> }>
+      for (const outcome of outcomes.slice(0, 2)) {
+        assert.equal(outcome._tag, "Failed", JSON.stringify(outcomes))
+        assert.equal(outcome.error?._tag, "RedisNodeError")
+        assert.equal(outcome.error?.reason, "WrongType")
+      }
+      for (const server of fleet.servers.slice(0, 2)) {
+        assert.deepEqual(await server.call("LRANGE", "redlock:typed", 0, -1), ["someone's", "data"])
+      }
+      await sleep(50)
+      assert.equal(await fleet.servers[2]!.call("EXISTS", "redlock:typed"), 0, "the one yes undone")
+    })
+
+    it("a server restarted empty sits out maxTtl under the restart quarantine: refused until then, granted after", async () => {
+      const client = await manager(nodes(), { restartQuarantine: true, maxTtlMillis: 1_000 })
+      const attempt = () => client.acquire("quarantined", { ttl: 1_000, nodeTimeout: 500, retry: "none" })
+      const untilGranted = async (withinMillis: number) => {
+        const until = Date.now() + withinMillis
+        for (;;) {
+          try {
+            return await (await attempt()).release()
+          } catch (error) {
+            if (Date.now() > until) throw error
+            await sleep(50)
+          }
+        }
+      }
+      // The suite's servers were just started: they too sit out their first maxTtl.
+      await untilGranted(5_000)
+      const restartedAt = Date.now()
+      for (const server of fleet.servers.slice(0, 2)) {
+        await server.kill()
+        await server.start()
+      }
+      let quarantined: Record<string, unknown> | undefined
+      while (quarantined === undefined && Date.now() - restartedAt < 5_000) {
+        const refused = await rejectionOf(attempt())
+        if (String(refused.message).includes("restart quarantine")) quarantined = refused
+        else await sleep(20)
+      }
+      assert.ok(quarantined !== undefined, "refused for the quarantine once the servers were reached again")
+      assert.equal(quarantined._tag, "LockNotAcquired")
+      const outcomes = quarantined.outcomes as ReadonlyArray<Record<string, unknown>>
+      assert.ok(outcomes.slice(0, 2).some((outcome) => outcome._tag === "Abstained"), JSON.stringify(outcomes))
+      await untilGranted(5_000)
+      assert.ok(Date.now() - restartedAt >= 1_000, "not before maxTtl")
+    }, 30_000)
 
     it("on in-memory nodes too: held, refused while held, free once released", async () => {
       const memory = await manager({ memory: 3 })

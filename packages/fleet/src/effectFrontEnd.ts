@@ -5,7 +5,7 @@
  * retry constructors), typed loosely here because the two `effect`
  * packages' types cannot meet in one file.
  */
-import type { FrontEnd, Held, NodesSetting } from "./behaviours.js"
+import type { AcquireSettings, FrontEnd, Held, NodesSetting } from "./behaviours.js"
 
 /** What the behaviours call on a `RedlockService` (its effects are opaque here). */
 export interface EffectRedlock {
@@ -13,6 +13,10 @@ export interface EffectRedlock {
   readonly release: (lock: never) => unknown
   readonly extend: (lock: never, ttl: number) => unknown
   readonly inspect: (resource: string) => unknown
+  readonly acquirePermit: (resource: string, options: never) => unknown
+  readonly acquireRead: (resource: string, options: never) => unknown
+  readonly acquireWrite: (resource: string, options: never) => unknown
+  readonly inspectPermits: (resource: string, limit: number) => unknown
 }
 
 interface EffectLock {
@@ -20,6 +24,8 @@ interface EffectLock {
   readonly attempts: number
   /** An effect of the validity left, as a `Duration`. */
   readonly remaining: unknown
+  /** An effect of the fencing token. */
+  readonly fencingToken: unknown
 }
 
 /**
@@ -87,39 +93,48 @@ const runnerOf = ({ Cause, Effect, Exit, Scope }: EffectModules) => {
 /** The front end of an Effect line: each lock in a scope of its own, released by `release` and its scope then closed. */
 export const effectFrontEnd = (line: EffectLine): FrontEnd => ({
   name: line.name,
-  manager: async (nodes, settings) => {
+  manager: async (nodes, settings = {}) => {
     const { Context, Duration, Layer } = line.effect
     const { run, runScoped } = runnerOf(line.effect)
-    const layer = Layer.provide(line.nodes(nodes) as never)(line.Redlock.layer({ restartQuarantine: false, ...settings } as never) as never)
+    const { maxTtlMillis, ...rest } = settings
+    const options = { restartQuarantine: false, ...rest, ...(maxTtlMillis === undefined ? {} : { maxTtl: maxTtlMillis }) }
+    const layer = Layer.provide(line.nodes(nodes) as never)(line.Redlock.layer(options as never) as never)
     const { close, value: context } = await runScoped(Layer.build(layer as never))
     const redlock = Context.get(context as never, line.Redlock.Redlock as never) as EffectRedlock
+    /** The lock `acquire` gives for these settings, held in a scope of its own. */
+    const hold = async (acquire: (options: never) => unknown, settings: AcquireSettings): Promise<Held> => {
+      const { retry, signal, ...rest } = settings
+      const policy = retry === undefined
+        ? {}
+        : { retry: retry === "none" ? line.Redlock.noRetry : line.Redlock.retry({ delay: retry.delayMillis, times: retry.times }) }
+      const scoped = await runScoped<EffectLock>(acquire({ ...rest, ...policy } as never), signal)
+      const lock = scoped.value
+      return {
+        value: lock.value,
+        attempts: lock.attempts,
+        release: async () => {
+          const { status } = await run<{ readonly status: string }>(redlock.release(lock as never))
+          await scoped.close()
+          return status
+        },
+        extend: (ttlMillis) => run<unknown>(redlock.extend(lock as never, ttlMillis)).then(() => undefined),
+        remainingMillis: async () => Duration.toMillis(await run(lock.remaining)),
+        fencingToken: () => run<bigint>(lock.fencingToken)
+      }
+    }
     return {
-      acquire: async (resources, options) => {
-        const { retry, signal, ...rest } = options
-        const policy = retry === undefined
-          ? {}
-          : { retry: retry === "none" ? line.Redlock.noRetry : line.Redlock.retry({ delay: retry.delayMillis, times: retry.times }) }
-        const scoped = await runScoped<EffectLock>(redlock.acquire(resources as never, { ...rest, ...policy } as never), signal)
-        const lock = scoped.value
-        const held: Held = {
-          value: lock.value,
-          attempts: lock.attempts,
-          release: async () => {
-            const { status } = await run<{ readonly status: string }>(redlock.release(lock as never))
-            await scoped.close()
-            return status
-          },
-          extend: (ttlMillis) => run<unknown>(redlock.extend(lock as never, ttlMillis)).then(() => undefined),
-          remainingMillis: async () => Duration.toMillis(await run(lock.remaining))
-        }
-        return held
-      },
+      acquire: (resources, settings) => hold((options) => redlock.acquire(resources as never, options), settings),
+      acquirePermit: (resource, limit, settings) =>
+        hold((options) => redlock.acquirePermit(resource, { limit, ...options as object } as never), settings),
+      acquireRead: (resource, settings) => hold((options) => redlock.acquireRead(resource, options), settings),
+      acquireWrite: (resource, settings) => hold((options) => redlock.acquireWrite(resource, options), settings),
       holder: async (resource) => {
         const { holder } = await run<{ readonly holder: { readonly _tag: string; readonly value?: string } }>(
           redlock.inspect(resource)
         )
         return holder._tag === "Some" ? holder.value : undefined
       },
+      permitsHeld: async (resource, limit) => (await run<{ readonly held: number }>(redlock.inspectPermits(resource, limit))).held,
       close
     }
   }
