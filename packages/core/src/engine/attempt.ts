@@ -6,7 +6,7 @@
  *
  * @internal
  */
-import type { Node, NodeOutcome, Turn, TurnAnswer } from "./node.js"
+import type { Node, NodeError, NodeOutcome, Turn, TurnAnswer } from "./node.js"
 import * as Algorithm from "./algorithm.js"
 import * as Arrays from "./arrays.js"
 import * as FanOut from "./fanOut.js"
@@ -22,17 +22,17 @@ import * as Waiting from "./waiting.js"
 export type RefusalReason = "Held" | "NotYourTurn" | "NoQuorum" | "ValidityExpired"
 
 /** What a refusal says: the shell's error is made from it. */
-export interface RefusalFields {
+export interface RefusalFields<E extends NodeError = NodeError> {
   readonly resources: ReadonlyArray<string>
   readonly reason: RefusalReason
   readonly attempts: number
   readonly elapsedMillis: number
   readonly quorum: number
-  readonly outcomes: FanOut.FanOutResult["outcomes"]
+  readonly outcomes: ReadonlyArray<NodeOutcome<E>>
 }
 
 /** The manager's settings an acquisition's attempts read. */
-export interface AttemptSettings {
+export interface AttemptSettings<E extends NodeError = NodeError> {
   readonly nodes: ReadonlyArray<Node>
   readonly quorum: number
   readonly driftFactor: number
@@ -46,7 +46,7 @@ export interface AttemptSettings {
     isContended(key: string, now: number): boolean
     held(key: string, now: number): void
   }
-  readonly nodeError: FanOut.Rules<unknown>["nodeError"]
+  readonly nodeError: FanOut.Rules<unknown, E>["nodeError"]
 }
 
 /** What one acquisition asks for. */
@@ -203,14 +203,14 @@ class PlaceInLine implements Turn {
 }
 
 /** A slot round's rules: decided when a quorum chose one slot, or none can (`Slots.slotRoundDecided`). */
-class SlotRules implements FanOut.Rules<Answer> {
+class SlotRules<E extends NodeError> implements FanOut.Rules<Answer, E> {
   readonly votes = true
   constructor(
     private readonly nodes: number,
     private readonly quorum: number,
     readonly timeoutMillis: number,
     readonly quarantineMillis: number | undefined,
-    readonly nodeError: FanOut.Rules<Answer>["nodeError"]
+    readonly nodeError: FanOut.Rules<Answer, E>["nodeError"]
   ) {}
   isYes(answer: Answer): boolean {
     return tookKeys(answer)
@@ -221,9 +221,9 @@ class SlotRules implements FanOut.Rules<Answer> {
 }
 
 // The round a grant of slots handed over stands for (see `grantHanded`): a class, not a literal (see AttemptFields).
-class HandedResult implements FanOut.FanOutResult {
+class HandedResult<E extends NodeError> implements FanOut.FanOutResult<unknown, E> {
   constructor(
-    readonly outcomes: ReadonlyArray<NodeOutcome>,
+    readonly outcomes: ReadonlyArray<NodeOutcome<E>>,
     readonly yes: number,
     readonly answers: ReadonlyArray<unknown>,
     readonly startMillis: number,
@@ -232,13 +232,15 @@ class HandedResult implements FanOut.FanOutResult {
 }
 
 /** What a shell's refusal carries: no lock, and the (last) fan-out's result. */
-export interface Refused {
+export interface Refused<E extends NodeError = NodeError> {
   readonly granted: undefined
-  readonly result: FanOut.FanOutResult
+  readonly result: FanOut.FanOutResult<unknown, E>
 }
 
 /** How an attempt ended: the shell's lock, or the shell's refusal `R`; either with its (last) fan-out's result. */
-export type AttemptEnd<G, R extends Refused> = { readonly granted: G; readonly result: FanOut.FanOutResult } | R
+export type AttemptEnd<G, R extends Refused<E>, E extends NodeError = NodeError> =
+  | { readonly granted: G; readonly result: FanOut.FanOutResult<unknown, E> }
+  | R
 
 type Answer = boolean | TurnAnswer
 
@@ -293,7 +295,7 @@ export const whyRefused = (answers: ReadonlyArray<Answer | undefined>, quorum: n
  * from a grant (`granted`) and its refusal from a refused attempt
  * (`refused`), and may be told of each attempt (`attempted`).
  */
-export abstract class Attempts<G, R extends Refused> implements Waiting.Waiter<G, R> {
+export abstract class Attempts<G, R extends Refused<E>, E extends NodeError = NodeError> implements Waiting.Waiter<G, R> {
   readonly nodes: ReadonlyArray<Node>
   readonly quorum: number
   readonly keys: ReadonlyArray<string>
@@ -321,7 +323,7 @@ export abstract class Attempts<G, R extends Refused> implements Waiting.Waiter<G
   conflict: string | undefined = undefined
 
   constructor(
-    protected readonly attemptSettings: AttemptSettings,
+    protected readonly attemptSettings: AttemptSettings<E>,
     protected readonly attemptRequest: AttemptRequest,
     readonly time: Time
   ) {
@@ -339,11 +341,11 @@ export abstract class Attempts<G, R extends Refused> implements Waiting.Waiter<G
    * The shell's lock, granted by `result` with `validityMillis` left: on
    * every key, or for slots on the key `slot` only (its index in the keys).
    */
-  protected abstract granted(result: FanOut.FanOutResult, validityMillis: number, slot: number | undefined): G
+  protected abstract granted(result: FanOut.FanOutResult<unknown, E>, validityMillis: number, slot: number | undefined): G
   /** The shell's refusal (`granted` undefined, and `result`). */
-  protected abstract refused(fields: RefusalFields, result: FanOut.FanOutResult): R
+  protected abstract refused(fields: RefusalFields<E>, result: FanOut.FanOutResult<unknown, E>): R
   /** Told each attempt (begun at `startMillis`) once it ended, where the shell traces or logs; none: nothing is told. */
-  protected abstract readonly attempted: ((startMillis: number, end: AttemptEnd<G, R>) => void) | undefined
+  protected abstract readonly attempted: ((startMillis: number, end: AttemptEnd<G, R, E>) => void) | undefined
 
   /**
    * Whether waiting watches the nodes' releases: only in line (fairHandoff),
@@ -383,11 +385,11 @@ export abstract class Attempts<G, R extends Refused> implements Waiting.Waiter<G
    * decision, and the undo of a refused attempt; `done` is called once,
    * after the undo was answered (or timed out).
    */
-  attempt(leaseMillis: number, done: (end: AttemptEnd<G, R>) => void): void {
+  attempt(leaseMillis: number, done: (end: AttemptEnd<G, R, E>) => void): void {
     this.attempts++
     const { attempted } = this
     const startMillis = this.time.now()
-    const ended = attempted === undefined ? done : (end: AttemptEnd<G, R>) => {
+    const ended = attempted === undefined ? done : (end: AttemptEnd<G, R, E>) => {
       attempted(startMillis, end)
       done(end)
     }
@@ -454,7 +456,7 @@ export abstract class Attempts<G, R extends Refused> implements Waiting.Waiter<G
     // a slot it took is deleted with the release, which deletes every slot of ours on each node.
     this.sent++
     let yes = 0
-    const outcomes = Arrays.empty<NodeOutcome>()
+    const outcomes = Arrays.empty<NodeOutcome<E>>()
     const answers = Arrays.empty<undefined>()
     for (let index = 0; index < this.nodes.length; index++) {
       const chose = handed.get(index)
@@ -493,7 +495,7 @@ export abstract class Attempts<G, R extends Refused> implements Waiting.Waiter<G
    */
   private slotsStart = 0
 
-  private fanOut(leaseMillis: number, probe: boolean, done: (end: AttemptEnd<G, R>) => void, splitOnce = false): void {
+  private fanOut(leaseMillis: number, probe: boolean, done: (end: AttemptEnd<G, R, E>) => void, splitOnce = false): void {
     const { ahead, setting, slots, ttlMillis } = this.attemptRequest
     const { fairHandoff, nodeError, quarantineMillis } = this.attemptSettings
     this.sent++
@@ -512,7 +514,7 @@ export abstract class Attempts<G, R extends Refused> implements Waiting.Waiter<G
       : FanOut.call("acquire", this.keys, this.value, ttlMillis)
     const rules = slots === true
       ? new SlotRules(this.nodes.length, this.quorum, this.nodeTimeoutMillis, quarantineMillis, nodeError)
-      : FanOut.atQuorum<Answer>(this.nodes, tookKeys, this.nodeTimeoutMillis, quarantineMillis, nodeError)
+      : FanOut.atQuorum<Answer, E>(this.nodes, tookKeys, this.nodeTimeoutMillis, quarantineMillis, nodeError)
     FanOut.send(this.nodes, call, rules, this.time, (sent) => {
       // A slot is named by its index in the keys, whatever order the nodes were sent.
       const result = slots === true ? Slots.inKeyOrder(sent, start, this.keys.length) : sent
@@ -544,7 +546,7 @@ export abstract class Attempts<G, R extends Refused> implements Waiting.Waiter<G
    * answer) have every slot of ours deleted (a slot's release deletes them
    * all, scripts.ts): they did not count towards the grant.
    */
-  private undoOtherSlots(result: FanOut.FanOutResult<Answer>, slot: number, start: number): void {
+  private undoOtherSlots(result: FanOut.FanOutResult<Answer, E>, slot: number, start: number): void {
     const others = this.keys.filter((_, index) => index !== slot)
     const undo = (index: number) => {
       this.markUndone(index)
@@ -569,7 +571,7 @@ export abstract class Attempts<G, R extends Refused> implements Waiting.Waiter<G
    * to come is undone when it comes, only if it took the key: most refused
    * attempts of a waiter then send nothing more.
    */
-  private refusal(result: FanOut.FanOutResult<Answer>): ReadonlyArray<Node> {
+  private refusal(result: FanOut.FanOutResult<Answer, E>): ReadonlyArray<Node> {
     const { late, outcomes } = result
     this.holderGoneAt = this.holderGone(result)
     if (this.attemptRequest.setting !== undefined) this.conflict = conflictOf(result.answers, this.quorum)
@@ -595,7 +597,7 @@ export abstract class Attempts<G, R extends Refused> implements Waiting.Waiter<G
     return undoOn
   }
 
-  private refusalFields(result: FanOut.FanOutResult<Answer>, quorate: boolean): RefusalFields {
+  private refusalFields(result: FanOut.FanOutResult<Answer, E>, quorate: boolean): RefusalFields<E> {
     const { quorum } = this
     return {
       resources: this.attemptRequest.resources,
@@ -631,7 +633,7 @@ export abstract class Attempts<G, R extends Refused> implements Waiting.Waiter<G
   // When (monotonic) the keys of the holder seen by the last attempt have
   // run out on enough nodes for a quorum; none when the keys are free on a
   // majority already, or never expire.
-  private holderGone(result: FanOut.FanOutResult<Answer>): number | undefined {
+  private holderGone(result: FanOut.FanOutResult<Answer, E>): number | undefined {
     const ttls = Arrays.empty<number>()
     let free = 0
     for (const answer of result.answers) {

@@ -26,9 +26,10 @@ export const call = <M extends NodeOperation>(method: M, ...args: Parameters<Nod
 
 export type Answer<M extends NodeOperation> = Awaited<ReturnType<NodePromises[M]>>
 
-export interface FanOutResult<A = unknown> {
+/** A round's result; `E`: the error of a node's failure (the shell's, as its `nodeError` makes it). */
+export interface FanOutResult<A = unknown, E extends NodeError = NodeError> {
   /** One outcome per node, in node order. */
-  readonly outcomes: ReadonlyArray<NodeOutcome>
+  readonly outcomes: ReadonlyArray<NodeOutcome<E>>
   /** How many nodes answered `Ok`. */
   readonly yes: number
   /** Each node's answer, where it answered in time. */
@@ -54,11 +55,11 @@ export interface Late {
 }
 
 // Marks, in a decided round's own outcomes, a node whose answer or failure came after the decision.
-const answeredLate: NodeOutcome = { _tag: "NotAwaited", node: "", millis: 0 }
-const failedLate: NodeOutcome = { _tag: "NotAwaited", node: "", millis: 0 }
+const answeredLate: NodeOutcome<never> = { _tag: "NotAwaited", node: "", millis: 0 }
+const failedLate: NodeOutcome<never> = { _tag: "NotAwaited", node: "", millis: 0 }
 
 /** When a round is decided, and how a node's answer counts. */
-export interface Rules<A> {
+export interface Rules<A, E extends NodeError = NodeError> {
   readonly isYes: (answer: A) => boolean
   /** From how many nodes voted yes (`ok`) and otherwise (`other`), and the answers so far. */
   readonly isDecided: (ok: number, other: number, answers: ReadonlyArray<A | undefined>) => boolean
@@ -72,7 +73,7 @@ export interface Rules<A> {
    */
   readonly votes: boolean
   /** A node's failure as its outcome's error (the drivers' promises reject with the shell's node error; anything else is wrapped). */
-  readonly nodeError: (node: Node, error: unknown) => NodeError
+  readonly nodeError: (node: Node, error: unknown) => E
 }
 
 /**
@@ -80,15 +81,15 @@ export interface Rules<A> {
  * answer, its failure, or the timeout), and the round is decided as soon as
  * the rules say so.
  */
-class Round<A> implements Late {
+class Round<A, E extends NodeError> implements Late {
   readonly answers: Array<A | undefined>
   /** The first word of each node; none yet: not awaited (filled in by `result`). */
-  private readonly outcomes: Array<NodeOutcome | undefined>
+  private readonly outcomes: Array<NodeOutcome<E> | undefined>
   private readonly runsAtStart
   private ok = 0
   private other = 0
 
-  constructor(readonly nodes: ReadonlyArray<Node>, readonly rules: Rules<A>, readonly start: number) {
+  constructor(readonly nodes: ReadonlyArray<Node>, readonly rules: Rules<A, E>, readonly start: number) {
     this.answers = Arrays.unset(nodes.length)
     this.outcomes = Arrays.unset(nodes.length)
     this.runsAtStart = rules.quarantineMillis === undefined ? undefined : nodes.map((node) => node.run())
@@ -98,7 +99,7 @@ class Round<A> implements Late {
     return this.rules.isDecided(this.ok, this.other, this.answers)
   }
 
-  private settle(index: number, outcome: NodeOutcome): void {
+  private settle(index: number, outcome: NodeOutcome<E>): void {
     if (this.outcomes[index] !== undefined) return
     this.outcomes[index] = outcome
     if (outcome._tag === "Ok") this.ok++
@@ -125,7 +126,7 @@ class Round<A> implements Late {
     )
   }
 
-  failed(index: number, error: NodeError, now: number): void {
+  failed(index: number, error: E, now: number): void {
     this.settle(index, { _tag: "Failed", node: this.nodes[index].name, millis: now - this.start, error })
   }
 
@@ -134,10 +135,10 @@ class Round<A> implements Late {
   }
 
   /** The round as decided; `collectLate`: the calls still pending go on, and their answers are wanted. */
-  result(endMillis: number, collectLate: boolean): FanOutResult<A> {
+  result(endMillis: number, collectLate: boolean): FanOutResult<A, E> {
     let pending = false
     // Copies, by loops (no callback per round): the round's own arrays keep the late words.
-    const outcomes = Arrays.empty<NodeOutcome>()
+    const outcomes = Arrays.empty<NodeOutcome<E>>()
     for (let index = 0; index < this.outcomes.length; index++) {
       const outcome = this.outcomes[index]
       pending ||= outcome === undefined || outcome._tag === "TimedOut"
@@ -188,12 +189,12 @@ class Round<A> implements Late {
  * releases and waiting call it directly, effects from one asynchronous step
  * (`fanOut` below).
  */
-export const send = <M extends NodeOperation>(
+export const send = <M extends NodeOperation, E extends NodeError>(
   nodes: ReadonlyArray<Node>,
   call: Call<M>,
-  rules: Rules<Answer<M>>,
+  rules: Rules<Answer<M>, E>,
   time: Time,
-  decided: (result: FanOutResult<Answer<M>>) => void
+  decided: (result: FanOutResult<Answer<M>, E>) => void
 ): void => {
   const round = new Round(nodes, rules, time.now())
   if (nodes.length === 0) return decided(round.result(round.start, false))
@@ -241,11 +242,11 @@ export const send = <M extends NodeOperation>(
 }
 
 /** Every node's answer is awaited (each bounded by `timeoutMillis`). */
-export const everyNode = (
+export const everyNode = <E extends NodeError>(
   nodes: ReadonlyArray<Node>,
   timeoutMillis: number,
-  nodeError: Rules<unknown>["nodeError"]
-): Rules<unknown> => ({
+  nodeError: Rules<unknown, E>["nodeError"]
+): Rules<unknown, E> => ({
   isYes: () => true,
   isDecided: (ok, other) => ok + other === nodes.length,
   timeoutMillis,
@@ -258,13 +259,13 @@ export const everyNode = (
  * Decided as soon as a quorum of nodes answered yes, or a quorum can no
  * longer be reached; votes are quarantined when `quarantineMillis` is given.
  */
-export const atQuorum = <A>(
+export const atQuorum = <A, E extends NodeError>(
   nodes: ReadonlyArray<Node>,
   isYes: (answer: A) => boolean,
   timeoutMillis: number,
   quarantineMillis: number | undefined,
-  nodeError: Rules<A>["nodeError"]
-): Rules<A> => ({
+  nodeError: Rules<A, E>["nodeError"]
+): Rules<A, E> => ({
   isYes,
   isDecided: (ok, other) => Algorithm.tally(nodes.length, ok, other) !== "open",
   timeoutMillis,
@@ -278,8 +279,8 @@ export const atQuorum = <A>(
  * that deleted them, with no quarantine and no vote: of nodes that are one
  * server, only the first to run it deletes the key.
  */
-export const deletions = (
+export const deletions = <E extends NodeError>(
   nodes: ReadonlyArray<Node>,
   timeoutMillis: number,
-  nodeError: Rules<number>["nodeError"]
-): Rules<number> => ({ ...atQuorum(nodes, (deleted: number) => deleted > 0, timeoutMillis, undefined, nodeError), votes: false })
+  nodeError: Rules<number, E>["nodeError"]
+): Rules<number, E> => ({ ...atQuorum(nodes, (deleted: number) => deleted > 0, timeoutMillis, undefined, nodeError), votes: false })

@@ -11,34 +11,34 @@
 import * as Algorithm from "./algorithm.js"
 import * as FanOut from "./fanOut.js"
 import type { Holding } from "./holding.js"
-import type { Node, NodeOutcome } from "./node.js"
+import type { Node, NodeError, NodeOutcome } from "./node.js"
 import type { Time } from "./time.js"
 
 /** How issuing ended: the tokens (one per resource), the lock found lost (marked so), or too few nodes answered. */
-export type Issued =
+export type Issued<E extends NodeError = NodeError> =
   | { readonly _tag: "Issued"; readonly tokens: ReadonlyArray<bigint> }
-  | { readonly _tag: "Lost"; readonly outcomes: ReadonlyArray<NodeOutcome> }
-  | { readonly _tag: "Unavailable"; readonly outcomes: ReadonlyArray<NodeOutcome> }
+  | { readonly _tag: "Lost"; readonly outcomes: ReadonlyArray<NodeOutcome<E>> }
+  | { readonly _tag: "Unavailable"; readonly outcomes: ReadonlyArray<NodeOutcome<E>> }
 
 /** What issuing reads of the manager. */
-export interface FencingSettings {
+export interface FencingSettings<E extends NodeError = NodeError> {
   readonly nodes: ReadonlyArray<Node>
   readonly quorum: number
   readonly quarantineMillis: number | undefined
-  readonly nodeError: FanOut.Rules<unknown>["nodeError"]
+  readonly nodeError: FanOut.Rules<unknown, E>["nodeError"]
 }
 
 /** Issue the lock's tokens, from the counters `fenceKeys` (one per resource); `done` once decided. */
-export const issue = (
-  settings: FencingSettings,
-  lock: Holding,
+export const issue = <E extends NodeError>(
+  settings: FencingSettings<E>,
+  lock: Holding<E>,
   fenceKeys: ReadonlyArray<string>,
   timeoutMillis: number,
   time: Time,
-  done: (end: Issued) => void
+  done: (end: Issued<E>) => void
 ): void => {
   const { nodeError, nodes, quarantineMillis, quorum } = settings
-  const failed = (outcomes: ReadonlyArray<NodeOutcome>) => {
+  const failed = (outcomes: ReadonlyArray<NodeOutcome<E>>) => {
     if (!Algorithm.majorityNotOurs(outcomes, quorum)) return done({ _tag: "Unavailable", outcomes })
     lock.markLostQuietly("NotHeld", outcomes)
     done({ _tag: "Lost", outcomes })

@@ -5,7 +5,7 @@
  *
  * @internal
  */
-import type { Node, NodeOutcome } from "./node.js"
+import type { Node, NodeError, NodeOutcome } from "./node.js"
 import * as Algorithm from "./algorithm.js"
 import * as FanOut from "./fanOut.js"
 import type { Time } from "./time.js"
@@ -18,30 +18,31 @@ export type LossReason = "Expired" | "NotHeld" | "Released"
  * lock found lost (marked so), or not extended (too few nodes confirmed,
  * the lock may still be held until its deadline); with each node's outcome.
  */
-export type Extension =
-  | { readonly _tag: "Extended"; readonly validityMillis: number; readonly outcomes: ReadonlyArray<NodeOutcome> }
-  | { readonly _tag: "Lost"; readonly reason: LossReason; readonly outcomes: ReadonlyArray<NodeOutcome> }
-  | { readonly _tag: "NotExtended"; readonly outcomes: ReadonlyArray<NodeOutcome> }
+export type Extension<E extends NodeError = NodeError> =
+  | { readonly _tag: "Extended"; readonly validityMillis: number; readonly outcomes: ReadonlyArray<NodeOutcome<E>> }
+  | { readonly _tag: "Lost"; readonly reason: LossReason; readonly outcomes: ReadonlyArray<NodeOutcome<E>> }
+  | { readonly _tag: "NotExtended"; readonly outcomes: ReadonlyArray<NodeOutcome<E>> }
 
 /** What an extension reads of the manager. */
-export interface ExtensionSettings {
+export interface ExtensionSettings<E extends NodeError = NodeError> {
   readonly nodes: ReadonlyArray<Node>
   readonly quorum: number
   readonly driftFactor: number
   readonly quarantineMillis: number | undefined
-  readonly nodeError: FanOut.Rules<unknown>["nodeError"]
+  readonly nodeError: FanOut.Rules<unknown, E>["nodeError"]
 }
 
 // How a hold was lost. Not a literal (see attempt.ts, AttemptFields).
-class Loss {
-  constructor(readonly reason: LossReason, readonly outcomes: ReadonlyArray<NodeOutcome>) {}
+class Loss<E extends NodeError> {
+  constructor(readonly reason: LossReason, readonly outcomes: ReadonlyArray<NodeOutcome<E>>) {}
 }
 
-export abstract class Holding {
+/** A held lock as the engine keeps it; `E`: the error of a node's failure in its outcomes. */
+export abstract class Holding<E extends NodeError = NodeError> {
   extensionCount = 0
   released = false
   /** Set once, when the lock is lost; its listeners are called at the same time. */
-  protected lostAs: { readonly reason: LossReason; readonly outcomes: ReadonlyArray<NodeOutcome> } | undefined
+  protected lostAs: { readonly reason: LossReason; readonly outcomes: ReadonlyArray<NodeOutcome<E>> } | undefined
   /** Called once when the lock is lost (see `whenLost`). */
   private lostListeners: Set<() => void> | undefined
 
@@ -61,7 +62,7 @@ export abstract class Holding {
   protected abstract lostFor(reason: LossReason): void
 
   /** Record the loss (the first reason wins) and call everything waiting for it. */
-  markLostQuietly(reason: LossReason, outcomes: ReadonlyArray<NodeOutcome> = []): void {
+  markLostQuietly(reason: LossReason, outcomes: ReadonlyArray<NodeOutcome<E>> = []): void {
     if (this.lostAs !== undefined) return
     this.lostAs = new Loss(reason, outcomes)
     if (reason !== "Released") this.lostFor(reason)
@@ -110,7 +111,13 @@ export abstract class Holding {
    * have taken the lock); the deadline then moves to what the new ttl gives
    * from the moment the extension was sent. `done` once decided.
    */
-  extendOn(settings: ExtensionSettings, ttlMillis: number, timeoutMillis: number, time: Time, done: (end: Extension) => void): void {
+  extendOn(
+    settings: ExtensionSettings<E>,
+    ttlMillis: number,
+    timeoutMillis: number,
+    time: Time,
+    done: (end: Extension<E>) => void
+  ): void {
     const start = time.now()
     if (start >= this.deadline) {
       this.markLostQuietly("Expired")

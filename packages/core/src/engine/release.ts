@@ -4,7 +4,7 @@
  *
  * @internal
  */
-import type { Node, NodeOutcome } from "./node.js"
+import type { Node, NodeError, NodeOutcome } from "./node.js"
 import * as Algorithm from "./algorithm.js"
 import * as FanOut from "./fanOut.js"
 import type { Time } from "./time.js"
@@ -15,10 +15,10 @@ import type { Time } from "./time.js"
  * or neither (`Incomplete`: nodes failed or did not answer in time; their
  * keys expire with the ttl).
  */
-export interface Released {
+export interface Released<E extends NodeError = NodeError> {
   readonly status: "Released" | "NotHeld" | "Incomplete"
   readonly released: number
-  readonly outcomes: ReadonlyArray<NodeOutcome>
+  readonly outcomes: ReadonlyArray<NodeOutcome<E>>
 }
 
 /**
@@ -28,15 +28,15 @@ export interface Released {
  * it lands in order on each of them, so not waiting for their answer loses
  * nothing, and a down node does not slow every release down.
  */
-export const release = (
+export const release = <E extends NodeError>(
   nodes: ReadonlyArray<Node>,
   quorum: number,
   keys: ReadonlyArray<string>,
   value: string,
   timeoutMillis: number,
-  nodeError: FanOut.Rules<unknown>["nodeError"],
+  nodeError: FanOut.Rules<unknown, E>["nodeError"],
   time: Time,
-  done: (released: Released) => void
+  done: (released: Released<E>) => void
 ): void =>
   FanOut.send(
     nodes,

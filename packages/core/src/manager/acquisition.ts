@@ -14,7 +14,7 @@ import * as EngineSlots from "../engine/slots.js"
 import * as Waiting from "../engine/waiting.js"
 import { readMillis } from "./durations.js"
 import type { DurationInput } from "./durations.js"
-import { InvalidOptions, LockNotAcquired, SettingConflict, withoutStack } from "./errors.js"
+import { InvalidOptions, LockNotAcquired, type RedisNodeError, SettingConflict, withoutStack } from "./errors.js"
 import { HeldLock } from "./heldLock.js"
 import type { RetrySteps } from "./retry.js"
 import { orThrow, type RetryInput, retrySteps, type Settings } from "./settings.js"
@@ -156,11 +156,14 @@ const conflictError = (setting: Setting | undefined, recorded: string | undefine
 }
 
 /** A refused attempt; its LockNotAcquired is made when first asked for (most are never read). */
-class Refused implements Attempt.Refused {
+class Refused implements Attempt.Refused<RedisNodeError> {
   readonly granted = undefined
   private made: LockNotAcquired | undefined
 
-  constructor(private readonly fields: Attempt.RefusalFields, readonly result: FanOut.FanOutResult) {}
+  constructor(
+    private readonly fields: Attempt.RefusalFields<RedisNodeError>,
+    readonly result: FanOut.FanOutResult<unknown, RedisNodeError>
+  ) {}
 
   get refusal(): LockNotAcquired {
     return this.made ??= withoutStack(() => new LockNotAcquired(this.fields))
@@ -170,7 +173,7 @@ class Refused implements Attempt.Refused {
 const ignore = () => {}
 
 /** One acquisition: the engine's attempts, the lock made from a grant, and the waiting between attempts. */
-class Acquisition extends Attempt.Attempts<HeldLock, Refused> {
+class Acquisition extends Attempt.Attempts<HeldLock, Refused, RedisNodeError> {
   /** The resources, in the order of the keys (a permit's slots start at a random one). */
   private readonly resources: ReadonlyArray<string>
   protected readonly attempted = undefined
@@ -187,7 +190,7 @@ class Acquisition extends Attempt.Attempts<HeldLock, Refused> {
     this.resources = fields.resources
   }
 
-  protected granted(result: FanOut.FanOutResult, validityMillis: number, slot: number | undefined): HeldLock {
+  protected granted(result: FanOut.FanOutResult<unknown, RedisNodeError>, validityMillis: number, slot: number | undefined): HeldLock {
     return new HeldLock({
       resources: slot === undefined ? this.resources : this.resources.slice(slot, slot + 1),
       keys: slot === undefined ? this.keys : this.keys.slice(slot, slot + 1),
@@ -202,7 +205,7 @@ class Acquisition extends Attempt.Attempts<HeldLock, Refused> {
     }, this.settings)
   }
 
-  protected refused(fields: Attempt.RefusalFields, result: FanOut.FanOutResult): Refused {
+  protected refused(fields: Attempt.RefusalFields<RedisNodeError>, result: FanOut.FanOutResult<unknown, RedisNodeError>): Refused {
     return new Refused(fields, result)
   }
 

@@ -123,14 +123,14 @@ export class LockNotAcquired extends PlainError {
   readonly quorum: number
   /** What each node answered on the last attempt. */
   readonly outcomes: ReadonlyArray<Outcome>
-  constructor(fields: RefusalFields<NodeOutcome>) {
+  constructor(fields: RefusalFields<Outcome>) {
     super()
     this.resources = fields.resources
     this.reason = fields.reason
     this.attempts = fields.attempts
     this.elapsedMillis = fields.elapsedMillis
     this.quorum = fields.quorum
-    this.outcomes = fields.outcomes as ReadonlyArray<Outcome>
+    this.outcomes = fields.outcomes
   }
   override get message(): string {
     return Messages.notAcquired(this)

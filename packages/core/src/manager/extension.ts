@@ -7,7 +7,7 @@
 import * as Options from "../engine/options.js"
 import { readMillis } from "./durations.js"
 import type { DurationInput } from "./durations.js"
-import { ExtensionLimitReached, LockNotExtended, type Outcome } from "./errors.js"
+import { ExtensionLimitReached, LockNotExtended } from "./errors.js"
 import type { HeldLock } from "./heldLock.js"
 import { orThrow, type Settings } from "./settings.js"
 
@@ -39,7 +39,7 @@ export const extend = (settings: Settings, lock: HeldLock, ttlInput?: DurationIn
           case "Lost":
             return reject(lock.lostBecause!)
           case "NotExtended":
-            return reject(new LockNotExtended(lock.resources, end.outcomes as ReadonlyArray<Outcome>))
+            return reject(new LockNotExtended(lock.resources, end.outcomes))
         }
       })
     })

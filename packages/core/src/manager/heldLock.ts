@@ -7,8 +7,7 @@
  */
 import * as Fencing from "../engine/fencing.js"
 import { Holding, type LossReason } from "../engine/holding.js"
-import type { NodeOutcome } from "../engine/node.js"
-import { FencingTokenUnavailable, LockLost, ManagerClosed, type Outcome } from "./errors.js"
+import { FencingTokenUnavailable, LockLost, ManagerClosed, type Outcome, type RedisNodeError } from "./errors.js"
 import type { Settings } from "./settings.js"
 
 export interface HeldLockFields {
@@ -19,12 +18,12 @@ export interface HeldLockFields {
   readonly validityMillis: number
   readonly validUntilMillis: number
   readonly attempts: number
-  readonly outcomes: ReadonlyArray<NodeOutcome>
+  readonly outcomes: ReadonlyArray<Outcome>
   readonly nodeTimeoutMillis: number
   readonly acquiredAtMillis: number
 }
 
-export class HeldLock extends Holding {
+export class HeldLock extends Holding<RedisNodeError> {
   /** The resources it holds (for a permit or a read hold: its slot). */
   readonly resources: ReadonlyArray<string>
   /** The ttl it was acquired with, in ms. */
@@ -52,7 +51,7 @@ export class HeldLock extends Holding {
     this.ttlMillis = fields.ttlMillis
     this.validityMillis = fields.validityMillis
     this.attempts = fields.attempts
-    this.outcomes = fields.outcomes as ReadonlyArray<Outcome>
+    this.outcomes = fields.outcomes
     this.nodeTimeoutMillis = fields.nodeTimeoutMillis
     this.acquiredAtMillis = fields.acquiredAtMillis
   }
@@ -70,12 +69,12 @@ export class HeldLock extends Holding {
   /** Why the lock was lost, if it was. Built on first use: every release marks a loss, few ask why. */
   get lostBecause(): LockLost | undefined {
     if (this.lostAs === undefined) return undefined
-    this.lostError ??= new LockLost(this.resources, this.lostAs.reason, this.lostAs.outcomes as ReadonlyArray<Outcome>)
+    this.lostError ??= new LockLost(this.resources, this.lostAs.reason, this.lostAs.outcomes)
     return this.lostError
   }
 
   /** Record the loss (the first reason wins), wake everything waiting for it, and return its error. */
-  markLost(reason: LossReason, outcomes: ReadonlyArray<NodeOutcome> = []): LockLost {
+  markLost(reason: LossReason, outcomes: ReadonlyArray<Outcome> = []): LockLost {
     this.markLostQuietly(reason, outcomes)
     return this.lostBecause!
   }
@@ -109,7 +108,7 @@ export class HeldLock extends Holding {
         reject(
           end._tag === "Lost"
             ? this.lostBecause!
-            : new FencingTokenUnavailable(this.resources, end.outcomes as ReadonlyArray<Outcome>)
+            : new FencingTokenUnavailable(this.resources, end.outcomes)
         )
       })
     })

@@ -90,7 +90,7 @@ const inspectChecked = (settings: Settings, resource: string): Promise<Inspectio
         nodes: outcomes.map((outcome, index) => {
           const reading = answers[index]
           return reading === undefined
-            ? { node: outcome.node, unreadable: outcome as Outcome }
+            ? { node: outcome.node, unreadable: outcome }
             : { node: outcome.node, value: reading.value ?? null, ttlMillis: reading.ttlMillis ?? null }
         })
       })

@@ -119,7 +119,7 @@ const sendRelease = (settings: Settings.Settings, lock: HeldLock, done: (result:
   const { nodeError, nodes, quorum, time } = settings
   Engine.release(nodes, quorum, lock.keys, lock.value, lock.nodeTimeoutMillis, nodeError, time, (result) => {
     lock.markLostQuietly("Released", result.outcomes)
-    done(result as ReleaseResult)
+    done(result)
   })
 }
 

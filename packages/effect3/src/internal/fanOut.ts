@@ -11,14 +11,12 @@ import * as Engine from "@effect-redlock/core/engine/fanOut.js"
 import type { Time } from "@effect-redlock/core/engine/time.js"
 import type { Node, NodeOperation } from "@effect-redlock/core/engine/node.js"
 import * as Monotonic from "./monotonic.js"
-import { type NodeOutcome, RedisNodeError } from "./nodes.js"
+import { RedisNodeError } from "./nodes.js"
 
 export { type Answer, call, type Call, type Late, type Rules, send } from "@effect-redlock/core/engine/fanOut.js"
 
-/** A fan-out's result with this shell's outcomes (see nodes.ts `outcomesOf`). */
-export interface FanOutResult<A = unknown> extends Engine.FanOutResult<A> {
-  readonly outcomes: ReadonlyArray<NodeOutcome>
-}
+/** A fan-out's result, its failures this shell's RedisNodeErrors (`nodeError`). */
+export type FanOutResult<A = unknown> = Engine.FanOutResult<A, RedisNodeError>
 
 /** A failure that is not a RedisNodeError already (a driver that broke its contract) as one. */
 export const nodeError = (node: Node, error: unknown): RedisNodeError =>
@@ -35,7 +33,7 @@ export const atQuorum = <A>(
   isYes: (answer: A) => boolean,
   timeout: Duration.Duration,
   quarantineMillis: number | undefined
-): Engine.Rules<A> => Engine.atQuorum(nodes, isYes, Duration.toMillis(timeout), quarantineMillis, nodeError)
+): Engine.Rules<A, RedisNodeError> => Engine.atQuorum(nodes, isYes, Duration.toMillis(timeout), quarantineMillis, nodeError)
 
 /**
  * `send` as an effect: one asynchronous step. Interruption only stops the
@@ -52,13 +50,12 @@ export const atQuorum = <A>(
 const fanOut = <M extends NodeOperation>(
   nodes: ReadonlyArray<Node>,
   call: Engine.Call<M>,
-  rules: Engine.Rules<Engine.Answer<M>>,
+  rules: Engine.Rules<Engine.Answer<M>, RedisNodeError>,
   time: Time | undefined
 ): Effect.Effect<FanOutResult<Engine.Answer<M>>> => {
-  // The outcomes' errors are this shell's (nodes.ts `outcomesOf`).
   const sendOn = (time: Time) =>
     Effect.async<FanOutResult<Engine.Answer<M>>>((resume) =>
-      Engine.send(nodes, call, rules, time, (result) => resume(Effect.succeed(result as FanOutResult<Engine.Answer<M>>)))
+      Engine.send(nodes, call, rules, time, (result) => resume(Effect.succeed(result)))
     )
   return time === undefined ? Effect.flatMap(Monotonic.currentTime, sendOn) : sendOn(time)
 }

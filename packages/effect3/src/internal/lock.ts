@@ -19,8 +19,8 @@ import type { NodeOutcome } from "../RedisNode.js"
 import { type FencingTokenUnavailable, InvalidOptions, LockLost, ValidityTooShort } from "./errors.js"
 import * as RedlockMetrics from "./metrics.js"
 import * as Monotonic from "./monotonic.js"
-import { outcomesOf } from "./nodes.js"
 import { Holding } from "@effect-redlock/core/engine/holding.js"
+import type { RedisNodeError } from "./nodes.js"
 import type { Time } from "@effect-redlock/core/engine/time.js"
 import * as Options from "@effect-redlock/core/engine/options.js"
 import * as Validate from "./validate.js"
@@ -45,7 +45,7 @@ export interface LockFields extends
   readonly issueFencingTokens: (lock: HeldLock) => Effect.Effect<ReadonlyArray<bigint>, LockLost | FencingTokenUnavailable>
 }
 
-export class HeldLock extends Holding implements Lock.Lock {
+export class HeldLock extends Holding<RedisNodeError> implements Lock.Lock {
   readonly [TypeId]: Lock.TypeId = TypeId
   readonly resources: NonEmptyReadonlyArray<string>
   declare readonly keys: NonEmptyReadonlyArray<string>
@@ -107,7 +107,7 @@ export class HeldLock extends Holding implements Lock.Lock {
   /** Why the lock was lost, if it was. Built on first use: every release marks a loss, few ask why. */
   get lostBecause(): LockLost | undefined {
     if (this.lostAs === undefined) return undefined
-    this.lostError ??= new LockLost({ resources: this.resources, reason: this.lostAs.reason, outcomes: outcomesOf(this.lostAs.outcomes) }, true)
+    this.lostError ??= new LockLost({ resources: this.resources, reason: this.lostAs.reason, outcomes: this.lostAs.outcomes }, true)
     return this.lostError
   }
 

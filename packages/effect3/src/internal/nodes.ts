@@ -101,14 +101,6 @@ export const NodeOutcome = Schema.Union(
  */
 export type NodeOutcome = typeof NodeOutcome.Type
 
-/**
- * The engine's outcomes as this shell's: their errors are this shell's
- * `RedisNodeError`s, since its nodes reject with them and its `nodeError`
- * rule (manager/settings.ts) makes one of anything else.
- */
-export const outcomesOf = (outcomes: ReadonlyArray<Engine.NodeOutcome>): ReadonlyArray<NodeOutcome> =>
-  outcomes as ReadonlyArray<NodeOutcome>
-
 /** `MakeNodeError` of this shell, for the drivers and the memory nodes. */
 export const makeNodeError = (fields: Parameters<Engine.MakeNodeError>[0]): RedisNodeError => new RedisNodeError(fields, true)
 

@@ -22,7 +22,7 @@ import * as Waiting from "@effect-redlock/core/engine/waiting.js"
 import * as EngineSlots from "@effect-redlock/core/engine/slots.js"
 import type * as Lock from "../Lock.js"
 import type { AcquireOptions } from "../Redlock.js"
-import { type InvalidOptions, LockNotAcquired, type NodeOutcome, SettingConflict } from "../RedlockError.js"
+import { type InvalidOptions, LockNotAcquired, type RedisNodeError, SettingConflict } from "../RedlockError.js"
 import * as Extension from "./extension.js"
 import * as Fencing from "./fencing.js"
 import { HeldLock, type LockFields } from "./lock.js"
@@ -95,15 +95,17 @@ class CheckedRequest implements Request {
 }
 
 /** A refused attempt; its LockNotAcquired is made when first asked for (most refusals of a waiter are never read). */
-export class Refused implements Attempt.Refused {
+export class Refused implements Attempt.Refused<RedisNodeError> {
   readonly granted = undefined
   private made: LockNotAcquired | undefined
 
-  constructor(private readonly fields: Attempt.RefusalFields, readonly result: FanOut.FanOutResult) {}
+  constructor(
+    private readonly fields: Attempt.RefusalFields<RedisNodeError>,
+    readonly result: FanOut.FanOutResult<unknown, RedisNodeError>
+  ) {}
 
   get refusal(): LockNotAcquired {
-    // The outcomes' errors are this shell's: its nodes reject with them, and its nodeError rule makes the rest.
-    return this.made ??= new LockNotAcquired({ ...this.fields, outcomes: this.fields.outcomes as ReadonlyArray<NodeOutcome> })
+    return this.made ??= new LockNotAcquired(this.fields)
   }
 }
 
@@ -129,7 +131,7 @@ class Slot implements SlotRequest {
  * waiters (a read-write lock's writer): its first attempt then respects the
  * line.
  */
-export class Acquisition extends Attempt.Attempts<HeldLock, Refused> {
+export class Acquisition extends Attempt.Attempts<HeldLock, Refused, RedisNodeError> {
   protected readonly attempted = undefined
   /** The resources, in the order of the keys (a permit's slots start at a random one). */
   private readonly resources: ReadonlyArray<string>
@@ -148,7 +150,7 @@ export class Acquisition extends Attempt.Attempts<HeldLock, Refused> {
     this.resources = fields.resources
   }
 
-  protected granted(result: FanOut.FanOutResult, validityMillis: number, slot: number | undefined): HeldLock {
+  protected granted(result: FanOut.FanOutResult<unknown, RedisNodeError>, validityMillis: number, slot: number | undefined): HeldLock {
     return new HeldLock({
       // Not literals (see engine/attempt.ts, AttemptFields).
       resources: slot === undefined ? this.resources : this.resources.slice(slot, slot + 1),
@@ -158,7 +160,7 @@ export class Acquisition extends Attempt.Attempts<HeldLock, Refused> {
       validityMillis,
       deadline: result.endMillis + validityMillis,
       attempts: this.attempts,
-      outcomes: result.outcomes as ReadonlyArray<NodeOutcome>,
+      outcomes: result.outcomes,
       nodeTimeoutMillis: this.nodeTimeoutMillis,
       acquiredAt: result.endMillis,
       manager: this.settings.identity,
@@ -167,7 +169,10 @@ export class Acquisition extends Attempt.Attempts<HeldLock, Refused> {
     })
   }
 
-  protected refused(fields: Attempt.RefusalFields, result: FanOut.FanOutResult): Refused {
+  protected refused(
+    fields: Attempt.RefusalFields<RedisNodeError>,
+    result: FanOut.FanOutResult<unknown, RedisNodeError>
+  ): Refused {
     return new Refused(fields, result)
   }
 

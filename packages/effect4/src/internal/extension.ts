@@ -9,13 +9,7 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Options from "@effect-redlock/core/engine/options.js"
 import type { Lock } from "../Lock.js"
-import {
-  ExtensionLimitReached,
-  type InvalidOptions,
-  type LockLost,
-  LockNotExtended,
-  type NodeOutcome
-} from "../RedlockError.js"
+import { ExtensionLimitReached, type InvalidOptions, type LockLost, LockNotExtended } from "../RedlockError.js"
 import type { HeldLock } from "./lock.js"
 import * as Metrics from "./metrics.js"
 import { own } from "./release.js"
@@ -54,8 +48,7 @@ const extendHeld = (settings: Settings, held: HeldLock, ttl: Duration.Input | un
       held.extendOn(settings, timing.ttlMillis, held.nodeTimeoutMillis, held.time, (end) => {
         if (end._tag === "Extended") return resume(Effect.succeed(held))
         if (end._tag === "Lost") return resume(Effect.fail(held.lostBecause!))
-        // The outcomes' errors are this shell's: its nodes reject with them, and its nodeError rule makes the rest.
-        resume(Effect.fail(new LockNotExtended({ resources: held.resources, outcomes: end.outcomes as ReadonlyArray<NodeOutcome> })))
+        resume(Effect.fail(new LockNotExtended({ resources: held.resources, outcomes: end.outcomes })))
       })
     )
   })

@@ -6,7 +6,7 @@
  */
 import * as Effect from "effect/Effect"
 import * as Fencing from "@effect-redlock/core/engine/fencing.js"
-import { FencingTokenUnavailable, type LockLost, type NodeOutcome } from "../RedlockError.js"
+import { FencingTokenUnavailable, type LockLost } from "../RedlockError.js"
 import type { HeldLock } from "./lock.js"
 import type { Settings } from "./settings.js"
 
@@ -20,7 +20,6 @@ export const issueTokens = (settings: Settings) =>
           ? Effect.succeed(end.tokens)
           : end._tag === "Lost"
           ? Effect.fail(lock.lostBecause!)
-          // The outcomes' errors are this shell's: its nodes reject with them, and its nodeError rule makes the rest.
-          : Effect.fail(new FencingTokenUnavailable({ resources: lock.resources, outcomes: end.outcomes as ReadonlyArray<NodeOutcome> }))
+          : Effect.fail(new FencingTokenUnavailable({ resources: lock.resources, outcomes: end.outcomes }))
       ))
   })

@@ -10,7 +10,7 @@ import * as FanOut from "@effect-redlock/core/engine/fanOut.js"
 import * as Options from "@effect-redlock/core/engine/options.js"
 import * as SameServer from "@effect-redlock/core/engine/sameServer.js"
 import type { InspectResult, NodeKeyState } from "../Redlock.js"
-import type { InvalidOptions, NodeOutcome } from "../RedlockError.js"
+import type { InvalidOptions } from "../RedlockError.js"
 import type { Settings } from "./settings.js"
 import * as TimeOf from "./time.js"
 import * as Validate from "./validate.js"
@@ -34,7 +34,7 @@ export const inspectChecked = (settings: Settings, resource: string): Effect.Eff
         ({ answers, outcomes }) => {
           const read = outcomes.map((outcome, index): NodeKeyState => {
             const reading = answers[index]
-            if (reading === undefined) return { _tag: "Unreadable", outcome: outcome as NodeOutcome }
+            if (reading === undefined) return { _tag: "Unreadable", outcome: outcome }
             return {
               _tag: "Read",
               node: outcome.node,

@@ -12,7 +12,7 @@ import { Holding, type LossReason } from "@effect-redlock/core/engine/holding.js
 import type { Time } from "@effect-redlock/core/engine/time.js"
 import type * as Lock from "../Lock.js"
 import * as Options from "@effect-redlock/core/engine/options.js"
-import { type FencingTokenUnavailable, type InvalidOptions, LockLost, type NodeOutcome, ValidityTooShort } from "../RedlockError.js"
+import { type FencingTokenUnavailable, type InvalidOptions, LockLost, type NodeOutcome, type RedisNodeError, ValidityTooShort } from "../RedlockError.js"
 import * as Validate from "./validate.js"
 import * as Metrics from "./metrics.js"
 
@@ -37,7 +37,7 @@ export interface LockFields {
   readonly time: Time
 }
 
-export class HeldLock extends Holding implements Lock.Lock {
+export class HeldLock extends Holding<RedisNodeError> implements Lock.Lock {
   readonly [TypeId]: Lock.TypeId = TypeId
   readonly resources: ReadonlyArray<string>
   readonly ttl: Duration.Duration
@@ -131,11 +131,10 @@ export class HeldLock extends Holding implements Lock.Lock {
   /** Why the lock was lost, if it was. */
   get lostBecause(): LockLost | undefined {
     if (this.lostAs === undefined) return undefined
-    // The outcomes' errors are this shell's: its nodes reject with them, and its nodeError rule makes the rest.
     this.lostError ??= new LockLost({
       resources: this.resources,
       reason: this.lostAs.reason,
-      outcomes: this.lostAs.outcomes as ReadonlyArray<NodeOutcome>
+      outcomes: this.lostAs.outcomes
     })
     return this.lostError
   }

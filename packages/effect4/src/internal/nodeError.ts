@@ -10,7 +10,7 @@ import { RedisNodeError } from "../RedlockError.js"
 export const makeNodeError = (fields: Parameters<Node.MakeNodeError>[0]): RedisNodeError => new RedisNodeError(fields)
 
 /** A failure that is not a RedisNodeError already (a driver that broke its contract) as one (the engine's `nodeError` rule). */
-export const nodeError = (node: Node.Node, error: unknown): Node.NodeError =>
+export const nodeError = (node: Node.Node, error: unknown): RedisNodeError =>
   error instanceof RedisNodeError
     ? error
     : new RedisNodeError({ node: node.name, reason: "Unknown", detail: String(error), cause: error })

@@ -46,8 +46,7 @@ export const release = (settings: Settings, lock: Lock): Effect.Effect<ReleaseRe
         held.time,
         (result) => {
           held.markLostQuietly("Released", result.outcomes)
-          // The outcomes' errors are this shell's: its nodes reject with them, and its nodeError rule makes the rest.
-          resume(Effect.succeed(result as ReleaseResult))
+          resume(Effect.succeed(result))
         }
       )
     )

@@ -41,7 +41,7 @@ export interface Settings {
   /** Whether every node announces releases (waiters then wake on them). */
   readonly announcesReleases: boolean
   readonly contendedKeys: ContendedKeys
-  readonly nodeError: (node: Node.Node, error: unknown) => Node.NodeError
+  readonly nodeError: typeof nodeError
   /** Marks the locks of this manager. */
   readonly identity: object
 }

@@ -25,7 +25,7 @@ import * as Schedule from "effect/Schedule"
 import * as Scope from "effect/Scope"
 import * as Attempt from "@effect-redlock/core/engine/attempt.js"
 import { withoutStack } from "@effect-redlock/core/manager/errors.js"
-import type { FanOutResult } from "@effect-redlock/core/engine/fanOut.js"
+import type { FanOutResult } from "../fanOut.js"
 import * as Options from "@effect-redlock/core/engine/options.js"
 import * as Outcome from "@effect-redlock/core/engine/outcome.js"
 import type { Time } from "@effect-redlock/core/engine/time.js"
@@ -34,11 +34,11 @@ import * as EngineSlots from "@effect-redlock/core/engine/slots.js"
 import type * as Lock from "../../Lock.js"
 import type { AcquireOptions } from "../../Redlock.js"
 import { type InvalidOptions, LockNotAcquired, SettingConflict } from "../errors.js"
+import type { RedisNodeError } from "../nodes.js"
 import * as FanOut from "../fanOut.js"
 import { type CallerHold, HeldLock, type LockFields } from "../lock.js"
 import * as RedlockMetrics from "../metrics.js"
 import * as Monotonic from "../monotonic.js"
-import { outcomesOf } from "../nodes.js"
 import * as Retry from "../retry.js"
 import * as Tracing from "../tracing.js"
 import * as Validate from "../validate.js"
@@ -223,14 +223,14 @@ type AttemptEnd = Attempt.AttemptEnd<HeldLock, Refused>
  * waiter's refusals are mostly never read (the default retry's plain steps
  * do not read them), and making one cost ~0.1 ms of a busy client's CPU.
  */
-export class Refused implements Retry.Refusal, Attempt.Refused {
+export class Refused implements Retry.Refusal, Attempt.Refused<RedisNodeError> {
   readonly granted = undefined
   private made: LockNotAcquired | undefined
 
-  constructor(private readonly fields: Attempt.RefusalFields, readonly result: FanOutResult) {}
+  constructor(private readonly fields: Attempt.RefusalFields<RedisNodeError>, readonly result: FanOutResult) {}
 
   get refusal(): LockNotAcquired {
-    return this.made ??= withoutStackTrace(() => new LockNotAcquired({ ...this.fields, outcomes: outcomesOf(this.fields.outcomes) }, true))
+    return this.made ??= withoutStackTrace(() => new LockNotAcquired(this.fields, true))
   }
 }
 
@@ -239,7 +239,7 @@ export class Refused implements Retry.Refusal, Attempt.Refused {
  * made from a grant, the release registered in the caller's scope, and the
  * waiting between attempts entered once as an asynchronous step.
  */
-class Acquisition extends Attempt.Attempts<HeldLock, Refused> {
+class Acquisition extends Attempt.Attempts<HeldLock, Refused, RedisNodeError> {
   readonly nodeTimeout: Duration.Duration
   /** The resources, in the order of the keys (a permit's slots start at a random one). */
   private readonly resources: NonEmptyReadonlyArray<string>
@@ -280,7 +280,7 @@ class Acquisition extends Attempt.Attempts<HeldLock, Refused> {
       validityMillis,
       validUntilMillis: result.endMillis + validityMillis,
       attempts: this.attempts,
-      outcomes: outcomesOf(result.outcomes),
+      outcomes: result.outcomes,
       nodeTimeout: this.nodeTimeout,
       nodeTimeoutMillis: this.nodeTimeoutMillis,
       acquiredAtMillis: result.endMillis,
@@ -289,7 +289,7 @@ class Acquisition extends Attempt.Attempts<HeldLock, Refused> {
     })
   }
 
-  protected refused(fields: Attempt.RefusalFields, result: FanOutResult): Refused {
+  protected refused(fields: Attempt.RefusalFields<RedisNodeError>, result: FanOutResult): Refused {
     return new Refused(fields, result)
   }
 

@@ -9,10 +9,10 @@ import * as Metric from "effect/Metric"
 import type * as Lock from "../../Lock.js"
 import type { Extension } from "@effect-redlock/core/engine/holding.js"
 import { ExtensionLimitReached, type InvalidOptions, type LockLost, LockNotExtended } from "../errors.js"
+import type { RedisNodeError } from "../nodes.js"
 import type { HeldLock } from "../lock.js"
 import * as RedlockMetrics from "../metrics.js"
 import * as Monotonic from "../monotonic.js"
-import { outcomesOf } from "../nodes.js"
 import * as Outcome from "@effect-redlock/core/engine/outcome.js"
 import * as Validate from "../validate.js"
 import * as Tracing from "../tracing.js"
@@ -46,7 +46,7 @@ const extendHeld = (
       return yield* new ExtensionLimitReached({ resources: state.resources, maxExtensions: settings.maxExtensions }, true)
     }
     const time = yield* Monotonic.currentTime
-    const extension = yield* Effect.async<Extension>((resume) =>
+    const extension = yield* Effect.async<Extension<RedisNodeError>>((resume) =>
       state.extendOn(settings, ttlMillis, state.nodeTimeoutMillis, time, (end) => resume(Effect.succeed(end)))
     )
     const { outcomes } = extension
@@ -58,7 +58,7 @@ const extendHeld = (
       case "Lost":
         return yield* state.lostBecause!
       case "NotExtended":
-        return yield* new LockNotExtended({ resources: state.resources, outcomes: outcomesOf(outcomes) }, true)
+        return yield* new LockNotExtended({ resources: state.resources, outcomes }, true)
     }
   })
 

@@ -9,7 +9,6 @@ import * as Fencing from "@effect-redlock/core/engine/fencing.js"
 import { FencingTokenUnavailable, type LockLost } from "../errors.js"
 import type { HeldLock } from "../lock.js"
 import * as Monotonic from "../monotonic.js"
-import { outcomesOf } from "../nodes.js"
 import type { Settings } from "./settings.js"
 
 export const issueFencingTokens = (settings: Settings) =>
@@ -25,7 +24,7 @@ export const issueFencingTokens = (settings: Settings) =>
               ? Effect.succeed(end.tokens)
               : end._tag === "Lost"
               ? Effect.fail(lock.lostBecause!)
-              : Effect.fail(new FencingTokenUnavailable({ resources: lock.resources, outcomes: outcomesOf(end.outcomes) }, true))
+              : Effect.fail(new FencingTokenUnavailable({ resources: lock.resources, outcomes: end.outcomes }, true))
           ))
       ))
   })

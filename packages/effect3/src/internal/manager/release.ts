@@ -47,8 +47,7 @@ const send = (
   const { keys, nodeTimeoutMillis, value } = state
   Engine.release(settings.nodes, settings.quorum, keys, value, nodeTimeoutMillis, settings.nodeError, time, (result) => {
     state.markLostQuietly("Released", result.outcomes)
-    // The outcomes' errors are this shell's (nodes.ts `outcomesOf`).
-    done(result as ReleaseResult)
+    done(result)
   })
 }
 
