@@ -32,6 +32,16 @@ export const notAcquired = (fields: {
     `in ${Math.round(fields.elapsedMillis)} ms: ${why} (last attempt: ${Outcome.describeAll(fields.outcomes)})`
 }
 
+/** The debug log line of a refused attempt (both Effect lines log one where debug logs are on). */
+export const attemptRefused = (
+  attempt: number,
+  resources: ReadonlyArray<string>,
+  result: { readonly yes: number; readonly outcomes: ReadonlyArray<NodeOutcome> },
+  quorum: number
+): string =>
+  `effect-redlock: attempt ${attempt} on ${resources.join(", ")}: ` +
+  `${result.yes} of ${quorum} needed (${Outcome.describeAll(result.outcomes)})`
+
 export const lost = (resources: ReadonlyArray<string>, reason: LossReason): string => {
   const why = reason === "Expired"
     ? "its validity ran out before it was extended"

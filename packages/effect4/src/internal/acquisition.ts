@@ -132,7 +132,7 @@ class Slot implements SlotRequest {
  * line.
  */
 export class Acquisition extends Attempt.Attempts<HeldLock, Refused, RedisNodeError> {
-  protected readonly attempted = undefined
+  protected readonly attempted: ((startMillis: number, end: Attempt.AttemptEnd<HeldLock, Refused, RedisNodeError>) => void) | undefined
   /** The resources, in the order of the keys (a permit's slots start at a random one). */
   private readonly resources: ReadonlyArray<string>
 
@@ -143,11 +143,15 @@ export class Acquisition extends Attempt.Attempts<HeldLock, Refused, RedisNodeEr
     private readonly issueTokens: LockFields["issueTokens"],
     probe = true,
     readonly setting: Setting | undefined = undefined,
-    slots: SlotRequest | undefined = undefined
+    slots: SlotRequest | undefined = undefined,
+    /** Told of each attempt, where spans are recorded or debug logs written. */
+    observer: Tracing.AttemptObserver | undefined = undefined
   ) {
     const fields = Attempt.AttemptFields.of(request, settings.keyPrefix, probe, setting, slots, slots?.random ?? Math.random)
     super(settings, fields, time)
     this.resources = fields.resources
+    this.attempted = observer && ((startMillis, end) =>
+      observer(this.attempts, end.granted !== undefined, end.result, startMillis, this.time.now(), this.resources, this.quorum))
   }
 
   protected granted(result: FanOut.FanOutResult<unknown, RedisNodeError>, validityMillis: number, slot: number | undefined): HeldLock {
@@ -341,38 +345,58 @@ export const acquireWithSetting = (settings: Settings, variant: Variant) => {
     Effect.withFiber<Lock.Lock, InvalidOptions | LockNotAcquired | SettingConflict, Scope.Scope>((fiber) => {
       const request = parse(settings, resources, options, variant.named)
       if (!("ttlMillis" in request)) return Effect.fail(request)
-      const scope = Context.get(fiber.context as Context.Context<Scope.Scope>, Scope.Scope)
-      const slotRequest = slots === undefined ? undefined : new Slot(slots.ahead, randomOf(fiber))
-      const acquisition = new Acquisition(settings, request, TimeOf.timeOfFiber(fiber), issueTokens, variant.probe, setting, slotRequest)
       const traced = Tracing.isRecorded(fiber)
-      const granted = (lock: HeldLock): Effect.Effect<Lock.Lock> => {
-        Metrics.acquired(acquisition.time.now() - acquisition.firstStart, acquisition.attempts, fiber.context)
-        return register(settings, scope, lock, request.maxHoldMillis, traced)
+      const debug = Tracing.logsDebug(fiber)
+      /** The acquisition, on `fiber` (inside the acquisition's span where traced). */
+      const acquireOn = (fiber: Fiber.Fiber<unknown, unknown>) => {
+        const scope = Context.get(fiber.context as Context.Context<Scope.Scope>, Scope.Scope)
+        const slotRequest = slots === undefined ? undefined : new Slot(slots.ahead, randomOf(fiber))
+        const observer = traced || debug ? Tracing.attemptObserver(fiber, traced, debug) : undefined
+        const acquisition = new Acquisition(
+          settings,
+          request,
+          TimeOf.timeOfFiber(fiber),
+          issueTokens,
+          variant.probe,
+          setting,
+          slotRequest,
+          observer
+        )
+        const granted = (lock: HeldLock): Effect.Effect<Lock.Lock> => {
+          Metrics.acquired(acquisition.time.now() - acquisition.firstStart, acquisition.attempts, fiber.context)
+          return register(settings, scope, lock, request.maxHoldMillis, traced)
+        }
+        // Ended without a lock: nothing more is sent for it, and the lines it joined are left. A quorum
+        // that refused the setting fails it with SettingConflict.
+        const failed = (cause: Cause.Cause<LockNotAcquired>): Effect.Effect<never, LockNotAcquired | SettingConflict> => {
+          acquisition.abandon()
+          measureFailure(acquisition, cause, fiber.context)
+          const conflict = conflictError(setting, acquisition.conflict)
+          const ended: Effect.Effect<never, LockNotAcquired | SettingConflict> = conflict !== undefined && Cause.hasFails(cause)
+            ? Effect.fail(conflict)
+            : Effect.failCause(cause)
+          return acquisition.joined ? Effect.andThen(acquisition.leave(), ended) : ended
+        }
+        const acquiring = Effect.uninterruptibleMask((restore) =>
+          Effect.matchCauseEffect(restore(acquisition.acquire(randomOf(fiber), fiber.context)), {
+            onSuccess: granted,
+            onFailure: (cause) => {
+              if (Cause.hasInterrupts(cause)) acquisition.interrupted()
+              return failed(cause)
+            }
+          })
+        )
+        if (!traced) return acquiring
+        return acquiring.pipe(
+          Effect.tapError(() => Effect.annotateCurrentSpan("redlock.attempts", acquisition.attempts)),
+          Effect.tap((lock) =>
+            Effect.annotateCurrentSpan({ "redlock.attempts": acquisition.attempts, "redlock.validity_ms": Duration.toMillis(lock.validity) })
+          )
+        )
       }
-      // Ended without a lock: nothing more is sent for it, and the lines it joined are left. A quorum
-      // that refused the setting fails it with SettingConflict.
-      const failed = (cause: Cause.Cause<LockNotAcquired>): Effect.Effect<never, LockNotAcquired | SettingConflict> => {
-        acquisition.abandon()
-        measureFailure(acquisition, cause, fiber.context)
-        const conflict = conflictError(setting, acquisition.conflict)
-        const ended: Effect.Effect<never, LockNotAcquired | SettingConflict> = conflict !== undefined && Cause.hasFails(cause)
-          ? Effect.fail(conflict)
-          : Effect.failCause(cause)
-        return acquisition.joined ? Effect.andThen(acquisition.leave(), ended) : ended
-      }
-      const acquiring = Effect.uninterruptibleMask((restore) =>
-        Effect.matchCauseEffect(restore(acquisition.acquire(randomOf(fiber), fiber.context)), {
-          onSuccess: granted,
-          onFailure: (cause) => {
-            if (Cause.hasInterrupts(cause)) acquisition.interrupted()
-            return failed(cause)
-          }
-        })
-      )
-      if (!traced) return acquiring
+      if (!traced) return acquireOn(fiber)
       return Effect.withSpan(
-        Effect.tap(acquiring, (lock) =>
-          Effect.annotateCurrentSpan({ "redlock.attempts": acquisition.attempts, "redlock.validity_ms": Duration.toMillis(lock.validity) })),
+        Effect.withFiber(acquireOn),
         "Redlock.acquire",
         { attributes: { "redlock.resources": request.resources, "redlock.ttl_ms": request.ttlMillis } }
       )

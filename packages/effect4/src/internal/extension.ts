@@ -8,12 +8,14 @@
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Options from "@effect-redlock/core/engine/options.js"
+import * as Outcome from "@effect-redlock/core/engine/outcome.js"
 import type { Lock } from "../Lock.js"
 import { ExtensionLimitReached, type InvalidOptions, type LockLost, LockNotExtended } from "../RedlockError.js"
 import type { HeldLock } from "./lock.js"
 import * as Metrics from "./metrics.js"
 import { own } from "./release.js"
 import type { Settings } from "./settings.js"
+import * as Tracing from "./tracing.js"
 import * as Validate from "./validate.js"
 
 export type ExtendError = InvalidOptions | LockLost | LockNotExtended | ExtensionLimitReached
@@ -24,12 +26,21 @@ export type ExtendError = InvalidOptions | LockLost | LockNotExtended | Extensio
  * then moves.
  */
 export const extend = (settings: Settings, lock: Lock, ttl?: Duration.Input): Effect.Effect<Lock, ExtendError> =>
-  Effect.suspend(() => {
+  Effect.withFiber((fiber) => {
     const held = own(settings, lock)
-    return held.oneExtensionAtATime(extendHeld(settings, held, ttl))
+    const traced = Tracing.isRecorded(fiber)
+    const extending = held.oneExtensionAtATime(extendHeld(settings, held, ttl, traced))
+    return traced
+      ? Effect.withSpan(extending, "Redlock.extend", { attributes: { "redlock.resources": lock.resources } })
+      : extending
   })
 
-const extendHeld = (settings: Settings, held: HeldLock, ttl: Duration.Input | undefined): Effect.Effect<Lock, ExtendError> =>
+const extendHeld = (
+  settings: Settings,
+  held: HeldLock,
+  ttl: Duration.Input | undefined,
+  traced: boolean
+): Effect.Effect<Lock, ExtendError> =>
   Effect.suspend((): Effect.Effect<Lock, ExtendError> => {
     const timing = Options.timing(
       ttl ?? held.ttl,
@@ -46,9 +57,16 @@ const extendHeld = (settings: Settings, held: HeldLock, ttl: Duration.Input | un
     }
     return Effect.callback<Lock, LockLost | LockNotExtended>((resume) =>
       held.extendOn(settings, timing.ttlMillis, held.nodeTimeoutMillis, held.time, (end) => {
-        if (end._tag === "Extended") return resume(Effect.succeed(held))
-        if (end._tag === "Lost") return resume(Effect.fail(held.lostBecause!))
-        resume(Effect.fail(new LockNotExtended({ resources: held.resources, outcomes: end.outcomes })))
+        const ended: Effect.Effect<Lock, LockLost | LockNotExtended> = end._tag === "Extended"
+          ? Effect.succeed(held)
+          : end._tag === "Lost"
+          ? Effect.fail(held.lostBecause!)
+          : Effect.fail(new LockNotExtended({ resources: held.resources, outcomes: end.outcomes }))
+        if (!traced || end.outcomes.length === 0) return resume(ended)
+        const annotations = end._tag === "Extended"
+          ? { "redlock.outcomes": Outcome.describeAll(end.outcomes), "redlock.validity_ms": end.validityMillis }
+          : { "redlock.outcomes": Outcome.describeAll(end.outcomes) }
+        resume(Effect.andThen(Effect.annotateCurrentSpan(annotations), ended))
       })
     )
   })

@@ -27,7 +27,7 @@ import * as Attempt from "@effect-redlock/core/engine/attempt.js"
 import { withoutStack } from "@effect-redlock/core/manager/errors.js"
 import type { FanOutResult } from "../fanOut.js"
 import * as Options from "@effect-redlock/core/engine/options.js"
-import * as Outcome from "@effect-redlock/core/engine/outcome.js"
+import * as Messages from "@effect-redlock/core/engine/messages.js"
 import type { Time } from "@effect-redlock/core/engine/time.js"
 import * as Waiting from "@effect-redlock/core/engine/waiting.js"
 import * as EngineSlots from "@effect-redlock/core/engine/slots.js"
@@ -262,10 +262,7 @@ class Acquisition extends Attempt.Attempts<HeldLock, Refused, RedisNodeError> {
     this.attempted = onAttempt === undefined && logDebug === undefined ? undefined : (startMillis, end) => {
       if (onAttempt !== undefined) onAttempt(this.attempts, end.result, startMillis, this.time.now())
       if (logDebug !== undefined && end.granted === undefined) {
-        logDebug(
-          `effect-redlock: attempt ${this.attempts} on ${this.resources.join(", ")}: ` +
-            `${end.result.yes} of ${this.quorum} needed (${Outcome.describeAll(end.result.outcomes)})`
-        )
+        logDebug(Messages.attemptRefused(this.attempts, this.resources, end.result, this.quorum))
       }
     }
   }
