@@ -14,18 +14,24 @@ import * as TestClock from "effect/testing/TestClock"
 import * as Tracer from "effect/Tracer"
 import { RedisNode, Redlock, RedlockMetrics } from "effect-redlock"
 
+/** A tracer that keeps every span it makes. */
+const recordingTracer = () => {
+  const spans: Array<Tracer.Span> = []
+  const recording = Tracer.make({
+    span: (options) => {
+      const span = Tracer.nativeTracer.span(options)
+      spans.push(span)
+      return span
+    }
+  })
+  return { recording, spans }
+}
+
 const memory = (n: number) => Redlock.layer().pipe(Layer.provideMerge(RedisNode.layerMemory(n)))
 
 it.effect("with a recording tracer: a Redlock.acquire span (with its attributes) and a Redlock.release span", () =>
   Effect.gen(function*() {
-    const spans: Array<Tracer.Span> = []
-    const recording = Tracer.make({
-      span: (options) => {
-        const span = Tracer.nativeTracer.span(options)
-        spans.push(span)
-        return span
-      }
-    })
+    const { recording, spans } = recordingTracer()
     yield* Effect.scoped(Redlock.acquire("job", { ttl: "10 seconds" })).pipe(Effect.withTracer(recording))
     const names = spans.map((span) => span.name)
     assert.includeMembers(names, ["Redlock.acquire", "Redlock.release"])
@@ -37,14 +43,7 @@ it.effect("with a recording tracer: a Redlock.acquire span (with its attributes)
 
 it.effect("one Redlock.attempt span per attempt under the acquisition's, with each node's answer; extend has its own span", () =>
   Effect.gen(function*() {
-    const spans: Array<Tracer.Span> = []
-    const recording = Tracer.make({
-      span: (options) => {
-        const span = Tracer.nativeTracer.span(options)
-        spans.push(span)
-        return span
-      }
-    })
+    const { recording, spans } = recordingTracer()
     const control = yield* RedisNode.MemoryNodes
     yield* control.putString(0, "redlock:r", "someone else", 50)
     yield* control.putString(1, "redlock:r", "someone else", 50)
