@@ -1,0 +1,25 @@
+/**
+ * Fencing tokens of a held lock (docs/safety.md, "Fencing tokens"): the
+ * engine's two rounds (engine/fencing.ts) as one `Effect.callback`.
+ *
+ * @internal
+ */
+import * as Effect from "effect/Effect"
+import * as Fencing from "@effect-redlock/core/engine/fencing.js"
+import { FencingTokenUnavailable, type LockLost } from "../errors.js"
+import type { HeldLock } from "../lock.js"
+import type { Settings } from "./settings.js"
+
+export const issueTokens = (settings: Settings) =>
+(lock: HeldLock): Effect.Effect<ReadonlyArray<bigint>, LockLost | FencingTokenUnavailable> =>
+  Effect.callback((resume) => {
+    const fenceKeys = lock.resources.map((resource) => settings.fencePrefix + resource)
+    Fencing.issue(settings, lock, fenceKeys, lock.nodeTimeoutMillis, lock.time, (end) =>
+      resume(
+        end._tag === "Issued"
+          ? Effect.succeed(end.tokens)
+          : end._tag === "Lost"
+          ? Effect.fail(lock.lostBecause!)
+          : Effect.fail(new FencingTokenUnavailable({ resources: lock.resources, outcomes: end.outcomes }))
+      ))
+  })
