@@ -95,7 +95,7 @@ describe("the Effect 4 package as users install it", () => {
     const required = JSON.parse(await run(process.execPath, ["check.cjs"], project())) as Array<number>
     assert.isTrue(imported.every((count) => count > 0), JSON.stringify(imported))
     assert.isTrue(required.every((count) => count > 0), JSON.stringify(required))
-    for (const internal of ["internal/acquisition.js", "engine/attempt.js", "nodes/memory.js"]) {
+    for (const internal of ["internal/manager/acquisition.js", "engine/attempt.js", "nodes/memory.js"]) {
       const refused = await run(process.execPath, ["--input-type=module", "-e", `import("effect-redlock/${internal}").then(() => console.log("imported"), (e) => console.log(e.code))`], project())
       assert.strictEqual(refused.trim(), "ERR_PACKAGE_PATH_NOT_EXPORTED", internal)
     }

@@ -11,7 +11,7 @@
 import * as Effect from "effect/Effect"
 import type { Redis } from "ioredis"
 import { fencedSet } from "@effect-redlock/core/nodes/ioredis/fencedSet.js"
-import { makeNodeError } from "../internal/nodeError.js"
+import { makeNodeError } from "../internal/nodes.js"
 import { type RedisNodeError, StaleFencingToken } from "../RedlockError.js"
 
 /**

@@ -18,9 +18,9 @@ import type * as Scope from "effect/Scope"
 import * as Options from "@effect-redlock/core/engine/options.js"
 import * as CoreNodes from "@effect-redlock/core/nodes/nodeOptions.js"
 import { type RedisNode, RedisNodes } from "../RedisNode.js"
-import type { InvalidOptions } from "../RedlockError.js"
-import { makeNodeError } from "./nodeError.js"
-import * as TimeOf from "./time.js"
+import type { InvalidOptions } from "./errors.js"
+import { makeNodeError } from "./nodes.js"
+import * as TimeOf from "./monotonic.js"
 import * as Validate from "./validate.js"
 
 /** Where a node is and how to log in (documented in core's nodes/nodeOptions.ts and each driver's module). */

@@ -12,7 +12,8 @@ import { Holding, type LossReason } from "@effect-redlock/core/engine/holding.js
 import type { Time } from "@effect-redlock/core/engine/time.js"
 import type * as Lock from "../Lock.js"
 import * as Options from "@effect-redlock/core/engine/options.js"
-import { type FencingTokenUnavailable, type InvalidOptions, LockLost, type NodeOutcome, type RedisNodeError, ValidityTooShort } from "../RedlockError.js"
+import { type NodeOutcome, type RedisNodeError } from "./nodes.js"
+import { type FencingTokenUnavailable, type InvalidOptions, LockLost, ValidityTooShort } from "./errors.js"
 import * as Validate from "./validate.js"
 import * as Metrics from "./metrics.js"
 

@@ -21,7 +21,7 @@ import type { Host } from "@effect-redlock/core/manager/openNodes.js"
 import * as CoreRetry from "@effect-redlock/core/manager/retry.js"
 import { RedisNodes } from "../RedisNode.js"
 import * as Retry from "./retry.js"
-import * as Time from "./time.js"
+import * as Time from "./monotonic.js"
 
 /** The layer's warnings to the manager's logger, one line each: a promise program did not ask for Effect's. */
 const logsTo = (logger: { readonly warn: (message: string) => void }) =>

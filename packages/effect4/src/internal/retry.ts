@@ -19,7 +19,7 @@ import * as Schedule from "effect/Schedule"
 import { Problem } from "@effect-redlock/core/engine/options.js"
 import * as CoreRetry from "@effect-redlock/core/manager/retry.js"
 import type { Retry } from "@effect-redlock/core/engine/waiting.js"
-import type { InvalidOptions, LockNotAcquired } from "../RedlockError.js"
+import type { InvalidOptions, LockNotAcquired } from "./errors.js"
 import * as Validate from "./validate.js"
 
 /** A retry schedule: any Schedule fed with each refusal, needing no service. */

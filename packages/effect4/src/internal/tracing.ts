@@ -21,7 +21,7 @@ import * as Tracer from "effect/Tracer"
 import type { FanOutResult } from "@effect-redlock/core/engine/fanOut.js"
 import * as Messages from "@effect-redlock/core/engine/messages.js"
 import * as Outcome from "@effect-redlock/core/engine/outcome.js"
-import * as TimeOf from "./time.js"
+import * as TimeOf from "./monotonic.js"
 
 export const isRecorded = (fiber: Fiber.Fiber<unknown, unknown>): boolean =>
   fiber.getRef(Tracer.Tracer) !== Tracer.nativeTracer && fiber.getRef(References.TracerEnabled)

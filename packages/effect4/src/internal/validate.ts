@@ -8,7 +8,7 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Options from "@effect-redlock/core/engine/options.js"
-import { InvalidOptions } from "../RedlockError.js"
+import { InvalidOptions } from "./errors.js"
 
 /** A Duration input in milliseconds (`undefined`: not one). */
 export const readMillis: Options.ReadMillis = (input) => {
