@@ -254,6 +254,7 @@ export const behaviours = (frontEnd: FrontEnd, runner: Runner): void => {
         ["r", { ttl: null }, "ttl"],
         ["r", { ttl: {} }, "ttl"],
         ["r", { ttl: 0 }, "ttl"],
+        ["r", { ttl: 31_000 }, "ttl"],
         ["r", { ttl: 1_000, nodeTimeout: true }, "nodeTimeout"],
         ["r", { ttl: 1_000, autoExtend: "yes" }, "autoExtend"],
         [5, { ttl: 1_000 }, "resources"],
@@ -455,6 +456,39 @@ export const behaviours = (frontEnd: FrontEnd, runner: Runner): void => {
       await untilGranted(5_000)
       assert.ok(Date.now() - restartedAt >= 1_000, "not before maxTtl")
     }, 30_000)
+
+    it("a node that never answers (a paused server) costs at most the node timeout: the others decide", async () => {
+      const client = await manager()
+      const other = await manager()
+      await fleet.servers[0]!.pause()
+      try {
+        const started = Date.now()
+        const lock = await client.acquire("paused", { ttl: 10_000, nodeTimeout: 100, retry: "none" })
+        assert.ok(Date.now() - started < 2_000, `${Date.now() - started} ms`)
+        const refused = await rejectionOf(other.acquire("paused", { ttl: 10_000, nodeTimeout: 100, retry: "none" }))
+        assert.equal(refused._tag, "LockNotAcquired")
+        assert.equal(refused.reason, "Held")
+        assert.equal(await lock.release(), "Released")
+      } finally {
+        await fleet.servers[0]!.resume()
+      }
+    }, 30_000)
+
+    it("a wrong password is a typed error on every node (Auth), and nothing is left held", async () => {
+      const guarded = await startLocalFleet(3, { password: "right one" })
+      try {
+        const client = await manager({ options: guarded.nodes.map(({ host, port }) => ({ host, port, password: "wrong one" })) })
+        const refused = await rejectionOf(client.acquire("guarded", { ttl: 10_000, retry: "none" }))
+        assert.equal(refused._tag, "LockNotAcquired")
+        const outcomes = refused.outcomes as ReadonlyArray<{ readonly _tag: string; readonly error?: Record<string, unknown> }>
+        const failed = outcomes.filter((outcome) => outcome._tag === "Failed")
+        assert.ok(failed.length >= 2, JSON.stringify(outcomes))
+        for (const outcome of failed) assert.equal(outcome.error?.reason, "Auth", JSON.stringify(outcome))
+        assert.deepEqual(await guarded.dbsizes(), [0, 0, 0])
+      } finally {
+        await guarded.stop()
+      }
+    }, 60_000)
 
     it("on in-memory nodes too: held, refused while held, free once released", async () => {
       const memory = await manager({ memory: 3 })
