@@ -7,6 +7,7 @@ import * as Config from "effect/Config"
 import * as ConfigProvider from "effect/ConfigProvider"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 import * as Logger from "effect/Logger"
 import * as Context from "effect/Context"
 import { Redlock, RedisNode } from "effect-redlock"
@@ -61,6 +62,12 @@ it.effect("a REDLOCK_NODES entry that is no redis:// URL is a ConfigError naming
     assert.include(error.message, "REDLOCK_NODES")
     assert.include(error.message, "not a redis:// URL")
     assert.notInclude(error.message, "s3cret")
+    // A configuration of the user's own fails the same way.
+    const own = Config.succeed({ urls: ["redis://127.0.0.1:1", "ftp://me:s3cret@x"], password: Option.none() })
+    const ownError = yield* Effect.flip(Effect.provide(Effect.service(RedisNode.RedisNodes), Ioredis.layerConfig(own)))
+    assert.instanceOf(ownError, Config.ConfigError)
+    assert.include(ownError.message, "not a redis:// URL")
+    assert.notInclude(ownError.message, "s3cret")
   }))
 
 it.effect("node options that are no list, no object (a URL: its password hidden), a bad host (a URL) or client, port or connectTimeout, one server twice: InvalidOptions naming it, nothing opened", () =>

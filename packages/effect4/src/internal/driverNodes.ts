@@ -8,6 +8,7 @@
  * @internal
  */
 import * as Config from "effect/Config"
+import * as ConfigProvider from "effect/ConfigProvider"
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -101,7 +102,11 @@ export const layerConfig = <Client>(driver: Driver<Client>) =>
 ): Layer.Layer<RedisNodes, Config.ConfigError | InvalidOptions> =>
   Layer.unwrap(Effect.gen(function*() {
     const { password, urls } = yield* config
-    const nodes = yield* Validate.check(CoreNodes.fromUrls<Redacted.Redacted<string>, Duration.Input>(urls, Option.getOrUndefined(password), Redacted.make))
+    const nodes = CoreNodes.fromUrls<Redacted.Redacted<string>, Duration.Input>(urls, Option.getOrUndefined(password), Redacted.make)
+    // A config of the user's own, with URLs the default one's schema would have refused: the same ConfigError.
+    if (nodes instanceof Options.Problem) {
+      return yield* Effect.fail(new Config.ConfigError(new ConfigProvider.SourceError({ message: `${nodes.option}: ${nodes.detail}` })))
+    }
     return layer(driver)(nodes)
   }))
 
