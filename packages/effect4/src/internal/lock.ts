@@ -12,7 +12,7 @@ import { Holding, type LossReason } from "@effect-redlock/core/engine/holding.js
 import type { Time } from "@effect-redlock/core/engine/time.js"
 import type * as Lock from "../Lock.js"
 import * as Options from "@effect-redlock/core/engine/options.js"
-import { type NodeOutcome, type RedisNodeError } from "./nodes.js"
+import type { NodeOutcome, RedisNodeError } from "./nodes.js"
 import { type FencingTokenUnavailable, type InvalidOptions, LockLost, ValidityTooShort } from "./errors.js"
 import * as Validate from "./validate.js"
 import * as Metrics from "./metrics.js"
