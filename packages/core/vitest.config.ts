@@ -12,6 +12,15 @@ export default defineConfig({
     reporters: ["default", "json"],
     outputFile: { json: ".vitest-results.json" },
     testTimeout: 60_000,
-    hookTimeout: 60_000
+    hookTimeout: 60_000,
+    projects: [
+      { extends: true, test: { name: "core" } },
+      {
+        // The clients' other majors (dev dependencies under other names), for the drivers' behaviours.
+        extends: true,
+        resolve: { alias: [{ find: /^ioredis$/, replacement: "ioredis6" }, { find: /^redis$/, replacement: "redis5" }] },
+        test: { name: "ioredis 6, node-redis 5", include: ["test/drivers.test.ts"] }
+      }
+    ]
   }
 })

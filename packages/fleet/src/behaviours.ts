@@ -10,6 +10,7 @@
  */
 import * as assert from "node:assert/strict"
 import { type LocalFleet, startLocalFleet } from "./fleet.js"
+import { eventually } from "./servers.js"
 
 /** The retry a behaviour asks for: `times` retries `delayMillis` apart (the front end's jitter), or none. */
 export type RetrySetting = { readonly delayMillis: number; readonly times: number } | "none"
@@ -103,6 +104,12 @@ export const behaviours = (frontEnd: FrontEnd, runner: Runner): void => {
   }
   /** The key's value on each server. */
   const values = (key: string) => Promise.all(fleet.servers.map((server) => server.call("GET", key)))
+  /**
+   * Until the key has these values on the servers: a lock operation returns
+   * once a quorum answered, and lands on the other nodes right after.
+   */
+  const valuesBecome = (key: string, expected: ReadonlyArray<string | null>) =>
+    eventually(async () => assert.deepEqual(await values(key), expected), 2_000, 20)
   /** Whether any server holds a key of `resource` (its lock key, its line of waiters, its slots). */
   const keysOf = async (resource: string) =>
     (await Promise.all(fleet.servers.map((server) => server.call("KEYS", `*${resource}*`)))).flat() as ReadonlyArray<string>
@@ -125,14 +132,14 @@ export const behaviours = (frontEnd: FrontEnd, runner: Runner): void => {
       const other = await manager(nodes(), { keyPrefix: "app:" })
       const lock = await holder.acquire("orders:42", { ttl: 10_000 })
       assert.equal(lock.attempts, 1)
-      assert.deepEqual(await values("app:orders:42"), [lock.value, lock.value, lock.value])
+      await valuesBecome("app:orders:42", [lock.value, lock.value, lock.value])
       const refused = await rejectionOf(other.acquire("orders:42", { ttl: 10_000, retry: "none" }))
       assert.equal(refused._tag, "LockNotAcquired")
       assert.equal(refused.reason, "Held")
       assert.equal(refused.attempts, 1)
       assert.match(String(refused.message), /^lock on orders:42 not acquired after 1 attempt\(s\)/)
       assert.equal(await lock.release(), "Released")
-      assert.deepEqual(await values("app:orders:42"), [null, null, null])
+      await valuesBecome("app:orders:42", [null, null, null])
       assert.equal(await lock.release(), "AlreadyReleased")
       const again = await other.acquire("orders:42", { ttl: 10_000, retry: "none" })
       assert.notEqual(again.value, lock.value)
@@ -144,11 +151,11 @@ export const behaviours = (frontEnd: FrontEnd, runner: Runner): void => {
       await holder.acquire("b", { ttl: 10_000 })
       const refused = await rejectionOf(other.acquire(["a", "b", "c"], { ttl: 10_000, retry: "none" }))
       assert.equal(refused._tag, "LockNotAcquired")
-      assert.deepEqual(await values("redlock:a"), [null, null, null])
-      assert.deepEqual(await values("redlock:c"), [null, null, null])
+      await valuesBecome("redlock:a", [null, null, null])
+      await valuesBecome("redlock:c", [null, null, null])
       const both = await other.acquire(["a", "c"], { ttl: 10_000 })
-      assert.deepEqual(await values("redlock:a"), [both.value, both.value, both.value])
-      assert.deepEqual(await values("redlock:c"), [both.value, both.value, both.value])
+      await valuesBecome("redlock:a", [both.value, both.value, both.value])
+      await valuesBecome("redlock:c", [both.value, both.value, both.value])
     })
 
     it("retry times bounds the attempts under contention: no acquisition, granted or refused, takes more than times + 1 and one re-check", async () => {
@@ -197,7 +204,7 @@ export const behaviours = (frontEnd: FrontEnd, runner: Runner): void => {
       assert.ok(waited < 3_000, `waited ${waited} ms (next retry: 10 s)`)
       // The first attempt, its re-check once the new subscriptions were ready, the one retry, brought forward.
       assert.ok(taken.attempts <= 3, `${taken.attempts} attempts`)
-      assert.deepEqual(await values("redlock:handover"), [taken.value, taken.value, taken.value])
+      await valuesBecome("redlock:handover", [taken.value, taken.value, taken.value])
     })
 
     it("extend moves the validity; a released lock cannot be extended (LockLost)", async () => {
@@ -209,8 +216,10 @@ export const behaviours = (frontEnd: FrontEnd, runner: Runner): void => {
       await lock.extend(5_000)
       const after = await lock.remainingMillis()
       assert.ok(after > 4_000, `${after} ms left after the extension`)
-      const ttls = await Promise.all(fleet.servers.map((server) => server.call("PTTL", "redlock:extended")))
-      for (const ttl of ttls) assert.ok(Number(ttl) > 4_000, `PTTL ${ttl}`)
+      await eventually(async () => {
+        const ttls = await Promise.all(fleet.servers.map((server) => server.call("PTTL", "redlock:extended")))
+        for (const ttl of ttls) assert.ok(Number(ttl) > 4_000, `PTTL ${ttl}`)
+      }, 2_000, 20)
       await lock.release()
       const lost = await rejectionOf(lock.extend(5_000))
       assert.equal(lost._tag, "LockLost")
@@ -325,8 +334,10 @@ export const behaviours = (frontEnd: FrontEnd, runner: Runner): void => {
       assert.equal(refused.reason, "NoQuorum")
       const outcomes = refused.outcomes as ReadonlyArray<{ readonly _tag: string; readonly error?: Record<string, unknown> }>
       for (const outcome of outcomes.slice(0, 2)) {
-        assert.equal(outcome._tag, "Failed", JSON.stringify(outcomes))
-        assert.equal(outcome.error?.reason, "Unavailable")
+        // A user's client that queues commands while it reconnects (ioredis' and node-redis' default) is
+        // waited for up to the node timeout; our own connections fail at once.
+        const down = (outcome._tag === "Failed" && outcome.error?.reason === "Unavailable") || outcome._tag === "TimedOut"
+        assert.ok(down, JSON.stringify(outcomes))
       }
       await sleep(50)
       assert.equal(await fleet.servers[2]!.call("EXISTS", "redlock:outage"), 0, "its one yes undone")
@@ -354,7 +365,7 @@ export const behaviours = (frontEnd: FrontEnd, runner: Runner): void => {
       await fleet.servers[2]!.call("DEL", "redlock:taken")
       const next = await other.acquire("taken", { ttl: 10_000, retry: "none" })
       assert.notEqual(await lock.release(), "Released")
-      assert.deepEqual(await values("redlock:taken"), [next.value, next.value, next.value])
+      await valuesBecome("redlock:taken", [next.value, next.value, next.value])
     })
 
     it("fencing tokens grow from each holder of a resource to the next, and a hold's token stays the same", async () => {
