@@ -1,9 +1,9 @@
 /**
  * The behaviours' front end over an Effect line's `RedlockService`, written
- * once for both majors: each line's runner gives the few things that differ
- * between them (how a layer is built in a scope, how an effect runs, the
- * retry constructors), typed loosely here because the two `effect`
- * packages' types cannot meet in one file.
+ * once for both majors: each line's runner passes its `effect` modules and
+ * its package's exports (`EffectLine`), typed loosely here because the two
+ * `effect` packages' types cannot meet in one file; where the majors name a
+ * function differently, both names are tried.
  */
 import type { AcquireSettings, FrontEnd, Held, NodesSetting } from "./behaviours.js"
 
