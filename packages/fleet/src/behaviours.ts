@@ -64,6 +64,7 @@ export interface ManagerSettings {
   /** Default: off (the suite's servers were just started, so they would abstain). */
   readonly restartQuarantine?: boolean
   readonly maxTtlMillis?: number
+  readonly maxExtensions?: number
 }
 
 /** One front end, as the behaviours drive it. */
@@ -353,6 +354,24 @@ export const behaviours = (frontEnd: FrontEnd, runner: Runner): void => {
       assert.equal(await lock.release(), "Released")
       assert.equal(await reader.holder("kept"), undefined)
     })
+
+    it("maxExtensions bounds a lock's extensions, by hand (then ExtensionLimitReached) and automatic (then it runs out)", async () => {
+      const client = await manager(nodes(), { maxExtensions: 2 })
+      const reader = await manager()
+      const byHand = await client.acquire("bounded", { ttl: 5_000 })
+      await byHand.extend(5_000)
+      await byHand.extend(5_000)
+      const limit = await rejectionOf(byHand.extend(5_000))
+      assert.equal(limit._tag, "ExtensionLimitReached")
+      assert.equal(limit.maxExtensions, 2)
+      await byHand.release()
+      const automatic = await client.acquire("bounded-auto", { ttl: 1_000, nodeTimeout: 200, autoExtend: true })
+      await sleep(1_300)
+      assert.equal(await reader.holder("bounded-auto"), automatic.value, "extended past its ttl")
+      // Extended at half its ttl twice, it runs out a ttl after the second.
+      await eventually(async () => assert.equal(await reader.holder("bounded-auto"), undefined), 3_000, 50)
+      assert.equal(await automatic.remainingMillis(), 0)
+    }, 30_000)
 
     it("a lock whose keys are gone from a majority is lost: extend rejects with LockLost (NotHeld), and release leaves another's keys", async () => {
       const client = await manager()
