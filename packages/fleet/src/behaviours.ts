@@ -487,6 +487,33 @@ export const behaviours = (frontEnd: FrontEnd, runner: Runner): void => {
       assert.ok(Date.now() - restartedAt >= 1_000, "not before maxTtl")
     }, 30_000)
 
+    it("an ACL user without pub/sub: every release says Released, and contending managers each get the lock in turn, never two at once", async () => {
+      await Promise.all(fleet.servers.map((server) =>
+        server.call("ACL", "SETUSER", "no-pubsub", "on", ">secret", "~*", "&*", "+@all", "-@pubsub")
+      ))
+      const deaf = { options: fleet.nodes.map(({ host, port }) => ({ host, port, username: "no-pubsub", password: "secret" })) }
+      const contenders = await Promise.all([0, 1, 2].map(() => manager(deaf)))
+      const statuses = new Set<string>()
+      let sections = 0
+      let holding = 0
+      let overlaps = 0
+      await Promise.all(contenders.map(async (contender) => {
+        for (let round = 0; round < 4; round++) {
+          // Deaf waiters poll: a short delay, and enough retries to outwait the others.
+          const lock = await contender.acquire("deaf", { ttl: 10_000, retry: { delayMillis: 20, times: 500 } })
+          if (++holding > 1) overlaps++
+          await sleep(2)
+          holding--
+          statuses.add(await lock.release())
+          sections++
+        }
+      }))
+      assert.equal(sections, 12)
+      assert.equal(overlaps, 0)
+      assert.deepEqual([...statuses], ["Released"])
+      await eventually(async () => assert.deepEqual(await keysOf("deaf"), []), 2_000, 20)
+    }, 30_000)
+
     it("a node that never answers (a paused server) costs at most the node timeout: the others decide", async () => {
       const client = await manager()
       const other = await manager()
