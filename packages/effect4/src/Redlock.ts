@@ -232,7 +232,7 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
     nodes,
     quorum: settings.quorum,
     acquire: Acquisition.acquire(settings),
-    release: (lock) => Release.release(settings, lock),
+    release: (lock) => Release.releaseTraced(settings, lock),
     extend: (lock, ttl) => Extension.extend(settings, lock, ttl),
     inspect: (resource) => Inspection.inspect(settings, resource),
     acquirePermit: SemaphoreSlots.acquireSlot(settings, SemaphoreSlots.permitSlots),

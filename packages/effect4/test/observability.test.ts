@@ -72,6 +72,22 @@ it.effect("one Redlock.attempt span per attempt under the acquisition's, with ea
     assert.deepStrictEqual(extend.attributes.get("redlock.resources"), ["r"])
     assert.include(extend.attributes.get("redlock.outcomes") as string, "memory-2=Ok")
     assert.isAbove(extend.attributes.get("redlock.validity_ms") as number, 900)
+    const release = spans.find((span) => span.name === "Redlock.release")!
+    assert.strictEqual(release.attributes.get("redlock.status"), "Released")
+    assert.include(release.attributes.get("redlock.outcomes") as string, "memory-0=Ok")
+  }).pipe(Effect.provide(memory(3))))
+
+it.live("a release that a majority did not confirm is logged as a warning as the lock's scope closes, naming how many nodes it missed", () =>
+  Effect.gen(function*() {
+    const control = yield* RedisNode.MemoryNodes
+    const logs: Array<string> = []
+    const capture = Logger.layer([Logger.make(({ logLevel, message }) => void logs.push(`${logLevel} ${String(message)}`))])
+    yield* Effect.scoped(Effect.andThen(
+      Redlock.acquire("r", { ttl: "10 seconds" }),
+      Effect.forEach([0, 1], (index) => control.setDown(index, true))
+    )).pipe(Effect.provide(capture))
+    assert.strictEqual(logs.length, 1, logs.join("\n"))
+    assert.match(logs[0], /^Warn effect-redlock: release of r did not reach 2 node\(s\); their keys expire within 10s/)
   }).pipe(Effect.provide(memory(3))))
 
 it.effect("a refused attempt is logged at debug level with each node's answer; nothing is logged above it", () =>

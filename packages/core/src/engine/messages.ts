@@ -42,6 +42,10 @@ export const attemptRefused = (
   `effect-redlock: attempt ${attempt} on ${resources.join(", ")}: ` +
   `${result.yes} of ${quorum} needed (${Outcome.describeAll(result.outcomes)})`
 
+/** The log line of a release that some nodes did not confirm (both Effect lines log it as a lock's scope closes). */
+export const releaseUnanswered = (resources: ReadonlyArray<string>, unanswered: number, ttlText: string): string =>
+  `effect-redlock: release of ${resources.join(", ")} did not reach ${unanswered} node(s); their keys expire within ${ttlText}`
+
 export const lost = (resources: ReadonlyArray<string>, reason: LossReason): string => {
   const why = reason === "Expired"
     ? "its validity ran out before it was extended"

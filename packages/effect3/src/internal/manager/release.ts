@@ -15,6 +15,7 @@ import * as Engine from "@effect-redlock/core/engine/release.js"
 import type { HeldLock } from "../lock.js"
 import * as RedlockMetrics from "../metrics.js"
 import * as Monotonic from "../monotonic.js"
+import * as Messages from "@effect-redlock/core/engine/messages.js"
 import * as Outcome from "@effect-redlock/core/engine/outcome.js"
 import * as Tracing from "../tracing.js"
 import { held, type Settings } from "./settings.js"
@@ -101,8 +102,5 @@ const reportUnanswered = (lock: HeldLock, result: ReleaseResult): Effect.Effect<
   const unanswered = result.outcomes.filter((o) => o._tag === "TimedOut" || o._tag === "Failed")
   if (unanswered.length === 0) return Effect.void
   const log = result.status === "Incomplete" ? Effect.logWarning : Effect.logDebug
-  return log(
-    `effect-redlock: release of ${lock.resources.join(", ")} did not reach ${unanswered.length} node(s); ` +
-      `their keys expire within ${Duration.format(lock.ttl)}`
-  ).pipe(Effect.annotateLogs({ outcomes: unanswered.map((o) => `${Outcome.describe(o)} after ${Math.round(o.millis)} ms`) }))
+  return log(Messages.releaseUnanswered(lock.resources, unanswered.length, Duration.format(lock.ttl))).pipe(Effect.annotateLogs({ outcomes: unanswered.map((o) => `${Outcome.describe(o)} after ${Math.round(o.millis)} ms`) }))
 }

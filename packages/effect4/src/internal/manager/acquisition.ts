@@ -275,11 +275,7 @@ export const register = (
   maxHoldMillis: number | undefined,
   traced: boolean
 ): Effect.Effect<Lock.Lock> => {
-  const release = Release.release(settings, lock)
-  const released = Scope.addFinalizer(
-    scope,
-    traced ? Effect.withSpan(release, "Redlock.release", { attributes: { "redlock.resources": lock.resources } }) : release
-  )
+  const released = Scope.addFinalizer(scope, Release.finalizer(settings, lock, traced))
   return maxHoldMillis === undefined
     ? Effect.as(released, lock)
     : Effect.as(
