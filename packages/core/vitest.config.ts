@@ -16,10 +16,10 @@ export default defineConfig({
     projects: [
       { extends: true, test: { name: "core" } },
       {
-        // The clients' other majors (dev dependencies under other names), for the drivers' behaviours.
+        // The clients' other majors (dev dependencies under other names), for the drivers' behaviours and the node contract.
         extends: true,
         resolve: { alias: [{ find: /^ioredis$/, replacement: "ioredis6" }, { find: /^redis$/, replacement: "redis5" }] },
-        test: { name: "ioredis 6, node-redis 5", include: ["test/drivers.test.ts"] }
+        test: { name: "ioredis 6, node-redis 5", include: ["test/drivers.test.ts", "test/contract.test.ts"] }
       }
     ]
   }

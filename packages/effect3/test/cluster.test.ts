@@ -1,10 +1,10 @@
 /**
  * A Redis Cluster as one node: three local masters made one cluster by the
  * fleet (`redis-cli --cluster create`), reached through ioredis's `Cluster`
- * client (the node's `cluster` option). The node contract holds on it; each
- * resource's keys land in one hash slot (`{resource}` tags); a lock of
- * several resources needs a common tag; a master's restart makes the whole
- * node sit out the restart quarantine.
+ * client (the node's `cluster` option; core's contract.test.ts runs the node
+ * contract over it). Each resource's keys land in one hash slot (`{resource}`
+ * tags); a lock of several resources needs a common tag; a master's restart
+ * makes the whole node sit out the restart quarantine.
  */
 import { assert, it, layer } from "@effect/vitest"
 import { Context, Effect, Layer, Schedule } from "effect"
@@ -14,15 +14,13 @@ import * as RedisFleet from "@effect-redlock/fleet/effect3.js"
 import * as ClusterKeys from "@effect-redlock/core/nodes/clusterKeys.js"
 import * as IoredisCluster from "@effect-redlock/core/nodes/ioredis/cluster.js"
 import * as Redlock from "../src/Redlock.js"
-import * as RedisNode from "../src/RedisNode.js"
 import { makeRedlock } from "../src/Promise.js"
 import * as Ioredis from "../src/RedisNode/Ioredis.js"
 import * as Iovalkey from "../src/RedisNode/Iovalkey.js"
 import * as NodeRedis from "../src/RedisNode/NodeRedis.js"
 import { InvalidOptions, LockNotAcquired } from "../src/RedlockError.js"
-import { contract, type Harness } from "./contract.js"
-import { nodesOf, rawNodesOf } from "./driverSuite.js"
-import { effectsOf, failureOf, wokenAfterRelease } from "./support.js"
+import { nodesOf } from "./driverSuite.js"
+import { failureOf, wokenAfterRelease } from "./support.js"
 
 const manager = (nodes: ReadonlyArray<Ioredis.NodeOptions>, options: Redlock.Options = { restartQuarantine: false }) =>
   Effect.map(
@@ -44,60 +42,9 @@ const allKeys = (fleet: RedisFleet.Fleet) =>
     (lists) => (lists as ReadonlyArray<ReadonlyArray<string>>).flat().sort()
   )
 
-/**
- * The node with every key the contract names put under one tag: the
- * contract's operations of several keys then run in one slot, through the
- * cluster node's own key mapping (a key with a tag is kept as it is).
- */
-const underTag = (node: RedisNode.RedisNode, tag: string): RedisNode.RedisNode => {
-  const promises = node.promises
-  const keys = (list: ReadonlyArray<string>) => list.map((key) => tag + key)
-  const watch = node.watchReleasesNow!
-  return {
-    name: node.name,
-    run: node.run,
-    promises: {
-      acquire: (list, ...rest) => promises.acquire(keys(list), ...rest),
-      acquireInTurn: (list, ...rest) => promises.acquireInTurn(keys(list), ...rest),
-      acquireSlot: (list, ...rest) => promises.acquireSlot(keys(list), ...rest),
-      release: (list, ...rest) => promises.release(keys(list), ...rest),
-      extend: (list, ...rest) => promises.extend(keys(list), ...rest),
-      inspect: (key) => promises.inspect(tag + key),
-      incrementFences: (list, value, fences) => promises.incrementFences(keys(list), value, keys(fences)),
-      commitFences: (list, value, fences, tokens) => promises.commitFences(keys(list), value, keys(fences), tokens)
-    },
-    watchReleasesNow: (key, onRelease) => watch(tag + key, onRelease),
-    ...(node.hearsReleases === undefined ? {} : { hearsReleases: node.hearsReleases })
-  }
-}
-
-let harnesses = 0
-
-const clusterHarness = Effect.gen(function*() {
-  const fleet = yield* RedisFleet.RedisFleet
-  yield* fleet.reset
-  yield* fleet.clusterOk
-  // A tag of each test's own: a release of an earlier test can reach this test's subscriber, which
-  // subscribed after it ran (the message crosses the cluster bus when the subscriber's master is another).
-  const tag = `{contract${++harnesses}}`
-  const [node] = yield* rawNodesOf(Ioredis.layer([{ cluster: { nodes: fleet.cluster } }]))
-  const user = yield* userCluster(fleet)
-  const harness: Harness = {
-    node: effectsOf(underTag(node, tag)),
-    putForeign: (key) => Effect.promise(() => user.rpush(tag + key, "important", "data")),
-    foreignIntact: (key) =>
-      Effect.map(Effect.promise(() => user.lrange(tag + key, 0, -1)), (items) => JSON.stringify(items) === "[\"important\",\"data\"]"),
-    keys: Effect.map(allKeys(fleet), (keys) => keys.map((key) => key.startsWith(tag) ? key.slice(tag.length) : key)),
-    storedKey: (key) => tag + key
-  }
-  return harness
-})
-
 layer(RedisFleet.layerLocal(3, { cluster: true }), { timeout: 60_000, excludeTestServices: true })(
   "a Redis Cluster as one node",
   (it) => {
-    contract((name, self) => it.scoped(`contract: ${name}`, self), clusterHarness)
-
     it.scoped("a resource's keys share its slot: the lock key, its line and a semaphore's slots are tagged with the lock key", () =>
       Effect.gen(function*() {
         const fleet = yield* RedisFleet.RedisFleet

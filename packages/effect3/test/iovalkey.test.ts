@@ -1,7 +1,6 @@
 /**
  * The iovalkey nodes (RedisNode/Iovalkey): the ioredis driver over iovalkey's
- * client, tested rather than assumed: the node contract over our clients and
- * a user's, what every driver does (driverSuite.ts), and locks contending
+ * client, tested rather than assumed: what every driver does (driverSuite.ts), and locks contending
  * over three servers with their releases heard.
  */
 import { layer } from "@effect/vitest"
@@ -9,7 +8,6 @@ import { Effect } from "effect"
 import { Redis } from "iovalkey"
 import * as RedisFleet from "@effect-redlock/fleet/effect3.js"
 import * as Iovalkey from "../src/RedisNode/Iovalkey.js"
-import { contract, redisHarness } from "./contract.js"
 import { driverSuite, ioredisClientVariants, lockSuite, type UserClientOptions } from "./driverSuite.js"
 
 /** A user's iovalkey client, connected, closed with the scope. */
@@ -24,14 +22,6 @@ const userClient = (port: number, password?: string, options: UserClientOptions 
     }),
     (client) => Effect.sync(() => client.disconnect())
   )
-
-layer(RedisFleet.layerLocal(1), { timeout: 30_000, excludeTestServices: true })("contract: redis-server via iovalkey", (it) => {
-  contract<RedisFleet.RedisFleet>((name, self) => it.effect(name, self), redisHarness(Iovalkey.make))
-  contract<RedisFleet.RedisFleet>(
-    (name, self) => it.effect(`a user's client: ${name}`, self),
-    redisHarness((options) => Effect.flatMap(userClient(options.port!), (client) => Iovalkey.make({ client })))
-  )
-})
 
 layer(RedisFleet.layerLocal(2, { password: "s3cret" }), { timeout: 30_000, excludeTestServices: true })(
   "iovalkey node options",

@@ -1,8 +1,7 @@
 /**
  * The node-redis nodes (`redis` 5 and 6: this file runs in the "ioredis 5"
- * project on redis 6, and in the "node-redis 5" project on redis 5): the
- * node contract over our own clients and over users' clients made the usual
- * ways (RESP2, RESP3), what every driver does (driverSuite.ts), and locks
+ * project on redis 6, and in the "node-redis 5" project on redis 5): what
+ * every driver does (driverSuite.ts), and locks
  * over three servers with release announcements heard, refused (an ACL
  * without pub/sub) and typed errors.
  */
@@ -14,7 +13,6 @@ import { makeRedlock } from "../src/Promise.js"
 import * as Redlock from "../src/Redlock.js"
 import { InvalidOptions } from "../src/RedlockError.js"
 import * as NodeRedis from "../src/RedisNode/NodeRedis.js"
-import { contract, redisHarness } from "./contract.js"
 import { driverSuite, lockSuite, nodesOf, type UserClientOptions } from "./driverSuite.js"
 import { aclUser, expectEmpty, failureOf, redisManager, slowRetry } from "./support.js"
 
@@ -71,17 +69,6 @@ describe("node-redis objects that are no client", () => {
       assert.instanceOf(promised, InvalidOptions)
       assert.strictEqual((promised as InvalidOptions).option, "client")
     }))
-})
-
-layer(RedisFleet.layerLocal(1), { timeout: 30_000, excludeTestServices: true })("contract: redis-server via node-redis", (it) => {
-  contract<RedisFleet.RedisFleet>((name, self) => it.effect(name, self), redisHarness(NodeRedis.make))
-  for (const RESP of [2, 3] as const) {
-    contract<RedisFleet.RedisFleet>(
-      (name, self) => it.effect(`a user's RESP${RESP} client: ${name}`, self),
-      redisHarness((options) =>
-        Effect.flatMap(userClient(options.port!, { RESP }), (client) => NodeRedis.make({ client })))
-    )
-  }
 })
 
 layer(RedisFleet.layerLocal(2, { password: "s3cret" }), { timeout: 30_000, excludeTestServices: true })(

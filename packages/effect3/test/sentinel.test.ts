@@ -4,19 +4,17 @@
  * project's fleet on 127.0.0.1. The master is killed under a holder: the
  * node follows the failover to the promoted replica, which keeps the lock a
  * grant with `waitForReplicas` put there, and which sits out the restart
- * quarantine (it may lack keys granted without waiting for replicas). The
- * node contract holds over such a node.
+ * quarantine (it may lack keys granted without waiting for replicas). (core's
+ * contract.test.ts runs the node contract over such a node.)
  */
 import { assert, layer } from "@effect/vitest"
 import { Context, Duration, Effect, Layer, Schedule } from "effect"
 import { Redis } from "ioredis"
-import type * as Scope from "effect/Scope"
 import * as RedisFleet from "@effect-redlock/fleet/effect3.js"
 import * as Redlock from "../src/Redlock.js"
 import * as Ioredis from "../src/RedisNode/Ioredis.js"
 import { InvalidOptions, LockNotAcquired } from "../src/RedlockError.js"
 import * as NodeRedis from "../src/RedisNode/NodeRedis.js"
-import { contract, redisHarness } from "./contract.js"
 import { failureOf } from "./support.js"
 
 const manager = (nodes: ReadonlyArray<Ioredis.NodeOptions>, options: Redlock.Options) =>
@@ -89,23 +87,10 @@ layer(RedisFleet.layerLocal(1, { replicas: true, sentinels: true }), { timeout: 
   }
 )
 
-// The node contract over a Sentinel-managed node (a fleet of its own: the test above fails its master over).
+// A user's client of a Sentinel-managed master (a fleet of its own: the test above fails its master over).
 layer(RedisFleet.layerLocal(1, { replicas: true, sentinels: true }), { timeout: 60_000, excludeTestServices: true })(
-  "a Sentinel-managed master as one node: the node contract",
+  "a Sentinel-managed master as one node: a user's client",
   (it) => {
-    contract<Scope.Scope | RedisFleet.RedisFleet>(
-      (name, self) => it.scoped(`contract: ${name}`, self),
-      Effect.flatMap(RedisFleet.RedisFleet, (fleet) =>
-        redisHarness(() =>
-          Ioredis.make({
-            sentinel: {
-              master: RedisFleet.masterName(0),
-              sentinels: fleet.sentinels.map(({ port }) => ({ host: "127.0.0.1", port }))
-            }
-          })
-        ))
-    )
-
     it.scoped("a user's client of a Sentinel's master is named by the master, not by ioredis's default host", () =>
       Effect.gen(function*() {
         const fleet = yield* RedisFleet.RedisFleet

@@ -403,8 +403,8 @@ export abstract class Attempts<G, R extends Refused<E>, E extends NodeError = No
    * schedule done) and leaves every line next: an attempt in flight sends
    * nothing more. A refused probe would otherwise send the script after the
    * leaving, which could join a line and take the key again (it stood there
-   * until its lease or ttl ran out, found by test/contract.test.ts of the
-   * Effect 4 package).
+   * until its lease or ttl ran out; the Effect 4 package's
+   * test/contract.test.ts found it).
    */
   abandon(): void {
     this.abandoned = true
