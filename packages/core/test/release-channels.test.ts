@@ -5,9 +5,9 @@
  * that is watched or whose channel is subscribed; for any other key, a later
  * message of the same text is another process's release and is told.
  */
-import { assert, describe, it } from "@effect/vitest"
-import * as ReleaseChannels from "@effect-redlock/core/nodes/releaseChannels.js"
-import { releaseChannelPrefix } from "@effect-redlock/core/nodes/scripts.js"
+import { assert, describe, it } from "vitest"
+import * as ReleaseChannels from "../src/nodes/releaseChannels.js"
+import { releaseChannelPrefix } from "../src/nodes/scripts.js"
 
 /** The channels of a server whose subscriber connection the test plays: `deliver` is a message on a channel. */
 const channelsOverTestDriver = (countsSubscribers = true, driver: { readonly keyPrefix?: string; readonly openThrows?: boolean } = {}) => {

@@ -5,8 +5,8 @@
  * watcher that began between the two. Plain calls on one timeline, so each
  * order is exact.
  */
-import { assert, describe, it } from "@effect/vitest"
-import { copyWaitMillis, Watchers } from "@effect-redlock/core/nodes/watchers.js"
+import { assert, describe, it } from "vitest"
+import { copyWaitMillis, Watchers } from "../src/nodes/watchers.js"
 
 /** A watch of `key` on `watchers` from `now`, and what it heard. */
 const watching = (watchers: Watchers, key: string, now: number) => {
