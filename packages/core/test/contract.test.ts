@@ -12,6 +12,7 @@ import { Cluster, Redis as Ioredis } from "ioredis"
 import { Redis as Iovalkey } from "iovalkey"
 import { createClient } from "redis"
 import { type LocalFleet, masterName, startLocalFleet } from "@effect-redlock/fleet/fleet.js"
+import { eventually } from "@effect-redlock/fleet/servers.js"
 import * as LiveTime from "../src/engine/liveTime.js"
 import type { Node } from "../src/engine/node.js"
 import { Problem } from "../src/engine/options.js"
@@ -121,7 +122,38 @@ describe("contract: one redis-server", () => {
     }
   }
 
-  for (const reach of reaches) describe(reach.name, () => contract({ it }, harnessOf(reach)))
+  for (const reach of reaches) {
+    describe(reach.name, () => {
+      contract({ it }, harnessOf(reach))
+
+      // What the restart quarantine reads (engine/quarantine.ts): only a real server restarts.
+      it("a restarted server is a new run: another id, started no sooner than the restart", async () => {
+        const harness = await harnessOf(reach)()
+        try {
+          const known = async (other?: string) =>
+            eventually(async () => {
+              const run = harness.node.run()
+              assert.equal(run._tag, "Known", JSON.stringify(run))
+              if (run._tag === "Known") assert.notEqual(run.id, other)
+              return run as Extract<typeof run, { readonly _tag: "Known" }>
+            }, 10_000, 50)
+          const before = await known()
+          // A command per poll: a user's client and ours reconnect on their own, the node reads the run once connected.
+          const killedAt = time.now()
+          await fleet.servers[0].kill()
+          await fleet.servers[0].start()
+          const after = await eventually(async () => {
+            await harness.node.promises.inspect("k").catch(() => undefined)
+            return known(before.id)
+          }, 10_000, 50)
+          // Uptime comes in whole seconds; the start taken from it is never before the real one.
+          assert.ok(after.startedAtMillis >= killedAt, `${after.startedAtMillis} < ${killedAt}`)
+        } finally {
+          await harness.close()
+        }
+      })
+    })
+  }
 
   // Only a real server can hold this state: its lease set evicted under maxmemory, or a script cut short.
   it("a waiter in line without a lease is dropped when it reaches the head, not kept there for ever", async () => {

@@ -35,6 +35,7 @@ export const promiseApi: FrontEnd = {
         held(await redlock.acquirePermit(resource, { limit, ...optionsOf(settings) as object } as never)),
       acquireRead: async (resource, settings) => held(await redlock.acquireRead(resource, optionsOf(settings))),
       acquireWrite: async (resource, settings) => held(await redlock.acquireWrite(resource, optionsOf(settings))),
+      using: (resource, settings, body) => redlock.using(resource, optionsOf(settings), (_, signal) => body(signal)),
       holder: async (resource) => (await redlock.inspect(resource)).holder ?? undefined,
       permitsHeld: async (resource, limit) => (await redlock.inspectPermits(resource, limit)).held,
       close: () => redlock.close()

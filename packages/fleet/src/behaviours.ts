@@ -47,6 +47,14 @@ export interface Manager {
   /** `resource` held for reading (shared) or for writing (alone). */
   readonly acquireRead: (resource: string, options: AcquireSettings) => Promise<Held>
   readonly acquireWrite: (resource: string, options: AcquireSettings) => Promise<Held>
+  /**
+   * Acquire, run `body` while the lock is held, release however it ends; the
+   * body's signal aborts once the lock is lost (the promise API's `using`,
+   * the Effect lines' `withLock` over a promise, whose signal aborts when the
+   * body is interrupted). Rejects with the loss (`LockLost`) or the body's
+   * rejection.
+   */
+  readonly using: <A>(resource: string, options: AcquireSettings, body: (signal: AbortSignal) => Promise<A>) => Promise<A>
   /** The value a majority of nodes holds the resource for, if any. */
   readonly holder: (resource: string) => Promise<string | undefined>
   /** How many of a semaphore's `limit` permits a majority agrees are held. */
@@ -344,11 +352,15 @@ export const behaviours = (frontEnd: FrontEnd, runner: Runner): void => {
       assert.equal(await fleet.servers[2]!.call("EXISTS", "redlock:outage"), 0, "its one yes undone")
     }, 30_000)
 
-    it("autoExtend keeps a lock held past its ttl while its holder lives", async () => {
+    it("autoExtend keeps a lock held past its ttl while its holder lives: another client is refused it all along", async () => {
       const client = await manager()
       const reader = await manager()
       const lock = await client.acquire("kept", { ttl: 500, autoExtend: true })
-      await sleep(1_300)
+      for (let i = 0; i < 6; i++) {
+        await sleep(250)
+        const refused = await rejectionOf(reader.acquire("kept", { ttl: 1_000, retry: "none" }))
+        assert.equal(refused.reason, "Held", `after ${(i + 1) * 250} ms`)
+      }
       assert.equal(await reader.holder("kept"), lock.value)
       assert.ok(await lock.remainingMillis() > 0)
       assert.equal(await lock.release(), "Released")
@@ -544,6 +556,180 @@ export const behaviours = (frontEnd: FrontEnd, runner: Runner): void => {
         assert.deepEqual(await guarded.dbsizes(), [0, 0, 0])
       } finally {
         await guarded.stop()
+      }
+    }, 60_000)
+
+    it("a majority paused during a hold: the lock is lost at its deadline, its holder's body is told, and using rejects with LockLost (Expired)", async () => {
+      const client = await manager()
+      const started = Date.now()
+      let aborted = false
+      const held = client.using("paused-hold", { ttl: 500, nodeTimeout: 50, autoExtend: true }, (signal) =>
+        new Promise<void>((resolve, reject) => {
+          const cap = setTimeout(resolve, 10_000)
+          signal.addEventListener("abort", () => {
+            aborted = true
+            clearTimeout(cap)
+            reject(signal.reason)
+          })
+        }))
+      await sleep(300)
+      await Promise.all(fleet.servers.slice(0, 2).map((server) => server.pause()))
+      try {
+        const lost = await rejectionOf(held)
+        const elapsed = Date.now() - started
+        assert.equal(lost._tag, "LockLost")
+        assert.equal(lost.reason, "Expired")
+        assert.ok(aborted, "the body's signal aborted")
+        // Extended at ~250 ms, before the pause, to a deadline near 740 ms; no extension succeeds after it.
+        // Loose bounds: a loaded machine delays timers, never the other way round.
+        assert.ok(elapsed > 400 && elapsed < 3_000, `lost after ${elapsed} ms`)
+      } finally {
+        await Promise.all(fleet.servers.slice(0, 2).map((server) => server.resume()))
+      }
+    }, 30_000)
+
+    it("keys deleted behind a holder's back: its next automatic extension finds them gone, before the deadline (LockLost, NotHeld)", async () => {
+      const client = await manager()
+      const started = Date.now()
+      const held = client.using("deleted", { ttl: 2_000, autoExtend: true }, (signal) =>
+        new Promise<void>((resolve, reject) => {
+          const cap = setTimeout(resolve, 10_000)
+          signal.addEventListener("abort", () => {
+            clearTimeout(cap)
+            reject(signal.reason)
+          })
+        }))
+      await sleep(200)
+      await Promise.all(fleet.servers.map((server) => server.call("DEL", "redlock:deleted")))
+      const lost = await rejectionOf(held)
+      const elapsed = Date.now() - started
+      assert.equal(lost._tag, "LockLost")
+      assert.equal(lost.reason, "NotHeld")
+      // The extension at half the ttl (~1 s) hears it, well before the deadline (~1.98 s).
+      assert.ok(elapsed > 900 && elapsed < 1_900, `lost after ${elapsed} ms`)
+    }, 30_000)
+
+    it("using releases the lock however its body ends: with its value, or with its rejection", async () => {
+      const client = await manager()
+      const reader = await manager()
+      const value = await client.using("used", { ttl: 10_000 }, async () => {
+        assert.notEqual(await reader.holder("used"), undefined, "held while the body runs")
+        return 42
+      })
+      assert.equal(value, 42)
+      await valuesBecome("redlock:used", [null, null, null])
+      const failure = await rejectionOf(client.using("used", { ttl: 10_000 }, () => Promise.reject(new Error("the body's own"))))
+      assert.equal(failure.message, "the body's own")
+      await valuesBecome("redlock:used", [null, null, null])
+    })
+
+    it("a release after the lock ran out answers NotHeld at once, leaves nothing, and extend then says Expired", async () => {
+      const client = await manager()
+      const lock = await client.acquire("expired", { ttl: 100 })
+      await sleep(150)
+      const started = Date.now()
+      assert.equal(await lock.release(), "NotHeld")
+      assert.ok(Date.now() - started < 500, `release took ${Date.now() - started} ms (no retries, no waiting)`)
+      assert.deepEqual(await keysOf("expired"), [])
+      const lost = await rejectionOf(lock.extend(1_000))
+      assert.equal(lost._tag, "LockLost")
+      assert.equal(lost.reason, "Expired")
+    })
+
+    it("extend sets the new ttl on every node", async () => {
+      const client = await manager()
+      // A node timeout of its own: the derived 10 ms can run out on a loaded machine (this is about the ttl).
+      const lock = await client.acquire("extended", { ttl: 1_000, nodeTimeout: 500 })
+      await lock.extend(30_000)
+      await eventually(async () => {
+        for (const server of fleet.servers) {
+          const pttl = Number(await server.call("PTTL", "redlock:extended"))
+          assert.ok(pttl > 29_000 && pttl <= 30_000, `pttl ${pttl}`)
+        }
+      }, 2_000, 20)
+      assert.ok(await lock.remainingMillis() > 29_000)
+    })
+
+    it("servers restarted empty under a holder: without the quarantine another client is granted the lock it holds; with it they abstain", async () => {
+      const holder = await manager()
+      const guarded = await manager(nodes(), { restartQuarantine: true, maxTtlMillis: 10_000 })
+      const unguarded = await manager()
+      const lock = await holder.acquire("restarted", { ttl: 10_000 })
+      await valuesBecome("redlock:restarted", [lock.value, lock.value, lock.value])
+      for (const server of fleet.servers.slice(0, 2)) {
+        await server.kill()
+        await server.start()
+      }
+      // Until the guarded manager reached the new runs (before, its nodes are down or reconnecting).
+      const refused = await eventually(async () => {
+        const refusal = await rejectionOf(guarded.acquire("restarted", { ttl: 10_000, nodeTimeout: 500, retry: "none" }))
+        const outcomes = refusal.outcomes as ReadonlyArray<{ readonly _tag: string }>
+        assert.deepEqual(outcomes.slice(0, 2).map((outcome) => outcome._tag), ["Abstained", "Abstained"], String(refusal.message))
+        return refusal
+      }, 5_000, 50)
+      assert.equal(refused._tag, "LockNotAcquired")
+      assert.ok(String(refused.message).includes("restart quarantine"), String(refused.message))
+      // The hazard itself: without the quarantine the restarted servers hand the lock to a second client.
+      const second = await eventually(() => unguarded.acquire("restarted", { ttl: 10_000, retry: "none" }), 5_000, 50)
+      assert.ok(await lock.remainingMillis() > 0, "while the first holder is still valid")
+      assert.ok(await second.remainingMillis() > 0)
+    }, 30_000)
+
+    it("servers that keep their keys (AOF, appendfsync always) vote at once after a restart, and the holder keeps its lock", async () => {
+      const durable = await startLocalFleet(3, { persistence: true })
+      try {
+        const options = { options: durable.nodes.map(({ host, port }) => ({ host, port })) }
+        const holder = await manager(options, { restartQuarantine: true, maxTtlMillis: 10_000 })
+        const other = await manager(options, { restartQuarantine: true, maxTtlMillis: 10_000 })
+        // The servers were just started: without the persistence rule every node would abstain for 10 s.
+        const lock = await holder.acquire("kept", { ttl: 10_000, nodeTimeout: 500 })
+        await eventually(async () => {
+          assert.deepEqual(await Promise.all(durable.servers.map((server) => server.call("GET", "redlock:kept"))), [lock.value, lock.value, lock.value])
+        }, 2_000, 20)
+        for (const server of durable.servers) {
+          await server.kill()
+          await server.start()
+        }
+        // Restarted a moment ago, and counted: a free resource is granted once the nodes are reached again.
+        const free = await eventually(() => other.acquire("free", { ttl: 1_000, nodeTimeout: 500, retry: "none" }), 10_000, 50)
+        await free.release()
+        const refused = await rejectionOf(other.acquire("kept", { ttl: 10_000, nodeTimeout: 500, retry: "none" }))
+        assert.equal(refused._tag, "LockNotAcquired")
+        assert.equal(refused.reason, "Held", "the holder's keys came back with the servers")
+        const tags = (refused.outcomes as ReadonlyArray<{ readonly _tag: string }>).map((outcome) => outcome._tag)
+        assert.ok(!tags.includes("Ok") && !tags.includes("Abstained"), tags.join())
+        assert.ok(await lock.remainingMillis() > 0)
+      } finally {
+        await Promise.all(managers.splice(0).map((made) => made.close()))
+        await durable.stop()
+      }
+    }, 60_000)
+
+    it("weaker persistence (appendfsync everysec) or a refused CONFIG GET keeps the quarantine, and the refusal says so", async () => {
+      const durable = await startLocalFleet(3, { persistence: true })
+      try {
+        // A user that may not read the configuration: persistence unknown unless declared.
+        await Promise.all(durable.servers.map((server) =>
+          server.call("ACL", "SETUSER", "locker", "on", ">secret", "~*", "&*", "+@all", "-config")
+        ))
+        await durable.servers[0]!.call("CONFIG", "SET", "appendfsync", "everysec")
+        const login = { username: "locker", password: "secret" }
+        const client = await manager(
+          { options: durable.nodes.map(({ host, port }, i) => ({ host, port, ...(i === 0 ? {} : login), durable: i === 2 })) },
+          { restartQuarantine: true, maxTtlMillis: 10_000 }
+        )
+        // The servers started moments ago: 0 and 1 abstain, saying why (2 would count, but 1 of 3 is no quorum).
+        const refused = await eventually(async () => {
+          const refusal = await rejectionOf(client.acquire("weak", { ttl: 1_000, nodeTimeout: 500, retry: "none" }))
+          const outcomes = refusal.outcomes as ReadonlyArray<{ readonly _tag: string }>
+          assert.deepEqual(outcomes.slice(0, 2).map((outcome) => outcome._tag), ["Abstained", "Abstained"], String(refusal.message))
+          return refusal
+        }, 5_000, 50)
+        assert.ok(String(refused.message).includes("restart quarantine; AOF, appendfsync everysec"), String(refused.message))
+        assert.ok(String(refused.message).includes("restart quarantine; persistence unknown"), String(refused.message))
+      } finally {
+        await Promise.all(managers.splice(0).map((made) => made.close()))
+        await durable.stop()
       }
     }, 60_000)
 

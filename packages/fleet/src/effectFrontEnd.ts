@@ -40,7 +40,11 @@ export interface EffectModules {
   }
   readonly Context: { readonly get: (context: never, tag: never) => unknown }
   readonly Duration: { readonly toMillis: (duration: never) => number }
-  readonly Effect: { readonly runPromiseExit: (effect: never, options?: { readonly signal?: AbortSignal }) => Promise<unknown> }
+  readonly Effect: {
+    readonly runPromiseExit: (effect: never, options?: { readonly signal?: AbortSignal }) => Promise<unknown>
+    readonly promise: (evaluate: (signal: AbortSignal) => Promise<unknown>) => unknown
+    readonly provideService: (self: never, tag: never, service: never) => unknown
+  }
   readonly Exit: { readonly void: unknown }
   readonly Layer: { readonly build: (layer: never) => unknown; readonly provide: (layer: never) => (self: never) => unknown }
   readonly Scope: {
@@ -60,6 +64,7 @@ export interface EffectLine {
     readonly layer: (options: never) => unknown
     readonly retry: (options: { readonly delay: number; readonly times: number }) => unknown
     readonly noRetry: unknown
+    readonly withLock: (self: never, resources: never, options: never) => unknown
   }
   /** The nodes' layer for a setting (`Ioredis.layer` or `RedisNode.layerMemory`). */
   readonly nodes: (setting: NodesSetting) => unknown
@@ -101,13 +106,17 @@ export const effectFrontEnd = (line: EffectLine): FrontEnd => ({
     const layer = Layer.provide(line.nodes(nodes) as never)(line.Redlock.layer(options as never) as never)
     const { close, value: context } = await runScoped(Layer.build(layer as never))
     const redlock = Context.get(context as never, line.Redlock.Redlock as never) as EffectRedlock
-    /** The lock `acquire` gives for these settings, held in a scope of its own. */
-    const hold = async (acquire: (options: never) => unknown, settings: AcquireSettings): Promise<Held> => {
-      const { retry, signal, ...rest } = settings
+    /** A behaviour's acquire settings as the line's acquire options, and the signal apart. */
+    const optionsOf = ({ retry, signal, ...rest }: AcquireSettings) => {
       const policy = retry === undefined
         ? {}
         : { retry: retry === "none" ? line.Redlock.noRetry : line.Redlock.retry({ delay: retry.delayMillis, times: retry.times }) }
-      const scoped = await runScoped<EffectLock>(acquire({ ...rest, ...policy } as never), signal)
+      return { options: { ...rest, ...policy } as never, signal }
+    }
+    /** The lock `acquire` gives for these settings, held in a scope of its own. */
+    const hold = async (acquire: (options: never) => unknown, settings: AcquireSettings): Promise<Held> => {
+      const { options, signal } = optionsOf(settings)
+      const scoped = await runScoped<EffectLock>(acquire(options), signal)
       const lock = scoped.value
       return {
         value: lock.value,
@@ -128,6 +137,12 @@ export const effectFrontEnd = (line: EffectLine): FrontEnd => ({
         hold((options) => redlock.acquirePermit(resource, { limit, ...options as object } as never), settings),
       acquireRead: (resource, settings) => hold((options) => redlock.acquireRead(resource, options), settings),
       acquireWrite: (resource, settings) => hold((options) => redlock.acquireWrite(resource, options), settings),
+      using: (resource, settings, body) => {
+        const { options, signal } = optionsOf(settings)
+        const { Effect } = line.effect
+        const held = line.Redlock.withLock(Effect.promise(body) as never, resource as never, options)
+        return run(Effect.provideService(held as never, line.Redlock.Redlock as never, redlock as never), signal)
+      },
       holder: async (resource) => {
         const { holder } = await run<{ readonly holder: { readonly _tag: string; readonly value?: string } }>(
           redlock.inspect(resource)
