@@ -100,6 +100,16 @@ const rejectionOf = (promise: Promise<unknown>): Promise<Record<string, unknown>
 
 const sleep = (millis: number) => new Promise<void>((resolve) => setTimeout(resolve, millis))
 
+/** A body that holds on until its signal aborts (then rejects with the signal's reason), at most 10 s. */
+const untilAborted = (signal: AbortSignal) =>
+  new Promise<void>((resolve, reject) => {
+    const cap = setTimeout(resolve, 10_000)
+    signal.addEventListener("abort", () => {
+      clearTimeout(cap)
+      reject(signal.reason)
+    })
+  })
+
 /** Every behaviour, for `frontEnd`, under `runner`. */
 export const behaviours = (frontEnd: FrontEnd, runner: Runner): void => {
   const { afterAll, beforeAll, beforeEach, describe, it } = runner
@@ -563,15 +573,10 @@ export const behaviours = (frontEnd: FrontEnd, runner: Runner): void => {
       const client = await manager()
       const started = Date.now()
       let aborted = false
-      const held = client.using("paused-hold", { ttl: 500, nodeTimeout: 50, autoExtend: true }, (signal) =>
-        new Promise<void>((resolve, reject) => {
-          const cap = setTimeout(resolve, 10_000)
-          signal.addEventListener("abort", () => {
-            aborted = true
-            clearTimeout(cap)
-            reject(signal.reason)
-          })
-        }))
+      const held = client.using("paused-hold", { ttl: 500, nodeTimeout: 50, autoExtend: true }, (signal) => {
+        signal.addEventListener("abort", () => void (aborted = true))
+        return untilAborted(signal)
+      })
       await sleep(300)
       await Promise.all(fleet.servers.slice(0, 2).map((server) => server.pause()))
       try {
@@ -591,14 +596,7 @@ export const behaviours = (frontEnd: FrontEnd, runner: Runner): void => {
     it("keys deleted behind a holder's back: its next automatic extension finds them gone, before the deadline (LockLost, NotHeld)", async () => {
       const client = await manager()
       const started = Date.now()
-      const held = client.using("deleted", { ttl: 2_000, autoExtend: true }, (signal) =>
-        new Promise<void>((resolve, reject) => {
-          const cap = setTimeout(resolve, 10_000)
-          signal.addEventListener("abort", () => {
-            clearTimeout(cap)
-            reject(signal.reason)
-          })
-        }))
+      const held = client.using("deleted", { ttl: 2_000, autoExtend: true }, untilAborted)
       await sleep(200)
       await Promise.all(fleet.servers.map((server) => server.call("DEL", "redlock:deleted")))
       const lost = await rejectionOf(held)
