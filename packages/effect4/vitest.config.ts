@@ -4,6 +4,8 @@ import { defineConfig } from "vitest/config"
 const src = fileURLToPath(new URL("./src/", import.meta.url))
 const core = fileURLToPath(new URL("../core/src/", import.meta.url))
 const fleet = fileURLToPath(new URL("../fleet/src/", import.meta.url))
+const effectSuites = fileURLToPath(new URL("../fleet/effectSuites/", import.meta.url))
+const line = fileURLToPath(new URL("./test/line.ts", import.meta.url))
 
 export default defineConfig({
   // This package, core and the test fleet by name, from their sources (as tsconfig.json's "paths"): no build needed to test.
@@ -12,7 +14,10 @@ export default defineConfig({
       { find: /^effect-redlock$/, replacement: `${src}index.ts` },
       { find: /^effect-redlock\/(?!internal\/)(.*)$/, replacement: `${src}$1.ts` },
       { find: /^@effect-redlock\/core\/(.*)\.js$/, replacement: `${core}$1.ts` },
-      { find: /^@effect-redlock\/fleet\/(.*)\.js$/, replacement: `${fleet}$1.ts` }
+      { find: /^@effect-redlock\/fleet\/(.*)\.js$/, replacement: `${fleet}$1.ts` },
+      // The shared Effect suites, and this line's names for them.
+      { find: /^@effect-redlock\/effect-suites\/(.*)\.js$/, replacement: `${effectSuites}$1.ts` },
+      { find: /^@effect-redlock\/line$/, replacement: line }
     ]
   },
   test: {

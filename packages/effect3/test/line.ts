@@ -1,0 +1,43 @@
+/**
+ * The Effect 3 line under the names the shared Effect suites
+ * (`packages/fleet/effectSuites/`) import as `@effect-redlock/line`: this
+ * major's modules, its `@effect/vitest`, this package, and the few
+ * functions whose names or shapes differ between the majors. The Effect 4
+ * package's `test/line.ts` exports the same names.
+ */
+import { Cause, Effect, Exit, Fiber, Option, Random } from "effect"
+import type { Duration } from "effect"
+import type { RedisNodeErrorReason } from "../src/RedlockError.js"
+
+export { assert, describe, it } from "@effect/vitest"
+export { Cause, Context, Deferred, Duration, Effect, Exit, Fiber, Layer, Option, Schedule, Scope, TestClock } from "effect"
+export { Lock, ReadWriteLock, RedisNode, Redlock, RedlockError, Semaphore } from "../src/index.js"
+
+/** The line's name, for test titles. */
+export const line = "Effect 3"
+
+/** What a duration may be given as. */
+export type DurationInput = Duration.DurationInput
+
+/** Run an effect as a child fiber of the current one. */
+export const fork = Effect.fork
+
+/** Let other fibers run before this one goes on. */
+export const yieldNow: Effect.Effect<void> = Effect.yieldNow()
+
+/** A fiber's exit if it has ended, else `undefined`. */
+export const poll = <A, E>(fiber: Fiber.Fiber<A, E>) => Effect.map(Fiber.poll(fiber), Option.getOrUndefined)
+
+/** Whether an exit ended by interruption. */
+export const isInterrupted = <A, E>(exit: Exit.Exit<A, E>) => Exit.isFailure(exit) && Cause.isInterrupted(exit.cause)
+
+/** An effect whose `Random` draws the given numbers in turn, again and again. */
+export const withFixedRandom = (draws: [number, ...Array<number>]) => <A, E, R>(self: Effect.Effect<A, E, R>) =>
+  Effect.withRandom(self, Random.fixed(draws))
+
+/** The memory nodes' `setFailure` argument: every operation fails with this reason, or none with `undefined`. */
+export const failWith = (reason: RedisNodeErrorReason | undefined) => Option.fromNullable(reason)
+
+/** The typed failure of an exit, if it failed with one. */
+export const errorOf = <A, E>(exit: Exit.Exit<A, E>): Option.Option<E> =>
+  Exit.isSuccess(exit) ? Option.none() : Cause.failureOption(exit.cause)

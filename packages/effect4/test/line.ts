@@ -1,0 +1,63 @@
+/**
+ * The Effect 4 line under the names the shared Effect suites
+ * (`packages/fleet/effectSuites/`) import as `@effect-redlock/line`: this
+ * major's modules, its `@effect/vitest`, this package, and the few
+ * functions whose names or shapes differ between the majors. The Effect 3
+ * package's `test/line.ts` exports the same names.
+ */
+import type * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import type * as Fiber from "effect/Fiber"
+import * as Option from "effect/Option"
+import * as Random from "effect/Random"
+import type { RedisNodeErrorReason } from "../src/RedlockError.js"
+
+export { assert, describe, it } from "@effect/vitest"
+export * as Cause from "effect/Cause"
+export * as Context from "effect/Context"
+export * as Deferred from "effect/Deferred"
+export * as Duration from "effect/Duration"
+export * as Effect from "effect/Effect"
+export * as Exit from "effect/Exit"
+export * as Fiber from "effect/Fiber"
+export * as Layer from "effect/Layer"
+export * as Option from "effect/Option"
+export * as Schedule from "effect/Schedule"
+export * as Scope from "effect/Scope"
+export * as TestClock from "effect/testing/TestClock"
+export { Lock, ReadWriteLock, RedisNode, Redlock, RedlockError, Semaphore } from "../src/index.js"
+
+/** The line's name, for test titles. */
+export const line = "Effect 4"
+
+/** What a duration may be given as. */
+export type DurationInput = Duration.Input
+
+/** Run an effect as a child fiber of the current one. */
+export const fork = Effect.forkChild
+
+/** Let other fibers run before this one goes on. */
+export const yieldNow: Effect.Effect<void> = Effect.yieldNow
+
+/** A fiber's exit if it has ended, else `undefined`. */
+export const poll = <A, E>(fiber: Fiber.Fiber<A, E>) => Effect.sync(() => fiber.pollUnsafe())
+
+/** Whether an exit ended by interruption. */
+export const isInterrupted = <A, E>(exit: Exit.Exit<A, E>) => Exit.hasInterrupts(exit)
+
+/** An effect whose `Random` draws the given numbers in turn, again and again. */
+export const withFixedRandom = (draws: [number, ...Array<number>]) => <A, E, R>(self: Effect.Effect<A, E, R>) => {
+  let next = 0
+  const draw = () => draws[next++ % draws.length]
+  return Effect.provideService(self, Random.Random, {
+    nextDoubleUnsafe: draw,
+    nextIntUnsafe: () => Math.floor(draw() * Number.MAX_SAFE_INTEGER)
+  })
+}
+
+/** The memory nodes' `setFailure` argument: every operation fails with this reason, or none with `undefined`. */
+export const failWith = (reason: RedisNodeErrorReason | undefined) => reason
+
+/** The typed failure of an exit, if it failed with one. */
+export const errorOf = <A, E>(exit: Exit.Exit<A, E>): Option.Option<E> => Exit.findErrorOption(exit)

@@ -1,0 +1,90 @@
+/**
+ * Helpers of the shared Effect suites, written once over the names both
+ * lines' `test/line.ts` export.
+ */
+import { Duration, Effect, errorOf, Exit, Layer, Option, RedisNode, Redlock, RedlockError, TestClock } from "@effect-redlock/line"
+import { inspect } from "node:util"
+
+/** A lock manager over `n` fresh in-memory nodes, with the fault controls. */
+export const memory = (n: number, options?: Redlock.Options) =>
+  Redlock.layer(options).pipe(Layer.provideMerge(RedisNode.layerMemory(n)))
+
+/** The typed failure of an exit; throws (failing the test) on success or on a defect. */
+export const failureOf = <A, E>(exit: Exit.Exit<A, E>): E => {
+  if (Exit.isSuccess(exit)) throw new Error(`expected a failure, got ${inspect(exit.value, { depth: 3 })}`)
+  const failure = errorOf(exit)
+  if (Option.isNone(failure)) throw new Error(`expected a typed failure, got ${inspect(exit, { depth: 5 })}`)
+  return failure.value
+}
+
+/** The refusal of an exit, which must be a `LockNotAcquired`. */
+export const refusalOf = <A, E>(exit: Exit.Exit<A, E>): RedlockError.LockNotAcquired => {
+  const error = failureOf(exit)
+  if (!(error instanceof RedlockError.LockNotAcquired)) throw new Error(`expected LockNotAcquired, got ${inspect(error)}`)
+  return error
+}
+
+/** The failure of an exit, which must be an `InvalidOptions`. */
+export const invalidOf = <A, E>(exit: Exit.Exit<A, E>): RedlockError.InvalidOptions => {
+  const error = failureOf(exit)
+  if (!(error instanceof RedlockError.InvalidOptions)) throw new Error(`expected InvalidOptions, got ${inspect(error)}`)
+  return error
+}
+
+/** Each node's outcome of a refusal, by tag. */
+export const tags = (error: RedlockError.LockNotAcquired) => error.outcomes.map((outcome) => outcome._tag)
+
+/** The live keys of every memory node, by node. */
+export const allKeys = Effect.gen(function*() {
+  const control = yield* RedisNode.MemoryNodes
+  return yield* Effect.forEach(Array.from({ length: control.size }, (_, i) => i), control.keys)
+})
+
+export const assertNoKeys = Effect.map(allKeys, (keys) => {
+  const left = keys.flat()
+  if (left.length > 0) throw new Error(`expected no keys, found ${left.join(", ")}`)
+})
+
+/** Advance the TestClock 1 ms at a time, so that sleeps started along the way also fire in order. */
+export const tick = (millis: number) =>
+  Effect.forEach(Array.from({ length: millis }), () => TestClock.adjust("1 millis"), { discard: true })
+
+/** Every memory node up, fast and healthy again, so that the scope's own release is answered. */
+export const heal = Effect.gen(function*() {
+  const control = yield* RedisNode.MemoryNodes
+  for (let i = 0; i < control.size; i++) yield* control.heal(i)
+})
+
+/**
+ * A node written with effects from a node, for tests that call a node
+ * directly or wrap one operation (the inverse of `RedisNode.fromEffects`):
+ * each promise as an effect failing with its `RedisNodeError`, `inspect`
+ * and `incrementFences` with `Option`s.
+ */
+export const effectsOf = (node: RedisNode.RedisNode): RedisNode.EffectNode => {
+  const { promises, watchReleasesNow } = node
+  const effect = <A>(promise: () => Promise<A>) =>
+    Effect.tryPromise({ try: promise, catch: (error) => error as RedlockError.RedisNodeError })
+  const option = <A>(value: A | null | undefined): Option.Option<A> => value == null ? Option.none() : Option.some(value)
+  return {
+    name: node.name,
+    run: node.run,
+    watchReleases: watchReleasesNow === undefined
+      ? undefined
+      : (key, onRelease) => Effect.sync(() => watchReleasesNow(key, onRelease)),
+    hearsReleases: node.hearsReleases,
+    countsHandOvers: node.countsHandOvers,
+    acquire: (keys, value, ttlMillis) => effect(() => promises.acquire(keys, value, ttlMillis)),
+    acquireInTurn: (keys, value, ttlMillis, turn) => effect(() => promises.acquireInTurn(keys, value, ttlMillis, turn)),
+    acquireSlot: (keys, value, ttlMillis, turn) => effect(() => promises.acquireSlot(keys, value, ttlMillis, turn)),
+    release: (keys, value, announce, keepPlace) => effect(() => promises.release(keys, value, announce, keepPlace)),
+    extend: (keys, value, ttlMillis) => effect(() => promises.extend(keys, value, ttlMillis)),
+    incrementFences: (keys, value, fenceKeys) => effect(() => promises.incrementFences(keys, value, fenceKeys).then(option)),
+    commitFences: (keys, value, fenceKeys, tokens) => effect(() => promises.commitFences(keys, value, fenceKeys, tokens)),
+    inspect: (key) =>
+      effect(async () => {
+        const { ttlMillis, value } = await promises.inspect(key)
+        return { value: option(value), ttl: ttlMillis === undefined ? Option.none() : Option.some(Duration.millis(ttlMillis)) }
+      })
+  }
+}
