@@ -17,19 +17,21 @@ export const failureOf = <A, E>(exit: Exit.Exit<A, E>): E => {
   return failure.value
 }
 
-/** The refusal of an exit, which must be a `LockNotAcquired`. */
-export const refusalOf = <A, E>(exit: Exit.Exit<A, E>): RedlockError.LockNotAcquired => {
+/** The typed failure of an exit, which must be an instance of `type`. */
+export const failureOfType = <A, E, T>(exit: Exit.Exit<A, E>, type: abstract new(...args: never) => T): T => {
   const error = failureOf(exit)
-  if (!(error instanceof RedlockError.LockNotAcquired)) throw new Error(`expected LockNotAcquired, got ${inspect(error)}`)
+  if (!(error instanceof type)) throw new Error(`expected ${type.name}, got ${inspect(error)}`)
   return error
 }
 
+/** The refusal of an exit, which must be a `LockNotAcquired`. */
+export const refusalOf = <A, E>(exit: Exit.Exit<A, E>) => failureOfType(exit, RedlockError.LockNotAcquired)
+
 /** The failure of an exit, which must be an `InvalidOptions`. */
-export const invalidOf = <A, E>(exit: Exit.Exit<A, E>): RedlockError.InvalidOptions => {
-  const error = failureOf(exit)
-  if (!(error instanceof RedlockError.InvalidOptions)) throw new Error(`expected InvalidOptions, got ${inspect(error)}`)
-  return error
-}
+export const invalidOf = <A, E>(exit: Exit.Exit<A, E>) => failureOfType(exit, RedlockError.InvalidOptions)
+
+/** The failure of an exit, which must be a `LockLost`. */
+export const lossOf = <A, E>(exit: Exit.Exit<A, E>) => failureOfType(exit, RedlockError.LockLost)
 
 /** Each node's outcome of a refusal, by tag. */
 export const tags = (error: RedlockError.LockNotAcquired) => error.outcomes.map((outcome) => outcome._tag)
@@ -45,9 +47,11 @@ export const assertNoKeys = Effect.map(allKeys, (keys) => {
   if (left.length > 0) throw new Error(`expected no keys, found ${left.join(", ")}`)
 })
 
-/** Advance the TestClock 1 ms at a time, so that sleeps started along the way also fire in order. */
-export const tick = (millis: number) =>
-  Effect.forEach(Array.from({ length: millis }), () => TestClock.adjust("1 millis"), { discard: true })
+/** Advance the TestClock in steps (1 ms by default), so that sleeps started along the way also fire in order. */
+export const tick = (millis: number, step = 1) =>
+  Effect.forEach(Array.from({ length: Math.ceil(millis / step) }), () => TestClock.adjust(Duration.millis(step)), {
+    discard: true
+  })
 
 /** Every memory node up, fast and healthy again, so that the scope's own release is answered. */
 export const heal = Effect.gen(function*() {

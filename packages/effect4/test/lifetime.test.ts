@@ -1,0 +1,3 @@
+import { lifetimeSuite } from "@effect-redlock/effect-suites/lifetime.js"
+
+lifetimeSuite()
