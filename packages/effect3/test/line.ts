@@ -10,7 +10,7 @@ import type { Duration } from "effect"
 import type { RedisNodeErrorReason } from "../src/RedlockError.js"
 
 export { assert, describe, it } from "@effect/vitest"
-export { Cause, Context, Deferred, Duration, Effect, Exit, Fiber, Layer, Option, Schedule, Scope, TestClock } from "effect"
+export { Cause, Clock, Context, Deferred, Duration, Effect, Exit, Fiber, Layer, Option, Schedule, Scope, TestClock } from "effect"
 export { Lock, ReadWriteLock, RedisNode, Redlock, RedlockError, Semaphore } from "../src/index.js"
 
 /** The line's name, for test titles. */

@@ -15,6 +15,7 @@ import type { RedisNodeErrorReason } from "../src/RedlockError.js"
 
 export { assert, describe, it } from "@effect/vitest"
 export * as Cause from "effect/Cause"
+export * as Clock from "effect/Clock"
 export * as Context from "effect/Context"
 export * as Deferred from "effect/Deferred"
 export * as Duration from "effect/Duration"
