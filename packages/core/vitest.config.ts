@@ -7,14 +7,14 @@ export default defineConfig({
   // The test fleet by name, from its sources (as in the Effect packages): no build needed to test.
   resolve: { alias: [{ find: /^@effect-redlock\/fleet\/(.*)\.js$/, replacement: `${fleet}$1.ts` }] },
   test: {
-    include: ["test/**/*.test.ts"],
     // The JSON file lets CI print "N passed, M failed" without reading the console summary.
     reporters: ["default", "json"],
     outputFile: { json: ".vitest-results.json" },
     testTimeout: 60_000,
     hookTimeout: 60_000,
     projects: [
-      { extends: true, test: { name: "core" } },
+      // Each project names its own files: an `include` beside `projects` would be added to every project's.
+      { extends: true, test: { name: "core", include: ["test/**/*.test.ts"] } },
       {
         // The clients' other majors (dev dependencies under other names), for the drivers' behaviours and the node contract.
         extends: true,

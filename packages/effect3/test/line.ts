@@ -5,7 +5,7 @@
  * functions whose names or shapes differ between the majors. The Effect 4
  * package's `test/line.ts` exports the same names.
  */
-import { Cause, Effect, Exit, Fiber, Option, Random } from "effect"
+import { Cause, ConfigProvider, Effect, Exit, Fiber, Layer, Logger, Option, Random } from "effect"
 import type { Duration } from "effect"
 import type { RedisNodeErrorReason } from "../src/RedlockError.js"
 
@@ -41,3 +41,11 @@ export const failWith = (reason: RedisNodeErrorReason | undefined) => Option.fro
 /** The typed failure of an exit, if it failed with one. */
 export const errorOf = <A, E>(exit: Exit.Exit<A, E>): Option.Option<E> =>
   Exit.isSuccess(exit) ? Option.none() : Cause.failureOption(exit.cause)
+
+/** A layer under which every log line's message is pushed to `logged`, and nothing else logs. */
+export const captureLogs = (logged: Array<string>) =>
+  Logger.replace(Logger.defaultLogger, Logger.make(({ message }) => void logged.push(String(message))))
+
+/** A layer under which configuration is read from `env`, as from environment variables. */
+export const configFrom = (env: Record<string, string>) =>
+  Layer.setConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(env))))

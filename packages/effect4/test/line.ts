@@ -5,10 +5,12 @@
  * functions whose names or shapes differ between the majors. The Effect 3
  * package's `test/line.ts` exports the same names.
  */
+import * as ConfigProvider from "effect/ConfigProvider"
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import type * as Fiber from "effect/Fiber"
+import * as Logger from "effect/Logger"
 import * as Option from "effect/Option"
 import * as Random from "effect/Random"
 import type { RedisNodeErrorReason } from "../src/RedlockError.js"
@@ -62,3 +64,10 @@ export const failWith = (reason: RedisNodeErrorReason | undefined) => reason
 
 /** The typed failure of an exit, if it failed with one. */
 export const errorOf = <A, E>(exit: Exit.Exit<A, E>): Option.Option<E> => Exit.findErrorOption(exit)
+
+/** A layer under which every log line's message is pushed to `logged`, and nothing else logs. */
+export const captureLogs = (logged: Array<string>) =>
+  Logger.layer([Logger.make(({ message }) => void logged.push(String(message)))])
+
+/** A layer under which configuration is read from `env`, as from environment variables. */
+export const configFrom = (env: Record<string, string>) => ConfigProvider.layer(ConfigProvider.fromEnvRecord(env))

@@ -5,7 +5,6 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
-import * as Logger from "effect/Logger"
 import * as Option from "effect/Option"
 import * as Schedule from "effect/Schedule"
 import * as TestClock from "effect/testing/TestClock"
@@ -284,26 +283,6 @@ describe("Redlock on memory nodes (TestClock)", () => {
       // Before: the refused probe's answer sent the line-keeping script after the leaving, which joined the line.
       assert.deepStrictEqual(keys, [["redlock:job"], ["redlock:job"], ["redlock:job"]])
     }).pipe(Effect.scoped, Effect.provide(memory(3))))
-})
-
-
-describe("startup notices (memory nodes, TestClock)", () => {
-  it.effect("a manager that starts while nodes sit out their restart quarantine says so once: which, why, when they vote", () =>
-    Effect.gen(function*() {
-      const control = yield* RedisNode.MemoryNodes
-      yield* control.restart(0)
-      yield* control.restart(1)
-      yield* TestClock.adjust("2 seconds")
-      const logged: Array<string> = []
-      const capture = Logger.layer([Logger.make(({ message }) => void logged.push(String(message)))])
-      yield* Redlock.make({ maxTtl: "10 seconds" }).pipe(Effect.provide(capture))
-      assert.strictEqual(logged.length, 1)
-      assert.match(logged[0], /^effect-redlock: 2 of 3 nodes do not vote yet \(memory-0: server started 2\.0 s ago, votes again in 8\.1 s/)
-      assert.include(logged[0], "1 vote, 2 needed: acquisitions fail until then")
-      // With the quarantine off, nothing to say.
-      yield* Redlock.make({ maxTtl: "10 seconds", restartQuarantine: false }).pipe(Effect.provide(capture))
-      assert.strictEqual(logged.length, 1)
-    }).pipe(Effect.provide(RedisNode.layerMemory(3))))
 })
 
 /** A memory node's operations as effects, the acquire `latency` late on the fiber's clock (a node written with effects). */

@@ -1,0 +1,3 @@
+import { quarantineSuite } from "@effect-redlock/effect-suites/quarantine.js"
+
+quarantineSuite()
