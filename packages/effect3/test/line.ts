@@ -5,13 +5,16 @@
  * functions whose names or shapes differ between the majors. The Effect 4
  * package's `test/line.ts` exports the same names.
  */
-import { Cause, ConfigProvider, Effect, Exit, Fiber, Layer, Logger, Option, Random } from "effect"
+import { Cause, ConfigProvider, Effect, Exit, Fiber, Layer, Logger, Option, Random, Schedule, Scope } from "effect"
 import type { Duration } from "effect"
 import type { RedisNodeErrorReason } from "../src/RedlockError.js"
 
-export { assert, describe, it } from "@effect/vitest"
+export { assert, describe, it, layer } from "@effect/vitest"
 export { Cause, Clock, Context, Deferred, Duration, Effect, Exit, Fiber, Layer, Option, Schedule, Scope, TestClock } from "effect"
 export { Lock, ReadWriteLock, RedisNode, Redlock, RedlockError, Semaphore } from "../src/index.js"
+export * as Ioredis from "../src/RedisNode/Ioredis.js"
+/** The test fleet: local redis-servers, as a layer of this line. */
+export { type Fleet, layerLocal as layerFleet, RedisFleet } from "@effect-redlock/fleet/effect3.js"
 
 /** The line's name, for test titles. */
 export const line = "Effect 3"
@@ -49,3 +52,10 @@ export const captureLogs = (logged: Array<string>) =>
 /** A layer under which configuration is read from `env`, as from environment variables. */
 export const configFrom = (env: Record<string, string>) =>
   Layer.setConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(env))))
+
+/** An effect that needs a scope, run in the given one (which the caller closes). */
+export const inScope = (scope: Scope.Scope) => <A, E, R>(effect: Effect.Effect<A, E, R>) => Scope.extend(effect, scope)
+
+/** A schedule that stops after at most `times` recurrences. */
+export const atMost = (times: number) => <Out, In, R>(self: Schedule.Schedule<Out, In, R>) =>
+  Schedule.intersect(self, Schedule.recurs(times))

@@ -17,12 +17,12 @@ import * as Ioredis from "effect-redlock/RedisNode/Ioredis"
 import * as Iovalkey from "effect-redlock/RedisNode/Iovalkey"
 import * as NodeRedis from "effect-redlock/RedisNode/NodeRedis"
 import { createClient } from "redis"
-import { RedisFleet, layerLocal } from "./fleet.js"
+import { type FleetError, type FleetOptions, layerLocal, RedisFleet } from "./fleet.js"
 
 interface Kind {
   readonly name: string
   /** Fresh nodes (and their fleet) for one test. */
-  readonly nodes: Layer.Layer<RedisNode.RedisNodes | Probe, RedlockError.InvalidOptions>
+  readonly nodes: Layer.Layer<RedisNode.RedisNodes | Probe, RedlockError.InvalidOptions | FleetError>
 }
 
 /** Every key on each node, lines of waiters included. */
@@ -41,7 +41,7 @@ const memoryKind: Kind = {
 const redisKind = (
   name: string,
   nodesOf: (fleet: RedisFleet["Service"]) => Layer.Layer<RedisNode.RedisNodes, RedlockError.InvalidOptions>,
-  fleetOptions: { readonly clusters?: boolean } = {}
+  fleetOptions: FleetOptions = {}
 ): Kind => ({
   name,
   nodes: Layer.unwrap(Effect.map(RedisFleet, (fleet) =>
@@ -61,7 +61,7 @@ const iovalkeyKind = redisKind("iovalkey nodes on 3 redis-servers", (fleet) => I
 const clusterKind = redisKind(
   "ioredis cluster nodes on 3 one-master Redis Clusters",
   (fleet) => Ioredis.layer(fleet.nodes.map((node) => ({ cluster: { nodes: [node] } }))),
-  { clusters: true }
+  { clusterPerServer: true }
 )
 
 const nodeRedisKind = redisKind("node-redis nodes on 3 redis-servers", (fleet) => NodeRedis.layer(fleet.nodes))

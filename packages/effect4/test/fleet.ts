@@ -1,65 +1,91 @@
 /**
  * The test fleet (the workspace's `@effect-redlock/fleet`: local
  * `redis-server` processes on free ports of 127.0.0.1, stopped by PID) as an
- * Effect 4 layer for this package's tests, stopped when the layer's scope closes.
+ * Effect 4 layer for this package's tests, stopped when the layer's scope
+ * closes. The same names and members as the Effect 3 layer
+ * (`@effect-redlock/fleet/effect3.js`), so that the shared Effect suites use
+ * either; each server also has its `admin` client here.
  */
 import * as Context from "effect/Context"
+import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import { type FleetOptions, startLocalFleet } from "@effect-redlock/fleet/fleet.js"
+import * as Redacted from "effect/Redacted"
+import * as Plain from "@effect-redlock/fleet/fleet.js"
 import type { ServerProcess } from "@effect-redlock/fleet/servers.js"
-import type { Redis } from "ioredis"
 
-export interface RedisServer {
-  readonly port: number
-  /** A client for assertions and faults (queues commands while the server is away). */
-  readonly admin: Redis
+export type { FleetOptions } from "@effect-redlock/fleet/fleet.js"
+
+export class FleetError extends Data.TaggedError("FleetError")<{ readonly message: string; readonly cause?: unknown }> {}
+
+const fleetError = (cause: unknown) => new FleetError({ message: cause instanceof Error ? cause.message : String(cause), cause })
+const attempt = <A>(run: () => Promise<A>) => Effect.tryPromise({ try: run, catch: fleetError })
+
+/** One server of the fleet (servers.ts `ServerProcess`, where each member is documented), its controls as effects. */
+export interface RedisServer extends Pick<ServerProcess, "index" | "port" | "busPort" | "pid" | "admin"> {
   readonly pause: Effect.Effect<void>
   readonly resume: Effect.Effect<void>
-  /** SIGKILL, once the process has exited. */
   readonly kill: Effect.Effect<void>
+  readonly start: Effect.Effect<void, FleetError>
+  readonly call: (command: string, ...args: ReadonlyArray<string | number>) => Effect.Effect<unknown, FleetError>
 }
 
-export class RedisFleet extends Context.Service<RedisFleet, {
+/** How a lock node reaches one server (what `effect-redlock/RedisNode/Ioredis` takes: the password `Redacted`). */
+export interface NodeOptions {
+  readonly host: string
+  readonly port: number
+  readonly password?: Redacted.Redacted<string> | undefined
+  readonly tls?: { readonly ca: string } | undefined
+}
+
+/** The fleet (fleet.ts `LocalFleet`, where each member is documented), its servers and operations as effects. */
+export interface Fleet extends Pick<Plain.LocalFleet, "tlsCa" | "cluster"> {
   readonly servers: ReadonlyArray<RedisServer>
-  /** One replica of each server, in order, when made with `replicas`. */
   readonly replicas: ReadonlyArray<RedisServer>
   /** The ports of the Sentinels watching server `i` as master `fleet-<i>`, when made with `sentinels`. */
   readonly sentinels: ReadonlyArray<number>
-  readonly nodes: ReadonlyArray<{ readonly host: string; readonly port: number }>
-}>()("test/RedisFleet") {}
+  /** Connection options for `effect-redlock/RedisNode/Ioredis` (the password `Redacted`). */
+  readonly nodes: ReadonlyArray<NodeOptions>
+  readonly dbsizes: Effect.Effect<ReadonlyArray<number>, FleetError>
+  readonly reset: Effect.Effect<void, FleetError>
+  readonly replicasInSync: Effect.Effect<void, FleetError>
+  readonly clusterOk: Effect.Effect<void, FleetError>
+}
+
+export class RedisFleet extends Context.Service<RedisFleet, Fleet>()("test/RedisFleet") {}
 
 const serverOf = (server: ServerProcess): RedisServer => ({
+  index: server.index,
   port: server.port,
+  busPort: server.busPort,
+  pid: server.pid,
   admin: server.admin,
   pause: Effect.promise(server.pause),
   resume: Effect.promise(server.resume),
-  kill: Effect.promise(server.kill)
+  kill: Effect.promise(server.kill),
+  start: attempt(server.start),
+  call: (command, ...args) => attempt(() => server.call(command, ...args))
 })
 
-/**
- * `n` servers; with `replicas`, one replica of each; with `sentinels`, a
- * Sentinel; with `clusters`, each server a Redis Cluster of one master.
- */
-export const layerLocal = (
-  n: number,
-  options: { readonly replicas?: boolean; readonly sentinels?: boolean; readonly clusters?: boolean } = {}
-): Layer.Layer<RedisFleet> => {
-  const fleetOptions: FleetOptions = { replicas: options.replicas, sentinels: options.sentinels, clusterPerServer: options.clusters }
-  return Layer.effect(
+const fleetOf = (fleet: Plain.LocalFleet): Fleet => ({
+  servers: fleet.servers.map(serverOf),
+  replicas: fleet.replicas.map(serverOf),
+  sentinels: fleet.sentinels.map(({ port }) => port),
+  nodes: fleet.nodes.map(({ password, ...node }) => password === undefined ? node : { ...node, password: Redacted.make(password) }),
+  tlsCa: fleet.tlsCa,
+  cluster: fleet.cluster,
+  dbsizes: attempt(fleet.dbsizes),
+  reset: attempt(fleet.reset),
+  replicasInSync: attempt(fleet.replicasInSync),
+  clusterOk: attempt(fleet.clusterOk)
+})
+
+/** `n` local `redis-server` processes on free ports (plain fleet.ts: `startLocalFleet`), stopped when the layer's scope closes. */
+export const layerLocal = (n: number, options: Plain.FleetOptions = {}): Layer.Layer<RedisFleet, FleetError> =>
+  Layer.effect(
     RedisFleet,
-    Effect.map(
-      Effect.acquireRelease(Effect.promise(() => startLocalFleet(n, fleetOptions)), (fleet) => Effect.promise(fleet.stop)),
-      (fleet) =>
-        RedisFleet.of({
-          servers: fleet.servers.map(serverOf),
-          replicas: fleet.replicas.map(serverOf),
-          sentinels: fleet.sentinels.map(({ port }) => port),
-          nodes: fleet.nodes.map(({ host, port }) => ({ host, port }))
-        })
-    )
+    Effect.map(Effect.acquireRelease(attempt(() => Plain.startLocalFleet(n, options)), (fleet) => Effect.promise(fleet.stop)), fleetOf)
   )
-}
 
 /**
  * Every server's DBSIZE once all are 0, or fails after `withinMillis`: a

@@ -13,9 +13,11 @@ import type * as Fiber from "effect/Fiber"
 import * as Logger from "effect/Logger"
 import * as Option from "effect/Option"
 import * as Random from "effect/Random"
+import * as Schedule from "effect/Schedule"
+import * as Scope from "effect/Scope"
 import type { RedisNodeErrorReason } from "../src/RedlockError.js"
 
-export { assert, describe, it } from "@effect/vitest"
+export { assert, describe, it, layer } from "@effect/vitest"
 export * as Cause from "effect/Cause"
 export * as Clock from "effect/Clock"
 export * as Context from "effect/Context"
@@ -30,6 +32,9 @@ export * as Schedule from "effect/Schedule"
 export * as Scope from "effect/Scope"
 export * as TestClock from "effect/testing/TestClock"
 export { Lock, ReadWriteLock, RedisNode, Redlock, RedlockError, Semaphore } from "../src/index.js"
+export * as Ioredis from "../src/RedisNode/Ioredis.js"
+/** The test fleet: local redis-servers, as a layer of this line. */
+export { type Fleet, layerLocal as layerFleet, RedisFleet } from "./fleet.js"
 
 /** The line's name, for test titles. */
 export const line = "Effect 4"
@@ -71,3 +76,9 @@ export const captureLogs = (logged: Array<string>) =>
 
 /** A layer under which configuration is read from `env`, as from environment variables. */
 export const configFrom = (env: Record<string, string>) => ConfigProvider.layer(ConfigProvider.fromEnvRecord(env))
+
+/** An effect that needs a scope, run in the given one (which the caller closes). */
+export const inScope = (scope: Scope.Scope) => Scope.provide(scope)
+
+/** A schedule that stops after at most `times` recurrences. */
+export const atMost = (times: number) => Schedule.upTo({ times })

@@ -2,12 +2,50 @@
  * Helpers of the shared Effect suites, written once over the names both
  * lines' `test/line.ts` export.
  */
-import { Duration, Effect, errorOf, Exit, Layer, Option, RedisNode, Redlock, RedlockError, TestClock } from "@effect-redlock/line"
+import {
+  Context,
+  Duration,
+  Effect,
+  errorOf,
+  Exit,
+  type Fleet,
+  Ioredis,
+  Layer,
+  Option,
+  RedisNode,
+  Redlock,
+  RedlockError,
+  Schedule,
+  TestClock
+} from "@effect-redlock/line"
 import { inspect } from "node:util"
 
 /** A lock manager over `n` fresh in-memory nodes, with the fault controls. */
 export const memory = (n: number, options?: Redlock.Options) =>
   Redlock.layer(options).pipe(Layer.provideMerge(RedisNode.layerMemory(n)))
+
+/**
+ * A lock manager with its own connections to the given servers. The test
+ * fleet's servers were just started, so under the restart quarantine they
+ * would abstain for `maxTtl`: it is off here unless a test turns it on.
+ */
+export const redis = (nodes: ReadonlyArray<Ioredis.NodeOptions>, options?: Redlock.Options) =>
+  Redlock.layer({ restartQuarantine: false, ...options }).pipe(Layer.provideMerge(Ioredis.layer(nodes)))
+
+/** A lock manager with its own connections to the given servers (see `redis`), built in the current scope. */
+export const redisManager = (nodes: ReadonlyArray<Ioredis.NodeOptions>, options?: Redlock.Options) =>
+  Effect.map(Layer.build(redis(nodes, options)), (context) => Context.get(context, Redlock.Redlock))
+
+/**
+ * Wait until every server is empty: a release returns at a quorum, the other
+ * nodes' deletes land just after, and a paused server catches up after SIGCONT.
+ */
+export const expectEmpty = (fleet: Fleet) =>
+  Effect.retry(
+    Effect.flatMap(fleet.dbsizes, (sizes) =>
+      sizes.every((size) => size === 0) ? Effect.void : Effect.fail(`DBSIZE ${sizes.join(",")}`)),
+    { schedule: Schedule.spaced("20 millis"), times: 100 }
+  )
 
 /** The typed failure of an exit; throws (failing the test) on success or on a defect. */
 export const failureOf = <A, E>(exit: Exit.Exit<A, E>): E => {
@@ -90,5 +128,14 @@ export const effectsOf = (node: RedisNode.RedisNode): RedisNode.EffectNode => {
         const { ttlMillis, value } = await promises.inspect(key)
         return { value: option(value), ttl: ttlMillis === undefined ? Option.none() : Option.some(Duration.millis(ttlMillis)) }
       })
+  }
+}
+
+/** A generator of numbers in [0, 1) from a seed, the same on every run (a 32-bit LCG): a test's "random" points, reproducible. */
+export const seededRandom = (seed: number) => {
+  let state = seed >>> 0
+  return () => {
+    state = (Math.imul(state, 1_664_525) + 1_013_904_223) >>> 0
+    return state / 2 ** 32
   }
 }

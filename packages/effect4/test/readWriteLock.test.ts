@@ -1,0 +1,3 @@
+import { readWriteLockSuite } from "@effect-redlock/effect-suites/readWriteLock.js"
+
+readWriteLockSuite()
