@@ -12,6 +12,7 @@ import type { RedisNodeErrorReason } from "../src/RedlockError.js"
 export { assert, describe, it, layer } from "@effect/vitest"
 export { Cause, Clock, Context, Deferred, Duration, Effect, Exit, Fiber, Layer, Option, Schedule, Scope, TestClock } from "effect"
 export { Lock, ReadWriteLock, RedisNode, Redlock, RedlockError, Semaphore } from "../src/index.js"
+export * as Fenced from "../src/Fencing/Ioredis.js"
 export * as Ioredis from "../src/RedisNode/Ioredis.js"
 /** The test fleet: local redis-servers, as a layer of this line. */
 export { type Fleet, layerLocal as layerFleet, RedisFleet } from "@effect-redlock/fleet/effect3.js"

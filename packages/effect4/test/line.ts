@@ -32,6 +32,7 @@ export * as Schedule from "effect/Schedule"
 export * as Scope from "effect/Scope"
 export * as TestClock from "effect/testing/TestClock"
 export { Lock, ReadWriteLock, RedisNode, Redlock, RedlockError, Semaphore } from "../src/index.js"
+export * as Fenced from "../src/Fencing/Ioredis.js"
 export * as Ioredis from "../src/RedisNode/Ioredis.js"
 /** The test fleet: local redis-servers, as a layer of this line. */
 export { type Fleet, layerLocal as layerFleet, RedisFleet } from "./fleet.js"

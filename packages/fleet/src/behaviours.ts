@@ -409,7 +409,7 @@ export const behaviours = (frontEnd: FrontEnd, runner: Runner): void => {
       await valuesBecome("redlock:taken", [next.value, next.value, next.value])
     })
 
-    it("fencing tokens grow from each holder of a resource to the next, and a hold's token stays the same", async () => {
+    it("fencing tokens grow from each holder of a resource to the next, a hold's token stays the same, and a hold released or past its validity gets none", async () => {
       const client = await manager()
       const first = await client.acquire("fenced", { ttl: 10_000 })
       const token = await first.fencingToken()
@@ -418,9 +418,16 @@ export const behaviours = (frontEnd: FrontEnd, runner: Runner): void => {
       await first.release()
       const second = await client.acquire("fenced", { ttl: 10_000 })
       assert.ok(await second.fencingToken() > token)
+      const [asked, askedAtOnce] = await Promise.all([second.fencingToken(), second.fencingToken()])
+      assert.equal(askedAtOnce, asked, "callers at the same time get the one token")
       await second.release()
       const released = await rejectionOf(second.fencingToken())
-      assert.equal(released._tag, "LockLost")
+      assert.deepEqual([released._tag, released.reason], ["LockLost", "Released"])
+      // Never asked while held: past its validity, a hold gives no token (a token is a claim to write).
+      const brief = await client.acquire("fenced-briefly", { ttl: 200 })
+      await sleep(250)
+      const expired = await rejectionOf(brief.fencingToken())
+      assert.deepEqual([expired._tag, expired.reason], ["LockLost", "Expired"])
     })
 
     it("a semaphore grants limit permits at once, refuses the next, and grants it once a permit is released", async () => {

@@ -58,6 +58,19 @@ export abstract class Holding<E extends NodeError = NodeError> {
     return !this.released && this.lostAs === undefined && now < this.deadline
   }
 
+  /**
+   * Why the lock no longer gives what only a holder may have (a fencing
+   * token, a guarded write) at `now` (monotonic): lost, released, or past its
+   * deadline, each marked as a loss on first sight; `undefined` while held.
+   */
+  lossAt(now: number): LossReason | undefined {
+    if (this.lostAs === undefined) {
+      if (this.released) this.markLostQuietly("Released")
+      else if (now >= this.deadline) this.markLostQuietly("Expired")
+    }
+    return this.lostAs?.reason
+  }
+
   /** Told of a loss other than a release, once (the shell counts it). */
   protected abstract lostFor(reason: LossReason): void
 

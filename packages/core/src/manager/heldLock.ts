@@ -92,9 +92,7 @@ export class HeldLock extends Holding<RedisNodeError> {
   /** One token per resource; rejects with `LockLost` or `FencingTokenUnavailable`. */
   fencingTokens(): Promise<ReadonlyArray<bigint>> {
     if (this.settings.lifecycle.closed) return Promise.reject(new ManagerClosed())
-    if (this.lostBecause !== undefined) return Promise.reject(this.lostBecause)
-    if (this.released) return Promise.reject(this.markLost("Released"))
-    if (this.settings.time.now() >= this.deadline) return Promise.reject(this.markLost("Expired"))
+    if (this.lossAt(this.settings.time.now()) !== undefined) return Promise.reject(this.lostBecause)
     if (this.tokens !== undefined) return Promise.resolve(this.tokens)
     return this.issuing ??= new Promise<ReadonlyArray<bigint>>((resolve, reject) => {
       const { settings } = this

@@ -237,9 +237,7 @@ export class HeldLock extends Holding<RedisNodeError> implements Lock.Lock {
   get fencingTokens(): Effect.Effect<ReadonlyArray<bigint>, LockLost | FencingTokenUnavailable> {
     this.fencingPermit ??= Effect.unsafeMakeSemaphore(1)
     return this.fencingPermit.withPermits(1)(Effect.flatMap(Monotonic.monotonicMillis, (now) => {
-      if (this.lostBecause !== undefined) return Effect.fail(this.lostBecause)
-      if (this.released) return Effect.fail(this.markLost("Released"))
-      if (now >= this.deadline) return Effect.fail(this.markLost("Expired"))
+      if (this.lossAt(now) !== undefined) return Effect.fail(this.lostBecause!)
       return this.tokens !== undefined
         ? Effect.succeed(this.tokens)
         : Effect.tap(this.issueFencingTokens(this), (tokens) => void (this.tokens = tokens))
@@ -275,9 +273,8 @@ export class HeldLock extends Holding<RedisNodeError> implements Lock.Lock {
         if (requiredMillis instanceof Options.Problem) {
           return Effect.fail(new InvalidOptions({ option: requiredMillis.option, detail: requiredMillis.detail }, true))
         }
-        if (this.lostBecause !== undefined) return Effect.fail(this.lostBecause)
+        if (this.lossAt(now) !== undefined) return Effect.fail(this.lostBecause!)
         const remainingMillis = this.deadline - now
-        if (remainingMillis <= 0) return Effect.fail(this.markLost("Expired"))
         return remainingMillis < requiredMillis
           ? Effect.fail(new ValidityTooShort({ resources: this.resources, remainingMillis, requiredMillis }, true))
           : self

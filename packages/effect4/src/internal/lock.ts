@@ -55,6 +55,7 @@ export class HeldLock extends Holding<RedisNodeError> implements Lock.Lock {
   private tokens: ReadonlyArray<bigint> | undefined
   private lostError: LockLost | undefined
   private extensionPermit: Semaphore.Semaphore | undefined
+  private fencingPermit: Semaphore.Semaphore | undefined
   // Made on first use: a fractional Duration holds a bigint in an object literal of Effect's, whose site
   // V8 pretenures under load (the engine's attempt.ts, AttemptFields).
   private validityDuration: Duration.Duration | undefined
@@ -77,14 +78,19 @@ export class HeldLock extends Holding<RedisNodeError> implements Lock.Lock {
     return this.validityDuration ??= Duration.millis(this.validityMillis)
   }
 
+  /**
+   * Issued once per lock; callers at the same time wait for the same tokens.
+   * Only while the lock is held: a token is a claim to write, and a lock
+   * released or lost (its deadline passed) no longer gives one.
+   */
   get fencingTokens(): Effect.Effect<ReadonlyArray<bigint>, LockLost | FencingTokenUnavailable> {
-    return Effect.suspend(() => {
-      if (this.released) this.markLostQuietly("Released")
-      if (this.lostBecause !== undefined) return Effect.fail(this.lostBecause)
+    this.fencingPermit ??= Semaphore.makeUnsafe(1)
+    return this.fencingPermit.withPermits(1)(Effect.suspend(() => {
+      if (this.lossAt(this.time.now()) !== undefined) return Effect.fail(this.lostBecause!)
       return this.tokens !== undefined
         ? Effect.succeed(this.tokens)
         : Effect.tap(this.issueTokens(this), (tokens) => Effect.sync(() => void (this.tokens = tokens)))
-    })
+    }))
   }
 
   get fencingToken(): Effect.Effect<bigint, LockLost | FencingTokenUnavailable> {
@@ -107,14 +113,12 @@ export class HeldLock extends Holding<RedisNodeError> implements Lock.Lock {
 
   readonly guard = (minRemaining: Duration.Input) => {
     const requiredMillis = Options.nonNegativeMillis("minRemaining", minRemaining, Validate.readMillis)
-    // As `fencingTokens`: a released lock is lost, a lock past its deadline has expired.
     return <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E | LockLost | ValidityTooShort | InvalidOptions, R> =>
       Effect.suspend((): Effect.Effect<A, E | LockLost | ValidityTooShort | InvalidOptions, R> => {
         if (requiredMillis instanceof Options.Problem) return Effect.fail(Validate.invalid(requiredMillis.option, requiredMillis.detail))
-        if (this.released) this.markLostQuietly("Released")
-        const remainingMillis = this.deadline - this.time.now()
-        if (remainingMillis <= 0) this.markLostQuietly("Expired")
-        if (this.lostBecause !== undefined) return Effect.fail(this.lostBecause)
+        const now = this.time.now()
+        if (this.lossAt(now) !== undefined) return Effect.fail(this.lostBecause!)
+        const remainingMillis = this.deadline - now
         return remainingMillis < requiredMillis
           ? Effect.fail(new ValidityTooShort({ resources: this.resources, remainingMillis, requiredMillis }))
           : self
