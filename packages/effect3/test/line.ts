@@ -5,14 +5,32 @@
  * functions whose names or shapes differ between the majors. The Effect 4
  * package's `test/line.ts` exports the same names.
  */
-import { Cause, ConfigProvider, Effect, Exit, Fiber, Layer, Logger, Option, Random, Schedule, Scope } from "effect"
+import { Cause, Clock, ConfigProvider, Effect, Exit, Fiber, Layer, Logger, Option, Random, Schedule, Scope } from "effect"
+import * as Monotonic from "../src/internal/monotonic.js"
 import type { Duration } from "effect"
 import type { RedisNodeErrorReason } from "../src/RedlockError.js"
 
 export { assert, describe, it, layer } from "@effect/vitest"
-export { Cause, Clock, Context, Deferred, Duration, Effect, Exit, Fiber, Layer, Option, Schedule, Scope, TestClock } from "effect"
+export {
+  Cause,
+  Clock,
+  Context,
+  Deferred,
+  Duration,
+  Effect,
+  Exit,
+  Fiber,
+  Layer,
+  ManagedRuntime,
+  Option,
+  Schedule,
+  Scope,
+  TestClock
+} from "effect"
 export { Lock, ReadWriteLock, RedisNode, Redlock, RedlockError, Semaphore } from "../src/index.js"
 export * as Fenced from "../src/Fencing/Ioredis.js"
+/** The engine's time in this line (internal). */
+export * as Monotonic from "../src/internal/monotonic.js"
 export * as Ioredis from "../src/RedisNode/Ioredis.js"
 /** The test fleet: local redis-servers, as a layer of this line. */
 export { type Fleet, layerLocal as layerFleet, RedisFleet } from "@effect-redlock/fleet/effect3.js"
@@ -60,3 +78,12 @@ export const inScope = (scope: Scope.Scope) => <A, E, R>(effect: Effect.Effect<A
 /** A schedule that stops after at most `times` recurrences. */
 export const atMost = (times: number) => <Out, In, R>(self: Schedule.Schedule<Out, In, R>) =>
   Schedule.intersect(self, Schedule.recurs(times))
+
+// The live clock, as the engine reads it.
+const liveClock = Clock.make()
+
+/** The live clock's own reading and the engine's monotonic milliseconds on it, in milliseconds. */
+export const liveClockReadings = {
+  clockMillis: () => Number(liveClock.unsafeCurrentTimeNanos()) / 1e6,
+  oursMillis: () => Monotonic.unsafeMonotonicMillis(liveClock)
+}

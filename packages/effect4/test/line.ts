@@ -5,6 +5,7 @@
  * functions whose names or shapes differ between the majors. The Effect 3
  * package's `test/line.ts` exports the same names.
  */
+import * as Clock from "effect/Clock"
 import * as ConfigProvider from "effect/ConfigProvider"
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -15,6 +16,7 @@ import * as Option from "effect/Option"
 import * as Random from "effect/Random"
 import * as Schedule from "effect/Schedule"
 import * as Scope from "effect/Scope"
+import * as Monotonic from "../src/internal/monotonic.js"
 import type { RedisNodeErrorReason } from "../src/RedlockError.js"
 
 export { assert, describe, it, layer } from "@effect/vitest"
@@ -27,12 +29,15 @@ export * as Effect from "effect/Effect"
 export * as Exit from "effect/Exit"
 export * as Fiber from "effect/Fiber"
 export * as Layer from "effect/Layer"
+export * as ManagedRuntime from "effect/ManagedRuntime"
 export * as Option from "effect/Option"
 export * as Schedule from "effect/Schedule"
 export * as Scope from "effect/Scope"
 export * as TestClock from "effect/testing/TestClock"
 export { Lock, ReadWriteLock, RedisNode, Redlock, RedlockError, Semaphore } from "../src/index.js"
 export * as Fenced from "../src/Fencing/Ioredis.js"
+/** The engine's time in this line (internal). */
+export * as Monotonic from "../src/internal/monotonic.js"
 export * as Ioredis from "../src/RedisNode/Ioredis.js"
 /** The test fleet: local redis-servers, as a layer of this line. */
 export { type Fleet, layerLocal as layerFleet, RedisFleet } from "./fleet.js"
@@ -83,3 +88,12 @@ export const inScope = (scope: Scope.Scope) => Scope.provide(scope)
 
 /** A schedule that stops after at most `times` recurrences. */
 export const atMost = (times: number) => Schedule.upTo({ times })
+
+// The live clock, as the engine reads it.
+const liveClock = Clock.Clock.defaultValue()
+
+/** The live clock's own reading and the engine's monotonic milliseconds on it, in milliseconds. */
+export const liveClockReadings = {
+  clockMillis: () => Number(liveClock.monotonicTimeNanosUnsafe()) / 1e6,
+  oursMillis: () => Monotonic.monotonicMillis(liveClock)
+}

@@ -1,0 +1,3 @@
+import { timeSuite } from "@effect-redlock/effect-suites/time.js"
+
+timeSuite()
