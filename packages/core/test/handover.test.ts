@@ -1,17 +1,18 @@
 /**
  * A slot handed over by releases (scripts.ts, releaseSlots) is held on the
- * nodes' word, with no attempt (engine/attempt.ts, grantHanded): the rules
- * that keep that safe, on the production engine over in-memory nodes.
+ * nodes' word, with no attempt (src/engine/attempt.ts, grantHanded): the
+ * rules that keep that safe, on the production engine over in-memory nodes.
  */
-import { assert, describe, it } from "@effect/vitest"
-import * as Attempt from "@effect-redlock/core/engine/attempt.js"
-import type * as FanOut from "@effect-redlock/core/engine/fanOut.js"
-import * as ShellFanOut from "../src/internal/fanOut.js"
-import type { Node, Turn } from "@effect-redlock/core/engine/node.js"
-import { makeNodeError } from "../src/internal/nodes.js"
-import { liveTime } from "../src/internal/monotonic.js"
-import * as Slots from "@effect-redlock/core/engine/slots.js"
-import { MemoryFleet } from "@effect-redlock/core/nodes/memory.js"
+import { assert, describe, it } from "vitest"
+import * as Attempt from "../src/engine/attempt.js"
+import type * as FanOut from "../src/engine/fanOut.js"
+import * as LiveTime from "../src/engine/liveTime.js"
+import type { Node, Turn } from "../src/engine/node.js"
+import * as Slots from "../src/engine/slots.js"
+import { makeNodeError, nodeError } from "../src/manager/errors.js"
+import { MemoryFleet } from "../src/nodes/memory.js"
+
+const liveTime = LiveTime.make(0)
 
 const slot = "jobs\u0000permit0"
 const turn: Turn = { ticket: Date.now(), leaseMillis: 10_000, setting: "1" }
@@ -46,7 +47,7 @@ const setUp = async (ttlMillis: number, quarantineMillis?: number, countsHandOve
     quarantineMillis,
     announcesReleases: true,
     contendedKeys: { isContended: () => false, held: () => {} },
-    nodeError: ShellFanOut.nodeError
+    nodeError
   }, {
     resources: ["jobs"],
     keys: [slot],
