@@ -5,10 +5,26 @@
  * functions whose names or shapes differ between the majors. The Effect 4
  * package's `test/line.ts` exports the same names.
  */
-import { Cause, Clock, ConfigProvider, Effect, Exit, Fiber, Layer, Logger, Option, Random, Schedule, Scope } from "effect"
+import {
+  Cause,
+  Clock,
+  ConfigProvider,
+  Effect,
+  Exit,
+  Fiber,
+  Layer,
+  Logger,
+  Option,
+  Random,
+  Schedule,
+  ScheduleDecision,
+  ScheduleIntervals,
+  Scope
+} from "effect"
 import * as Monotonic from "../src/internal/monotonic.js"
 import type { Duration } from "effect"
-import type { RedisNodeErrorReason } from "../src/RedlockError.js"
+import type { RetrySchedule } from "../src/Redlock.js"
+import type { LockNotAcquired, RedisNodeErrorReason } from "../src/RedlockError.js"
 
 export { assert, describe, it, layer } from "@effect/vitest"
 export {
@@ -87,3 +103,33 @@ export const liveClockReadings = {
   clockMillis: () => Number(liveClock.unsafeCurrentTimeNanos()) / 1e6,
   oursMillis: () => Monotonic.unsafeMonotonicMillis(liveClock)
 }
+
+/** The delays (ms) a retry schedule asks for, step by step with `input`, until done (at most `steps`). */
+export const scheduleDelays = (schedule: RetrySchedule, input: LockNotAcquired, steps: number) =>
+  Effect.gen(function*() {
+    const delays: Array<number | "done"> = []
+    let state = schedule.initial
+    for (let step = 0; step < steps; step++) {
+      const [next, , decision] = yield* schedule.step(1_000, input, state)
+      state = next
+      delays.push(ScheduleDecision.isDone(decision) ? "done" : ScheduleIntervals.start(decision.intervals) - 1_000)
+      if (ScheduleDecision.isDone(decision)) break
+    }
+    return delays
+  })
+
+/** A live clock whose wall time can be stepped back (`step.backMillis`) while its monotonic time runs on; `use` runs an effect on it. */
+export const steppableClock = Effect.map(Effect.clock, (live) => {
+  const step = { backMillis: 0 }
+  const clock = {
+    [Clock.ClockTypeId]: Clock.ClockTypeId,
+    unsafeCurrentTimeMillis: () => live.unsafeCurrentTimeMillis() - step.backMillis,
+    currentTimeMillis: Effect.sync(() => live.unsafeCurrentTimeMillis() - step.backMillis),
+    unsafeCurrentTimeNanos: () => live.unsafeCurrentTimeNanos(),
+    currentTimeNanos: live.currentTimeNanos,
+    // The live clock's timer scheduler (not in the Clock type), which the library uses when a clock offers it.
+    scheduler: (live as unknown as { readonly scheduler: () => unknown }).scheduler.bind(live),
+    sleep: (duration: Duration.Duration) => live.sleep(duration)
+  } as Clock.Clock
+  return { step, use: <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.withClock(self, clock) }
+})

@@ -5,9 +5,10 @@
  * functions whose names or shapes differ between the majors. The Effect 3
  * package's `test/line.ts` exports the same names.
  */
+import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
 import * as ConfigProvider from "effect/ConfigProvider"
-import type * as Duration from "effect/Duration"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import type * as Fiber from "effect/Fiber"
@@ -17,7 +18,8 @@ import * as Random from "effect/Random"
 import * as Schedule from "effect/Schedule"
 import * as Scope from "effect/Scope"
 import * as Monotonic from "../src/internal/monotonic.js"
-import type { RedisNodeErrorReason } from "../src/RedlockError.js"
+import type { RetrySchedule } from "../src/Redlock.js"
+import type { LockNotAcquired, RedisNodeErrorReason } from "../src/RedlockError.js"
 
 export { assert, describe, it, layer } from "@effect/vitest"
 export * as Cause from "effect/Cause"
@@ -97,3 +99,37 @@ export const liveClockReadings = {
   clockMillis: () => Number(liveClock.monotonicTimeNanosUnsafe()) / 1e6,
   oursMillis: () => Monotonic.monotonicMillis(liveClock)
 }
+
+/** The delays (ms) a retry schedule asks for, step by step with `input`, until done (at most `steps`). */
+export const scheduleDelays = (schedule: RetrySchedule, input: LockNotAcquired, steps: number) =>
+  Effect.gen(function*() {
+    const delays: Array<number | "done"> = []
+    const step = yield* Schedule.toStep(schedule)
+    for (let i = 0; i < steps; i++) {
+      const exit = yield* Effect.exit(step(1_000, input))
+      // A schedule ends its steps with `Cause.Done`.
+      if (Exit.isFailure(exit) && exit.cause.reasons.some((reason) => Cause.isFailReason(reason) && Cause.isDone(reason.error))) {
+        delays.push("done")
+        break
+      }
+      if (Exit.isFailure(exit)) return yield* Effect.failCause(exit.cause)
+      delays.push(Duration.toMillis(exit.value[1]))
+    }
+    return delays
+  })
+
+/** A live clock whose wall time can be stepped back (`step.backMillis`) while its monotonic time runs on; `use` runs an effect on it. */
+export const steppableClock = Effect.sync(() => {
+  const live = Clock.Clock.defaultValue()
+  const step = { backMillis: 0 }
+  const clock: Clock.Clock = {
+    currentTimeMillisUnsafe: () => live.currentTimeMillisUnsafe() - step.backMillis,
+    currentTimeMillis: Effect.sync(() => live.currentTimeMillisUnsafe() - step.backMillis),
+    currentTimeNanosUnsafe: () => live.currentTimeNanosUnsafe() - BigInt(step.backMillis) * 1_000_000n,
+    currentTimeNanos: Effect.sync(() => live.currentTimeNanosUnsafe() - BigInt(step.backMillis) * 1_000_000n),
+    monotonicTimeNanosUnsafe: () => live.monotonicTimeNanosUnsafe(),
+    monotonicTimeNanos: live.monotonicTimeNanos,
+    sleep: (duration) => live.sleep(duration)
+  }
+  return { step, use: <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.provideService(self, Clock.Clock, clock) }
+})

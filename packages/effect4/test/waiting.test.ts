@@ -1,0 +1,3 @@
+import { waitingSuite } from "@effect-redlock/effect-suites/waiting.js"
+
+waitingSuite()
