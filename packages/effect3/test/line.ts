@@ -39,6 +39,7 @@ export {
   Layer,
   ManagedRuntime,
   Option,
+  Redacted,
   Schedule,
   Scope,
   TestClock
@@ -80,9 +81,16 @@ export const failWith = (reason: RedisNodeErrorReason | undefined) => Option.fro
 export const errorOf = <A, E>(exit: Exit.Exit<A, E>): Option.Option<E> =>
   Exit.isSuccess(exit) ? Option.none() : Cause.failureOption(exit.cause)
 
-/** A layer under which every log line's message is pushed to `logged`, and nothing else logs. */
-export const captureLogs = (logged: Array<string>) =>
-  Logger.replace(Logger.defaultLogger, Logger.make(({ message }) => void logged.push(String(message))))
+/**
+ * A layer under which every log line is pushed to `logged`, and nothing else
+ * logs: its message, after its level in capitals with `withLevel` ("WARN ...").
+ */
+export const captureLogs = (logged: Array<string>, options: { readonly withLevel?: boolean } = {}) =>
+  Logger.replace(
+    Logger.defaultLogger,
+    Logger.make(({ logLevel, message }) =>
+      void logged.push(options.withLevel === true ? `${logLevel.label} ${String(message)}` : String(message)))
+  )
 
 /** A layer under which configuration is read from `env`, as from environment variables. */
 export const configFrom = (env: Record<string, string>) =>

@@ -33,6 +33,7 @@ export * as Fiber from "effect/Fiber"
 export * as Layer from "effect/Layer"
 export * as ManagedRuntime from "effect/ManagedRuntime"
 export * as Option from "effect/Option"
+export * as Redacted from "effect/Redacted"
 export * as Schedule from "effect/Schedule"
 export * as Scope from "effect/Scope"
 export * as TestClock from "effect/testing/TestClock"
@@ -78,9 +79,15 @@ export const failWith = (reason: RedisNodeErrorReason | undefined) => reason
 /** The typed failure of an exit, if it failed with one. */
 export const errorOf = <A, E>(exit: Exit.Exit<A, E>): Option.Option<E> => Exit.findErrorOption(exit)
 
-/** A layer under which every log line's message is pushed to `logged`, and nothing else logs. */
-export const captureLogs = (logged: Array<string>) =>
-  Logger.layer([Logger.make(({ message }) => void logged.push(String(message)))])
+/**
+ * A layer under which every log line is pushed to `logged`, and nothing else
+ * logs: its message, after its level in capitals with `withLevel` ("WARN ...").
+ */
+export const captureLogs = (logged: Array<string>, options: { readonly withLevel?: boolean } = {}) =>
+  Logger.layer([
+    Logger.make(({ logLevel, message }) =>
+      void logged.push(options.withLevel === true ? `${logLevel.toUpperCase()} ${String(message)}` : String(message)))
+  ])
 
 /** A layer under which configuration is read from `env`, as from environment variables. */
 export const configFrom = (env: Record<string, string>) => ConfigProvider.layer(ConfigProvider.fromEnvRecord(env))

@@ -11,6 +11,7 @@ import {
   type Fleet,
   Ioredis,
   Layer,
+  Lock,
   Option,
   RedisNode,
   Redlock,
@@ -19,6 +20,7 @@ import {
   TestClock
 } from "@effect-redlock/line"
 import { inspect } from "node:util"
+import * as Checker from "../../../faults/checker.js"
 
 /** A lock manager over `n` fresh in-memory nodes, with the fault controls. */
 export const memory = (n: number, options?: Redlock.Options) =>
@@ -139,3 +141,24 @@ export const seededRandom = (seed: number) => {
     return state / 2 ** 32
   }
 }
+
+/** A critical section as seen by the test: who held what, when (monotonic ms). */
+export interface Section {
+  readonly holder: string
+  readonly value: string
+  readonly start: number
+  readonly end: number
+  readonly validUntil: number
+}
+
+/** Pairs of sections that overlap in time (the fault suite's own check). */
+export const overlaps = (sections: ReadonlyArray<Section>) => Checker.overlappingPairs(sections)
+
+/** Run `body` as a critical section under a held lock, recording it on the lock's own timeline. */
+export const recordSection = (holder: string, lock: Lock.Lock, body: Effect.Effect<void>, into: Array<Section>) =>
+  Effect.gen(function*() {
+    const start = yield* Lock.monotonicMillis
+    yield* body
+    const end = yield* Lock.monotonicMillis
+    into.push({ holder, value: lock.value, start, end, validUntil: lock.validUntilMillis })
+  })

@@ -1,0 +1,3 @@
+import { redisSuite } from "@effect-redlock/effect-suites/redis.js"
+
+redisSuite()
