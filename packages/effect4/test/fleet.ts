@@ -14,7 +14,7 @@ import * as Redacted from "effect/Redacted"
 import * as Plain from "@effect-redlock/fleet/fleet.js"
 import type { ServerProcess } from "@effect-redlock/fleet/servers.js"
 
-export type { FleetOptions } from "@effect-redlock/fleet/fleet.js"
+export { type FleetOptions, masterName } from "@effect-redlock/fleet/fleet.js"
 
 export class FleetError extends Data.TaggedError("FleetError")<{ readonly message: string; readonly cause?: unknown }> {}
 
@@ -39,11 +39,9 @@ export interface NodeOptions {
 }
 
 /** The fleet (fleet.ts `LocalFleet`, where each member is documented), its servers and operations as effects. */
-export interface Fleet extends Pick<Plain.LocalFleet, "tlsCa" | "cluster"> {
+export interface Fleet extends Pick<Plain.LocalFleet, "sentinels" | "tlsCa" | "cluster"> {
   readonly servers: ReadonlyArray<RedisServer>
   readonly replicas: ReadonlyArray<RedisServer>
-  /** The ports of the Sentinels watching server `i` as master `fleet-<i>`, when made with `sentinels`. */
-  readonly sentinels: ReadonlyArray<number>
   /** Connection options for `effect-redlock/RedisNode/Ioredis` (the password `Redacted`). */
   readonly nodes: ReadonlyArray<NodeOptions>
   readonly dbsizes: Effect.Effect<ReadonlyArray<number>, FleetError>
@@ -70,7 +68,7 @@ const serverOf = (server: ServerProcess): RedisServer => ({
 const fleetOf = (fleet: Plain.LocalFleet): Fleet => ({
   servers: fleet.servers.map(serverOf),
   replicas: fleet.replicas.map(serverOf),
-  sentinels: fleet.sentinels.map(({ port }) => port),
+  sentinels: fleet.sentinels,
   nodes: fleet.nodes.map(({ password, ...node }) => password === undefined ? node : { ...node, password: Redacted.make(password) }),
   tlsCa: fleet.tlsCa,
   cluster: fleet.cluster,
