@@ -14,12 +14,15 @@ import {
   Fiber,
   Layer,
   Logger,
+  LogLevel,
+  Metric,
   Option,
   Random,
   Schedule,
   ScheduleDecision,
   ScheduleIntervals,
-  Scope
+  Scope,
+  Tracer
 } from "effect"
 import * as Monotonic from "../src/internal/monotonic.js"
 import type { Duration } from "effect"
@@ -45,6 +48,7 @@ export {
   TestClock
 } from "effect"
 export { Lock, ReadWriteLock, RedisNode, Redlock, RedlockError, Semaphore } from "../src/index.js"
+export * as RedlockMetrics from "../src/RedlockMetrics.js"
 export * as Fenced from "../src/Fencing/Ioredis.js"
 /** The engine's time in this line (internal). */
 export * as Monotonic from "../src/internal/monotonic.js"
@@ -142,3 +146,61 @@ export const steppableClock = Effect.map(Effect.clock, (live) => {
   } as Clock.Clock
   return { step, use: <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.withClock(self, clock) }
 })
+
+/** A span as a recording tracer kept it. */
+export interface RecordedSpan {
+  readonly name: string
+  readonly spanId: string
+  readonly parentId: string | undefined
+  readonly attributes: ReadonlyMap<string, unknown>
+  readonly ended: boolean
+}
+
+/** A tracer that keeps every span it starts: `spans()` reads them, `use` runs an effect under it. */
+export const recordSpans = () => {
+  const spans: Array<RecordedSpan & { ended: boolean }> = []
+  const tracer = Tracer.make({
+    span: (name, parent, context, links, startTime, kind) => {
+      const attributes = new Map<string, unknown>()
+      const recorded = {
+        name,
+        spanId: `span-${spans.length}`,
+        parentId: Option.getOrUndefined(Option.map(parent, (p) => p.spanId)),
+        attributes,
+        ended: false
+      }
+      spans.push(recorded)
+      const span: Tracer.Span = {
+        _tag: "Span",
+        name,
+        spanId: recorded.spanId,
+        traceId: "trace",
+        parent,
+        context,
+        status: { _tag: "Started", startTime },
+        attributes,
+        links,
+        sampled: true,
+        kind,
+        end: () => void (recorded.ended = true),
+        attribute: (key, value) => void attributes.set(key, value),
+        event: () => {},
+        addLinks: () => {}
+      }
+      return span
+    },
+    context: (f) => f()
+  })
+  return { spans: (): ReadonlyArray<RecordedSpan> => spans, use: <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.withTracer(self, tracer) }
+}
+
+/** Run an effect with the minimum log level at Debug. */
+export const atDebugLevel = <A, E, R>(self: Effect.Effect<A, E, R>) => Logger.withMinimumLogLevel(self, LogLevel.Debug)
+
+/** How many times a counter was incremented, or a histogram recorded, with the given tags. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- any counter or histogram
+export const metricCount = (metric: Metric.Metric<any, any, any>, tags: Record<string, string> = {}): Effect.Effect<number> =>
+  Effect.map(
+    Metric.value(Object.entries(tags).reduce((tagged, [key, value]) => Metric.tagged(tagged, key, value), metric)),
+    (state) => (state as { readonly count: number }).count
+  )

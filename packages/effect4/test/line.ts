@@ -13,10 +13,13 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import type * as Fiber from "effect/Fiber"
 import * as Logger from "effect/Logger"
+import * as Metric from "effect/Metric"
 import * as Option from "effect/Option"
 import * as Random from "effect/Random"
+import * as References from "effect/References"
 import * as Schedule from "effect/Schedule"
 import * as Scope from "effect/Scope"
+import * as Tracer from "effect/Tracer"
 import * as Monotonic from "../src/internal/monotonic.js"
 import type { RetrySchedule } from "../src/Redlock.js"
 import type { LockNotAcquired, RedisNodeErrorReason } from "../src/RedlockError.js"
@@ -38,6 +41,7 @@ export * as Schedule from "effect/Schedule"
 export * as Scope from "effect/Scope"
 export * as TestClock from "effect/testing/TestClock"
 export { Lock, ReadWriteLock, RedisNode, Redlock, RedlockError, Semaphore } from "../src/index.js"
+export * as RedlockMetrics from "../src/RedlockMetrics.js"
 export * as Fenced from "../src/Fencing/Ioredis.js"
 /** The engine's time in this line (internal). */
 export * as Monotonic from "../src/internal/monotonic.js"
@@ -141,3 +145,43 @@ export const steppableClock = Effect.sync(() => {
   }
   return { step, use: <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.provideService(self, Clock.Clock, clock) }
 })
+
+/** A span as a recording tracer kept it. */
+export interface RecordedSpan {
+  readonly name: string
+  readonly spanId: string
+  readonly parentId: string | undefined
+  readonly attributes: ReadonlyMap<string, unknown>
+  readonly ended: boolean
+}
+
+/** A tracer that keeps every span it starts: `spans()` reads them, `use` runs an effect under it. */
+export const recordSpans = () => {
+  const spans: Array<Tracer.Span> = []
+  const tracer = Tracer.make({
+    span: (options) => {
+      const span = Tracer.nativeTracer.span(options)
+      spans.push(span)
+      return span
+    }
+  })
+  return {
+    spans: (): ReadonlyArray<RecordedSpan> =>
+      spans.map((span) => ({
+        name: span.name,
+        spanId: span.spanId,
+        parentId: Option.getOrUndefined(Option.map(span.parent, (parent) => parent.spanId)),
+        attributes: span.attributes,
+        ended: span.status._tag === "Ended"
+      })),
+    use: <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.withTracer(self, tracer)
+  }
+}
+
+/** Run an effect with the minimum log level at Debug. */
+export const atDebugLevel = <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.provideService(self, References.MinimumLogLevel, "Debug")
+
+/** How many times a counter was incremented, or a histogram recorded, with the given tags. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- any counter or histogram
+export const metricCount = (metric: Metric.Metric<any, any>, tags: Record<string, string> = {}): Effect.Effect<number> =>
+  Effect.map(Metric.value(Metric.withAttributes(metric, tags)), (state) => (state as { readonly count: number }).count)
