@@ -173,6 +173,16 @@ const { Schedule } = require("effect")`)
     assert.include(stderr, "ERR_PACKAGE_PATH_NOT_EXPORTED")
   })
 
+  /**
+   * The compiler's output without the diagnostics of ioredis 6.1's own declaration
+   * files, which import the untyped `redis-errors` (TS7016 for any strict consumer
+   * of ioredis, with or without this library); every other diagnostic stays.
+   */
+  const withoutUpstreamErrors = (output: string) =>
+    output.split(/\n(?=\S)/).filter((diagnostic) =>
+      !/^(\.\.\/)*node_modules\/ioredis\/built\/.*error TS7016: Could not find a declaration file for module 'redis-errors'/.test(diagnostic)
+    ).join("\n")
+
   it("a strict TypeScript consumer type-checks with nodenext and with bundler resolution", async () => {
     const source = `import { Duration, Effect, Layer } from "effect"
 import { ReadWriteLock, Redlock, Semaphore } from "effect-redlock"
@@ -240,7 +250,7 @@ export const fromPromises = async (): Promise<string> => {
           return String((error as { stdout?: unknown }).stdout)
         }
       })()
-      assert.strictEqual(checked.trim(), "", `${name}: ${checked}`)
+      assert.strictEqual(withoutUpstreamErrors(checked).trim(), "", `${name}: ${checked}`)
     }
   })
 
