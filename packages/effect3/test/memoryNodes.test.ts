@@ -1,0 +1,3 @@
+import { memoryNodesSuite } from "@effect-redlock/effect-suites/memoryNodes.js"
+
+memoryNodesSuite()
