@@ -1,8 +1,9 @@
 /**
  * The promise API as core ships it (no Effect anywhere), over its in-memory
  * nodes on the live clock: what a plain Node program meets. The same API
- * over real servers, with Effect's layers and Schedules, is tested by the
- * Effect packages' suites (test/promise.test.ts there).
+ * over real servers is promise-redis.test.ts; what the Effect packages add
+ * to it (their layers and Schedules) is the shared Effect suite
+ * promiseHost.ts.
  */
 import * as Util from "node:util"
 import { assert, describe, it } from "vitest"
@@ -115,7 +116,11 @@ describe("the promise API over in-memory nodes", () => {
     assert.throws(() => retry({ delay: 10, times: -1 }), /retry\.times/)
     const lock = await redlock.acquire("shown", { ttl: "10 seconds" })
     assert.strictEqual(lock.ttlMillis, 10_000)
-    assert.match(Util.inspect(lock), /^PromiseLock \{/)
+    const shown = Util.inspect(lock, { depth: 5 })
+    assert.match(shown, /^PromiseLock \{/)
+    assert.include(shown, `value: '${lock.value}'`)
+    // What it is, not the manager's state behind it.
+    for (const inside of ["held", "manager", "Duration", "clock", "runPromise", "validUntil"]) assert.notInclude(shown, inside)
     assert.deepStrictEqual(Object.keys(JSON.parse(JSON.stringify(lock))), [
       "resources",
       "value",

@@ -31,7 +31,6 @@ import type { LockNotAcquired, RedisNodeErrorReason } from "../src/RedlockError.
 
 export { assert, describe, it, layer } from "@effect/vitest"
 export {
-  Cause,
   Clock,
   Context,
   Deferred,
@@ -49,6 +48,8 @@ export {
 } from "effect"
 export { Lock, ReadWriteLock, RedisNode, Redlock, RedlockError, Semaphore } from "../src/index.js"
 export * as RedlockMetrics from "../src/RedlockMetrics.js"
+/** The package's promise API (`effect-redlock/Promise`). */
+export * as PromiseApi from "../src/Promise.js"
 export * as Fenced from "../src/Fencing/Ioredis.js"
 /** The engine's time in this line (internal). */
 export * as Monotonic from "../src/internal/monotonic.js"

@@ -25,7 +25,6 @@ import type { RetrySchedule } from "../src/Redlock.js"
 import type { LockNotAcquired, RedisNodeErrorReason } from "../src/RedlockError.js"
 
 export { assert, describe, it, layer } from "@effect/vitest"
-export * as Cause from "effect/Cause"
 export * as Clock from "effect/Clock"
 export * as Context from "effect/Context"
 export * as Deferred from "effect/Deferred"
@@ -42,6 +41,8 @@ export * as Scope from "effect/Scope"
 export * as TestClock from "effect/testing/TestClock"
 export { Lock, ReadWriteLock, RedisNode, Redlock, RedlockError, Semaphore } from "../src/index.js"
 export * as RedlockMetrics from "../src/RedlockMetrics.js"
+/** The package's promise API (`effect-redlock/Promise`). */
+export * as PromiseApi from "../src/Promise.js"
 export * as Fenced from "../src/Fencing/Ioredis.js"
 /** The engine's time in this line (internal). */
 export * as Monotonic from "../src/internal/monotonic.js"
