@@ -16,10 +16,21 @@ export default defineConfig({
       // Each project names its own files: an `include` beside `projects` would be added to every project's.
       { extends: true, test: { name: "core", include: ["test/**/*.test.ts"] } },
       {
-        // The clients' other majors (dev dependencies under other names), for the drivers' behaviours and the node contract.
+        // The clients' other majors (dev dependencies under other names), for the drivers' tests and the node contract.
         extends: true,
         resolve: { alias: [{ find: /^ioredis$/, replacement: "ioredis6" }, { find: /^redis$/, replacement: "redis5" }] },
-        test: { name: "ioredis 6, node-redis 5", include: ["test/drivers.test.ts", "test/contract.test.ts"] }
+        test: {
+          name: "ioredis 6, node-redis 5",
+          include: [
+            "test/drivers.test.ts",
+            "test/driver-nodes.test.ts",
+            "test/ioredis-node.test.ts",
+            "test/node-redis-node.test.ts",
+            "test/cluster.test.ts",
+            "test/release-channel-redis.test.ts",
+            "test/contract.test.ts"
+          ]
+        }
       }
     ]
   }

@@ -31,23 +31,7 @@ export default defineConfig({
     outputFile: { json: ".vitest-results.json" },
     testTimeout: 60_000,
     hookTimeout: 60_000,
-    projects: [
-      { extends: true, test: { name: "ioredis 5", include: ["test/**/*.test.ts", "examples/**/*.test.ts"] } },
-      {
-        // ioredis is a peer of either major: the driver's own tests run on 6 too
-        // (the dev dependency "ioredis6" is ioredis 6 under another name), and so do user clients made
-        // the usual ways (RESP3 is ioredis 6's default).
-        extends: true,
-        resolve: { alias: [{ find: /^ioredis$/, replacement: "ioredis6" }] },
-        test: { name: "ioredis 6", include: ["test/ioredis.test.ts", "test/release-channel.test.ts", "test/cluster.test.ts"] }
-      },
-      {
-        // node-redis ("redis") is a peer of either major: its nodes' tests run on 5 too (the dev dependency
-        // "redis5"); the first project runs them on 6.
-        extends: true,
-        resolve: { alias: [{ find: /^redis$/, replacement: "redis5" }] },
-        test: { name: "node-redis 5", include: ["test/node-redis.test.ts"] }
-      }
-    ]
+    // The drivers' tests, on every client major, are core's (packages/core/vitest.config.ts).
+    include: ["test/**/*.test.ts", "examples/**/*.test.ts"]
   }
 })

@@ -9,7 +9,7 @@ import * as Validate from "../src/internal/validate.js"
 import * as Redlock from "../src/Redlock.js"
 import * as RedisNode from "../src/RedisNode.js"
 import { InvalidOptions } from "../src/RedlockError.js"
-import { memory } from "./support.js"
+import { memory } from "@effect-redlock/effect-suites/support.js"
 
 const nodes = fc.integer({ min: 1, max: 1_000 })
 

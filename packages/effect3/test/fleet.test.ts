@@ -7,7 +7,7 @@ import { Context, Effect, Exit, Layer, Scope } from "effect"
 import * as RedisFleet from "@effect-redlock/fleet/effect3.js"
 import { isRunning as alive } from "@effect-redlock/fleet/servers.js"
 import * as Redlock from "../src/Redlock.js"
-import { redis } from "./support.js"
+import { redis } from "@effect-redlock/effect-suites/support.js"
 
 /** Wait (bounded) until a process has exited: the OS reaps it shortly after SIGKILL. */
 const gone = (pid: number | undefined) =>

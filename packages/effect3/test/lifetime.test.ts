@@ -6,7 +6,7 @@ import { lifetimeSuite } from "@effect-redlock/effect-suites/lifetime.js"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Fiber, FiberRef, TestClock } from "effect"
 import * as Redlock from "../src/Redlock.js"
-import { memory } from "./support.js"
+import { memory } from "@effect-redlock/effect-suites/support.js"
 
 lifetimeSuite()
 

@@ -8,6 +8,7 @@
 import {
   Cause,
   Clock,
+  ConfigError,
   ConfigProvider,
   Effect,
   Exit,
@@ -205,3 +206,6 @@ export const metricCount = (metric: Metric.Metric<any, any, any>, tags: Record<s
     Metric.value(Object.entries(tags).reduce((tagged, [key, value]) => Metric.tagged(tagged, key, value), metric)),
     (state) => (state as { readonly count: number }).count
   )
+
+/** Whether `u` is a configuration error (a `REDLOCK_*` variable missing or unreadable). */
+export const isConfigError = (u: unknown): boolean => ConfigError.isConfigError(u)

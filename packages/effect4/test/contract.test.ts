@@ -57,7 +57,7 @@ const ioredisKind = redisKind("ioredis nodes on 3 redis-servers", (fleet) => Ior
 
 const iovalkeyKind = redisKind("iovalkey nodes on 3 redis-servers", (fleet) => Iovalkey.layer(fleet.nodes))
 
-// Each node a Redis Cluster (of one master here; test/cluster.test.ts of the Effect 3 line runs three): keys tagged by resource.
+// Each node a Redis Cluster (of one master here; core's test/cluster.test.ts runs three): keys tagged by resource.
 const clusterKind = redisKind(
   "ioredis cluster nodes on 3 one-master Redis Clusters",
   (fleet) => Ioredis.layer(fleet.nodes.map((node) => ({ cluster: { nodes: [node] } }))),

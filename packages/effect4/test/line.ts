@@ -7,6 +7,7 @@
  */
 import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
+import * as Config from "effect/Config"
 import * as ConfigProvider from "effect/ConfigProvider"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -186,3 +187,6 @@ export const atDebugLevel = <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.pr
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- any counter or histogram
 export const metricCount = (metric: Metric.Metric<any, any>, tags: Record<string, string> = {}): Effect.Effect<number> =>
   Effect.map(Metric.value(Metric.withAttributes(metric, tags)), (state) => (state as { readonly count: number }).count)
+
+/** Whether `u` is a configuration error (a `REDLOCK_*` variable missing or unreadable). */
+export const isConfigError = (u: unknown): boolean => u instanceof Config.ConfigError

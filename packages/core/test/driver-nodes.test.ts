@@ -1,0 +1,81 @@
+/**
+ * The driver suite and the lock suite (driverSuite.ts) for each of core's drivers: ioredis,
+ * iovalkey and node-redis, over connections of ours and clients of the
+ * user's made the usual ways. The vitest projects pick the clients' majors
+ * (vitest.config.ts: ioredis 5 and node-redis 6, then ioredis 6 and
+ * node-redis 5).
+ */
+import { Redis as Ioredis } from "ioredis"
+import { Redis as Iovalkey } from "iovalkey"
+import { createClient } from "redis"
+import type * as NodeOptions from "../src/nodes/nodeOptions.js"
+import { driverSuite, type DriverUnderTest, ioredisClientVariants, lockSuite, type UserClientOptions } from "./driverSuite.js"
+
+type IoredisFamily = typeof Ioredis | typeof Iovalkey
+
+/** A user's client of the ioredis family, connected, as a user's client is before use (without an offline queue a command would fail before). */
+const ioredisFamilyClient = (Client: IoredisFamily) => async (port: number, password: string | undefined, options: UserClientOptions = {}) => {
+  const { driverOptions, ...named } = options
+  const client = new Client({ host: "127.0.0.1", port, ...(password === undefined ? {} : { password }), ...named, ...driverOptions })
+  client.on("error", () => {})
+  await new Promise((resolve) => client.once("ready", resolve))
+  return {
+    client,
+    keyPrefix: options.keyPrefix ?? "",
+    isReady: () => client.status === "ready",
+    get: (key: string) => client.get(key),
+    blockFor: (seconds: number) => client.blpop("nowhere", seconds),
+    close: async () => client.disconnect()
+  }
+}
+
+const ioredis: DriverUnderTest = {
+  name: "ioredis",
+  driver: async () => (await import("../src/nodes/ioredis/driver.js")).driver as NodeOptions.Driver<unknown>,
+  userClient: ioredisFamilyClient(Ioredis),
+  clientVariants: ioredisClientVariants
+}
+
+const iovalkey: DriverUnderTest = {
+  name: "iovalkey",
+  driver: async () => (await import("../src/nodes/iovalkey/driver.js")).driver as NodeOptions.Driver<unknown>,
+  userClient: ioredisFamilyClient(Iovalkey),
+  clientVariants: ioredisClientVariants
+}
+
+const nodeRedis: DriverUnderTest = {
+  name: "node-redis",
+  driver: async () => (await import("../src/nodes/nodeRedis/driver.js")).driver as NodeOptions.Driver<unknown>,
+  userClient: async (port, password, options = {}) => {
+    const client = createClient({
+      socket: { host: "127.0.0.1", port },
+      ...(password === undefined ? {} : { password }),
+      ...(options.username === undefined ? {} : { username: options.username }),
+      // node-redis 5 has no key prefix (and ignores the option).
+      ...(options.keyPrefix === undefined ? {} : { keyPrefix: options.keyPrefix }),
+      ...options.driverOptions
+    })
+    client.on("error", () => {})
+    await client.connect()
+    const keyPrefix = (client as { readonly _keyPrefix?: unknown })._keyPrefix
+    return {
+      client,
+      keyPrefix: typeof keyPrefix === "string" ? keyPrefix : "",
+      isReady: () => client.isReady,
+      get: (key) => client.get(key),
+      blockFor: (seconds) => client.blPop("nowhere", seconds),
+      close: async () => client.isOpen ? client.destroy() : undefined
+    }
+  },
+  clientVariants: [
+    ["as made by default", {}],
+    ["RESP3", { driverOptions: { RESP: 3 } }],
+    ["another database (2)", { driverOptions: { database: 2 } }],
+    ["a key prefix", { keyPrefix: "app:" }]
+  ]
+}
+
+for (const driver of [ioredis, iovalkey, nodeRedis]) {
+  driverSuite(driver)
+  lockSuite(driver)
+}

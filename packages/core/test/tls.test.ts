@@ -1,0 +1,63 @@
+/**
+ * Locks over servers that speak TLS only (the fleet's `tls`: its own
+ * self-signed certificate for 127.0.0.1), as managed Redis services do: nodes
+ * of each driver that trust the certificate lock, and their waiters hear
+ * releases over TLS subscribers; a node that does not trust it, or speaks
+ * plain TCP to a TLS port, fails at once with a typed reason, never hangs.
+ */
+import { afterAll, afterEach, assert, beforeAll, describe, it } from "vitest"
+import { type LocalFleet, startLocalFleet } from "@effect-redlock/fleet/fleet.js"
+import type { RedisNodeError } from "../src/manager/errors.js"
+import type * as NodeOptions from "../src/nodes/nodeOptions.js"
+import { Cleanup, managerOver, openNodes, rejectionOf, sleep, wokenAfterRelease } from "./driverSuite.js"
+
+const drivers: ReadonlyArray<readonly [string, () => Promise<NodeOptions.Driver<unknown>>]> = [
+  ["ioredis", async () => (await import("../src/nodes/ioredis/driver.js")).driver as NodeOptions.Driver<unknown>],
+  ["iovalkey", async () => (await import("../src/nodes/iovalkey/driver.js")).driver as NodeOptions.Driver<unknown>],
+  ["node-redis", async () => (await import("../src/nodes/nodeRedis/driver.js")).driver as NodeOptions.Driver<unknown>]
+]
+
+describe("servers that speak TLS only", () => {
+  let fleet: LocalFleet
+  beforeAll(async () => {
+    fleet = await startLocalFleet(3, { tls: true })
+  })
+  afterEach(() => Cleanup.run())
+  afterAll(() => fleet?.stop())
+
+  for (const [name, driverOf] of drivers) {
+    it(`${name} nodes that trust the certificate: a lock and a permit, and a waiter woken by the release over a TLS subscriber`, async () => {
+      const driver = await driverOf()
+      // Two managers, each with connections (and a subscriber) of its own: the release reaches the waiter over the channel.
+      const holder = await managerOver(await openNodes(driver, fleet.nodes))
+      const waiter = await managerOver(await openNodes(driver, fleet.nodes))
+      const lock = await holder.acquire(`tls ${name}`, { ttl: 10_000 })
+      assert.strictEqual(await fleet.servers[0].call("GET", `redlock:tls ${name}`), lock.value)
+      await holder.release(lock)
+      const permit = await holder.acquirePermit(`tls permits ${name}`, { ttl: 10_000, limit: 2 })
+      await holder.release(permit)
+      const woken = await wokenAfterRelease(holder, waiter, `tls wake ${name}`)
+      assert.isBelow(woken, 1_000, `woken ${Math.round(woken)} ms after the release`)
+    })
+
+    it(`${name} nodes that do not trust the certificate, or speak plain TCP to a TLS port: Unavailable at once, typed`, async () => {
+      const driver = await driverOf()
+      const port = fleet.servers[0].port
+      const untrusted = [{ url: `rediss://127.0.0.1:${port}` }, { host: "127.0.0.1", port, tls: true }]
+      const plain = { host: "127.0.0.1", port, connectTimeout: 300 }
+      // The server drops a plain connection's first bytes (the reset is what the client sees).
+      const cases = [...untrusted.map((options) => [options, /^not connected: self-signed certificate$/] as const), [plain, /^not connected: /] as const]
+      for (const [options, detail] of cases) {
+        const [node] = await openNodes(driver, [options])
+        const started = performance.now()
+        const error = await rejectionOf(Promise.race([
+          node.promises.acquire(["k"], "v", 1_000),
+          sleep(5_000).then(() => "no answer within 5 s")
+        ])) as RedisNodeError
+        assert.isBelow(performance.now() - started, 2_000, JSON.stringify(options))
+        assert.strictEqual(error.reason, "Unavailable", JSON.stringify(error))
+        assert.match(error.detail, detail)
+      }
+    })
+  }
+})

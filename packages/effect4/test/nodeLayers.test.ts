@@ -1,0 +1,3 @@
+import { nodeLayersSuite } from "@effect-redlock/effect-suites/nodeLayers.js"
+
+nodeLayersSuite()
