@@ -48,6 +48,7 @@ export * as Fenced from "../src/Fencing/Ioredis.js"
 /** The engine's time in this line (internal). */
 export * as Monotonic from "../src/internal/monotonic.js"
 export * as Ioredis from "../src/RedisNode/Ioredis.js"
+export * as Iovalkey from "../src/RedisNode/Iovalkey.js"
 export * as NodeRedis from "../src/RedisNode/NodeRedis.js"
 /** The test fleet: local redis-servers, as a layer of this line. */
 export { type Fleet, layerLocal as layerFleet, masterName, RedisFleet } from "./fleet.js"

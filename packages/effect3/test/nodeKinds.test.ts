@@ -1,0 +1,3 @@
+import { nodeKindsSuite } from "@effect-redlock/effect-suites/nodeKinds.js"
+
+nodeKindsSuite()
