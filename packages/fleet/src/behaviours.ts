@@ -365,10 +365,12 @@ export const behaviours = (frontEnd: FrontEnd, runner: Runner): void => {
     it("autoExtend keeps a lock held past its ttl while its holder lives: another client is refused it all along", async () => {
       const client = await manager()
       const reader = await manager()
-      const lock = await client.acquire("kept", { ttl: 500, autoExtend: true })
+      // Node timeouts a loaded machine meets (a 500 ms ttl's default is 10 ms): a late answer would make the
+      // reader's refusal NoQuorum, or the release Incomplete.
+      const lock = await client.acquire("kept", { ttl: 500, nodeTimeout: 100, autoExtend: true })
       for (let i = 0; i < 6; i++) {
         await sleep(250)
-        const refused = await rejectionOf(reader.acquire("kept", { ttl: 1_000, retry: "none" }))
+        const refused = await rejectionOf(reader.acquire("kept", { ttl: 1_000, nodeTimeout: 200, retry: "none" }))
         assert.equal(refused.reason, "Held", `after ${(i + 1) * 250} ms`)
       }
       assert.equal(await reader.holder("kept"), lock.value)
