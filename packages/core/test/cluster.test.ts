@@ -6,22 +6,17 @@
  * tags); a lock of several resources needs a common tag; a master's restart
  * or failover makes the whole node sit out the restart quarantine.
  */
-import { afterAll, afterEach, assert, beforeAll, describe, it } from "vitest"
+import { assert, beforeAll, describe, it } from "vitest"
 import { Cluster } from "ioredis"
 import { EventEmitter } from "node:events"
-import { type LocalFleet, startLocalFleet } from "@effect-redlock/fleet/fleet.js"
+import type { LocalFleet } from "@effect-redlock/fleet/fleet.js"
 import { eventually } from "@effect-redlock/fleet/servers.js"
 import type { Node } from "../src/engine/node.js"
 import { InvalidOptions, LockNotAcquired, type Outcome, type RedisNodeError } from "../src/manager/errors.js"
 import * as ClusterKeys from "../src/nodes/clusterKeys.js"
 import * as IoredisCluster from "../src/nodes/ioredis/cluster.js"
-import type * as NodeOptions from "../src/nodes/nodeOptions.js"
 import { makeRedlock, noRetry, type PromiseOptions, retry } from "../src/Promise.js"
-import { Cleanup, managerOver, openNodes, rejectionOf, sleep, wokenAfterRelease } from "./driverSuite.js"
-
-const ioredisDriver = async () => (await import("../src/nodes/ioredis/driver.js")).driver as NodeOptions.Driver<unknown>
-const iovalkeyDriver = async () => (await import("../src/nodes/iovalkey/driver.js")).driver as NodeOptions.Driver<unknown>
-const nodeRedisDriver = async () => (await import("../src/nodes/nodeRedis/driver.js")).driver as NodeOptions.Driver<unknown>
+import { Cleanup, drivers, localFleet, managerOver, openNodes, rejectionOf, sleep, wokenAfterRelease } from "./driverSuite.js"
 
 /** Every key of every master. */
 const allKeys = async (fleet: LocalFleet) =>
@@ -29,7 +24,7 @@ const allKeys = async (fleet: LocalFleet) =>
 
 /** A manager over ioredis nodes of `options`, and its nodes (to read their runs). */
 const managerWithNodes = async (options: ReadonlyArray<unknown>, settings?: PromiseOptions) => {
-  const nodes = await openNodes(await ioredisDriver(), options)
+  const nodes = await openNodes(await drivers.ioredis(), options)
   return { redlock: await managerOver(nodes, settings), nodes }
 }
 
@@ -55,12 +50,9 @@ const firstOutcome = (refused: unknown, tag: Outcome["_tag"]) => {
 }
 
 describe("a Redis Cluster as one node", () => {
+  const fleetOf = localFleet(3, { cluster: true })
   let fleet: LocalFleet
-  beforeAll(async () => {
-    fleet = await startLocalFleet(3, { cluster: true })
-  })
-  afterEach(() => Cleanup.run())
-  afterAll(() => fleet?.stop())
+  beforeAll(() => void (fleet = fleetOf()))
   const ready = async () => {
     await fleet.reset()
     await fleet.clusterOk()
@@ -226,7 +218,7 @@ describe("a Redis Cluster as one node", () => {
 
   it("iovalkey's Cluster client serves cluster nodes too", async () => {
     await ready()
-    const [node] = await openNodes(await iovalkeyDriver(), [clusterNode()])
+    const [node] = await openNodes(await drivers.iovalkey(), [clusterNode()])
     assert.isTrue(await node.promises.acquire(["k"], "v", 10_000))
     assert.deepStrictEqual(await allKeys(fleet), ["{k}"])
     assert.strictEqual(await node.promises.release(["k"], "v", true), 1)
@@ -234,12 +226,9 @@ describe("a Redis Cluster as one node", () => {
 })
 
 describe("a Redis Cluster with replicas as one node", () => {
+  const fleetOf = localFleet(3, { cluster: true, replicas: true })
   let fleet: LocalFleet
-  beforeAll(async () => {
-    fleet = await startLocalFleet(3, { cluster: true, replicas: true })
-  })
-  afterEach(() => Cleanup.run())
-  afterAll(() => fleet?.stop())
+  beforeAll(() => void (fleet = fleetOf()))
 
   it("a master's failover: the node follows it, the lock survives on the promoted replica, and the node abstains for the quarantine", async () => {
     await fleet.clusterOk()
@@ -283,11 +272,11 @@ describe("cluster options and keys", () => {
       [{ cluster: { nodes }, waitForReplicas: { replicas: 1, timeout: 10 } }, "waitForReplicas"]
     ]
     for (const [options, says] of cases) {
-      const error = await rejectionOf(openNodes(await ioredisDriver(), [options]))
+      const error = await rejectionOf(openNodes(await drivers.ioredis(), [options]))
       assert.instanceOf(error, InvalidOptions, says)
       assert.include((error as InvalidOptions).message, says)
     }
-    const error = await rejectionOf(openNodes(await nodeRedisDriver(), [{ cluster: { nodes } }]))
+    const error = await rejectionOf(openNodes(await drivers.nodeRedis(), [{ cluster: { nodes } }]))
     assert.instanceOf(error, InvalidOptions)
     assert.include((error as InvalidOptions).message, "use ioredis or iovalkey nodes")
   })

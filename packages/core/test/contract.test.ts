@@ -20,6 +20,7 @@ import { readMillis } from "../src/manager/durations.js"
 import { makeNodeError } from "../src/manager/errors.js"
 import * as NodeOptions from "../src/nodes/nodeOptions.js"
 import { MemoryFleet } from "../src/nodes/memory.js"
+import { drivers } from "./driverSuite.js"
 import { contract, type Harness } from "./nodeContract.js"
 
 const time = LiveTime.make(0)
@@ -29,12 +30,6 @@ const openNode = async (driver: NodeOptions.Driver<unknown>, options: object): P
   const checked = NodeOptions.check(driver, options, { millis: readMillis, password: () => undefined })
   if (checked instanceof Problem) throw new Error(`${checked.option}: ${checked.detail}`)
   return NodeOptions.open(driver, checked, makeNodeError, time.now)
-}
-
-const drivers = {
-  ioredis: async () => (await import("../src/nodes/ioredis/driver.js")).driver as NodeOptions.Driver<unknown>,
-  iovalkey: async () => (await import("../src/nodes/iovalkey/driver.js")).driver as NodeOptions.Driver<unknown>,
-  nodeRedis: async () => (await import("../src/nodes/nodeRedis/driver.js")).driver as NodeOptions.Driver<unknown>
 }
 
 const isImportantList = (items: unknown) => JSON.stringify(items) === "[\"important\",\"data\"]"

@@ -8,8 +8,7 @@
 import { Redis as Ioredis } from "ioredis"
 import { Redis as Iovalkey } from "iovalkey"
 import { createClient } from "redis"
-import type * as NodeOptions from "../src/nodes/nodeOptions.js"
-import { driverSuite, type DriverUnderTest, ioredisClientVariants, lockSuite, type UserClientOptions } from "./driverSuite.js"
+import { drivers, driverSuite, type DriverUnderTest, ioredisClientVariants, lockSuite, type UserClientOptions } from "./driverSuite.js"
 
 type IoredisFamily = typeof Ioredis | typeof Iovalkey
 
@@ -31,21 +30,21 @@ const ioredisFamilyClient = (Client: IoredisFamily) => async (port: number, pass
 
 const ioredis: DriverUnderTest = {
   name: "ioredis",
-  driver: async () => (await import("../src/nodes/ioredis/driver.js")).driver as NodeOptions.Driver<unknown>,
+  driver: drivers.ioredis,
   userClient: ioredisFamilyClient(Ioredis),
   clientVariants: ioredisClientVariants
 }
 
 const iovalkey: DriverUnderTest = {
   name: "iovalkey",
-  driver: async () => (await import("../src/nodes/iovalkey/driver.js")).driver as NodeOptions.Driver<unknown>,
+  driver: drivers.iovalkey,
   userClient: ioredisFamilyClient(Iovalkey),
   clientVariants: ioredisClientVariants
 }
 
 const nodeRedis: DriverUnderTest = {
   name: "node-redis",
-  driver: async () => (await import("../src/nodes/nodeRedis/driver.js")).driver as NodeOptions.Driver<unknown>,
+  driver: drivers.nodeRedis,
   userClient: async (port, password, options = {}) => {
     const client = createClient({
       socket: { host: "127.0.0.1", port },

@@ -7,7 +7,7 @@
  * layers open their nodes through the same `NodeOptions.check` and `open`.
  */
 import { afterAll, afterEach, assert, beforeAll, describe, it } from "vitest"
-import { type LocalFleet, startLocalFleet } from "@effect-redlock/fleet/fleet.js"
+import { type FleetOptions, type LocalFleet, startLocalFleet } from "@effect-redlock/fleet/fleet.js"
 import { eventually } from "@effect-redlock/fleet/servers.js"
 import * as LiveTime from "../src/engine/liveTime.js"
 import type { Node, Turn } from "../src/engine/node.js"
@@ -58,6 +58,13 @@ export const ioredisClientVariants: ReadonlyArray<readonly [string, UserClientOp
 
 export const sleep = (millis: number) => new Promise((resolve) => setTimeout(resolve, millis))
 
+/** Core's drivers, each loaded only when asked for (as a front end loads them). */
+export const drivers = {
+  ioredis: async () => (await import("../src/nodes/ioredis/driver.js")).driver as NodeOptions.Driver<unknown>,
+  iovalkey: async () => (await import("../src/nodes/iovalkey/driver.js")).driver as NodeOptions.Driver<unknown>,
+  nodeRedis: async () => (await import("../src/nodes/nodeRedis/driver.js")).driver as NodeOptions.Driver<unknown>
+}
+
 /** How a promise ended: its value, or its rejection. */
 export const settled = <A>(promise: Promise<A>): Promise<A | unknown> => promise.then((value) => value, (error: unknown) => error)
 
@@ -73,6 +80,27 @@ export const Cleanup = {
   async run(): Promise<void> {
     for (const close of Cleanup.pending.splice(0).reverse()) await close().catch(() => {})
   }
+}
+
+/**
+ * A fleet of `n` local servers for the enclosing describe: started before
+ * its tests, stopped after them; what each test opened is closed after it
+ * (`Cleanup`). The fleet is read through the returned function once started.
+ */
+export const localFleet = (n: number, options?: FleetOptions): () => LocalFleet => {
+  let fleet: LocalFleet | undefined
+  beforeAll(async () => {
+    fleet = await startLocalFleet(n, options)
+  })
+  afterEach(() => Cleanup.run())
+  afterAll(() => fleet?.stop())
+  return () => fleet!
+}
+
+/** Sections that overlap in time, of those recorded. */
+export const overlapping = <S extends { readonly start: number; readonly end: number }>(sections: ReadonlyArray<S>): ReadonlyArray<S> => {
+  const inOrder = [...sections].sort((a, b) => a.start - b.start)
+  return inOrder.filter((section, index) => index > 0 && section.start < inOrder[index - 1].end)
 }
 
 /** Nodes over `driver` as a front end opens them: the list checked, each node checked before any connection, then opened. */
@@ -151,14 +179,13 @@ export const rejectionOf = async (promise: Promise<unknown>): Promise<unknown> =
 /** The driver's behaviours, on a fleet of two servers whose password is "s3cret". */
 export const driverSuite = (under: DriverUnderTest) =>
   describe(`${under.name}: node options and nodes`, () => {
+    const fleetOf = localFleet(2, { password: "s3cret" })
     let fleet: LocalFleet
     let driver: NodeOptions.Driver<unknown>
     beforeAll(async () => {
-      fleet = await startLocalFleet(2, { password: "s3cret" })
+      fleet = fleetOf()
       driver = await under.driver()
     })
-    afterEach(() => Cleanup.run())
-    afterAll(() => fleet?.stop())
 
     const userClient = async (port: number, options?: UserClientOptions) => {
       const user = await under.userClient(port, "s3cret", options)
@@ -542,14 +569,13 @@ export const driverSuite = (under: DriverUnderTest) =>
  */
 export const lockSuite = (under: DriverUnderTest) =>
   describe(`${under.name}: locks over its nodes, 3 redis-servers`, () => {
+    const fleetOf = localFleet(3)
     let fleet: LocalFleet
     let driver: NodeOptions.Driver<unknown>
     beforeAll(async () => {
-      fleet = await startLocalFleet(3)
+      fleet = fleetOf()
       driver = await under.driver()
     })
-    afterEach(() => Cleanup.run())
-    afterAll(() => fleet?.stop())
 
     const reaches: ReadonlyArray<readonly [string, () => Promise<ReadonlyArray<unknown>>]> = [
       ["connections of ours", async () => fleet.nodes],
@@ -580,9 +606,7 @@ export const lockSuite = (under: DriverUnderTest) =>
           }
         }))
         assert.strictEqual(sections.length, 30)
-        const inOrder = [...sections].sort((a, b) => a.start - b.start)
-        const overlapping = inOrder.filter((section, index) => index > 0 && section.start < inOrder[index - 1].end)
-        assert.deepStrictEqual(overlapping, [])
+        assert.deepStrictEqual(overlapping(sections), [])
         await expectEmpty(fleet)
       })
 

@@ -11,6 +11,7 @@ import { type LocalFleet, startLocalFleet } from "@effect-redlock/fleet/fleet.js
 import * as ReleaseSubscriber from "../src/nodes/ioredis/releaseSubscriber.js"
 import { defaultMaxPendingCommands } from "../src/nodes/nodeOptions.js"
 import { makeRedlock, retry } from "../src/Promise.js"
+import { sleep } from "./driverSuite.js"
 
 V8.setFlagsFromString("--expose-gc")
 const gc = Vm.runInNewContext("gc") as () => void
@@ -25,8 +26,6 @@ const heapMegabytes = () => {
   gc()
   return process.memoryUsage().heapUsed / 2 ** 20
 }
-
-const sleep = (millis: number) => new Promise((resolve) => setTimeout(resolve, millis))
 
 // Well under a minute: vitest's worker gives up on its own messages to the runner after 60 s
 // without an answer, which a loaded CI machine running a longer test once reached.

@@ -4,20 +4,17 @@
  * no ioredis client, a user's client's default name, a client's key prefix
  * and `stringNumbers`, and one write per turn.
  */
-import { afterAll, afterEach, assert, beforeAll, describe, it } from "vitest"
+import { assert, beforeAll, describe, it } from "vitest"
 import { Command, Redis } from "ioredis"
 import { createClient } from "redis"
-import { type LocalFleet, startLocalFleet } from "@effect-redlock/fleet/fleet.js"
+import type { LocalFleet } from "@effect-redlock/fleet/fleet.js"
 import { InvalidOptions, makeNodeError } from "../src/manager/errors.js"
 import type { IoredisClient, IoredisClientOptions } from "../src/nodes/ioredis/client.js"
 import * as IoredisCommands from "../src/nodes/ioredis/commands.js"
 import { fencedSet } from "../src/nodes/ioredis/fencedSet.js"
 import * as IoredisNode from "../src/nodes/ioredis/node.js"
-import type * as NodeOptions from "../src/nodes/nodeOptions.js"
 import * as Scripts from "../src/nodes/scripts.js"
-import { Cleanup, managerOver, openNodes, rejectionOf, sleep } from "./driverSuite.js"
-
-const ioredisDriver = async () => (await import("../src/nodes/ioredis/driver.js")).driver as NodeOptions.Driver<unknown>
+import { Cleanup, drivers, localFleet, managerOver, openNodes, rejectionOf, sleep } from "./driverSuite.js"
 
 describe("EVALSHA encoded once per fan-out", () => {
   it("is byte for byte what ioredis sends for the same command, multi-byte characters included", () => {
@@ -41,7 +38,7 @@ describe("objects that are no ioredis client", () => {
       ["redis://127.0.0.1", /^must be an ioredis client/]
     ]
     for (const [client, detail] of cases) {
-      const error = await rejectionOf(openNodes(await ioredisDriver(), [{ client }]))
+      const error = await rejectionOf(openNodes(await drivers.ioredis(), [{ client }]))
       assert.instanceOf(error, InvalidOptions)
       assert.strictEqual((error as InvalidOptions).option, "client")
       assert.match((error as InvalidOptions).detail, detail)
@@ -59,12 +56,9 @@ describe("a user's client's default node name", () => {
 })
 
 describe("ioredis nodes on a redis-server", () => {
+  const fleetOf = localFleet(1)
   let fleet: LocalFleet
-  beforeAll(async () => {
-    fleet = await startLocalFleet(1)
-  })
-  afterEach(() => Cleanup.run())
-  afterAll(() => fleet?.stop())
+  beforeAll(() => void (fleet = fleetOf()))
 
   const userClient = (options: Record<string, unknown>) => {
     const client = new Redis({ host: "127.0.0.1", port: fleet.servers[0].port, ...options })
@@ -73,7 +67,7 @@ describe("ioredis nodes on a redis-server", () => {
   }
 
   it("a user's client with a key prefix keeps it: scripts go through ioredis, which prefixes their keys", async () => {
-    const [node] = await openNodes(await ioredisDriver(), [{ client: userClient({ keyPrefix: "app:" }) }])
+    const [node] = await openNodes(await drivers.ioredis(), [{ client: userClient({ keyPrefix: "app:" }) }])
     assert.strictEqual((await node.promises.acquireInTurn(["prefixed"], "v", 10_000, { ticket: 1, leaseMillis: 0 }))._tag, "Granted")
     assert.strictEqual(await fleet.servers[0].call("GET", "app:prefixed"), "v")
     assert.strictEqual(await node.promises.release(["prefixed"], "v", true), 1)
@@ -112,7 +106,7 @@ describe("ioredis nodes on a redis-server", () => {
 
   it("commands sent in the same turn reach the server in one write", async () => {
     const server = fleet.servers[0]
-    const [node] = await openNodes(await ioredisDriver(), [fleet.nodes[0]])
+    const [node] = await openNodes(await drivers.ioredis(), [fleet.nodes[0]])
     const readsProcessed = async () => Number(/total_reads_processed:(\d+)/.exec(String(await server.call("INFO", "stats")))![1])
     const promises = node.promises
     // Warm the scripts up, so that no NOSCRIPT fallback adds a round.

@@ -4,15 +4,12 @@
  * password, an ACL user without pub/sub, and ioredis and node-redis nodes of
  * one process hearing each other's releases.
  */
-import { afterAll, afterEach, assert, beforeAll, describe, it } from "vitest"
+import { assert, beforeAll, describe, it } from "vitest"
 import { createClientPool, createCluster, createSentinel } from "redis"
-import { type LocalFleet, startLocalFleet } from "@effect-redlock/fleet/fleet.js"
+import type { LocalFleet } from "@effect-redlock/fleet/fleet.js"
 import { InvalidOptions, type RedisNodeError } from "../src/manager/errors.js"
-import type * as NodeOptions from "../src/nodes/nodeOptions.js"
 import { makeRedlock, type PromiseRedlock, retry } from "../src/Promise.js"
-import { aclUser, Cleanup, expectEmpty, managerOver, openNodes, rejectionOf, sleep, slowRetry } from "./driverSuite.js"
-
-const nodeRedisDriver = async () => (await import("../src/nodes/nodeRedis/driver.js")).driver as NodeOptions.Driver<unknown>
+import { aclUser, drivers, expectEmpty, localFleet, managerOver, openNodes, rejectionOf, sleep, slowRetry } from "./driverSuite.js"
 
 describe("node-redis objects that are no client", () => {
   // A pool passed for a client took locks, then threw in the first waiter (it has no duplicate() for the
@@ -27,7 +24,7 @@ describe("node-redis objects that are no client", () => {
       ["redis://127.0.0.1", /^must be a node-redis client \(createClient\)$/]
     ]
     for (const [client, detail] of cases) {
-      const error = await rejectionOf(openNodes(await nodeRedisDriver(), [{ client }]))
+      const error = await rejectionOf(openNodes(await drivers.nodeRedis(), [{ client }]))
       assert.instanceOf(error, InvalidOptions)
       assert.strictEqual((error as InvalidOptions).option, "client")
       assert.match((error as InvalidOptions).detail, detail)
@@ -40,16 +37,13 @@ describe("node-redis objects that are no client", () => {
 })
 
 describe("node-redis nodes on 3 redis-servers", () => {
+  const fleetOf = localFleet(3)
   let fleet: LocalFleet
-  beforeAll(async () => {
-    fleet = await startLocalFleet(3)
-  })
-  afterEach(() => Cleanup.run())
-  afterAll(() => fleet?.stop())
+  beforeAll(() => void (fleet = fleetOf()))
 
   it("a wrong password is an Auth failure at once, not a hang", async () => {
     await aclUser(fleet, "nr-auth", "right")
-    const [node] = await openNodes(await nodeRedisDriver(), [{ ...fleet.nodes[0], username: "nr-auth", password: "wrong" }])
+    const [node] = await openNodes(await drivers.nodeRedis(), [{ ...fleet.nodes[0], username: "nr-auth", password: "wrong" }])
     const started = performance.now()
     const error = await rejectionOf(node.promises.acquire(["k"], "v", 1_000)) as RedisNodeError
     assert.isBelow(performance.now() - started, 200)
@@ -60,7 +54,7 @@ describe("node-redis nodes on 3 redis-servers", () => {
     await fleet.reset()
     await aclUser(fleet, "no-pubsub-nr", "secret", "-@pubsub")
     const options = fleet.nodes.map((node) => ({ ...node, username: "no-pubsub-nr", password: "secret" }))
-    const driver = await nodeRedisDriver()
+    const driver = await drivers.nodeRedis()
     const holder = await managerOver(await openNodes(driver, options))
     const waiterNodes = await openNodes(driver, options)
     const waiter = await managerOver(waiterNodes)
@@ -76,7 +70,7 @@ describe("node-redis nodes on 3 redis-servers", () => {
   it("ioredis and node-redis nodes of one process (a subscriber connection each): a release that one of them listens for is still published for the other", async () => {
     await fleet.reset()
     const overIoredis = await managerOver(fleet.nodes)
-    const overNodeRedis = await managerOver(await openNodes(await nodeRedisDriver(), fleet.nodes))
+    const overNodeRedis = await managerOver(await openNodes(await drivers.nodeRedis(), fleet.nodes))
     const slowly = { ttl: 10_000, retry: slowRetry, nodeTimeout: 1_000 } as const
     const acquiredAt = (redlock: PromiseRedlock) =>
       redlock.acquire("mixed", slowly).then(async (lock) => {

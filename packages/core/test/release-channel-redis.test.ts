@@ -6,15 +6,15 @@
  * a waiter that cannot hear of it, and nothing the library opened outlives
  * the user's own clients. (release-channels.test.ts: the channels' own rules.)
  */
-import { afterAll, afterEach, assert, beforeAll, describe, it } from "vitest"
+import { assert, beforeAll, describe, it } from "vitest"
 import { Redis } from "ioredis"
 import * as ChildProcess from "node:child_process"
 import { fileURLToPath } from "node:url"
-import { type LocalFleet, startLocalFleet } from "@effect-redlock/fleet/fleet.js"
+import type { LocalFleet } from "@effect-redlock/fleet/fleet.js"
 import type { ServerProcess } from "@effect-redlock/fleet/servers.js"
 import * as Scripts from "../src/nodes/scripts.js"
 import { noRetry, type PromiseLock, retry } from "../src/Promise.js"
-import { aclUser, Cleanup, expectEmpty, managerOver, settled, sleep, slowRetry, wokenAfterRelease } from "./driverSuite.js"
+import { aclUser, Cleanup, expectEmpty, localFleet, managerOver, overlapping, settled, sleep, slowRetry, wokenAfterRelease } from "./driverSuite.js"
 
 const pubsubConnections = async (server: ServerProcess) =>
   String(await server.call("CLIENT", "LIST", "TYPE", "pubsub")).split("\n").filter((line) => line.trim() !== "").length
@@ -26,19 +26,10 @@ const ownClient = (port: number, options: { readonly lazyConnect?: boolean } = {
   return Cleanup.add(() => client.quit().catch(() => undefined), client)
 }
 
-/** Sections that overlap in time, of those recorded. */
-const overlapping = (sections: ReadonlyArray<{ readonly start: number; readonly end: number }>) => {
-  const inOrder = [...sections].sort((a, b) => a.start - b.start)
-  return inOrder.filter((section, index) => index > 0 && section.start < inOrder[index - 1].end)
-}
-
 describe("the release channel (redis-servers)", () => {
+  const fleetOf = localFleet(3)
   let fleet: LocalFleet
-  beforeAll(async () => {
-    fleet = await startLocalFleet(3)
-  })
-  afterEach(() => Cleanup.run())
-  afterAll(() => fleet?.stop())
+  beforeAll(() => void (fleet = fleetOf()))
 
   for (const connectFirst of [true, false]) {
     it(`user clients made with lazyConnect (${connectFirst ? "connected first" : "never connected"}): no stall at start, the subscriber connects, a waiter is woken by the release`, async () => {

@@ -5,27 +5,19 @@
  * releases over TLS subscribers; a node that does not trust it, or speaks
  * plain TCP to a TLS port, fails at once with a typed reason, never hangs.
  */
-import { afterAll, afterEach, assert, beforeAll, describe, it } from "vitest"
-import { type LocalFleet, startLocalFleet } from "@effect-redlock/fleet/fleet.js"
+import { assert, beforeAll, describe, it } from "vitest"
+import type { LocalFleet } from "@effect-redlock/fleet/fleet.js"
 import type { RedisNodeError } from "../src/manager/errors.js"
-import type * as NodeOptions from "../src/nodes/nodeOptions.js"
-import { Cleanup, managerOver, openNodes, rejectionOf, sleep, wokenAfterRelease } from "./driverSuite.js"
+import { drivers, localFleet, managerOver, openNodes, rejectionOf, sleep, wokenAfterRelease } from "./driverSuite.js"
 
-const drivers: ReadonlyArray<readonly [string, () => Promise<NodeOptions.Driver<unknown>>]> = [
-  ["ioredis", async () => (await import("../src/nodes/ioredis/driver.js")).driver as NodeOptions.Driver<unknown>],
-  ["iovalkey", async () => (await import("../src/nodes/iovalkey/driver.js")).driver as NodeOptions.Driver<unknown>],
-  ["node-redis", async () => (await import("../src/nodes/nodeRedis/driver.js")).driver as NodeOptions.Driver<unknown>]
-]
+const named = [["ioredis", drivers.ioredis], ["iovalkey", drivers.iovalkey], ["node-redis", drivers.nodeRedis]] as const
 
 describe("servers that speak TLS only", () => {
+  const fleetOf = localFleet(3, { tls: true })
   let fleet: LocalFleet
-  beforeAll(async () => {
-    fleet = await startLocalFleet(3, { tls: true })
-  })
-  afterEach(() => Cleanup.run())
-  afterAll(() => fleet?.stop())
+  beforeAll(() => void (fleet = fleetOf()))
 
-  for (const [name, driverOf] of drivers) {
+  for (const [name, driverOf] of named) {
     it(`${name} nodes that trust the certificate: a lock and a permit, and a waiter woken by the release over a TLS subscriber`, async () => {
       const driver = await driverOf()
       // Two managers, each with connections (and a subscriber) of its own: the release reaches the waiter over the channel.
