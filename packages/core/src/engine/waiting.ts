@@ -186,6 +186,12 @@ export interface Watched {
  */
 export interface Retry<R> {
   step(refused: R, wallNow: number, next: (delayMillis: number | undefined) => void, failed: (cause: unknown) => void): void
+  /**
+   * Whether the re-check of a refusal steps the schedule too, as every other
+   * attempt does (node-redlock's `retryCount` counts attempts); otherwise it
+   * is free, and the schedule's wait goes on after it.
+   */
+  readonly stepsRechecks?: boolean | undefined
 }
 
 /**
@@ -351,7 +357,7 @@ export const untilGranted = <G, R>(
     const now = wait.now()
     if (recheck) {
       recheck = false
-      return napThenAttempt(now)
+      if (retry.stepsRechecks !== true) return napThenAttempt(now)
     }
     retry.step(refused, time.wallNow(), (delayMillis) => {
       if (stopped) return

@@ -156,7 +156,7 @@ const conflictError = (setting: Setting | undefined, recorded: string | undefine
 }
 
 /** A refused attempt; its LockNotAcquired is made when first asked for (most are never read). */
-class Refused implements Attempt.Refused<RedisNodeError> {
+export class Refused implements Attempt.Refused<RedisNodeError> {
   readonly granted = undefined
   private made: LockNotAcquired | undefined
 
@@ -172,22 +172,27 @@ class Refused implements Attempt.Refused<RedisNodeError> {
 
 const ignore = () => {}
 
+/** Told each attempt of one acquisition once it ended (node-redlock's entry keeps every attempt's votes). */
+export type AttemptObserver = (end: Attempt.AttemptEnd<HeldLock, Refused, RedisNodeError>) => void
+
 /** One acquisition: the engine's attempts, the lock made from a grant, and the waiting between attempts. */
 class Acquisition extends Attempt.Attempts<HeldLock, Refused, RedisNodeError> {
   /** The resources, in the order of the keys (a permit's slots start at a random one). */
   private readonly resources: ReadonlyArray<string>
-  protected readonly attempted = undefined
+  protected readonly attempted: ((startMillis: number, end: Attempt.AttemptEnd<HeldLock, Refused, RedisNodeError>) => void) | undefined
 
   constructor(
     private readonly settings: Settings,
     private readonly request: Request,
     probe: boolean,
     private readonly setting: Setting | undefined,
-    slots: { readonly ahead: boolean } | undefined
+    slots: { readonly ahead: boolean } | undefined,
+    observer: AttemptObserver | undefined
   ) {
     const fields = Attempt.AttemptFields.of(request, settings.keyPrefix, probe, setting, slots, Math.random)
     super(settings, fields, settings.time)
     this.resources = fields.resources
+    this.attempted = observer && ((_, end) => observer(end))
   }
 
   protected granted(result: FanOut.FanOutResult<unknown, RedisNodeError>, validityMillis: number, slot: number | undefined): HeldLock {
@@ -290,7 +295,8 @@ export const acquirer = (settings: Settings, acquisitions: Acquisitions, variant
     options: AcquireOptions,
     setting?: Setting,
     slots?: { readonly ahead: boolean },
-    rejection?: (error: unknown) => unknown
+    rejection?: (error: unknown) => unknown,
+    observer?: AttemptObserver
   ): Promise<Grant> => {
     let request: Request
     let signal: AbortSignal | undefined
@@ -304,7 +310,7 @@ export const acquirer = (settings: Settings, acquisitions: Acquisitions, variant
       return Promise.reject(error)
     }
     if (signal?.aborted) return Promise.reject(signal.reason)
-    const acquisition = new Acquisition(settings, request, probe, setting, slots)
+    const acquisition = new Acquisition(settings, request, probe, setting, slots, observer)
     const { maxHoldMillis } = request
     const waits = request.retry.waits
     return new Promise((resolve, rejected) => {

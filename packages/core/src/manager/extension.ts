@@ -7,12 +7,15 @@
 import * as Options from "../engine/options.js"
 import { readMillis } from "./durations.js"
 import type { DurationInput } from "./durations.js"
-import { ExtensionLimitReached, LockNotExtended } from "./errors.js"
+import { ExtensionLimitReached, LockNotExtended, type Outcome } from "./errors.js"
 import type { HeldLock } from "./heldLock.js"
 import { orThrow, type Settings } from "./settings.js"
 
-/** Extend `lock` to `ttlInput` (default: its own ttl); rejects with LockLost, LockNotExtended or ExtensionLimitReached. */
-export const extend = (settings: Settings, lock: HeldLock, ttlInput?: DurationInput): Promise<void> => {
+/**
+ * Extend `lock` to `ttlInput` (default: its own ttl), resolved with what each
+ * node answered; rejects with LockLost, LockNotExtended or ExtensionLimitReached.
+ */
+export const extend = (settings: Settings, lock: HeldLock, ttlInput?: DurationInput): Promise<ReadonlyArray<Outcome>> => {
   let ttlMillis: number
   try {
     ttlMillis = orThrow(Options.timing(
@@ -26,7 +29,7 @@ export const extend = (settings: Settings, lock: HeldLock, ttlInput?: DurationIn
     return Promise.reject(error)
   }
   return lock.oneExtensionAtATime(() =>
-    new Promise<void>((resolve, reject) => {
+    new Promise<ReadonlyArray<Outcome>>((resolve, reject) => {
       if (lock.released) return reject(lock.markLost("Released"))
       if (lock.lostBecause !== undefined) return reject(lock.lostBecause)
       if (lock.extensionCount >= settings.maxExtensions) {
@@ -35,7 +38,7 @@ export const extend = (settings: Settings, lock: HeldLock, ttlInput?: DurationIn
       lock.extendOn(settings, ttlMillis, lock.nodeTimeoutMillis, settings.time, (end) => {
         switch (end._tag) {
           case "Extended":
-            return resolve()
+            return resolve(end.outcomes)
           case "Lost":
             return reject(lock.lostBecause!)
           case "NotExtended":

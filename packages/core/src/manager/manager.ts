@@ -123,7 +123,8 @@ const sendRelease = (settings: Settings.Settings, lock: HeldLock, done: (result:
   })
 }
 
-const released = (settings: Settings.Settings, lock: HeldLock): Promise<ReleaseResult> =>
+/** The release of `lock` on every node, resolved once decided. */
+export const released = (settings: Settings.Settings, lock: HeldLock): Promise<ReleaseResult> =>
   new Promise((resolve) => sendRelease(settings, lock, resolve))
 
 // A body that is no function is refused before anything is sent: it would fail only once the lock is held.

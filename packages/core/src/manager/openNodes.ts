@@ -48,7 +48,7 @@ const loggerOf = (given: unknown): Manager.Logger => {
 }
 
 /** A node of the engine (an in-memory node), taken as it is. */
-const isEngineNode = (entry: object): entry is Node =>
+export const isEngineNode = (entry: object): entry is Node =>
   typeof (entry as Partial<Node>).promises === "object" && typeof (entry as Partial<Node>).run === "function"
 
 /** A node-redis client (no `status`, which ioredis clients have). */
@@ -87,7 +87,7 @@ const driverFor = async (entry: object): Promise<NodeOptions.Driver<unknown>> =>
     : connectionDriver()
 
 /** Every node of the list opened; if one cannot be, those opened are closed again and it rejects. */
-const openAll = async (list: ReadonlyArray<unknown>, host: Host): Promise<HostNodes> => {
+export const openAll = async (list: ReadonlyArray<unknown>, host: Host): Promise<HostNodes> => {
   const readers: NodeOptions.Readers = {
     millis: readMillis,
     password: (input) => host.password?.(input)

@@ -24,6 +24,7 @@ import * as ServerRun from "../serverRun.js"
 import type { IoredisClient } from "./client.js"
 import * as Closing from "./closing.js"
 import * as ReleaseSubscriber from "./releaseSubscriber.js"
+import { type Listeners, listen } from "../listeners.js"
 
 /** A cluster client of the ioredis family, as the driver uses it. */
 export interface IoredisCluster {
@@ -182,12 +183,7 @@ const followCluster = (cluster: IoredisCluster, events: ConnectionEvents): () =>
   }
   const follow = (client: IoredisClient) => {
     if (followed.has(client)) return
-    client.on("ready", onMasterReady)
-    client.on("close", onMasterClose)
-    followed.set(client, () => {
-      client.off("ready", onMasterReady)
-      client.off("close", onMasterClose)
-    })
+    followed.set(client, listen(client, [["ready", onMasterReady], ["close", onMasterClose]]))
   }
   const unfollow = (client: IoredisClient) => {
     followed.get(client)?.()
@@ -211,7 +207,7 @@ const followCluster = (cluster: IoredisCluster, events: ConnectionEvents): () =>
     masters = mastersNow()
     events.ready()
   }
-  const listeners: ReadonlyArray<readonly [string, (...args: Array<any>) => void]> = [
+  const listeners: Listeners = [
     ["+node", follow],
     ["-node", unfollow],
     ["refresh", onRefresh],
@@ -220,9 +216,9 @@ const followCluster = (cluster: IoredisCluster, events: ConnectionEvents): () =>
     ["error", events.error]
   ]
   cluster.nodes("master").forEach(follow)
-  for (const [event, listener] of listeners) cluster.on(event, listener)
+  const unlisten = listen(cluster, listeners)
   return () => {
-    for (const [event, listener] of listeners) cluster.off(event, listener)
+    unlisten()
     for (const client of [...followed.keys()]) unfollow(client)
   }
 }

@@ -20,6 +20,7 @@ import * as Closing from "./closing.js"
 import * as Cluster from "./cluster.js"
 import * as Commands from "./commands.js"
 import * as ReleaseSubscriber from "./releaseSubscriber.js"
+import { listen } from "../listeners.js"
 
 /** A client of `library` for `address`, ours: connecting now, failing fast while not connected. */
 export const newClient = <Client extends IoredisClient>(
@@ -67,16 +68,7 @@ export const connectionOf = (client: IoredisClient, library: IoredisLibrary<Iore
   const encoded = Commands.encodedEvalsha.usable(client)
   return {
     isReady: () => client.status === "ready",
-    follow: (events) => {
-      client.on("ready", events.ready)
-      client.on("close", events.closed)
-      client.on("error", events.error)
-      return () => {
-        client.off("ready", events.ready)
-        client.off("close", events.closed)
-        client.off("error", events.error)
-      }
-    },
+    follow: (events) => listen(client, [["ready", events.ready], ["close", events.closed], ["error", events.error]]),
     evalsha: encoded
       ? (script, keys, args) =>
         client.sendCommand(Commands.encodedEvalsha.command(library.Command, script, keys, args) as never) as Promise<unknown>

@@ -8,6 +8,7 @@
  */
 import type { IoredisClient, IoredisSubscriber } from "./client.js"
 import * as ReleaseChannels from "../releaseChannels.js"
+import { listen } from "../listeners.js"
 
 /**
  * Clients that reach a server alike (address, credentials, key prefix, no
@@ -75,11 +76,11 @@ export const isRefusal = (error: unknown): boolean => error instanceof Error && 
  */
 export const open = (client: IoredisClient): { readonly channels: ReleaseChannels.ReleaseChannels; readonly stop: () => void } => {
   const use = ReleaseChannels.share(driver(client), sharingKey(client), () => client.status === "end")
-  client.on("end", use.clientEnded)
+  const unlisten = listen(client as never, [["end", use.clientEnded]])
   return {
     channels: use.channels,
     stop: () => {
-      client.off("end", use.clientEnded)
+      unlisten()
       use.leave()
     }
   }

@@ -22,6 +22,7 @@ import type { Connection } from "../connection.js"
 import * as DriverNode from "../driverNode.js"
 import { keyPrefixOf, type NodeRedisClient, optionsOf } from "./client.js"
 import * as ReleaseSubscriber from "./releaseSubscriber.js"
+import { listen } from "../listeners.js"
 
 /**
  * Replies as the node reads them, whatever type mapping the user's client
@@ -115,14 +116,7 @@ export const connectionOf = (client: NodeRedisClient): Connection => {
         if (!client.isReady) events.closed()
         events.error(error)
       }
-      client.on("ready", events.ready)
-      client.on("end", events.closed)
-      client.on("error", onError)
-      return () => {
-        client.off("ready", events.ready)
-        client.off("end", events.closed)
-        client.off("error", onError)
-      }
+      return listen(client as never, [["ready", events.ready], ["end", events.closed], ["error", onError]])
     },
     evalsha: (loaded, keys, args) => script("EVALSHA", loaded.sha, keys, args),
     eval: (whole, keys, args) => script("EVAL", whole.lua, keys, args),

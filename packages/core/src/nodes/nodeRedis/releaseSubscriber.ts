@@ -12,6 +12,7 @@
  */
 import * as ReleaseChannels from "../releaseChannels.js"
 import { keyPrefixOf, type NodeRedisClient, optionsOf } from "./client.js"
+import { listen } from "../listeners.js"
 
 /**
  * Clients that reach a server alike (address, username and password,
@@ -85,11 +86,11 @@ const driver = (client: NodeRedisClient): ReleaseChannels.Driver => ({
  */
 export const open = (client: NodeRedisClient): { readonly channels: ReleaseChannels.ReleaseChannels; readonly stop: () => void } => {
   const use = ReleaseChannels.share(driver(client), sharingKey(client), () => !client.isOpen)
-  client.on("end", use.clientEnded)
+  const unlisten = listen(client as never, [["end", use.clientEnded]])
   return {
     channels: use.channels,
     stop: () => {
-      client.off("end", use.clientEnded)
+      unlisten()
       use.leave()
     }
   }
