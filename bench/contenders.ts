@@ -18,6 +18,7 @@ import * as Redlock from "effect-redlock/Redlock"
 import * as Ioredis from "effect-redlock/RedisNode/Ioredis"
 import * as NodeRedis from "effect-redlock/RedisNode/NodeRedis"
 import * as PromiseApi from "effect-redlock/Promise"
+import EntryRedlock from "effect-redlock/node-redlock"
 import type { Lock } from "effect-redlock/Lock"
 import * as Scripts from "@effect-redlock/core/nodes/scripts.js"
 
@@ -457,6 +458,12 @@ export const nodeRedlock = nodeRedlockLike(
   (clients, settings) => new NodeRedlock(clients, settings) as never
 )
 
+/** node-redlock's API on this library's engine (effect-redlock/node-redlock), as a node-redlock user moves to it. */
+export const effectRedlockNodeRedlock = nodeRedlockLike(
+  "effect-redlock/node-redlock",
+  (clients, settings) => new EntryRedlock(clients, settings) as never
+)
+
 export const sesameRedlock = nodeRedlockLike(
   "@sesamecare-oss/redlock 1.4",
   (clients, settings) => new SesameRedlock(clients, settings) as never
@@ -594,6 +601,7 @@ export const all: ReadonlyArray<Contender> = [
   effectRedlock,
   effectRedlockPromise,
   effectRedlockPromiseGreedy,
+  effectRedlockNodeRedlock,
   effectRedlockFibers,
   effectRedlockFibersTraced,
   nodeRedlock,

@@ -14,7 +14,7 @@ import { fileURLToPath } from "node:url"
 import * as RedisFleet from "@effect-redlock/fleet/effect3.js"
 
 const root = Path.join(Path.dirname(fileURLToPath(import.meta.url)), "..", "..", "..")
-const publicModules = ["Lock", "Redlock", "RedlockError", "RedisNode", "RedlockMetrics", "RedisNode/Ioredis", "RedisNode/Iovalkey", "RedisNode/NodeRedis", "Fencing/Ioredis", "Promise", "Semaphore", "ReadWriteLock"]
+const publicModules = ["Lock", "Redlock", "RedlockError", "RedisNode", "RedlockMetrics", "RedisNode/Ioredis", "RedisNode/Iovalkey", "RedisNode/NodeRedis", "Fencing/Ioredis", "Promise", "node-redlock", "Semaphore", "ReadWriteLock"]
 
 /**
  * A command's stdout; it fails with the error (its stdout and stderr attached) when the command does.
@@ -322,6 +322,94 @@ export const main = async (): Promise<number> => {
           files: ["main.ts"]
         }))
         const checked = await run(process.execPath, [Path.join(plain, "node_modules", "typescript", "bin", "tsc"), "-p", "tsconfig.json"], dir)
+          .catch((error: { readonly stdout?: unknown }) => String(error.stdout))
+        assert.strictEqual(checked.trim(), "")
+      })
+    }).pipe(Effect.provide(RedisFleet.layerLocal(1, { persistence: true }))), 300_000)
+
+  it.effect("a node-redlock user's project: a 5.0 program and a 4.2 program run and type-check with only their import changed, and no effect is installed", () =>
+    Effect.gen(function*() {
+      const fleet = yield* RedisFleet.RedisFleet
+      const port = fleet.servers[0].port
+      yield* Effect.promise(async () => {
+        const dir = Path.join(scratch, "node-redlock-user")
+        Fs.mkdirSync(dir)
+        Fs.writeFileSync(Path.join(dir, "package.json"), JSON.stringify({ name: "node-redlock-user", private: true, type: "module" }))
+        await run("npm", ["install", "--no-audit", "--no-fund", core, library, "ioredis", "typescript@5.9", "@types/node@20"], dir)
+        assert.isFalse(Fs.existsSync(Path.join(dir, "node_modules", "effect")), "no effect installed")
+        // node-redlock 5.0's README, its import changed: a 1 s lock kept through 1.5 s of work by using's extension.
+        const version5 = `import Redlock, { ExecutionError, ResourceLockedError } from "effect-redlock/node-redlock"
+import Client from "ioredis"
+
+const redis = new Client({ host: "127.0.0.1", port: ${port} })
+const redlock = new Redlock([redis], { driftFactor: 0.01, retryCount: 10, retryDelay: 200, retryJitter: 200, automaticExtensionThreshold: 500 })
+redlock.on("error", (error) => {
+  if (error instanceof ResourceLockedError) return
+  console.error(error)
+})
+let lock = await redlock.acquire(["a"], 5000)
+try {
+  lock = await lock.extend(5000)
+} finally {
+  await lock.release()
+}
+const kept = await redlock.using(["b"], 1000, async (signal) => {
+  await new Promise((resolve) => setTimeout(resolve, 1500))
+  if (signal.aborted) throw signal.error
+  return "kept"
+})
+const held = await redlock.acquire(["a"], 5000)
+const attempts = await redlock.acquire(["a"], 5000, { retryCount: 1, retryDelay: 10 }).then(
+  () => -1,
+  (error) => error instanceof ExecutionError ? error.attempts.length : -2
+)
+await held.release()
+console.log(JSON.stringify([kept, attempts]))
+await redlock.quit()
+`
+        // node-redlock 4.2's README, its require changed.
+        const version4 = `const { Redlock } = require("effect-redlock/node-redlock")
+const Client = require("ioredis")
+
+const redlock = new Redlock([new Client(${port}, "127.0.0.1")], { driftFactor: 0.01, retryCount: 2, retryDelay: 10, retryJitter: 5 })
+redlock.on("clientError", (err) => console.error("A redis error has occurred:", err))
+redlock.lock("locks:account:322456", 1000).then(function(lock) {
+  return lock.extend(1000).then(function(lock) {
+    return redlock.lock("locks:account:322456", 1000)
+      .then(() => "granted twice", (err) => err instanceof Redlock.LockError ? "LockError" : String(err))
+      .then((refused) => lock.unlock().then(() => refused))
+  })
+}).then((refused) => {
+  console.log(refused)
+  return redlock.quit()
+})
+`
+        Fs.writeFileSync(Path.join(dir, "version5.mjs"), version5)
+        Fs.writeFileSync(Path.join(dir, "version4.cjs"), version4)
+        assert.deepStrictEqual(JSON.parse(await run(process.execPath, ["version5.mjs"], dir)), ["kept", 2])
+        assert.strictEqual((await run(process.execPath, ["version4.cjs"], dir)).trim(), "LockError")
+        const typed = Path.join(dir, "typed")
+        Fs.mkdirSync(typed)
+        Fs.writeFileSync(Path.join(typed, "package.json"), JSON.stringify({ type: "module" }))
+        // nodenext reads ioredis's default export as its module object: its named export instead.
+        Fs.writeFileSync(Path.join(typed, "version5.ts"), version5.replace(`import Client from "ioredis"`, `import { Redis as Client } from "ioredis"`))
+        Fs.writeFileSync(
+          Path.join(typed, "version4.ts"),
+          `import Redlock from "effect-redlock/node-redlock"
+import { Redis as Client } from "ioredis"
+
+const redlock = new Redlock([new Client(${port})], { retryCount: 2 })
+export const locked = (): Promise<string> =>
+  redlock.lock("locks:account:322456", 1000).then((lock) =>
+    lock.unlock().then(() => typeof lock.resource === "string" ? lock.resource : lock.resource.join())
+  ).catch((err: unknown) => err instanceof Redlock.LockError ? "LockError" : "other")
+`
+        )
+        Fs.writeFileSync(Path.join(typed, "tsconfig.json"), JSON.stringify({
+          compilerOptions: { target: "es2022", lib: ["es2022"], module: "nodenext", moduleResolution: "nodenext", strict: true, noEmit: true, types: ["node"] },
+          files: ["version5.ts", "version4.ts"]
+        }))
+        const checked = await run(process.execPath, [Path.join(dir, "node_modules", "typescript", "bin", "tsc"), "-p", "tsconfig.json"], typed)
           .catch((error: { readonly stdout?: unknown }) => String(error.stdout))
         assert.strictEqual(checked.trim(), "")
       })
