@@ -51,7 +51,8 @@ export interface IoredisClientOptions {
   readonly password?: string | undefined
   readonly db?: number | undefined
   readonly keyPrefix?: string | undefined
-  readonly tls?: object | undefined
+  /** Connection options, or (ioredis 6) the name of a TLS profile. */
+  readonly tls?: object | string | undefined
   readonly sentinels?: ReadonlyArray<unknown> | null | undefined
   /** The master's name, for a client of a Sentinel's master. */
   readonly name?: string | undefined
