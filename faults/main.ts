@@ -6,7 +6,8 @@
  *
  * Options: `--workers K` (default 4), `--seconds S` per scenario (default 10),
  * `--seed N` (default 1), `--only TEXT` (the scenarios whose name contains it),
- * `--client ioredis|node-redis` (the client library of the lock nodes; default ioredis).
+ * `--client ioredis|node-redis` (the client library of the lock nodes; default ioredis),
+ * `--front-ends effect|node-redlock|mixed` (what the workers are written with; default effect).
  */
 import * as Console from "effect/Console"
 import * as Context from "effect/Context"
@@ -29,8 +30,15 @@ const clientIndex = process.argv.indexOf("--client")
 const client = clientIndex >= 0 ? process.argv[clientIndex + 1] : "ioredis"
 if (client !== "ioredis" && client !== "node-redis") throw new Error("--client must be ioredis or node-redis")
 
+const frontEndsIndex = process.argv.indexOf("--front-ends")
+const frontEnds = frontEndsIndex >= 0 ? process.argv[frontEndsIndex + 1] : "effect"
+if (frontEnds !== "effect" && frontEnds !== "node-redlock" && frontEnds !== "mixed") {
+  throw new Error("--front-ends must be effect, node-redlock or mixed")
+}
+
 const settings: Suite.Settings = {
   client,
+  frontEnds,
   workers: argument("workers", 4),
   durationMillis: argument("seconds", 10) * 1000,
   ttlMillis: 2000,
@@ -48,11 +56,13 @@ const program = Effect.gen(function*() {
   const plain = yield* fleetOf(false)
   const durable = yield* fleetOf(true)
   yield* Console.log(
-    `fault suite: ${settings.workers} worker processes, ${Suite.lockNodes} lock nodes over ${client}, ` +
+    `fault suite: ${settings.workers} worker processes (${frontEnds}), ${Suite.lockNodes} lock nodes over ${client}, ` +
       `ttl ${settings.ttlMillis} ms, maxTtl ${settings.maxTtlMillis} ms, ${settings.durationMillis / 1000} s per scenario, seed ${settings.seed}`
   )
   const reports: Array<Suite.Report> = []
   for (const scenario of Suite.scenarios(settings).filter((scenario) => only === undefined || scenario.name.includes(only))) {
+    // node-redlock's API has locks only: no semaphore, no read-write lock.
+    if (frontEnds !== "effect" && (scenario.limit !== undefined || scenario.maxReaders !== undefined)) continue
     const report = yield* Suite.runScenario(scenario.durable === true ? durable : plain, scenario, settings)
     reports.push(report)
     yield* Console.log(`${scenario.name}: ${report.acquisitions} acquisitions, ${report.violations} violations`)

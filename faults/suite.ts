@@ -39,7 +39,16 @@ export interface Settings {
   readonly seed: number
   /** The client library of the workers' lock nodes (default ioredis). */
   readonly client?: "ioredis" | "node-redis" | undefined
+  /**
+   * What the workers are written with: the Effect 3 API (worker.ts, the
+   * default), node-redlock's API (nodeRedlockWorker.ts, over ioredis), or
+   * both, alternating, contending for the same keys.
+   */
+  readonly frontEnds?: FrontEnds | undefined
 }
+
+export type FrontEnds = "effect" | "node-redlock" | "mixed"
+
 
 type EnterEvent = Extract<WorkerEvent, { readonly type: "enter" }>
 
@@ -103,15 +112,19 @@ export interface Report {
   readonly problems: ReadonlyArray<string>
 }
 
-const workerPath = Path.join(Path.dirname(fileURLToPath(import.meta.url)), "worker.ts")
+const here = Path.dirname(fileURLToPath(import.meta.url))
+
+/** The program of worker `id`. */
+const workerPath = (frontEnds: FrontEnds, id: number): string =>
+  Path.join(here, frontEnds === "node-redlock" || (frontEnds === "mixed" && id % 2 === 1) ? "nodeRedlockWorker.ts" : "worker.ts")
 
 const sleepMillis = (millis: number) => Effect.sleep(Duration.millis(Math.round(millis)))
 
 /** A worker process, killed by its PID when the scope closes if it is still running. */
-const spawnWorker = (config: WorkerConfig, onEvent: (event: WorkerEvent) => void) =>
+const spawnWorker = (path: string, config: WorkerConfig, onEvent: (event: WorkerEvent) => void) =>
   Effect.acquireRelease(
     Effect.sync(() => {
-      const child = ChildProcess.spawn(process.execPath, ["--import", "tsx", workerPath, JSON.stringify(config)], {
+      const child = ChildProcess.spawn(process.execPath, ["--import", "tsx", path, JSON.stringify(config)], {
         stdio: ["ignore", "pipe", "pipe"]
       })
       Readline.createInterface({ input: child.stdout }).on("line", (line) => {
@@ -182,7 +195,7 @@ export const runScenario = (fleet: Fleet, scenario: Scenario, suiteSettings: Set
       if (event.type === "ready" && ++ready === settings.workers) Deferred.unsafeDone(allReady, Effect.void)
     }
     const workers = yield* Effect.forEach(Array.from({ length: settings.workers }, (_, id) => id), (id) =>
-      spawnWorker({
+      spawnWorker(workerPath(settings.frontEnds ?? "effect", id), {
         id,
         nodePorts: fleet.servers.slice(0, lockNodes).map((server) => server.port),
         storagePort: fleet.servers[lockNodes].port,

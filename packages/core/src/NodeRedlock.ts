@@ -99,6 +99,18 @@ export type ExecutionResult = Votes.ExecutionResult<Client>
 export type RedlockAbortSignal = AbortSignal & { error?: Error }
 
 /**
+ * The settings of one call: node-redlock's, and a `signal` whose abort stops
+ * an acquisition still waiting (it leaves its place in line and rejects with
+ * the signal's reason).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface CallSettings extends Partial<Settings> {
+  readonly signal?: AbortSignal | undefined
+}
+
+/**
  * node-redlock 4.x's error; `ExecutionError` is one.
  *
  * @since 0.1.0
@@ -350,9 +362,10 @@ export class Redlock extends EventEmitter {
    * ms; rejects with `ExecutionError` once `retryCount + 1` attempts were
    * refused.
    */
-  async acquire(resources: string | ReadonlyArray<string>, duration: number, settings?: Partial<Settings>): Promise<Lock> {
+  async acquire(resources: string | ReadonlyArray<string>, duration: number, settings?: CallSettings): Promise<Lock> {
     const ttl = Config.duration(duration)
     const retry = this.#retry(this.#callSettings(settings))
+    const signal = settings?.signal
     const list = resourcesOf(resources)
     const engine = await this.#open()
     const attempts: Array<Promise<ExecutionStats>> = []
@@ -361,7 +374,7 @@ export class Redlock extends EventEmitter {
       attempts.push(this.#votes(engine, outcomes, list.length))
     }
     try {
-      const { lock } = await engine.acquire(list, { ttl, retry }, undefined, undefined, undefined, observer)
+      const { lock } = await engine.acquire(list, { ttl, retry, signal }, undefined, undefined, undefined, observer)
       return new Lock(this, list, lock.value, attempts, expirationOf(lock), lock)
     } catch (error) {
       throw error instanceof LockNotAcquired ? new Votes.ExecutionError(Votes.noQuorum, attempts, error) : error
@@ -386,14 +399,17 @@ export class Redlock extends EventEmitter {
   /**
    * A new lock for `existing`'s resources, valid for `duration` ms from now
    * (`existing.expiration` becomes 0); rejects with `ExecutionError` when it
-   * has expired or no quorum extended it.
+   * has expired, was released or replaced, or no quorum extended it.
    */
   async extend(existing: Lock, duration: number, settings?: Partial<Settings> | Callback<Lock>): Promise<Lock> {
     if (typeof settings === "function") return withCallback(this.extend(existing, duration), settings)
     const ttl = Config.duration(duration)
     const held = this.#heldBy(existing)
     this.#callSettings(settings)
-    if (existing.expiration < Date.now()) throw new Votes.ExecutionError("Cannot extend an already-expired lock.", [])
+    // Replaced by its extension or released (expiration 0), or past its validity on the monotonic clock.
+    if (existing.expiration === 0 || held.remaining() === 0) {
+      throw new Votes.ExecutionError("Cannot extend an already-expired lock.", [])
+    }
     const engine = await this.#open()
     let outcomes: ReadonlyArray<Outcome>
     try {
@@ -416,7 +432,7 @@ export class Redlock extends EventEmitter {
   using<T>(
     resources: string | ReadonlyArray<string>,
     duration: number,
-    settings: Partial<Settings>,
+    settings: CallSettings,
     routine: (signal: RedlockAbortSignal) => Promise<T>
   ): Promise<T>
   using<T>(
@@ -427,7 +443,7 @@ export class Redlock extends EventEmitter {
   async using<T>(
     resources: string | ReadonlyArray<string>,
     duration: number,
-    settingsOrRoutine: Partial<Settings> | ((signal: RedlockAbortSignal) => Promise<T>) | undefined,
+    settingsOrRoutine: CallSettings | ((signal: RedlockAbortSignal) => Promise<T>) | undefined,
     optionalRoutine?: (signal: RedlockAbortSignal) => Promise<T>
   ): Promise<T> {
     const ttl = Config.duration(duration)
@@ -442,6 +458,8 @@ export class Redlock extends EventEmitter {
     const controller = new AbortController()
     const signal = controller.signal as RedlockAbortSignal
     let lock = await this.acquire(resources, ttl, given)
+    // The call's signal stops the acquisition only: the routine's signal is the lock's.
+    const extensionSettings = given?.signal === undefined ? given : { ...given, signal: undefined }
     const engine = await this.#open()
     const { time } = engine.settings
     const held = holdOf(lock)
@@ -459,7 +477,7 @@ export class Redlock extends EventEmitter {
     }
     const extend = async (): Promise<void> => {
       try {
-        lock = await this.extend(lock, ttl, given)
+        lock = await this.extend(lock, ttl, extensionSettings)
         if (!ended) queue(held.remaining() - settings.automaticExtensionThreshold)
       } catch (error) {
         if (ended) return
@@ -511,7 +529,7 @@ export class Redlock extends EventEmitter {
   lockWithOptions(
     resource: string | ReadonlyArray<string>,
     ttl: number,
-    settings: Partial<Settings>,
+    settings: CallSettings,
     callback?: Callback<Lock>
   ): Promise<Lock> {
     return withCallback(this.acquire(resource, ttl, settings), callback)
@@ -544,6 +562,25 @@ export class Redlock extends EventEmitter {
       lock.release().catch((error: Error) => errorHandler?.(error))
     )
   }
+}
+
+type LockOfRedlock = Lock
+type SettingsOfRedlock = Settings
+
+/**
+ * node-redlock 4.x's types under the class's name, as its typings declare
+ * them: `Redlock.Lock`, `Redlock.LockError`, `Redlock.Options`.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export declare namespace Redlock {
+  /** A held lock. */
+  export type Lock = LockOfRedlock
+  /** node-redlock 4.x's error. */
+  export type LockError = Votes.LockError
+  /** The constructor's settings, each optional. */
+  export type Options = Partial<SettingsOfRedlock>
 }
 
 interface BluebirdLike {

@@ -160,6 +160,20 @@ describe("node-redlock's API over users' ioredis clients, 3 redis-servers", () =
     await granted.release()
   })
 
+  it("an acquisition waiting in line stops when the call's signal aborts: it rejects with the reason and leaves nothing behind", async () => {
+    const clients = clientsOf(ports())
+    const redlock = new Redlock(clients, { retryCount: -1, retryDelay: 50 })
+    const held = await redlock.acquire("s", long)
+    const controller = new AbortController()
+    const waiting = settled(redlock.acquire("s", long, { signal: controller.signal }))
+    await sleep(150)
+    controller.abort(new Error("gave up"))
+    assert.strictEqual((await waiting as Error).message, "gave up")
+    await held.release()
+    await sleep(20)
+    assert.deepStrictEqual(await fleet().dbsizes(), [0, 0, 0], "no key and no place in line left")
+  })
+
   it("using: the routine gets node-redlock's signal, the lock is extended while it runs and released after; two at once never overlap", async () => {
     const clients = clientsOf(ports())
     const redlock = new Redlock(clients)

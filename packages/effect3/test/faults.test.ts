@@ -30,10 +30,27 @@ const scenarios = Suite.scenarios(settings).filter((scenario) =>
   sharedRows.some((row) => scenario.name.endsWith(`: ${row}`))
 )
 
+// Some lock scenarios again with a node-redlock program among the workers (effect-redlock/node-redlock,
+// worker 1 of 3), contending with the Effect workers for the same keys.
+const mixedRows = [
+  "no faults",
+  "minority paused (SIGSTOP 1-2 of 5)",
+  "majority killed under a holder, restarted at once, quarantine on",
+  "majority paused, then back",
+  "holder paused past its ttl"
+]
+const mixed = Suite.scenarios(settings).filter((scenario) => mixedRows.includes(scenario.name))
+
+const runs = [
+  { label: "", settings, scenarios },
+  { label: ", Effect and node-redlock workers", settings: { ...settings, frontEnds: "mixed" as const }, scenarios: mixed }
+]
+
 // Durable scenarios run on their own servers (AOF, appendfsync always).
-for (const durable of [false, true]) {
+for (const { label, scenarios, settings } of runs) for (const durable of [false, true]) {
   const group = scenarios.filter((scenario) => (scenario.durable === true) === durable)
-  const name = `fault suite (short)${durable ? ", durable servers" : ""}`
+  if (group.length === 0) continue
+  const name = `fault suite (short)${durable ? ", durable servers" : ""}${label}`
   layer(Suite.fleetFor(group[0]), { timeout: 60_000, excludeTestServices: true })(name, (it) => {
     for (const scenario of group) {
       it.effect(`${scenario.name}: ${scenario.expect === "safe" ? "no violation" : "the hazard shows"}`, () =>

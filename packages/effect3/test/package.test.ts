@@ -398,9 +398,10 @@ redlock.lock("locks:account:322456", 1000).then(function(lock) {
           `import Redlock from "effect-redlock/node-redlock"
 import { Redis as Client } from "ioredis"
 
-const redlock = new Redlock([new Client(${port})], { retryCount: 2 })
+const options: Redlock.Options = { retryCount: 2 }
+const redlock = new Redlock([new Client(${port})], options)
 export const locked = (): Promise<string> =>
-  redlock.lock("locks:account:322456", 1000).then((lock) =>
+  redlock.lock("locks:account:322456", 1000).then((lock: Redlock.Lock) =>
     lock.unlock().then(() => typeof lock.resource === "string" ? lock.resource : lock.resource.join())
   ).catch((err: unknown) => err instanceof Redlock.LockError ? "LockError" : "other")
 `
