@@ -73,12 +73,12 @@ const main = async () => {
       }
     } catch (error) {
       if (error instanceof ExecutionError) gaveUp++
-      else emit({ type: "error", id: config.id, detail: String(error) })
+      else emit({ type: "error", id: config.id, detail: `${String(error)} ${(error as Error).stack ?? ""}` })
     }
     await sleep(between(5, 25))
   }
   emit({ type: "done", id: config.id, acquisitions, gaveUp })
-  await redlock.quit()
+  await redlock.quit().catch((error) => emit({ type: "error", id: config.id, detail: `quit: ${String(error)}` }))
   storage.disconnect()
 }
 

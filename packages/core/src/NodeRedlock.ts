@@ -240,11 +240,34 @@ const resourcesOf = (input: unknown): Array<string> =>
 // The wall-clock end of a lock's validity, node-redlock's `expiration`.
 const expirationOf = (held: HeldLock): number => Date.now() + held.remaining()
 
-const quitClient = (client: Client): Promise<unknown> => {
-  const closable = client as { readonly quit?: () => Promise<unknown>; readonly close?: () => Promise<unknown>; readonly status?: unknown }
-  // node-redis 5 deprecates quit() for close(); ioredis has quit() only.
-  if (closable.status === undefined && typeof closable.close === "function") return closable.close()
-  return typeof closable.quit === "function" ? closable.quit() : Promise.resolve()
+interface Closable {
+  readonly quit?: () => Promise<unknown>
+  readonly close?: () => Promise<unknown>
+  readonly disconnect?: () => unknown
+  readonly destroy?: () => unknown
+  /** ioredis's connection state. */
+  readonly status?: unknown
+  /** node-redis's. */
+  readonly isReady?: unknown
+}
+
+/**
+ * QUIT where the client is connected; a client that is not (its server down
+ * or restarting) is disconnected at once: QUIT would wait in its offline
+ * queue through every reconnection, then reject.
+ */
+const quitClient = async (client: Client): Promise<void> => {
+  const closable = client as Closable
+  if (closable.status !== undefined) {
+    if (closable.status === "end") return
+    if (closable.status !== "ready" || typeof closable.quit !== "function") return void closable.disconnect?.()
+    await closable.quit().catch(() => closable.disconnect?.())
+    return
+  }
+  // node-redis: close() (quit() before node-redis 5); destroy() where it is not connected.
+  if (closable.isReady !== true) return void closable.destroy?.()
+  const polite = typeof closable.close === "function" ? closable.close() : closable.quit?.()
+  await polite?.catch(() => closable.destroy?.())
 }
 
 /**

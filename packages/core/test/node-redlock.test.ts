@@ -284,6 +284,23 @@ describe("node-redlock's API over users' ioredis clients, 3 redis-servers", () =
     await held.release()
   })
 
+  it("quit() does not wait for a client whose server is down: it is disconnected at once, where QUIT would wait out its reconnections", async () => {
+    const [up] = clientsOf(ports().slice(0, 1))
+    const down = ioredisOf(unreachablePort)
+    down.on("error", () => {})
+    const redlock = new Redlock([up!, down], { retryCount: 0 })
+    assert.instanceOf(await settled(redlock.acquire("q2", 1000)), ExecutionError)
+    const started = performance.now()
+    await redlock.quit()
+    assert.isBelow(performance.now() - started, 1000)
+    let reconnections = 0
+    down.on("reconnecting", () => reconnections++)
+    await sleep(500)
+    assert.strictEqual(up!.status, "end")
+    // ioredis leaves a client disconnected while reconnecting in that state, but it tries no more.
+    assert.strictEqual(reconnections, 0, "the client of the server that is down stopped reconnecting")
+  })
+
   it("bad input: no clients, a setting of the wrong kind, a resource that is none", async () => {
     assert.throws(() => new Redlock([]), /at least one redis client/)
     assert.throws(() => new Redlock(7 as never), /iterable/)
