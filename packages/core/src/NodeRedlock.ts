@@ -293,6 +293,8 @@ export class Redlock extends EventEmitter {
   readonly #clients: ReadonlyArray<Client>
   readonly #defaultRetry: ReturnType<typeof Config.retryPolicy>
   #engine: Promise<Engine> | undefined
+  /** The engine once opened: calls after the first take it without a promise step. */
+  #ready: Engine | undefined
 
   constructor(clients: Iterable<Client>, settings: Partial<RedlockSettings> = {}) {
     super()
@@ -322,7 +324,7 @@ export class Redlock extends EventEmitter {
   }
 
   #open(): Promise<Engine> {
-    return this.#engine ??= this.#opened()
+    return this.#engine ??= this.#opened().then((engine) => this.#ready = engine)
   }
 
   async #opened(): Promise<Engine> {
@@ -356,14 +358,21 @@ export class Redlock extends EventEmitter {
     throw new TypeError("effect-redlock: this lock was not acquired by this Redlock")
   }
 
-  // One attempt's votes, each vote against told as node-redlock's events.
+  // One attempt's votes, each vote against told as node-redlock's events (when someone listens but our own no-op).
   #votes(engine: Engine, outcomes: ReadonlyArray<Outcome>, keys: number): Promise<ExecutionStats> {
+    let against: Array<Error> | undefined
     const stats = Votes.statsOf(this.#clients, engine.settings.quorum, outcomes, keys, (error) => {
-      queueMicrotask(() => {
-        this.emit("error", error)
-        if (!(error instanceof Votes.ResourceLockedError)) this.emit("clientError", error)
-      })
+      (against ??= []).push(error)
     })
+    if (against !== undefined && (this.listenerCount("error") > 1 || this.listenerCount("clientError") > 0)) {
+      const told = against
+      queueMicrotask(() => {
+        for (const error of told) {
+          this.emit("error", error)
+          if (!(error instanceof Votes.ResourceLockedError)) this.emit("clientError", error)
+        }
+      })
+    }
     return Promise.resolve(stats)
   }
 
@@ -390,7 +399,7 @@ export class Redlock extends EventEmitter {
     const retry = this.#retry(this.#callSettings(settings))
     const signal = settings?.signal
     const list = resourcesOf(resources)
-    const engine = await this.#open()
+    const engine = this.#ready ?? await this.#open()
     const attempts: Array<Promise<ExecutionStats>> = []
     const observer: Acquisition.AttemptObserver = (end) => {
       const outcomes = end.granted === undefined ? end.result.outcomes : end.granted.outcomes
@@ -411,7 +420,7 @@ export class Redlock extends EventEmitter {
   async release(lock: Lock, _settings?: Partial<Settings>): Promise<ExecutionResult> {
     const held = this.#heldBy(lock)
     lock.expiration = 0
-    const engine = await this.#open()
+    const engine = this.#ready ?? await this.#open()
     const result = await Manager.released(engine.settings, held)
     if (result.status === "AlreadyReleased") return { attempts: [] }
     const attempts = [this.#votes(engine, result.outcomes, lock.resources.length)]
@@ -433,7 +442,7 @@ export class Redlock extends EventEmitter {
     if (existing.expiration === 0 || held.remaining() === 0) {
       throw new Votes.ExecutionError("Cannot extend an already-expired lock.", [])
     }
-    const engine = await this.#open()
+    const engine = this.#ready ?? await this.#open()
     let outcomes: ReadonlyArray<Outcome>
     try {
       outcomes = await Extension.extend(engine.settings, held, ttl)
@@ -483,7 +492,7 @@ export class Redlock extends EventEmitter {
     let lock = await this.acquire(resources, ttl, given)
     // The call's signal stops the acquisition only: the routine's signal is the lock's.
     const extensionSettings = given?.signal === undefined ? given : { ...given, signal: undefined }
-    const engine = await this.#open()
+    const engine = this.#ready ?? await this.#open()
     const { time } = engine.settings
     const held = holdOf(lock)
     let ended = false

@@ -6,7 +6,7 @@
  *
  * @internal
  */
-import type { Outcome } from "../manager/errors.js"
+import { type Outcome, withoutStack } from "../manager/errors.js"
 
 /** One attempt's votes: `votesFor` the clients that applied it, `votesAgainst` each other client's error. */
 export interface ExecutionStats<Client> {
@@ -92,7 +92,8 @@ export const statsOf = <Client>(
   outcomes.forEach((outcome, index) => {
     const client = clients[index]!
     if (outcome._tag === "Ok") return void votesFor.add(client)
-    const error = againstOf(outcome, keys)
+    // Made without a stack trace: a waiter's refused attempts make many, and few are read.
+    const error = withoutStack(() => againstOf(outcome, keys))
     if (error === undefined) return
     votesAgainst.set(client, error)
     against(error)
