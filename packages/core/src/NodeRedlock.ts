@@ -160,6 +160,9 @@ export type ResourceLockedError = Votes.ResourceLockedError
 
 type Callback<A> = (error: Error | null, value?: A) => void
 
+/** The engine's hold behind a lock (set by `Lock`'s static block). */
+let holdOf: (lock: Lock) => HeldLock
+
 /** A 4.x callback, if given, is told the outcome; the promise is returned either way (marked handled). */
 const withCallback = <A>(promise: Promise<A>, callback: unknown): Promise<A> => {
   if (typeof callback !== "function") return promise
@@ -175,8 +178,6 @@ interface Engine {
   readonly acquire: ReturnType<typeof Acquisition.acquirer>
   readonly close: () => Promise<void>
 }
-
-const holds = new WeakMap<Lock, HeldLock>()
 
 /**
  * A held lock, as node-redlock's: `expiration` is the wall-clock time its
@@ -194,7 +195,17 @@ export class Lock {
     public expiration: number,
     held: HeldLock
   ) {
-    holds.set(this, held)
+    this.#held = held
+  }
+
+  /** The engine's hold behind it (an extension's lock shares it). */
+  readonly #held: HeldLock
+
+  static {
+    holdOf = (lock) => {
+      if (!(#held in lock)) throw new TypeError("effect-redlock: this lock was not acquired by a Redlock")
+      return lock.#held
+    }
   }
 
   /** Release it on every client. */
@@ -228,11 +239,6 @@ export class Lock {
   }
 }
 
-const holdOf = (lock: Lock): HeldLock => {
-  const held = holds.get(lock)
-  if (held === undefined) throw new TypeError("effect-redlock: this lock was not acquired by a Redlock")
-  return held
-}
 
 const resourcesOf = (input: unknown): Array<string> =>
   typeof input === "string" ? [input] : Array.isArray(input) ? [...input] : input as never
