@@ -249,6 +249,11 @@ const table = (title: string, metrics: ReadonlyArray<Metric>, rows: Map<string, 
     if (name.startsWith(Contenders.effectRedlockFibers.name)) against(name, Contenders.floorAsEffect.name)
     const driverTwin = Contenders.driverTwins.get(name)
     if (driverTwin !== undefined) for (const other of [driverTwin.overIoredis, driverTwin.peer]) against(name, other)
+    // node-redlock's API on the engine: held against the promise API it maps onto, and node-redlock itself.
+    if (name === Contenders.effectRedlockNodeRedlock.name) {
+      against(name, Contenders.effectRedlockPromise.name)
+      against(name, Contenders.nodeRedlock.name)
+    }
     const effect3Twin = Effect4.effect3TwinOf(name)
     if (effect3Twin !== undefined) against(name, effect3Twin, "its Effect 3 twin")
     if (name === Contenders.effectRedlockFibersTraced.name) {
