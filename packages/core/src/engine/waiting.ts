@@ -4,7 +4,9 @@
  * most n + 1 attempts, in every front end, and one re-check more when a
  * node was not yet listening to the key's releases as the waiting began (a
  * release may have been missed: the first attempt's refusal is checked
- * again at once, and the schedule's wait goes on). The step's delay is the longest
+ * again at once, and the schedule's wait goes on; a schedule that counts
+ * every attempt, node-redlock's `retryCount`, is stepped by it too: see
+ * `Retry.stepsRechecks`). The step's delay is the longest
  * the waiter sleeps before that attempt; four things bring it forward:
  * - a release announced since the last attempt began (see
  *   `RedisNode.watchReleases`) that names this waiter as the first in line
