@@ -7,6 +7,7 @@
  * and extensions, `quit()`), and what this library adds (waiting woken by
  * the release, `maxTtl` with the restart quarantine, fencing tokens).
  */
+import Bluebird from "bluebird"
 import { Cluster, Redis, type RedisOptions } from "ioredis"
 import { createClient } from "redis"
 import { afterEach, assert, describe, it } from "vitest"
@@ -230,6 +231,18 @@ describe("node-redlock's API over users' ioredis clients, 3 redis-servers", () =
     await new Promise<void>((resolve, reject) => extended.unlock((error) => error ? reject(error) : resolve()))
     const again = await redlock.lockWithOptions(["old:api"], long, { retryCount: 0 })
     await redlock.unlock(again)
+  })
+
+  it("node-redlock 4.x's disposer, with Bluebird's Promise.using: the lock is held in the handler and released after", async () => {
+    const clients = clientsOf(ports())
+    const redlock = new Redlock(clients)
+    const value = await Bluebird.using(redlock.disposer("disposed", long) as Bluebird.Disposer<Lock>, async (lock) => {
+      assert.strictEqual(await clients[0]!.get("disposed"), lock.value)
+      return lock.value
+    })
+    assert.isString(value)
+    await sleep(20)
+    for (const client of clients) assert.strictEqual(await client.get("disposed"), null, "released")
   })
 
   it("releasing a lock that expired rejects with an ExecutionError; extending it too; a lock of another Redlock is refused", async () => {
