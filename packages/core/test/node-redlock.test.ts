@@ -314,6 +314,25 @@ describe("node-redlock's API over users' ioredis clients, 3 redis-servers", () =
     assert.strictEqual(reconnections, 0, "the client of the server that is down stopped reconnecting")
   })
 
+  it("a Redlock per task over one client: no listener-leak warning, and the client's listener limit back once they quit", async () => {
+    const [shared] = clientsOf(ports().slice(0, 1))
+    const warnings: Array<string> = []
+    const onWarning = (warning: Error) => void warnings.push(warning.name)
+    process.on("warning", onWarning)
+    try {
+      const before = shared!.getMaxListeners()
+      const redlocks = Array.from({ length: 12 }, () => new Redlock([shared!], { retryCount: 0 }))
+      for (const redlock of redlocks) await (await redlock.acquire("per-task", 1000)).release()
+      assert.isAtLeast(shared!.getMaxListeners(), before + 12, "each Redlock's node raised it for its own listeners")
+      await sleep(10)
+      assert.notInclude(warnings, "MaxListenersExceededWarning")
+      await Promise.all(redlocks.map((redlock) => redlock.quit()))
+      assert.strictEqual(shared!.getMaxListeners(), before, "each node's removal lowered it again")
+    } finally {
+      process.off("warning", onWarning)
+    }
+  })
+
   it("bad input: no clients, a setting of the wrong kind, a resource that is none", async () => {
     assert.throws(() => new Redlock([]), /at least one redis client/)
     assert.throws(() => new Redlock(7 as never), /iterable/)
