@@ -8,17 +8,9 @@
  */
 import { Effect, Random } from "effect"
 import { Redis } from "ioredis"
-import * as Fenced from "effect-redlock/Fencing/Ioredis"
 import Redlock, { ExecutionError } from "effect-redlock/node-redlock"
-import { hrMillis, type WorkerConfig, type WorkerEvent } from "./protocol.js"
-
-const config = JSON.parse(process.argv[2] ?? "{}") as WorkerConfig
-const emit = (event: WorkerEvent) => process.stdout.write(JSON.stringify(event) + "\n")
-process.on("unhandledRejection", (reason) => emit({ type: "unhandled", id: config.id, detail: String(reason) }))
-process.on("uncaughtException", (error) => emit({ type: "unhandled", id: config.id, detail: String(error) }))
-
-// See worker.ts: the parent's go, listened to from the start.
-const startSignal = new Promise<void>((resolve) => process.once("SIGUSR2", () => resolve()))
+import { hrMillis } from "./protocol.js"
+import { config, emit, fencedWrite, startSignal } from "./workerProcess.js"
 
 const random = Random.make(config.seed)
 const between = (min: number, max: number) => Effect.runSync(random.nextRange(min, max))
@@ -38,12 +30,8 @@ const main = async () => {
     restartQuarantine: config.restartQuarantine
   })
   const storage = new Redis({ host: "127.0.0.1", port: config.storagePort, maxRetriesPerRequest: 1 })
-  const write = (slot: string, value: string, token: bigint) =>
-    Effect.runPromise(Fenced.set(storage, { key: `fault-suite:data:${slot}`, value, token }).pipe(
-      Effect.as("accepted" as const),
-      Effect.catchTag("StaleFencingToken", () => Effect.succeed("stale" as const)),
-      Effect.catchAll(() => Effect.succeed("failed" as const))
-    ))
+  const fenced = fencedWrite(storage)
+  const write = (slot: string, value: string, token: bigint) => Effect.runPromise(fenced(slot, value, token))
   let acquisitions = 0
   let gaveUp = 0
   emit({ type: "ready", id: config.id })

@@ -11,22 +11,11 @@
  */
 import { Duration, Effect, Layer, Logger, Random, Schedule } from "effect"
 import { Redis } from "ioredis"
-import * as Fenced from "effect-redlock/Fencing/Ioredis"
 import * as Redlock from "effect-redlock/Redlock"
 import * as Ioredis from "effect-redlock/RedisNode/Ioredis"
 import * as NodeRedis from "effect-redlock/RedisNode/NodeRedis"
-import { hrMillis, type WorkerConfig, type WorkerEvent } from "./protocol.js"
-
-const config = JSON.parse(process.argv[2] ?? "{}") as WorkerConfig
-const emit = (event: WorkerEvent) => process.stdout.write(JSON.stringify(event) + "\n")
-process.on("unhandledRejection", (reason) => emit({ type: "unhandled", id: config.id, detail: String(reason) }))
-process.on("uncaughtException", (error) => emit({ type: "unhandled", id: config.id, detail: String(error) }))
-
-/**
- * SIGUSR2: the parent's go, once every worker is ready (and a brand-new
- * cluster started); listened to from the start, so it cannot come first.
- */
-const startSignal = new Promise<void>((resolve) => process.once("SIGUSR2", () => resolve()))
+import { hrMillis } from "./protocol.js"
+import { config, emit, fencedWrite, startSignal } from "./workerProcess.js"
 
 /** The same seed gives the same holds (the lock manager's own jitter stays unseeded). */
 const random = Random.make(config.seed)
@@ -42,13 +31,7 @@ const program = Effect.gen(function*() {
     Schedule.modifyDelay((_, delay) => Duration.millis(Math.round(Duration.toMillis(delay)))),
     Schedule.upTo("1 second")
   )
-  // One fenced key per lock: a semaphore's slots each order their own holders.
-  const write = (slot: string, value: string, token: bigint) =>
-    Fenced.set(storage, { key: `fault-suite:data:${slot}`, value, token }).pipe(
-      Effect.as("accepted" as const),
-      Effect.catchTag("StaleFencingToken", () => Effect.succeed("stale" as const)),
-      Effect.catchAll(() => Effect.succeed("failed" as const))
-    )
+  const write = fencedWrite(storage)
   let acquisitions = 0
   let gaveUp = 0
   emit({ type: "ready", id: config.id })

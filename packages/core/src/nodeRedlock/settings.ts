@@ -68,10 +68,9 @@ export const merge = (base: EntrySettings, given: unknown): EntrySettings => {
   const drift = Options.driftFactor(driftFactor)
   if (drift instanceof Options.Problem) throw new InvalidOptions(drift.option, drift.detail)
   const maxTtl = partial.maxTtl ?? base.maxTtl
-  const restartQuarantine = partial.restartQuarantine ?? base.restartQuarantine
-  if (restartQuarantine !== undefined && typeof restartQuarantine !== "boolean") {
-    throw new InvalidOptions("restartQuarantine", `must be true or false, got ${Options.describe(restartQuarantine)}`)
-  }
+  const quarantineInput = partial.restartQuarantine ?? base.restartQuarantine
+  const restartQuarantine = quarantineInput === undefined ? undefined : Options.flag("restartQuarantine", quarantineInput)
+  if (restartQuarantine instanceof Options.Problem) throw new InvalidOptions(restartQuarantine.option, restartQuarantine.detail)
   const keyPrefix = Options.keyPrefix(partial.keyPrefix ?? base.keyPrefix)
   if (keyPrefix instanceof Options.Problem) throw new InvalidOptions(keyPrefix.option, keyPrefix.detail)
   return {
