@@ -8,6 +8,7 @@
 import { Redis as Ioredis } from "ioredis"
 import { Redis as Iovalkey } from "iovalkey"
 import { createClient } from "redis"
+import { Decoder, GlideClient, Logger, ProtocolVersion } from "@valkey/valkey-glide"
 import { drivers, driverSuite, type DriverUnderTest, ioredisClientVariants, lockSuite, type UserClientOptions } from "./driverSuite.js"
 
 type IoredisFamily = typeof Ioredis | typeof Iovalkey
@@ -74,7 +75,43 @@ const nodeRedis: DriverUnderTest = {
   ]
 }
 
-for (const driver of [ioredis, iovalkey, nodeRedis]) {
+// GLIDE's core logs every server error to the console by default: its users set their own level.
+Logger.setLoggerConfig("off")
+
+const glide: DriverUnderTest = {
+  name: "Valkey GLIDE",
+  driver: drivers.glide,
+  userClient: async (port, password, options = {}) => {
+    const client = await GlideClient.createClient({
+      addresses: [{ host: "127.0.0.1", port }],
+      ...(password === undefined ? {} : { credentials: { password, ...(options.username === undefined ? {} : { username: options.username }) } }),
+      ...options.driverOptions
+    })
+    let open = true
+    return {
+      client,
+      // GLIDE has no key prefix.
+      keyPrefix: "",
+      isReady: () => open,
+      get: (key) => client.get(key),
+      blockFor: (seconds) => client.blpop(["nowhere"], seconds),
+      close: async () => {
+        open = false
+        client.close()
+      }
+    }
+  },
+  clientVariants: [
+    ["as made by default (RESP3, requestTimeout 250 ms)", {}],
+    ["RESP2", { driverOptions: { protocol: ProtocolVersion.RESP2 } }],
+    ["made with lazyConnect", { driverOptions: { lazyConnect: true } }],
+    ["another database (2)", { driverOptions: { databaseId: 2 } }],
+    ["replies as bytes (defaultDecoder Bytes)", { driverOptions: { defaultDecoder: Decoder.Bytes } }]
+  ],
+  reconnectsUnseen: true
+}
+
+for (const driver of [ioredis, iovalkey, nodeRedis, glide]) {
   driverSuite(driver)
   lockSuite(driver)
 }

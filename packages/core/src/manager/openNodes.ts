@@ -11,6 +11,7 @@ import * as Options from "../engine/options.js"
 import { Problem } from "../engine/options.js"
 import * as LiveTime from "../engine/liveTime.js"
 import type { Time } from "../engine/time.js"
+import { isGlideClient } from "../nodes/glide/client.js"
 import type { NodeRedisClient } from "../nodes/nodeRedis/client.js"
 import * as NodeOptions from "../nodes/nodeOptions.js"
 import { readMillis } from "./durations.js"
@@ -79,8 +80,13 @@ const connectionDriver = async (): Promise<NodeOptions.Driver<unknown>> => {
   }
 }
 
+/** A Valkey GLIDE client. */
+const isGlide = (entry: object): boolean => "client" in entry && isGlideClient(entry.client)
+
 const driverFor = async (entry: object): Promise<NodeOptions.Driver<unknown>> =>
-  isNodeRedis(entry)
+  isGlide(entry)
+    ? (await import("../nodes/glide/driver.js")).driver as NodeOptions.Driver<unknown>
+    : isNodeRedis(entry)
     ? (await import("../nodes/nodeRedis/driver.js")).driver as NodeOptions.Driver<unknown>
     : "client" in entry
     ? (await import("../nodes/ioredis/driver.js")).driver as NodeOptions.Driver<unknown>

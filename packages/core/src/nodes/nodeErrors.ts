@@ -21,6 +21,8 @@ const connectionLostText = new RegExp(
     "Socket closed unexpectedly",
     "Disconnects client",
     "Connection timeout",
+    // GLIDE (glide/replies.ts)
+    "GLIDE: not connected",
     // the socket's own
     "ECONNREFUSED",
     "ECONNRESET",

@@ -113,8 +113,8 @@ export const defaultMaxPendingCommands = 1000
 
 /** How one driver makes, names and closes its clients, and opens a node over one. */
 export interface Driver<Client> {
-  /** A client of ours: connecting now, failing fast while not connected. */
-  readonly newClient: (address: Address, connectTimeoutMillis: number) => Client
+  /** A client of ours: connecting now, failing fast while not connected (GLIDE makes its clients asynchronously). */
+  readonly newClient: (address: Address, connectTimeoutMillis: number) => Client | Promise<Client>
   /** Close a client of ours; never rejects. */
   readonly closeClient: (client: Client) => Promise<void>
   /** A user's client: the node name it gets by default. */
@@ -291,7 +291,7 @@ export const open = async <Client>(
     case "Cluster":
       return driver.openCluster!(target.address, checked.connectTimeoutMillis, settings)
     case "Connection": {
-      const client = driver.newClient(target.address, checked.connectTimeoutMillis)
+      const client = await driver.newClient(target.address, checked.connectTimeoutMillis)
       const opened = await driver.open(client, settings).catch(async (error: unknown) => {
         await driver.closeClient(client)
         throw error
