@@ -42,19 +42,20 @@ import * as OpenNodes from "./manager/openNodes.js"
 import * as ManagerSettings from "./manager/settings.js"
 import type { IoredisClient } from "./nodes/ioredis/client.js"
 import type { IoredisCluster } from "./nodes/ioredis/cluster.js"
+import { type GlideClient, isGlideClient } from "./nodes/glide/client.js"
 import type { NodeRedisClient } from "./nodes/nodeRedis/client.js"
 import * as Config from "./nodeRedlock/settings.js"
 import * as Votes from "./nodeRedlock/votes.js"
 
 /**
  * A Redis client node-redlock users pass: an ioredis `Redis` or `Cluster`
- * (iovalkey's too), or a node-redis client; or an in-memory node
+ * (iovalkey's too), a node-redis client or a Valkey GLIDE `GlideClient`; or an in-memory node
  * (`memoryNodes` of effect-redlock/Promise), for tests.
  *
  * @since 0.1.0
  * @category models
  */
-export type Client = IoredisClient | IoredisCluster | NodeRedisClient | Node
+export type Client = IoredisClient | IoredisCluster | NodeRedisClient | GlideClient | Node
 
 /**
  * node-redlock's settings, each with its default.
@@ -270,6 +271,8 @@ const quitClient = async (client: Client): Promise<void> => {
     await closable.quit().catch(() => closable.disconnect?.())
     return
   }
+  // GLIDE: close() fails what it has not answered; the node waited for its own answers before.
+  if (isGlideClient(client)) return void (client as GlideClient).close()
   // node-redis: close() (quit() before node-redis 5); destroy() where it is not connected.
   if (closable.isReady !== true) return void closable.destroy?.()
   const polite = typeof closable.close === "function" ? closable.close() : closable.quit?.()

@@ -38,6 +38,7 @@ import { Problem } from "./engine/options.js"
 import { MemoryFleet } from "./nodes/memory.js"
 import type { IoredisClient } from "./nodes/ioredis/client.js"
 import type { IoredisCluster } from "./nodes/ioredis/cluster.js"
+import type { GlideClient } from "./nodes/glide/client.js"
 import type { NodeRedisClient } from "./nodes/nodeRedis/client.js"
 import type * as NodeOptions from "./nodes/nodeOptions.js"
 import type { DurationInput } from "./manager/durations.js"
@@ -71,15 +72,16 @@ export type { PermitOptions, ReadWriteOptions } from "./manager/slots.js"
 /**
  * The nodes of a lock manager: where each server is (ioredis is used, or
  * node-redis where only `redis` is installed), a client of the user's own
- * (ioredis or iovalkey, a `Redis` or a `Cluster`, or node-redis; never
- * closed by us), or a node of the engine (`memoryNodes`).
+ * (ioredis or iovalkey, a `Redis` or a `Cluster`, node-redis, or a Valkey
+ * GLIDE `GlideClient`; never closed by us), or a node of the engine
+ * (`memoryNodes`).
  *
  * @since 0.1.0
  * @category models
  */
 export type PromiseNodeOptions =
   | NodeOptions.ConnectionOptions<string, DurationInput>
-  | NodeOptions.ClientOptions<IoredisClient | IoredisCluster | NodeRedisClient, DurationInput>
+  | NodeOptions.ClientOptions<IoredisClient | IoredisCluster | NodeRedisClient | GlideClient, DurationInput>
   | Node
 
 /**
