@@ -57,6 +57,7 @@ export * as Monotonic from "../src/internal/monotonic.js"
 export * as Ioredis from "../src/RedisNode/Ioredis.js"
 export * as Iovalkey from "../src/RedisNode/Iovalkey.js"
 export * as NodeRedis from "../src/RedisNode/NodeRedis.js"
+export * as Glide from "../src/RedisNode/Glide.js"
 /** The test fleet: local redis-servers, as a layer of this line. */
 export { type Fleet, layerLocal as layerFleet, masterName, RedisFleet } from "@effect-redlock/fleet/effect3.js"
 

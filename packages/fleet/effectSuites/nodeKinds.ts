@@ -1,8 +1,8 @@
 /**
  * One suite over every kind of node, through the public API on the live
- * clock: memory nodes, and ioredis, iovalkey and node-redis nodes on real
- * redis-servers (ours, each server a Redis Cluster of its own, and a user's
- * own node-redis clients). What the nodes do on their own is core's
+ * clock: memory nodes, and ioredis, iovalkey, node-redis and Valkey GLIDE
+ * nodes on real redis-servers (ours, each server a Redis Cluster of its own,
+ * and a user's own node-redis and GLIDE clients). What the nodes do on their own is core's
  * (contract.test.ts, driverSuite.ts); this is the Effect API over them.
  *
  * One suite, run by both Effect lines (each package's test/nodeKinds.test.ts).
@@ -18,6 +18,7 @@ import {
   Fiber,
   type Fleet,
   fork,
+  Glide,
   Ioredis,
   Iovalkey,
   isInterrupted,
@@ -35,6 +36,7 @@ import {
   type Scope
 } from "@effect-redlock/line"
 import { createClient } from "redis"
+import { GlideClient, Logger } from "@valkey/valkey-glide"
 
 /** The nodes of one test, built in its scope, and every key on each (lines of waiters included). */
 interface Nodes {
@@ -103,6 +105,22 @@ const nodeRedisClientsKind = redisKind("node-redis clients of the user's on 3 re
         (client) => Effect.promise(() => client.close().catch(() => {}))
       )),
     (clients) => NodeRedis.layer(clients.map((client) => ({ client })))
+  ))
+
+// GLIDE's core logs every server error to the console by default: its users set their own level.
+Logger.setLoggerConfig("off")
+
+const glideKind = redisKind("Valkey GLIDE nodes on 3 redis-servers", (fleet) => Effect.succeed(Glide.layer(fleet.nodes)))
+
+// GLIDE users' own clients (RESP3 and GLIDE's 250 ms requestTimeout, its defaults), closed after the nodes.
+const glideClientsKind = redisKind("Valkey GLIDE clients of the user's on 3 redis-servers", (fleet) =>
+  Effect.map(
+    Effect.forEach(fleet.servers, (server) =>
+      Effect.acquireRelease(
+        Effect.promise(() => GlideClient.createClient({ addresses: [{ host: "127.0.0.1", port: server.port }] })),
+        (client) => Effect.sync(() => client.close())
+      )),
+    (clients) => Glide.layer(clients.map((client) => ({ client })))
   ))
 
 // The servers were started a moment ago: without the restart quarantine (tested on its own), they vote at once.
@@ -264,7 +282,16 @@ const suiteOf = (kind: Kind, tests: (it: Tester, nodesOf: NodesOf) => void) => {
 }
 
 export const nodeKindsSuite = () => {
-  for (const kind of [memoryKind, ioredisKind, iovalkeyKind, clusterKind, nodeRedisKind, nodeRedisClientsKind]) suiteOf(kind, behaviours)
+  for (const kind of [
+    memoryKind,
+    ioredisKind,
+    iovalkeyKind,
+    clusterKind,
+    nodeRedisKind,
+    nodeRedisClientsKind,
+    glideKind,
+    glideClientsKind
+  ]) suiteOf(kind, behaviours)
 
   suiteOf({ ...ioredisKind, name: "ioredis nodes on servers started a moment ago, restart quarantine on (the default)" }, (it, nodesOf) => {
     it.effect("they abstain: the lock is refused NoQuorum, and each abstention says when the node votes again", () =>
