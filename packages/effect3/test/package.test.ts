@@ -14,7 +14,7 @@ import { fileURLToPath } from "node:url"
 import * as RedisFleet from "@effect-redlock/fleet/effect3.js"
 
 const root = Path.join(Path.dirname(fileURLToPath(import.meta.url)), "..", "..", "..")
-const publicModules = ["Lock", "Redlock", "RedlockError", "RedisNode", "RedlockMetrics", "RedisNode/Ioredis", "RedisNode/Iovalkey", "RedisNode/NodeRedis", "Fencing/Ioredis", "Promise", "node-redlock", "Semaphore", "ReadWriteLock"]
+const publicModules = ["Lock", "Redlock", "RedlockError", "RedisNode", "RedlockMetrics", "RedisNode/Ioredis", "RedisNode/Iovalkey", "RedisNode/NodeRedis", "RedisNode/Glide", "Fencing/Ioredis", "Promise", "node-redlock", "Semaphore", "ReadWriteLock"]
 
 /**
  * A command's stdout; it fails with the error (its stdout and stderr attached) when the command does.
@@ -74,6 +74,7 @@ describe("the packages as users install them", () => {
       "ioredis",
       "iovalkey@0.4",
       "redis",
+      "@valkey/valkey-glide@2",
       "typescript@5.9",
       "@types/node@20"
     ], project)
@@ -106,15 +107,15 @@ describe("the packages as users install them", () => {
     assert.isUndefined(cliManifest.bundleDependencies)
   })
 
-  it("the library depends on core alone, at its own version; effect, ioredis, iovalkey and redis are peers", async () => {
+  it("the library depends on core alone, at its own version; effect, ioredis, iovalkey, redis and GLIDE are peers", async () => {
     const manifest = (name: string) => JSON.parse(Fs.readFileSync(Path.join(project(), "node_modules", name, "package.json"), "utf8"))
     const library = manifest("effect-redlock")
     const core = manifest("@effect-redlock/core")
     assert.deepStrictEqual(library.dependencies, { "@effect-redlock/core": core.version })
-    assert.deepStrictEqual(Object.keys(library.peerDependencies).sort(), ["effect", "ioredis", "iovalkey", "redis"])
+    assert.deepStrictEqual(Object.keys(library.peerDependencies).sort(), ["@valkey/valkey-glide", "effect", "ioredis", "iovalkey", "redis"])
     // Core needs no Effect: its peers are the clients, all optional.
     assert.isUndefined(core.dependencies)
-    assert.deepStrictEqual(Object.keys(core.peerDependencies).sort(), ["ioredis", "iovalkey", "redis"])
+    assert.deepStrictEqual(Object.keys(core.peerDependencies).sort(), ["@valkey/valkey-glide", "ioredis", "iovalkey", "redis"])
   })
 
   it("every public module imports as an ES module and requires as CommonJS", async () => {
@@ -326,6 +327,17 @@ export const main = async (): Promise<number> => {
         assert.strictEqual(checked.trim(), "")
       })
     }).pipe(Effect.provide(RedisFleet.layerLocal(1, { persistence: true }))), 300_000)
+
+  it.effect("a Valkey GLIDE user's project: a lock over their own GlideClients from the Effect 3 API and from promise code, and over GLIDE nodes of ours", () =>
+    Effect.gen(function*() {
+      const fleet = yield* RedisFleet.RedisFleet
+      const ports = fleet.servers.map((server) => String(server.port))
+      yield* Effect.promise(async () => {
+        Fs.copyFileSync(Path.join(root, "packages", "fleet", "fixtures", "glideUser.mjs"), Path.join(project(), "glide-user.mjs"))
+        const printed = await run(process.execPath, ["glide-user.mjs", ...ports], project())
+        assert.deepStrictEqual(JSON.parse(printed), ["glide:42", "glide:42", "Held", "Released"])
+      })
+    }).pipe(Effect.provide(RedisFleet.layerLocal(3))), 120_000)
 
   it.effect("a node-redlock user's project: a 5.0 program and a 4.2 program run and type-check with only their import changed, and no effect is installed", () =>
     Effect.gen(function*() {

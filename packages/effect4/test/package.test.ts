@@ -14,7 +14,7 @@ import { fileURLToPath } from "node:url"
 import { layerLocal, RedisFleet } from "./fleet.js"
 
 const root = Path.join(Path.dirname(fileURLToPath(import.meta.url)), "..")
-const publicModules = ["Lock", "Redlock", "RedlockError", "Promise", "RedisNode", "RedisNode/Ioredis", "RedisNode/Iovalkey", "RedisNode/NodeRedis", "Fencing/Ioredis", "node-redlock", "Semaphore", "ReadWriteLock", "RedlockMetrics"]
+const publicModules = ["Lock", "Redlock", "RedlockError", "Promise", "RedisNode", "RedisNode/Ioredis", "RedisNode/Iovalkey", "RedisNode/NodeRedis", "RedisNode/Glide", "Fencing/Ioredis", "node-redlock", "Semaphore", "ReadWriteLock", "RedlockMetrics"]
 
 /** A command's stdout; it fails with the error (its stdout and stderr attached) when the command does. */
 const run = (command: string, args: ReadonlyArray<string>, cwd: string): Promise<string> =>
@@ -52,6 +52,7 @@ describe("the Effect 4 package as users install it", () => {
       "ioredis@5",
       "iovalkey@0.4",
       "redis@6",
+      "@valkey/valkey-glide@2",
       "typescript@5.9",
       "@types/node@22"
     ], project())
@@ -69,13 +70,13 @@ describe("the Effect 4 package as users install it", () => {
     assert.deepStrictEqual(files.filter((file) => !/^(package\.json|README\.md|LICENSE|dist\/.*)$/.test(file)), [])
   })
 
-  it("installs as effect-redlock, depending on core alone at its version; effect ^4.1, ioredis, iovalkey and redis are peers", () => {
+  it("installs as effect-redlock, depending on core alone at its version; effect ^4.1, ioredis, iovalkey, redis and GLIDE are peers", () => {
     const manifest = JSON.parse(Fs.readFileSync(Path.join(project(), "node_modules", "effect-redlock", "package.json"), "utf8"))
     const coreManifest = JSON.parse(Fs.readFileSync(Path.join(project(), "node_modules", "@effect-redlock", "core", "package.json"), "utf8"))
     assert.strictEqual(manifest.name, "effect-redlock")
     assert.strictEqual(manifest.version, "0.2.0")
     assert.deepStrictEqual(manifest.dependencies, { "@effect-redlock/core": coreManifest.version })
-    assert.deepStrictEqual(manifest.peerDependencies, { effect: "^4.1.0", ioredis: "^5.9.0 || ^6.0.0", iovalkey: ">=0.3.0 <1", redis: "^5.8.0 || ^6.0.0" })
+    assert.deepStrictEqual(manifest.peerDependencies, { "@valkey/valkey-glide": "^2.1.0", effect: "^4.1.0", ioredis: "^5.9.0 || ^6.0.0", iovalkey: ">=0.3.0 <1", redis: "^5.8.0 || ^6.0.0" })
     const effect = JSON.parse(Fs.readFileSync(Path.join(project(), "node_modules", "effect", "package.json"), "utf8"))
     assert.match(effect.version, /^4\./)
   })
@@ -175,6 +176,15 @@ ${body}`)
         assert.deepStrictEqual(yield* Effect.promise(() => server.admin.keys("*")), [], "released on every node")
       }
     }).pipe(Effect.provide(layerLocal(3))), 60_000)
+
+  it.live("a Valkey GLIDE user's project: a lock over their own GlideClients from the Effect 4 API and from promise code, and over GLIDE nodes of ours", () =>
+    Effect.gen(function*() {
+      const fleet = yield* RedisFleet
+      const ports = fleet.servers.map((server) => String(server.port))
+      Fs.copyFileSync(Path.join(root, "..", "fleet", "fixtures", "glideUser.mjs"), Path.join(project(), "glide-user.mjs"))
+      const printed = yield* Effect.promise(() => run(process.execPath, ["glide-user.mjs", ...ports], project()))
+      assert.deepStrictEqual(JSON.parse(printed), ["glide:42", "glide:42", "Held", "Released"])
+    }).pipe(Effect.provide(layerLocal(3))), 120_000)
 
   it.live("a plain Node 22 project: core, this package and ioredis install without effect, and effect-redlock/Promise locks (ES module and CommonJS)", () =>
     Effect.gen(function*() {
