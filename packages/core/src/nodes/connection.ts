@@ -55,3 +55,16 @@ export interface Connection {
  */
 export const missingMethod = (client: object, methods: ReadonlyArray<string>): string | undefined =>
   methods.find((method) => typeof (client as Record<string, unknown>)[method] !== "function")
+
+/**
+ * The value of a `CONFIG GET name` reply, whatever the protocol and client:
+ * RESP2's `[name, value]`, RESP3's map as a `Map`, an object, or GLIDE's
+ * `[{ key, value }]`; `undefined` when the server has none.
+ */
+export const configValue = (reply: unknown, name: string): string | undefined => {
+  if (reply instanceof Map) return reply.get(name) as string | undefined
+  if (!Array.isArray(reply)) return (reply as Record<string, string> | null)?.[name]
+  const entry = reply.find((item) => typeof item === "object" && item !== null && (item as { key?: unknown }).key === name)
+  if (entry !== undefined) return String((entry as { value: unknown }).value)
+  return reply[0] === name && reply[1] !== undefined && reply[1] !== null ? String(reply[1]) : undefined
+}

@@ -21,8 +21,8 @@ const connectionLostText = new RegExp(
     "Socket closed unexpectedly",
     "Disconnects client",
     "Connection timeout",
-    // GLIDE (glide/replies.ts)
-    "GLIDE: not connected",
+    // the clients that reconnect without telling (quietConnection.ts)
+    "no connection answers",
     // the socket's own
     "ECONNREFUSED",
     "ECONNRESET",

@@ -5,11 +5,12 @@
  * others (`WRONGTYPE: ...`); the node tells them apart by the server's code
  * (nodeErrors.ts), so each is written back as `CODE detail`. A failure of
  * the connection (refused, dropped, not answered within GLIDE's
- * `requestTimeout`) reads `GLIDE: not connected (...)`, or the server's
- * code where the connection was refused by it (`WRONGPASS`).
+ * `requestTimeout`) reads as quietConnection.ts's `noConnection`, or as the
+ * server's code where the connection was refused by it (`WRONGPASS`).
  *
  * @internal
  */
+import { noConnection } from "../quietConnection.js"
 
 /** GLIDE's names of server errors, and the server's codes. */
 const codeOfKind: Record<string, string> = {
@@ -40,7 +41,7 @@ export const isConnectionFailure = (cause: unknown): boolean =>
   (connectionKinds.has(cause.name) || /connect failed|Connection error|inflight requests limit/i.test(cause.message)) &&
   cause.name !== "TimeoutError"
 
-/** `cause` as an error whose message is the server's reply, or `GLIDE: not connected (...)`. */
+/** `cause` as an error whose message is the server's reply, or as `noConnection`'s. */
 export const asReply = (cause: unknown): Error => {
   if (!(cause instanceof Error)) return new Error(String(cause))
   const message = cause.message.trim()
@@ -52,7 +53,7 @@ export const asReply = (cause: unknown): Error => {
     const refused = refusedBy.exec(message)
     if (refused !== null) return withMessage(cause, `${refused[1]} ${refused[2]}`)
     const why = cause.name === "TimeoutError" ? `not answered within the client's requestTimeout` : message
-    return withMessage(cause, `GLIDE: not connected (${why})`)
+    return withMessage(cause, noConnection(`GLIDE: ${why}`).message)
   }
   return cause
 }

@@ -18,7 +18,7 @@
  */
 import { createClient } from "redis"
 import type { Address } from "../address.js"
-import type { Connection } from "../connection.js"
+import { type Connection, configValue } from "../connection.js"
 import * as DriverNode from "../driverNode.js"
 import { keyPrefixOf, type NodeRedisClient, optionsOf } from "./client.js"
 import * as ReleaseSubscriber from "./releaseSubscriber.js"
@@ -124,15 +124,7 @@ export const connectionOf = (client: NodeRedisClient): Connection => {
     setIfAbsent: (key, value, ttlMillis) => send(["SET", keyPrefix + key, value, "PX", String(ttlMillis), "NX"]),
     waitForReplicas: (replicas, timeoutMillis) => send(["WAIT", String(replicas), String(timeoutMillis)]).then(Number),
     info: (section) => send(["INFO", section]).then(String),
-    // RESP2 answers [name, value]; RESP3 a map (an object, or a Map with a type mapping).
-    configGet: (name) =>
-      send(["CONFIG", "GET", name]).then((reply) =>
-        Array.isArray(reply)
-          ? reply[1] as string | undefined
-          : reply instanceof Map
-          ? reply.get(name) as string | undefined
-          : (reply as Record<string, string> | null)?.[name]
-      ),
+    configGet: (name) => send(["CONFIG", "GET", name]).then((reply) => configValue(reply, name)),
     // node-redis gathers the commands of a turn into one write itself.
     beforeSend: () => {}
   }
