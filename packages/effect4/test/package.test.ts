@@ -14,7 +14,7 @@ import { fileURLToPath } from "node:url"
 import { layerLocal, RedisFleet } from "./fleet.js"
 
 const root = Path.join(Path.dirname(fileURLToPath(import.meta.url)), "..")
-const publicModules = ["Lock", "Redlock", "RedlockError", "Promise", "RedisNode", "RedisNode/Ioredis", "RedisNode/Iovalkey", "RedisNode/NodeRedis", "RedisNode/Glide", "Fencing/Ioredis", "node-redlock", "Semaphore", "ReadWriteLock", "RedlockMetrics"]
+const publicModules = ["Lock", "Redlock", "RedlockError", "Promise", "RedisNode", "RedisNode/Ioredis", "RedisNode/Iovalkey", "RedisNode/NodeRedis", "RedisNode/Glide", "RedisNode/Persistence", "Fencing/Ioredis", "node-redlock", "Semaphore", "ReadWriteLock", "RedlockMetrics"]
 
 /** A command's stdout; it fails with the error (its stdout and stderr attached) when the command does. */
 const run = (command: string, args: ReadonlyArray<string>, cwd: string): Promise<string> =>
