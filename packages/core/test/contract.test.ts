@@ -1,8 +1,8 @@
 /**
  * The node contract (nodeContract.ts), once, over every kind of node core
- * makes: the in-memory node; ioredis, iovalkey and node-redis nodes on a real
- * redis-server, over connections of ours and over users' own clients (RESP2
- * and RESP3 for node-redis); a Redis Cluster of three masters as one node;
+ * makes: the in-memory node; ioredis, iovalkey, node-redis and Valkey GLIDE
+ * nodes on a real redis-server, over connections of ours and over users' own
+ * clients (RESP2 and RESP3 for node-redis); a Redis Cluster of three masters as one node;
  * a Sentinel's master as one node. The vitest projects pick the clients'
  * majors (vitest.config.ts).
  */
@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, it } from "vitest"
 import { Cluster, Redis as Ioredis } from "ioredis"
 import { Redis as Iovalkey } from "iovalkey"
 import { createClient } from "redis"
+import { GlideClient, Logger } from "@valkey/valkey-glide"
 import { type LocalFleet, masterName, startLocalFleet } from "@effect-redlock/fleet/fleet.js"
 import { eventually } from "@effect-redlock/fleet/servers.js"
 import * as LiveTime from "../src/engine/liveTime.js"
@@ -82,6 +83,14 @@ const nodeRedisUser = (RESP: 2 | 3) => async (port: number): Promise<UserClient>
   return { client, close: async () => client.destroy() }
 }
 
+// GLIDE's core logs every server error to the console by default: its users set their own level.
+Logger.setLoggerConfig("off")
+
+const glideUser = async (port: number): Promise<UserClient> => {
+  const client = await GlideClient.createClient({ addresses: [{ host: "127.0.0.1", port }] })
+  return { client, close: async () => client.close() }
+}
+
 const reaches: ReadonlyArray<Reach> = [
   { name: "ioredis, connections of ours", driver: drivers.ioredis },
   { name: "ioredis, a user's client", driver: drivers.ioredis, userClient: ioredisUser },
@@ -89,7 +98,9 @@ const reaches: ReadonlyArray<Reach> = [
   { name: "iovalkey, a user's client", driver: drivers.iovalkey, userClient: iovalkeyUser },
   { name: "node-redis, connections of ours", driver: drivers.nodeRedis },
   { name: "node-redis, a user's RESP2 client", driver: drivers.nodeRedis, userClient: nodeRedisUser(2) },
-  { name: "node-redis, a user's RESP3 client", driver: drivers.nodeRedis, userClient: nodeRedisUser(3) }
+  { name: "node-redis, a user's RESP3 client", driver: drivers.nodeRedis, userClient: nodeRedisUser(3) },
+  { name: "Valkey GLIDE, connections of ours", driver: drivers.glide },
+  { name: "Valkey GLIDE, a user's client", driver: drivers.glide, userClient: glideUser }
 ]
 
 describe("contract: one redis-server", () => {

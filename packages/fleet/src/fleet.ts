@@ -43,7 +43,7 @@ export interface FleetOptions {
   readonly clusterPerServer?: boolean | undefined
   /**
    * Servers that speak TLS only (`tls-port`), with the test certificate in
-   * tls/ (self-signed, for 127.0.0.1, clients not asked for one):
+   * tls/ (signed by a CA of its own, for 127.0.0.1, clients not asked for one):
    * `LocalFleet.tlsCa` is what a client trusts, and `LocalFleet.nodes` carry
    * it. Without replicas, Sentinels or a cluster.
    */
@@ -85,14 +85,18 @@ export interface LocalFleet {
 /** The master name the fleet's Sentinel knows server `index` by. */
 export const masterName = (index: number): string => `fleet-${index}`
 
-/** The fleet's TLS certificate and key (tls/ of this package, valid until 2126). */
+/**
+ * The fleet's TLS files (tls/ of this package, valid until 2126): a CA of its
+ * own and the servers' certificate for 127.0.0.1 it signed, as a managed
+ * service's are (Rust's TLS, GLIDE's, takes no CA's certificate for a server's).
+ */
 const tlsFiles = (() => {
   const root = Path.dirname(createRequire(import.meta.url).resolve("@effect-redlock/fleet/package.json"))
-  return { cert: Path.join(root, "tls", "cert.pem"), key: Path.join(root, "tls", "key.pem") }
+  return { ca: Path.join(root, "tls", "ca.pem"), cert: Path.join(root, "tls", "cert.pem"), key: Path.join(root, "tls", "key.pem") }
 })()
 
-/** The CA a client of a TLS fleet trusts: the servers' own self-signed certificate. */
-const tlsCaOf = (options: FleetOptions): string | undefined => options.tls === true ? Fs.readFileSync(tlsFiles.cert, "utf8") : undefined
+/** The CA a client of a TLS fleet trusts. */
+const tlsCaOf = (options: FleetOptions): string | undefined => options.tls === true ? Fs.readFileSync(tlsFiles.ca, "utf8") : undefined
 
 /** `redis-server`'s arguments for one server of the fleet. */
 const serverArgs = (options: FleetOptions, replicaOf: number | undefined) =>
@@ -100,7 +104,7 @@ const serverArgs = (options: FleetOptions, replicaOf: number | undefined) =>
   const args = [
     ...(options.tls === true
       ? ["--port", "0", "--tls-port", String(port), "--tls-cert-file", tlsFiles.cert, "--tls-key-file", tlsFiles.key,
-        "--tls-ca-cert-file", tlsFiles.cert, "--tls-auth-clients", "no"]
+        "--tls-ca-cert-file", tlsFiles.ca, "--tls-auth-clients", "no"]
       : ["--port", String(port)]),
     "--bind", "127.0.0.1", "--save", "", "--dir", dir, "--logfile", Path.join(dir, "redis.log"),
     ...(options.persistence === true ? ["--appendonly", "yes", "--appendfsync", "always"] : ["--appendonly", "no"])
