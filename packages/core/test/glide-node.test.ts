@@ -9,9 +9,10 @@
 import { assert, beforeAll, describe, it } from "vitest"
 import { GlideClient, GlideClusterClient, Logger } from "@valkey/valkey-glide"
 import type { LocalFleet } from "@effect-redlock/fleet/fleet.js"
+import { eventually } from "@effect-redlock/fleet/servers.js"
 import type { NodeRun } from "../src/engine/node.js"
 import { InvalidOptions, type RedisNodeError } from "../src/manager/errors.js"
-import { makeRedlock, retry } from "../src/Promise.js"
+import { LockNotAcquired, makeRedlock, retry } from "../src/Promise.js"
 import { aclUser, Cleanup, drivers, expectEmpty, localFleet, managerOver, openNodes, rejectionOf, sleep, slowRetry } from "./driverSuite.js"
 
 Logger.setLoggerConfig("off")
@@ -70,6 +71,27 @@ describe("GLIDE nodes on 3 redis-servers", () => {
       assert.notStrictEqual(runId(after), before)
       await server.call("FLUSHALL")
     }
+  })
+
+  it("two of three servers restarted while nobody asked them: a manager over GLIDE nodes refuses until their quarantine is over", async () => {
+    await fleet.reset()
+    const redlock = await makeRedlock(await openNodes(await drivers.glide(), fleet.nodes), { maxTtl: 2_000, logger: { warn: () => {} } })
+    Cleanup.add(() => redlock.close(), undefined)
+    const once = { ttl: 1_000, retry: retry({ delay: 100, times: 0 }) }
+    // The fleet's own start is past its quarantine first.
+    await eventually(async () => redlock.release(await redlock.acquire("quarantined", once)), 10_000, 200)
+    await Promise.all(fleet.servers.slice(0, 2).map(async (server) => {
+      await server.kill()
+      await server.start()
+    }))
+    await sleep(1_000)
+    const refused = await rejectionOf(redlock.acquire("quarantined", once))
+    assert.instanceOf(refused, LockNotAcquired)
+    assert.match(String((refused as LockNotAcquired).message), /restart quarantine|server run unknown/)
+    const restartedAt = performance.now()
+    await eventually(async () => redlock.release(await redlock.acquire("quarantined", once)), 10_000, 100)
+    // 2 s of ttl and its drift allowance from the restart, less the second waited above.
+    assert.isAbove(performance.now() - restartedAt, 500, "granted only once the restarted servers sat out their quarantine")
   })
 
   it("a wrong password is an Auth failure, not a hang", async () => {
