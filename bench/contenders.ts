@@ -9,14 +9,16 @@ import { Redis } from "ioredis"
 import NodeRedlock from "redlock"
 import { Redlock as SesameRedlock } from "@sesamecare-oss/redlock"
 import { RedlockMutex } from "redis-semaphore"
-import { createRedlock, IoredisAdapter, NodeRedisAdapter } from "redlock-universal"
+import { createRedlock, GlideAdapter, IoredisAdapter, NodeRedisAdapter } from "redlock-universal"
 import { createClient } from "redis"
+import { GlideClient, Logger as GlideLogger } from "@valkey/valkey-glide"
 import * as NodeSdk from "@effect/opentelemetry/NodeSdk"
 import { BatchSpanProcessor } from "@opentelemetry/sdk-trace-base"
 import type { ReadableSpan, SpanExporter } from "@opentelemetry/sdk-trace-base"
 import * as Redlock from "effect-redlock/Redlock"
 import * as Ioredis from "effect-redlock/RedisNode/Ioredis"
 import * as NodeRedis from "effect-redlock/RedisNode/NodeRedis"
+import * as Glide from "effect-redlock/RedisNode/Glide"
 import * as PromiseApi from "effect-redlock/Promise"
 import EntryRedlock from "effect-redlock/node-redlock"
 import type { Lock } from "effect-redlock/Lock"
@@ -115,8 +117,8 @@ const closeAll = async (clients: ReadonlyArray<Redis>) => {
   await Promise.all(clients.map((client) => client.quit().catch(() => undefined)))
 }
 
-/** Which client library the nodes use: ioredis, or node-redis (the `redis` package). */
-export type Driver = "ioredis" | "node-redis"
+/** Which client library the nodes use: ioredis, node-redis (the `redis` package) or Valkey GLIDE. */
+export type Driver = "ioredis" | "node-redis" | "glide"
 
 const newNodeRedisClient = (port: number, setup: Setup) =>
   createClient({ socket: { host: "127.0.0.1", port }, ...(setup === "aclNoPubsub" ? aclUser : {}) })
@@ -150,9 +152,44 @@ const ourNodeRedisNodes = async (ports: ReadonlyArray<number>, setup: Setup) => 
   return { layer: NodeRedis.layer(clients.map((client) => ({ client }))), close: () => closeAllNodeRedis(clients) }
 }
 
+// GLIDE's core logs every server error to the console by default: its users set their own level.
+GlideLogger.setLoggerConfig("off")
+
+/**
+ * The GLIDE clients a user makes for a setup, with GLIDE's defaults (RESP3,
+ * a 250 ms request timeout): `lazyConnect` made so and connected by a first
+ * command; `aclNoPubsub` logs in as `aclUser`; `keyPrefix` has none (GLIDE
+ * has no key prefix).
+ */
+const connectGlide = (ports: ReadonlyArray<number>, setup: Setup = "connected"): Promise<Array<GlideClient>> =>
+  Promise.all(ports.map(async (port) => {
+    const client = await GlideClient.createClient({
+      addresses: [{ host: "127.0.0.1", port }],
+      lazyConnect: setup === "lazyConnect",
+      ...(setup === "aclNoPubsub" ? { credentials: aclUser } : {})
+    })
+    if (setup === "lazyConnect") await client.ping()
+    return client
+  }))
+
+const closeAllGlide = async (clients: ReadonlyArray<GlideClient>) => {
+  for (const client of clients) client.close()
+}
+
+/** effect-redlock's nodes over GLIDE for a setup (see `ourNodes`), and how to close the user's clients after. */
+const ourGlideNodes = async (ports: ReadonlyArray<number>, setup: Setup) => {
+  if (setup === "library" || setup === "aclNoPubsub") {
+    const { nodes } = await ourNodes(ports, setup)
+    return { layer: Glide.layer(nodes as ReadonlyArray<Glide.ConnectionOptions>), close: async () => {} }
+  }
+  const clients = await connectGlide(ports, setup)
+  return { layer: Glide.layer(clients.map((client) => ({ client }))), close: () => closeAllGlide(clients) }
+}
+
 /** effect-redlock's nodes over a driver for a setup, and how to close the user's clients after the lock manager closed. */
 const ourNodesLayer = async (ports: ReadonlyArray<number>, setup: Setup, driver: Driver, ioredis = Ioredis) => {
   if (driver === "node-redis") return ourNodeRedisNodes(ports, setup)
+  if (driver === "glide") return ourGlideNodes(ports, setup)
   const { clients, nodes } = await ourNodes(ports, setup)
   return { layer: ioredis.layer(nodes), close: () => closeAll(clients) }
 }
@@ -166,14 +203,16 @@ const attempts = (waiting: Waiting, defaults: number) => waiting === "none" ? 0 
  * answer meanwhile); otherwise refused once every node answered, and
  * released on every node. `release` on every node at once. No retry policy of its own beyond a 10 ms jittered loop when waiting.
  */
-const minimalRedlock = (
-  clients: ReadonlyArray<Redis>,
-  waiting: Waiting,
-  release: (client: Redis, key: string, value: string) => Promise<unknown>
-): Client => {
+/** What the floor's algorithm sends to one node: SET NX PX, and a compare-and-delete. */
+interface FloorNode {
+  readonly set: (key: string, value: string, ttlMillis: number) => Promise<unknown>
+  readonly release: (key: string, value: string) => Promise<unknown>
+}
+
+const minimalRedlock = (clients: ReadonlyArray<FloorNode>, waiting: Waiting, close: () => Promise<void>): Client => {
   const quorum = Math.floor(clients.length / 2) + 1
   const releaseAll = (key: string, value: string) =>
-    Promise.all(clients.map((client) => release(client, key, value).catch(() => 0)))
+    Promise.all(clients.map((client) => client.release(key, value).catch(() => 0)))
   const once = (key: string, ttlMillis: number) =>
     new Promise<{ key: string; value: string } | undefined>((resolve) => {
       const value = randomBytes(16).toString("base64url")
@@ -192,7 +231,7 @@ const minimalRedlock = (
         // Refused: undone once every node answered, so that none sets the key after its release.
         if (!held && yes + no === clients.length) resolve(releaseAll(key, value).then(() => undefined))
       }
-      for (const client of clients) client.set(key, value, "PX", ttlMillis, "NX").then(answer, () => answer(null))
+      for (const client of clients) client.set(key, value, ttlMillis).then(answer, () => answer(null))
     })
   return {
     lock: async (key, ttlMillis) => {
@@ -207,9 +246,16 @@ const minimalRedlock = (
       const { key, value } = handle as { key: string; value: string }
       await releaseAll(key, value)
     },
-    close: () => closeAll(clients)
+    close
   }
 }
+
+/** The floor's algorithm over ioredis clients, released by `release`. */
+const overIoredis = (clients: ReadonlyArray<Redis>, release: (client: Redis, key: string, value: string) => Promise<unknown>) =>
+  clients.map((client): FloorNode => ({
+    set: (key, value, ttlMillis) => client.set(key, value, "PX", ttlMillis, "NX"),
+    release: (key, value) => release(client, key, value)
+  }))
 
 /** The floor: a minimal correct Redlock on plain ioredis, released by compare-and-delete (EVALSHA). */
 const releaseScript = `if redis.call("GET", KEYS[1]) == ARGV[1] then return redis.call("DEL", KEYS[1]) else return 0 end`
@@ -220,7 +266,25 @@ export const floor: Contender = {
     const clients = await connect(ports, setup)
     const sha = await clients[0].script("LOAD", releaseScript) as string
     await Promise.all(clients.slice(1).map((client) => client.script("LOAD", releaseScript)))
-    return minimalRedlock(clients, waiting, (client, key, value) => client.evalsha(sha, 1, key, value))
+    return minimalRedlock(overIoredis(clients, (client, key, value) => client.evalsha(sha, 1, key, value)), waiting, () => closeAll(clients))
+  }
+}
+
+/**
+ * GLIDE's own floor: the floor's algorithm over the user's GLIDE clients
+ * (SET NX PX, compare-and-delete by EVALSHA), what any lock over GLIDE costs.
+ */
+export const floorGlide: Contender = {
+  name: "floor over GLIDE (minimal)",
+  start: async (ports, waiting, _slow, setup) => {
+    const clients = await connectGlide(ports, setup)
+    const sha = String(await clients[0].customCommand(["SCRIPT", "LOAD", releaseScript]))
+    await Promise.all(clients.slice(1).map((client) => client.customCommand(["SCRIPT", "LOAD", releaseScript])))
+    const nodes = clients.map((client): FloorNode => ({
+      set: (key, value, ttlMillis) => client.customCommand(["SET", key, value, "PX", String(ttlMillis), "NX"]),
+      release: (key, value) => client.customCommand(["EVALSHA", sha, "1", key, value])
+    }))
+    return minimalRedlock(nodes, waiting, () => closeAllGlide(clients))
   }
 }
 
@@ -236,7 +300,11 @@ export const ourWire: Contender = {
   start: async (ports, waiting, _slow, setup) => {
     const clients = await connect(ports, setup)
     await Promise.all(clients.map((client) => client.script("LOAD", Scripts.releaseOwned.lua)))
-    return minimalRedlock(clients, waiting, (client, key, value) => client.evalsha(Scripts.releaseOwned.sha, 1, key, value))
+    return minimalRedlock(
+      overIoredis(clients, (client, key, value) => client.evalsha(Scripts.releaseOwned.sha, 1, key, value)),
+      waiting,
+      () => closeAll(clients)
+    )
   }
 }
 
@@ -383,6 +451,9 @@ export const effectRedlockPromise = promiseRow("effect-redlock/Promise", "ioredi
 /** The promise facade over node-redis nodes: promise code that uses the `redis` package. */
 export const effectRedlockPromiseNodeRedis = promiseRow("effect-redlock/Promise over node-redis", "node-redis")
 
+/** The promise facade over GLIDE nodes: promise code that uses Valkey GLIDE. */
+export const effectRedlockPromiseGlide = promiseRow("effect-redlock/Promise over GLIDE", "glide")
+
 /**
  * The facade without lines (`fairHandoff: false`): greedy, as the peers wait, to tell what FIFO hand-over
  * costs in the contended scenarios from what the engine costs.
@@ -493,9 +564,13 @@ export const redisSemaphore: Contender = {
 const redlockUniversalOver = (name: string, driver: Driver): Contender => ({
   name,
   start: async (ports, waiting, _slow, setup) => {
-    let adapters: Array<IoredisAdapter | NodeRedisAdapter>
+    let adapters: Array<IoredisAdapter | NodeRedisAdapter | GlideAdapter>
     let close: () => Promise<void>
-    if (driver === "node-redis") {
+    if (driver === "glide") {
+      const clients = await connectGlide(ports, setup)
+      adapters = clients.map((client) => new GlideAdapter(client as never))
+      close = () => closeAllGlide(clients)
+    } else if (driver === "node-redis") {
       const clients = await connectNodeRedis(ports, setup)
       adapters = clients.map((client) => new NodeRedisAdapter(client as never))
       close = () => closeAllNodeRedis(clients)
@@ -527,6 +602,8 @@ const redlockUniversalOver = (name: string, driver: Driver): Contender => ({
 export const redlockUniversal = redlockUniversalOver("redlock-universal 0.8", "ioredis")
 
 export const redlockUniversalNodeRedis = redlockUniversalOver("redlock-universal 0.8 over node-redis", "node-redis")
+
+export const redlockUniversalGlide = redlockUniversalOver("redlock-universal 0.8 over GLIDE", "glide")
 
 /**
  * The floor held as Effect code holds a lock: each loop a fiber running
@@ -611,16 +688,20 @@ export const all: ReadonlyArray<Contender> = [
   effectRedlockNodeRedis,
   effectRedlockPromiseNodeRedis,
   effectRedlockPromiseNodeRedisGreedy,
-  redlockUniversalNodeRedis
+  redlockUniversalNodeRedis,
+  floorGlide,
+  effectRedlockPromiseGlide,
+  redlockUniversalGlide
 ]
 
 /**
  * A row over another client library, and what it is held against: the same
  * library's row over ioredis, and the best peer over the same client library.
  */
-export const driverTwins: ReadonlyMap<string, { readonly overIoredis: string; readonly peer: string }> = new Map([
+export const driverTwins: ReadonlyMap<string, { readonly overIoredis: string; readonly peer: string; readonly floor?: string }> = new Map([
   [effectRedlockNodeRedis.name, { overIoredis: effectRedlock.name, peer: redlockUniversalNodeRedis.name }],
-  [effectRedlockPromiseNodeRedis.name, { overIoredis: effectRedlockPromise.name, peer: redlockUniversalNodeRedis.name }]
+  [effectRedlockPromiseNodeRedis.name, { overIoredis: effectRedlockPromise.name, peer: redlockUniversalNodeRedis.name }],
+  [effectRedlockPromiseGlide.name, { overIoredis: effectRedlockPromise.name, peer: redlockUniversalGlide.name, floor: floorGlide.name }]
 ])
 
 /** Contenders measured only by name (`bench:instructions`, `bench/profile.ts`), never in the tables. */

@@ -248,7 +248,9 @@ const table = (title: string, metrics: ReadonlyArray<Metric>, rows: Map<string, 
     for (const twin of refTwins.get(name) ?? []) against(name, twin)
     if (name.startsWith(Contenders.effectRedlockFibers.name)) against(name, Contenders.floorAsEffect.name)
     const driverTwin = Contenders.driverTwins.get(name)
-    if (driverTwin !== undefined) for (const other of [driverTwin.overIoredis, driverTwin.peer]) against(name, other)
+    if (driverTwin !== undefined) {
+      for (const other of [driverTwin.overIoredis, driverTwin.peer, driverTwin.floor]) if (other !== undefined) against(name, other)
+    }
     // node-redlock's API on the engine: held against the promise API it maps onto, and node-redlock itself.
     if (name === Contenders.effectRedlockNodeRedlock.name) {
       against(name, Contenders.effectRedlockPromise.name)
