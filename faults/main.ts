@@ -6,7 +6,7 @@
  *
  * Options: `--workers K` (default 4), `--seconds S` per scenario (default 10),
  * `--seed N` (default 1), `--only TEXT` (the scenarios whose name contains it),
- * `--client ioredis|node-redis` (the client library of the lock nodes; default ioredis),
+ * `--client ioredis|node-redis|glide` (the client library of the lock nodes; default ioredis),
  * `--front-ends effect|node-redlock|mixed` (what the workers are written with; default effect).
  */
 import * as Console from "effect/Console"
@@ -28,7 +28,7 @@ const only = onlyIndex >= 0 ? process.argv[onlyIndex + 1] : undefined
 
 const clientIndex = process.argv.indexOf("--client")
 const client = clientIndex >= 0 ? process.argv[clientIndex + 1] : "ioredis"
-if (client !== "ioredis" && client !== "node-redis") throw new Error("--client must be ioredis or node-redis")
+if (client !== "ioredis" && client !== "node-redis" && client !== "glide") throw new Error("--client must be ioredis, node-redis or glide")
 
 const frontEndsIndex = process.argv.indexOf("--front-ends")
 const frontEnds = frontEndsIndex >= 0 ? process.argv[frontEndsIndex + 1] : "effect"

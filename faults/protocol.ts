@@ -19,7 +19,7 @@ export interface WorkerConfig {
   /** Hold a read-write lock of this many readers instead of the lock: a third of the holds write. */
   readonly maxReaders?: number | undefined
   /** The client library of the lock nodes (default ioredis). */
-  readonly client?: "ioredis" | "node-redis" | undefined
+  readonly client?: "ioredis" | "node-redis" | "glide" | undefined
 }
 
 /** What a worker prints, one JSON object per line. Tokens are decimal strings. */

@@ -38,7 +38,7 @@ export interface Settings {
   readonly holdMillis: readonly [number, number]
   readonly seed: number
   /** The client library of the workers' lock nodes (default ioredis). */
-  readonly client?: "ioredis" | "node-redis" | undefined
+  readonly client?: "ioredis" | "node-redis" | "glide" | undefined
   /**
    * What the workers are written with: the Effect 3 API (worker.ts, the
    * default), node-redlock's API (nodeRedlockWorker.ts, over ioredis), or

@@ -14,6 +14,7 @@ import { Redis } from "ioredis"
 import * as Redlock from "effect-redlock/Redlock"
 import * as Ioredis from "effect-redlock/RedisNode/Ioredis"
 import * as NodeRedis from "effect-redlock/RedisNode/NodeRedis"
+import * as Glide from "effect-redlock/RedisNode/Glide"
 import { hrMillis } from "./protocol.js"
 import { config, emit, fencedWrite, startSignal } from "./workerProcess.js"
 
@@ -71,8 +72,15 @@ const program = Effect.gen(function*() {
   emit({ type: "done", id: config.id, acquisitions, gaveUp })
 })
 
+// GLIDE's core logs to stdout by default, where this worker's events go.
+if (config.client === "glide") (await import("@valkey/valkey-glide")).Logger.setLoggerConfig("off")
+
 const nodeOptions = config.nodePorts.map((port) => ({ host: "127.0.0.1", port }))
-const NodesLive = config.client === "node-redis" ? NodeRedis.layer(nodeOptions) : Ioredis.layer(nodeOptions)
+const NodesLive = config.client === "node-redis"
+  ? NodeRedis.layer(nodeOptions)
+  : config.client === "glide"
+  ? Glide.layer(nodeOptions)
+  : Ioredis.layer(nodeOptions)
 const RedlockLive = Redlock.layer({
   maxTtl: Duration.millis(config.maxTtlMillis),
   restartQuarantine: config.restartQuarantine
