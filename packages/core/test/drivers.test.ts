@@ -1,7 +1,7 @@
 /**
  * The shared behaviours over every client library and the ways users make
  * their clients, once, here in core (the drivers are core's): the promise
- * API over users' own ioredis, iovalkey and node-redis clients. The vitest
+ * API over users' own ioredis, iovalkey, node-redis and GLIDE clients. The vitest
  * projects pick the majors (vitest.config.ts: ioredis 5 and node-redis 6,
  * then ioredis 6 and node-redis 5). Node options that are not a plain
  * address (the bad-input behaviours, a password) go to the manager as they
@@ -12,6 +12,7 @@ import { behaviours, type FrontEnd } from "@effect-redlock/fleet/behaviours.js"
 import { Redis as Ioredis } from "ioredis"
 import { Redis as Iovalkey } from "iovalkey"
 import { createClient } from "redis"
+import { GlideClient, Logger, ProtocolVersion } from "@valkey/valkey-glide"
 import { promiseApi } from "./promiseFrontEnd.js"
 
 /** A client of the user's, made one way, and how the user closes it. */
@@ -77,12 +78,25 @@ const nodeRedis = (name: string, options: { readonly RESP?: 2 | 3 }): ClientSetu
   }
 })
 
+// GLIDE's core logs every server error to the console by default: its users set their own level.
+Logger.setLoggerConfig("off")
+
+const glide = (name: string, options: { readonly lazyConnect?: boolean; readonly protocol?: ProtocolVersion }): ClientSetup => ({
+  name,
+  open: async (host, port) => {
+    const client = await GlideClient.createClient({ addresses: [{ host, port }], ...options })
+    return { client, close: async () => client.close() }
+  }
+})
+
 const setups: ReadonlyArray<ClientSetup> = [
   ioredis("ioredis clients made with lazyConnect", { lazyConnect: true }),
   ioredis("ioredis clients, connected", {}),
   iovalkey,
   nodeRedis("node-redis clients, connected (RESP2)", { RESP: 2 }),
-  nodeRedis("node-redis clients, connected (RESP3)", { RESP: 3 })
+  nodeRedis("node-redis clients, connected (RESP3)", { RESP: 3 }),
+  glide("GLIDE clients, connected (RESP3)", {}),
+  glide("GLIDE clients made with lazyConnect (RESP2)", { lazyConnect: true, protocol: ProtocolVersion.RESP2 })
 ]
 
 for (const setup of setups) behaviours(overClients(setup), { afterAll, beforeAll, beforeEach, describe, it })

@@ -10,6 +10,7 @@
 import Bluebird from "bluebird"
 import { Cluster, Redis, type RedisOptions } from "ioredis"
 import { createClient } from "redis"
+import { GlideClient, Logger } from "@valkey/valkey-glide"
 import { afterEach, assert, describe, it } from "vitest"
 import RedlockDefault, {
   type Client,
@@ -361,6 +362,26 @@ describe("node-redlock's API over node-redis clients, 3 redis-servers", () => {
     assert.strictEqual(await clients[2]!.exists(["n1", "n2"]), 0)
     await redlock.quit()
     assert.isFalse(clients[0]!.isOpen)
+  })
+})
+
+describe("node-redlock's API over Valkey GLIDE clients, 3 redis-servers", () => {
+  const fleet = localFleet(3)
+
+  it("acquires, refuses with every attempt's votes, releases; quit() closes the clients", async () => {
+    Logger.setLoggerConfig("off")
+    const clients = await Promise.all(fleet().servers.map(async (server) => {
+      const client = await GlideClient.createClient({ addresses: [{ host: "127.0.0.1", port: server.port }] })
+      return Cleanup.add(async () => client.close(), client)
+    }))
+    const redlock = new Redlock(clients as Array<Client>, { retryCount: 2, retryDelay: 10 })
+    const lock = await redlock.acquire(["g1", "g2"], long)
+    assert.deepStrictEqual(await clients[0]!.mget(["g1", "g2"]), [lock.value, lock.value])
+    assert.strictEqual((await votes(await settled(redlock.acquire("g2", long)))).length, 3)
+    await lock.release()
+    assert.strictEqual(await clients[2]!.exists(["g1", "g2"]), 0)
+    await redlock.quit()
+    assert.instanceOf(await settled(clients[0]!.ping()), Error, "closed by quit()")
   })
 })
 

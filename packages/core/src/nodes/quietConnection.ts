@@ -9,7 +9,8 @@
  *   again, 50 ms to 1 s apart); while not ready, commands fail at once, as
  *   our other drivers' clients do without an offline queue;
  * - the restart quarantine needs to know which server run answered each
- *   vote: every command that may cast one is followed, on the same
+ *   vote: every command that may cast one (an acquire, an extension, a
+ *   fencing round; not a release or a reading) is followed, on the same
  *   connection, by `CLIENT ID` and `LASTSAVE`. The connection's id changes
  *   with each new connection, and `LASTSAVE` (the start of a server that does
  *   not save, or its last save) with each restart; a command on a restarted
@@ -17,14 +18,18 @@
  *   differ from those read with the server's `INFO server`, the answer is
  *   taken as a new connection's: closed and ready again, before the answer
  *   is told, so that the node does not vote until the server is identified
- *   anew (a save of the server costs the same once). A server that refuses
- *   the two (an ACL) is never identified, and never votes.
+ *   anew (a save of the server costs the same once). A NOSCRIPT reply (the
+ *   server lost its scripts: restarted, or flushed) does the same. A server
+ *   that refuses the two (an ACL) is never identified, and never votes.
  *
  * @internal
  */
 import * as Net from "node:net"
 import type { Connection, ConnectionEvents } from "./connection.js"
 import { configValue } from "./connection.js"
+import { isNoScript } from "./nodeErrors.js"
+import type { Script } from "./scripts.js"
+import * as Scripts from "./scripts.js"
 
 /** The few ways a node uses such a client. */
 export interface QuietClient {
@@ -45,6 +50,9 @@ export interface QuietClient {
 
 /** How a failure for want of a connection reads (nodeErrors.ts takes it as `Unavailable`). */
 export const noConnection = (why: string): Error => new Error(`no connection answers (${why})`)
+
+/** The scripts whose answer counts toward no quorum (a release, a reading): sent without the marks. */
+const castsNoVote: ReadonlySet<Script> = new Set([Scripts.releaseOwned, Scripts.inspectKey])
 
 /** How often a connection that does not answer is asked again, at most. */
 const probeMillis = { first: 50, max: 1000 }
@@ -104,7 +112,9 @@ export const connectionOf = (client: QuietClient): Connection & { readonly stop:
   }
   const failed = (cause: unknown): never => {
     if (client.isConnectionFailure(cause)) lost(cause)
-    throw client.asReply(cause)
+    const reply = client.asReply(cause)
+    if (isNoScript(reply)) replaced()
+    throw reply
   }
   const notConnected = () => Promise.reject(noConnection("the server does not answer yet"))
   const send = (command: Array<string>): Promise<unknown> => ready ? client.send(command).catch(failed) : notConnected()
@@ -113,14 +123,14 @@ export const connectionOf = (client: QuietClient): Connection & { readonly stop:
     if (!ready) return notConnected()
     return client.sendMarked(command).then(([reply, clientId, lastSave]) => {
       if (identity !== undefined && (clientId !== identity.clientId || lastSave !== identity.lastSave)) replaced()
-      if (reply instanceof Error) throw client.asReply(reply)
+      if (reply instanceof Error) return failed(reply)
       return reply
     }, failed)
   }
-  const script = (command: string, body: string, keys: ReadonlyArray<string>, args: ReadonlyArray<string | number>) => {
+  const script = (loaded: Script, command: string, body: string, keys: ReadonlyArray<string>, args: ReadonlyArray<string | number>) => {
     const words = [command, body, String(keys.length), ...keys]
     for (const arg of args) words.push(String(arg))
-    return marked(words)
+    return castsNoVote.has(loaded) ? send(words) : marked(words)
   }
   const identify = (): Promise<string> => {
     if (!ready) return notConnected() as Promise<never>
@@ -144,8 +154,8 @@ export const connectionOf = (client: QuietClient): Connection & { readonly stop:
       followers.add(events)
       return () => void followers.delete(events)
     },
-    evalsha: (loaded, keys, args) => script("EVALSHA", loaded.sha, keys, args),
-    eval: (whole, keys, args) => script("EVAL", whole.lua, keys, args),
+    evalsha: (loaded, keys, args) => script(loaded, "EVALSHA", loaded.sha, keys, args),
+    eval: (whole, keys, args) => script(whole, "EVAL", whole.lua, keys, args),
     loadScript: (loaded) => send(["SCRIPT", "LOAD", loaded.lua]),
     setIfAbsent: (key, value, ttlMillis) => marked(["SET", key, value, "PX", String(ttlMillis), "NX"]),
     waitForReplicas: (replicas, timeoutMillis) => send(["WAIT", String(replicas), String(timeoutMillis)]).then(Number),
