@@ -37,9 +37,10 @@ export interface QuietClient {
   readonly send: (command: Array<string>) => Promise<unknown>
   /**
    * `command`, then `CLIENT ID` and `LASTSAVE`, on one connection in that
-   * order: their three replies, an error reply as an `Error` in its place.
+   * order: their three replies, an error reply as an `Error` in its place
+   * (`null`: none came, as GLIDE answers a batch it could not run).
    */
-  readonly sendMarked: (command: Array<string>) => Promise<ReadonlyArray<unknown>>
+  readonly sendMarked: (command: Array<string>) => Promise<ReadonlyArray<unknown> | null>
   /** Whether a failure says that no connection answers (the client's own failure, not a server's reply). */
   readonly isConnectionFailure: (cause: unknown) => boolean
   /** A failure as the server's reply reads (`CODE detail`, see nodeErrors.ts), or as `noConnection(...)`. */
@@ -121,7 +122,8 @@ export const connectionOf = (client: QuietClient): Connection & { readonly stop:
   // A command that may cast a vote, followed by the connection's and the server run's marks.
   const marked = (command: Array<string>): Promise<unknown> => {
     if (!ready) return notConnected()
-    return client.sendMarked(command).then(([reply, clientId, lastSave]) => {
+    return client.sendMarked(command).then((replies) => {
+      const [reply, clientId, lastSave] = replies ?? []
       if (identity !== undefined && (clientId !== identity.clientId || lastSave !== identity.lastSave)) replaced()
       if (reply instanceof Error) return failed(reply)
       return reply
@@ -134,7 +136,8 @@ export const connectionOf = (client: QuietClient): Connection & { readonly stop:
   }
   const identify = (): Promise<string> => {
     if (!ready) return notConnected() as Promise<never>
-    return client.sendMarked(["INFO", "server"]).then(([info, clientId, lastSave]) => {
+    return client.sendMarked(["INFO", "server"]).then((replies) => {
+      const [info, clientId, lastSave] = replies ?? []
       for (const reply of [info, clientId, lastSave]) {
         if (reply instanceof Error) throw client.asReply(reply)
       }

@@ -107,7 +107,7 @@ export const connectionOf = (client: GlideClient): Connection & { readonly stop:
   return QuietConnection.connectionOf({
     send: (command) => client.customCommand(command, asText),
     // One batch: GLIDE sends it on one connection, in order; error replies in their place.
-    sendMarked: (command) => client.exec(marked(command), false, asText).then((replies) => replies ?? []),
+    sendMarked: (command) => client.exec(marked(command), false, asText),
     isConnectionFailure,
     asReply,
     address: address === undefined ? undefined : { host: address.host ?? "localhost", port: address.port ?? 6379 }
