@@ -21,6 +21,12 @@ const load = () =>
     >,
     import(new URL("packages/effect4/node_modules/effect/dist/index.js", root).href) as Promise<
       typeof import("../packages/effect4/node_modules/effect/dist/index.js")
+    >,
+    import(new URL("packages/effect4/dist/esm/RedisNode/Persistence.js", root).href) as Promise<
+      typeof import("../packages/effect4/src/RedisNode/Persistence.js")
+    >,
+    import(new URL("packages/effect4/node_modules/@effect/platform-node/dist/NodeRedis.js", root).href) as Promise<
+      typeof import("../packages/effect4/node_modules/@effect/platform-node/dist/NodeRedis.js")
     >
   ])
 
@@ -33,12 +39,26 @@ const retryOf = ({ Redlock }: Loaded[0], waiting: Waiting) =>
     ? Redlock.retry({ delay: "10 millis", times: 1000 })
     : Redlock.defaultRetry
 
-const effect4Client = async (loaded: Loaded, ports: ReadonlyArray<number>, waiting: Waiting, slow: boolean, setup: Setup) => {
-  const [{ Redlock }, Ioredis, { Duration, Effect, Exit, Layer, ManagedRuntime, Redacted, Scope }] = loaded
-  const { clients, nodes } = await ourNodes(ports, setup, (password) => Redacted.make(password))
+/** Which nodes a row's manager has: ioredis nodes made as the Effect 3 rows' are, or nodes over `NodeRedis.layer`'s `Redis` services. */
+type Nodes = "ioredis" | "redis service"
+
+const effect4Client = async (
+  loaded: Loaded,
+  ports: ReadonlyArray<number>,
+  waiting: Waiting,
+  slow: boolean,
+  setup: Setup,
+  over: Nodes = "ioredis"
+) => {
+  const [{ Redlock }, Ioredis, { Duration, Effect, Exit, Layer, ManagedRuntime, Redacted, Scope }, Persistence, NodeRedis] = loaded
+  const { clients, nodes } = over === "ioredis" ? await ourNodes(ports, setup, (password) => Redacted.make(password)) : { clients: [], nodes: [] }
+  // A NodeRedis layer per master, as an Effect 4 program configures its Redis (the setup's clients are the layer's own).
+  const nodesLayer = over === "ioredis"
+    ? Ioredis.layer(nodes)
+    : Persistence.layer(ports.map((port) => NodeRedis.layer({ socket: { host: "127.0.0.1", port } })))
   const runtime = ManagedRuntime.make(
     Redlock.layer({ retry: retryOf(loaded[0], waiting), restartQuarantine: false, nodeTimeout: slow ? "2 seconds" : undefined }).pipe(
-      Layer.provide(Ioredis.layer(nodes))
+      Layer.provide(nodesLayer)
     )
   )
   const redlock = await runtime.runPromise(Redlock.Redlock)
@@ -67,6 +87,9 @@ export const effect3TwinOf = (name: string): string | undefined =>
     : name === "effect-redlock (Effect 4), loops as fibers"
     ? "effect-redlock, loops as fibers"
     : undefined
+
+/** The row over Effect 4's `Redis` services, and the same row over ioredis nodes it is held against. */
+export const overRedisService = { name: "effect-redlock (Effect 4) over NodeRedis.layer", overIoredis: "effect-redlock (Effect 4)" } as const
 
 /** The Effect 4 line's rows, their nodes made as the Effect 3 rows' are (contenders.ts `ourNodes`). */
 export const contenders = async (): Promise<ReadonlyArray<Contender>> => {
@@ -99,7 +122,13 @@ export const contenders = async (): Promise<ReadonlyArray<Contender>> => {
       return { ...client, runLoops }
     }
   }
-  return [calls, fibers]
+  /** As `calls`, over nodes made from `NodeRedis.layer`'s `Redis` services (`RedisNode/Persistence`). */
+  const overService: Contender = {
+    name: overRedisService.name,
+    start: async (ports, waiting, slow = false, setup = "library") =>
+      (await effect4Client(loaded, ports, waiting, slow, setup, "redis service")).client
+  }
+  return [calls, fibers, overService]
 }
 
 /**

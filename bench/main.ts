@@ -256,6 +256,7 @@ const table = (title: string, metrics: ReadonlyArray<Metric>, rows: Map<string, 
       against(name, Contenders.effectRedlockPromise.name)
       against(name, Contenders.nodeRedlock.name)
     }
+    if (name === Effect4.overRedisService.name) against(name, Effect4.overRedisService.overIoredis)
     const effect3Twin = Effect4.effect3TwinOf(name)
     if (effect3Twin !== undefined) against(name, effect3Twin, "its Effect 3 twin")
     if (name === Contenders.effectRedlockFibersTraced.name) {
