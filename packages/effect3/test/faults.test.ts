@@ -2,7 +2,8 @@
  * The multi-process fault suite, short: every lock scenario of `npm run
  * faults` and two each of the semaphore's and the read-write lock's, for
  * 4.5 s with 3 worker processes on 5 real redis-servers (plus one for the
- * fenced storage). Each scenario is one test.
+ * fenced storage); some again with node-redlock workers among them, and
+ * over GLIDE nodes. Each scenario is one test.
  */
 import { assert, describe, it, layer } from "@effect/vitest"
 import { Effect } from "effect"
@@ -41,9 +42,18 @@ const mixedRows = [
 ]
 const mixed = Suite.scenarios(settings).filter((scenario) => mixedRows.includes(scenario.name))
 
+// Some again over GLIDE nodes, whose client reconnects without telling: restarts are told by the marks after each vote.
+const glideRows = [
+  "minority killed, restarted 1 s later",
+  "majority killed under a holder, restarted at once, quarantine on",
+  "a node killed after each token, restarted at once (empty)"
+]
+const overGlide = Suite.scenarios(settings).filter((scenario) => glideRows.includes(scenario.name))
+
 const runs = [
   { label: "", settings, scenarios },
-  { label: ", Effect and node-redlock workers", settings: { ...settings, frontEnds: "mixed" as const }, scenarios: mixed }
+  { label: ", Effect and node-redlock workers", settings: { ...settings, frontEnds: "mixed" as const }, scenarios: mixed },
+  { label: ", GLIDE nodes", settings: { ...settings, client: "glide" as const }, scenarios: overGlide }
 ]
 
 // Durable scenarios run on their own servers (AOF, appendfsync always).
