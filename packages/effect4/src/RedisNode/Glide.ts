@@ -14,6 +14,9 @@
  * default is 250 ms): keep it above the per-node timeout. A NOSCRIPT fails
  * that one command (`NoScript`) and loads the scripts again. Standalone
  * servers only (no cluster client, no Sentinel), read from the primary.
+ * GLIDE's own logger writes a warning to stdout for each server error and
+ * failed reconnection by default; set its level with GLIDE's
+ * `Logger.setLoggerConfig`.
  *
  * `@valkey/valkey-glide` is an optional peer dependency, needed only by this module.
  *
