@@ -14,6 +14,7 @@ import * as Fs from "node:fs"
 import { createRequire } from "node:module"
 import * as Os from "node:os"
 import * as Path from "node:path"
+import * as ClockShift from "./clockShift.js"
 import { eventually, type ServerProcess, startAll, startServer } from "./servers.js"
 
 export interface FleetOptions {
@@ -48,6 +49,12 @@ export interface FleetOptions {
    * it. Without replicas, Sentinels or a cluster.
    */
   readonly tls?: boolean | undefined
+  /**
+   * Servers whose wall clocks a test shifts (`LocalFleet.shiftClock`): each
+   * started with the clock shim of clockShift.ts, built by the machine's
+   * `cc`. A restarted server keeps its shift.
+   */
+  readonly shiftableClocks?: boolean | undefined
 }
 
 /** How a client reaches one server of the fleet. */
@@ -80,6 +87,12 @@ export interface LocalFleet {
   readonly clusterOk: () => Promise<void>
   /** Every process stopped (paused ones too) and the fleet's folder removed. */
   readonly stop: () => Promise<void>
+  /**
+   * Server `index`'s wall clock runs `offsetMillis` ahead (behind, if
+   * negative) from now on: its `TIME` and its keys' expiry with it. Only for
+   * a fleet made with `shiftableClocks`.
+   */
+  readonly shiftClock: (index: number, offsetMillis: number) => void
 }
 
 /** The master name the fleet's Sentinel knows server `index` by. */
@@ -208,11 +221,15 @@ export const startLocalFleet = async (n: number, options: FleetOptions = {}): Pr
 const startIn = async (dir: string, n: number, options: FleetOptions, removeFolder: () => void): Promise<LocalFleet> => {
   const tlsCa = tlsCaOf(options)
   const common = { parent: dir, portCount: clustered(options) ? 2 : 1, password: options.password, tlsCa }
+  const clocks = options.shiftableClocks !== true
+    ? []
+    : await Promise.all(Array.from({ length: n }, (_, index) => ClockShift.shiftableClock(Path.join(dir, `clock-${index}`))))
   const servers = await startAll(Array.from({ length: n }, (_, index) => () =>
     startServer({
       ...common,
       index,
       name: `node-${index}`,
+      env: clocks[index]?.env,
       argsOf: serverArgs(options, undefined),
       setUp: options.clusterPerServer !== true ? undefined : async (admin) => {
         await admin.call("CLUSTER", "ADDSLOTSRANGE", "0", "16383")
@@ -231,7 +248,7 @@ const startIn = async (dir: string, n: number, options: FleetOptions, removeFold
     started.push(...replicas)
     const sentinels = options.sentinels !== true ? [] : [await startSentinel(dir, servers, options)]
     started.push(...sentinels)
-    const fleet = makeFleet(servers, replicas, sentinels.map(({ port }) => ({ port })), options, tlsCa, stop)
+    const fleet = makeFleet(servers, replicas, sentinels.map(({ port }) => ({ port })), options, tlsCa, stop, clocks)
     if (options.cluster === true) {
       await createCluster(servers, replicas, options)
       await fleet.clusterOk()
@@ -251,8 +268,14 @@ export const makeFleet = (
   sentinels: ReadonlyArray<{ readonly port: number }>,
   options: FleetOptions,
   tlsCa: string | undefined,
-  stop: () => Promise<void>
+  stop: () => Promise<void>,
+  clocks: ReadonlyArray<ClockShift.ShiftableClock> = []
 ): LocalFleet => ({
+  shiftClock: (index, offsetMillis) => {
+    const clock = clocks[index]
+    if (clock === undefined) throw new Error(`server ${index}'s clock cannot be shifted: make the fleet with shiftableClocks`)
+    clock.set(offsetMillis)
+  },
   servers,
   replicas,
   sentinels,

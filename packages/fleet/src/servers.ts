@@ -53,6 +53,8 @@ export interface ServerSpec {
   readonly password?: string | undefined
   /** The certificate its admin connection trusts, for a server that speaks TLS only. */
   readonly tlsCa?: string | undefined
+  /** Variables its process gets beside this process's (a shifted clock's, clockShift.ts). */
+  readonly env?: Readonly<Record<string, string>> | undefined
 }
 
 const readyWithinMillis = 10_000
@@ -122,8 +124,8 @@ const logTail = (dir: string): string => {
 }
 
 /** A `redis-server` child, and a promise that rejects when it exits (never resolves). */
-const spawn = (args: ReadonlyArray<string>, port: number) => {
-  const child = ChildProcess.spawn("redis-server", args, { stdio: "ignore" })
+const spawn = (args: ReadonlyArray<string>, port: number, env: Readonly<Record<string, string>> | undefined) => {
+  const child = ChildProcess.spawn("redis-server", args, { stdio: "ignore", env: env === undefined ? undefined : { ...process.env, ...env } })
   if (child.pid !== undefined) running.add(child.pid)
   const exitedAt = new Promise<void>((resolve) => child.once("exit", () => resolve()))
   const exited = new Promise<never>((_, reject) => {
@@ -154,7 +156,7 @@ export const startServer = async (spec: ServerSpec): Promise<ServerProcess> => {
     const port = ports[0]
     const dir = Fs.mkdtempSync(Path.join(spec.parent, `${spec.name}-`))
     const args = spec.argsOf(dir, ports)
-    let current: ReturnType<typeof spawn> | undefined = spawn(args, port)
+    let current: ReturnType<typeof spawn> | undefined = spawn(args, port, spec.env)
     const admin = new Redis({
       host: "127.0.0.1",
       port,
@@ -196,7 +198,7 @@ export const startServer = async (spec: ServerSpec): Promise<ServerProcess> => {
       kill,
       start: async () => {
         if (current !== undefined) return
-        current = spawn(args, port)
+        current = spawn(args, port, spec.env)
         await ready(current.exited)
       },
       call: (command, ...args) =>

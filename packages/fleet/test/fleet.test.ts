@@ -74,6 +74,30 @@ describe("local redis-server fleet", () => {
     }
   })
 
+  it("a shifted clock: the server's TIME jumps and a key with a ttl expires at once; the other servers' clocks stay; a restart keeps the shift", async () => {
+    const fleet = await startLocalFleet(2, { shiftableClocks: true })
+    try {
+      const skew = async (index: number) => {
+        const [seconds, micros] = await fleet.servers[index].call("TIME") as [string, string]
+        return Number(seconds) * 1000 + Number(micros) / 1000 - Date.now()
+      }
+      expect(Math.abs(await skew(0))).toBeLessThan(500)
+      await fleet.servers[0].call("SET", "k", "v", "PX", 10_000)
+      fleet.shiftClock(0, 20_000)
+      expect(await skew(0)).toBeGreaterThan(19_000)
+      expect(Math.abs(await skew(1))).toBeLessThan(500)
+      expect(await fleet.servers[0].call("GET", "k")).toBeNull()
+      await fleet.servers[0].kill()
+      await fleet.servers[0].start()
+      expect(await skew(0)).toBeGreaterThan(19_000)
+      fleet.shiftClock(0, -5_000)
+      expect(await skew(0)).toBeLessThan(-4_000)
+      expect(() => fleet.shiftClock(2, 1)).toThrow(/cannot be shifted/)
+    } finally {
+      await fleet.stop()
+    }
+  })
+
   it("a server that exits before it answers (its port taken) is started again on new ports", async () => {
     const taken = await takenPort()
     const given: Array<number> = []
