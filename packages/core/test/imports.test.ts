@@ -25,7 +25,7 @@ const specifiers = (file: string): Array<string> =>
 const files = sourceFiles(src)
 const name = (file: string) => Path.relative(src, file)
 const resolved = (file: string, specifier: string) => Path.join(Path.dirname(file), specifier.replace(/\.js$/, ".ts"))
-const clients = new Set(["ioredis", "iovalkey", "redis"])
+const clients = new Set(["ioredis", "iovalkey", "redis", "@valkey/valkey-glide"])
 
 it("core imports nothing from effect, and no package but Node's modules and the Redis clients", () => {
   assert.isAtLeast(files.length, 30, "core's modules were found")

@@ -113,7 +113,7 @@ describe("abstention rule", () => {
       loadScript: () => Promise.reject(new Error("unused")),
       setIfAbsent: () => Promise.reject(new Error("unused")),
       waitForReplicas: () => Promise.reject(new Error("unused")),
-      beforeSend: () => {}
+            beforeSend: () => {}
     }
     const watcher = ServerRun.watch(connection, false, () => clock)
     const connectAt = async (at: number) => {

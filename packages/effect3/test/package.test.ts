@@ -269,7 +269,7 @@ export const fromPromises = async (): Promise<string> => {
           Path.join(plain, "node_modules", "effect-redlock"),
           Path.join(plain, "node_modules", "@effect-redlock", "core")
         ].reduce((total, dir) => total + sizeOf(dir), 0)
-        assert.isAtMost(installed, 3_000_000, `the library's own installed size (at most 3 MB): ${installed} bytes`)
+        assert.isAtMost(installed, 3_200_000, `the library's own installed size (at most 3.2 MB): ${installed} bytes`)
         // The README's quick start, on the fleet's server (durable: it votes at once, as a production server does).
         const readme = Fs.readFileSync(Path.join(root, "README.md"), "utf8")
         const section = readme.slice(readme.indexOf("## Quick start: promises"))

@@ -81,6 +81,12 @@ export type NodeRun =
     readonly persistence?: Persistence | undefined
     /** Why the server may evict a key it holds, lock keys included (a `maxmemory` with an evicting policy); none: it does not, or unknown. */
     readonly evicts?: string | undefined
+    /**
+     * When this node saw the server's clock jump forward, and by how much:
+     * its keys may have expired early, so it sits out the restart quarantine
+     * from then, whatever its persistence. None: never seen.
+     */
+    readonly clockJump?: { readonly atMillis: number; readonly byMillis: number } | undefined
   }
   | {
     readonly _tag: "Unknown"

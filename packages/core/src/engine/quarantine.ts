@@ -34,6 +34,15 @@ export const abstention = (
   if (before._tag === "Unknown") return `server run unknown (${before.detail})`
   if (after._tag === "Unknown") return `server run unknown (${after.detail})`
   if (before.id !== after.id) return "the server restarted while the command was in flight"
+  // A jump seen while the command was in flight counts: its answer may be the jump's.
+  const jump = after.clockJump ?? before.clockJump
+  if (jump !== undefined) {
+    const sinceJump = sentAtMillis - jump.atMillis
+    if (sinceJump < quarantineMillis) {
+      return `its clock jumped forward ${seconds(jump.byMillis)} s ${seconds(sinceJump)} s ago: keys it holds may have expired early; ` +
+        `votes again in ${seconds(quarantineMillis - sinceJump)} s (restart quarantine)`
+    }
+  }
   const { persistence } = before
   if (persistence?.keepsKeys === true) return undefined
   const upMillis = sentAtMillis - before.startedAtMillis

@@ -12,6 +12,7 @@
  * @internal
  */
 import type { Script } from "./scripts.js"
+import type { Reading } from "./serverClock.js"
 
 /** What a connection tells of its life. Several `closed` in a row are allowed. */
 export interface ConnectionEvents {
@@ -21,6 +22,12 @@ export interface ConnectionEvents {
   readonly closed: () => void
   /** A connection error (refused, a wrong password ...), also while connecting. */
   readonly error: (error: Error) => void
+  /**
+   * A reading of the server's clock (`TIME`) that came with a vote's answer,
+   * told before the answer is (serverClock.ts); none from a connection that
+   * cannot read it on the vote's server (a cluster's).
+   */
+  readonly clock?: ((reading: Reading) => void) | undefined
 }
 
 export interface Connection {
@@ -42,6 +49,18 @@ export interface Connection {
   readonly info: (section: string) => Promise<string>
   /** CONFIG GET name: its value, `undefined` when the server has none. */
   readonly configGet: (name: string) => Promise<string | undefined>
+  /**
+   * `TIME`, sent now on this connection, right behind whatever was sent
+   * before it (the node sends one behind a vote: serverClock.ts). None: the
+   * connection's `TIME` would not reach the vote's server (a cluster's), or
+   * its votes bring their own readings (`readClock`).
+   */
+  readonly time?: (() => Promise<unknown>) | undefined
+  /**
+   * For a connection whose votes bring their own readings of the server's
+   * clock (told to `ConnectionEvents.clock`): take one now, with no vote.
+   */
+  readonly readClock?: (() => void) | undefined
   /**
    * Called before each command: a driver that writes each command to the
    * socket as it is sent may gather one turn's commands into one write.

@@ -15,6 +15,7 @@ import * as LoadedScripts from "./loadedScripts.js"
 import * as NodeErrors from "./nodeErrors.js"
 import type { ReleaseChannels } from "./releaseChannels.js"
 import * as Scripts from "./scripts.js"
+import { timeReply } from "./serverClock.js"
 import * as ServerRun from "./serverRun.js"
 
 /** What a node needs besides its connection (each shell checks the user's options into these). */
@@ -23,6 +24,8 @@ export interface NodeSettings {
   readonly maxPendingCommands: number
   /** Declared durable (see the shells' `durable` option). */
   readonly durable: boolean
+  /** Whether the server's clock is read with each vote (see the shells' `watchClock` option). */
+  readonly watchClock: boolean
   /** How long `open` waits for the first connection and the server's identity (ms). */
   readonly connectTimeoutMillis: number
   readonly makeError: MakeNodeError
@@ -60,14 +63,16 @@ export const open = async (
   const errors = watchErrors(connection)
   // First: on each new connection the scripts are loaded before anything else is sent.
   const scripts = LoadedScripts.watch(connection, Scripts.nodeScripts)
-  const run = ServerRun.watch(connection, settings.durable, settings.now)
+  const run = ServerRun.watch(connection, settings.durable, settings.now, settings.watchClock)
   const releases = openReleases()
   await firstConnection(connection, run, scripts.loaded, settings.connectTimeoutMillis)
   const inFlight: InFlight = { count: 0 }
-  const node = makeNode(connection, settings, errors.last, run.current, scripts.loaded, releases.channels, inFlight)
+  const clock = clockReader(connection, settings, run, inFlight)
+  const node = makeNode(connection, settings, errors.last, run.current, scripts.loaded, releases.channels, inFlight, clock)
   return {
     node,
     close: async () => {
+      clock.stop()
       await settled(inFlight, 250)
       releases.stop()
       run.stop()
@@ -111,6 +116,62 @@ const watchErrors = (connection: Connection) => {
 /** Commands of one node sent and not answered yet. */
 interface InFlight {
   count: number
+}
+
+/** How often the server's clock is read between votes. */
+const clockReadingMillis = 1000
+
+/** The node's readings of its server's clock (serverClock.ts), each told to the server run before anything else. */
+interface ClockReader {
+  /** `TIME` now, behind what was just sent; `undefined` where none is sent (see `clockReader`). */
+  readonly readNow: () => Promise<void> | undefined
+  readonly stop: () => void
+}
+
+/**
+ * A `TIME` sent right behind each vote, on its connection, and one each
+ * second between votes, so that a vote's reading is held against a recent
+ * one. At most one is in flight: a vote sent meanwhile is preceded on the
+ * connection by the reading in flight. Readings count among the node's
+ * pending commands. A connection whose votes bring their own readings
+ * (quietConnection.ts) is asked for one each second; one with none (a
+ * cluster's) reads nothing.
+ */
+const clockReader = (connection: Connection, settings: NodeSettings, run: ServerRun.RunWatcher, inFlight: InFlight): ClockReader => {
+  const time = connection.time
+  if (!settings.watchClock || (time === undefined && connection.readClock === undefined)) {
+    return { readNow: () => undefined, stop: () => {} }
+  }
+  let pending = false
+  const readNow = (): Promise<void> | undefined => {
+    if (time === undefined || pending || inFlight.count >= settings.maxPendingCommands) return undefined
+    pending = true
+    inFlight.count++
+    const sentAtMillis = performance.now()
+    const done = () => {
+      pending = false
+      inFlight.count--
+    }
+    try {
+      return time().then((reply) => {
+        done()
+        const serverMillis = timeReply(reply)
+        if (serverMillis !== undefined) run.readClock({ serverMillis, sentAtMillis, answeredAtMillis: performance.now() })
+      }, done)
+    } catch {
+      done()
+      return undefined
+    }
+  }
+  const timer = setInterval(() => {
+    if (!connection.isReady()) return
+    if (time === undefined) connection.readClock?.()
+    else readNow()
+  }, clockReadingMillis)
+  timer.unref?.()
+  // The first reading, the one the first vote's is held against.
+  if (connection.isReady()) time === undefined ? connection.readClock?.() : readNow()
+  return { readNow, stop: () => clearInterval(timer) }
 }
 
 /**
@@ -177,7 +238,8 @@ const makeNode = (
   serverRun: () => NodeRun,
   scripts: LoadedScripts.LoadedScripts,
   releases: ReleaseChannels,
-  inFlight: InFlight
+  inFlight: InFlight,
+  clock: ClockReader
 ): Node => {
   const { makeError, maxPendingCommands, name, replicas } = settings
   const answered = <A>(reply: A): A => {
@@ -198,7 +260,7 @@ const makeNode = (
   // too many commands wait for an answer (see the shells' maxPendingCommands).
   // `settled`, if given, is called once whichever way the call ends, before
   // the reply is parsed (in the same step: no promise beside the caller's).
-  const call = <R, A>(send: () => Promise<R>, parse: (reply: R) => A, settled?: () => void): Promise<A> => {
+  const call = <R, A>(send: () => Promise<R>, parse: (reply: R) => A, settled?: () => void, votes = false): Promise<A> => {
     if (inFlight.count >= maxPendingCommands) {
       settled?.()
       return Promise.reject(makeError({
@@ -211,6 +273,18 @@ const makeNode = (
       connection.beforeSend()
       const sent = send()
       inFlight.count++
+      // The server's clock read right behind a vote, told to the run before the vote's answer is.
+      const reading = votes ? clock.readNow() : undefined
+      if (reading !== undefined) {
+        const answer = sent.then(answered, unanswered)
+        return Promise.all([answer, reading]).then(([reply]) => {
+          settled?.()
+          return parse(reply)
+        }, (cause) => {
+          settled?.()
+          return Promise.reject(cause)
+        })
+      }
       if (settled === undefined) return sent.then((reply) => parse(answered(reply)), unanswered)
       return sent.then((reply) => {
         settled()
@@ -234,7 +308,8 @@ const makeNode = (
     call(
       scripts.bySha() ? () => connection.evalsha(script, keys, args) : () => connection.eval(script, keys, args),
       parse,
-      settled
+      settled,
+      Scripts.castsVote(script)
     )
 
   // Waiting for replicas: a grant or an extension counts on this node only once
@@ -308,7 +383,7 @@ const makeNode = (
       if (probing.get(value) === probe) probing.delete(value)
       return answer
     }
-    return call(() => connection.setIfAbsent(key, value, Math.ceil(ttlMillis)), (reply) => reply === "OK").then(
+    return call(() => connection.setIfAbsent(key, value, Math.ceil(ttlMillis)), (reply) => reply === "OK", undefined, true).then(
       (set) => settle(set || probe.superseded ? set : acquireAll([key], value, ttlMillis)),
       (error) => Promise.reject(settle(error))
     )

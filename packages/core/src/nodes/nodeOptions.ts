@@ -50,6 +50,14 @@ export interface ConnectionOptions<Password = string, Millis = unknown> {
    */
   readonly durable?: boolean | undefined
   /**
+   * Read the server's clock (`TIME`) with each vote, and once a second
+   * between them: a server whose clock is seen to jump forward may have let
+   * a held key expire early (docs/safety.md), so it sits out the restart
+   * quarantine from then, durable or not. One command more per vote; turn it
+   * off to spare it where servers' clocks are trusted not to step. Default `true`.
+   */
+  readonly watchClock?: boolean | undefined
+  /**
    * Wait for replicas after each grant and extension on this node: the
    * node's vote counts only once `replicas` replicas acknowledged the write
    * (`WAIT`) within `timeout`; otherwise it counts as a failed node
@@ -99,6 +107,8 @@ export interface ClientOptions<Client, Millis = unknown> {
   readonly maxPendingCommands?: number | undefined
   /** See {@link ConnectionOptions.durable}. */
   readonly durable?: boolean | undefined
+  /** See {@link ConnectionOptions.watchClock}. */
+  readonly watchClock?: boolean | undefined
   /** See {@link ConnectionOptions.waitForReplicas}. */
   readonly waitForReplicas?: ConnectionOptions<never, Millis>["waitForReplicas"]
 }
@@ -142,6 +152,7 @@ export interface CheckedNode<Client> {
   readonly connectTimeoutMillis: number
   readonly maxPendingCommands: number
   readonly durable: boolean
+  readonly watchClock: boolean
   readonly replicas: DriverNode.NodeSettings["replicas"]
   /** The user's client (left open), or the address of a connection of ours. */
   readonly target:
@@ -192,7 +203,9 @@ export const check = <Client>(
   if (durable instanceof Problem) return durable
   const replicas = Options.waitForReplicas(given.waitForReplicas, read.millis)
   if (replicas instanceof Problem) return replicas
-  const common = { maxPendingCommands, durable, replicas }
+  const watchClock = Options.flag("watchClock", given.watchClock ?? true)
+  if (watchClock instanceof Problem) return watchClock
+  const common = { maxPendingCommands, durable, watchClock, replicas }
   const wrongKind = wrongKindOf(entry as Record<string, unknown>)
   if (wrongKind !== undefined) return wrongKind
   if ("client" in given) {
@@ -277,6 +290,7 @@ export const open = async <Client>(
     name: checked.name,
     maxPendingCommands: checked.maxPendingCommands,
     durable: checked.durable,
+    watchClock: checked.watchClock,
     replicas: checked.replicas,
     connectTimeoutMillis: checked.connectTimeoutMillis,
     makeError,

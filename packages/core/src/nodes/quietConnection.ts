@@ -11,7 +11,8 @@
  * - the restart quarantine needs to know which server run answered each
  *   vote: every command that may cast one (an acquire, an extension, a
  *   fencing round; not a release or a reading) is followed, on the same
- *   connection, by `CLIENT ID` and `LASTSAVE`. The connection's id changes
+ *   connection, by `CLIENT ID` and `LASTSAVE` (and `TIME`, the server clock's
+ *   reading of serverClock.ts). The connection's id changes
  *   with each new connection, and `LASTSAVE` (the start of a server that does
  *   not save, or its last save) with each restart; a command on a restarted
  *   server is followed by the new run's, never the old one's. Where the two
@@ -28,6 +29,7 @@ import * as Net from "node:net"
 import type { Connection, ConnectionEvents } from "./connection.js"
 import { configValue } from "./connection.js"
 import { isNoScript } from "./nodeErrors.js"
+import { timeReply } from "./serverClock.js"
 import type { Script } from "./scripts.js"
 import * as Scripts from "./scripts.js"
 
@@ -36,8 +38,8 @@ export interface QuietClient {
   /** One command and its reply (an error reply rejects). */
   readonly send: (command: Array<string>) => Promise<unknown>
   /**
-   * `command`, then `CLIENT ID` and `LASTSAVE`, on one connection in that
-   * order: their three replies, an error reply as an `Error` in its place
+   * `command`, then `CLIENT ID`, `LASTSAVE` and `TIME`, on one connection in
+   * that order: their four replies, an error reply as an `Error` in its place
    * (`null`: none came, as GLIDE answers a batch it could not run).
    */
   readonly sendMarked: (command: Array<string>) => Promise<ReadonlyArray<unknown> | null>
@@ -51,9 +53,6 @@ export interface QuietClient {
 
 /** How a failure for want of a connection reads (nodeErrors.ts takes it as `Unavailable`). */
 export const noConnection = (why: string): Error => new Error(`no connection answers (${why})`)
-
-/** The scripts whose answer counts toward no quorum (a release, a reading): sent without the marks. */
-const castsNoVote: ReadonlySet<Script> = new Set([Scripts.releaseOwned, Scripts.inspectKey])
 
 /** How often a connection that does not answer is asked again, at most. */
 const probeMillis = { first: 50, max: 1000 }
@@ -122,17 +121,26 @@ export const connectionOf = (client: QuietClient): Connection & { readonly stop:
   // A command that may cast a vote, followed by the connection's and the server run's marks.
   const marked = (command: Array<string>): Promise<unknown> => {
     if (!ready) return notConnected()
+    const sentAtMillis = performance.now()
     return client.sendMarked(command).then((replies) => {
-      const [reply, clientId, lastSave] = replies ?? []
+      const [reply, clientId, lastSave, time] = replies ?? []
       if (identity !== undefined && (clientId !== identity.clientId || lastSave !== identity.lastSave)) replaced()
+      else tellClock(time, sentAtMillis)
       if (reply instanceof Error) return failed(reply)
       return reply
     }, failed)
   }
+  // The server's clock as the vote's answer read it (serverClock.ts), told before the answer.
+  const tellClock = (time: unknown, sentAtMillis: number) => {
+    const serverMillis = timeReply(time)
+    if (serverMillis === undefined) return
+    const reading = { serverMillis, sentAtMillis, answeredAtMillis: performance.now() }
+    each((events) => events.clock?.(reading))
+  }
   const script = (loaded: Script, command: string, body: string, keys: ReadonlyArray<string>, args: ReadonlyArray<string | number>) => {
     const words = [command, body, String(keys.length), ...keys]
     for (const arg of args) words.push(String(arg))
-    return castsNoVote.has(loaded) ? send(words) : marked(words)
+    return Scripts.castsVote(loaded) ? marked(words) : send(words)
   }
   const identify = (): Promise<string> => {
     if (!ready) return notConnected() as Promise<never>
@@ -164,6 +172,10 @@ export const connectionOf = (client: QuietClient): Connection & { readonly stop:
     waitForReplicas: (replicas, timeoutMillis) => send(["WAIT", String(replicas), String(timeoutMillis)]).then(Number),
     info: (section) => section === "server" ? identify() : send(["INFO", section]).then(String),
     configGet: (name) => send(["CONFIG", "GET", name]).then((reply) => configValue(reply, name)),
+    // With the marks: a restart GLIDE did not tell of is seen here too, within a second, not at the next vote.
+    readClock: () => {
+      if (ready) marked(["PING"]).catch(() => {})
+    },
     // Such clients gather the commands of a turn into their writes themselves.
     beforeSend: () => {},
     stop: () => {

@@ -743,3 +743,6 @@ export const nodeScripts: ReadonlyArray<Script> = [
   incrementFences,
   commitFences
 ]
+
+/** Whether a script's answer may count toward a quorum (an acquire, an extension, a fencing round), not only release or read. */
+export const castsVote = (script: Script): boolean => script !== releaseOwned && script !== inspectKey

@@ -9,12 +9,14 @@
  * seen at the next connection only. A server that was already running while the node
  * talked to another (a Sentinel failover's new master, another server behind
  * the address) counts as started when it first answers, and as keeping no
- * keys: it sits out the quarantine as a restarted server does.
+ * keys: it sits out the quarantine as a restarted server does. So does a
+ * server whose clock was seen to jump forward (serverClock.ts), from then.
  *
  * @internal
  */
 import type { NodeRun, Persistence } from "../engine/node.js"
 import type { Connection } from "./connection.js"
+import { type Reading, ServerClock } from "./serverClock.js"
 
 /** The `field:value` lines of an `INFO` reply. */
 const infoFields = (reply: string): Map<string, string> => {
@@ -86,6 +88,8 @@ export interface RunWatcher {
   readonly current: () => NodeRun
   /** Settles once the server of the connection is identified (or could not be), at once when it is. */
   readonly identified: () => Promise<void>
+  /** A reading of the server's clock (serverClock.ts): a forward jump makes the run sit out the quarantine from now. */
+  readonly readClock: (reading: Reading) => void
   readonly stop: () => void
 }
 
@@ -94,7 +98,7 @@ export interface RunWatcher {
  * server (run id, uptime) read as the reply arrives at `now()` (monotonic
  * ms, the shell's timeline), and its persistence, until `stop`.
  */
-export const watch = (connection: Connection, declaredDurable: boolean, now: () => number): RunWatcher => {
+export const watch = (connection: Connection, declaredDurable: boolean, now: () => number, watchClock = true): RunWatcher => {
   let run: NodeRun = { _tag: "Unknown", detail: "not connected yet", unreached: "NotConnected" }
   let identifying = false
   let connectionNumber = 0
@@ -129,8 +133,19 @@ export const watch = (connection: Connection, declaredDurable: boolean, now: () 
       }
     }
   }
+  // The server's clock through the readings that come with votes; a forward jump seen on a run stays with it.
+  const clock = new ServerClock()
+  let clockJump: { readonly id: string; readonly atMillis: number; readonly byMillis: number } | undefined
+  const withJump = (next: NodeRun): NodeRun =>
+    next._tag === "Known" && clockJump?.id === next.id ? { ...next, clockJump } : next
+  const onClock = (reading: Reading) => {
+    const jump = clock.read(reading)
+    if (jump?._tag !== "Forward" || run._tag !== "Known") return
+    clockJump = { id: run.id, atMillis: now(), byMillis: jump.byMillis }
+    run = withJump(run)
+  }
   const settle = (next: NodeRun) => {
-    run = next
+    run = withJump(next)
     identifying = false
     const woken = waiters
     waiters = []
@@ -138,6 +153,8 @@ export const watch = (connection: Connection, declaredDurable: boolean, now: () 
   }
   const onClose = () => {
     connectionNumber++
+    // The next connection may reach another server: its first reading starts afresh.
+    clock.forget()
     if (run._tag === "Known") {
       lostAtMillis = now()
       run = { _tag: "Unknown", detail: "reconnecting", unreached: "Reconnecting" }
@@ -172,12 +189,13 @@ export const watch = (connection: Connection, declaredDurable: boolean, now: () 
       }
     )
   }
-  const unfollow = connection.follow({ ready: onReady, closed: onClose, error: () => {} })
+  const unfollow = connection.follow({ ready: onReady, closed: onClose, error: () => {}, clock: watchClock ? onClock : undefined })
   if (connection.isReady()) onReady()
   return {
     current: () => run,
     identified: () =>
       !identifying && run._tag === "Known" ? Promise.resolve() : new Promise<void>((resolve) => void waiters.push(resolve)),
+    readClock: watchClock ? onClock : () => {},
     stop: unfollow
   }
 }

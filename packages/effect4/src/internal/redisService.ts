@@ -65,7 +65,7 @@ const connectionOf = (redis: RedisService, run: ReturnType<typeof runner>) => {
   return QuietConnection.connectionOf({
     send: (command) => run(send(command)),
     // Sent one after the other now, before any answer: on one connection, in this order.
-    sendMarked: (command) => Promise.all([inPlace(command), inPlace(["CLIENT", "ID"]), inPlace(["LASTSAVE"])]),
+    sendMarked: (command) => Promise.all([inPlace(command), inPlace(["CLIENT", "ID"]), inPlace(["LASTSAVE"]), inPlace(["TIME"])]),
     isConnectionFailure,
     asReply
   })

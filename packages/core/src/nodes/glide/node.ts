@@ -97,9 +97,9 @@ export const clientName = (client: GlideClient): string => {
   return `${address?.host ?? "localhost"}:${address?.port ?? 6379}`
 }
 
-/** `command`, then the connection's and the server run's marks (quietConnection.ts). */
+/** `command`, then the connection's and the server run's marks and the server's clock (quietConnection.ts). */
 const marked = (command: Array<string>) =>
-  new Batch(false).customCommand(command).customCommand(["CLIENT", "ID"]).customCommand(["LASTSAVE"])
+  new Batch(false).customCommand(command).customCommand(["CLIENT", "ID"]).customCommand(["LASTSAVE"]).customCommand(["TIME"])
 
 /** The client as a node's connection (quietConnection.ts), and how to stop probing it. */
 export const connectionOf = (client: GlideClient): Connection & { readonly stop: () => void } => {

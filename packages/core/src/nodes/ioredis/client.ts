@@ -31,6 +31,7 @@ export interface IoredisClient {
   info(section: string): Promise<string>
   config(subcommand: "GET", parameter: string): Promise<unknown>
   script(subcommand: "LOAD", script: string): Promise<unknown>
+  time(): Promise<unknown>
 }
 
 /** A duplicate of a client, subscribing. */

@@ -235,6 +235,7 @@ export const connectionOf = (cluster: IoredisCluster): Connection => ({
   waitForReplicas: () => Promise.reject(new Error("WAIT is not available on cluster nodes")),
   info: (section) => combinedInfo(cluster, section),
   configGet: (name) => combinedConfig(cluster, name),
+  // No `time`: a TIME would reach any master, not the vote's, so a cluster node reads no clock.
   beforeSend: writeBatcher(cluster)
 })
 

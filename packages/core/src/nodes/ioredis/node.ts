@@ -76,6 +76,7 @@ export const connectionOf = (client: IoredisClient, library: IoredisLibrary<Iore
     eval: (script, keys, args) => client.eval(script.lua, keys.length, ...keys, ...args),
     loadScript: (script) => client.script("LOAD", script.lua),
     setIfAbsent: (key, value, ttlMillis) => client.set(key, value, "PX", ttlMillis, "NX"),
+    time: () => client.time(),
     waitForReplicas: (replicas, timeoutMillis) => client.wait(replicas, timeoutMillis),
     info: (section) => client.info(section),
     // RESP2 answers [name, value]; RESP3 (ioredis 6) a map, which ioredis gives as the same pairs or an object.

@@ -122,6 +122,7 @@ export const connectionOf = (client: NodeRedisClient): Connection => {
     eval: (whole, keys, args) => script("EVAL", whole.lua, keys, args),
     loadScript: (loaded) => send(["SCRIPT", "LOAD", loaded.lua]),
     setIfAbsent: (key, value, ttlMillis) => send(["SET", keyPrefix + key, value, "PX", String(ttlMillis), "NX"]),
+    time: () => send(["TIME"]),
     waitForReplicas: (replicas, timeoutMillis) => send(["WAIT", String(replicas), String(timeoutMillis)]).then(Number),
     info: (section) => send(["INFO", section]).then(String),
     configGet: (name) => send(["CONFIG", "GET", name]).then((reply) => configValue(reply, name)),
