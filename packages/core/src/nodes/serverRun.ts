@@ -137,7 +137,9 @@ export const watch = (connection: Connection, declaredDurable: boolean, now: () 
   const clock = new ServerClock()
   let clockJump: { readonly id: string; readonly atMillis: number; readonly byMillis: number } | undefined
   const withJump = (next: NodeRun): NodeRun =>
-    next._tag === "Known" && clockJump?.id === next.id ? { ...next, clockJump } : next
+    next._tag === "Known" && clockJump?.id === next.id
+      ? { ...next, clockJump: { atMillis: clockJump.atMillis, byMillis: clockJump.byMillis } }
+      : next
   const onClock = (reading: Reading) => {
     const jump = clock.read(reading)
     if (jump?._tag !== "Forward" || run._tag !== "Known") return
