@@ -68,6 +68,7 @@ export const open = async (
   await firstConnection(connection, run, scripts.loaded, settings.connectTimeoutMillis)
   const inFlight: InFlight = { count: 0 }
   const clock = clockReader(connection, settings, run, inFlight)
+  await within(clock.first, settings.connectTimeoutMillis)
   const node = makeNode(connection, settings, errors.last, run.current, scripts.loaded, releases.channels, inFlight, clock)
   return {
     node,
@@ -118,6 +119,16 @@ interface InFlight {
   count: number
 }
 
+/** `promise` settled, or `millis` passed: whichever comes first (never rejects). */
+const within = (promise: Promise<unknown> | undefined, millis: number): Promise<void> => {
+  if (promise === undefined) return Promise.resolve()
+  let timer: ReturnType<typeof setTimeout> | undefined
+  return Promise.race([
+    promise.then(() => {}, () => {}),
+    new Promise<void>((resolve) => void (timer = setTimeout(resolve, millis)))
+  ]).finally(() => clearTimeout(timer))
+}
+
 /** How often the server's clock is read between votes. */
 const clockReadingMillis = 1000
 
@@ -125,6 +136,8 @@ const clockReadingMillis = 1000
 interface ClockReader {
   /** `TIME` now, behind what was just sent; `undefined` where none is sent (see `clockReader`). */
   readonly readNow: () => Promise<void> | undefined
+  /** The first reading, taken as the node opens: settled before the node takes commands. */
+  readonly first: Promise<void> | undefined
   readonly stop: () => void
 }
 
@@ -140,7 +153,7 @@ interface ClockReader {
 const clockReader = (connection: Connection, settings: NodeSettings, run: ServerRun.RunWatcher, inFlight: InFlight): ClockReader => {
   const time = connection.time
   if (!settings.watchClock || (time === undefined && connection.readClock === undefined)) {
-    return { readNow: () => undefined, stop: () => {} }
+    return { readNow: () => undefined, first: undefined, stop: () => {} }
   }
   let pending = false
   const readNow = (): Promise<void> | undefined => {
@@ -170,8 +183,12 @@ const clockReader = (connection: Connection, settings: NodeSettings, run: Server
   }, clockReadingMillis)
   timer.unref?.()
   // The first reading, the one the first vote's is held against.
-  if (connection.isReady()) time === undefined ? connection.readClock?.() : readNow()
-  return { readNow, stop: () => clearInterval(timer) }
+  let first: Promise<void> | undefined
+  if (connection.isReady()) {
+    if (time === undefined) connection.readClock?.()
+    else first = readNow()
+  }
+  return { readNow, first, stop: () => clearInterval(timer) }
 }
 
 /**
