@@ -39,7 +39,7 @@ export interface NodeOptions {
 }
 
 /** The fleet (fleet.ts `LocalFleet`, where each member is documented), its servers and operations as effects. */
-export interface Fleet extends Pick<Plain.LocalFleet, "sentinels" | "tlsCa" | "cluster"> {
+export interface Fleet extends Pick<Plain.LocalFleet, "sentinels" | "tlsCa" | "cluster" | "shiftClock"> {
   readonly servers: ReadonlyArray<RedisServer>
   readonly replicas: ReadonlyArray<RedisServer>
   /** Connection options for `effect-redlock/RedisNode/Ioredis` (the password `Redacted`). */
@@ -70,6 +70,7 @@ const fleetOf = (fleet: Plain.LocalFleet): Fleet => ({
   sentinels: fleet.sentinels,
   nodes: fleet.nodes.map(({ password, ...node }) => password === undefined ? node : { ...node, password: Redacted.make(password) }),
   tlsCa: fleet.tlsCa,
+  shiftClock: fleet.shiftClock,
   dbsizes: attempt(fleet.dbsizes),
   reset: attempt(fleet.reset),
   replicasInSync: attempt(fleet.replicasInSync),

@@ -1,0 +1,3 @@
+import { clockJumpSuite } from "@effect-redlock/effect-suites/clockJump.js"
+
+clockJumpSuite()
