@@ -176,7 +176,18 @@ export const redisSuite = () => {
           const contended = i % 3 === 0
           const paused = i % 4 === 1
           yield* Effect.scoped(Effect.gen(function*() {
-            if (contended) yield* holder.acquire(`r${i}`, { ttl: "10 seconds" })
+            if (contended) {
+              yield* holder.acquire(`r${i}`, { ttl: "10 seconds" })
+              // The holder is granted on a majority; its last votes may still be on their way (and a node paused
+              // below would then run them after the waiter's), so its key is awaited on every node.
+              yield* Effect.retry(
+                Effect.flatMap(
+                  Effect.forEach(fleet.servers, (server) => server.call("EXISTS", `redlock:r${i}`)),
+                  (exists) => exists.every((n) => Number(n) === 1) ? Effect.void : Effect.fail(`held on ${exists}`)
+                ),
+                { schedule: Schedule.spaced("5 millis"), times: 200 }
+              )
+            }
             if (paused) yield* fleet.servers[i % 5].pause
             const fiber = yield* fork(redlock.acquire(`r${i}`, { ttl: "10 seconds", nodeTimeout: "50 millis" }))
             yield* Effect.sleep(Duration.millis(random() * 4))
