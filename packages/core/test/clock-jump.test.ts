@@ -74,10 +74,11 @@ describe("Kleppmann's clock jump on 5 durable servers, one of them with its cloc
     const held = await holder1.acquire(resource, once)
     assert.strictEqual(Number(await c.call("EXISTS", `redlock:${resource}`)), 1)
     await Promise.all([d.start(), e.start()])
-    fleet.shiftClock(2, 20_000)
-    assert.strictEqual(Number(await c.call("EXISTS", `redlock:${resource}`)), 0, "C's copy expired at the jump")
     // Holder 2's connections to D and E are back (and their servers identified).
     await sleep(1_500)
+    // Right before holder 2 asks: the jump is seen by its vote's own reading (the one each second most likely comes after).
+    fleet.shiftClock(2, 20_000)
+    assert.strictEqual(Number(await c.call("EXISTS", `redlock:${resource}`)), 0, "C's copy expired at the jump")
     return { held, holder1 }
   }
 

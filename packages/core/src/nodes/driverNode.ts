@@ -1,8 +1,9 @@
 /**
  * A Redis node over one driver's connection, as the engine talks to it: the
  * lock operations as promises (EVALSHA of the scripts loaded on each
- * connection, a native SET NX PX for one free key), the server run for the
- * restart quarantine, and release announcements. Each driver (ioredis/,
+ * connection; where the server's clock is not read with each vote, a native
+ * SET NX PX for one free key), the server run for the restart quarantine,
+ * and release announcements. Each driver (ioredis/,
  * nodeRedis/) hands in its connection (connection.ts) and its release
  * channels; each shell opens the node with its own error class and clock,
  * and closes it with the scope that opened it.
@@ -62,7 +63,7 @@ export const open = async (
 ): Promise<OpenNode> => {
   const errors = watchErrors(connection)
   // First: on each new connection the scripts are loaded before anything else is sent.
-  const scripts = LoadedScripts.watch(connection, Scripts.nodeScripts)
+  const scripts = LoadedScripts.watch(connection, Scripts.nodeScripts(timesVotes(connection, settings)))
   const run = ServerRun.watch(connection, settings.durable, settings.now, settings.watchClock)
   const releases = openReleases()
   await firstConnection(connection, run, scripts.loaded, settings.connectTimeoutMillis)
@@ -132,20 +133,29 @@ const within = (promise: Promise<unknown> | undefined, millis: number): Promise<
 /** How often the server's clock is read between votes. */
 const clockReadingMillis = 1000
 
+/**
+ * Whether the node sends each vote's script in its `timed` form (scripts.ts),
+ * whose reply brings the server's clock: over a connection that reads
+ * `TIME` itself, with the clock watched.
+ */
+const timesVotes = (connection: Connection, settings: NodeSettings): boolean =>
+  settings.watchClock && connection.time !== undefined
+
 /** The node's readings of its server's clock (serverClock.ts), each told to the server run before anything else. */
 interface ClockReader {
-  /** `TIME` now, behind what was just sent; `undefined` where none is sent (see `clockReader`). */
-  readonly readNow: () => Promise<void> | undefined
+  /** Whether votes are sent `timed` (see `timesVotes`). */
+  readonly timesVotes: boolean
+  /** The reply of a `timed` script sent at `sentAtMillis` (monotonic ms): its reading, told now. */
+  readonly tell: (timedReply: ReadonlyArray<unknown>, sentAtMillis: number) => void
   /** The first reading, taken as the node opens: settled before the node takes commands. */
   readonly first: Promise<void> | undefined
   readonly stop: () => void
 }
 
 /**
- * A `TIME` sent right behind each vote, on its connection, and one each
- * second between votes, so that a vote's reading is held against a recent
- * one. At most one is in flight: a vote sent meanwhile is preceded on the
- * connection by the reading in flight. Readings count among the node's
+ * Each vote's reading comes in its script's reply (`timed`), and a `TIME`
+ * is sent each second between votes, so that a vote's reading is held
+ * against a recent one; at most one is in flight, counted among the node's
  * pending commands. A connection whose votes bring their own readings
  * (quietConnection.ts) is asked for one each second; one with none (a
  * cluster's) reads nothing.
@@ -153,7 +163,11 @@ interface ClockReader {
 const clockReader = (connection: Connection, settings: NodeSettings, run: ServerRun.RunWatcher, inFlight: InFlight): ClockReader => {
   const time = connection.time
   if (!settings.watchClock || (time === undefined && connection.readClock === undefined)) {
-    return { readNow: () => undefined, first: undefined, stop: () => {} }
+    return { timesVotes: false, tell: () => {}, first: undefined, stop: () => {} }
+  }
+  const tell = (timedReply: ReadonlyArray<unknown>, sentAtMillis: number) => {
+    const serverMillis = timeReply(timedReply)
+    if (serverMillis !== undefined) run.readClock({ serverMillis, sentAtMillis, answeredAtMillis: performance.now() })
   }
   let pending = false
   const readNow = (): Promise<void> | undefined => {
@@ -168,8 +182,7 @@ const clockReader = (connection: Connection, settings: NodeSettings, run: Server
     try {
       return time().then((reply) => {
         done()
-        const serverMillis = timeReply(reply)
-        if (serverMillis !== undefined) run.readClock({ serverMillis, sentAtMillis, answeredAtMillis: performance.now() })
+        if (Array.isArray(reply)) tell(reply, sentAtMillis)
       }, done)
     } catch {
       done()
@@ -188,7 +201,7 @@ const clockReader = (connection: Connection, settings: NodeSettings, run: Server
     if (time === undefined) connection.readClock?.()
     else first = readNow()
   }
-  return { readNow, first, stop: () => clearInterval(timer) }
+  return { timesVotes: timesVotes(connection, settings), tell, first, stop: () => clearInterval(timer) }
 }
 
 /**
@@ -277,7 +290,7 @@ const makeNode = (
   // too many commands wait for an answer (see the shells' maxPendingCommands).
   // `settled`, if given, is called once whichever way the call ends, before
   // the reply is parsed (in the same step: no promise beside the caller's).
-  const call = <R, A>(send: () => Promise<R>, parse: (reply: R) => A, settled?: () => void, votes = false): Promise<A> => {
+  const call = <R, A>(send: () => Promise<R>, parse: (reply: R) => A, settled?: () => void): Promise<A> => {
     if (inFlight.count >= maxPendingCommands) {
       settled?.()
       return Promise.reject(makeError({
@@ -290,18 +303,6 @@ const makeNode = (
       connection.beforeSend()
       const sent = send()
       inFlight.count++
-      // The server's clock read right behind a vote, told to the run before the vote's answer is.
-      const reading = votes ? clock.readNow() : undefined
-      if (reading !== undefined) {
-        const answer = sent.then(answered, unanswered)
-        return Promise.all([answer, reading]).then(([reply]) => {
-          settled?.()
-          return parse(reply)
-        }, (cause) => {
-          settled?.()
-          return Promise.reject(cause)
-        })
-      }
       if (settled === undefined) return sent.then((reply) => parse(answered(reply)), unanswered)
       return sent.then((reply) => {
         settled()
@@ -315,19 +316,26 @@ const makeNode = (
       return failed(cause)
     }
   }
+  // A vote's script goes `timed` where the node reads its server's clock so:
+  // the reading is told to the run before the vote's answer is.
   const evalScript = <A>(
     script: Scripts.Script,
     keys: ReadonlyArray<string>,
     args: ReadonlyArray<string | number>,
     parse: (reply: unknown) => A,
     settled?: () => void
-  ): Promise<A> =>
-    call(
-      scripts.bySha() ? () => connection.evalsha(script, keys, args) : () => connection.eval(script, keys, args),
-      parse,
-      settled,
-      Scripts.castsVote(script)
-    )
+  ): Promise<A> => {
+    const timed = clock.timesVotes ? Scripts.timedForm(script) : undefined
+    const sent = timed ?? script
+    const send = scripts.bySha() ? () => connection.evalsha(sent, keys, args) : () => connection.eval(sent, keys, args)
+    if (timed === undefined) return call(send, parse, settled)
+    const sentAtMillis = performance.now()
+    return call(send, (reply) => {
+      const timedReply = reply as ReadonlyArray<unknown>
+      clock.tell(timedReply, sentAtMillis)
+      return parse(timedReply[2])
+    }, settled)
+  }
 
   // Waiting for replicas: a grant or an extension counts on this node only once
   // `count` replicas acknowledged it (WAIT, after the script's answer, on the
@@ -400,7 +408,7 @@ const makeNode = (
       if (probing.get(value) === probe) probing.delete(value)
       return answer
     }
-    return call(() => connection.setIfAbsent(key, value, Math.ceil(ttlMillis)), (reply) => reply === "OK", undefined, true).then(
+    return call(() => connection.setIfAbsent(key, value, Math.ceil(ttlMillis)), (reply) => reply === "OK").then(
       (set) => settle(set || probe.superseded ? set : acquireAll([key], value, ttlMillis)),
       (error) => Promise.reject(settle(error))
     )
@@ -412,7 +420,10 @@ const makeNode = (
     // named by the script). Whole milliseconds, as the scripts round.
     acquire: replicated((keys, value, ttlMillis) => {
       supersede(keys, value)
-      return keys.length !== 1 ? acquireAll(keys, value, ttlMillis) : acquireOne(keys[0], value, ttlMillis)
+      if (keys.length !== 1) return acquireAll(keys, value, ttlMillis)
+      // Timed, one script: SET NX PX answers no time.
+      if (clock.timesVotes) return evalScript(Scripts.acquireOne, keys, [value, ttlMillis], isOne)
+      return acquireOne(keys[0], value, ttlMillis)
     }, isTrue),
     acquireInTurn: replicated((keys, value, ttlMillis, turn) => {
       supersede(keys, value)

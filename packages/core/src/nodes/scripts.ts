@@ -732,17 +732,61 @@ end
 return { highest }
 `)
 
-/** Every script a lock node runs, loaded on each connection (see loadedScripts.ts). */
-export const nodeScripts: ReadonlyArray<Script> = [
+/**
+ * One free key set as a native SET NX PX would (KEYS: the key; ARGV: value,
+ * ttl in ms); where it exists, as acquireAll. Returns 1 or 0; a key of
+ * another type is a WRONGTYPE error. Sent instead of SET NX PX where each
+ * vote brings the server's clock (`timed`).
+ */
+export const acquireOne = script(`${wholeMillis}${wrongType}
+local key, value, ttl = KEYS[1], ARGV[1], wholeMillis(ARGV[2])
+if redis.call("SET", key, value, "NX", "PX", ttl) then return 1 end
+local current = redis.pcall("GET", key)
+if type(current) == "table" then return wrongType(key) end
+if current ~= value then return 0 end
+redis.call("SET", key, value, "PX", ttl)
+return 1
+`)
+
+/**
+ * A voting script that also answers the server's `TIME`, read once the vote
+ * has run: `{ seconds, microseconds, the vote's reply }` (serverClock.ts).
+ * The reading comes with the vote it may invalidate, in one command, where a
+ * `TIME` sent behind it would be a second command (and promise) per vote.
+ * An error reply is answered as it is. A reply of `false` ends the list
+ * after the time (Redis ends an array at the first nil).
+ */
+const timed = (voting: Script): Script =>
+  script(`local function vote()
+${voting.lua}
+end
+local reply = vote()
+if type(reply) == "table" and reply.err then return reply end
+local now = redis.call("TIME")
+return { now[1], now[2], reply }
+`)
+
+/** The scripts whose answer may count toward a quorum: an acquire, an extension, a fencing round. */
+const votingScripts: ReadonlyArray<Script> = [
   acquireAll,
   acquireInTurn,
   acquireSlot,
-  releaseOwned,
   extendOwned,
-  inspectKey,
   incrementFences,
   commitFences
 ]
 
+const timedScripts = new Map<Script, Script>([...votingScripts, acquireOne].map((voting) => [voting, timed(voting)]))
+
 /** Whether a script's answer may count toward a quorum (an acquire, an extension, a fencing round), not only release or read. */
 export const castsVote = (script: Script): boolean => script !== releaseOwned && script !== inspectKey
+
+/** The `timed` form of a voting script; `undefined` for one that casts no vote (a release, an inspection). */
+export const timedForm = (script: Script): Script | undefined => timedScripts.get(script)
+
+/**
+ * Every script a lock node runs, loaded on each connection (see
+ * loadedScripts.ts): with `timedVotes`, the voting ones in their `timed` form.
+ */
+export const nodeScripts = (timedVotes: boolean): ReadonlyArray<Script> =>
+  timedVotes ? [...timedScripts.values(), releaseOwned, inspectKey] : [...votingScripts, releaseOwned, inspectKey]

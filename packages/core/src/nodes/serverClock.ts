@@ -58,9 +58,12 @@ export class ServerClock {
   }
 }
 
-/** A `TIME` reply (`[seconds, microseconds]`, as strings or numbers) in ms; `undefined`: not one. */
+/**
+ * A `TIME` reply (`[seconds, microseconds]`, as strings or numbers) in ms, or
+ * a timed script's (the same, then the vote's reply); `undefined`: not one.
+ */
 export const timeReply = (reply: unknown): number | undefined => {
-  if (!Array.isArray(reply) || reply.length !== 2) return undefined
+  if (!Array.isArray(reply) || reply.length < 2 || reply.length > 3) return undefined
   const seconds = Number(reply[0])
   const micros = Number(reply[1])
   return Number.isFinite(seconds) && Number.isFinite(micros) ? seconds * 1000 + micros / 1000 : undefined
