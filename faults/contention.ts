@@ -49,8 +49,30 @@ export interface Acquisition {
  * docs/quarantine.md), and restarts it: it keeps its keys and
  * votes at once. `lateAnnouncements`: the node's release announcements reach the
  * watchers up to 60 ms after the release's answer (they travel apart on Redis).
+ * `clockJump`: the node's wall clock leaps `lastsMillis` forward (its keys
+ * expire that much early; the nodes see it in their next vote's reading and
+ * it sits out the quarantine); `clockBack`: it steps back as far.
  */
-export type FaultKind = "down" | "slow" | "failing" | "restart" | "durableRestart" | "lateAnnouncements"
+export type FaultKind =
+  | "down"
+  | "slow"
+  | "failing"
+  | "restart"
+  | "durableRestart"
+  | "lateAnnouncements"
+  | "clockJump"
+  | "clockBack"
+
+const faultKinds: ReadonlyArray<FaultKind> = [
+  "down",
+  "slow",
+  "failing",
+  "restart",
+  "durableRestart",
+  "lateAnnouncements",
+  "clockJump",
+  "clockBack"
+]
 
 export interface Fault {
   readonly atMillis: number
@@ -113,7 +135,7 @@ export const schedule = (primitive: Primitive = "any"): fc.Arbitrary<ContentionS
       fc.record({
         atMillis: fc.integer({ min: 0, max: 4000 }),
         node: fc.integer({ min: 0, max: nodes - 1 }),
-        kind: fc.constantFrom<FaultKind>("down", "slow", "failing", "restart", "durableRestart", "lateAnnouncements"),
+        kind: fc.constantFrom(...faultKinds),
         lastsMillis: fc.integer({ min: 1, max: 1500 })
       }),
       { maxLength: 8 }
@@ -157,6 +179,10 @@ const applyFault = (control: RedisNode.MemoryNodesControl, fault: Fault) =>
         yield* control.setAnnouncementDelay(fault.node, Duration.millis(Math.min(fault.lastsMillis, 60)))
         yield* Effect.sleep(Duration.millis(fault.lastsMillis))
         return yield* control.setAnnouncementDelay(fault.node, 0)
+      case "clockJump":
+        return yield* control.jumpClock(fault.node, fault.lastsMillis)
+      case "clockBack":
+        return yield* control.jumpClock(fault.node, -fault.lastsMillis)
       case "failing":
         yield* control.setFailure(fault.node, Option.some("Busy"))
         yield* Effect.sleep(Duration.millis(fault.lastsMillis))

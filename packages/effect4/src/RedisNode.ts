@@ -295,6 +295,7 @@ export const layerMemory = (n: number): Layer.Layer<RedisNodes | MemoryNodes> =>
       heal: (index) => Effect.sync(() => fleet.heal(index)),
       restart: (index) => Effect.sync(() => fleet.restart(index, time.now())),
       setDurable: (index, durable) => Effect.sync(() => fleet.setDurable(index, durable)),
+      jumpClock: (index, millis) => Effect.sync(() => fleet.jumpClock(index, millis)),
       putForeign: (index, key) => Effect.sync(() => fleet.putForeign(index, key)),
       putString: (index, key, value, ttlMillis) => Effect.sync(() => fleet.putString(index, key, value, ttlMillis)),
       keys: (index) => Effect.sync(() => fleet.keys(index)),

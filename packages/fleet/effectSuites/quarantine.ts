@@ -173,6 +173,71 @@ export const quarantineSuite = () => {
       }).pipe(Effect.scoped, Effect.provide(memory(3, { maxTtl: "10 seconds" }))))
   })
 
+  describe("a node's clock jumps (Kleppmann's scenario, on memory nodes)", () => {
+    /**
+     * The scenario of docs/safety.md on the TestClock: a holder has nodes 0-2
+     * of 5 (3 and 4 were down), 3 and 4 come back, and node 2's clock leaps
+     * 20 s: its copy of the key expires at once.
+     */
+    const holderThenJump = Effect.gen(function*() {
+      const control = yield* RedisNode.MemoryNodes
+      // Every node is durable: the restart quarantine is not in play, only the jump.
+      for (let i = 0; i < control.size; i++) yield* control.setDurable(i, true)
+      const holder = yield* Redlock.Redlock
+      // Each node reads its server's clock with each vote: this round is what the jump is held against.
+      yield* Effect.scoped(holder.acquire("warm-up", { ttl: "1 second" }))
+      yield* control.setDown(3, true)
+      yield* control.setDown(4, true)
+      const fiber = yield* fork(holder.acquire("r", { ttl: "10 seconds", nodeTimeout: "20 millis" }))
+      yield* TestClock.adjust("20 millis")
+      const lock = yield* Fiber.join(fiber)
+      yield* control.setDown(3, false)
+      yield* control.setDown(4, false)
+      yield* TestClock.adjust("1 second")
+      yield* control.jumpClock(2, 20_000)
+      assert.deepStrictEqual(yield* control.keys(2), [], "node 2's copy expired at the jump")
+      return lock
+    })
+
+    it.effect("the jumped node's vote does not count while the holder is valid: the second client is refused, and told why", () =>
+      Effect.gen(function*() {
+        const lock = yield* holderThenJump
+        const other = yield* Redlock.make({ maxTtl: "10 seconds" })
+        const error = refusalOf(yield* Effect.exit(Effect.scoped(other.acquire("r", { ttl: "10 seconds", retry: Redlock.noRetry }))))
+        assert.deepStrictEqual(tags(error.outcomes).slice(0, 3), ["Held", "Held", "Abstained"], error.message)
+        assert.include(error.message, "memory-2=Abstained(its clock jumped forward 20.0 s 0.0 s ago")
+        assert.isAbove(Duration.toMillis(yield* lock.remaining), 0, "the first holder is still valid")
+      }).pipe(Effect.scoped, Effect.provide(memory(5, { maxTtl: "10 seconds" }))))
+
+    it.effect("without the restart quarantine the jump is not acted on: two holders at once (the hazard)", () =>
+      Effect.gen(function*() {
+        const lock = yield* holderThenJump
+        const other = yield* Redlock.make({ maxTtl: "10 seconds", restartQuarantine: false })
+        const second = yield* other.acquire("r", { ttl: "10 seconds", retry: Redlock.noRetry })
+        assert.deepStrictEqual(tags(second.outcomes), ["Held", "Held", "Ok", "Ok", "Ok"])
+        assert.isAbove(Duration.toMillis(yield* lock.remaining), 0)
+      }).pipe(Effect.scoped, Effect.provide(memory(5, { maxTtl: "10 seconds", restartQuarantine: false }))))
+
+    it.effect("the jumped node votes again once the quarantine has passed; a step back is no jump to sit out", () =>
+      Effect.gen(function*() {
+        const control = yield* RedisNode.MemoryNodes
+        yield* holderThenJump
+        // The jump is seen by the first vote after it: the quarantine runs from then.
+        const seen = yield* Redlock.acquire("s", { ttl: "1 second" })
+        assert.deepStrictEqual(tags(seen.outcomes), ["Ok", "Ok", "Abstained", "Ok", "Ok"])
+        yield* TestClock.adjust(Duration.millis(quarantineMillis - 100))
+        const early = yield* Redlock.acquire("s2", { ttl: "1 second" })
+        assert.deepStrictEqual(tags(early.outcomes), ["Ok", "Ok", "Abstained", "Ok", "Ok"])
+        yield* TestClock.adjust("100 millis")
+        const late = yield* Redlock.acquire("t", { ttl: "1 second" })
+        assert.deepStrictEqual(tags(late.outcomes), ["Ok", "Ok", "Ok", "Ok", "Ok"])
+        // Back 30 s: the node's keys last longer, which no holder relies on against it.
+        yield* control.jumpClock(1, -30_000)
+        const back = yield* Redlock.acquire("u", { ttl: "1 second" })
+        assert.deepStrictEqual(tags(back.outcomes), ["Ok", "Ok", "Ok", "Ok", "Ok"])
+      }).pipe(Effect.scoped, Effect.provide(memory(5, { maxTtl: "10 seconds" }))))
+  })
+
   describe("maxTtl", () => {
     it.effect("acquire and extend reject a ttl above maxTtl before any node is asked", () =>
       Effect.gen(function*() {

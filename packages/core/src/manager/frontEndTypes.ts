@@ -297,6 +297,14 @@ export interface MemoryNodesControlOf<T extends MemoryControlTypes> {
    * on. Default `false` (no persistence).
    */
   readonly setDurable: (index: number, durable: boolean) => T["Done"]
+  /**
+   * The node's wall clock jumps `millis` forward (negative: back), the
+   * shell's clock untouched: keys whose ttl it passes expire at once, as on a
+   * server whose clock was set. A node that read the clock before (with a
+   * vote) sees the jump in its next vote's reading, and sits out the restart
+   * quarantine from then (docs/safety.md, Kleppmann's scenarios).
+   */
+  readonly jumpClock: (index: number, millis: number) => T["Done"]
   /** Store a key of another type (as `LPUSH` would), to exercise `WrongType`. */
   readonly putForeign: (index: number, key: string) => T["Done"]
   /** Store a plain string key, with an optional time to live. */

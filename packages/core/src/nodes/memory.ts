@@ -1,7 +1,8 @@
 /**
  * In-memory nodes: the semantics of the lock scripts on a Redis server, on
  * the time a shell hands them (a test's `TestClock` moves their latency and
- * expiry), speaking the engine's node interface (promises, and callbacks for
+ * expiry; each node's wall clock may jump apart from it), speaking the
+ * engine's node interface (promises, and callbacks for
  * the simulation), so that every test runs the production engine. Each
  * shell builds its layer over a `MemoryFleet` and wraps its fault controls.
  *
@@ -24,6 +25,7 @@ import type {
 import { handoverTagOf, lineOf, linesOf, writerMark } from "../engine/slots.js"
 import type { Time } from "../engine/time.js"
 import * as Scripts from "./scripts.js"
+import { ServerClock } from "./serverClock.js"
 import { Watchers } from "./watchers.js"
 
 /** A node's error thrown out of an operation as it is applied (a plain throw could be any bug). */
@@ -34,6 +36,18 @@ class NodeFailure {
 type Entry =
   | { readonly type: "string"; readonly value: string; expiresAt: number | undefined }
   | { readonly type: "list"; expiresAt: undefined }
+
+type ClockJump = NonNullable<Extract<NodeRun, { readonly _tag: "Known" }>["clockJump"]>
+
+/** The operations whose answer may count toward a quorum: each brings a reading of the server's clock (`toNode`). */
+const votingOperations: ReadonlySet<NodeOperation> = new Set<NodeOperation>([
+  "acquire",
+  "acquireInTurn",
+  "acquireSlot",
+  "extend",
+  "incrementFences",
+  "commitFences"
+])
 
 interface Pending {
   readonly dueMillis: number
@@ -72,6 +86,12 @@ export class MemoryNode {
   run: NodeRun = { _tag: "Known", id: nextRunId(), startedAtMillis: Number.NEGATIVE_INFINITY }
   /** Whether a restart keeps the keys (see `MemoryNodesControl.setDurable`). */
   durable = false
+  /**
+   * How far this server's wall clock is ahead of the shell's (behind, when
+   * negative): its keys' ttls, its lines' leases and its `TIME` run on it
+   * (see `MemoryFleet.jumpClock`).
+   */
+  clockOffsetMillis = 0
 
   /** The operations issued and not yet applied, in order. */
   private readonly queue: Array<Pending> = []
@@ -93,7 +113,7 @@ export class MemoryNode {
         if (failure !== undefined) return failed(this.error(failure, "injected failure"))
         let answer: A
         try {
-          answer = operation(now)
+          answer = operation(now + this.clockOffsetMillis)
         } catch (error) {
           if (error instanceof NodeFailure) return failed(error.error)
           throw error
@@ -119,9 +139,9 @@ export class MemoryNode {
     else this.time.defer(applyDue)
   }
 
-  /** Announce a release on `key`'s channel, now or `announcementDelayMillis` later. */
-  announce(key: string, next: string, now: number): void {
-    if (this.announcementDelayMillis <= 0) return this.releaseWatchers.notify(key, next, now)
+  /** Announce a release on `key`'s channel, now or `announcementDelayMillis` later (on the shell's clock, as the watches). */
+  announce(key: string, next: string): void {
+    if (this.announcementDelayMillis <= 0) return this.releaseWatchers.notify(key, next, this.time.wallNow())
     this.time.schedule(this.announcementDelayMillis, () => this.releaseWatchers.notify(key, next, this.time.wallNow()))
   }
 
@@ -280,7 +300,7 @@ export class MemoryNode {
     const line = slots.slotsPrefix
     if (this.line(line, now) === undefined) {
       dropRecordIfIdle()
-      if (deleted > 0 && announce) this.announce(line, "", now)
+      if (deleted > 0 && announce) this.announce(line, "")
       return deleted
     }
     const left = [this.leave(line, value), this.leave(line, value + writerMark)].includes(true)
@@ -307,7 +327,7 @@ export class MemoryNode {
       } else names.push(waiter.value)
     }
     if (handed === 0) dropRecordIfIdle()
-    this.announce(line, names.join(" "), now)
+    this.announce(line, names.join(" "))
     return deleted
   }
 
@@ -329,11 +349,52 @@ export class MemoryNode {
     return entry.value
   }
 
-  /** The node as the engine talks to it: its operations as promises, and as callbacks (engine/nodeCalls.ts). */
+  /**
+   * The node as the engine talks to it: its operations as promises, and as
+   * callbacks (engine/nodeCalls.ts). Like a driver's node, it reads its
+   * server's clock with each vote (serverClock.ts): a jump forward seen
+   * against an earlier reading marks the run, which then sits out the
+   * restart quarantine; a node made after the jump has nothing to hold it
+   * against.
+   */
   toNode(): Node {
     const operations = this.operationsAt()
-    const call: NodeCall = (method, args, answered, failed) =>
-      this.submit((now) => (operations[method] as (...args: Array<unknown>) => (now: number) => unknown)(...args)(now), answered, failed)
+    const clock = new ServerClock()
+    let readRunId: string | undefined
+    // The last jump seen, with the run it was seen on; the run as told with it.
+    let jump: { readonly runId: string; readonly clockJump: ClockJump } | undefined
+    let told: { readonly of: NodeRun; readonly clockJump: ClockJump; readonly run: NodeRun } | undefined
+    const read = (serverMillis: number, sentAtMillis: number) => {
+      const run = this.run
+      if (run._tag !== "Known") return
+      // Another run is another server (a driver's node reconnects to it): its readings start afresh.
+      if (run.id !== readRunId) clock.forget()
+      readRunId = run.id
+      const seen = clock.read({ serverMillis, sentAtMillis, answeredAtMillis: this.time.now() })
+      if (seen?._tag === "Forward") jump = { runId: run.id, clockJump: { atMillis: this.time.now(), byMillis: seen.byMillis } }
+    }
+    // A jump stays with its server's run (a restart starts another).
+    const currentRun = (): NodeRun => {
+      const run = this.run
+      if (jump === undefined || run._tag !== "Known" || run.id !== jump.runId) return run
+      if (told?.of !== run || told.clockJump !== jump.clockJump) {
+        told = { of: run, clockJump: jump.clockJump, run: { ...run, clockJump: jump.clockJump } }
+      }
+      return told.run
+    }
+    const call: NodeCall = (method, args, answered, failed) => {
+      const operation = (operations[method] as (...args: Array<unknown>) => (now: number) => unknown)(...args)
+      if (!votingOperations.has(method)) return this.submit(operation, answered, failed)
+      const sentAtMillis = this.time.now()
+      let serverMillis = 0
+      this.submit((now) => {
+        serverMillis = now
+        return operation(now)
+      }, (answer) => {
+        read(serverMillis, sentAtMillis)
+        answered(answer)
+      }, failed)
+    }
     const promise = (method: NodeOperation) => (...args: Array<unknown>) =>
       new Promise((resolve, reject) => call(method, args, resolve, reject))
     const promises = Object.fromEntries(
@@ -341,7 +402,7 @@ export class MemoryNode {
     ) as unknown as NodePromises
     const watchReleasesNow = (key: string, onRelease: (next: string | null) => void) =>
       this.releaseWatchers.watch(key, onRelease, this.time.wallNow())
-    return withCalls({ name: this.name, run: () => this.run, promises, watchReleasesNow }, call)
+    return withCalls({ name: this.name, run: currentRun, promises, watchReleasesNow }, call)
   }
 
   /** Each operation: its arguments, then the node's time when it is applied. */
@@ -458,7 +519,7 @@ export class MemoryNode {
               const leaseEnd = this.lines.get(key)!.get(next.value)!.leaseEnd
               this.store.set(key, { type: "string", value: next.value, expiresAt: leaseEnd })
             }
-            if ((freed && announce) || (wasFirst && free)) this.announce(key, next?.value ?? "", now)
+            if ((freed && announce) || (wasFirst && free)) this.announce(key, next?.value ?? "")
           }
           return deleted
         }),
@@ -550,6 +611,15 @@ export class MemoryFleet {
     node.announcementDelayMillis = 0
   }
 
+  /**
+   * The node's wall clock jumps `byMillis` forward (negative: back), the
+   * shell's clock untouched: keys whose ttl it passes expire at once, as on a
+   * server whose clock was set (Kleppmann's scenario, docs/safety.md).
+   */
+  jumpClock(index: number, byMillis: number): void {
+    this.at(index).clockOffsetMillis += byMillis
+  }
+
   /** A restart at `now` (monotonic ms): every key is lost, unless the node is durable. */
   restart(index: number, now: number): void {
     const node = this.at(index)
@@ -578,18 +648,23 @@ export class MemoryFleet {
   }
 
   putString(index: number, key: string, value: string, ttlMillis: number | undefined): void {
-    const now = this.time.wallNow()
+    const now = this.serverNow(index)
     this.at(index).store.set(key, { type: "string", value, expiresAt: ttlMillis === undefined ? undefined : now + ttlMillis })
   }
 
   /** The live keys of a node; a resource's line of waiters shows as its key + `"\u0000queue"`. */
   keys(index: number): ReadonlyArray<string> {
-    const now = this.time.wallNow()
+    const now = this.serverNow(index)
     const node = this.at(index)
     return [
       ...[...node.store.keys()].filter((key) => node.live(key, now) !== undefined),
       ...[...node.lines.keys()].filter((key) => node.line(key, now) !== undefined).map(Scripts.queueKey)
     ]
+  }
+
+  /** The node's wall clock (see `jumpClock`). */
+  private serverNow(index: number): number {
+    return this.time.wallNow() + this.at(index).clockOffsetMillis
   }
 
   operations(index: number): number {

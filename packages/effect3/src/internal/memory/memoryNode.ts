@@ -31,6 +31,7 @@ export const layer = (n: number): Layer.Layer<RedisNodes | MemoryNodes> =>
       heal: (index) => Effect.sync(() => fleet.heal(index)),
       restart: (index) => Effect.map(Monotonic.monotonicMillis, (now) => fleet.restart(index, now)),
       setDurable: (index, durable) => Effect.sync(() => fleet.setDurable(index, durable)),
+      jumpClock: (index, millis) => Effect.sync(() => fleet.jumpClock(index, millis)),
       putForeign: (index, key) => Effect.sync(() => fleet.putForeign(index, key)),
       putString: (index, key, value, ttlMillis) => Effect.sync(() => fleet.putString(index, key, value, ttlMillis)),
       keys: (index) => Effect.sync(() => fleet.keys(index)),
