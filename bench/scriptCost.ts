@@ -22,7 +22,7 @@ const program = Effect.gen(function*() {
     const redis = new Redis({ host: "127.0.0.1", port })
     const sub = Array.from({ length: 8 }, () => new Redis({ host: "127.0.0.1", port }))
     await Promise.all(sub.map((s) => s.subscribe("redlock-released:jobs\u0000permit")))
-    for (const script of Scripts.nodeScripts) await redis.script("LOAD", script.lua)
+    for (const script of Scripts.nodeScripts(false)) await redis.script("LOAD", script.lua)
     const acquire = (v: string) =>
       redis.evalsha(Scripts.acquireSlot.sha, limit, ...slots, v, 10_000, Date.now(), 2_000, 0, String(limit)) as Promise<Array<number>>
     const release = (v: string) => redis.evalsha(Scripts.releaseOwned.sha, 1, slots[0], v, "1")

@@ -87,13 +87,19 @@ describe("Kleppmann's clock jump on 5 durable servers, one of them with its cloc
     ["Valkey GLIDE nodes", async () => openNodes(await drivers.glide(), fleet.nodes)]
   ] as const) {
     it(`${name}: a manager that read C before the jump is refused while holder 1 holds (C abstains), and says why`, async () => {
-      const holder2 = await makeRedlock(await nodesOf() as never, { logger: quiet })
+      const warnings: Array<string> = []
+      const holder2 = await makeRedlock(await nodesOf() as never, { logger: { warn: (line) => void warnings.push(line) } })
       Cleanup.add(() => holder2.close(), undefined)
       const { held } = await scenario(`jump ${name}`, holder2)
       assert.isAbove(held.remaining(), 5_000, "holder 1 still holds it")
-      const refused = await rejectionOf(holder2.acquire(`jump ${name}`, once))
-      assert.instanceOf(refused, LockNotAcquired)
-      assert.match((refused as LockNotAcquired).message, /clock jumped forward 2\d\.\d s/)
+      for (let attempt = 0; attempt < 2; attempt++) {
+        const refused = await rejectionOf(holder2.acquire(`jump ${name}`, once))
+        assert.instanceOf(refused, LockNotAcquired)
+        assert.match((refused as LockNotAcquired).message, /clock jumped forward 2\d\.\d s/)
+      }
+      // Said once, naming the server.
+      assert.strictEqual(warnings.length, 1, warnings.join("\n"))
+      assert.match(warnings[0], /^effect-redlock: 127\.0\.0\.1:\d+'s clock jumped forward 2\d\.\d s: keys it holds may have expired early/)
     })
   }
 

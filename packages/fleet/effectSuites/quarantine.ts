@@ -202,11 +202,20 @@ export const quarantineSuite = () => {
     it.effect("the jumped node's vote does not count while the holder is valid: the second client is refused, and told why", () =>
       Effect.gen(function*() {
         const lock = yield* holderThenJump
-        const other = yield* Redlock.make({ maxTtl: "10 seconds" })
-        const error = refusalOf(yield* Effect.exit(Effect.scoped(other.acquire("r", { ttl: "10 seconds", retry: Redlock.noRetry }))))
+        const logged: Array<string> = []
+        const other = yield* Redlock.make({ maxTtl: "10 seconds" }).pipe(Effect.provide(captureLogs(logged)))
+        const attempt = Effect.exit(Effect.scoped(other.acquire("r", { ttl: "10 seconds", retry: Redlock.noRetry })))
+        const error = refusalOf(yield* attempt)
         assert.deepStrictEqual(tags(error.outcomes).slice(0, 3), ["Held", "Held", "Abstained"], error.message)
         assert.include(error.message, "memory-2=Abstained(its clock jumped forward 20.0 s 0.0 s ago")
         assert.isAbove(Duration.toMillis(yield* lock.remaining), 0, "the first holder is still valid")
+        // The manager says so once, however many attempts the node sits out.
+        yield* TestClock.adjust("1 second")
+        assert.include(refusalOf(yield* attempt).message, "memory-2=Abstained(its clock jumped forward 20.0 s 1.0 s ago")
+        assert.deepStrictEqual(logged, [
+          "effect-redlock: memory-2's clock jumped forward 20.0 s: keys it holds may have expired early, " +
+          "so its votes do not count for 10.1 s from then (restart quarantine)"
+        ])
       }).pipe(Effect.scoped, Effect.provide(memory(5, { maxTtl: "10 seconds" }))))
 
     it.effect("without the restart quarantine the jump is not acted on: two holders at once (the hazard)", () =>

@@ -3,9 +3,11 @@
  * into `redis-server` (LD_PRELOAD) that adds an offset to `CLOCK_REALTIME`
  * (and its coarse variant), `gettimeofday` and `time`, the clocks the
  * server's key expiry and `TIME` read; its monotonic clocks are left alone,
- * as a real clock step leaves them. The offset, in milliseconds, is an
- * 8-byte integer in a file the shim maps at start and the test rewrites in
- * place, so that a running server sees the jump at its next reading.
+ * as a real clock step leaves them. The offset may also grow at a rate (a
+ * clock that runs fast, or slow). Offset, rate and the moment the rate runs
+ * from are integers in a file the shim maps at start and the test rewrites
+ * in place (under a sequence number, so that no reading mixes two settings),
+ * and a running server sees a new setting at its next reading.
  *
  * Debian's libfaketime cannot do this for Debian's redis-server (its start
  * recurses into libfaketime through jemalloc and it never listens): the shim
@@ -29,22 +31,37 @@ const source = `
 #include <time.h>
 #include <unistd.h>
 
-static volatile const int64_t *offset_millis;
+/* sequence (odd while being written), offset (ms), rate (parts per billion), the rate's start (unshifted ms since the epoch) */
+static const int64_t *setting;
 
-__attribute__((constructor)) static void map_offset(void) {
+__attribute__((constructor)) static void map_setting(void) {
   const char *path = getenv("CLOCK_SHIFT_FILE");
   if (path == NULL) return;
   int fd = (int)syscall(SYS_openat, AT_FDCWD, path, O_RDONLY);
   if (fd < 0) return;
-  void *mapped = (void *)syscall(SYS_mmap, NULL, 8, PROT_READ, MAP_SHARED, fd, 0);
+  void *mapped = (void *)syscall(SYS_mmap, NULL, 32, PROT_READ, MAP_SHARED, fd, 0);
   syscall(SYS_close, fd);
-  if (mapped != MAP_FAILED) offset_millis = mapped;
+  if (mapped != MAP_FAILED) setting = mapped;
+}
+
+static int64_t shift_nanos(const struct timespec *ts) {
+  if (setting == NULL) return 0;
+  int64_t sequence, offset, rate, since;
+  do {
+    sequence = __atomic_load_n(&setting[0], __ATOMIC_ACQUIRE);
+    offset = __atomic_load_n(&setting[1], __ATOMIC_RELAXED);
+    rate = __atomic_load_n(&setting[2], __ATOMIC_RELAXED);
+    since = __atomic_load_n(&setting[3], __ATOMIC_RELAXED);
+    __atomic_thread_fence(__ATOMIC_ACQUIRE);
+  } while ((sequence & 1) != 0 || sequence != __atomic_load_n(&setting[0], __ATOMIC_RELAXED));
+  int64_t elapsed = ((int64_t)ts->tv_sec * 1000000000 + ts->tv_nsec) - since * 1000000;
+  return offset * 1000000 + (int64_t)((double)elapsed * (double)rate / 1e9);
 }
 
 static void shift(struct timespec *ts) {
-  int64_t millis = offset_millis == NULL ? 0 : *offset_millis;
-  int64_t nanos = (int64_t)ts->tv_nsec + (millis % 1000) * 1000000;
-  ts->tv_sec += millis / 1000 + nanos / 1000000000;
+  int64_t shifted = shift_nanos(ts);
+  int64_t nanos = (int64_t)ts->tv_nsec + shifted % 1000000000;
+  ts->tv_sec += shifted / 1000000000 + nanos / 1000000000;
   nanos %= 1000000000;
   if (nanos < 0) {
     nanos += 1000000000;
@@ -104,22 +121,34 @@ export const shim = (): Promise<string> =>
 /** One server's clock offset: the environment its process starts with, and the offset's setter. */
 export interface ShiftableClock {
   readonly env: Readonly<Record<string, string>>
-  /** The server's wall clock runs `offsetMillis` ahead (behind, if negative) from now on. */
-  readonly set: (offsetMillis: number) => void
+  /**
+   * The server's wall clock runs `offsetMillis` ahead (behind, if negative)
+   * from now on, and gains `rate` of each millisecond that passes from now
+   * (0.005: it runs 0.5% fast; negative: slow; 0 by default).
+   */
+  readonly set: (offsetMillis: number, rate?: number) => void
 }
 
 /** A clock whose offset lives in `file` (0 to begin with), for a server started with its `env`. */
 export const shiftableClock = async (file: string): Promise<ShiftableClock> => {
-  const write = (offsetMillis: number) => {
-    const bytes = Buffer.alloc(8)
-    bytes.writeBigInt64LE(BigInt(Math.round(offsetMillis)))
-    const fd = Fs.openSync(file, Fs.existsSync(file) ? "r+" : "w")
+  Fs.writeFileSync(file, Buffer.alloc(32))
+  let sequence = 0n
+  const set = (offsetMillis: number, rate = 0) => {
+    const bytes = Buffer.alloc(32)
+    bytes.writeBigInt64LE(BigInt(Math.round(offsetMillis)), 8)
+    bytes.writeBigInt64LE(BigInt(Math.round(rate * 1e9)), 16)
+    bytes.writeBigInt64LE(BigInt(Date.now()), 24)
+    const fd = Fs.openSync(file, "r+")
     try {
+      // Odd while the setting is being written: the shim reads again until it is even and unchanged.
+      bytes.writeBigInt64LE(++sequence, 0)
+      Fs.writeSync(fd, bytes, 0, 8, 0)
+      Fs.writeSync(fd, bytes, 8, 24, 8)
+      bytes.writeBigInt64LE(++sequence, 0)
       Fs.writeSync(fd, bytes, 0, 8, 0)
     } finally {
       Fs.closeSync(fd)
     }
   }
-  write(0)
-  return { env: { LD_PRELOAD: await shim(), CLOCK_SHIFT_FILE: file }, set: write }
+  return { env: { LD_PRELOAD: await shim(), CLOCK_SHIFT_FILE: file }, set }
 }

@@ -89,10 +89,11 @@ export interface LocalFleet {
   readonly stop: () => Promise<void>
   /**
    * Server `index`'s wall clock runs `offsetMillis` ahead (behind, if
-   * negative) from now on: its `TIME` and its keys' expiry with it. Only for
-   * a fleet made with `shiftableClocks`.
+   * negative) from now on, and gains `rate` of each millisecond that passes
+   * from now (0.005: 0.5% fast; negative: slow; default 0): its `TIME` and
+   * its keys' expiry with it. Only for a fleet made with `shiftableClocks`.
    */
-  readonly shiftClock: (index: number, offsetMillis: number) => void
+  readonly shiftClock: (index: number, offsetMillis: number, rate?: number) => void
 }
 
 /** The master name the fleet's Sentinel knows server `index` by. */
@@ -271,10 +272,10 @@ export const makeFleet = (
   stop: () => Promise<void>,
   clocks: ReadonlyArray<ClockShift.ShiftableClock> = []
 ): LocalFleet => ({
-  shiftClock: (index, offsetMillis) => {
+  shiftClock: (index, offsetMillis, rate) => {
     const clock = clocks[index]
     if (clock === undefined) throw new Error(`server ${index}'s clock cannot be shifted: make the fleet with shiftableClocks`)
-    clock.set(offsetMillis)
+    clock.set(offsetMillis, rate)
   },
   servers,
   replicas,

@@ -92,6 +92,17 @@ describe("local redis-server fleet", () => {
       expect(await skew(0)).toBeGreaterThan(19_000)
       fleet.shiftClock(0, -5_000)
       expect(await skew(0)).toBeLessThan(-4_000)
+      // A clock that runs fast: 50% here, so that the timer's noise does not hide it.
+      const serverMillis = async () => {
+        const [seconds, micros] = await fleet.servers[0].call("TIME") as [string, string]
+        return Number(seconds) * 1000 + Number(micros) / 1000
+      }
+      fleet.shiftClock(0, 0, 0.5)
+      const [server0, local0] = [await serverMillis(), Date.now()]
+      await new Promise((resolve) => setTimeout(resolve, 400))
+      const [server1, local1] = [await serverMillis(), Date.now()]
+      expect((server1 - server0) / (local1 - local0)).toBeGreaterThan(1.4)
+      expect((server1 - server0) / (local1 - local0)).toBeLessThan(1.6)
       expect(() => fleet.shiftClock(2, 1)).toThrow(/cannot be shifted/)
     } finally {
       await fleet.stop()

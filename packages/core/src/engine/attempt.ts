@@ -47,6 +47,8 @@ export interface AttemptSettings<E extends NodeError = NodeError> {
     held(key: string, now: number): void
   }
   readonly nodeError: FanOut.Rules<unknown, E>["nodeError"]
+  /** Where the manager says once that a node's clock jumped; none: the quarantine is off. */
+  readonly clockJumps?: Quarantine.ClockJumpNotices | undefined
 }
 
 /** What one acquisition asks for. */
@@ -516,6 +518,7 @@ export abstract class Attempts<G, R extends Refused<E>, E extends NodeError = No
       ? new SlotRules(this.nodes.length, this.quorum, this.nodeTimeoutMillis, quarantineMillis, nodeError)
       : FanOut.atQuorum<Answer, E>(this.nodes, tookKeys, this.nodeTimeoutMillis, quarantineMillis, nodeError)
     FanOut.send(this.nodes, call, rules, this.time, (sent) => {
+      this.attemptSettings.clockJumps?.afterRound(this.nodes, sent.outcomes)
       // A slot is named by its index in the keys, whatever order the nodes were sent.
       const result = slots === true ? Slots.inKeyOrder(sent, start, this.keys.length) : sent
       const validityMillis = Algorithm.validity(ttlMillis, result.endMillis - result.startMillis, this.attemptSettings.driftFactor)

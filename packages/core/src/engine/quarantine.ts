@@ -39,7 +39,7 @@ export const abstention = (
   if (jump !== undefined) {
     const sinceJump = sentAtMillis - jump.atMillis
     if (sinceJump < quarantineMillis) {
-      return `its clock jumped forward ${seconds(jump.byMillis)} s ${seconds(sinceJump)} s ago: keys it holds may have expired early; ` +
+      return `its clock jumped forward ${jumpSize(jump.byMillis)} ${seconds(sinceJump)} s ago: keys it holds may have expired early; ` +
         `votes again in ${seconds(quarantineMillis - sinceJump)} s (restart quarantine)`
     }
   }
@@ -52,6 +52,37 @@ export const abstention = (
 }
 
 const seconds = (millis: number) => (Math.max(0, millis) / 1000).toFixed(1)
+
+/**
+ * What a manager says, once per jump, of a node whose clock it saw jump
+ * forward: one line to log as a warning, at the first round of an
+ * acquisition whose vote from that node did not count (its refusal or its
+ * lock says why, round after round; the log says it once).
+ */
+export class ClockJumpNotices {
+  private readonly told = new Set<string>()
+
+  constructor(private readonly quarantineMillis: number, private readonly warn: (line: string) => void) {}
+
+  afterRound(nodes: ReadonlyArray<{ readonly name: string; readonly run: () => NodeRun }>, outcomes: ReadonlyArray<{ readonly _tag: string }>): void {
+    for (let index = 0; index < outcomes.length; index++) {
+      if (outcomes[index]._tag !== "Abstained") continue
+      const run = nodes[index].run()
+      const jump = run._tag === "Known" ? run.clockJump : undefined
+      if (jump === undefined) continue
+      const seen = `${index} ${jump.atMillis}`
+      if (this.told.has(seen)) continue
+      this.told.add(seen)
+      this.warn(
+        `effect-redlock: ${nodes[index].name}'s clock jumped forward ${jumpSize(jump.byMillis)}: keys it holds may have ` +
+          `expired early, so its votes do not count for ${seconds(this.quarantineMillis)} s from then (restart quarantine)`
+      )
+    }
+  }
+}
+
+// A jump under a second in ms: "0.0 s" would read as none.
+const jumpSize = (millis: number) => millis < 1000 ? `${Math.ceil(millis)} ms` : `${seconds(millis)} s`
 
 /** Why a node whose server run is unknown does not vote, as its user reads it: mostly, it is not reachable yet. */
 const unknownRun = (run: Extract<NodeRun, { readonly _tag: "Unknown" }>): string =>

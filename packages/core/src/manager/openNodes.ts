@@ -149,7 +149,7 @@ export const makeRedlock = async (
   }
   let settings: Settings.Settings
   try {
-    settings = Settings.make(opened.nodes, options ?? {}, opened.time, host.customRetry)
+    settings = Settings.make(opened.nodes, options ?? {}, opened.time, host.customRetry, (line) => logger.warn(line))
   } catch (error) {
     await opened.close()
     throw error

@@ -57,6 +57,8 @@ export interface Settings {
   /** Keys this manager found held lately: their acquisitions skip the probe. */
   readonly contendedKeys: ContendedKeys
   readonly nodeError: typeof nodeError
+  /** Says once, as a warning, that a node's clock jumped; none: the quarantine is off, or nothing is logged. */
+  readonly clockJumps: Quarantine.ClockJumpNotices | undefined
   readonly time: Time
   readonly customRetry: CustomRetry | undefined
   /** Set by `close()`: a lock of a closed manager gives no fencing token. */
@@ -87,7 +89,8 @@ export const make = (
   nodes: ReadonlyArray<Node>,
   options: ManagerOptions,
   time: Time,
-  customRetry: CustomRetry | undefined
+  customRetry: CustomRetry | undefined,
+  warn?: (line: string) => void
 ): Settings => {
   if (typeof options !== "object" || options === null) throw new InvalidOptions("options", "expected { keyPrefix, ... }")
   const foreign = Options.nodeRedlockSetting(options)
@@ -125,6 +128,7 @@ export const make = (
     announcesReleases: nodes.every((node) => node.watchReleasesNow !== undefined),
     contendedKeys: new ContendedKeys(),
     nodeError,
+    clockJumps: quarantineMillis === undefined || warn === undefined ? undefined : new Quarantine.ClockJumpNotices(quarantineMillis, warn),
     time,
     customRetry,
     lifecycle: { closed: false }

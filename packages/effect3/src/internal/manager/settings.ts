@@ -6,6 +6,7 @@
  */
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Runtime from "effect/Runtime"
 import type * as Schedule from "effect/Schedule"
 import type * as Lock from "../../Lock.js"
 import type * as Engine from "@effect-redlock/core/engine/node.js"
@@ -53,6 +54,8 @@ export interface Settings {
   readonly contendedKeys: ContendedKeys
   /** A node's failure as a RedisNodeError (what the engine's fan-outs record). */
   readonly nodeError: typeof FanOut.nodeError
+  /** Says once, as a warning, that a node's clock jumped; none: the quarantine is off. */
+  readonly clockJumps: Quarantine.ClockJumpNotices | undefined
 }
 
 /** `Redlock.defaultRetry` (documented there): the reference's retryDelay 200 ms, jittered between half and all of it. */
@@ -82,6 +85,11 @@ export const make = (
     const inspectTimeout = Duration.millis(
       defaultNodeTimeout === undefined ? 250 : yield* Validate.millis("nodeTimeout", defaultNodeTimeout)
     )
+    // Said from plain code, with the loggers of the fiber that made the manager (as the notices at start).
+    const runtime = yield* Effect.runtime<never>()
+    const clockJumps = quarantineMillis === undefined
+      ? undefined
+      : new Quarantine.ClockJumpNotices(quarantineMillis, (line) => Runtime.runSync(runtime)(Effect.logWarning(line)))
     return {
       nodes,
       redisNodes: nodes,
@@ -99,7 +107,8 @@ export const make = (
       announcesReleases: nodes.every((node) => node.watchReleasesNow !== undefined),
       identity: {},
       contendedKeys: new ContendedKeys(),
-      nodeError: FanOut.nodeError
+      nodeError: FanOut.nodeError,
+      clockJumps
     }
   })
 

@@ -42,6 +42,8 @@ export interface Settings {
   readonly announcesReleases: boolean
   readonly contendedKeys: ContendedKeys
   readonly nodeError: typeof nodeError
+  /** Says once, as a warning, that a node's clock jumped; none: the quarantine is off. */
+  readonly clockJumps: Quarantine.ClockJumpNotices | undefined
   /** Marks the locks of this manager. */
   readonly identity: object
 }
@@ -72,6 +74,11 @@ export const make = (nodes: ReadonlyArray<Node.Node>, options: ManagerOptions): 
       : yield* Validate.check(Options.millis("nodeTimeout", options.nodeTimeout, Validate.readMillis))
     const quarantineMillis = quarantine ? Quarantine.durationMillis(maxTtlMillis, driftFactor) : undefined
     yield* announceAtStart(nodes, quarantineMillis)
+    // Said from plain code, with the loggers of the fiber that made the manager (as the notices at start).
+    const context = yield* Effect.context<never>()
+    const clockJumps = quarantineMillis === undefined
+      ? undefined
+      : new Quarantine.ClockJumpNotices(quarantineMillis, (line) => Effect.runSyncWith(context)(Effect.logWarning(line)))
     return {
       nodes,
       quorum: Algorithm.quorum(nodes.length),
@@ -88,6 +95,7 @@ export const make = (nodes: ReadonlyArray<Node.Node>, options: ManagerOptions): 
       announcesReleases: nodes.every((node) => node.watchReleasesNow !== undefined),
       contendedKeys: new ContendedKeys(),
       nodeError,
+      clockJumps,
       identity: {}
     }
   })
