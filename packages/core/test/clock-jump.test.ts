@@ -16,6 +16,8 @@ import { Cleanup, drivers, localFleet, openNodes, rejectionOf, sleep } from "./d
 
 Logger.setLoggerConfig("off")
 
+type Resources = string | readonly [string, ...Array<string>]
+
 describe("a server's clock, read with each vote", () => {
   const reading = (serverMillis: number, sentAtMillis: number, answeredAtMillis = sentAtMillis + 1) => ({
     serverMillis,
@@ -62,38 +64,41 @@ describe("Kleppmann's clock jump on 5 durable servers, one of them with its cloc
    * never get its key), D and E come back, C's clock leaps 20 s forward (its
    * copy expires at once); then `holder2`, made before the jump, asks.
    */
-  const scenario = async (resource: string, holder2: PromiseRedlock) => {
+  const scenario = async (resource: Resources, holder2: PromiseRedlock) => {
     await fleet.reset()
     fleet.shiftClock(2, 0)
     // Holder 2 has read every server's clock before the jump (its votes and its readings between them).
     await holder2.release(await holder2.acquire(`${resource}:warm-up`, once))
+    const [firstKey] = typeof resource === "string" ? [resource] : resource
     const [, , c, d, e] = fleet.servers
     await Promise.all([d.kill(), e.kill()])
     const holder1 = await makeRedlock(fleet.nodes, { logger: quiet })
     Cleanup.add(() => holder1.close(), undefined)
     const held = await holder1.acquire(resource, once)
-    assert.strictEqual(Number(await c.call("EXISTS", `redlock:${resource}`)), 1)
+    assert.strictEqual(Number(await c.call("EXISTS", `redlock:${firstKey}`)), 1)
     await Promise.all([d.start(), e.start()])
     // Holder 2's connections to D and E are back (and their servers identified).
     await sleep(1_500)
     // Right before holder 2 asks: the jump is seen by its vote's own reading (the one each second most likely comes after).
     fleet.shiftClock(2, 20_000)
-    assert.strictEqual(Number(await c.call("EXISTS", `redlock:${resource}`)), 0, "C's copy expired at the jump")
+    assert.strictEqual(Number(await c.call("EXISTS", `redlock:${firstKey}`)), 0, "C's copy expired at the jump")
     return { held, holder1 }
   }
 
-  for (const [name, nodesOf] of [
-    ["ioredis nodes", async () => fleet.nodes],
-    ["Valkey GLIDE nodes", async () => openNodes(await drivers.glide(), fleet.nodes)]
+  // A lock of one resource is voted by a native SET NX PX (a TIME behind it), one of two by a script (timed).
+  for (const [name, nodesOf, resources] of [
+    ["ioredis nodes", async () => fleet.nodes, (name: string) => name],
+    ["ioredis nodes, a lock of two resources", async () => fleet.nodes, (name: string): Resources => [`${name} 1`, `${name} 2`]],
+    ["Valkey GLIDE nodes", async () => openNodes(await drivers.glide(), fleet.nodes), (name: string) => name]
   ] as const) {
     it(`${name}: a manager that read C before the jump is refused while holder 1 holds (C abstains), and says why`, async () => {
       const warnings: Array<string> = []
       const holder2 = await makeRedlock(await nodesOf() as never, { logger: { warn: (line) => void warnings.push(line) } })
       Cleanup.add(() => holder2.close(), undefined)
-      const { held } = await scenario(`jump ${name}`, holder2)
+      const { held } = await scenario(resources(`jump ${name}`), holder2)
       assert.isAbove(held.remaining(), 5_000, "holder 1 still holds it")
       for (let attempt = 0; attempt < 2; attempt++) {
-        const refused = await rejectionOf(holder2.acquire(`jump ${name}`, once))
+        const refused = await rejectionOf(holder2.acquire(resources(`jump ${name}`), once))
         assert.instanceOf(refused, LockNotAcquired)
         assert.match((refused as LockNotAcquired).message, /clock jumped forward 2\d\.\d s/)
       }

@@ -1,9 +1,8 @@
 /**
  * A Redis node over one driver's connection, as the engine talks to it: the
  * lock operations as promises (EVALSHA of the scripts loaded on each
- * connection; where the server's clock is not read with each vote, a native
- * SET NX PX for one free key), the server run for the restart quarantine,
- * and release announcements. Each driver (ioredis/,
+ * connection, a native SET NX PX for one free key), the server run for the
+ * restart quarantine, and release announcements. Each driver (ioredis/,
  * nodeRedis/) hands in its connection (connection.ts) and its release
  * channels; each shell opens the node with its own error class and clock,
  * and closes it with the scope that opened it.
@@ -134,9 +133,10 @@ const within = (promise: Promise<unknown> | undefined, millis: number): Promise<
 const clockReadingMillis = 1000
 
 /**
- * Whether the node sends each vote's script in its `timed` form (scripts.ts),
- * whose reply brings the server's clock: over a connection that reads
- * `TIME` itself, with the clock watched.
+ * Whether the node reads its server's clock with each vote itself: each
+ * vote's script in its `timed` form (scripts.ts), whose reply brings the
+ * server's clock, and a `TIME` behind a native SET NX PX; over a connection
+ * that reads `TIME`, with the clock watched.
  */
 const timesVotes = (connection: Connection, settings: NodeSettings): boolean =>
   settings.watchClock && connection.time !== undefined
@@ -147,38 +147,40 @@ interface ClockReader {
   readonly timesVotes: boolean
   /** The reply of a `timed` script sent at `sentAtMillis` (monotonic ms): its reading, told now. */
   readonly tell: (timedReply: ReadonlyArray<unknown>, sentAtMillis: number) => void
+  /**
+   * A `TIME` sent behind every vote sent in this turn so far (once, a
+   * microtask later), settled once its reading was told (or it failed);
+   * `undefined` where the node does not read so.
+   */
+  readonly behindVotes: () => Promise<void> | undefined
   /** The first reading, taken as the node opens: settled before the node takes commands. */
   readonly first: Promise<void> | undefined
   readonly stop: () => void
 }
 
 /**
- * Each vote's reading comes in its script's reply (`timed`), and a `TIME`
- * is sent each second between votes, so that a vote's reading is held
- * against a recent one; at most one is in flight, counted among the node's
- * pending commands. A connection whose votes bring their own readings
- * (quietConnection.ts) is asked for one each second; one with none (a
- * cluster's) reads nothing.
+ * Each vote's reading comes in its script's reply (`timed`), or from a
+ * `TIME` sent behind it; another is sent each second between votes (at most
+ * one in flight), so that a vote's reading is held against a recent one.
+ * Readings count among the node's pending commands. A connection whose votes
+ * bring their own readings (quietConnection.ts) is asked for one each
+ * second; one with none (a cluster's) reads nothing.
  */
 const clockReader = (connection: Connection, settings: NodeSettings, run: ServerRun.RunWatcher, inFlight: InFlight): ClockReader => {
   const time = connection.time
   if (!settings.watchClock || (time === undefined && connection.readClock === undefined)) {
-    return { timesVotes: false, tell: () => {}, first: undefined, stop: () => {} }
+    return { timesVotes: false, tell: () => {}, behindVotes: () => undefined, first: undefined, stop: () => {} }
   }
   const tell = (timedReply: ReadonlyArray<unknown>, sentAtMillis: number) => {
     const serverMillis = timeReply(timedReply)
     if (serverMillis !== undefined) run.readClock({ serverMillis, sentAtMillis, answeredAtMillis: performance.now() })
   }
-  let pending = false
-  const readNow = (): Promise<void> | undefined => {
-    if (time === undefined || pending || inFlight.count >= settings.maxPendingCommands) return undefined
-    pending = true
+  // A TIME sent now, settled (never failing) once its reading was told.
+  const read = (): Promise<void> | undefined => {
+    if (time === undefined || inFlight.count >= settings.maxPendingCommands) return undefined
     inFlight.count++
     const sentAtMillis = performance.now()
-    const done = () => {
-      pending = false
-      inFlight.count--
-    }
+    const done = () => void inFlight.count--
     try {
       return time().then((reply) => {
         done()
@@ -189,6 +191,25 @@ const clockReader = (connection: Connection, settings: NodeSettings, run: Server
       return undefined
     }
   }
+  // Between votes: one at a time (a server that does not answer is not sent more).
+  let pending = false
+  const readNow = () => {
+    if (pending) return undefined
+    const reading = read()
+    if (reading === undefined) return undefined
+    pending = true
+    return reading.then(() => void (pending = false))
+  }
+  let behind: Promise<void> | undefined
+  const behindVotes = (): Promise<void> | undefined =>
+    time === undefined ? undefined : behind ??= new Promise<void>((resolve) =>
+      queueMicrotask(() => {
+        behind = undefined
+        const reading = read()
+        if (reading === undefined) resolve()
+        else void reading.then(resolve)
+      })
+    )
   const timer = setInterval(() => {
     if (!connection.isReady()) return
     if (time === undefined) connection.readClock?.()
@@ -201,7 +222,7 @@ const clockReader = (connection: Connection, settings: NodeSettings, run: Server
     if (time === undefined) connection.readClock?.()
     else first = readNow()
   }
-  return { timesVotes: timesVotes(connection, settings), tell, first, stop: () => clearInterval(timer) }
+  return { timesVotes: timesVotes(connection, settings), tell, behindVotes, first, stop: () => clearInterval(timer) }
 }
 
 /**
@@ -290,7 +311,9 @@ const makeNode = (
   // too many commands wait for an answer (see the shells' maxPendingCommands).
   // `settled`, if given, is called once whichever way the call ends, before
   // the reply is parsed (in the same step: no promise beside the caller's).
-  const call = <R, A>(send: () => Promise<R>, parse: (reply: R) => A, settled?: () => void): Promise<A> => {
+  // A vote that brings no reading of its own (`readsClock`) is answered once
+  // the TIME sent behind it was.
+  const call = <R, A>(send: () => Promise<R>, parse: (reply: R) => A, settled?: () => void, readsClock = false): Promise<A> => {
     if (inFlight.count >= maxPendingCommands) {
       settled?.()
       return Promise.reject(makeError({
@@ -303,6 +326,16 @@ const makeNode = (
       connection.beforeSend()
       const sent = send()
       inFlight.count++
+      const reading = readsClock ? clock.behindVotes() : undefined
+      if (reading !== undefined) {
+        return Promise.all([sent.then(answered, unanswered), reading]).then(([reply]) => {
+          settled?.()
+          return parse(reply)
+        }, (cause) => {
+          settled?.()
+          return Promise.reject(cause)
+        })
+      }
       if (settled === undefined) return sent.then((reply) => parse(answered(reply)), unanswered)
       return sent.then((reply) => {
         settled()
@@ -408,7 +441,7 @@ const makeNode = (
       if (probing.get(value) === probe) probing.delete(value)
       return answer
     }
-    return call(() => connection.setIfAbsent(key, value, Math.ceil(ttlMillis)), (reply) => reply === "OK").then(
+    return call(() => connection.setIfAbsent(key, value, Math.ceil(ttlMillis)), (reply) => reply === "OK", undefined, true).then(
       (set) => settle(set || probe.superseded ? set : acquireAll([key], value, ttlMillis)),
       (error) => Promise.reject(settle(error))
     )
@@ -420,10 +453,7 @@ const makeNode = (
     // named by the script). Whole milliseconds, as the scripts round.
     acquire: replicated((keys, value, ttlMillis) => {
       supersede(keys, value)
-      if (keys.length !== 1) return acquireAll(keys, value, ttlMillis)
-      // Timed, one script: SET NX PX answers no time.
-      if (clock.timesVotes) return evalScript(Scripts.acquireOne, keys, [value, ttlMillis], isOne)
-      return acquireOne(keys[0], value, ttlMillis)
+      return keys.length !== 1 ? acquireAll(keys, value, ttlMillis) : acquireOne(keys[0], value, ttlMillis)
     }, isTrue),
     acquireInTurn: replicated((keys, value, ttlMillis, turn) => {
       supersede(keys, value)

@@ -733,26 +733,12 @@ return { highest }
 `)
 
 /**
- * One free key set as a native SET NX PX would (KEYS: the key; ARGV: value,
- * ttl in ms); where it exists, as acquireAll. Returns 1 or 0; a key of
- * another type is a WRONGTYPE error. Sent instead of SET NX PX where each
- * vote brings the server's clock (`timed`).
- */
-export const acquireOne = script(`${wholeMillis}${wrongType}
-local key, value, ttl = KEYS[1], ARGV[1], wholeMillis(ARGV[2])
-if redis.call("SET", key, value, "NX", "PX", ttl) then return 1 end
-local current = redis.pcall("GET", key)
-if type(current) == "table" then return wrongType(key) end
-if current ~= value then return 0 end
-redis.call("SET", key, value, "PX", ttl)
-return 1
-`)
-
-/**
  * A voting script that also answers the server's `TIME`, read once the vote
  * has run: `{ seconds, microseconds, the vote's reply }` (serverClock.ts).
  * The reading comes with the vote it may invalidate, in one command, where a
- * `TIME` sent behind it would be a second command (and promise) per vote.
+ * `TIME` sent behind it would be a second command (and promise) per vote
+ * (the one-key acquire, a native SET NX PX, has one: a script costs the
+ * server more than SET and TIME do, bench/README.md).
  * An error reply is answered as it is. A reply of `false` ends the list
  * after the time (Redis ends an array at the first nil).
  */
@@ -776,7 +762,7 @@ const votingScripts: ReadonlyArray<Script> = [
   commitFences
 ]
 
-const timedScripts = new Map<Script, Script>([...votingScripts, acquireOne].map((voting) => [voting, timed(voting)]))
+const timedScripts = new Map<Script, Script>(votingScripts.map((voting) => [voting, timed(voting)]))
 
 /** Whether a script's answer may count toward a quorum (an acquire, an extension, a fencing round), not only release or read. */
 export const castsVote = (script: Script): boolean => script !== releaseOwned && script !== inspectKey
