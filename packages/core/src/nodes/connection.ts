@@ -50,9 +50,9 @@ export interface Connection {
   /** CONFIG GET name: its value, `undefined` when the server has none. */
   readonly configGet: (name: string) => Promise<string | undefined>
   /**
-   * `TIME`, sent now on this connection (the node reads it between votes,
-   * and sends each vote's script in the form that answers it too:
-   * serverClock.ts). None: the connection's `TIME` would not reach the
+   * `TIME`, sent now on this connection (the node reads it between votes
+   * and behind a native SET NX PX, and sends each vote's script in the form
+   * that answers it too: serverClock.ts). None: the connection's `TIME` would not reach the
    * vote's server (a cluster's), or its votes bring their own readings
    * (`readClock`).
    */
