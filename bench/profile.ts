@@ -77,7 +77,7 @@ const program = Effect.gen(function*() {
         ...result,
         serversCpuPerPermit: (serversCpu(pids) - before.cpu) / granted,
         perPermit: perOperation(before.calls, await commandCalls(on), granted),
-        tally: Object.fromEntries([...((globalThis as any).__tally ?? new Map())].map(([k, v]) => [k, Math.round(v / granted * 100) / 100]))
+        tally: Object.fromEntries([...((globalThis as { __tally?: Map<string, number> }).__tally ?? new Map<string, number>())].map(([k, v]) => [k, Math.round(v / granted * 100) / 100]))
       }
     }
     if (contended) {

@@ -9,6 +9,7 @@ import * as Fs from "node:fs"
 import * as Net from "node:net"
 import * as Os from "node:os"
 import * as Path from "node:path"
+import { stripVTControlCharacters } from "node:util"
 import { fileURLToPath } from "node:url"
 import { Context, Layer } from "effect"
 import * as RedisFleet from "@effect-redlock/fleet/effect3.js"
@@ -299,7 +300,7 @@ layer(RedisFleet.layerLocal(3), { timeout: 60_000, excludeTestServices: true })(
 
   it.scoped("--help shows durations as DURATION and every manager setting", () =>
     Effect.gen(function*() {
-      const help = (yield* cli(["run", "--help"])).stdout.replace(/\u001b\[[0-9;]*m/g, "")
+      const help = stripVTControlCharacters((yield* cli(["run", "--help"])).stdout)
       for (const flag of ["--ttl DURATION", "--max-ttl DURATION", "--node-timeout DURATION", "--key-prefix", "--drift-factor", "--max-extensions", "--fence-prefix", "--restart-quarantine"]) {
         assert.include(help, flag)
       }

@@ -27,6 +27,7 @@ describe("slots: the lines of keys", () => {
 
 describe("slots: a key's slots prefix", () => {
   it("is read as `^(.*\\0[A-Za-z]+)\\d+$` reads it", () => {
+    // eslint-disable-next-line no-control-regex -- the separator of a slot key is NUL
     const pattern = /^(.*\u0000[A-Za-z]+)\d+$/s
     const keys = [
       "jobs\u0000permit3", "jobs\u0000permit", "jobs\u00003", "jobs", "order:42", "a\u0000b\u0000read12", "\u0000permit1",

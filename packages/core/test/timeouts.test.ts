@@ -44,14 +44,13 @@ describe("shared timeouts", () => {
 
   it("one that comes may cancel and start others of its duration", async () => {
     const came: Array<string> = []
-    let second: Timeouts.Timeout | undefined
     Timeouts.start(20, () => {
       came.push("first")
-      Timeouts.cancel(second!)
+      Timeouts.cancel(second)
       Timeouts.start(20, () => came.push("third"))
     })
     await sleep(5)
-    second = Timeouts.start(20, () => came.push("second"))
+    const second = Timeouts.start(20, () => came.push("second"))
     await sleep(80)
     assert.deepStrictEqual(came, ["first", "third"])
   })

@@ -10,6 +10,7 @@ import * as ChildProcess from "node:child_process"
 import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
+import { stripVTControlCharacters } from "node:util"
 import { fileURLToPath } from "node:url"
 import * as RedisFleet from "@effect-redlock/fleet/effect3.js"
 
@@ -472,7 +473,7 @@ export const locked = (): Promise<string> =>
   it("the installed redlock command answers --version and --help", async () => {
     const bin = Path.join(project(), "node_modules", ".bin", "redlock")
     assert.strictEqual((await run(bin, ["--version"], project())).trim(), "0.1.0")
-    const help = (await run(bin, ["--help"], project())).replace(/\u001b\[[0-9;]*m/g, "")
+    const help = stripVTControlCharacters(await run(bin, ["--help"], project()))
     assert.match(help, /redlock run --resource NAME/)
     assert.match(help, /redlock inspect NAME/)
     assert.match(help, /^ {2}76 /m, "the exit codes")

@@ -25,7 +25,7 @@ export const isPlainError = (u: unknown, tag: string): boolean =>
  * Make `errorClass` (an Effect package's error of the same name) recognise
  * this module's errors with `tag`: `error instanceof` it holds for both.
  */
-export const recognisePlain = (errorClass: Function, tag: string): void => {
+export const recognisePlain = (errorClass: object, tag: string): void => {
   Object.defineProperty(errorClass, Symbol.hasInstance, {
     value: (u: unknown): boolean => Function.prototype[Symbol.hasInstance].call(errorClass, u) || isPlainError(u, tag)
   })

@@ -59,7 +59,7 @@ export const onCluster = (node: Node, makeError: MakeNodeError): Node => {
       node: node.name,
       reason: "CrossSlot",
       detail: `a Redis Cluster node runs one operation on one hash slot: the keys ${
-        keys.slice(0, 3).map((key) => JSON.stringify(key.replace(/\u0000/g, "\\0"))).join(", ")
+        keys.slice(0, 3).map((key) => JSON.stringify(key.replaceAll("\u0000", "\\0"))).join(", ")
       }${keys.length > 3 ? " ..." : ""} have different hash tags; give the resources of one lock a common tag ({order:7}:charge, {order:7}:ship)`
     }))
   // Cluster keys of `keys`, or `undefined` when they are not all in one slot.

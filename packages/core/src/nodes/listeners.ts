@@ -7,15 +7,22 @@
  * @internal
  */
 
+/**
+ * A listener as clients' emitters declare it: each event has arguments of its own, so the
+ * declaration takes any (a listener of `unknown` arguments would not accept ioredis's types).
+ */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type Listener = (...args: Array<any>) => void
+
 /** What a client is as an event emitter (ioredis, node-redis and Node's emitters). */
 export interface Emitter {
-  on(event: string, listener: (...args: Array<any>) => void): unknown
-  off(event: string, listener: (...args: Array<any>) => void): unknown
+  on(event: string, listener: Listener): unknown
+  off(event: string, listener: Listener): unknown
   getMaxListeners?(): number
   setMaxListeners?(limit: number): unknown
 }
 
-export type Listeners = ReadonlyArray<readonly [event: string, listener: (...args: Array<any>) => void]>
+export type Listeners = ReadonlyArray<readonly [event: string, listener: Listener]>
 
 const raiseLimit = (emitter: Emitter, by: number): void => {
   if (typeof emitter.getMaxListeners !== "function" || typeof emitter.setMaxListeners !== "function") return

@@ -5,6 +5,7 @@
  *
  * @internal
  */
+import type { Listener } from "../listeners.js"
 import type * as Tls from "node:tls"
 import { missingMethod } from "../connection.js"
 import type { NewCluster } from "./cluster.js"
@@ -15,9 +16,9 @@ export interface IoredisClient {
   readonly options: IoredisClientOptions
   /** The socket, once connecting. */
   readonly stream?: { readonly writable: boolean; cork(): void; uncork(): void } | undefined
-  on(event: string, listener: (...args: Array<any>) => void): unknown
-  off(event: string, listener: (...args: Array<any>) => void): unknown
-  once(event: string, listener: (...args: Array<any>) => void): unknown
+  on(event: string, listener: Listener): unknown
+  off(event: string, listener: Listener): unknown
+  once(event: string, listener: Listener): unknown
   connect(): Promise<unknown>
   quit(): Promise<unknown>
   disconnect(reconnect?: boolean): void
@@ -37,7 +38,7 @@ export interface IoredisClient {
 /** A duplicate of a client, subscribing. */
 export interface IoredisSubscriber {
   readonly status: string
-  on(event: string, listener: (...args: Array<any>) => void): unknown
+  on(event: string, listener: Listener): unknown
   subscribe(channel: string): Promise<unknown>
   unsubscribe(channel: string): Promise<unknown>
   disconnect(reconnect?: boolean): void

@@ -4,10 +4,12 @@
  * @internal
  */
 
+import type { Listener } from "../listeners.js"
+
 /** What closing uses of a client. */
 export interface Closable {
   readonly status: string
-  on(event: string, listener: (...args: Array<any>) => void): unknown
+  on(event: string, listener: Listener): unknown
   quit(): Promise<unknown>
   disconnect(reconnect?: boolean): void
 }

@@ -15,6 +15,7 @@
  *
  * @internal
  */
+import type { Listener } from "../listeners.js"
 import type { Address } from "../address.js"
 import * as ClusterKeys from "../clusterKeys.js"
 import type { Connection, ConnectionEvents } from "../connection.js"
@@ -31,8 +32,8 @@ export interface IoredisCluster {
   readonly isCluster: boolean
   readonly status: string
   readonly options?: { readonly keyPrefix?: string | undefined }
-  on(event: string, listener: (...args: Array<any>) => void): unknown
-  off(event: string, listener: (...args: Array<any>) => void): unknown
+  on(event: string, listener: Listener): unknown
+  off(event: string, listener: Listener): unknown
   /** The client of each node of the cluster, as the client knows them now. */
   nodes(role: "master"): ReadonlyArray<IoredisClient>
   connect(): Promise<unknown>

@@ -5,6 +5,7 @@
  *
  * @internal
  */
+import type { Listener } from "../listeners.js"
 import { missingMethod } from "../connection.js"
 
 /** A node-redis client (what `createClient` returns), as the node uses it. */
@@ -17,8 +18,8 @@ export interface NodeRedisClient {
   readonly options?: unknown
   connect(): Promise<unknown>
   sendCommand(args: ReadonlyArray<string>, options?: { readonly typeMapping?: object }): Promise<unknown>
-  on(event: string, listener: (...args: Array<any>) => void): unknown
-  off(event: string, listener: (...args: Array<any>) => void): unknown
+  on(event: string, listener: Listener): unknown
+  off(event: string, listener: Listener): unknown
   duplicate(overrides?: { readonly disableOfflineQueue?: boolean }): NodeRedisSubscriber
   close(): Promise<unknown>
   destroy(): void
