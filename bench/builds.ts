@@ -39,7 +39,11 @@ const shared = ["effect", "ioredis", "redis", "iovalkey"]
 
 const run = (command: string, args: ReadonlyArray<string>, cwd: string, log: (line: string) => void) => {
   log(`  ${command} ${args.join(" ")}   (in ${cwd})`)
-  execFileSync(command, args, { cwd, stdio: ["ignore", "ignore", "inherit"], env: { ...process.env, npm_config_fund: "false", npm_config_audit: "false" } })
+  execFileSync(command, args, {
+    cwd,
+    stdio: ["ignore", "ignore", "inherit"],
+    env: { ...process.env, npm_config_fund: "false", npm_config_audit: "false" }
+  })
 }
 
 interface Manifest {
@@ -61,7 +65,9 @@ const pack = (source: string, packs: string, log: (line: string) => void) => {
   run("npm", ["pack", "--silent", ...(workspaces ? ["--workspaces"] : []), "--pack-destination", packs], source, log)
   // A workspace's private packages (the test fleet) are no one's install.
   for (const file of readdirSync(packs).filter((file) => file.endsWith(".tgz"))) {
-    const packed = JSON.parse(execFileSync("tar", ["-xzOf", join(packs, file), "package/package.json"], { encoding: "utf8" })) as Manifest
+    const packed = JSON.parse(
+      execFileSync("tar", ["-xzOf", join(packs, file), "package/package.json"], { encoding: "utf8" })
+    ) as Manifest
     if (packed.private === true) rmSync(join(packs, file))
   }
 }
@@ -115,13 +121,17 @@ const load = async (label: string, packs: string, installDir: string): Promise<B
     const main = pkg.bin === undefined ? ["."] : []
     for (const subpath of [...exportsOf(pkg).filter((path) => path === "./Promise"), ...main]) {
       const module = await importFrom(installDir, subpath === "." ? pkg.name : `${pkg.name}/Promise`)
-      if (promise === undefined && typeof module?.makeRedlock === "function") promise = module as unknown as typeof PromiseApi
+      if (promise === undefined && typeof module?.makeRedlock === "function") {
+        promise = module as unknown as typeof PromiseApi
+      }
     }
   }
   if (promise === undefined) missing.push("the promise API (makeRedlock)")
   // The Effect 3 line: the package that peers on Effect 3 and exports Redlock, its ioredis nodes and Semaphore.
   let effect3: Build["effect3"]
-  const line = packages.find((pkg) => /^\^?3\./.test(pkg.peerDependencies?.effect ?? "") && exportsOf(pkg).includes("./Redlock"))
+  const line = packages.find((pkg) =>
+    /^\^?3\./.test(pkg.peerDependencies?.effect ?? "") && exportsOf(pkg).includes("./Redlock")
+  )
   if (line !== undefined) {
     const [redlock, ioredis, semaphore] = await Promise.all(
       ["Redlock", "RedisNode/Ioredis", "Semaphore"].map((path) => importFrom(installDir, `${line.name}/${path}`))
@@ -137,7 +147,11 @@ const load = async (label: string, packs: string, installDir: string): Promise<B
 /** The short commit of a ref, or an error naming the ref. */
 const commitOf = (ref: string): string => {
   try {
-    return execFileSync("git", ["rev-parse", "--verify", "--short=9", `${ref}^{commit}`], { cwd: root, encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] }).trim()
+    return execFileSync("git", ["rev-parse", "--verify", "--short=9", `${ref}^{commit}`], {
+      cwd: root,
+      encoding: "utf8",
+      stdio: ["ignore", "pipe", "ignore"]
+    }).trim()
   } catch {
     throw new Error(`--against: ${ref} is no commit of this repository`)
   }
@@ -184,7 +198,10 @@ export const ofWorkingTree = async (log: (line: string) => void): Promise<Build>
  * the tools that take one contender by name (`bench:instructions`); the ref
  * is packed first if it was not yet. `undefined` for a name of no such row.
  */
-export const rowNamed = async (name: string, log: (line: string) => void): Promise<Contenders.Contender | undefined> => {
+export const rowNamed = async (
+  name: string,
+  log: (line: string) => void
+): Promise<Contenders.Contender | undefined> => {
   const at = name.lastIndexOf(" @ ")
   if (at < 0) return undefined
   const build = await ofRef(name.slice(at + 3), log)
@@ -193,7 +210,9 @@ export const rowNamed = async (name: string, log: (line: string) => void): Promi
 
 /** A build's rows of the lock tables, named "<row> @ <build>". */
 export const rowsOf = (build: Build): ReadonlyArray<Contenders.Contender> => [
-  ...(build.promise === undefined ? [] : [Contenders.promiseRow(`effect-redlock/Promise @ ${build.label}`, "ioredis", true, build.promise)]),
+  ...(build.promise === undefined
+    ? []
+    : [Contenders.promiseRow(`effect-redlock/Promise @ ${build.label}`, "ioredis", true, build.promise)]),
   ...(build.effect3 === undefined ? [] : [
     Contenders.runPromiseRow(`effect-redlock @ ${build.label}`, build.effect3),
     Contenders.fibers(`effect-redlock, loops as fibers @ ${build.label}`, false, build.effect3)

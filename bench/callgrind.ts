@@ -15,7 +15,9 @@ import * as Path from "node:path"
  * (`off`); resolved once it had time to hear (callgrind_control takes a moment).
  */
 export const counting = (on: "on" | "off"): Promise<void> =>
-  new Promise((resolve) => execFile("callgrind_control", ["-i", on, String(process.pid)], () => setTimeout(resolve, 2000)))
+  new Promise((resolve) =>
+    execFile("callgrind_control", ["-i", on, String(process.pid)], () => setTimeout(resolve, 2000))
+  )
 
 /**
  * Inside: `counting`, at once and with nothing else running meanwhile (the
@@ -46,15 +48,21 @@ export interface Counted {
 // and the zones they allocate in.
 const compilerFunction = /compiler::|Compiler|Pipeline|turboshaft|[Mm]aglev|Zone/
 // The functions of V8's garbage collectors: scavenges, marking, sweeping, and the visitors they walk objects with.
-const collectorFunction = /Scaveng|MarkCompact|Marking|Sweep|Evacuat|Pretenuring|RememberedSet|SlotSet|BodyDescriptor|SizeFromMap/
+const collectorFunction =
+  /Scaveng|MarkCompact|Marking|Sweep|Evacuat|Pretenuring|RememberedSet|SlotSet|BodyDescriptor|SizeFromMap/
 
 /** A thread's counts (a callgrind output file), function by function: its instructions and its line. */
 const functionCounts = (file: string): Array<{ readonly count: number; readonly line: string }> => {
-  const annotated = spawnSync("callgrind_annotate", ["--threshold=100", "--auto=no", file], { encoding: "utf8", maxBuffer: 1 << 28 })
+  const annotated = spawnSync("callgrind_annotate", ["--threshold=100", "--auto=no", file], {
+    encoding: "utf8",
+    maxBuffer: 1 << 28
+  })
   const counts: Array<{ readonly count: number; readonly line: string }> = []
   for (const line of annotated.stdout.split("\n")) {
     const count = /^\s*([\d,]+) \(/.exec(line)
-    if (count !== null && !line.includes("PROGRAM TOTALS")) counts.push({ count: Number(count[1].replaceAll(",", "")), line })
+    if (count !== null && !line.includes("PROGRAM TOTALS")) {
+      counts.push({ count: Number(count[1].replaceAll(",", "")), line })
+    }
   }
   return counts
 }
@@ -66,7 +74,11 @@ const instructionsIn = (counts: ReturnType<typeof functionCounts>, pattern: RegE
 }
 
 /** Outside: this process's script run again under callgrind with `args` (and `env` added, and `nodeFlags` given to node). */
-export const run = (args: ReadonlyArray<string>, env: Record<string, string> = {}, nodeFlags: ReadonlyArray<string> = []): Counted => {
+export const run = (
+  args: ReadonlyArray<string>,
+  env: Record<string, string> = {},
+  nodeFlags: ReadonlyArray<string> = []
+): Counted => {
   const dir = Fs.mkdtempSync(Path.join(Os.tmpdir(), "callgrind-"))
   const out = Path.join(dir, "out")
   const spawned = spawnSync("valgrind", [
@@ -87,7 +99,9 @@ export const run = (args: ReadonlyArray<string>, env: Record<string, string> = {
   Fs.rmSync(dir, { recursive: true, force: true })
   const total = /refs:\s+([\d,]+)/.exec(spawned.stderr)
   if (spawned.status !== 0 || total === null || mainThread === null) {
-    throw new Error(`valgrind failed (${args.join(" ")}):\n${spawned.stdout.slice(-1000)}\n${spawned.stderr.slice(-2000)}`)
+    throw new Error(
+      `valgrind failed (${args.join(" ")}):\n${spawned.stdout.slice(-1000)}\n${spawned.stderr.slice(-2000)}`
+    )
   }
   return {
     total: Number(total[1].replaceAll(",", "")),

@@ -55,7 +55,20 @@ const main = async () => {
   const dir = Fs.mkdtempSync(Path.join(Os.tmpdir(), "redlock-cli-load-"))
   const server = ChildProcess.spawn(
     "redis-server",
-    ["--port", String(port), "--bind", "127.0.0.1", "--dir", dir, "--appendonly", "yes", "--appendfsync", "always", "--save", ""],
+    [
+      "--port",
+      String(port),
+      "--bind",
+      "127.0.0.1",
+      "--dir",
+      dir,
+      "--appendonly",
+      "yes",
+      "--appendfsync",
+      "always",
+      "--save",
+      ""
+    ],
     { stdio: "ignore" }
   )
   started.push(server)
@@ -76,7 +89,11 @@ const main = async () => {
   Fs.rmSync(dir, { recursive: true, force: true })
   for (const [index, cli] of clis.entries()) {
     const counts = [...codes[index]!].sort().map(([code, n]) => `exit ${code}: ${n}`).join(", ")
-    console.log(`${Path.relative(process.cwd(), cli)}: ${runs} runs, ${spinners} spinning processes on ${Os.availableParallelism()} cores: ${counts}`)
+    console.log(
+      `${
+        Path.relative(process.cwd(), cli)
+      }: ${runs} runs, ${spinners} spinning processes on ${Os.availableParallelism()} cores: ${counts}`
+    )
   }
 }
 

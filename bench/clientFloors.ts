@@ -51,14 +51,17 @@ const program = Effect.gen(function*() {
     const resp3 = createClient({ socket: { host: "127.0.0.1", port }, RESP: 3 })
     await Promise.all([resp2.connect(), resp3.connect()])
     const clients: ReadonlyArray<readonly [string, Bare, PromiseNodeOptions]> = [
-      ["ioredis", { set: (key) => ioredis.set(key, "v", "PX", 10_000, "NX"), del: (key) => ioredis.del(key) }, { client: ioredis }],
+      ["ioredis", { set: (key) => ioredis.set(key, "v", "PX", 10_000, "NX"), del: (key) => ioredis.del(key) }, {
+        client: ioredis
+      }],
       ["node-redis RESP2", bareNodeRedis(resp2), { client: resp2 }],
       ["node-redis RESP3", bareNodeRedis(resp3), { client: resp3 }]
     ]
     const baseline: Record<string, number> = {}
     for (const [name, bare, node] of clients) {
       const redlock = await makeRedlock([node], { restartQuarantine: false })
-      const lockAndUnlock = async (resource: string) => redlock.release(await redlock.acquire(resource, { ttl: 10_000 }))
+      const lockAndUnlock = async (resource: string) =>
+        redlock.release(await redlock.acquire(resource, { ttl: 10_000 }))
       const setAndDel = async (key: string) => {
         await bare.set(key)
         await bare.del(key)
@@ -69,8 +72,12 @@ const program = Effect.gen(function*() {
         const ours = await rate(callers, lockAndUnlock)
         const against = baseline[callers] ??= ours
         console.log(
-          `${name.padEnd(17)} ${String(callers).padStart(2)} caller(s): SET NX+DEL ${floor.toFixed(0).padStart(6)}/s, ` +
-            `lock+unlock ${ours.toFixed(0).padStart(6)}/s (${(ours / floor).toFixed(2)}x its floor, ${(ours / against).toFixed(2)}x ours over ioredis)`
+          `${name.padEnd(17)} ${String(callers).padStart(2)} caller(s): SET NX+DEL ${
+            floor.toFixed(0).padStart(6)
+          }/s, ` +
+            `lock+unlock ${ours.toFixed(0).padStart(6)}/s (${(ours / floor).toFixed(2)}x its floor, ${
+              (ours / against).toFixed(2)
+            }x ours over ioredis)`
         )
       }
       await redlock.close()

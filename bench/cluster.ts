@@ -43,7 +43,15 @@ const run = async (concurrency: number, operation: (resource: string) => Promise
   }
 }
 
-const measure = async (label: string, node: { readonly host?: string; readonly port?: number; readonly cluster?: { readonly nodes: ReadonlyArray<{ readonly host: string; readonly port: number }> } }, bare: Redis | Cluster) => {
+const measure = async (
+  label: string,
+  node: {
+    readonly host?: string
+    readonly port?: number
+    readonly cluster?: { readonly nodes: ReadonlyArray<{ readonly host: string; readonly port: number }> }
+  },
+  bare: Redis | Cluster
+) => {
   const redlock = await makeRedlock([node], { restartQuarantine: false })
   const lockAndUnlock = async (resource: string) => {
     const lock = await redlock.acquire(resource, { ttl: 10_000 })

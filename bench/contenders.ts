@@ -107,7 +107,10 @@ export const ourNodes = async <P>(
   if (setup === "library") return { nodes: ports.map((port) => ({ host: "127.0.0.1", port })), clients: [] }
   if (setup === "aclNoPubsub") {
     const { password, username } = aclUser
-    return { nodes: ports.map((port) => ({ host: "127.0.0.1", port, username, password: redact(password) })), clients: [] }
+    return {
+      nodes: ports.map((port) => ({ host: "127.0.0.1", port, username, password: redact(password) })),
+      clients: []
+    }
   }
   const clients = await connect(ports, setup)
   return { nodes: clients.map((client) => ({ client })), clients }
@@ -130,7 +133,10 @@ type NodeRedisClient = ReturnType<typeof newNodeRedisClient>
  * when told (there is no lazy mode to imitate): `connected` and `lazyConnect`
  * alike are clients made and connected; `aclNoPubsub` logs in as `aclUser`.
  */
-const connectNodeRedis = async (ports: ReadonlyArray<number>, setup: Setup = "connected"): Promise<Array<NodeRedisClient>> =>
+const connectNodeRedis = async (
+  ports: ReadonlyArray<number>,
+  setup: Setup = "connected"
+): Promise<Array<NodeRedisClient>> =>
   Promise.all(ports.map(async (port) => {
     const client = newNodeRedisClient(port, setup)
     client.on("error", () => {})
@@ -251,14 +257,18 @@ const minimalRedlock = (clients: ReadonlyArray<FloorNode>, waiting: Waiting, clo
 }
 
 /** The floor's algorithm over ioredis clients, released by `release`. */
-const overIoredis = (clients: ReadonlyArray<Redis>, release: (client: Redis, key: string, value: string) => Promise<unknown>) =>
+const overIoredis = (
+  clients: ReadonlyArray<Redis>,
+  release: (client: Redis, key: string, value: string) => Promise<unknown>
+) =>
   clients.map((client): FloorNode => ({
     set: (key, value, ttlMillis) => client.set(key, value, "PX", ttlMillis, "NX"),
     release: (key, value) => release(client, key, value)
   }))
 
 /** The floor: a minimal correct Redlock on plain ioredis, released by compare-and-delete (EVALSHA). */
-const releaseScript = `if redis.call("GET", KEYS[1]) == ARGV[1] then return redis.call("DEL", KEYS[1]) else return 0 end`
+const releaseScript =
+  `if redis.call("GET", KEYS[1]) == ARGV[1] then return redis.call("DEL", KEYS[1]) else return 0 end`
 
 export const floor: Contender = {
   name: "floor (minimal ioredis)",
@@ -266,7 +276,11 @@ export const floor: Contender = {
     const clients = await connect(ports, setup)
     const sha = await clients[0].script("LOAD", releaseScript) as string
     await Promise.all(clients.slice(1).map((client) => client.script("LOAD", releaseScript)))
-    return minimalRedlock(overIoredis(clients, (client, key, value) => client.evalsha(sha, 1, key, value)), waiting, () => closeAll(clients))
+    return minimalRedlock(
+      overIoredis(clients, (client, key, value) => client.evalsha(sha, 1, key, value)),
+      waiting,
+      () => closeAll(clients)
+    )
   }
 }
 
@@ -420,7 +434,12 @@ const promiseRetry = (api: typeof PromiseApi, waiting: Waiting) =>
  * `fairHandoff: false`: greedy, as the peers wait (the releaser usually wins again). Over ioredis its nodes
  * are given as promise code gives them (a list of options or `{ client }`); over node-redis, as the driver's layer.
  */
-export const promiseRow = (name: string, driver: Driver, fairHandoff = true, api: typeof PromiseApi = PromiseApi): Contender => ({
+export const promiseRow = (
+  name: string,
+  driver: Driver,
+  fairHandoff = true,
+  api: typeof PromiseApi = PromiseApi
+): Contender => ({
   name,
   start: async (ports, waiting, slow = false, setup = "library") => {
     const retry = promiseRetry(api, waiting)
@@ -488,7 +507,9 @@ export const fibers = (name: string, traced: boolean, line: EffectLine = sources
         }))
       })
       const loop = Effect.whileLoop({ while: running, body: () => lockUnlock, step: () => {} })
-      return runtime.runPromise(Effect.all(Array.from({ length: loops }, () => loop), { concurrency: "unbounded", discard: true }))
+      return runtime.runPromise(
+        Effect.all(Array.from({ length: loops }, () => loop), { concurrency: "unbounded", discard: true })
+      )
     }
     return { ...client, runLoops }
   }
@@ -502,9 +523,12 @@ export const effectRedlockFibers = fibers("effect-redlock, loops as fibers", fal
  */
 export const effectRedlockFibersTraced = fibers("effect-redlock, loops as fibers, traced", true)
 
-const nodeRedlockLike = (name: string, make: (clients: Array<Redis>, settings: object) => {
-  acquire: (resources: Array<string>, duration: number) => Promise<{ release: () => Promise<unknown> }>
-}): Contender => ({
+const nodeRedlockLike = (
+  name: string,
+  make: (clients: Array<Redis>, settings: object) => {
+    acquire: (resources: Array<string>, duration: number) => Promise<{ release: () => Promise<unknown> }>
+  }
+): Contender => ({
   name,
   start: async (ports, waiting, _slow, setup) => {
     const clients = await connect(ports, setup)
@@ -585,13 +609,20 @@ const redlockUniversalOver = (name: string, driver: Driver): Contender => ({
           adapters,
           key,
           ttl: ttlMillis,
-          ...(waiting === "none" ? { retryAttempts: 0 } : waiting === "10ms" ? { retryAttempts: 1000, retryDelay: 10 } : {})
+          ...(waiting === "none"
+            ? { retryAttempts: 0 }
+            : waiting === "10ms"
+            ? { retryAttempts: 1000, retryDelay: 10 }
+            : {})
         })
         const handle = await lock.acquire().catch(() => undefined)
         return handle === undefined ? undefined : { lock, handle }
       },
       unlock: async (held) => {
-        const { handle, lock } = held as { lock: ReturnType<typeof createRedlock>; handle: Parameters<ReturnType<typeof createRedlock>["release"]>[0] }
+        const { handle, lock } = held as {
+          lock: ReturnType<typeof createRedlock>
+          handle: Parameters<ReturnType<typeof createRedlock>["release"]>[0]
+        }
         await lock.release(handle).catch(() => undefined)
       },
       close
@@ -623,12 +654,19 @@ const floorAsEffectRow = (name: string, traced: boolean): Contender => ({
     const client = await floor.start(ports, waiting, slow, setup)
     const runtime = traced ? ManagedRuntime.make(tracing()) : undefined
     const span = <A, E, R>(effect: Effect.Effect<A, E, R>, spanName: string, attributes: Record<string, unknown>) =>
-      Effect.withSpan(Effect.tap(effect, () => Effect.annotateCurrentSpan(attributes)), spanName, { captureStackTrace: false })
+      Effect.withSpan(Effect.tap(effect, () => Effect.annotateCurrentSpan(attributes)), spanName, {
+        captureStackTrace: false
+      })
     const locked = (key: string, ttlMillis: number) => {
       const lock = Effect.promise(() => client.lock(key, ttlMillis))
       if (!traced) return lock
-      const attempt = Effect.withSpan(Effect.annotateCurrentSpan("redlock.attempt", 1), "Redlock.attempt", { captureStackTrace: false })
-      return span(Effect.tap(lock, () => attempt), "Redlock.acquire", { "redlock.resources": [key], "redlock.attempts": 1 })
+      const attempt = Effect.withSpan(Effect.annotateCurrentSpan("redlock.attempt", 1), "Redlock.attempt", {
+        captureStackTrace: false
+      })
+      return span(Effect.tap(lock, () => attempt), "Redlock.acquire", {
+        "redlock.resources": [key],
+        "redlock.attempts": 1
+      })
     }
     const unlocked = (handle: unknown) => {
       const unlock = Effect.promise(() => client.unlock(handle))
@@ -638,11 +676,14 @@ const floorAsEffectRow = (name: string, traced: boolean): Contender => ({
       // Not `Effect.acquireRelease`: its finalizer diffs the fiber's
       // FiberRefs, which costs more than the rest of the scope (~7 µs).
       const held = (key: string) =>
-        Effect.flatMap(Effect.scope, (scope) =>
-          Effect.uninterruptible(Effect.flatMap(locked(key, ttlMillis), (handle) =>
-            handle === undefined
-              ? Effect.fail("not acquired" as const)
-              : Effect.as(Scope.addFinalizer(scope, unlocked(handle)), handle))))
+        Effect.flatMap(
+          Effect.scope,
+          (scope) =>
+            Effect.uninterruptible(Effect.flatMap(locked(key, ttlMillis), (handle) =>
+              handle === undefined
+                ? Effect.fail("not acquired" as const)
+                : Effect.as(Scope.addFinalizer(scope, unlocked(handle)), handle)))
+        )
       const lockUnlock = Effect.suspend(() => {
         const before = performance.now()
         return Effect.scoped(Effect.matchCause(held(nextKey()), {
@@ -698,10 +739,20 @@ export const all: ReadonlyArray<Contender> = [
  * A row over another client library, and what it is held against: the same
  * library's row over ioredis, and the best peer over the same client library.
  */
-export const driverTwins: ReadonlyMap<string, { readonly overIoredis: string; readonly peer: string; readonly floor?: string }> = new Map([
+export const driverTwins: ReadonlyMap<
+  string,
+  { readonly overIoredis: string; readonly peer: string; readonly floor?: string }
+> = new Map([
   [effectRedlockNodeRedis.name, { overIoredis: effectRedlock.name, peer: redlockUniversalNodeRedis.name }],
-  [effectRedlockPromiseNodeRedis.name, { overIoredis: effectRedlockPromise.name, peer: redlockUniversalNodeRedis.name }],
-  [effectRedlockPromiseGlide.name, { overIoredis: effectRedlockPromise.name, peer: redlockUniversalGlide.name, floor: floorGlide.name }]
+  [effectRedlockPromiseNodeRedis.name, {
+    overIoredis: effectRedlockPromise.name,
+    peer: redlockUniversalNodeRedis.name
+  }],
+  [effectRedlockPromiseGlide.name, {
+    overIoredis: effectRedlockPromise.name,
+    peer: redlockUniversalGlide.name,
+    floor: floorGlide.name
+  }]
 ])
 
 /** Contenders measured only by name (`bench:instructions`, `bench/profile.ts`), never in the tables. */

@@ -15,7 +15,9 @@ import * as Semaphores from "./semaphores.js"
 const root = new URL("../../", import.meta.url)
 const load = () =>
   Promise.all([
-    import(new URL("packages/effect4/dist/esm/index.js", root).href) as Promise<typeof import("../packages/effect4/src/index.js")>,
+    import(new URL("packages/effect4/dist/esm/index.js", root).href) as Promise<
+      typeof import("../packages/effect4/src/index.js")
+    >,
     import(new URL("packages/effect4/dist/esm/RedisNode/Ioredis.js", root).href) as Promise<
       typeof import("../packages/effect4/src/RedisNode/Ioredis.js")
     >,
@@ -50,14 +52,26 @@ const effect4Client = async (
   setup: Setup,
   over: Nodes = "ioredis"
 ) => {
-  const [{ Redlock }, Ioredis, { Duration, Effect, Exit, Layer, ManagedRuntime, Redacted, Scope }, Persistence, NodeRedis] = loaded
-  const { clients, nodes } = over === "ioredis" ? await ourNodes(ports, setup, (password) => Redacted.make(password)) : { clients: [], nodes: [] }
+  const [
+    { Redlock },
+    Ioredis,
+    { Duration, Effect, Exit, Layer, ManagedRuntime, Redacted, Scope },
+    Persistence,
+    NodeRedis
+  ] = loaded
+  const { clients, nodes } = over === "ioredis"
+    ? await ourNodes(ports, setup, (password) => Redacted.make(password))
+    : { clients: [], nodes: [] }
   // A NodeRedis layer per master, as an Effect 4 program configures its Redis (the setup's clients are the layer's own).
   const nodesLayer = over === "ioredis"
     ? Ioredis.layer(nodes)
     : Persistence.layer(ports.map((port) => NodeRedis.layer({ socket: { host: "127.0.0.1", port } })))
   const runtime = ManagedRuntime.make(
-    Redlock.layer({ retry: retryOf(loaded[0], waiting), restartQuarantine: false, nodeTimeout: slow ? "2 seconds" : undefined }).pipe(
+    Redlock.layer({
+      retry: retryOf(loaded[0], waiting),
+      restartQuarantine: false,
+      nodeTimeout: slow ? "2 seconds" : undefined
+    }).pipe(
       Layer.provide(nodesLayer)
     )
   )
@@ -71,7 +85,16 @@ const effect4Client = async (
         yield* Scope.close(scope, Exit.void)
         return undefined
       })),
-    unlock: (handle) => runtime.runPromise(Scope.close((handle as { lock: Lock.Lock; scope: import("../packages/effect4/node_modules/effect/dist/Scope.js").Closeable }).scope, Exit.void)),
+    unlock: (handle) =>
+      runtime.runPromise(
+        Scope.close(
+          (handle as {
+            lock: Lock.Lock
+            scope: import("../packages/effect4/node_modules/effect/dist/Scope.js").Closeable
+          }).scope,
+          Exit.void
+        )
+      ),
     close: async () => {
       await runtime.dispose()
       await Promise.all(clients.map((client) => client.quit().catch(() => undefined)))
@@ -89,7 +112,10 @@ export const effect3TwinOf = (name: string): string | undefined =>
     : undefined
 
 /** The row over Effect 4's `Redis` services, and the same row over ioredis nodes it is held against. */
-export const overRedisService = { name: "effect-redlock (Effect 4) over NodeRedis.layer", overIoredis: "effect-redlock (Effect 4)" } as const
+export const overRedisService = {
+  name: "effect-redlock (Effect 4) over NodeRedis.layer",
+  overIoredis: "effect-redlock (Effect 4)"
+} as const
 
 /** The Effect 4 line's rows, their nodes made as the Effect 3 rows' are (contenders.ts `ourNodes`). */
 export const contenders = async (): Promise<ReadonlyArray<Contender>> => {
@@ -117,7 +143,9 @@ export const contenders = async (): Promise<ReadonlyArray<Contender>> => {
           }))
         })
         const loop = Effect.whileLoop({ while: running, body: () => lockUnlock, step: () => {} })
-        return runtime.runPromise(Effect.all(Array.from({ length: loops }, () => loop), { concurrency: "unbounded", discard: true }))
+        return runtime.runPromise(
+          Effect.all(Array.from({ length: loops }, () => loop), { concurrency: "unbounded", discard: true })
+        )
       }
       return { ...client, runLoops }
     }
@@ -151,7 +179,11 @@ export const semaphoreContenders = async (): Promise<ReadonlyArray<Semaphores.Se
       )
       const options = { limit: Semaphores.limit, ttl: Duration.millis(Semaphores.ttlMillis), retry }
       const withPermit = (hold: () => Promise<void>) =>
-        Effect.promise(hold).pipe(Semaphore.withPermit(key, options), Effect.as(true), Effect.orElseSucceed(() => false))
+        Effect.promise(hold).pipe(
+          Semaphore.withPermit(key, options),
+          Effect.as(true),
+          Effect.orElseSucceed(() => false)
+        )
       return {
         withPermit: (hold) => runtime.runPromise(withPermit(hold)),
         loop: (hold, end, asking, gaveUp) =>

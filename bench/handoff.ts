@@ -58,7 +58,9 @@ const measure = async (ports: ReadonlyArray<number>) => {
     // Set up, not measured: the holder holds the key, the waiter waits in its line.
     await Promise.all(holder.map((client) => client.set(key, first, "PX", ttlMillis)))
     const ticket = Date.now()
-    await Promise.all(waiter.map((client) => evalsha(client, Scripts.acquireInTurn, key, [second, ttlMillis, ticket, leaseMillis])))
+    await Promise.all(
+      waiter.map((client) => evalsha(client, Scripts.acquireInTurn, key, [second, ttlMillis, ticket, leaseMillis]))
+    )
     const start = performance.now()
     const announced = new Promise<number>((resolve) => {
       onAnnouncement = (next) => {
@@ -126,7 +128,9 @@ const program = Effect.flatMap(RedisFleet.RedisFleet, (fleet) =>
 Effect.runPromise(program.pipe(Effect.scoped, Effect.provide(RedisFleet.layerLocal(5)))).then((figures) => {
   const row = (label: string, values: ReadonlyArray<number>) =>
     `| ${label} | ${percentile(values, 50).toFixed(3)} | ${percentile(values, 99).toFixed(3)} |`
-  console.log(`Fair handoff on the wire alone (bare ioredis, the library's scripts, 5 local servers, ${handoffs} handoffs), ms from the release's sending:\n`)
+  console.log(
+    `Fair handoff on the wire alone (bare ioredis, the library's scripts, 5 local servers, ${handoffs} handoffs), ms from the release's sending:\n`
+  )
   console.log("| | p50 ms | p99 ms |\n|---|---|---|")
   console.log(row("release answered by a quorum", figures.released))
   console.log(row("first announcement naming the waiter", figures.announced))

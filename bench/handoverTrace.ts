@@ -107,7 +107,10 @@ const program = Effect.gen(function*() {
   return yield* Effect.promise(async () => {
     const options = { limit: 3, ttl: 10_000, retry: retry({ delay: Duration.millis(10), times: 1000 }) }
     const managers = await Promise.all(
-      Array.from({ length: 8 }, () => makeRedlock([{ host: "127.0.0.1", port: server.port }], { restartQuarantine: false }))
+      Array.from(
+        { length: 8 },
+        () => makeRedlock([{ host: "127.0.0.1", port: server.port }], { restartQuarantine: false })
+      )
     )
     const run = async (millis: number) => {
       const end = performance.now() + millis
@@ -147,7 +150,9 @@ for (const trace of traces.values()) {
   const holder = trace.handedBy === undefined ? undefined : traces.get(trace.handedBy)
   if (holder === undefined || trace.start === undefined) continue
   const { answered, end, read, sent, written } = holder
-  if (end === undefined || sent === undefined || written === undefined || read === undefined || answered === undefined) continue
+  if (
+    end === undefined || sent === undefined || written === undefined || read === undefined || answered === undefined
+  ) continue
   segments["body end -> release sent"].push(sent - end)
   segments["sent -> written"].push(written - sent)
   segments["written -> reply read (the round trip, script included)"].push(read - written)
@@ -156,9 +161,17 @@ for (const trace of traces.values()) {
   segments["the whole gap"].push(trace.start - end)
 }
 const micros = (millis: number) => (millis * 1000).toFixed(0).padStart(5)
-console.log(`${Math.round(permits / (elapsed / 1000))} permits/s${pin ? " (pinned: the server and the client on cores of their own)" : ""}`)
+console.log(
+  `${Math.round(permits / (elapsed / 1000))} permits/s${
+    pin ? " (pinned: the server and the client on cores of their own)" : ""
+  }`
+)
 console.log(`hand-overs traced: ${segments["the whole gap"].length}; µs:  p10   p50   p90`)
 for (const [name, values] of Object.entries(segments)) {
-  console.log(`  ${name.padEnd(58)} ${micros(percentile(values, 10))} ${micros(percentile(values, 50))} ${micros(percentile(values, 90))}`)
+  console.log(
+    `  ${name.padEnd(58)} ${micros(percentile(values, 10))} ${micros(percentile(values, 50))} ${
+      micros(percentile(values, 90))
+    }`
+  )
 }
 process.exit(0)

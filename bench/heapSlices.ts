@@ -35,7 +35,9 @@ const program = Effect.gen(function*() {
 })
 
 Effect.runPromise(program.pipe(Effect.scoped, Effect.provide(RedisFleet.layerLocal(5)))).then((growth) => {
-  console.log(`${name}: heap growth per slice of ${cycles} cycles (MB): ${growth.map((mb) => mb.toFixed(3)).join(", ")}`)
+  console.log(
+    `${name}: heap growth per slice of ${cycles} cycles (MB): ${growth.map((mb) => mb.toFixed(3)).join(", ")}`
+  )
   process.exit(0)
 }, (error) => {
   console.error(error)

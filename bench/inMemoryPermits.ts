@@ -47,7 +47,8 @@ export const make = async (nodes: number): Promise<InMemoryPermits> => {
   const effectOptions = { ...options, ttl: Duration.millis(ttlMillis) }
   return {
     viaLibrary: (resource) => (hold) => redlock.usingPermit(resource, options, hold),
-    viaEffect: (resource) => (hold) => runtime.runPromise(Semaphore.withPermit(Effect.promise(hold), resource, effectOptions)),
+    viaEffect: (resource) => (hold) =>
+      runtime.runPromise(Semaphore.withPermit(Effect.promise(hold), resource, effectOptions)),
     viaNodes: (resource) => permitFromNodesAlone(nodeList, resource),
     close: async () => {
       await redlock.close()
@@ -61,7 +62,12 @@ export const make = async (nodes: number): Promise<InMemoryPermits> => {
 export type Going = (granted: number) => boolean
 
 /** `workers` loops of `permit`, while `going` says so; the permits granted. */
-export const run = async (permit: Permit, workers: number, body: () => Promise<void>, going: Going): Promise<number> => {
+export const run = async (
+  permit: Permit,
+  workers: number,
+  body: () => Promise<void>,
+  going: Going
+): Promise<number> => {
   let granted = 0
   const hold = () => {
     granted++

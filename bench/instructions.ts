@@ -33,9 +33,15 @@ const counted = (name: string, cycles: number) =>
         let done = 0
         const nextKey = () => `${tag}:${done++}`
         if (client.runLoops !== undefined) {
-          return client.runLoops({ loops: 1, running: () => done < count, ttlMillis: 10_000, nextKey, record: (_, acquired) => {
-            if (!acquired) throw new Error(`${contender.name}: not acquired`)
-          } })
+          return client.runLoops({
+            loops: 1,
+            running: () => done < count,
+            ttlMillis: 10_000,
+            nextKey,
+            record: (_, acquired) => {
+              if (!acquired) throw new Error(`${contender.name}: not acquired`)
+            }
+          })
         }
         while (done < count) {
           const handle = await client.lock(nextKey(), 10_000)
@@ -61,6 +67,10 @@ if (process.argv[2] === "--counted") {
   const cycles = Number(process.argv[3] ?? 2000)
   for (const name of names) {
     const perCycle = (instructions(name, 2 * cycles) - instructions(name, cycles)) / cycles
-    console.log(`${Contenders.byName(name)?.name ?? name}${process.env.SINGLE ? " (one node)" : ""}: ${Math.round(perCycle / 1000)}k instructions per lock+unlock`)
+    console.log(
+      `${Contenders.byName(name)?.name ?? name}${process.env.SINGLE ? " (one node)" : ""}: ${
+        Math.round(perCycle / 1000)
+      }k instructions per lock+unlock`
+    )
   }
 }

@@ -94,7 +94,10 @@ interface Row {
 }
 
 const push = (row: Row, key: ThroughputKey | ContendedKey, value: Scenarios.Throughput | Scenarios.Contention) => {
-  const table = (key.endsWith(":defaults") || key.endsWith(":10ms") ? row.contended : row.throughput) as Record<string, Array<unknown>>
+  const table = (key.endsWith(":defaults") || key.endsWith(":10ms") ? row.contended : row.throughput) as Record<
+    string,
+    Array<unknown>
+  >
   ;(table[key] ??= []).push(value)
 }
 
@@ -106,10 +109,17 @@ const program = Effect.gen(function*() {
   const fleet = yield* RedisFleet.RedisFleet
   const ports = fleet.servers.map((server) => server.port)
   if (setups.includes("aclNoPubsub")) {
-    yield* Effect.forEach(fleet.servers, (server) => server.call("ACL", "SETUSER", Contenders.aclUser.username, ...Contenders.aclRule))
+    yield* Effect.forEach(
+      fleet.servers,
+      (server) => server.call("ACL", "SETUSER", Contenders.aclUser.username, ...Contenders.aclRule)
+    )
   }
   const rows = new Map<string, Row>(contenders.map((c) => [c.name, { throughput: {}, contended: {} }]))
-  yield* log(`bench: ${contenders.length} contenders, 5 redis-servers on ports ${ports.join(", ")}, ${seconds} s per scenario, ${rounds} rounds`)
+  yield* log(
+    `bench: ${contenders.length} contenders, 5 redis-servers on ports ${
+      ports.join(", ")
+    }, ${seconds} s per scenario, ${rounds} rounds`
+  )
   for (let round = 0; round < rounds; round++) {
     const order = round % 2 === 0 ? contenders : [...contenders].reverse()
     for (const contender of order) {
@@ -119,16 +129,28 @@ const program = Effect.gen(function*() {
         for (const setup of throughputSetups) {
           const client = await contender.start(ports, "none", false, setup)
           push(row, `${setup}:sequential`, await Scenarios.throughput(client, 1, seconds, `seq:${setup}:${tag}`, ports))
-          push(row, `${setup}:concurrent`, await Scenarios.throughput(client, 64, seconds, `c64:${setup}:${tag}`, ports))
+          push(
+            row,
+            `${setup}:concurrent`,
+            await Scenarios.throughput(client, 64, seconds, `c64:${setup}:${tag}`, ports)
+          )
           await client.close()
           const single = await contender.start(ports.slice(0, 1), "none", false, setup)
-          push(row, `${setup}:single`, await Scenarios.throughput(single, 1, seconds, `n1:${setup}:${tag}`, ports.slice(0, 1)))
+          push(
+            row,
+            `${setup}:single`,
+            await Scenarios.throughput(single, 1, seconds, `n1:${setup}:${tag}`, ports.slice(0, 1))
+          )
           await single.close()
         }
         if (contender.throughputOnly) return
         for (const setup of setups) {
           for (const waiting of ["defaults", "10ms"] as const) {
-            push(row, `${setup}:${waiting}`, await Scenarios.contention(contender, ports, waiting, 8, seconds, `${setup}:${waiting}:${tag}`, setup))
+            push(
+              row,
+              `${setup}:${waiting}`,
+              await Scenarios.contention(contender, ports, waiting, 8, seconds, `${setup}:${waiting}:${tag}`, setup)
+            )
           }
         }
       })
@@ -139,14 +161,20 @@ const program = Effect.gen(function*() {
   for (const contender of contenders.filter((c) => !c.throughputOnly)) {
     yield* Effect.promise(async () => {
       const client = await contender.start(ports, "none")
-      rows.get(contender.name)!.heapMb = await Scenarios.heapGrowth(client, cycles, `heap:${contender.name.split(" ")[0]}`)
+      rows.get(contender.name)!.heapMb = await Scenarios.heapGrowth(
+        client,
+        cycles,
+        `heap:${contender.name.split(" ")[0]}`
+      )
       await client.close()
     })
     yield* fleet.reset
     yield* log(`heap: ${contender.name} done`)
   }
   // (e) semaphores: only when every contender runs (not with --only).
-  const permits = only === undefined ? yield* Semaphores.rounds(fleet, seconds, rounds, log, permitContenders) : new Map()
+  const permits = only === undefined
+    ? yield* Semaphores.rounds(fleet, seconds, rounds, log, permitContenders)
+    : new Map()
   return { rows, permits }
 })
 
@@ -154,7 +182,8 @@ const program = Effect.gen(function*() {
 type Metric = readonly [label: string, value: (row: Row, round: number) => number, better: "higher" | "lower"]
 
 const throughputMetrics = (key: ThroughputKey): ReadonlyArray<Metric> => {
-  const of = (pick: (t: Scenarios.Throughput) => number) => (row: Row, round: number) => inRound(row.throughput[key], round, pick)
+  const of = (pick: (t: Scenarios.Throughput) => number) => (row: Row, round: number) =>
+    inRound(row.throughput[key], round, pick)
   return [
     ["ops/s", of((t) => t.opsPerSecond), "higher"],
     ["acquire p50 ms", of((t) => t.acquireP50), "lower"],
@@ -165,7 +194,8 @@ const throughputMetrics = (key: ThroughputKey): ReadonlyArray<Metric> => {
 }
 
 const contentionMetrics = (key: ContendedKey): ReadonlyArray<Metric> => {
-  const of = (pick: (c: Scenarios.Contention) => number) => (row: Row, round: number) => inRound(row.contended[key], round, pick)
+  const of = (pick: (c: Scenarios.Contention) => number) => (row: Row, round: number) =>
+    inRound(row.contended[key], round, pick)
   return [
     ["acq/s", of((c) => c.acquisitionsPerSecond), "higher"],
     ["handoff p50 ms", of((c) => c.handoffP50), "lower"],
@@ -219,9 +249,18 @@ const unevenRounds = (floorRow: Row, metric: Metric): string | undefined => {
  */
 const table = (title: string, metrics: ReadonlyArray<Metric>, rows: Map<string, Row>) => {
   // A contender that did not run these scenarios has no row here.
-  const names = [...rows.keys()].filter((name) => metrics.some((metric) => !Number.isNaN(figure(rows.get(name)!, metric))))
-  const lines = [`### ${title}`, "", `| contender | ${metrics.map(([label]) => label).join(" | ")} |`, `|---|${metrics.map(() => "---").join("|")}|`]
-  for (const name of names) lines.push(`| ${name} | ${metrics.map((m) => format(figure(rows.get(name)!, m))).join(" | ")} |`)
+  const names = [...rows.keys()].filter((name) =>
+    metrics.some((metric) => !Number.isNaN(figure(rows.get(name)!, metric)))
+  )
+  const lines = [
+    `### ${title}`,
+    "",
+    `| contender | ${metrics.map(([label]) => label).join(" | ")} |`,
+    `|---|${metrics.map(() => "---").join("|")}|`
+  ]
+  for (const name of names) {
+    lines.push(`| ${name} | ${metrics.map((m) => format(figure(rows.get(name)!, m))).join(" | ")} |`)
+  }
   // Under --against only the working tree's rows are held against the others (the first build's).
   const ours = names.filter((name) =>
     name.startsWith(Contenders.effectRedlock.name) && (builds.length === 0 || name.endsWith(` @ ${builds[0].label}`))
@@ -233,9 +272,14 @@ const table = (title: string, metrics: ReadonlyArray<Metric>, rows: Map<string, 
     return finite.length === 0 ? NaN : better === "higher" ? Math.max(...finite) : Math.min(...finite)
   }
   const bestPeer = (metric: Metric) =>
-    Array.from({ length: rounds }, (_, round) => pick(metric[2], peers.map((name) => metric[1](rows.get(name)!, round))))
+    Array.from(
+      { length: rounds },
+      (_, round) => pick(metric[2], peers.map((name) => metric[1](rows.get(name)!, round)))
+    )
   const bar = (metric: Metric) =>
-    bestPeer(metric).map((best, round) => pick(metric[2], [best, floorRow === undefined ? NaN : metric[1](floorRow, round)]))
+    bestPeer(metric).map((best, round) =>
+      pick(metric[2], [best, floorRow === undefined ? NaN : metric[1](floorRow, round)])
+    )
   const ratioLine = (name: string, label: string, other: (metric: Metric) => ReadonlyArray<number>) =>
     `| ${name} ÷ ${label} | ${metrics.map((m) => ratioCell(perRound(rows.get(name)!, m), other(m))).join(" | ")} |`
   const against = (name: string, otherName: string, label = otherName) => {
@@ -249,7 +293,9 @@ const table = (title: string, metrics: ReadonlyArray<Metric>, rows: Map<string, 
     if (name.startsWith(Contenders.effectRedlockFibers.name)) against(name, Contenders.floorAsEffect.name)
     const driverTwin = Contenders.driverTwins.get(name)
     if (driverTwin !== undefined) {
-      for (const other of [driverTwin.overIoredis, driverTwin.peer, driverTwin.floor]) if (other !== undefined) against(name, other)
+      for (const other of [driverTwin.overIoredis, driverTwin.peer, driverTwin.floor]) {
+        if (other !== undefined) against(name, other)
+      }
     }
     // node-redlock's API on the engine: held against the promise API it maps onto, and node-redlock itself.
     if (name === Contenders.effectRedlockNodeRedlock.name) {
@@ -272,17 +318,27 @@ const table = (title: string, metrics: ReadonlyArray<Metric>, rows: Map<string, 
 Effect.runPromise(program.pipe(Effect.scoped, Effect.provide(RedisFleet.layerLocal(5)))).then(({ permits, rows }) => {
   const heap: Metric = ["heap growth MB", (row, round) => round === 0 ? row.heapMb ?? NaN : NaN, "lower"]
   const throughputTables = (scenario: "sequential" | "concurrent" | "single", title: string) =>
-    throughputSetups.flatMap((setup) => [table(`${title}; ${setupTitles[setup]}`, throughputMetrics(`${setup}:${scenario}`), rows), ""])
+    throughputSetups.flatMap((
+      setup
+    ) => [table(`${title}; ${setupTitles[setup]}`, throughputMetrics(`${setup}:${scenario}`), rows), ""])
   console.log([
-    `Benchmark ${new Date().toISOString().slice(0, 10)}: ${Os.cpus().length} × ${Os.cpus()[0]?.model ?? "cpu"}, Node ${process.version}, ` +
-      `5 local redis-servers; ${seconds} s per scenario, ${rounds} rounds (order alternating), medians of rounds; ` +
-      `ratios: the median of the rounds' ratios (their range)` +
-      (against === undefined ? "." : `; the working tree's packed build against ${builds.slice(1).map((ref) => ref.label).join("'s and ")}'s.`),
+    `Benchmark ${new Date().toISOString().slice(0, 10)}: ${Os.cpus().length} × ${
+      Os.cpus()[0]?.model ?? "cpu"
+    }, Node ${process.version}, ` +
+    `5 local redis-servers; ${seconds} s per scenario, ${rounds} rounds (order alternating), medians of rounds; ` +
+    `ratios: the median of the rounds' ratios (their range)` +
+    (against === undefined
+      ? "."
+      : `; the working tree's packed build against ${builds.slice(1).map((ref) => ref.label).join("'s and ")}'s.`),
     "",
     ...throughputTables("sequential", "(a) sequential lock+unlock, distinct keys"),
     ...throughputTables("concurrent", "(b) 64 concurrent loops, distinct keys"),
     ...setups.flatMap((setup) => [
-      table(`(c) 8 workers, one key, 1 ms hold, each library's default waiting; ${setupTitles[setup]}`, contentionMetrics(`${setup}:defaults`), rows),
+      table(
+        `(c) 8 workers, one key, 1 ms hold, each library's default waiting; ${setupTitles[setup]}`,
+        contentionMetrics(`${setup}:defaults`),
+        rows
+      ),
       "",
       table(`(c') the same with a 10 ms retry delay; ${setupTitles[setup]}`, contentionMetrics(`${setup}:10ms`), rows),
       ""

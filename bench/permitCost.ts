@@ -36,7 +36,9 @@ const program = Effect.gen(function*() {
     const results: Record<string, string> = {}
     for (const round of [0, 1]) {
       const all: Record<string, (i: number) => Promise<unknown>> = {
-        ...Object.fromEntries(Object.entries(operations).map(([name, operation]) => [name, (i: number) => runtime.runPromise(operation(i))])),
+        ...Object.fromEntries(
+          Object.entries(operations).map(([name, operation]) => [name, (i: number) => runtime.runPromise(operation(i))])
+        ),
         ...promiseOperations
       }
       for (const [name, operation] of Object.entries(all)) {

@@ -22,7 +22,9 @@ import { percentile } from "./scenarios.js"
 import { limit } from "./semaphores.js"
 
 const flags = process.argv.slice(2)
-const [rounds = "5", seconds = "3", nodes = "1"] = flags.filter((arg, index) => !arg.startsWith("--") && !flags[index - 1]?.startsWith("--hold"))
+const [rounds = "5", seconds = "3", nodes = "1"] = flags.filter((arg, index) =>
+  !arg.startsWith("--") && !flags[index - 1]?.startsWith("--hold")
+)
 const uncontended = flags.includes("--uncontended")
 const throughEffect = flags.includes("--effect")
 const holdIndex = flags.indexOf("--hold-ms")
@@ -58,7 +60,10 @@ const measured = async (name: string, permit: InMemoryPermits.Permit, round: num
   return (used.user + used.system) / granted
 }
 
-const shape = `${workers} workers, ${holdMillis === undefined ? "bodies one setImmediate long" : `bodies holding ${holdMillis} ms`}, ` +
+const shape =
+  `${workers} workers, ${
+    holdMillis === undefined ? "bodies one setImmediate long" : `bodies holding ${holdMillis} ms`
+  }, ` +
   (throughEffect ? "Semaphore.withPermit" : "usingPermit")
 await run(viaLibrary, warmUpSeconds * 1000)
 await run(viaNodes, warmUpSeconds * 1000)
@@ -76,5 +81,7 @@ for (let round = 1; round <= Number(rounds); round++) {
 }
 const median = (list: ReadonlyArray<number>) => percentile([...list], 50)
 console.log(`median: ${median(library).toFixed(1)} µs of CPU per permit (N = ${nodes}, in-memory nodes, ${shape})`)
-console.log(`the nodes alone: ${median(alone).toFixed(1)} µs; the engine adds ${(median(library) - median(alone)).toFixed(1)} µs`)
+console.log(
+  `the nodes alone: ${median(alone).toFixed(1)} µs; the engine adds ${(median(library) - median(alone)).toFixed(1)} µs`
+)
 await permits.close()

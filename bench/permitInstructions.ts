@@ -110,7 +110,9 @@ const countedInMemory = async (permits: number, workers: number, through: "libra
  * collecting garbage.
  */
 const inMemoryPerPermit = (permits: number, workers: number, through: "library" | "alone") => {
-  const counted = Callgrind.run(["--counted-memory", String(permits), String(workers), through], {}, ["--no-concurrent-recompilation"])
+  const counted = Callgrind.run(["--counted-memory", String(permits), String(workers), through], {}, [
+    "--no-concurrent-recompilation"
+  ])
   const granted = /permits=(\d+)/.exec(counted.stdout)
   if (granted === null) throw new Error(`no permits counted in memory:\n${counted.stdout.slice(-1000)}`)
   return {
@@ -120,20 +122,30 @@ const inMemoryPerPermit = (permits: number, workers: number, through: "library" 
 }
 
 if (process.argv[2] === "--counted-memory") {
-  countedInMemory(Number(process.argv[3]), Number(process.argv[4]), process.argv[5] as "library" | "alone").then(() => process.exit(0))
+  countedInMemory(Number(process.argv[3]), Number(process.argv[4]), process.argv[5] as "library" | "alone").then(() =>
+    process.exit(0)
+  )
 } else if (process.argv[2] === "--memory") {
   const permits = Number(process.argv[3] ?? 5_000)
   const workers = Number(process.argv[4] ?? Semaphores.workers)
   const library = inMemoryPerPermit(permits, workers, "library")
   const alone = inMemoryPerPermit(permits, workers, "alone")
   console.log(
-    `in memory, N = 1, ${workers} workers: ${thousands(library.withoutCollector)} instructions per permit through the library, ` +
-      `${thousands(alone.withoutCollector)} from the node alone: the engine adds ${thousands(library.withoutCollector - alone.withoutCollector)} ` +
+    `in memory, N = 1, ${workers} workers: ${
+      thousands(library.withoutCollector)
+    } instructions per permit through the library, ` +
+      `${thousands(alone.withoutCollector)} from the node alone: the engine adds ${
+        thousands(library.withoutCollector - alone.withoutCollector)
+      } ` +
       `(main thread, without V8's optimizing compiler and garbage collection); collecting garbage: ` +
-      `${thousands(library.collector)} through the library, ${thousands(alone.collector)} alone (moves by tens of percent between runs)`
+      `${thousands(library.collector)} through the library, ${
+        thousands(alone.collector)
+      } alone (moves by tens of percent between runs)`
   )
 } else if (process.argv[2] === "--counted") {
-  Effect.runPromise(counted(process.argv[3], Number(process.argv[4]), Number(process.argv[5]))).then(() => process.exit(0))
+  Effect.runPromise(counted(process.argv[3], Number(process.argv[4]), Number(process.argv[5]))).then(() =>
+    process.exit(0)
+  )
 } else {
   const name = process.argv[2] ?? "effect-redlock/Promise"
   const seconds = Number(process.argv[3] ?? 20)
@@ -143,7 +155,9 @@ if (process.argv[2] === "--counted-memory") {
   const { all, collector, mainThread, permits, withoutCompiler } = instructionsPerPermit(name, seconds, warmUpSeconds)
   console.log(
     `${contender.name}: ${thousands(mainThread)} instructions per permit on the main thread ` +
-      `(${thousands(withoutCompiler)} without V8's optimizing compiler, of which collecting garbage ${thousands(collector)}), ` +
+      `(${thousands(withoutCompiler)} without V8's optimizing compiler, of which collecting garbage ${
+        thousands(collector)
+      }), ` +
       `${thousands(all)} on all threads (${permits} permits counted after ${warmUpSeconds} s of warm-up)`
   )
 }

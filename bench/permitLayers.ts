@@ -30,7 +30,10 @@ const options: Semaphore.PermitOptions = { limit: Semaphores.limit, ttl: Duratio
 const nodesOf = (ports: ReadonlyArray<number>) => ports.map((port) => ({ host: "127.0.0.1", port }))
 
 /** A worker's manager for the Effect API, and how it holds a permit around `hold` as an effect. */
-const effectLayer = (name: string, permit: (key: string, hold: Effect.Effect<void>) => Effect.Effect<unknown, unknown, Redlock.Redlock>): Semaphores.SemaphoreContender => ({
+const effectLayer = (
+  name: string,
+  permit: (key: string, hold: Effect.Effect<void>) => Effect.Effect<unknown, unknown, Redlock.Redlock>
+): Semaphores.SemaphoreContender => ({
   name,
   nodes: 5,
   start: async (ports, key) => {
@@ -52,10 +55,14 @@ const promiseLayer = (name: string, inEffect: boolean): Semaphores.SemaphoreCont
   start: async (ports, key) => {
     const redlock = await makeRedlock(nodesOf(ports), { restartQuarantine: false, fairHandoff })
     const runtime = ManagedRuntime.make(Layer.empty)
-    const permit = (hold: () => Promise<void>) => redlock.usingPermit(key, { limit: Semaphores.limit, ttl, retry }, hold)
+    const permit = (hold: () => Promise<void>) =>
+      redlock.usingPermit(key, { limit: Semaphores.limit, ttl, retry }, hold)
     return {
       withPermit: (hold) =>
-        (inEffect ? runtime.runPromise(Effect.promise(() => permit(hold))) : permit(hold)).then(() => true, () => false),
+        (inEffect ? runtime.runPromise(Effect.promise(() => permit(hold))) : permit(hold)).then(
+          () => true,
+          () => false
+        ),
       close: () => redlock.close().then(() => runtime.dispose())
     }
   }
@@ -64,8 +71,10 @@ const promiseLayer = (name: string, inEffect: boolean): Semaphores.SemaphoreCont
 const layers: ReadonlyArray<Semaphores.SemaphoreContender> = [
   promiseLayer("promise code", false),
   promiseLayer("promise code inside an Effect", true),
-  effectLayer("Effect.scoped(Semaphore.acquire), then the body", (key, hold) =>
-    Effect.scoped(Effect.zipRight(Semaphore.acquire(key, options), hold))),
+  effectLayer(
+    "Effect.scoped(Semaphore.acquire), then the body",
+    (key, hold) => Effect.scoped(Effect.zipRight(Semaphore.acquire(key, options), hold))
+  ),
   effectLayer("Semaphore.withPermit", (key, hold) => Semaphore.withPermit(hold, key, options))
 ]
 
@@ -75,7 +84,9 @@ const program = Effect.gen(function*() {
   const totals = new Map<string, { permits: number; cpuMillis: number; seconds: number }>()
   for (let slice = 0; slice < Number(slices); slice++) {
     for (const layer of slice % 2 === 0 ? layers : [...layers].reverse()) {
-      const result = yield* Effect.promise(() => Semaphores.contention(layer, ports, Number(seconds), `layers:${slice}`))
+      const result = yield* Effect.promise(() =>
+        Semaphores.contention(layer, ports, Number(seconds), `layers:${slice}`)
+      )
       yield* fleet.reset
       const permits = result.acquisitionsPerSecond * Number(seconds)
       const total = totals.get(layer.name) ?? { permits: 0, cpuMillis: 0, seconds: 0 }
@@ -87,7 +98,9 @@ const program = Effect.gen(function*() {
     }
   }
   return [...totals].map(([name, total]) =>
-    `${name}: ${(total.permits / total.seconds).toFixed(0)} permits/s, ${(total.cpuMillis / total.permits).toFixed(3)} ms CPU per permit`
+    `${name}: ${(total.permits / total.seconds).toFixed(0)} permits/s, ${
+      (total.cpuMillis / total.permits).toFixed(3)
+    } ms CPU per permit`
   )
 })
 

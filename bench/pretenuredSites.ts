@@ -54,20 +54,23 @@ const isAssignmentTarget = (node: import("typescript").Node): boolean => {
     child = parent
     parent = parent.parent
   }
-  return (ts.isBinaryExpression(parent) && parent.operatorToken.kind === ts.SyntaxKind.EqualsToken && parent.left === child) ||
+  return (ts.isBinaryExpression(parent) && parent.operatorToken.kind === ts.SyntaxKind.EqualsToken &&
+    parent.left === child) ||
     ((ts.isForOfStatement(parent) || ts.isForInStatement(parent)) && parent.initializer === child)
 }
 
 const isAllocation = (node: import("typescript").Node): boolean =>
   ((ts.isObjectLiteralExpression(node) || ts.isArrayLiteralExpression(node)) && !isAssignmentTarget(node)) ||
   (ts.isNewExpression(node) && ts.isIdentifier(node.expression) && node.expression.text === "Array") ||
-  (ts.isCallExpression(node) && ts.isPropertyAccessExpression(node.expression) && arrayMethods.has(node.expression.name.text))
+  (ts.isCallExpression(node) && ts.isPropertyAccessExpression(node.expression) &&
+    arrayMethods.has(node.expression.name.text))
 
 /** Wraps every allocation of `file` as `globalThis.__landed("file:line:column", allocation)`. */
 const instrument = (file: string, namedFrom: string): number => {
   const text = Fs.readFileSync(file, "utf8")
   const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true, ts.ScriptKind.JS)
-  const edits: Array<{ readonly at: number; readonly text: string; readonly opens: boolean; readonly rank: number }> = []
+  const edits: Array<{ readonly at: number; readonly text: string; readonly opens: boolean; readonly rank: number }> =
+    []
   const visit = (node: import("typescript").Node): void => {
     if (isAllocation(node)) {
       const start = node.getStart(source)
@@ -157,7 +160,9 @@ const effect = Path.join(probe, "node_modules", "effect")
 Fs.cpSync(Path.join(root, "node_modules", "effect"), effect, { recursive: true })
 let wrapped = 0
 for (const file of filesUnder(Path.join(probe, "src"))) wrapped += instrument(file, probe)
-for (const file of filesUnder(Path.join(effect, "dist", "esm"))) wrapped += instrument(file, Path.join(probe, "node_modules"))
+for (const file of filesUnder(Path.join(effect, "dist", "esm"))) {
+  wrapped += instrument(file, Path.join(probe, "node_modules"))
+}
 Fs.writeFileSync(Path.join(probe, "run.mjs"), runner)
 console.log(`${wrapped} allocations wrapped in ${probe}`)
 const ran = spawnSync(process.execPath, ["--allow-natives-syntax", Path.join(probe, "run.mjs"), mode, warmUpSeconds], {

@@ -72,7 +72,9 @@ if (loop !== undefined) {
 } else {
   for (const name of Object.keys(loops)) {
     for (const flags of [[], ["--no-allocation-site-pretenuring"]]) {
-      const run = spawnSync(process.execPath, ["--trace-gc-nvp", ...flags, process.argv[1]!, name], { encoding: "utf8" })
+      const run = spawnSync(process.execPath, ["--trace-gc-nvp", ...flags, process.argv[1]!, name], {
+        encoding: "utf8"
+      })
       const { count, pauseMs, promotedKB } = scavenges(run.stdout)
       console.log(
         `${name}${flags.length > 0 ? " (pretenuring off)" : ""}: ${count} scavenges, ` +

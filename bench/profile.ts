@@ -77,7 +77,11 @@ const program = Effect.gen(function*() {
         ...result,
         serversCpuPerPermit: (serversCpu(pids) - before.cpu) / granted,
         perPermit: perOperation(before.calls, await commandCalls(on), granted),
-        tally: Object.fromEntries([...((globalThis as { __tally?: Map<string, number> }).__tally ?? new Map<string, number>())].map(([k, v]) => [k, Math.round(v / granted * 100) / 100]))
+        tally: Object.fromEntries(
+          [...((globalThis as { __tally?: Map<string, number> }).__tally ?? new Map<string, number>())].map((
+            [k, v]
+          ) => [k, Math.round(v / granted * 100) / 100])
+        )
       }
     }
     if (contended) {
@@ -95,9 +99,20 @@ const program = Effect.gen(function*() {
         perAcquisition
       }
     }
-    const client = await contender.start(process.env.SINGLE ? ports.slice(0, 1) : ports, "none", false, (process.env.SETUP ?? "library") as Contenders.Setup)
+    const client = await contender.start(
+      process.env.SINGLE ? ports.slice(0, 1) : ports,
+      "none",
+      false,
+      (process.env.SETUP ?? "library") as Contenders.Setup
+    )
     const before = { cpu: serversCpu(pids), calls: await commandCalls(ports) }
-    const result = await Scenarios.throughput(client, Number(loops), Number(seconds), "profile", process.env.SINGLE ? ports.slice(0, 1) : ports)
+    const result = await Scenarios.throughput(
+      client,
+      Number(loops),
+      Number(seconds),
+      "profile",
+      process.env.SINGLE ? ports.slice(0, 1) : ports
+    )
     const ops = result.opsPerSecond * Number(seconds)
     await client.close()
     // The servers' CPU per lock+unlock, all five together (ms), and their commands (and "µs": server time).

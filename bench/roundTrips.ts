@@ -27,7 +27,8 @@ const [rounds = "2", seconds = "3"] = process.argv.slice(2)
 const warmUpSeconds = 2
 
 const compared = Semaphores.contenders.filter((contender) =>
-  contender.nodes === 1 && (contender.name === "effect-redlock/Promise permits, N = 1" || contender.name.startsWith("redis-semaphore"))
+  contender.nodes === 1 &&
+  (contender.name === "effect-redlock/Promise permits, N = 1" || contender.name.startsWith("redis-semaphore"))
 )
 
 const sleep = (millis: number) => new Promise<void>((resolve) => setTimeout(resolve, millis))
@@ -149,7 +150,9 @@ const program = Effect.gen(function*() {
   ]
   for (let round = 0; round < Number(rounds); round++) {
     for (const contender of round % 2 === 0 ? compared : [...compared].reverse()) {
-      const result = yield* Effect.promise(() => measure(contender, port, `bench:roundtrips:${round}:${contender.name.split(" ")[0]}`))
+      const result = yield* Effect.promise(() =>
+        measure(contender, port, `bench:roundtrips:${round}:${contender.name.split(" ")[0]}`)
+      )
       yield* fleet.reset
       lines.push(
         `| ${round + 1} | ${contender.name} | ${
@@ -172,7 +175,9 @@ const program = Effect.gen(function*() {
 })
 
 Effect.runPromise(program.pipe(Effect.scoped, Effect.provide(RedisFleet.layerLocal(1)))).then((table) => {
-  console.log(`round trips under the semaphore workload, N = 1 (${Semaphores.workers} workers, ${Semaphores.limit} permits, 1 ms hold):\n`)
+  console.log(
+    `round trips under the semaphore workload, N = 1 (${Semaphores.workers} workers, ${Semaphores.limit} permits, 1 ms hold):\n`
+  )
   console.log(table)
   process.exit(0)
 }, (error) => {

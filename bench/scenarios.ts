@@ -49,7 +49,13 @@ export const jain = (counts: ReadonlyArray<number>): number => {
 const ttlMillis = 10_000
 /** A figure for the tables: whole above 100, two decimals above 1, three below. */
 export const format = (value: number) =>
-  Number.isNaN(value) ? "–" : Math.abs(value) >= 100 ? value.toFixed(0) : Math.abs(value) >= 1 ? value.toFixed(2) : value.toFixed(3)
+  Number.isNaN(value)
+    ? "–"
+    : Math.abs(value) >= 100
+    ? value.toFixed(0)
+    : Math.abs(value) >= 1
+    ? value.toFixed(2)
+    : value.toFixed(3)
 
 const sleep = (millis: number) => new Promise((resolve) => setTimeout(resolve, millis))
 
@@ -140,7 +146,9 @@ export const contention = async (
   tag: string,
   setup: Setup = "library"
 ): Promise<Contention> => {
-  const clients = await Promise.all(Array.from({ length: workers }, () => contender.start(ports, waiting, false, setup)))
+  const clients = await Promise.all(
+    Array.from({ length: workers }, () => contender.start(ports, waiting, false, setup))
+  )
   const key = `bench:contended:${tag}`
   const counts = clients.map(() => 0)
   const waits: Array<number> = []
@@ -180,7 +188,9 @@ export const contention = async (
       await client.unlock(handle)
     }
   }
-  const watchdog = process.env.STALL_DUMP ? stallWatchdog(ports, `redlock:${key}`, () => lastAcquiredAt, waitingSince) : undefined
+  const watchdog = process.env.STALL_DUMP
+    ? stallWatchdog(ports, `redlock:${key}`, () => lastAcquiredAt, waitingSince)
+    : undefined
   await Promise.all(clients.map(worker))
   watchdog?.stop()
   const elapsed = performance.now() - start

@@ -24,14 +24,32 @@ const program = Effect.gen(function*() {
     await Promise.all(sub.map((s) => s.subscribe("redlock-released:jobs\u0000permit")))
     for (const script of Scripts.nodeScripts(false)) await redis.script("LOAD", script.lua)
     const acquire = (v: string) =>
-      redis.evalsha(Scripts.acquireSlot.sha, limit, ...slots, v, 10_000, Date.now(), 2_000, 0, String(limit)) as Promise<Array<number>>
+      redis.evalsha(
+        Scripts.acquireSlot.sha,
+        limit,
+        ...slots,
+        v,
+        10_000,
+        Date.now(),
+        2_000,
+        0,
+        String(limit)
+      ) as Promise<Array<number>>
     const release = (v: string) => redis.evalsha(Scripts.releaseOwned.sha, 1, slots[0], v, "1")
     // 3 holders, 4 waiters
     let next = 0
     const holders: Array<string> = []
-    for (let i = 0; i < limit; i++) { const v = value(next++); await acquire(v); holders.push(v) }
+    for (let i = 0; i < limit; i++) {
+      const v = value(next++)
+      await acquire(v)
+      holders.push(v)
+    }
     const waiting: Array<string> = []
-    for (let i = 0; i < 4; i++) { const v = value(next++); await acquire(v); waiting.push(v) }
+    for (let i = 0; i < 4; i++) {
+      const v = value(next++)
+      await acquire(v)
+      waiting.push(v)
+    }
     await redis.config("SET", "slowlog-log-slower-than", "0")
     await redis.config("SET", "slowlog-max-len", "100000")
     await redis.slowlog("RESET")
@@ -46,18 +64,30 @@ const program = Effect.gen(function*() {
     }
     const stats = await redis.info("commandstats")
     for (const match of stats.matchAll(/^cmdstat_([^:]+):calls=(\d+),usec=(\d+)/gm)) {
-      console.log(`  ${match[1]}: ${(Number(match[2]) / rounds).toFixed(2)} per round, ${(Number(match[3]) / Number(match[2])).toFixed(2)} µs each`)
+      console.log(
+        `  ${match[1]}: ${(Number(match[2]) / rounds).toFixed(2)} per round, ${
+          (Number(match[3]) / Number(match[2])).toFixed(2)
+        } µs each`
+      )
     }
     const log = (await redis.slowlog("GET", 2 * rounds + 10)) as Array<[number, number, number, Array<string>]>
     const bySha = new Map<string, Array<number>>()
     for (const [, , micros, args] of log) {
       if (args[0] !== "evalsha") continue
-      const name = args[1] === Scripts.acquireSlot.sha ? "acquireSlot (join)" : args[1] === Scripts.releaseOwned.sha ? "release (hand-over)" : args[1]
+      const name = args[1] === Scripts.acquireSlot.sha
+        ? "acquireSlot (join)"
+        : args[1] === Scripts.releaseOwned.sha
+        ? "release (hand-over)"
+        : args[1]
       bySha.set(name, [...(bySha.get(name) ?? []), micros])
     }
     for (const [name, micros] of bySha) {
       micros.sort((a, b) => a - b)
-      console.log(`${name}: ${micros.length} calls, median ${micros[micros.length >> 1]} µs, mean ${(micros.reduce((a, b) => a + b, 0) / micros.length).toFixed(1)} µs`)
+      console.log(
+        `${name}: ${micros.length} calls, median ${micros[micros.length >> 1]} µs, mean ${
+          (micros.reduce((a, b) => a + b, 0) / micros.length).toFixed(1)
+        } µs`
+      )
     }
     await redis.config("SET", "slowlog-log-slower-than", "10000")
     redis.disconnect()

@@ -25,20 +25,31 @@ const effect4 = process.argv.includes("--effect4")
 const program = Effect.gen(function*() {
   const fleet = yield* RedisFleet.RedisFleet
   const cores = pin ? pinApart(fleet.servers.map((server) => server.pid())) : "unpinned"
-  const list = effect4 ? [...Semaphores.contenders, ...yield* Effect.promise(Effect4.semaphoreContenders)] : Semaphores.contenders
-  const results = yield* Semaphores.rounds(fleet, seconds, rounds, (line) => Effect.sync(() => console.error(line)), list)
+  const list = effect4
+    ? [...Semaphores.contenders, ...yield* Effect.promise(Effect4.semaphoreContenders)]
+    : Semaphores.contenders
+  const results = yield* Semaphores.rounds(
+    fleet,
+    seconds,
+    rounds,
+    (line) => Effect.sync(() => console.error(line)),
+    list
+  )
   const readWrite = yield* Semaphores.readWriteRounds(fleet, seconds, rounds)
   return [cores, list, results, readWrite] as const
 })
 
-Effect.runPromise(program.pipe(Effect.scoped, Effect.provide(RedisFleet.layerLocal(5)))).then(([cores, list, results, readWrite]) => {
-  console.log(`(${cores})`)
-  console.log("")
-  console.log(Semaphores.table(results, list))
-  console.log("")
-  console.log(readWrite)
-  process.exit(0)
-}, (error) => {
-  console.error(error)
-  process.exit(1)
-})
+Effect.runPromise(program.pipe(Effect.scoped, Effect.provide(RedisFleet.layerLocal(5)))).then(
+  ([cores, list, results, readWrite]) => {
+    console.log(`(${cores})`)
+    console.log("")
+    console.log(Semaphores.table(results, list))
+    console.log("")
+    console.log(readWrite)
+    process.exit(0)
+  },
+  (error) => {
+    console.error(error)
+    process.exit(1)
+  }
+)

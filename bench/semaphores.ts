@@ -103,7 +103,11 @@ const effectRedlock = (nodes: 1 | 5, fairHandoff = true, line = sources, build?:
     return {
       withPermit: (hold) =>
         runtime.runPromise(
-          Effect.promise(hold).pipe(Semaphore.withPermit(key, options), Effect.as(true), Effect.orElseSucceed(() => false))
+          Effect.promise(hold).pipe(
+            Semaphore.withPermit(key, options),
+            Effect.as(true),
+            Effect.orElseSucceed(() => false)
+          )
         ),
       close: () => runtime.dispose()
     }
@@ -129,10 +133,11 @@ const effectRedlockFibers = (nodes: 1 | 5, line = sources, build?: string): Sema
       loop: (hold, end, asking, gaveUp) =>
         runtime.runPromise(Effect.whileLoop({
           while: () => performance.now() < end,
-          body: () => Effect.suspend(() => {
-            asking()
-            return withPermit(hold)
-          }),
+          body: () =>
+            Effect.suspend(() => {
+              asking()
+              return withPermit(hold)
+            }),
           step: (held) => {
             if (!held) gaveUp()
           }
@@ -143,7 +148,12 @@ const effectRedlockFibers = (nodes: 1 | 5, line = sources, build?: string): Sema
 })
 
 /** Ours from promise code (effect-redlock/Promise `usingPermit`): the same engine, with no fiber. */
-const effectRedlockPromise = (nodes: 1 | 5, fairHandoff = true, api: typeof PromiseApi = PromiseApi, build?: string): SemaphoreContender => ({
+const effectRedlockPromise = (
+  nodes: 1 | 5,
+  fairHandoff = true,
+  api: typeof PromiseApi = PromiseApi,
+  build?: string
+): SemaphoreContender => ({
   name: named(`effect-redlock/Promise permits, N = ${nodes}${fairHandoff ? "" : ", fairHandoff: false"}`, build),
   nodes,
   start: async (ports, key) => {
@@ -227,9 +237,9 @@ export const permitFromNodesAlone = (nodes: ReadonlyArray<RedisNode.RedisNode>, 
     const value = `${process.pid}:${made++}:${Math.random()}`
     const turn = { ticket: Date.now(), leaseMillis: 0, setting }
     for (let polls = 0; polls < 1000; polls++) {
-      const answers = await Promise.all(nodes.map((node) =>
-        node.promises!.acquireSlot(slots, value, ttlMillis, turn).catch(() => undefined)
-      ))
+      const answers = await Promise.all(
+        nodes.map((node) => node.promises!.acquireSlot(slots, value, ttlMillis, turn).catch(() => undefined))
+      )
       const chosen = answers.map((answer) => answer?._tag === "Granted" ? answer.slot : undefined)
       const slot = chosen.find((candidate) =>
         candidate !== undefined && chosen.filter((other) => other === candidate).length >= quorum
@@ -278,7 +288,9 @@ export const contenders: ReadonlyArray<SemaphoreContender> = [
 
 /** A build's rows of `--against` (builds.ts): those of the rows above that it can run. */
 const rowsOf = (build: Build, nodes: 1 | 5): ReadonlyArray<SemaphoreContender> => [
-  ...(build.effect3 === undefined ? [] : [effectRedlock(nodes, true, build.effect3, build.label), effectRedlockFibers(nodes, build.effect3, build.label)]),
+  ...(build.effect3 === undefined
+    ? []
+    : [effectRedlock(nodes, true, build.effect3, build.label), effectRedlockFibers(nodes, build.effect3, build.label)]),
   ...(build.promise === undefined ? [] : [effectRedlockPromise(nodes, true, build.promise, build.label)])
 ]
 
@@ -471,9 +483,13 @@ export const table = (
   const suffix = working === undefined ? undefined : ` @ ${working}`
   const ratios = [...results].flatMap(([name, runs]) => {
     if (!name.startsWith("effect-redlock") || (suffix !== undefined && !name.endsWith(suffix))) return []
-    const peer = [...results.keys()].find((other) => other.startsWith("redis-semaphore") && nodesOf(other) === nodesOf(name))
+    const peer = [...results.keys()].find((other) =>
+      other.startsWith("redis-semaphore") && nodesOf(other) === nodesOf(name)
+    )
     const base = suffix === undefined ? undefined : name.slice(0, name.length - suffix.length + 3)
-    const twins = base === undefined ? [] : [...results.keys()].filter((other) => other !== name && other.startsWith(base))
+    const twins = base === undefined
+      ? []
+      : [...results.keys()].filter((other) => other !== name && other.startsWith(base))
     return [...(peer === undefined ? [] : [peer]), ...twins].map((other) => ratioLine(name, runs, other))
   })
   return [
@@ -481,7 +497,9 @@ export const table = (
     "",
     `| contender | ${metrics.map(([label]) => label).join(" | ")} |`,
     `|---|${metrics.map(() => "---").join("|")}|`,
-    ...[...results].map(([name, runs]) => `| ${name} | ${metrics.map(([, pick]) => format(median(runs.map(pick)))).join(" | ")} |`),
+    ...[...results].map(([name, runs]) =>
+      `| ${name} | ${metrics.map(([, pick]) => format(median(runs.map(pick)))).join(" | ")} |`
+    ),
     ...ratios
   ].join("\n")
 }

@@ -37,7 +37,10 @@ const sha1 = (text: string) => createHash("sha1").update(text).digest("hex")
 
 // redis-semaphore's acquire script, as its package ships it (a template literal in lua.js).
 const peerAcquireLua = (() => {
-  const source = readFileSync(createRequire(import.meta.url).resolve("redis-semaphore/lib/semaphore/acquire/lua.js"), "utf8")
+  const source = readFileSync(
+    createRequire(import.meta.url).resolve("redis-semaphore/lib/semaphore/acquire/lua.js"),
+    "utf8"
+  )
   const lua = /`([^`]*)`/.exec(source)?.[1]
   if (lua === undefined) throw new Error("redis-semaphore's acquire script was not found in its lua.js")
   return lua
@@ -45,7 +48,8 @@ const peerAcquireLua = (() => {
 const peerReleaseLua = "return redis.call('ZREM', KEYS[1], ARGV[1])"
 
 /** A Lua loop of `iterations` additions: server time that touches no key. */
-const spin = (iterations: number) => iterations === 0 ? "" : `local spun = 0 for i = 1, ${iterations} do spun = spun + i end\n`
+const spin = (iterations: number) =>
+  iterations === 0 ? "" : `local spun = 0 for i = 1, ${iterations} do spun = spun + i end\n`
 
 /**
  * An ioredis client whose `EVALSHA` of the peer's acquire script and whose
@@ -71,7 +75,10 @@ const peerSlowed = (name: string, iterations: () => number): Semaphores.Semaphor
   name,
   nodes: 1,
   start: async (ports, key) => {
-    const { client, loaded } = slowedClient({ host: "127.0.0.1", port: ports[0]!, maxRetriesPerRequest: 1 }, iterations())
+    const { client, loaded } = slowedClient(
+      { host: "127.0.0.1", port: ports[0]!, maxRetriesPerRequest: 1 },
+      iterations()
+    )
     await loaded
     return {
       withPermit: async (hold) => {
@@ -153,12 +160,20 @@ const program = Effect.gen(function*() {
       const admin = new Redis({ host: "127.0.0.1", port })
       const before = await commandStats(admin)
       const sleptBefore = sleeps()
-      const result = await Semaphores.contention(row.contender, [port], round < 0 ? 1 : seconds, `bench:latency:${round}`)
+      const result = await Semaphores.contention(
+        row.contender,
+        [port],
+        round < 0 ? 1 : seconds,
+        `bench:latency:${round}`
+      )
       const sleptAfter = sleeps()
       const after = await commandStats(admin)
       admin.disconnect()
       const sent = (field: "calls" | "usec") =>
-        row.sent.reduce((total, command) => total + (after.get(command)?.[field] ?? 0) - (before.get(command)?.[field] ?? 0), 0)
+        row.sent.reduce(
+          (total, command) => total + (after.get(command)?.[field] ?? 0) - (before.get(command)?.[field] ?? 0),
+          0
+        )
       return {
         permitsPerSecond: result.acquisitionsPerSecond,
         clientMicros: result.cpuPerAcquisition * 1000,
@@ -177,12 +192,17 @@ const program = Effect.gen(function*() {
   const warm: Array<Measured> = []
   for (const row of rows) warm.push(yield* measure(row, -1))
   const [peer, floor] = [warm[0]!, warm[3]!]
-  matchingIterations = Math.max(0, Math.round((floor.serverMicros - peer.serverMicros) / peer.callsPerPermit / microsPerIteration))
+  matchingIterations = Math.max(
+    0,
+    Math.round((floor.serverMicros - peer.serverMicros) / peer.callsPerPermit / microsPerIteration)
+  )
 
   const results = rows.map((): Array<Measured> => [])
   for (let round = 0; round < rounds; round++) {
     const order = rows.map((_, index) => index)
-    for (const index of round % 2 === 0 ? order : order.reverse()) results[index]!.push(yield* measure(rows[index]!, round))
+    for (const index of round % 2 === 0 ? order : order.reverse()) {
+      results[index]!.push(yield* measure(rows[index]!, round))
+    }
   }
   const mean = (values: ReadonlyArray<Measured>, field: keyof Measured) =>
     values.reduce((total, value) => total + value[field], 0) / values.length

@@ -102,7 +102,9 @@ const program = Effect.gen(function*() {
     yield* setup.heal(1)
   })
 
-  yield* Effect.log(`effect-redlock demo: ${WORKERS} workers, one lock, ${setup.description}, ${Duration.format(RUN_FOR)}`)
+  yield* Effect.log(
+    `effect-redlock demo: ${WORKERS} workers, one lock, ${setup.description}, ${Duration.format(RUN_FOR)}`
+  )
   yield* Effect.all([faults, ...Array.from({ length: WORKERS }, (_, i) => worker(i + 1))], {
     concurrency: "unbounded",
     discard: true
@@ -119,7 +121,9 @@ const program = Effect.gen(function*() {
   handoffs.sort((a, b) => a - b)
   const perWorker = Array.from({ length: WORKERS }, (_, i) => sections.filter((s) => s.worker === i + 1).length)
   const report = [
-    `faults: at 1 s node 0 ${useRedis ? "paused" : "down"}; at 2 s node 1 ${useRedis ? "paused" : "slow (+30 ms)"}; at 3 s both healed`,
+    `faults: at 1 s node 0 ${useRedis ? "paused" : "down"}; at 2 s node 1 ${
+      useRedis ? "paused" : "slow (+30 ms)"
+    }; at 3 s both healed`,
     `acquisitions: ${sections.length} (per worker: ${perWorker.join(", ")})`,
     `overlapping critical sections: ${overlapping}`,
     `handoff to another worker: median ${percentile(handoffs, 0.5).toFixed(2)} ms, p99 ${

@@ -120,13 +120,19 @@ export const check = (
   }
 }
 
-const longestGap = (sections: ReadonlyArray<Section>, majorityUp: ReadonlyArray<Interval>, window: Interval): number => {
+const longestGap = (
+  sections: ReadonlyArray<Section>,
+  majorityUp: ReadonlyArray<Interval>,
+  window: Interval
+): number => {
   const [from, to] = [Math.floor(window[0]), Math.ceil(window[1])]
   const length = Math.max(0, to - from)
   // One flag per millisecond: 1 where a gap counts (majority up, nobody holding).
   const counts = new Uint8Array(length)
   const mark = (start: number, end: number, value: number) => {
-    for (let t = Math.max(0, Math.floor(start) - from); t < Math.min(length, Math.ceil(end) - from); t++) counts[t] = value
+    for (let t = Math.max(0, Math.floor(start) - from); t < Math.min(length, Math.ceil(end) - from); t++) {
+      counts[t] = value
+    }
   }
   for (const [up, down] of majorityUp) mark(up, down, 1)
   for (const section of sections) mark(section.start, section.end, 0)

@@ -13,7 +13,13 @@
  * there was none or missed where there was one.
  */
 import { GlideClient, Logger } from "@valkey/valkey-glide"
-import { LockNotAcquired, makeRedlock, noRetry, type PromiseLock, type PromiseRedlock } from "@effect-redlock/core/Promise.js"
+import {
+  LockNotAcquired,
+  makeRedlock,
+  noRetry,
+  type PromiseLock,
+  type PromiseRedlock
+} from "@effect-redlock/core/Promise.js"
 import { startLocalFleet } from "@effect-redlock/fleet/fleet.js"
 
 const flag = (name: string): string | undefined => {
@@ -60,7 +66,10 @@ try {
   fleet.shiftClock(2, 5_000)
   const seen = await Promise.all(managers.map(async ([, manager], index) => {
     // Two of three still grant it.
-    const result: PromiseLock | LockNotAcquired = await manager.acquire(`drift-${index}`, { ttl: 5_000, retry: noRetry })
+    const result: PromiseLock | LockNotAcquired = await manager.acquire(`drift-${index}`, {
+      ttl: 5_000,
+      retry: noRetry
+    })
       .catch((error: unknown) => error as LockNotAcquired)
     if (!(result instanceof LockNotAcquired)) await manager.release(result)
     const third = result.outcomes[2]

@@ -126,23 +126,23 @@ const primitives = (
 
 export const schedule = (primitive: Primitive = "any"): fc.Arbitrary<ContentionSchedule> =>
   fc.tuple(fc.constantFrom(3, 5), primitives(primitive)).chain(([nodes, { limit, maxReaders }]) =>
-  fc.record({
-    nodes: fc.constant(nodes),
-    limit: fc.constant(limit),
-    maxReaders: fc.constant(maxReaders),
-    clients: fc.array(fc.array(acquisition, { minLength: 1, maxLength: 4 }), { minLength: 2, maxLength: 5 }),
-    faults: fc.array(
-      fc.record({
-        atMillis: fc.integer({ min: 0, max: 4000 }),
-        node: fc.integer({ min: 0, max: nodes - 1 }),
-        kind: fc.constantFrom(...faultKinds),
-        lastsMillis: fc.integer({ min: 1, max: 1500 })
-      }),
-      { maxLength: 8 }
-    ),
-    seed: fc.integer({ min: 0, max: 2 ** 30 })
-  })
-)
+    fc.record({
+      nodes: fc.constant(nodes),
+      limit: fc.constant(limit),
+      maxReaders: fc.constant(maxReaders),
+      clients: fc.array(fc.array(acquisition, { minLength: 1, maxLength: 4 }), { minLength: 2, maxLength: 5 }),
+      faults: fc.array(
+        fc.record({
+          atMillis: fc.integer({ min: 0, max: 4000 }),
+          node: fc.integer({ min: 0, max: nodes - 1 }),
+          kind: fc.constantFrom(...faultKinds),
+          lastsMillis: fc.integer({ min: 1, max: 1500 })
+        }),
+        { maxLength: 8 }
+      ),
+      seed: fc.integer({ min: 0, max: 2 ** 30 })
+    })
+  )
 
 interface Grant {
   readonly client: number
@@ -211,7 +211,10 @@ const program = (plan: ContentionSchedule, options: Redlock.Options) =>
               autoExtend: step.autoExtend
             }
             const lock = yield* (plan.maxReaders !== undefined
-              ? (step.write ? redlock.acquireWrite : redlock.acquireRead)("r", { ...options, maxReaders: plan.maxReaders })
+              ? (step.write ? redlock.acquireWrite : redlock.acquireRead)("r", {
+                ...options,
+                maxReaders: plan.maxReaders
+              })
               : plan.limit !== undefined
               ? redlock.acquirePermit("r", { ...options, limit: plan.limit })
               : redlock.acquire("r", options))
@@ -231,7 +234,10 @@ const program = (plan: ContentionSchedule, options: Redlock.Options) =>
           })).pipe(Effect.ignore)
         }
       }).pipe(Effect.withRandom(Random.make(plan.seed + index)))
-    const fibers = yield* Effect.forEach(plan.clients, (acquisitions, index) => Effect.fork(client(acquisitions, index)))
+    const fibers = yield* Effect.forEach(
+      plan.clients,
+      (acquisitions, index) => Effect.fork(client(acquisitions, index))
+    )
     const faults = yield* Effect.forEach(plan.faults, (fault) => Effect.fork(applyFault(control, fault)))
     yield* Fiber.joinAll(fibers)
     yield* Fiber.joinAll(faults)
@@ -258,7 +264,11 @@ const program = (plan: ContentionSchedule, options: Redlock.Options) =>
       if (broken) {
         problems.push(
           `client ${ordered[j].client} got ${what(ordered[j])} at ${ordered[j].at} ms while ` +
-            `${holding.map((h) => `client ${h.client}${h.write ? " (writing)" : ""} (from ${h.at} ms, valid until ${h.until} ms)`).join(", ")} held`
+            `${
+              holding.map((h) =>
+                `client ${h.client}${h.write ? " (writing)" : ""} (from ${h.at} ms, valid until ${h.until} ms)`
+              ).join(", ")
+            } held`
         )
       }
     }
@@ -270,7 +280,9 @@ const program = (plan: ContentionSchedule, options: Redlock.Options) =>
         if (Option.isNone(grant.token)) continue
         const before = last.get(grant.resource)
         if (before !== undefined && grant.token.value <= before) {
-          problems.push(`token ${grant.token.value} at ${grant.at} ms after token ${before} (${JSON.stringify(grant.resource)})`)
+          problems.push(
+            `token ${grant.token.value} at ${grant.at} ms after token ${before} (${JSON.stringify(grant.resource)})`
+          )
         }
         last.set(grant.resource, grant.token.value)
       }

@@ -28,7 +28,9 @@ const only = onlyIndex >= 0 ? process.argv[onlyIndex + 1] : undefined
 
 const clientIndex = process.argv.indexOf("--client")
 const client = clientIndex >= 0 ? process.argv[clientIndex + 1] : "ioredis"
-if (client !== "ioredis" && client !== "node-redis" && client !== "glide") throw new Error("--client must be ioredis, node-redis or glide")
+if (client !== "ioredis" && client !== "node-redis" && client !== "glide") {
+  throw new Error("--client must be ioredis, node-redis or glide")
+}
 
 const frontEndsIndex = process.argv.indexOf("--front-ends")
 const frontEnds = frontEndsIndex >= 0 ? process.argv[frontEndsIndex + 1] : "effect"
@@ -57,10 +59,14 @@ const program = Effect.gen(function*() {
   const durable = yield* fleetOf(true)
   yield* Console.log(
     `fault suite: ${settings.workers} worker processes (${frontEnds}), ${Suite.lockNodes} lock nodes over ${client}, ` +
-      `ttl ${settings.ttlMillis} ms, maxTtl ${settings.maxTtlMillis} ms, ${settings.durationMillis / 1000} s per scenario, seed ${settings.seed}`
+      `ttl ${settings.ttlMillis} ms, maxTtl ${settings.maxTtlMillis} ms, ${
+        settings.durationMillis / 1000
+      } s per scenario, seed ${settings.seed}`
   )
   const reports: Array<Suite.Report> = []
-  for (const scenario of Suite.scenarios(settings).filter((scenario) => only === undefined || scenario.name.includes(only))) {
+  for (
+    const scenario of Suite.scenarios(settings).filter((scenario) => only === undefined || scenario.name.includes(only))
+  ) {
     // node-redlock's API has locks only: no semaphore, no read-write lock.
     if (frontEnds !== "effect" && (scenario.limit !== undefined || scenario.maxReaders !== undefined)) continue
     const report = yield* Suite.runScenario(scenario.durable === true ? durable : plain, scenario, settings)

@@ -17,7 +17,9 @@ const between = (min: number, max: number) => Effect.runSync(random.nextRange(mi
 const sleep = (millis: number) => new Promise((resolve) => setTimeout(resolve, Math.round(millis)))
 
 const main = async () => {
-  if (config.limit !== undefined || config.maxReaders !== undefined) throw new Error("node-redlock's API has locks only")
+  if (config.limit !== undefined || config.maxReaders !== undefined) {
+    throw new Error("node-redlock's API has locks only")
+  }
   const clients = config.nodePorts.map((port) => new Redis({ host: "127.0.0.1", port }))
   for (const client of clients) client.on("error", () => {})
   // Retries like worker.ts's (50 ms jittered, about 1 s in all), as node-redlock settings.
@@ -45,7 +47,15 @@ const main = async () => {
         const at = hrMillis()
         const slot = lock.resources[0]!
         acquisitions++
-        emit({ type: "enter", id: config.id, token: token.toString(), at, validUntil: at + lock.remaining(), slot, write: false })
+        emit({
+          type: "enter",
+          id: config.id,
+          token: token.toString(),
+          at,
+          validUntil: at + lock.remaining(),
+          slot,
+          write: false
+        })
         await write(slot, `worker ${config.id} enters`, token)
         const [min, max] = config.holdMillis
         await sleep(between(min, max))

@@ -36,7 +36,12 @@ export type WorkerEvent =
     /** A read-write lock's write hold. */
     readonly write: boolean
   }
-  | { readonly type: "leave"; readonly id: number; readonly at: number; readonly lateWrite: "accepted" | "stale" | "failed" }
+  | {
+    readonly type: "leave"
+    readonly id: number
+    readonly at: number
+    readonly lateWrite: "accepted" | "stale" | "failed"
+  }
   | { readonly type: "error"; readonly id: number; readonly detail: string }
   | { readonly type: "unhandled"; readonly id: number; readonly detail: string }
   | { readonly type: "done"; readonly id: number; readonly acquisitions: number; readonly gaveUp: number }

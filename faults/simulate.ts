@@ -32,10 +32,19 @@ const result = fc.check(Contention.property({ restartQuarantine }, primitive), {
 })
 const seconds = ((performance.now() - started) / 1000).toFixed(1)
 if (result.failed) {
-  console.log(`FAILED after ${result.numRuns} schedules (${seconds} s): seed ${result.seed}, path ${result.counterexamplePath}`)
-  console.log(`replay: npm run simulate -- --seed ${result.seed} --path ${result.counterexamplePath}` + (restartQuarantine ? "" : " --quarantine off") + ` --primitive ${primitive}`)
+  console.log(
+    `FAILED after ${result.numRuns} schedules (${seconds} s): seed ${result.seed}, path ${result.counterexamplePath}`
+  )
+  console.log(
+    `replay: npm run simulate -- --seed ${result.seed} --path ${result.counterexamplePath}` +
+      (restartQuarantine ? "" : " --quarantine off") + ` --primitive ${primitive}`
+  )
   console.log(JSON.stringify(result.counterexample, null, 1))
   console.log(String(result.errorInstance))
   process.exit(1)
 }
-console.log(`${result.numRuns} schedules passed in ${seconds} s (seed ${seed}, restart quarantine ${restartQuarantine ? "on" : "off"}, primitive ${primitive})`)
+console.log(
+  `${result.numRuns} schedules passed in ${seconds} s (seed ${seed}, restart quarantine ${
+    restartQuarantine ? "on" : "off"
+  }, primitive ${primitive})`
+)

@@ -106,7 +106,11 @@ export const run = <A, E>(
     scheduler.drain(10_000_000)
     const exit = fiber.unsafePoll()
     if (exit !== null) return { exit, elapsedMillis: clock.now }
-    if (clock.now > options.maxMillis) throw new Error(`simulation: still running after ${options.maxMillis} virtual ms`)
-    if (!clock.advance()) throw new Error(`simulation: stuck at ${clock.now} virtual ms (every fiber waits, nothing sleeps)`)
+    if (clock.now > options.maxMillis) {
+      throw new Error(`simulation: still running after ${options.maxMillis} virtual ms`)
+    }
+    if (!clock.advance()) {
+      throw new Error(`simulation: stuck at ${clock.now} virtual ms (every fiber waits, nothing sleeps)`)
+    }
   }
 }

@@ -49,7 +49,6 @@ export interface Settings {
 
 export type FrontEnds = "effect" | "node-redlock" | "mixed"
 
-
 type EnterEvent = Extract<WorkerEvent, { readonly type: "enter" }>
 
 /** What a fault schedule may do. Every change of a node is logged with its time. */
@@ -116,7 +115,10 @@ const here = Path.dirname(fileURLToPath(import.meta.url))
 
 /** The program of worker `id`. */
 const workerPath = (frontEnds: FrontEnds, id: number): string =>
-  Path.join(here, frontEnds === "node-redlock" || (frontEnds === "mixed" && id % 2 === 1) ? "nodeRedlockWorker.ts" : "worker.ts")
+  Path.join(
+    here,
+    frontEnds === "node-redlock" || (frontEnds === "mixed" && id % 2 === 1) ? "nodeRedlockWorker.ts" : "worker.ts"
+  )
 
 const sleepMillis = (millis: number) => Effect.sleep(Duration.millis(Math.round(millis)))
 
@@ -156,7 +158,9 @@ const settle = (fleet: Fleet, settings: Settings) =>
   Effect.gen(function*() {
     yield* fleet.reset
     // The workers' managers use the default drift factor.
-    const quarantineSeconds = Math.ceil(Quarantine.durationMillis(settings.maxTtlMillis, Algorithm.defaultDriftFactor) / 1000)
+    const quarantineSeconds = Math.ceil(
+      Quarantine.durationMillis(settings.maxTtlMillis, Algorithm.defaultDriftFactor) / 1000
+    )
     yield* Effect.forEach(fleet.servers.slice(0, lockNodes), (server) =>
       server.call("INFO", "server").pipe(
         Effect.map((reply) => ServerRun.parseInfo(String(reply))?.uptimeSeconds ?? 0),
@@ -178,7 +182,11 @@ const majorityUpIntervals = (log: ReadonlyArray<readonly [number, number]>, end:
   return intervals
 }
 
-export const runScenario = (fleet: Fleet, scenario: Scenario, suiteSettings: Settings): Effect.Effect<Report, FleetError> =>
+export const runScenario = (
+  fleet: Fleet,
+  scenario: Scenario,
+  suiteSettings: Settings
+): Effect.Effect<Report, FleetError> =>
   Effect.scoped(Effect.gen(function*() {
     const settings: Settings = {
       ...suiteSettings,
@@ -197,7 +205,9 @@ export const runScenario = (fleet: Fleet, scenario: Scenario, suiteSettings: Set
     const workers = yield* Effect.forEach(Array.from({ length: settings.workers }, (_, id) => id), (id) =>
       spawnWorker(workerPath(settings.frontEnds ?? "effect", id), {
         id,
-        nodePorts: fleet.servers.slice(0, lockNodes).map((server) => server.port),
+        nodePorts: fleet.servers.slice(0, lockNodes).map((server) =>
+          server.port
+        ),
         storagePort: fleet.servers[lockNodes].port,
         resource: "fault-suite",
         ttlMillis: settings.ttlMillis,
@@ -263,7 +273,8 @@ export const runScenario = (fleet: Fleet, scenario: Scenario, suiteSettings: Set
       Effect.disconnect,
       Effect.timeoutFail({
         duration: "20 seconds",
-        onTimeout: () => new RedisFleet.FleetError({ message: `${scenario.name}: the fault schedule did not stop within 20 s` })
+        onTimeout: () =>
+          new RedisFleet.FleetError({ message: `${scenario.name}: the fault schedule did not stop within 20 s` })
       })
     )
     const end = hrMillis()
@@ -281,24 +292,33 @@ export const runScenario = (fleet: Fleet, scenario: Scenario, suiteSettings: Set
     // record, renewed with twice the ttl (scripts.ts, keepSetting), within
     // twice it: a key still there after that is leaked.
     const keysLeft = Effect.reduce(fleet.servers.slice(0, lockNodes), 0, (sum, srv) =>
-      Effect.map(srv.call("KEYS", "redlock:*"), (keys) => sum + (keys as Array<string>).length))
+      Effect.map(srv.call("KEYS", "redlock:*"), (keys) =>
+        sum + (keys as Array<string>).length))
     yield* sleepMillis(300)
     const waitUntil = hrMillis() + 2 * settings.ttlMillis
-    while ((yield* keysLeft) > 0 && hrMillis() < waitUntil) yield* sleepMillis(100)
+    while ((yield* keysLeft) > 0 && hrMillis() < waitUntil) {
+      yield* sleepMillis(100)
+    }
     const leakedKeys = yield* keysLeft
 
     const sections: Array<Checker.Section> = []
     const open = new Map<number, EnterEvent>()
     for (const event of events) {
-      if (event.type === "enter") open.set(event.id, event)
+      if (event.type === "enter") {
+        open.set(event.id, event)
+      }
       if (event.type === "leave") {
         const entered = open.get(event.id)
         open.delete(event.id)
-        if (entered !== undefined) sections.push(sectionOf(entered, event.at))
+        if (entered !== undefined) {
+          sections.push(sectionOf(entered, event.at))
+        }
       }
     }
     // A worker that never left (killed, hung) held until the end, as far as anyone can tell.
-    for (const entered of open.values()) sections.push(sectionOf(entered, end))
+    for (const entered of open.values()) {
+      sections.push(sectionOf(entered, end))
+    }
     const sharing: Checker.Sharing = scenario.maxReaders !== undefined
       ? { maxReaders: scenario.maxReaders }
       : { limit: scenario.limit ?? 1 }
@@ -306,10 +326,14 @@ export const runScenario = (fleet: Fleet, scenario: Scenario, suiteSettings: Set
 
     const problems = [
       ...events.flatMap((event) =>
-        event.type === "error" || event.type === "unhandled" ? [`worker ${event.id} ${event.type}: ${event.detail}`] : []
+        event.type === "error" || event.type === "unhandled"
+          ? [`worker ${event.id} ${event.type}: ${event.detail}`]
+          : []
       ),
       ...exitCodes.flatMap((code, id) =>
-        code === 0 ? [] : [`worker ${id} exited with ${code}${code === -1 ? " (did not stop in time)" : ""}: ${workers[id].stderr()}`]
+        code === 0
+          ? []
+          : [`worker ${id} exited with ${code}${code === -1 ? " (did not stop in time)" : ""}: ${workers[id].stderr()}`]
       )
     ]
     return {
@@ -320,7 +344,9 @@ export const runScenario = (fleet: Fleet, scenario: Scenario, suiteSettings: Set
       violations: verdict.violations.length,
       expiredOverlaps: verdict.expiredOverlaps.length,
       tokenRegressions: verdict.tokenRegressions,
-      staleWritesRejected: events.filter((event) => event.type === "leave" && event.lateWrite === "stale").length,
+      staleWritesRejected: events.filter((event) =>
+        event.type === "leave" && event.lateWrite === "stale"
+      ).length,
       leakedKeys,
       unhandled: problems.length,
       gaveUp: events.reduce((sum, event) => sum + (event.type === "done" ? event.gaveUp : 0), 0),
@@ -360,7 +386,11 @@ export const scenarios = (settings: Settings): ReadonlyArray<Scenario> => {
   return [
     ...lock,
     ...some.map((scenario): Scenario => ({ ...scenario, name: `semaphore of 2: ${scenario.name}`, limit: 2 })),
-    ...some.map((scenario): Scenario => ({ ...scenario, name: `read-write of 2 readers: ${scenario.name}`, maxReaders: 2 }))
+    ...some.map((scenario): Scenario => ({
+      ...scenario,
+      name: `read-write of 2 readers: ${scenario.name}`,
+      maxReaders: 2
+    }))
   ]
 }
 
@@ -377,7 +407,9 @@ const lockScenarios = (settings: Settings): ReadonlyArray<Scenario> => [
   { name: "no faults", restartQuarantine: true, expect: "safe", faults: () => Effect.void },
   // The first run: servers started just before the clients, under each documented setting.
   ...[[true, false], [true, true], [false, false]].map(([restartQuarantine, durable]): Scenario => ({
-    name: `brand-new cluster${durable ? " (durable: AOF, appendfsync always)" : ""}, quarantine ${restartQuarantine ? "on" : "off"}`,
+    name: `brand-new cluster${durable ? " (durable: AOF, appendfsync always)" : ""}, quarantine ${
+      restartQuarantine ? "on" : "off"
+    }`,
     restartQuarantine,
     durable,
     freshServers: true,
@@ -393,7 +425,9 @@ const lockScenarios = (settings: Settings): ReadonlyArray<Scenario> => [
         yield* sleepMillis(yield* f.random.nextRange(200, 600))
         const nodes = yield* minority(f.random)
         yield* Effect.forEach(nodes, f.pauseNode)
-        yield* sleepMillis(yield* f.random.nextRange(500, 1500)).pipe(Effect.ensuring(Effect.forEach(nodes, f.resumeNode)))
+        yield* sleepMillis(yield* f.random.nextRange(500, 1500)).pipe(
+          Effect.ensuring(Effect.forEach(nodes, f.resumeNode))
+        )
       }))
   },
   {
@@ -489,7 +523,10 @@ const columns: ReadonlyArray<readonly [string, (report: Report) => string | numb
   ["gave up", (r) => r.gaveUp],
   ["longest gap (ms)", (r) => r.longestGapMillis],
   ["first acquisition (ms)", (r) => r.firstAcquisitionMillis ?? "–"],
-  ["verdict", (r) => !passed(r) ? "FAIL" : r.expect === "safe" ? "ok" : hazardShown(r) ? "unsafe, as expected" : "hazard not hit"]
+  [
+    "verdict",
+    (r) => !passed(r) ? "FAIL" : r.expect === "safe" ? "ok" : hazardShown(r) ? "unsafe, as expected" : "hazard not hit"
+  ]
 ]
 
 /** The reports as a Markdown table. */

@@ -43,7 +43,10 @@ const program = Effect.gen(function*() {
       const options = { ttl: Duration.millis(config.ttlMillis), retry }
       const writing = config.maxReaders !== undefined && (yield* random.nextIntBetween(0, 3)) === 0
       const lock = yield* (config.maxReaders !== undefined
-        ? (writing ? redlock.acquireWrite : redlock.acquireRead)(config.resource, { ...options, maxReaders: config.maxReaders })
+        ? (writing ? redlock.acquireWrite : redlock.acquireRead)(config.resource, {
+          ...options,
+          maxReaders: config.maxReaders
+        })
         : config.limit !== undefined
         ? redlock.acquirePermit(config.resource, { ...options, limit: config.limit })
         : redlock.acquire(config.resource, options))

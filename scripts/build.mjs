@@ -11,10 +11,17 @@ import * as Path from "node:path"
 
 const packageDir = process.cwd()
 const typescript = Path.dirname(createRequire(Path.join(packageDir, "package.json")).resolve("typescript/package.json"))
-const compile = (project) => execFileSync(process.execPath, [Path.join(typescript, "bin", "tsc"), "-p", project], { cwd: packageDir, stdio: "inherit" })
+const compile = (project) =>
+  execFileSync(process.execPath, [Path.join(typescript, "bin", "tsc"), "-p", project], {
+    cwd: packageDir,
+    stdio: "inherit"
+  })
 
 rmSync(Path.join(packageDir, "dist"), { recursive: true, force: true })
 compile("tsconfig.build.json")
 compile("tsconfig.build.cjs.json")
-writeFileSync(Path.join(packageDir, "dist", "cjs", "package.json"), JSON.stringify({ type: "commonjs" }, null, 2) + "\n")
+writeFileSync(
+  Path.join(packageDir, "dist", "cjs", "package.json"),
+  JSON.stringify({ type: "commonjs" }, null, 2) + "\n"
+)
 copyFileSync(new URL("../LICENSE", import.meta.url), Path.join(packageDir, "LICENSE"))

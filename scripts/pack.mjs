@@ -31,7 +31,10 @@ const quiet = { cwd: root, stdio: ["ignore", "ignore", "inherit"] }
 const pack = (dir) =>
   Path.join(
     destination,
-    execFileSync("npm", ["pack", "--silent", "--ignore-scripts", "--pack-destination", destination], { cwd: Path.join(root, dir), encoding: "utf8" }).trim()
+    execFileSync("npm", ["pack", "--silent", "--ignore-scripts", "--pack-destination", destination], {
+      cwd: Path.join(root, dir),
+      encoding: "utf8"
+    }).trim()
   )
 
 /** The tarball with its manifest's name replaced, as `<name>-<version>.tgz`. */

@@ -18,7 +18,9 @@ export default defineConfig({
       {
         // The clients' other majors (dev dependencies under other names), for the drivers' tests and the node contract.
         extends: true,
-        resolve: { alias: [{ find: /^ioredis$/, replacement: "ioredis6" }, { find: /^redis$/, replacement: "redis5" }] },
+        resolve: {
+          alias: [{ find: /^ioredis$/, replacement: "ioredis6" }, { find: /^redis$/, replacement: "redis5" }]
+        },
         test: {
           name: "ioredis 6, node-redis 5",
           include: [

@@ -8,9 +8,21 @@ import * as ExitCodes from "./exitCodes.js"
 /** Flags of the lock manager, each standing in for its REDLOCK_* variable. */
 const settingFlags = [
   ["--nodes", "URLS", "comma-separated redis:// or rediss:// URLs of the independent masters (REDLOCK_NODES)"],
-  ["--key-prefix", "PREFIX", "prefix of the lock keys: your application's, to share its locks (REDLOCK_KEY_PREFIX, default redlock:)"],
-  ["--max-ttl", "DURATION", "longest ttl of any client of these resources; a restarted server sits out this long (REDLOCK_MAX_TTL, default 30s)"],
-  ["--node-timeout", "DURATION", "per-node timeout of each command (REDLOCK_NODE_TIMEOUT; run's default: a tenth of the ttl, up to 1s)"],
+  [
+    "--key-prefix",
+    "PREFIX",
+    "prefix of the lock keys: your application's, to share its locks (REDLOCK_KEY_PREFIX, default redlock:)"
+  ],
+  [
+    "--max-ttl",
+    "DURATION",
+    "longest ttl of any client of these resources; a restarted server sits out this long (REDLOCK_MAX_TTL, default 30s)"
+  ],
+  [
+    "--node-timeout",
+    "DURATION",
+    "per-node timeout of each command (REDLOCK_NODE_TIMEOUT; run's default: a tenth of the ttl, up to 1s)"
+  ],
   ["--drift-factor", "NUMBER", "clock drift allowance, a fraction of the ttl (REDLOCK_DRIFT_FACTOR, default 0.01)"],
   ["--max-extensions", "N", "how many times a lock may be extended (REDLOCK_MAX_EXTENSIONS)"],
   ["--fence-prefix", "PREFIX", "prefix of the fencing counters (REDLOCK_FENCE_PREFIX, default redlock-fence:)"],
@@ -25,11 +37,19 @@ const settingFlags = [
 const runFlags = [
   ["--resource", "NAME", "the resource to lock (required)"],
   ["--ttl", "DURATION", "time to live of the lock, extended while the command runs (default 30s)"],
-  ["--wait", "DURATION", "how long to wait for the lock (default: no wait; nodes that could not decide are asked again for 2s)"],
+  [
+    "--wait",
+    "DURATION",
+    "how long to wait for the lock (default: no wait; nodes that could not decide are asked again for 2s)"
+  ],
   ["--limit", "N", "hold one of N permits of the resource instead of its lock: at most N copies run at once"],
   ["--mode", "lock|read|write", "read: with other readers; write: alone; lock (default): the resource's lock"],
   ["--max-readers", "N", "with --mode read or write: readers at once, the same for every client (default 16)"],
-  ["--kill-after", "DURATION", "after a lost lock, SIGKILL the command if SIGTERM did not stop it within this (default 10s)"],
+  [
+    "--kill-after",
+    "DURATION",
+    "after a lost lock, SIGKILL the command if SIGTERM did not stop it within this (default 10s)"
+  ],
   ...settingFlags
 ] as const
 
@@ -51,7 +71,8 @@ const exitCodes = `Exit codes:
                        sitting out their restart quarantine): alert on it, do not skip quietly
   ${ExitCodes.cannotRun}                  the command could not be started`
 
-const environment = `Nodes come from --nodes or REDLOCK_NODES; a password from the URL or REDLOCK_PASSWORD (never printed).
+const environment =
+  `Nodes come from --nodes or REDLOCK_NODES; a password from the URL or REDLOCK_PASSWORD (never printed).
 Every other setting comes from its flag, else its REDLOCK_* variable, else the library's default.
 Durations: 500ms, 30s, 2m, 1h.`
 
@@ -126,11 +147,19 @@ const helpFlags = new Set(["--help", "-h"])
  */
 export const preParse = (
   args: ReadonlyArray<string>
-): { readonly _tag: "Help"; readonly text: string } | { readonly _tag: "Unknown"; readonly flag: string } | undefined => {
+):
+  | { readonly _tag: "Help"; readonly text: string }
+  | { readonly _tag: "Unknown"; readonly flag: string }
+  | undefined =>
+{
   const subcommand = args[0] === "run" || args[0] === "inspect" ? args[0] : undefined
   const separator = args.indexOf("--")
   const before = separator < 0 ? args : args.slice(0, separator)
-  if (subcommand === undefined) return before.some((arg) => helpFlags.has(arg)) ? { _tag: "Help", text: top } : undefined
+  if (subcommand === undefined) {
+    return before.some((arg) => helpFlags.has(arg))
+      ? { _tag: "Help", text: top }
+      : undefined
+  }
   for (let index = 1; index < before.length; index++) {
     const arg = before[index]
     if (helpFlags.has(arg)) return { _tag: "Help", text: subcommand === "run" ? run : inspect }

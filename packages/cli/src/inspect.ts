@@ -5,7 +5,8 @@
  */
 import type { Inspection, PromiseRedlock } from "@effect-redlock/core/Promise.js"
 
-const seconds = (ttlMillis: number | null) => ttlMillis === null ? "no expiry" : `${(ttlMillis / 1000).toFixed(1)} s left`
+const seconds = (ttlMillis: number | null) =>
+  ttlMillis === null ? "no expiry" : `${(ttlMillis / 1000).toFixed(1)} s left`
 
 /** One line per node (`label` names a semaphore's or a read-write lock's slot). */
 const nodeLines = (view: Inspection, label: string): Array<string> =>
@@ -23,7 +24,9 @@ const slotsProbed = 64
 export const lock = async (redlock: PromiseRedlock, resource: string): Promise<Array<string>> => {
   const view = await redlock.inspect(resource)
   const lines = nodeLines(view, "")
-  if (view.holder !== null) return [...lines, `${view.resource}: locked by ${view.holder} on a majority, ${seconds(view.ttlMillis)}`]
+  if (view.holder !== null) {
+    return [...lines, `${view.resource}: locked by ${view.holder} on a majority, ${seconds(view.ttlMillis)}`]
+  }
   // Not locked: it may be a semaphore's resource, whose permits are other keys.
   const permits = await redlock.inspectPermits(resource, slotsProbed)
   const held = permits.slots.flatMap((slot, index) => slot.holder === null ? [] : [index])
@@ -42,11 +45,17 @@ export const permits = async (redlock: PromiseRedlock, resource: string, limit: 
   return [
     ...view.slots.flatMap((slot, index) => nodeLines(slot, `permit ${index}: `)),
     `${view.resource}: ${view.held} of ${view.limit} permits held on a majority`,
-    ...view.slots.flatMap((slot, index) => slot.holder === null ? [] : [`  permit ${index}: ${slot.holder}, ${seconds(slot.ttlMillis)}`])
+    ...view.slots.flatMap((slot, index) =>
+      slot.holder === null ? [] : [`  permit ${index}: ${slot.holder}, ${seconds(slot.ttlMillis)}`]
+    )
   ]
 }
 
-export const readWrite = async (redlock: PromiseRedlock, resource: string, maxReaders: number): Promise<Array<string>> => {
+export const readWrite = async (
+  redlock: PromiseRedlock,
+  resource: string,
+  maxReaders: number
+): Promise<Array<string>> => {
   const view = await redlock.inspectReadWrite(resource, maxReaders)
   return [
     ...view.slots.flatMap((slot, index) => nodeLines(slot, `read slot ${index}: `)),

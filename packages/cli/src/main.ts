@@ -48,7 +48,9 @@ const flagsOf = (args: ReadonlyArray<string>, options: Record<string, { readonly
 }
 
 /** `run`'s flags and its command: after `--`, or from the first word that is not a flag or a flag's value. */
-const splitRun = (args: ReadonlyArray<string>): { readonly flags: ReadonlyArray<string>; readonly command: ReadonlyArray<string> } => {
+const splitRun = (
+  args: ReadonlyArray<string>
+): { readonly flags: ReadonlyArray<string>; readonly command: ReadonlyArray<string> } => {
   const separator = args.indexOf("--")
   if (separator >= 0) return { flags: args.slice(0, separator), command: args.slice(separator + 1) }
   let index = 0
@@ -58,7 +60,9 @@ const splitRun = (args: ReadonlyArray<string>): { readonly flags: ReadonlyArray<
 
 const settingsOf = (flags: Flags) =>
   Settings.managerOf(
-    Object.fromEntries(Object.keys(Settings.settingFlags).flatMap((flag) => flags[flag] === undefined ? [] : [[flag, flags[flag]]])),
+    Object.fromEntries(
+      Object.keys(Settings.settingFlags).flatMap((flag) => flags[flag] === undefined ? [] : [[flag, flags[flag]]])
+    ),
     process.env
   )
 
@@ -82,7 +86,10 @@ const cronNodeTimeoutMillis = (ttlMillis: number): number =>
 const stopping = new AbortController()
 
 /** The manager over the flags' (else the environment's) nodes and settings, closed after `use`. */
-const withManager = async <A>(flags: Flags, use: (redlock: PromiseRedlock, nodeTimeoutSet: boolean) => Promise<A>): Promise<A> => {
+const withManager = async <A>(
+  flags: Flags,
+  use: (redlock: PromiseRedlock, nodeTimeoutSet: boolean) => Promise<A>
+): Promise<A> => {
   const { nodes, nodeTimeoutSet, options } = settingsOf(flags)
   const redlock = await makeRedlock(nodes, options)
   try {
@@ -98,7 +105,9 @@ const run = async (args: ReadonlyArray<string>): Promise<number> => {
   const { values: flags } = flagsOf(split.flags, runOptions)
   const [command, ...commandArgs] = split.command
   if (flags.resource === undefined) throw new Settings.UsageError("--resource: required (the resource to lock)")
-  if (command === undefined) throw new Settings.UsageError("no command to run: redlock run --resource NAME -- COMMAND [ARGS...]")
+  if (command === undefined) {
+    throw new Settings.UsageError("no command to run: redlock run --resource NAME -- COMMAND [ARGS...]")
+  }
   const mode = flags.mode ?? "lock"
   if (mode !== "lock" && mode !== "read" && mode !== "write") {
     throw new Settings.UsageError(`--mode: expected lock, read or write, got "${mode}"`)
@@ -108,7 +117,9 @@ const run = async (args: ReadonlyArray<string>): Promise<number> => {
   const killAfterMillis = durationFlag(flags, "kill-after", 10_000)
   const limit = optionalWhole(flags, "limit")
   const maxReaders = optionalWhole(flags, "max-readers")
-  if (limit !== undefined && mode !== "lock") throw new Settings.UsageError("--limit holds a permit; it does not go with --mode read or write")
+  if (limit !== undefined && mode !== "lock") {
+    throw new Settings.UsageError("--limit holds a permit; it does not go with --mode read or write")
+  }
   return withManager(flags, async (redlock, nodeTimeoutSet) => {
     const options = {
       ttl: ttlMillis,
@@ -123,7 +134,9 @@ const run = async (args: ReadonlyArray<string>): Promise<number> => {
       // Stopped by a signal as the lock came: the command is not started (redlock exits 128 + the signal).
       if (stopping.signal.aborted) return 0
       const child = Child.spawn(command, commandArgs)
-      const onLost = new Promise<"lost">((resolve) => lost.addEventListener("abort", () => resolve("lost"), { once: true }))
+      const onLost = new Promise<"lost">((resolve) =>
+        lost.addEventListener("abort", () => resolve("lost"), { once: true })
+      )
       const ended = await Promise.race([child.exited, onLost])
       if (ended !== "lost") return ended
       const reason = lost.reason instanceof Error ? lost.reason.message : String(lost.reason)
@@ -174,7 +187,9 @@ const exitFor = (error: unknown, usage: string): number => {
   }
   if (error instanceof LockNotAcquired) {
     say(error.message)
-    return error.reason === "Held" || error.reason === "NotYourTurn" ? ExitCodes.notAcquired : ExitCodes.nodesUnavailable
+    return error.reason === "Held" || error.reason === "NotYourTurn"
+      ? ExitCodes.notAcquired
+      : ExitCodes.nodesUnavailable
   }
   if (error instanceof Child.CannotRun) {
     say(error.message)

@@ -35,4 +35,8 @@ const spaced = (delayMillis: number, forMillis: number, retries: (reason: Refusa
 export const waiting = (waitMillis: number): RetryPolicy => spaced(100, waitMillis, () => true)
 
 /** No `--wait`: nodes that could not decide are asked again for 2 s; a held resource is refused at once. */
-export const busyNodes: RetryPolicy = spaced(200, 2_000, (reason) => reason === "NoQuorum" || reason === "ValidityExpired")
+export const busyNodes: RetryPolicy = spaced(
+  200,
+  2_000,
+  (reason) => reason === "NoQuorum" || reason === "ValidityExpired"
+)

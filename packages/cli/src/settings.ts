@@ -18,7 +18,8 @@ export class UsageError extends Error {
 }
 
 /** A value that cannot be read: the usage follows only where a flag gave it. */
-const unreadable = (given: Given, message: string) => new UsageError(`${given.source}: ${message}`, given.source.startsWith("--"))
+const unreadable = (given: Given, message: string) =>
+  new UsageError(`${given.source}: ${message}`, given.source.startsWith("--"))
 
 /** The manager's settings as flags: each flag's name, its variable, and how its text is read. */
 export const settingFlags = {
@@ -62,13 +63,25 @@ export const wholeNumberOf = (given: Given): number => {
 }
 
 const flagWords: Record<string, boolean> = { on: true, off: false }
-const variableWords: Record<string, boolean> = { true: true, yes: true, on: true, "1": true, false: false, no: false, off: false, "0": false }
+const variableWords: Record<string, boolean> = {
+  true: true,
+  yes: true,
+  on: true,
+  "1": true,
+  false: false,
+  no: false,
+  off: false,
+  "0": false
+}
 
 const quarantineOf = (given: Given): boolean => {
   const words = given.source.startsWith("--") ? flagWords : variableWords
   const value = words[given.text.trim().toLowerCase()]
   if (value === undefined) {
-    throw unreadable(given, `expected ${given.source.startsWith("--") ? "on or off" : "true or false"}, got "${given.text}"`)
+    throw unreadable(
+      given,
+      `expected ${given.source.startsWith("--") ? "on or off" : "true or false"}, got "${given.text}"`
+    )
   }
   return value
 }

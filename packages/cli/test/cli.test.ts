@@ -45,9 +45,7 @@ const start = (args: ReadonlyArray<string>, env: Record<string, string | undefin
   let stderr = ""
   child.stdout.on("data", (chunk: Buffer) => void (stdout += chunk.toString()))
   child.stderr.on("data", (chunk: Buffer) => void (stderr += chunk.toString()))
-  const finished = new Promise<Finished>((resolve) =>
-    child.once("close", (code) => resolve({ code, stdout, stderr }))
-  )
+  const finished = new Promise<Finished>((resolve) => child.once("close", (code) => resolve({ code, stdout, stderr })))
   return { child, finished: Effect.promise(() => finished) }
 }
 
@@ -62,7 +60,8 @@ const freePort = Effect.async<number>((resume) => {
   })
 })
 
-const nodeList = (fleet: RedisFleet.Fleet) => fleet.servers.map((server) => `redis://127.0.0.1:${server.port}`).join(",")
+const nodeList = (fleet: RedisFleet.Fleet) =>
+  fleet.servers.map((server) => `redis://127.0.0.1:${server.port}`).join(",")
 
 /** Until a majority holds `resource` (the CLI started its command), at most 10 s. */
 const untilHeld = (redlock: Redlock.RedlockService, resource: string) =>
@@ -86,7 +85,21 @@ layer(RedisFleet.layerLocal(3), { timeout: 60_000, excludeTestServices: true })(
       const fleet = yield* RedisFleet.RedisFleet
       const dir = Fs.mkdtempSync(Path.join(Os.tmpdir(), "redlock-cli-"))
       const log = Path.join(dir, "sections.log")
-      const args = ["run", "--resource", "shared", "--ttl", "5s", "--wait", "15s", "--nodes", nodeList(fleet), "--restart-quarantine", "off", "--", ...recorder(log, 400)]
+      const args = [
+        "run",
+        "--resource",
+        "shared",
+        "--ttl",
+        "5s",
+        "--wait",
+        "15s",
+        "--nodes",
+        nodeList(fleet),
+        "--restart-quarantine",
+        "off",
+        "--",
+        ...recorder(log, 400)
+      ]
       const [first, second] = yield* Effect.all([cli(args), cli(args)], { concurrency: 2 })
       assert.strictEqual(first.code, 0, first.stderr)
       assert.strictEqual(second.code, 0, second.stderr)
@@ -99,7 +112,19 @@ layer(RedisFleet.layerLocal(3), { timeout: 60_000, excludeTestServices: true })(
   it.scoped("the command's exit code is redlock's; output passes through", () =>
     Effect.gen(function*() {
       const fleet = yield* RedisFleet.RedisFleet
-      const result = yield* cli(["run", "--resource", "code", "--nodes", nodeList(fleet), "--restart-quarantine", "off", "--", process.execPath, "-e", "console.log('hello from the command'); process.exit(3)"])
+      const result = yield* cli([
+        "run",
+        "--resource",
+        "code",
+        "--nodes",
+        nodeList(fleet),
+        "--restart-quarantine",
+        "off",
+        "--",
+        process.execPath,
+        "-e",
+        "console.log('hello from the command'); process.exit(3)"
+      ])
       assert.strictEqual(result.code, 3, result.stderr)
       assert.strictEqual(result.stdout, "hello from the command\n")
     }))
@@ -110,7 +135,19 @@ layer(RedisFleet.layerLocal(3), { timeout: 60_000, excludeTestServices: true })(
       const holder = yield* redisManager(fleet.nodes)
       yield* holder.acquire("busy", { ttl: "20 seconds" })
       const started = performance.now()
-      const result = yield* cli(["run", "--resource", "busy", "--wait", "300ms", "--nodes", nodeList(fleet), "--restart-quarantine", "off", "--", "true"])
+      const result = yield* cli([
+        "run",
+        "--resource",
+        "busy",
+        "--wait",
+        "300ms",
+        "--nodes",
+        nodeList(fleet),
+        "--restart-quarantine",
+        "off",
+        "--",
+        "true"
+      ])
       assert.strictEqual(result.code, 75, result.stderr)
       assert.include(result.stderr, "not acquired")
       assert.isBelow(performance.now() - started, 10_000)
@@ -120,7 +157,21 @@ layer(RedisFleet.layerLocal(3), { timeout: 60_000, excludeTestServices: true })(
     Effect.gen(function*() {
       const fleet = yield* RedisFleet.RedisFleet
       const observer = yield* redisManager(fleet.nodes)
-      const run = start(["run", "--resource", "killed", "--ttl", "30s", "--nodes", nodeList(fleet), "--restart-quarantine", "off", "--", process.execPath, "-e", "setTimeout(() => {}, 30000)"])
+      const run = start([
+        "run",
+        "--resource",
+        "killed",
+        "--ttl",
+        "30s",
+        "--nodes",
+        nodeList(fleet),
+        "--restart-quarantine",
+        "off",
+        "--",
+        process.execPath,
+        "-e",
+        "setTimeout(() => {}, 30000)"
+      ])
       yield* untilHeld(observer, "killed")
       run.child.kill("SIGTERM")
       const result = yield* run.finished
@@ -133,15 +184,34 @@ layer(RedisFleet.layerLocal(3), { timeout: 60_000, excludeTestServices: true })(
       const fleet = yield* RedisFleet.RedisFleet
       const observer = yield* redisManager(fleet.nodes)
       // A 1 s ttl means 10 ms node timeouts: under a loaded machine the first attempt may time out, so it may wait.
-      const run = start(["run", "--resource", "lost", "--ttl", "1s", "--wait", "5s", "--nodes", nodeList(fleet), "--restart-quarantine", "off", "--", process.execPath, "-e", "setTimeout(() => {}, 30000)"])
+      const run = start([
+        "run",
+        "--resource",
+        "lost",
+        "--ttl",
+        "1s",
+        "--wait",
+        "5s",
+        "--nodes",
+        nodeList(fleet),
+        "--restart-quarantine",
+        "off",
+        "--",
+        process.execPath,
+        "-e",
+        "setTimeout(() => {}, 30000)"
+      ])
       yield* Effect.raceFirst(
         untilHeld(observer, "lost"),
-        Effect.flatMap(run.finished, (ended) => Effect.fail(`the command ended before the lock was seen held: ${ended.code} ${ended.stderr}`))
+        Effect.flatMap(run.finished, (ended) =>
+          Effect.fail(`the command ended before the lock was seen held: ${ended.code} ${ended.stderr}`))
       )
       yield* fleet.servers[0].pause
       yield* fleet.servers[1].pause
       const started = performance.now()
-      const result = yield* run.finished.pipe(Effect.ensuring(Effect.zipRight(fleet.servers[0].resume, fleet.servers[1].resume)))
+      const result = yield* run.finished.pipe(
+        Effect.ensuring(Effect.zipRight(fleet.servers[0].resume, fleet.servers[1].resume))
+      )
       assert.strictEqual(result.code, 69, result.stderr)
       assert.include(result.stderr, "lost")
       assert.isBelow(performance.now() - started, 8000, "stopped within the ttl plus the shutdown bounds")
@@ -152,12 +222,30 @@ layer(RedisFleet.layerLocal(3), { timeout: 60_000, excludeTestServices: true })(
       const fleet = yield* RedisFleet.RedisFleet
       yield* fleet.servers[0].pause
       yield* fleet.servers[1].pause
-      const run = start(["run", "--resource", "stall", "--ttl", "5s", "--nodes", nodeList(fleet), "--restart-quarantine", "off", "--", "echo", "ran"])
+      const run = start([
+        "run",
+        "--resource",
+        "stall",
+        "--ttl",
+        "5s",
+        "--nodes",
+        nodeList(fleet),
+        "--restart-quarantine",
+        "off",
+        "--",
+        "echo",
+        "ran"
+      ])
       const resumed = Effect.zipRight(fleet.servers[0].resume, fleet.servers[1].resume)
       // The live node counts the lock commands it ran: the first attempt is out once the count moves.
       // It is refused (the paused nodes cannot answer), and they come back a second later.
       const lockCommands = fleet.servers[2].call("INFO", "commandstats").pipe(
-        Effect.map((info) => [...String(info).matchAll(/^cmdstat_(?:set|eval|evalsha|fcall):calls=(\d+)/gm)].reduce((sum, m) => sum + Number(m[1]), 0))
+        Effect.map((info) =>
+          [...String(info).matchAll(/^cmdstat_(?:set|eval|evalsha|fcall):calls=(\d+)/gm)].reduce(
+            (sum, m) => sum + Number(m[1]),
+            0
+          )
+        )
       )
       const before = yield* lockCommands
       yield* lockCommands.pipe(
@@ -176,7 +264,23 @@ layer(RedisFleet.layerLocal(3), { timeout: 60_000, excludeTestServices: true })(
       const fleet = yield* RedisFleet.RedisFleet
       const dir = Fs.mkdtempSync(Path.join(Os.tmpdir(), "redlock-cli-"))
       const log = Path.join(dir, "sections.log")
-      const args = ["run", "--resource", "builds", "--limit", "2", "--ttl", "5s", "--wait", "30s", "--nodes", nodeList(fleet), "--restart-quarantine", "off", "--", ...recorder(log, 4000)]
+      const args = [
+        "run",
+        "--resource",
+        "builds",
+        "--limit",
+        "2",
+        "--ttl",
+        "5s",
+        "--wait",
+        "30s",
+        "--nodes",
+        nodeList(fleet),
+        "--restart-quarantine",
+        "off",
+        "--",
+        ...recorder(log, 4000)
+      ]
       const runs = yield* Effect.all([cli(args), cli(args), cli(args)], { concurrency: 3 })
       for (const run of runs) assert.strictEqual(run.code, 0, run.stderr)
       const events = Fs.readFileSync(log, "utf8").trim().split("\n").map((line) => line.split(" "))
@@ -197,14 +301,31 @@ layer(RedisFleet.layerLocal(3), { timeout: 60_000, excludeTestServices: true })(
       const dir = Fs.mkdtempSync(Path.join(Os.tmpdir(), "redlock-cli-"))
       const log = Path.join(dir, "sections.log")
       const args = (mode: string, name: string) => [
-        "run", "--resource", "report-db", "--mode", mode, "--max-readers", "4", "--ttl", "5s", "--wait", "30s",
-        "--nodes", nodeList(fleet), "--restart-quarantine", "off", "--",
-        process.execPath, "-e",
+        "run",
+        "--resource",
+        "report-db",
+        "--mode",
+        mode,
+        "--max-readers",
+        "4",
+        "--ttl",
+        "5s",
+        "--wait",
+        "30s",
+        "--nodes",
+        nodeList(fleet),
+        "--restart-quarantine",
+        "off",
+        "--",
+        process.execPath,
+        "-e",
         `const fs = require("fs"); const t = () => Number(process.hrtime.bigint()) / 1e6;
          fs.appendFileSync(${JSON.stringify(log)}, "start ${name} " + t() + "\\n");
          setTimeout(() => fs.appendFileSync(${JSON.stringify(log)}, "end ${name} " + t() + "\\n"), 1500);`
       ]
-      const runs = yield* Effect.all([cli(args("read", "r1")), cli(args("write", "w")), cli(args("read", "r2"))], { concurrency: 3 })
+      const runs = yield* Effect.all([cli(args("read", "r1")), cli(args("write", "w")), cli(args("read", "r2"))], {
+        concurrency: 3
+      })
       for (const run of runs) assert.strictEqual(run.code, 0, run.stderr)
       const events = Fs.readFileSync(log, "utf8").trim().split("\n").map((line) => line.split(" "))
       Fs.rmSync(dir, { recursive: true })
@@ -217,7 +338,19 @@ layer(RedisFleet.layerLocal(3), { timeout: 60_000, excludeTestServices: true })(
         const [start, end] = interval(reader)
         assert.isTrue(end <= writeStart || start >= writeEnd, `${reader} ran apart from the writer`)
       }
-      const conflicting = yield* cli(["run", "--resource", "x", "--limit", "2", "--mode", "read", "--nodes", nodeList(fleet), "--", "true"])
+      const conflicting = yield* cli([
+        "run",
+        "--resource",
+        "x",
+        "--limit",
+        "2",
+        "--mode",
+        "read",
+        "--nodes",
+        nodeList(fleet),
+        "--",
+        "true"
+      ])
       assert.strictEqual(conflicting.code, 64)
     }))
 
@@ -245,15 +378,25 @@ layer(RedisFleet.layerLocal(3), { timeout: 60_000, excludeTestServices: true })(
       const holder = yield* redisManager(fleet.nodes)
       const options = { ttl: "20 seconds", maxReaders: 2 } as const
       // `cli` starts the process when called: once per use.
-      const inspect = Effect.suspend(() => cli(["inspect", "rw-doc", "--max-readers", "2"], { REDLOCK_NODES: nodeList(fleet) }))
+      const inspect = Effect.suspend(() =>
+        cli(["inspect", "rw-doc", "--max-readers", "2"], { REDLOCK_NODES: nodeList(fleet) })
+      )
       const readers = yield* Effect.scoped(Effect.zipRight(holder.acquireRead("rw-doc", options), inspect))
       assert.strictEqual(readers.code, 0, readers.stderr)
       assert.include(readers.stdout, "rw-doc: 1 of 2 readers hold it on a majority")
-      const writer = yield* Effect.scoped(Effect.flatMap(holder.acquireWrite("rw-doc", options), (lock) =>
-        Effect.map(inspect, (result) => ({ result, value: lock.value }))))
+      const writer = yield* Effect.scoped(
+        Effect.flatMap(
+          holder.acquireWrite("rw-doc", options),
+          (lock) => Effect.map(inspect, (result) => ({ result, value: lock.value }))
+        )
+      )
       assert.strictEqual(writer.result.code, 0, writer.result.stderr)
       assert.include(writer.result.stdout, `rw-doc: held for writing by ${writer.value} on a majority`)
-      assert.strictEqual(writer.result.stdout.trim().split("\n").length, 2 * 3 + 1, "a line per read slot and node, then the verdict")
+      assert.strictEqual(
+        writer.result.stdout.trim().split("\n").length,
+        2 * 3 + 1,
+        "a line per read slot and node, then the verdict"
+      )
     }))
 
   it.scoped("inspect shows each node's holder and the majority", () =>
@@ -265,7 +408,9 @@ layer(RedisFleet.layerLocal(3), { timeout: 60_000, excludeTestServices: true })(
       assert.strictEqual(result.code, 0, result.stderr)
       const lines = result.stdout.trim().split("\n")
       assert.strictEqual(lines.length, 4)
-      for (const line of lines.slice(0, 3)) assert.match(line, new RegExp(`^127\\.0\\.0\\.1:\\d+\\theld by ${lock.value}, \\d+\\.\\d s left$`))
+      for (const line of lines.slice(0, 3)) {
+        assert.match(line, new RegExp(`^127\\.0\\.0\\.1:\\d+\\theld by ${lock.value}, \\d+\\.\\d s left$`))
+      }
       assert.match(lines[3], new RegExp(`^shown: locked by ${lock.value} on a majority`))
     }))
 
@@ -275,7 +420,20 @@ layer(RedisFleet.layerLocal(3), { timeout: 60_000, excludeTestServices: true })(
       const app = yield* redisManager(fleet.nodes, { keyPrefix: "app:" })
       for (const [flags, env] of [[["--key-prefix", "app:"], {}], [[], { REDLOCK_KEY_PREFIX: "app:" }]] as const) {
         const run = start(
-          ["run", "--resource", "prefixed", ...flags, "--nodes", nodeList(fleet), "--restart-quarantine", "off", "--", process.execPath, "-e", "setTimeout(() => {}, 1500)"],
+          [
+            "run",
+            "--resource",
+            "prefixed",
+            ...flags,
+            "--nodes",
+            nodeList(fleet),
+            "--restart-quarantine",
+            "off",
+            "--",
+            process.execPath,
+            "-e",
+            "setTimeout(() => {}, 1500)"
+          ],
           env
         )
         const view = yield* untilHeld(app, "prefixed")
@@ -301,7 +459,18 @@ layer(RedisFleet.layerLocal(3), { timeout: 60_000, excludeTestServices: true })(
   it.scoped("--help shows durations as DURATION and every manager setting", () =>
     Effect.gen(function*() {
       const help = stripVTControlCharacters((yield* cli(["run", "--help"])).stdout)
-      for (const flag of ["--ttl DURATION", "--max-ttl DURATION", "--node-timeout DURATION", "--key-prefix", "--drift-factor", "--max-extensions", "--fence-prefix", "--restart-quarantine"]) {
+      for (
+        const flag of [
+          "--ttl DURATION",
+          "--max-ttl DURATION",
+          "--node-timeout DURATION",
+          "--key-prefix",
+          "--drift-factor",
+          "--max-extensions",
+          "--fence-prefix",
+          "--restart-quarantine"
+        ]
+      ) {
         assert.include(help, flag)
       }
       assert.notInclude(help, "--ttl text")
@@ -312,11 +481,13 @@ layer(RedisFleet.layerLocal(3), { timeout: 60_000, excludeTestServices: true })(
       const fleet = yield* RedisFleet.RedisFleet
       const marker = Path.join(Os.tmpdir(), `redlock-unknown-flag-${process.pid}`)
       const touch = [process.execPath, "-e", `require("fs").writeFileSync(${JSON.stringify(marker)}, "ran")`]
-      for (const args of [
-        ["run", "--resource", "job", "--tll", "10s", "--nodes", nodeList(fleet), "--", ...touch],
-        ["run", "--resource", "job", "--nodes", nodeList(fleet), "--tll=10s", "--", ...touch],
-        ["run", "--tll", "10s", "--resource", "job", "--nodes", nodeList(fleet), ...touch]
-      ]) {
+      for (
+        const args of [
+          ["run", "--resource", "job", "--tll", "10s", "--nodes", nodeList(fleet), "--", ...touch],
+          ["run", "--resource", "job", "--nodes", nodeList(fleet), "--tll=10s", "--", ...touch],
+          ["run", "--tll", "10s", "--resource", "job", "--nodes", nodeList(fleet), ...touch]
+        ]
+      ) {
         const result = yield* cli(args)
         assert.strictEqual(result.code, 64, result.stderr)
         assert.include(result.stderr, "unknown flag --tll")
@@ -347,13 +518,33 @@ layer(RedisFleet.layerLocal(3), { timeout: 60_000, excludeTestServices: true })(
     Effect.gen(function*() {
       const fleet = yield* RedisFleet.RedisFleet
       const dead = (yield* Effect.forEach([0, 1], () => freePort)).map((port) => `redis://127.0.0.1:${port}`)
-      const unreachable = yield* cli(["run", "--resource", "dead", "--nodes", [...dead, `redis://127.0.0.1:${fleet.servers[0].port}`].join(","), "--restart-quarantine", "off", "--", "true"])
+      const unreachable = yield* cli([
+        "run",
+        "--resource",
+        "dead",
+        "--nodes",
+        [...dead, `redis://127.0.0.1:${fleet.servers[0].port}`].join(","),
+        "--restart-quarantine",
+        "off",
+        "--",
+        "true"
+      ])
       assert.strictEqual(unreachable.code, 76, unreachable.stderr)
       // The live node's answer came after the refusal was decided: its key was deleted before redlock exited.
       assert.strictEqual(yield* fleet.servers[0].call("EXISTS", "redlock:dead"), 0, "no key left for its ttl")
       yield* aclUser(fleet, "cli-user", "right")
       const wrongPassword = fleet.servers.map((server) => `redis://cli-user:wrong@127.0.0.1:${server.port}`).join(",")
-      const refused = yield* cli(["run", "--resource", "auth", "--nodes", wrongPassword, "--restart-quarantine", "off", "--", "true"])
+      const refused = yield* cli([
+        "run",
+        "--resource",
+        "auth",
+        "--nodes",
+        wrongPassword,
+        "--restart-quarantine",
+        "off",
+        "--",
+        "true"
+      ])
       assert.strictEqual(refused.code, 76, refused.stderr)
       assert.notInclude(refused.stderr, "wrong@", "the password is never printed")
       assert.notInclude(refused.stderr, "appendfsync always", "no quarantine advice where it does not apply")
@@ -370,7 +561,15 @@ layer(RedisFleet.layerLocal(3), { timeout: 60_000, excludeTestServices: true })(
       }
       const run = (yield* cli(["run", "--help"])).stdout
       for (const code of ["64", "69", "75", "76", "127"]) assert.match(run, new RegExp(`^  ${code} `, "m"))
-      for (const flag of ["--resource NAME", "--wait DURATION", "--limit N", "--mode lock|read|write", "--kill-after DURATION"]) {
+      for (
+        const flag of [
+          "--resource NAME",
+          "--wait DURATION",
+          "--limit N",
+          "--mode lock|read|write",
+          "--kill-after DURATION"
+        ]
+      ) {
         assert.include(run, flag)
       }
     }))
@@ -401,7 +600,10 @@ layer(RedisFleet.layerLocal(3), { timeout: 60_000, excludeTestServices: true })(
       assert.strictEqual(result.code, 0, result.stderr)
       assert.match(result.stdout, /thumbs: not locked, but 2 semaphore permit\(s\) held on a majority/)
       const free = yield* cli(["inspect", "nothing-here", "--nodes", nodeList(fleet)])
-      assert.include(free.stdout, "nothing-here: not locked (no majority of nodes holds it), and no semaphore permit held")
+      assert.include(
+        free.stdout,
+        "nothing-here: not locked (no majority of nodes holds it), and no semaphore permit held"
+      )
     }))
 
   it.scoped("bad flags print the usage and exit with 64; so does a missing node list", () =>
@@ -413,7 +615,17 @@ layer(RedisFleet.layerLocal(3), { timeout: 60_000, excludeTestServices: true })(
       const missing = yield* cli(["run", "--resource", "r", "--", "true"])
       assert.strictEqual(missing.code, 64)
       assert.include(missing.stderr, "REDLOCK_NODES")
-      const tooLong = yield* cli(["run", "--resource", "r", "--ttl", "1h", "--nodes", "redis://127.0.0.1:1", "--", "true"])
+      const tooLong = yield* cli([
+        "run",
+        "--resource",
+        "r",
+        "--ttl",
+        "1h",
+        "--nodes",
+        "redis://127.0.0.1:1",
+        "--",
+        "true"
+      ])
       assert.strictEqual(tooLong.code, 64)
       assert.include(tooLong.stderr, "maxTtl")
     }))
@@ -422,26 +634,42 @@ layer(RedisFleet.layerLocal(3), { timeout: 60_000, excludeTestServices: true })(
 // The first run as a new user meets it: servers started a moment ago, the quarantine on (the default).
 for (const durable of [false, true]) {
   const name = `first run on servers just started ${durable ? "with AOF, appendfsync always" : "without persistence"}`
-  layer(RedisFleet.layerLocal(3, { persistence: durable }), { timeout: 60_000, excludeTestServices: true })(name, (it) => {
-    it.scoped(durable ? "the lock is granted at once" : "exit 76, and stderr says which nodes wait, why, and what to do", () =>
-      Effect.gen(function*() {
-        const fleet = yield* RedisFleet.RedisFleet
-        // Durable servers sync every write to disk: on a loaded machine that outlasts the default node
-        // timeout (250 ms here; CI saw every node time out). The quarantine is what this test is about.
-        const timeout = durable ? ["--node-timeout", "5s"] : []
-        const result = yield* cli(["run", "--resource", "nightly", "--nodes", nodeList(fleet), ...timeout, "--", "echo", "hi"])
-        if (durable) {
-          assert.strictEqual(result.code, 0, result.stderr)
-          assert.strictEqual(result.stdout, "hi\n")
-          assert.notInclude(result.stderr, "abstain")
-        } else {
-          assert.strictEqual(result.code, 76, "the nodes could not decide: not the code of a busy resource (75)")
-          assert.include(result.stderr, "3 of 3 nodes do not vote yet")
-          assert.include(result.stderr, "no AOF: a restart loses keys")
-          assert.include(result.stderr, "appendonly yes, appendfsync always")
-        }
-      }))
-  })
+  layer(RedisFleet.layerLocal(3, { persistence: durable }), { timeout: 60_000, excludeTestServices: true })(
+    name,
+    (it) => {
+      it.scoped(
+        durable ? "the lock is granted at once" : "exit 76, and stderr says which nodes wait, why, and what to do",
+        () =>
+          Effect.gen(function*() {
+            const fleet = yield* RedisFleet.RedisFleet
+            // Durable servers sync every write to disk: on a loaded machine that outlasts the default node
+            // timeout (250 ms here; CI saw every node time out). The quarantine is what this test is about.
+            const timeout = durable ? ["--node-timeout", "5s"] : []
+            const result = yield* cli([
+              "run",
+              "--resource",
+              "nightly",
+              "--nodes",
+              nodeList(fleet),
+              ...timeout,
+              "--",
+              "echo",
+              "hi"
+            ])
+            if (durable) {
+              assert.strictEqual(result.code, 0, result.stderr)
+              assert.strictEqual(result.stdout, "hi\n")
+              assert.notInclude(result.stderr, "abstain")
+            } else {
+              assert.strictEqual(result.code, 76, "the nodes could not decide: not the code of a busy resource (75)")
+              assert.include(result.stderr, "3 of 3 nodes do not vote yet")
+              assert.include(result.stderr, "no AOF: a restart loses keys")
+              assert.include(result.stderr, "appendonly yes, appendfsync always")
+            }
+          })
+      )
+    }
+  )
 }
 
 describe("durations on the command line and in REDLOCK_* variables (Redlock.parseDuration)", () => {

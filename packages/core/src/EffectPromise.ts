@@ -46,4 +46,7 @@ export type NodesLayer = OpenNodes.NodesLayer
  * @since 0.1.0
  * @category models
  */
-export type MakeRedlock = (nodes: ReadonlyArray<PromiseNodeOptions> | NodesLayer, options?: PromiseOptions) => Promise<PromiseRedlock>
+export type MakeRedlock = (
+  nodes: ReadonlyArray<PromiseNodeOptions> | NodesLayer,
+  options?: PromiseOptions
+) => Promise<PromiseRedlock>

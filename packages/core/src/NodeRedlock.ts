@@ -240,7 +240,6 @@ export class Lock {
   }
 }
 
-
 const resourcesOf = (input: unknown): Array<string> =>
   typeof input === "string" ? [input] : Array.isArray(input) ? [...input] : input as never
 
@@ -344,14 +343,19 @@ export class Redlock extends EventEmitter {
     )
     let settings: ManagerSettings.Settings
     try {
-      const made = ManagerSettings.make(opened.nodes, {
-        keyPrefix,
-        driftFactor,
-        maxTtl,
-        maxExtensions: Number.MAX_SAFE_INTEGER,
-        restartQuarantine: maxTtl !== undefined && restartQuarantine !== false,
-        retry: this.#defaultRetry
-      }, opened.time, undefined)
+      const made = ManagerSettings.make(
+        opened.nodes,
+        {
+          keyPrefix,
+          driftFactor,
+          maxTtl,
+          maxExtensions: Number.MAX_SAFE_INTEGER,
+          restartQuarantine: maxTtl !== undefined && restartQuarantine !== false,
+          retry: this.#defaultRetry
+        },
+        opened.time,
+        undefined
+      )
       // With no maxTtl, any duration, as node-redlock takes.
       settings = maxTtl === undefined ? { ...made, maxTtlMillis: Number.MAX_SAFE_INTEGER } : made
     } catch (error) {
@@ -371,7 +375,7 @@ export class Redlock extends EventEmitter {
   #votes(engine: Engine, outcomes: ReadonlyArray<Outcome>, keys: number): Promise<ExecutionStats> {
     let against: Array<Error> | undefined
     const stats = Votes.statsOf(this.#clients, engine.settings.quorum, outcomes, keys, (error) => {
-      (against ??= []).push(error)
+      ;(against ??= []).push(error)
     })
     if (against !== undefined && (this.listenerCount("error") > 1 || this.listenerCount("clientError") > 0)) {
       const told = against
@@ -494,7 +498,9 @@ export class Redlock extends EventEmitter {
       throw new InvalidOptions("routine", `expected a function (signal) => Promise, got ${typeof routine}`)
     }
     const settings = this.#callSettings(given)
-    if (settings.automaticExtensionThreshold > ttl - 100) throw new Config.ThresholdTooLong(settings.automaticExtensionThreshold, ttl)
+    if (settings.automaticExtensionThreshold > ttl - 100) {
+      throw new Config.ThresholdTooLong(settings.automaticExtensionThreshold, ttl)
+    }
     // Made before the acquisition: making a signal delays the routine's start.
     const controller = new AbortController()
     const signal = controller.signal as RedlockAbortSignal
@@ -633,7 +639,10 @@ const loadBluebird = (): BluebirdLike => {
   try {
     return createRequire(Path.join(process.cwd(), "index.js"))("bluebird") as BluebirdLike
   } catch {
-    throw new InvalidOptions("disposer", "needs Bluebird (npm install bluebird), as node-redlock 4 did; or use redlock.using")
+    throw new InvalidOptions(
+      "disposer",
+      "needs Bluebird (npm install bluebird), as node-redlock 4 did; or use redlock.using"
+    )
   }
 }
 

@@ -59,8 +59,8 @@ export {
   LockNotExtended,
   ManagerClosed,
   type Outcome,
-  type RedlockError,
   RedisNodeError,
+  type RedlockError,
   SettingConflict
 } from "./manager/errors.js"
 export type { Inspection, PermitsInspection, ReadWriteInspection } from "./manager/inspection.js"
@@ -105,8 +105,10 @@ export interface PromiseOptions extends ManagerOptions {
  * @since 0.1.0
  * @category constructors
  */
-export const makeRedlock = (nodes: ReadonlyArray<PromiseNodeOptions>, options: PromiseOptions = {}): Promise<PromiseRedlock> =>
-  OpenNodes.makeRedlock(nodes, options, {})
+export const makeRedlock = (
+  nodes: ReadonlyArray<PromiseNodeOptions>,
+  options: PromiseOptions = {}
+): Promise<PromiseRedlock> => OpenNodes.makeRedlock(nodes, options, {})
 
 /**
  * A retry policy from a delay, its jitter and a number of retries, for the

@@ -27,7 +27,9 @@ describe("quorum", () => {
   })
 
   it("an attempt is won exactly when a quorum said yes, lost exactly when a quorum is out of reach", () => {
-    const answers = nodes.chain((n) => fc.tuple(fc.constant(n), fc.integer({ min: 0, max: n }), fc.integer({ min: 0, max: n })))
+    const answers = nodes.chain((n) =>
+      fc.tuple(fc.constant(n), fc.integer({ min: 0, max: n }), fc.integer({ min: 0, max: n }))
+    )
     fc.assert(fc.property(answers, ([n, a, b]) => {
       const yes = Math.min(a, n)
       const no = Math.min(b, n - yes)
@@ -91,7 +93,8 @@ describe("option validation", () => {
 
   it("resource lists are accepted exactly when non-empty, short enough, of distinct non-empty strings", () => {
     fc.assert(fc.property(fc.array(fc.oneof(fc.string({ maxLength: 3 }), fc.integer()), { maxLength: 8 }), (list) => {
-      const valid = list.length > 0 && list.every((r) => typeof r === "string" && r.length > 0) && new Set(list).size === list.length
+      const valid = list.length > 0 && list.every((r) => typeof r === "string" && r.length > 0) &&
+        new Set(list).size === list.length
       assert.strictEqual(!(Options.resources(list) instanceof Options.Problem), valid, JSON.stringify(list))
     }))
   })
@@ -101,11 +104,17 @@ describe("option validation", () => {
     const redlock = await makeRedlock(fleet.nodes.map((node) => node.toNode()), { restartQuarantine: false })
     try {
       const invalid = fc.oneof(fc.double({ max: 0 }), fc.constantFrom(NaN, Infinity, "", "later", null, {}, [1]))
-      await fc.assert(fc.asyncProperty(invalid, async (ttl) => {
-        const error = await redlock.acquire("r", { ttl: ttl as number }).then(() => undefined, (error: unknown) => error)
-        assert.instanceOf(error, InvalidOptions)
-        assert.strictEqual(fleet.operations(0), 0)
-      }), { numRuns: 50 })
+      await fc.assert(
+        fc.asyncProperty(invalid, async (ttl) => {
+          const error = await redlock.acquire("r", { ttl: ttl as number }).then(
+            () => undefined,
+            (error: unknown) => error
+          )
+          assert.instanceOf(error, InvalidOptions)
+          assert.strictEqual(fleet.operations(0), 0)
+        }),
+        { numRuns: 50 }
+      )
     } finally {
       await redlock.close()
     }

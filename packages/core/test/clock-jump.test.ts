@@ -86,14 +86,22 @@ describe("Kleppmann's clock jump on 5 durable servers, one of them with its cloc
   }
 
   // A lock of one resource is voted by a native SET NX PX (a TIME behind it), one of two by a script (timed).
-  for (const [name, nodesOf, resources] of [
-    ["ioredis nodes", async () => fleet.nodes, (name: string) => name],
-    ["ioredis nodes, a lock of two resources", async () => fleet.nodes, (name: string): Resources => [`${name} 1`, `${name} 2`]],
-    ["Valkey GLIDE nodes", async () => openNodes(await drivers.glide(), fleet.nodes), (name: string) => name]
-  ] as const) {
+  for (
+    const [name, nodesOf, resources] of [
+      ["ioredis nodes", async () => fleet.nodes, (name: string) => name],
+      [
+        "ioredis nodes, a lock of two resources",
+        async () => fleet.nodes,
+        (name: string): Resources => [`${name} 1`, `${name} 2`]
+      ],
+      ["Valkey GLIDE nodes", async () => openNodes(await drivers.glide(), fleet.nodes), (name: string) => name]
+    ] as const
+  ) {
     it(`${name}: a manager that read C before the jump is refused while holder 1 holds (C abstains), and says why`, async () => {
       const warnings: Array<string> = []
-      const holder2 = await makeRedlock(await nodesOf() as never, { logger: { warn: (line) => void warnings.push(line) } })
+      const holder2 = await makeRedlock(await nodesOf() as never, {
+        logger: { warn: (line) => void warnings.push(line) }
+      })
       Cleanup.add(() => holder2.close(), undefined)
       const { held } = await scenario(resources(`jump ${name}`), holder2)
       assert.isAbove(held.remaining(), 5_000, "holder 1 still holds it")
@@ -104,7 +112,10 @@ describe("Kleppmann's clock jump on 5 durable servers, one of them with its cloc
       }
       // Said once, naming the server.
       assert.strictEqual(warnings.length, 1, warnings.join("\n"))
-      assert.match(warnings[0], /^effect-redlock: 127\.0\.0\.1:\d+'s clock jumped forward 2\d\.\d s: keys it holds may have expired early/)
+      assert.match(
+        warnings[0],
+        /^effect-redlock: 127\.0\.0\.1:\d+'s clock jumped forward 2\d\.\d s: keys it holds may have expired early/
+      )
     })
   }
 

@@ -16,11 +16,21 @@ import { InvalidOptions, LockNotAcquired, type Outcome, type RedisNodeError } fr
 import * as ClusterKeys from "../src/nodes/clusterKeys.js"
 import * as IoredisCluster from "../src/nodes/ioredis/cluster.js"
 import { makeRedlock, noRetry, type PromiseOptions, retry } from "../src/Promise.js"
-import { Cleanup, drivers, localFleet, managerOver, openNodes, rejectionOf, sleep, wokenAfterRelease } from "./driverSuite.js"
+import {
+  Cleanup,
+  drivers,
+  localFleet,
+  managerOver,
+  openNodes,
+  rejectionOf,
+  sleep,
+  wokenAfterRelease
+} from "./driverSuite.js"
 
 /** Every key of every master. */
 const allKeys = async (fleet: LocalFleet) =>
-  (await Promise.all(fleet.servers.map((server) => server.call("KEYS", "*") as Promise<ReadonlyArray<string>>))).flat().sort()
+  (await Promise.all(fleet.servers.map((server) => server.call("KEYS", "*") as Promise<ReadonlyArray<string>>))).flat()
+    .sort()
 
 /** A manager over ioredis nodes of `options`, and its nodes (to read their runs). */
 const managerWithNodes = async (options: ReadonlyArray<unknown>, settings?: PromiseOptions) => {
@@ -29,17 +39,23 @@ const managerWithNodes = async (options: ReadonlyArray<unknown>, settings?: Prom
 }
 
 const failuresOf = (error: unknown): ReadonlyArray<RedisNodeError> =>
-  (error as LockNotAcquired).outcomes.flatMap((outcome) => outcome._tag === "Failed" ? [outcome.error as RedisNodeError] : [])
+  (error as LockNotAcquired).outcomes.flatMap((outcome) =>
+    outcome._tag === "Failed" ? [outcome.error as RedisNodeError] : []
+  )
 
 /** Until `node`'s server run is known and another than `before`'s. */
 const anotherRun = (nodes: ReadonlyArray<Node>, before: ReturnType<Node["run"]>) =>
-  eventually(async () => {
-    const runs = nodes.map((node) => node.run())
-    assert.isTrue(
-      runs.every((run) => run._tag === "Known" && before._tag === "Known" && run.id !== before.id),
-      `not seen yet: ${JSON.stringify(runs)}`
-    )
-  }, 20_000, 100)
+  eventually(
+    async () => {
+      const runs = nodes.map((node) => node.run())
+      assert.isTrue(
+        runs.every((run) => run._tag === "Known" && before._tag === "Known" && run.id !== before.id),
+        `not seen yet: ${JSON.stringify(runs)}`
+      )
+    },
+    20_000,
+    100
+  )
 
 /** A refusal's first outcome, which must be of `tag`. */
 const firstOutcome = (refused: unknown, tag: Outcome["_tag"]) => {
@@ -81,9 +97,15 @@ describe("a Redis Cluster as one node", () => {
     assert.deepStrictEqual(await allKeys(fleet), [])
 
     // A read-write lock's read slots too: readers together, a writer after them.
-    const readers = [await redlock.acquireRead("doc", { ttl: 10_000 }), await redlock.acquireRead("doc", { ttl: 10_000 })]
+    const readers = [
+      await redlock.acquireRead("doc", { ttl: 10_000 }),
+      await redlock.acquireRead("doc", { ttl: 10_000 })
+    ]
     const readKeys = await allKeys(fleet)
-    assert.isTrue(readKeys.length > 0 && readKeys.every((key) => key.startsWith("{redlock:doc}")), JSON.stringify(readKeys))
+    assert.isTrue(
+      readKeys.length > 0 && readKeys.every((key) => key.startsWith("{redlock:doc}")),
+      JSON.stringify(readKeys)
+    )
     // Another process's writer (this one holding reads would be refused as SelfDeadlock).
     const other = (await managerWithNodes([clusterNode()])).redlock
     assert.instanceOf(await rejectionOf(other.acquireWrite("doc", { ttl: 1_000, retry: noRetry })), LockNotAcquired)
@@ -123,7 +145,10 @@ describe("a Redis Cluster as one node", () => {
     assert.instanceOf(lock, LockNotAcquired)
     assert.isAtLeast(failuresOf(lock).length, 1)
     for (const error of failuresOf(lock)) {
-      assert.match(error.detail, /^MOVED \d+ 127\.0\.0\.1:\d+ \(the server is a Redis Cluster master: give the whole cluster as one node/)
+      assert.match(
+        error.detail,
+        /^MOVED \d+ 127\.0\.0\.1:\d+ \(the server is a Redis Cluster master: give the whole cluster as one node/
+      )
     }
     // One master as the only node: a permit's keys span slots.
     const one = (await managerWithNodes([fleet.nodes[0]])).redlock
@@ -159,7 +184,10 @@ describe("a Redis Cluster as one node", () => {
 
   it("a master's restart (no persistence) makes the whole node sit out the quarantine, whichever slots it held", async () => {
     await ready()
-    const { redlock: guarded, nodes } = await managerWithNodes([{ ...clusterNode(), connectTimeout: 500 }], { maxTtl: 2_000, restartQuarantine: true })
+    const { redlock: guarded, nodes } = await managerWithNodes([{ ...clusterNode(), connectTimeout: 500 }], {
+      maxTtl: 2_000,
+      restartQuarantine: true
+    })
     const before = nodes[0].run()
     assert.strictEqual(before._tag, "Known")
     // It votes once its youngest master has been up maxTtl (the fleet was started a moment ago).
@@ -239,9 +267,14 @@ describe("a Redis Cluster with replicas as one node", () => {
     const before = guarded.nodes[0].run()
     assert.strictEqual(before._tag, "Known")
     const holderBefore = holder.nodes[0].run()
-    assert.isTrue(holderBefore._tag === "Known" && before._tag === "Known" && holderBefore.id === before.id, "both managers' clients see the same masters")
+    assert.isTrue(
+      holderBefore._tag === "Known" && before._tag === "Known" && holderBefore.id === before.id,
+      "both managers' clients see the same masters"
+    )
     const lock = await holder.redlock.acquire("failover", { ttl: 10_000 })
-    const holding = await Promise.all(fleet.servers.map((server) => server.call("GET", "{redlock:failover}").catch(() => null)))
+    const holding = await Promise.all(
+      fleet.servers.map((server) => server.call("GET", "{redlock:failover}").catch(() => null))
+    )
     const master = holding.findIndex((value) => value === lock.value)
     assert.isAtLeast(master, 0, "one master holds it")
     // On its replica before the master goes (replication is asynchronous: WAIT answers once it is).
@@ -254,7 +287,11 @@ describe("a Redis Cluster with replicas as one node", () => {
     // The lock survived: another acquirer is refused while it is valid.
     const refused = await rejectionOf(holder.redlock.acquire("failover", { ttl: 1_000, retry: noRetry }))
     assert.instanceOf(refused, LockNotAcquired)
-    assert.strictEqual((refused as LockNotAcquired).reason, "Held", JSON.stringify((refused as LockNotAcquired).outcomes))
+    assert.strictEqual(
+      (refused as LockNotAcquired).reason,
+      "Held",
+      JSON.stringify((refused as LockNotAcquired).outcomes)
+    )
     // A manager that keeps the quarantine does not count the cluster's vote yet, and says why.
     const abstained = await rejectionOf(guarded.redlock.acquire("other", { ttl: 1_000, retry: noRetry }))
     assert.include(firstOutcome(abstained, "Abstained").detail, "another server than before")
@@ -283,7 +320,11 @@ describe("cluster options and keys", () => {
 
   it("cluster keys: a key with a hash tag is kept; any other gets its lock key as its tag, derived keys (after a NUL) the same", () => {
     assert.strictEqual(ClusterKeys.hashTag("a{b}c"), "b")
-    assert.strictEqual(ClusterKeys.hashTag("a{}c{d}"), undefined, "an empty first tag means the whole key, as Redis reads it")
+    assert.strictEqual(
+      ClusterKeys.hashTag("a{}c{d}"),
+      undefined,
+      "an empty first tag means the whole key, as Redis reads it"
+    )
     assert.strictEqual(ClusterKeys.hashTag("a{b"), undefined)
     assert.strictEqual(ClusterKeys.clusterKey("redlock:{order:7}:charge"), "redlock:{order:7}:charge")
     assert.strictEqual(ClusterKeys.clusterKey("redlock:order"), "{redlock:order}")
@@ -294,12 +335,17 @@ describe("cluster options and keys", () => {
 
   it("a change of the cluster's masters without a dropped connection (a partition) is a close then a ready: the run is read again as another server's", () => {
     // A cluster client's events, as ioredis emits them; its masters' clients as plain emitters.
-    const master = (port: number) => Object.assign(new EventEmitter(), { status: "ready", options: { host: "127.0.0.1", port } })
+    const master = (port: number) =>
+      Object.assign(new EventEmitter(), { status: "ready", options: { host: "127.0.0.1", port } })
     let masters = [master(7000), master(7001)]
     const cluster = Object.assign(new EventEmitter(), { status: "ready", isCluster: true, nodes: () => masters })
     const connection = IoredisCluster.connectionOf(cluster as unknown as IoredisCluster.IoredisCluster)
     const events: Array<string> = []
-    const unfollow = connection.follow({ ready: () => events.push("ready"), closed: () => events.push("closed"), error: () => {} })
+    const unfollow = connection.follow({
+      ready: () => events.push("ready"),
+      closed: () => events.push("closed"),
+      error: () => {}
+    })
     cluster.emit("ready")
     cluster.emit("refresh")
     assert.deepStrictEqual(events, ["ready"], "a refresh that changes nothing is nothing")

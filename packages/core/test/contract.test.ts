@@ -44,7 +44,10 @@ describe("contract: in-memory node", () => {
       putForeign: async (key) => fleet.putForeign(0, key),
       // The memory node keeps no list items; the list is intact if it is still there, of its type.
       foreignIntact: (key) =>
-        node.promises.inspect(key).then(() => false, (error: { readonly reason?: unknown }) => error.reason === "WrongType"),
+        node.promises.inspect(key).then(
+          () => false,
+          (error: { readonly reason?: unknown }) => error.reason === "WrongType"
+        ),
       keys: async () => fleet.keys(0),
       close: async () => {}
     }
@@ -115,7 +118,10 @@ describe("contract: one redis-server", () => {
     await fleet.reset()
     const server = fleet.servers[0]
     const user = await reach.userClient?.(server.port)
-    const opened = await openNode(await reach.driver(), user === undefined ? { host: "127.0.0.1", port: server.port } : { client: user.client })
+    const opened = await openNode(
+      await reach.driver(),
+      user === undefined ? { host: "127.0.0.1", port: server.port } : { client: user.client }
+    )
     return {
       node: opened.node,
       putForeign: async (key) => void await server.call("RPUSH", key, "important", "data"),
@@ -137,21 +143,29 @@ describe("contract: one redis-server", () => {
         const harness = await harnessOf(reach)()
         try {
           const known = async (other?: string) =>
-            eventually(async () => {
-              const run = harness.node.run()
-              assert.equal(run._tag, "Known", JSON.stringify(run))
-              if (run._tag === "Known") assert.notEqual(run.id, other)
-              return run as Extract<typeof run, { readonly _tag: "Known" }>
-            }, 10_000, 50)
+            eventually(
+              async () => {
+                const run = harness.node.run()
+                assert.equal(run._tag, "Known", JSON.stringify(run))
+                if (run._tag === "Known") assert.notEqual(run.id, other)
+                return run as Extract<typeof run, { readonly _tag: "Known" }>
+              },
+              10_000,
+              50
+            )
           const before = await known()
           // A command per poll: a user's client and ours reconnect on their own, the node reads the run once connected.
           const killedAt = time.now()
           await fleet.servers[0].kill()
           await fleet.servers[0].start()
-          const after = await eventually(async () => {
-            await harness.node.promises.inspect("k").catch(() => undefined)
-            return known(before.id)
-          }, 10_000, 50)
+          const after = await eventually(
+            async () => {
+              await harness.node.promises.inspect("k").catch(() => undefined)
+              return known(before.id)
+            },
+            10_000,
+            50
+          )
           // Uptime comes in whole seconds; the start taken from it is never before the real one.
           assert.ok(after.startedAtMillis >= killedAt, `${after.startedAtMillis} < ${killedAt}`)
         } finally {
@@ -167,7 +181,10 @@ describe("contract: one redis-server", () => {
     try {
       const server = fleet.servers[0]
       await server.call("ZADD", "q\u0000queue", Date.now() - 500, "ghost")
-      const answer = await harness.node.promises.acquireInTurn(["q"], "w", 10_000, { ticket: Date.now(), leaseMillis: 1_000 })
+      const answer = await harness.node.promises.acquireInTurn(["q"], "w", 10_000, {
+        ticket: Date.now(),
+        leaseMillis: 1_000
+      })
       assert.equal(answer._tag, "Granted")
       assert.deepEqual(await server.call("ZRANGE", "q\u0000queue", 0, -1), [])
     } finally {
@@ -220,7 +237,8 @@ describe("contract: a Redis Cluster of three masters as one node (ioredis)", () 
     const opened = await openNode(await drivers.ioredis(), { cluster: { nodes: fleet.cluster } })
     const user = new Cluster([...fleet.cluster])
     const allKeys = async () =>
-      (await Promise.all(fleet.servers.map((server) => server.call("KEYS", "*") as Promise<ReadonlyArray<string>>))).flat().sort()
+      (await Promise.all(fleet.servers.map((server) => server.call("KEYS", "*") as Promise<ReadonlyArray<string>>)))
+        .flat().sort()
     return {
       node: underTag(opened.node, tag),
       putForeign: async (key) => void await user.rpush(tag + key, "important", "data"),

@@ -9,25 +9,39 @@ import { Redis as Ioredis } from "ioredis"
 import { Redis as Iovalkey } from "iovalkey"
 import { createClient } from "redis"
 import { Decoder, GlideClient, Logger, ProtocolVersion } from "@valkey/valkey-glide"
-import { drivers, driverSuite, type DriverUnderTest, ioredisClientVariants, lockSuite, type UserClientOptions } from "./driverSuite.js"
+import {
+  drivers,
+  driverSuite,
+  type DriverUnderTest,
+  ioredisClientVariants,
+  lockSuite,
+  type UserClientOptions
+} from "./driverSuite.js"
 
 type IoredisFamily = typeof Ioredis | typeof Iovalkey
 
 /** A user's client of the ioredis family, connected, as a user's client is before use (without an offline queue a command would fail before). */
-const ioredisFamilyClient = (Client: IoredisFamily) => async (port: number, password: string | undefined, options: UserClientOptions = {}) => {
-  const { driverOptions, ...named } = options
-  const client = new Client({ host: "127.0.0.1", port, ...(password === undefined ? {} : { password }), ...named, ...driverOptions })
-  client.on("error", () => {})
-  await new Promise((resolve) => client.once("ready", resolve))
-  return {
-    client,
-    keyPrefix: options.keyPrefix ?? "",
-    isReady: () => client.status === "ready",
-    get: (key: string) => client.get(key),
-    blockFor: (seconds: number) => client.blpop("nowhere", seconds),
-    close: async () => client.disconnect()
+const ioredisFamilyClient =
+  (Client: IoredisFamily) => async (port: number, password: string | undefined, options: UserClientOptions = {}) => {
+    const { driverOptions, ...named } = options
+    const client = new Client({
+      host: "127.0.0.1",
+      port,
+      ...(password === undefined ? {} : { password }),
+      ...named,
+      ...driverOptions
+    })
+    client.on("error", () => {})
+    await new Promise((resolve) => client.once("ready", resolve))
+    return {
+      client,
+      keyPrefix: options.keyPrefix ?? "",
+      isReady: () => client.status === "ready",
+      get: (key: string) => client.get(key),
+      blockFor: (seconds: number) => client.blpop("nowhere", seconds),
+      close: async () => client.disconnect()
+    }
   }
-}
 
 const ioredis: DriverUnderTest = {
   name: "ioredis",
@@ -84,7 +98,9 @@ const glide: DriverUnderTest = {
   userClient: async (port, password, options = {}) => {
     const client = await GlideClient.createClient({
       addresses: [{ host: "127.0.0.1", port }],
-      ...(password === undefined ? {} : { credentials: { password, ...(options.username === undefined ? {} : { username: options.username }) } }),
+      ...(password === undefined
+        ? {}
+        : { credentials: { password, ...(options.username === undefined ? {} : { username: options.username }) } }),
       ...options.driverOptions
     })
     let open = true

@@ -15,7 +15,15 @@ import { readMillis } from "../src/manager/durations.js"
 import { InvalidOptions, makeNodeError, type RedisNodeError } from "../src/manager/errors.js"
 import * as NodeOptions from "../src/nodes/nodeOptions.js"
 import * as Scripts from "../src/nodes/scripts.js"
-import { LockNotAcquired, makeRedlock, noRetry, type PromiseLock, type PromiseOptions, type PromiseRedlock, retry } from "../src/Promise.js"
+import {
+  LockNotAcquired,
+  makeRedlock,
+  noRetry,
+  type PromiseLock,
+  type PromiseOptions,
+  type PromiseRedlock,
+  retry
+} from "../src/Promise.js"
 
 /** One driver of core's, and clients of the user's made with its library. */
 export interface DriverUnderTest {
@@ -73,7 +81,8 @@ export const drivers = {
 }
 
 /** How a promise ended: its value, or its rejection. */
-export const settled = <A>(promise: Promise<A>): Promise<A | unknown> => promise.then((value) => value, (error: unknown) => error)
+export const settled = <A>(promise: Promise<A>): Promise<A | unknown> =>
+  promise.then((value) => value, (error: unknown) => error)
 
 const time = LiveTime.make(0)
 
@@ -105,13 +114,18 @@ export const localFleet = (n: number, options?: FleetOptions): () => LocalFleet 
 }
 
 /** Sections that overlap in time, of those recorded. */
-export const overlapping = <S extends { readonly start: number; readonly end: number }>(sections: ReadonlyArray<S>): ReadonlyArray<S> => {
+export const overlapping = <S extends { readonly start: number; readonly end: number }>(
+  sections: ReadonlyArray<S>
+): ReadonlyArray<S> => {
   const inOrder = [...sections].sort((a, b) => a.start - b.start)
   return inOrder.filter((section, index) => index > 0 && section.start < inOrder[index - 1].end)
 }
 
 /** Nodes over `driver` as a front end opens them: the list checked, each node checked before any connection, then opened. */
-export const openNodes = async (driver: NodeOptions.Driver<unknown>, list: ReadonlyArray<unknown>): Promise<Array<Node>> => {
+export const openNodes = async (
+  driver: NodeOptions.Driver<unknown>,
+  list: ReadonlyArray<unknown>
+): Promise<Array<Node>> => {
   const problem = NodeOptions.listProblem(list)
   if (problem !== undefined) throw new InvalidOptions(problem.option, problem.detail)
   const checked = list.map((options) => {
@@ -132,7 +146,10 @@ export const openNodesApart = async (driver: NodeOptions.Driver<unknown>, list: 
 }
 
 /** A manager over `nodes` (engine nodes, or options of the promise API), closed after the test; quarantine off (fresh servers). */
-export const managerOver = async (nodes: ReadonlyArray<unknown>, options: PromiseOptions = {}): Promise<PromiseRedlock> => {
+export const managerOver = async (
+  nodes: ReadonlyArray<unknown>,
+  options: PromiseOptions = {}
+): Promise<PromiseRedlock> => {
   const redlock = await makeRedlock(nodes as never, { restartQuarantine: false, ...options })
   return Cleanup.add(() => redlock.close(), redlock)
 }
@@ -148,10 +165,18 @@ export interface ReleaseHooks {
 }
 
 /** Holds `key` from `holder`, lets `waiter` wait past its first renewal, releases: the milliseconds until it acquired. */
-export const wokenAfterRelease = async (holder: PromiseRedlock, waiter: PromiseRedlock, key: string, hooks: ReleaseHooks = {}): Promise<number> => {
+export const wokenAfterRelease = async (
+  holder: PromiseRedlock,
+  waiter: PromiseRedlock,
+  key: string,
+  hooks: ReleaseHooks = {}
+): Promise<number> => {
   const held = await holder.acquire(key, { ttl: 10_000 })
   // A node timeout a loaded machine meets: with the 10 s ttl's default one late answer refuses the woken attempt.
-  const waiting = waiter.acquire(key, { ttl: 10_000, retry: slowRetry, nodeTimeout: 1_000 }).then((lock) => ({ lock, at: performance.now() }))
+  const waiting = waiter.acquire(key, { ttl: 10_000, retry: slowRetry, nodeTimeout: 1_000 }).then((lock) => ({
+    lock,
+    at: performance.now()
+  }))
   // Past the renewal of the place taken by the first attempt (~350 ms): the next attempt on its own is 10 s away.
   await sleep(1_000)
   await hooks.beforeRelease?.()
@@ -167,8 +192,17 @@ export const wokenAfterRelease = async (holder: PromiseRedlock, waiter: PromiseR
 }
 
 /** An ACL user on every server of the fleet until the test ends: `rules` follow `on >password ~* &* +@all`. */
-export const aclUser = async (fleet: LocalFleet, username: string, password: string, ...rules: ReadonlyArray<string>) => {
-  await Promise.all(fleet.servers.map((server) => server.call("ACL", "SETUSER", username, "on", `>${password}`, "~*", "&*", "+@all", ...rules)))
+export const aclUser = async (
+  fleet: LocalFleet,
+  username: string,
+  password: string,
+  ...rules: ReadonlyArray<string>
+) => {
+  await Promise.all(
+    fleet.servers.map((server) =>
+      server.call("ACL", "SETUSER", username, "on", `>${password}`, "~*", "&*", "+@all", ...rules)
+    )
+  )
   Cleanup.add(() => Promise.all(fleet.servers.map((server) => server.call("ACL", "DELUSER", username))), undefined)
 }
 
@@ -223,7 +257,11 @@ export const driverSuite = (under: DriverUnderTest) =>
         [[{ ...fleet.nodes[0], port: "6379" }], "port", /got "6379"$/],
         [[{ ...fleet.nodes[0], port: 70_000 }], "port", /got 70000$/],
         [[{ ...fleet.nodes[0], host: "" }], "host", /got ""$/],
-        [[{ ...fleet.nodes[0], host: "redis://app:s3cret@127.0.0.1" }], "host", /got "redis:\/\/\*\*\*@127\.0\.0\.1" \(a URL goes as \{ url \}\)$/],
+        [
+          [{ ...fleet.nodes[0], host: "redis://app:s3cret@127.0.0.1" }],
+          "host",
+          /got "redis:\/\/\*\*\*@127\.0\.0\.1" \(a URL goes as \{ url \}\)$/
+        ],
         [[{ ...fleet.nodes[0], connectTimeout: "soon" }], "connectTimeout", /got "soon"$/]
       ]
       for (const [nodes, option, detail] of cases) {
@@ -323,10 +361,16 @@ export const driverSuite = (under: DriverUnderTest) =>
       const port = fleet.servers[0].port
       const user = await userClient(port)
       const lists: ReadonlyArray<[ReadonlyArray<unknown>, RegExp]> = [
-        [[fleet.nodes[0], fleet.nodes[1], fleet.nodes[0]], new RegExp(`^nodes 0 and 2 are one server \\(127\\.0\\.0\\.1:${port}\\)`)],
+        [
+          [fleet.nodes[0], fleet.nodes[1], fleet.nodes[0]],
+          new RegExp(`^nodes 0 and 2 are one server \\(127\\.0\\.0\\.1:${port}\\)`)
+        ],
         [[fleet.nodes[0], { url: `redis://:s3cret@127.0.0.1:${port}/3` }], /^nodes 0 and 1 are one server/],
         [[{ url: `redis://:s3cret@127.0.0.1:${port}` }, { ...fleet.nodes[0], db: 1 }], /^nodes 0 and 1 are one server/],
-        [[{ client: user.client }, fleet.nodes[1], { client: user.client, name: "again" }], /^nodes 0 and 2 are one server \(the same client\)/]
+        [
+          [{ client: user.client }, fleet.nodes[1], { client: user.client, name: "again" }],
+          /^nodes 0 and 2 are one server \(the same client\)/
+        ]
       ]
       for (const [nodes, detail] of lists) {
         const error = await rejectionOf(openNodes(driver, nodes))
@@ -344,29 +388,50 @@ export const driverSuite = (under: DriverUnderTest) =>
       const logger = { warn: (message: string) => void logged.push(message) }
       const once = { retry: noRetry, ttl: 10_000 } as const
 
-      const twice = await managerOver(await openNodes(driver, [{ client: first.client, name: "a" }, { client: second.client, name: "a again" }]), { logger })
+      const twice = await managerOver(
+        await openNodes(driver, [{ client: first.client, name: "a" }, { client: second.client, name: "a again" }]),
+        { logger }
+      )
       assert.strictEqual(logged.length, 1)
-      assert.match(logged[0], /^effect-redlock: 1 of 2 nodes do not vote \(a again: the same server as a \(run_id [0-9a-f]{40}\)/)
+      assert.match(
+        logged[0],
+        /^effect-redlock: 1 of 2 nodes do not vote \(a again: the same server as a \(run_id [0-9a-f]{40}\)/
+      )
       assert.include(logged[0], "1 vote, 2 needed: every acquisition fails. List each Redis server once")
       const refused = await rejectionOf(twice.acquire("alone", once)) as LockNotAcquired
       assert.instanceOf(refused, LockNotAcquired)
       // Decided as soon as the later node abstains: the first one's yes may not have been awaited yet.
       const awaitedOrNot = (tag: string) => tag === "NotAwaited" ? "Ok" : tag
       assert.deepStrictEqual(refused.outcomes.map((outcome) => awaitedOrNot(outcome._tag)), ["Ok", "Abstained"])
-      assert.instanceOf(await rejectionOf(twice.acquirePermit("slots", { ...once, limit: 2 })), LockNotAcquired, "a permit's vote too")
+      assert.instanceOf(
+        await rejectionOf(twice.acquirePermit("slots", { ...once, limit: 2 })),
+        LockNotAcquired,
+        "a permit's vote too"
+      )
 
       // With a third server: b's key is someone else's, so only a votes yes. Counted twice, a alone was a majority.
-      const three = await managerOver(await openNodes(driver, [{ client: first.client }, { client: second.client }, fleet.nodes[1]]), { logger })
+      const three = await managerOver(
+        await openNodes(driver, [{ client: first.client }, { client: second.client }, fleet.nodes[1]]),
+        { logger }
+      )
       const [onB] = await openNodes(driver, [fleet.nodes[1]])
       assert.isTrue(await onB.promises.acquire(["redlock:shared"], "someone else", 10_000))
       const held = await rejectionOf(three.acquire("shared", once)) as LockNotAcquired
-      assert.deepStrictEqual(held.outcomes.map((outcome) => awaitedOrNot(outcome._tag)), ["Ok", "Abstained", "Held"], held.message)
+      assert.deepStrictEqual(
+        held.outcomes.map((outcome) => awaitedOrNot(outcome._tag)),
+        ["Ok", "Abstained", "Held"],
+        held.message
+      )
       // And a free resource is granted by a and b: the one server listed twice costs no liveness beyond its one vote.
       const free = await three.acquire("free", once)
       const granted = free.outcomes.map((outcome) => outcome._tag)
       await three.release(free)
       assert.deepStrictEqual([granted[0], granted[2]], ["Ok", "Ok"])
-      assert.oneOf(granted[1], ["Abstained", "NotAwaited"], "its answer counts for nothing, if it came before the quorum")
+      assert.oneOf(
+        granted[1],
+        ["Abstained", "NotAwaited"],
+        "its answer counts for nothing, if it came before the quorum"
+      )
 
       // A release is no vote: on one server, whichever of its nodes runs it first deletes the key, here the second.
       const lock = await three.acquire("released", once)
@@ -389,12 +454,20 @@ export const driverSuite = (under: DriverUnderTest) =>
       const logged: Array<string> = []
       const start = async () => {
         const { nodes, close } = await openNodesApart(driver, [fleet.nodes[0], fleet.nodes[1]])
-        await (await makeRedlock(nodes, { restartQuarantine: false, logger: { warn: (message) => void logged.push(message) } })).close()
+        await (await makeRedlock(nodes, {
+          restartQuarantine: false,
+          logger: { warn: (message) => void logged.push(message) }
+        })).close()
         await close()
       }
       await start()
       assert.strictEqual(logged.length, 1, logged.join("\n"))
-      assert.match(logged[0], new RegExp(`^effect-redlock: 1 of 2 nodes may evict keys \\(127\\.0\\.0\\.1:${server.port}: maxmemory 100\\.00M with maxmemory-policy volatile-ttl`))
+      assert.match(
+        logged[0],
+        new RegExp(
+          `^effect-redlock: 1 of 2 nodes may evict keys \\(127\\.0\\.0\\.1:${server.port}: maxmemory 100\\.00M with maxmemory-policy volatile-ttl`
+        )
+      )
       assert.include(logged[0], "set maxmemory-policy noeviction on lock servers")
       await server.call("CONFIG", "SET", "maxmemory-policy", "noeviction")
       await start()
@@ -428,7 +501,9 @@ export const driverSuite = (under: DriverUnderTest) =>
       const server = fleet.servers[0]
       const [node] = await openNodes(driver, [fleet.nodes[0]])
       const commandCalls = async (name: string) =>
-        Number(new RegExp(`cmdstat_${name}:calls=(\\d+)`).exec(String(await server.call("INFO", "commandstats")))?.[1] ?? 0)
+        Number(
+          new RegExp(`cmdstat_${name}:calls=(\\d+)`).exec(String(await server.call("INFO", "commandstats")))?.[1] ?? 0
+        )
       const subscribesBefore = await commandCalls("subscribe")
       const unsubscribesBefore = await commandCalls("unsubscribe")
       // Watched for 100 ms out of every 400, for 2 s: never unwatched for a whole second.
@@ -442,13 +517,18 @@ export const driverSuite = (under: DriverUnderTest) =>
       assert.strictEqual((await commandCalls("subscribe")) - subscribesBefore, 1)
       assert.strictEqual((await commandCalls("unsubscribe")) - unsubscribesBefore, 0)
       await sleep(1_200)
-      assert.strictEqual((await commandCalls("unsubscribe")) - unsubscribesBefore, 1, "unsubscribed once nobody watched for a second")
+      assert.strictEqual(
+        (await commandCalls("unsubscribe")) - unsubscribesBefore,
+        1,
+        "unsubscribed once nobody watched for a second"
+      )
     })
 
     it("lock managers of one process share one subscriber connection per server, until the last one closes", async () => {
       const server = fleet.servers[0]
       const subscribers = async () =>
-        String(await server.call("CLIENT", "LIST", "TYPE", "pubsub")).split("\n").filter((line) => line.trim() !== "").length
+        String(await server.call("CLIENT", "LIST", "TYPE", "pubsub")).split("\n").filter((line) => line.trim() !== "")
+          .length
       const first = await openNodesApart(driver, [fleet.nodes[0]])
       const second = await openNodesApart(driver, [fleet.nodes[0]])
       Cleanup.add(() => Promise.all([first.close(), second.close()]), undefined)
@@ -495,12 +575,20 @@ export const driverSuite = (under: DriverUnderTest) =>
       }
       const [node] = await openNodes(driver, [fleet.nodes[0]])
       const hearing = await handOver(node)
-      assert.deepStrictEqual(hearing.whenAnswered, ["w.5000.2/0"], "told from the answer, before the caller heard of it")
+      assert.deepStrictEqual(
+        hearing.whenAnswered,
+        ["w.5000.2/0"],
+        "told from the answer, before the caller heard of it"
+      )
       assert.deepStrictEqual(hearing.later, ["w.5000.2/0"], "the channel's copy is not told again")
       await aclUser(fleet, "told-deaf", "secret", "-@pubsub")
       const [deaf] = await openNodes(driver, [{ ...fleet.nodes[0], username: "told-deaf", password: "secret" }])
       const deafHearing = await handOver(deaf)
-      assert.deepStrictEqual(deafHearing.whenAnswered, ["w.5000.2/0"], "the server refuses PUBLISH and SUBSCRIBE: the answer tells")
+      assert.deepStrictEqual(
+        deafHearing.whenAnswered,
+        ["w.5000.2/0"],
+        "the server refuses PUBLISH and SUBSCRIBE: the answer tells"
+      )
       assert.deepStrictEqual(deafHearing.later, ["w.5000.2/0"])
     })
 
@@ -526,7 +614,10 @@ export const driverSuite = (under: DriverUnderTest) =>
       const [node] = await openNodes(driver, [fleet.nodes[0]])
       await server.call("SCRIPT", "FLUSH")
       // A refused attempt's undo, then the next attempt on the same node, sent back to back as the engine sends them.
-      const [undone, taken] = await Promise.allSettled([node.promises.release(["k"], "v", false, true), node.promises.acquire(["k"], "v", 10_000)])
+      const [undone, taken] = await Promise.allSettled([
+        node.promises.release(["k"], "v", false, true),
+        node.promises.acquire(["k"], "v", 10_000)
+      ])
       const held = await server.call("GET", "k")
       assert.strictEqual(
         taken.status === "fulfilled" && taken.value === true,
@@ -546,11 +637,15 @@ export const driverSuite = (under: DriverUnderTest) =>
       await server.kill()
       await server.start()
       // The first answer after the reconnection, once the node is no longer Unavailable.
-      const first = await eventually(async () => {
-        const answer = await settled(node.promises.inspect("k"))
-        assert.notStrictEqual((answer as { readonly reason?: unknown }).reason, "Unavailable")
-        return answer
-      }, 5_000, 20)
+      const first = await eventually(
+        async () => {
+          const answer = await settled(node.promises.inspect("k"))
+          assert.notStrictEqual((answer as { readonly reason?: unknown }).reason, "Unavailable")
+          return answer
+        },
+        5_000,
+        20
+      )
       const unseen = under.reconnectsUnseen === true && (first as { readonly reason?: unknown }).reason === "NoScript"
       assert.notInstanceOf(unseen ? await settled(node.promises.inspect("k")) : first, Error, String(first))
       // A driver whose reconnects go unseen reads the clock in its marks (quietConnection.ts): its votes go untimed.

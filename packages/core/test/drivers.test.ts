@@ -18,22 +18,32 @@ import { promiseApi } from "./promiseFrontEnd.js"
 /** A client of the user's, made one way, and how the user closes it. */
 interface ClientSetup {
   readonly name: string
-  readonly open: (host: string, port: number) => Promise<{ readonly client: unknown; readonly close: () => Promise<unknown> }>
+  readonly open: (
+    host: string,
+    port: number
+  ) => Promise<{ readonly client: unknown; readonly close: () => Promise<unknown> }>
 }
 
 const isAddress = (node: unknown): node is { readonly host: string; readonly port: number } =>
   typeof node === "object" && node !== null && Object.keys(node).sort().join() === "host,port" &&
-  typeof (node as { readonly host: unknown }).host === "string" && typeof (node as { readonly port: unknown }).port === "number"
+  typeof (node as { readonly host: unknown }).host === "string" &&
+  typeof (node as { readonly port: unknown }).port === "number"
 
 /** The promise API over clients of `setup`'s kind, one per server, closed by the user after the manager. */
 const overClients = (setup: ClientSetup): FrontEnd => ({
   name: `promise API over ${setup.name}`,
   manager: async (nodes, settings) => {
     if ("memory" in nodes) return promiseApi.manager(nodes, settings)
-    const opened = await Promise.all(nodes.options.map(async (node) => isAddress(node) ? setup.open(node.host, node.port) : undefined))
+    const opened = await Promise.all(
+      nodes.options.map(async (node) => isAddress(node) ? setup.open(node.host, node.port) : undefined)
+    )
     const closeClients = () => Promise.all(opened.map((client) => client?.close().catch(() => {})))
     const manager = await promiseApi.manager(
-      { options: nodes.options.map((node, index) => opened[index] === undefined ? node : { client: opened[index]!.client }) },
+      {
+        options: nodes.options.map((node, index) =>
+          opened[index] === undefined ? node : { client: opened[index]!.client }
+        )
+      },
       settings
     ).catch(async (error: unknown) => {
       await closeClients()
@@ -81,7 +91,10 @@ const nodeRedis = (name: string, options: { readonly RESP?: 2 | 3 }): ClientSetu
 // GLIDE's core logs every server error to the console by default: its users set their own level.
 Logger.setLoggerConfig("off")
 
-const glide = (name: string, options: { readonly lazyConnect?: boolean; readonly protocol?: ProtocolVersion }): ClientSetup => ({
+const glide = (
+  name: string,
+  options: { readonly lazyConnect?: boolean; readonly protocol?: ProtocolVersion }
+): ClientSetup => ({
   name,
   open: async (host, port) => {
     const client = await GlideClient.createClient({ addresses: [{ host, port }], ...options })

@@ -13,7 +13,18 @@ import { eventually } from "@effect-redlock/fleet/servers.js"
 import type { NodeRun } from "../src/engine/node.js"
 import { InvalidOptions, type RedisNodeError } from "../src/manager/errors.js"
 import { LockNotAcquired, makeRedlock, retry } from "../src/Promise.js"
-import { aclUser, Cleanup, drivers, expectEmpty, localFleet, managerOver, openNodes, rejectionOf, sleep, slowRetry } from "./driverSuite.js"
+import {
+  aclUser,
+  Cleanup,
+  drivers,
+  expectEmpty,
+  localFleet,
+  managerOver,
+  openNodes,
+  rejectionOf,
+  sleep,
+  slowRetry
+} from "./driverSuite.js"
 
 Logger.setLoggerConfig("off")
 
@@ -21,8 +32,15 @@ const runId = (run: NodeRun): string | undefined => run._tag === "Known" ? run.i
 
 describe("GLIDE objects that are no standalone client", () => {
   it("a cluster client, a client reading from replicas, anything else: InvalidOptions (client) before anything is sent", async () => {
-    const cluster = await GlideClusterClient.createClient({ addresses: [{ host: "127.0.0.1", port: 1 }], lazyConnect: true })
-    const replicas = await GlideClient.createClient({ addresses: [{ host: "127.0.0.1", port: 1 }], lazyConnect: true, readFrom: "preferReplica" })
+    const cluster = await GlideClusterClient.createClient({
+      addresses: [{ host: "127.0.0.1", port: 1 }],
+      lazyConnect: true
+    })
+    const replicas = await GlideClient.createClient({
+      addresses: [{ host: "127.0.0.1", port: 1 }],
+      lazyConnect: true,
+      readFrom: "preferReplica"
+    })
     Cleanup.add(async () => [cluster, replicas].forEach((client) => client.close()), undefined)
     const cases: ReadonlyArray<readonly [unknown, RegExp]> = [
       [cluster, /^a GLIDE cluster client \(GlideClusterClient\) is not served/],
@@ -64,7 +82,11 @@ describe("GLIDE nodes on 3 redis-servers", () => {
         () => node.run(),
         () => node.run()
       )
-      assert.notStrictEqual(runId(runAtAnswer), before, "the answer came from the new run: it must not count as the old one's")
+      assert.notStrictEqual(
+        runId(runAtAnswer),
+        before,
+        "the answer came from the new run: it must not count as the old one's"
+      )
       // Then the node identifies the new run, and its votes count from there.
       const after = await sleep(500).then(() => node.run())
       assert.strictEqual(after._tag, "Known")
@@ -75,15 +97,20 @@ describe("GLIDE nodes on 3 redis-servers", () => {
 
   it("two of three servers restarted while nobody asked them: a manager over GLIDE nodes refuses until their quarantine is over", async () => {
     await fleet.reset()
-    const redlock = await makeRedlock(await openNodes(await drivers.glide(), fleet.nodes), { maxTtl: 2_000, logger: { warn: () => {} } })
+    const redlock = await makeRedlock(await openNodes(await drivers.glide(), fleet.nodes), {
+      maxTtl: 2_000,
+      logger: { warn: () => {} }
+    })
     Cleanup.add(() => redlock.close(), undefined)
     const once = { ttl: 1_000, retry: retry({ delay: 100, times: 0 }) }
     // The fleet's own start is past its quarantine first.
     await eventually(async () => redlock.release(await redlock.acquire("quarantined", once)), 10_000, 200)
-    await Promise.all(fleet.servers.slice(0, 2).map(async (server) => {
-      await server.kill()
-      await server.start()
-    }))
+    await Promise.all(
+      fleet.servers.slice(0, 2).map(async (server) => {
+        await server.kill()
+        await server.start()
+      })
+    )
     await sleep(1_000)
     const refused = await rejectionOf(redlock.acquire("quarantined", once))
     assert.instanceOf(refused, LockNotAcquired)
@@ -91,12 +118,21 @@ describe("GLIDE nodes on 3 redis-servers", () => {
     const restartedAt = performance.now()
     await eventually(async () => redlock.release(await redlock.acquire("quarantined", once)), 10_000, 100)
     // 2 s of ttl and its drift allowance from the restart, less the second waited above.
-    assert.isAbove(performance.now() - restartedAt, 500, "granted only once the restarted servers sat out their quarantine")
+    assert.isAbove(
+      performance.now() - restartedAt,
+      500,
+      "granted only once the restarted servers sat out their quarantine"
+    )
   })
 
   it("a wrong password is an Auth failure, not a hang", async () => {
     await aclUser(fleet, "glide-auth", "right")
-    const [node] = await openNodes(await drivers.glide(), [{ ...fleet.nodes[0], username: "glide-auth", password: "wrong", connectTimeout: 300 }])
+    const [node] = await openNodes(await drivers.glide(), [{
+      ...fleet.nodes[0],
+      username: "glide-auth",
+      password: "wrong",
+      connectTimeout: 300
+    }])
     const started = performance.now()
     const error = await rejectionOf(node.promises.acquire(["k"], "v", 1_000)) as RedisNodeError
     assert.isBelow(performance.now() - started, 200)
@@ -115,7 +151,11 @@ describe("GLIDE nodes on 3 redis-servers", () => {
     const waiting = waiter.acquire("deaf", { ttl: 10_000, retry: retry({ delay: 20, times: 200 }) })
     // A refused SUBSCRIBE is never answered to GLIDE: it counts as refused once a second passed.
     await sleep(1_500)
-    assert.deepStrictEqual(waiterNodes.map((node) => node.hearsReleases?.()), [false, false, false], "SUBSCRIBE was refused")
+    assert.deepStrictEqual(
+      waiterNodes.map((node) => node.hearsReleases?.()),
+      [false, false, false],
+      "SUBSCRIBE was refused"
+    )
     assert.strictEqual((await holder.release(held)).status, "Released")
     await waiter.release(await waiting)
     await expectEmpty(fleet)
@@ -123,7 +163,11 @@ describe("GLIDE nodes on 3 redis-servers", () => {
 
   it("an ACL user refused CLIENT ID or LASTSAVE: the node never votes, and says why", async () => {
     await aclUser(fleet, "no-lastsave", "secret", "-lastsave")
-    const [node] = await openNodes(await drivers.glide(), [{ ...fleet.nodes[0], username: "no-lastsave", password: "secret" }])
+    const [node] = await openNodes(await drivers.glide(), [{
+      ...fleet.nodes[0],
+      username: "no-lastsave",
+      password: "secret"
+    }])
     const run = node.run()
     assert.strictEqual(run._tag, "Unknown")
     assert.match((run as Extract<NodeRun, { _tag: "Unknown" }>).detail, /INFO server failed: NOPERM .*lastsave/i)

@@ -38,7 +38,9 @@ class Attempts extends Attempt.Attempts<Grant, Attempt.Refused> {
 const setUp = async (ttlMillis: number, quarantineMillis?: number, countsHandOvers?: boolean) => {
   const fleet = new MemoryFleet(3, liveTime, makeNodeError)
   const nodes: ReadonlyArray<Node> = fleet.nodes.map((node) => ({ ...node.toNode(), countsHandOvers }))
-  for (const node of nodes) assert.strictEqual((await node.promises.acquireSlot([slot], "holder", 10_000, turn))._tag, "Granted")
+  for (const node of nodes) {
+    assert.strictEqual((await node.promises.acquireSlot([slot], "holder", 10_000, turn))._tag, "Granted")
+  }
   const waiter = new Attempts({
     nodes,
     quorum: 2,
@@ -61,7 +63,8 @@ const setUp = async (ttlMillis: number, quarantineMillis?: number, countsHandOve
   return { fleet, nodes, waiter }
 }
 
-const attempt = (waiter: Attempts) => new Promise<Attempt.AttemptEnd<Grant, Attempt.Refused>>((done) => waiter.attempt(10_000, done))
+const attempt = (waiter: Attempts) =>
+  new Promise<Attempt.AttemptEnd<Grant, Attempt.Refused>>((done) => waiter.attempt(10_000, done))
 
 describe("slots handed over: what an announcement says to a waiter", () => {
   it("a waiter is named, handed a slot (value/slot), or not named: another value that starts with its own is not its", () => {

@@ -42,13 +42,22 @@ describe("a hung node", () => {
   it(`paused for ${soakSeconds} s under steady traffic: heap and pending commands stay flat, locks go on`, async () => {
     // Clients the test owns, set up as the library sets up its own, so that their queues can be read.
     const clients = fleet.nodes.map((node) =>
-      new Redis({ host: node.host, port: node.port, enableOfflineQueue: false, autoResendUnfulfilledCommands: false, maxRetriesPerRequest: 0 })
+      new Redis({
+        host: node.host,
+        port: node.port,
+        enableOfflineQueue: false,
+        autoResendUnfulfilledCommands: false,
+        maxRetriesPerRequest: 0
+      })
     )
     clients.forEach((client) => client.on("error", () => {}))
     const hung = 2
     // Releases that miss the hung node may be said as warnings: counted here, not printed by the thousand.
     let warnings = 0
-    const redlock = await makeRedlock(clients.map((client) => ({ client })), { restartQuarantine: false, logger: { warn: () => void warnings++ } })
+    const redlock = await makeRedlock(clients.map((client) => ({ client })), {
+      restartQuarantine: false,
+      logger: { warn: () => void warnings++ }
+    })
     try {
       // Six loops over twenty keys, each at most ~50 locks a second: contention makes waiters, which subscribe.
       let granted = 0
@@ -78,7 +87,11 @@ describe("a hung node", () => {
         const late = sample()
         running = false
         await Promise.all(loops)
-        console.log(`hung node soak: at ${sampleAtSeconds} s ${JSON.stringify(early)}; at ${soakSeconds} s ${JSON.stringify(late)}; ${warnings} warnings`)
+        console.log(
+          `hung node soak: at ${sampleAtSeconds} s ${JSON.stringify(early)}; at ${soakSeconds} s ${
+            JSON.stringify(late)
+          }; ${warnings} warnings`
+        )
 
         assert.isAbove(late.granted - early.granted, 1000, "locks went on over the two live nodes")
         assert.isAtMost(late.pending, defaultMaxPendingCommands, "commands waiting on the hung node")

@@ -20,7 +20,9 @@ const sourceFiles = (dir: string): Array<string> =>
 
 /** Every specifier a file imports or re-exports, types included (static and dynamic); not those of its doc comments' examples. */
 const specifiers = (file: string): Array<string> =>
-  [...Fs.readFileSync(file, "utf8").replace(/\/\*[\s\S]*?\*\//g, "").matchAll(/(?:from |import\()"([^"]+)"/g)].map((match) => match[1]!)
+  [...Fs.readFileSync(file, "utf8").replace(/\/\*[\s\S]*?\*\//g, "").matchAll(/(?:from |import\()"([^"]+)"/g)].map((
+    match
+  ) => match[1]!)
 
 const files = sourceFiles(src)
 const name = (file: string) => Path.relative(src, file)

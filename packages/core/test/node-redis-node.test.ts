@@ -9,7 +9,17 @@ import { createClientPool, createCluster, createSentinel } from "redis"
 import type { LocalFleet } from "@effect-redlock/fleet/fleet.js"
 import { InvalidOptions, type RedisNodeError } from "../src/manager/errors.js"
 import { makeRedlock, type PromiseRedlock, retry } from "../src/Promise.js"
-import { aclUser, drivers, expectEmpty, localFleet, managerOver, openNodes, rejectionOf, sleep, slowRetry } from "./driverSuite.js"
+import {
+  aclUser,
+  drivers,
+  expectEmpty,
+  localFleet,
+  managerOver,
+  openNodes,
+  rejectionOf,
+  sleep,
+  slowRetry
+} from "./driverSuite.js"
 
 describe("node-redis objects that are no client", () => {
   // A pool passed for a client took locks, then threw in the first waiter (it has no duplicate() for the
@@ -19,7 +29,10 @@ describe("node-redis objects that are no client", () => {
     const cases: ReadonlyArray<readonly [unknown, RegExp]> = [
       [createClientPool({ socket }), /^a node-redis client pool \(createClientPool\) cannot subscribe/],
       [createCluster({ rootNodes: [{ socket }] }), /^a node-redis cluster client \(createCluster\) is not served/],
-      [createSentinel({ name: "mymaster", sentinelRootNodes: [socket] }), /^a node-redis Sentinel client \(createSentinel\) is not served/],
+      [
+        createSentinel({ name: "mymaster", sentinelRootNodes: [socket] }),
+        /^a node-redis Sentinel client \(createSentinel\) is not served/
+      ],
       [{ isOpen: false }, /^must be a node-redis client \(createClient\): it has no sendCommand\(\)$/],
       ["redis://127.0.0.1", /^must be a node-redis client \(createClient\)$/]
     ]
@@ -43,7 +56,11 @@ describe("node-redis nodes on 3 redis-servers", () => {
 
   it("a wrong password is an Auth failure at once, not a hang", async () => {
     await aclUser(fleet, "nr-auth", "right")
-    const [node] = await openNodes(await drivers.nodeRedis(), [{ ...fleet.nodes[0], username: "nr-auth", password: "wrong" }])
+    const [node] = await openNodes(await drivers.nodeRedis(), [{
+      ...fleet.nodes[0],
+      username: "nr-auth",
+      password: "wrong"
+    }])
     const started = performance.now()
     const error = await rejectionOf(node.promises.acquire(["k"], "v", 1_000)) as RedisNodeError
     assert.isBelow(performance.now() - started, 200)
@@ -61,7 +78,11 @@ describe("node-redis nodes on 3 redis-servers", () => {
     const held = await holder.acquire("deaf", { ttl: 10_000 })
     const waiting = waiter.acquire("deaf", { ttl: 10_000, retry: retry({ delay: 20, times: 200 }) })
     await sleep(300)
-    assert.deepStrictEqual(waiterNodes.map((node) => node.hearsReleases?.()), [false, false, false], "SUBSCRIBE was refused")
+    assert.deepStrictEqual(
+      waiterNodes.map((node) => node.hearsReleases?.()),
+      [false, false, false],
+      "SUBSCRIBE was refused"
+    )
     assert.strictEqual((await holder.release(held)).status, "Released")
     await waiter.release(await waiting)
     await expectEmpty(fleet)
@@ -88,7 +109,11 @@ describe("node-redis nodes on 3 redis-servers", () => {
     const released = performance.now()
     assert.strictEqual((await overIoredis.release(held)).status, "Released")
     const firstAcquired = await first
-    assert.isBelow(firstAcquired - released, 500, "the node-redis waiter heard the ioredis release on its own connection")
+    assert.isBelow(
+      firstAcquired - released,
+      500,
+      "the node-redis waiter heard the ioredis release on its own connection"
+    )
     const secondAcquired = await second
     assert.isBelow(secondAcquired - firstAcquired, 500, "and the other way round")
     await expectEmpty(fleet)

@@ -40,8 +40,13 @@ const votes = (error: unknown): Promise<Array<ExecutionStats>> => {
   return Promise.all((error as ExecutionError).attempts)
 }
 
-const againstMessages = (stats: ReadonlyArray<ExecutionStats>): Array<string> =>
-  [...new Set(stats.flatMap((attempt) => [...attempt.votesAgainst.values()].map((error) => `${error.name}: ${error.message}`)))]
+const againstMessages = (
+  stats: ReadonlyArray<ExecutionStats>
+): Array<string> => [
+  ...new Set(
+    stats.flatMap((attempt) => [...attempt.votesAgainst.values()].map((error) => `${error.name}: ${error.message}`))
+  )
+]
 
 const unreachablePort = 1 // nothing listens there; connecting is refused at once
 
@@ -90,16 +95,29 @@ describe("node-redlock's API over users' ioredis clients, 3 redis-servers", () =
     const refused = await settled(redlock.acquire(["{r}c2", "{r}c3"], long))
     const attempts = await votes(refused)
     assert.strictEqual(attempts.length, 5, "retryCount 4: 5 attempts, turns in line and re-checks counted")
-    assert.isTrue(attempts.every((attempt) => attempt.membershipSize === 3 && attempt.quorumSize === 2 && attempt.votesFor.size === 0))
-    assert.deepStrictEqual(againstMessages(attempts), ["ResourceLockedError: The operation was applied to: 0 of the 2 requested resources."])
+    assert.isTrue(
+      attempts.every((attempt) =>
+        attempt.membershipSize === 3 && attempt.quorumSize === 2 && attempt.votesFor.size === 0
+      )
+    )
+    assert.deepStrictEqual(againstMessages(attempts), [
+      "ResourceLockedError: The operation was applied to: 0 of the 2 requested resources."
+    ])
     assert.instanceOf([...attempts[0]!.votesAgainst.values()][0], ResourceLockedError)
-    assert.strictEqual((refused as Error).message, "The operation was unable to achieve a quorum during its retry window.")
+    assert.strictEqual(
+      (refused as Error).message,
+      "The operation was unable to achieve a quorum during its retry window."
+    )
     await sleep(10)
     const against = attempts.reduce((total, attempt) => total + attempt.votesAgainst.size, 0)
     assert.isAtLeast(against, 5 * 2, "at least a quorum against in each attempt")
     assert.strictEqual(errors.length, against, "an \"error\" event for each vote against")
     for (const client of clients) {
-      assert.deepStrictEqual(await client.mget("{r}c1", "{r}c2", "{r}c3"), [held.value, held.value, null], "the holder's keys untouched, the free one left free")
+      assert.deepStrictEqual(
+        await client.mget("{r}c1", "{r}c2", "{r}c3"),
+        [held.value, held.value, null],
+        "the holder's keys untouched, the free one left free"
+      )
     }
     const once = await votes(await settled(redlock.acquire("{r}c1", long, { retryCount: 0 })))
     assert.strictEqual(once.length, 1, "retryCount 0: one attempt")
@@ -114,14 +132,20 @@ describe("node-redlock's API over users' ioredis clients, 3 redis-servers", () =
     const attempts = await votes(await settled(redlock.acquire(["{r}m"], long)))
     assert.strictEqual(attempts.length, 3)
     assert.isTrue(attempts.every((attempt) => attempt.votesFor.size <= 1 && attempt.votesAgainst.size === 2))
-    assert.deepStrictEqual(againstMessages(attempts), ["ResourceLockedError: The operation was applied to: 0 of the 1 requested resources."])
+    assert.deepStrictEqual(againstMessages(attempts), [
+      "ResourceLockedError: The operation was applied to: 0 of the 1 requested resources."
+    ])
     assert.deepStrictEqual(await Promise.all(clients.map((client) => client.get("{r}m"))), [null, "other1", "other2"])
 
     await clients[1]!.del("{r}m")
     const lock = await redlock.acquire(["{r}m"], long)
     const [granted] = await Promise.all(lock.attempts)
     assert.strictEqual(granted!.votesFor.size, 2)
-    assert.deepStrictEqual(await Promise.all(clients.map((client) => client.get("{r}m"))), [lock.value, lock.value, "other2"])
+    assert.deepStrictEqual(await Promise.all(clients.map((client) => client.get("{r}m"))), [
+      lock.value,
+      lock.value,
+      "other2"
+    ])
     assert.strictEqual(await clients[2]!.pttl("{r}m"), -1, "the other value's key keeps no ttl")
     await lock.release()
     assert.strictEqual(await clients[2]!.get("{r}m"), "other2")
@@ -205,27 +229,39 @@ describe("node-redlock's API over users' ioredis clients, 3 redis-servers", () =
   it("using: a lock taken from under the routine aborts its signal with the error; the routine's own error is what using rejects with", async () => {
     const clients = clientsOf(ports())
     const redlock = new Redlock(clients)
-    const outcome = await settled(redlock.using(["{r}lost"], 600, { automaticExtensionThreshold: 300 }, async (signal) => {
-      await Promise.all(clients.map((client) => client.set("{r}lost", "someone else")))
-      const aborted = await new Promise<boolean>((resolve) => {
-        signal.addEventListener("abort", () => resolve(true))
-        setTimeout(() => resolve(false), 2000)
+    const outcome = await settled(
+      redlock.using(["{r}lost"], 600, { automaticExtensionThreshold: 300 }, async (signal) => {
+        await Promise.all(clients.map((client) => client.set("{r}lost", "someone else")))
+        const aborted = await new Promise<boolean>((resolve) => {
+          signal.addEventListener("abort", () => resolve(true))
+          setTimeout(() => resolve(false), 2000)
+        })
+        assert.isTrue(aborted, "the signal aborted")
+        assert.instanceOf(signal.error, Error)
+        throw new Error("stopped: lock lost")
       })
-      assert.isTrue(aborted, "the signal aborted")
-      assert.instanceOf(signal.error, Error)
-      throw new Error("stopped: lock lost")
-    }))
+    )
     assert.strictEqual((outcome as Error).message, "stopped: lock lost")
-    assert.deepStrictEqual(await Promise.all(clients.map((client) => client.get("{r}lost"))), Array(3).fill("someone else"))
-    const tooClose = await settled(redlock.using(["{r}t"], 500, { automaticExtensionThreshold: 450 }, async () => "ran"))
-    assert.strictEqual((tooClose as Error).message, "A lock `duration` must be at least 100ms greater than the `automaticExtensionThreshold` setting.")
+    assert.deepStrictEqual(
+      await Promise.all(clients.map((client) => client.get("{r}lost"))),
+      Array(3).fill("someone else")
+    )
+    const tooClose = await settled(
+      redlock.using(["{r}t"], 500, { automaticExtensionThreshold: 450 }, async () => "ran")
+    )
+    assert.strictEqual(
+      (tooClose as Error).message,
+      "A lock `duration` must be at least 100ms greater than the `automaticExtensionThreshold` setting."
+    )
   })
 
   it("node-redlock 4.x's API: lock, unlock, extend with callbacks or promises, LockError", async () => {
     const redlock = new RedlockDefault(clientsOf(ports()), { retryCount: 1, retryDelay: 10 })
     const lock = await redlock.lock("old:api", long)
     assert.strictEqual(lock.resource, "old:api")
-    const extended = await new Promise<Lock>((resolve, reject) => lock.extend(long, (error, next) => error ? reject(error) : resolve(next!)))
+    const extended = await new Promise<Lock>((resolve, reject) =>
+      lock.extend(long, (error, next) => error ? reject(error) : resolve(next!))
+    )
     const refused = await new Promise<unknown>((resolve) => redlock.lock("old:api", long, (error) => resolve(error)))
     assert.instanceOf(refused, LockError)
     assert.instanceOf(refused, RedlockDefault.LockError)
@@ -340,8 +376,14 @@ describe("node-redlock's API over users' ioredis clients, 3 redis-servers", () =
     assert.throws(() => new Redlock(clientsOf(ports()), { retryCount: "10" as never }), /retryCount/)
     const redlock = new Redlock(clientsOf(ports()))
     assert.strictEqual((await settled(redlock.acquire([] as never, 1000)) as { _tag?: string })._tag, "InvalidOptions")
-    assert.strictEqual((await settled(redlock.acquire(["a"], 1000, { driftFactor: 0.5 })) as { _tag?: string })._tag, "InvalidOptions")
-    assert.strictEqual((await settled(redlock.using(["a"], 1000, {} as never)) as { _tag?: string })._tag, "InvalidOptions")
+    assert.strictEqual(
+      (await settled(redlock.acquire(["a"], 1000, { driftFactor: 0.5 })) as { _tag?: string })._tag,
+      "InvalidOptions"
+    )
+    assert.strictEqual(
+      (await settled(redlock.using(["a"], 1000, {} as never)) as { _tag?: string })._tag,
+      "InvalidOptions"
+    )
   })
 })
 
@@ -349,11 +391,13 @@ describe("node-redlock's API over node-redis clients, 3 redis-servers", () => {
   const fleet = localFleet(3)
 
   it("acquires, refuses with every attempt's votes, releases", async () => {
-    const clients = await Promise.all(fleet().servers.map(async (server) => {
-      const client = createClient({ socket: { host: "127.0.0.1", port: server.port } })
-      await client.connect()
-      return Cleanup.add(() => client.isOpen ? client.close() : Promise.resolve(), client)
-    }))
+    const clients = await Promise.all(
+      fleet().servers.map(async (server) => {
+        const client = createClient({ socket: { host: "127.0.0.1", port: server.port } })
+        await client.connect()
+        return Cleanup.add(() => client.isOpen ? client.close() : Promise.resolve(), client)
+      })
+    )
     const redlock = new Redlock(clients as Array<Client>, { retryCount: 2, retryDelay: 10 })
     const lock = await redlock.acquire(["n1", "n2"], long)
     assert.deepStrictEqual(await clients[0]!.mGet(["n1", "n2"]), [lock.value, lock.value])
@@ -370,10 +414,12 @@ describe("node-redlock's API over Valkey GLIDE clients, 3 redis-servers", () => 
 
   it("acquires, refuses with every attempt's votes, releases; quit() closes the clients", async () => {
     Logger.setLoggerConfig("off")
-    const clients = await Promise.all(fleet().servers.map(async (server) => {
-      const client = await GlideClient.createClient({ addresses: [{ host: "127.0.0.1", port: server.port }] })
-      return Cleanup.add(async () => client.close(), client)
-    }))
+    const clients = await Promise.all(
+      fleet().servers.map(async (server) => {
+        const client = await GlideClient.createClient({ addresses: [{ host: "127.0.0.1", port: server.port }] })
+        return Cleanup.add(async () => client.close(), client)
+      })
+    )
     const redlock = new Redlock(clients as Array<Client>, { retryCount: 2, retryDelay: 10 })
     const lock = await redlock.acquire(["g1", "g2"], long)
     assert.deepStrictEqual(await clients[0]!.mget(["g1", "g2"]), [lock.value, lock.value])
@@ -395,9 +441,13 @@ describe("node-redlock's API over ioredis Cluster clients, 3 redis-servers each 
     })
     const redlock = new Redlock(clusters, { retryCount: 1, retryDelay: 10 })
     const lock = await redlock.acquire(["{s}a", "{s}b"], long)
-    for (const cluster of clusters) assert.deepStrictEqual([await cluster.get("{s}a"), await cluster.get("{s}b")], [lock.value, lock.value])
+    for (const cluster of clusters) {
+      assert.deepStrictEqual([await cluster.get("{s}a"), await cluster.get("{s}b")], [lock.value, lock.value])
+    }
     const attempts = await votes(await settled(redlock.acquire(["{s}b"], long)))
-    assert.deepStrictEqual(againstMessages(attempts), ["ResourceLockedError: The operation was applied to: 0 of the 1 requested resources."])
+    assert.deepStrictEqual(againstMessages(attempts), [
+      "ResourceLockedError: The operation was applied to: 0 of the 1 requested resources."
+    ])
     const extended = await lock.extend(2 * long)
     assert.closeTo(await clusters[0]!.pttl("{s}a"), 2 * long, 1000)
     await extended.release()

@@ -244,8 +244,14 @@ export const contract = (tester: Tester, open: () => Promise<Harness>): void => 
   test("a release hands the key to the first in line, for the rest of its lease: newcomers find it held, the waiter finds it ours", async (h) => {
     const node = h.node.promises
     const ticketAt = ticketsFromNow()
-    assert.equal(tag(await node.acquireInTurn(["q"], "holder", 10_000, { ticket: ticketAt(1), leaseMillis: 0 })), "Granted")
-    assert.equal(tag(await node.acquireInTurn(["q"], "w1", 10_000, { ticket: ticketAt(10), leaseMillis: 2_000 })), "Held")
+    assert.equal(
+      tag(await node.acquireInTurn(["q"], "holder", 10_000, { ticket: ticketAt(1), leaseMillis: 0 })),
+      "Granted"
+    )
+    assert.equal(
+      tag(await node.acquireInTurn(["q"], "w1", 10_000, { ticket: ticketAt(10), leaseMillis: 2_000 })),
+      "Held"
+    )
     assert.equal(await node.release(["q"], "holder", true), 1)
     const handed = await node.inspect("q")
     assert.equal(handed.value, "w1")
@@ -333,7 +339,11 @@ export const contract = (tester: Tester, open: () => Promise<Harness>): void => 
     assert.equal(tag(await node.acquireInTurn(["q"], "honest", 10_000, honest())), "Held")
     await sleep(200)
     const behindBegan = Date.now()
-    const behind = (): Turn => ({ ticket: behindBegan - 60_000, leaseMillis: 10_000, ageMillis: Date.now() - behindBegan })
+    const behind = (): Turn => ({
+      ticket: behindBegan - 60_000,
+      leaseMillis: 10_000,
+      ageMillis: Date.now() - behindBegan
+    })
     // Seated at behindBegan − 1 s: after the honest waiter, who began 1.1 s before it.
     assert.equal(tag(await node.acquireInTurn(["q"], "behind", 10_000, behind())), "Held")
     assert.equal(await node.release(["q"], "holder", true), 1)
@@ -350,7 +360,10 @@ export const contract = (tester: Tester, open: () => Promise<Harness>): void => 
     const record = "jobs\u0000permit\u0000setting"
     const turn = (setting: string): Turn => ({ ticket: Date.now(), leaseMillis: 0, ageMillis: 0, setting })
     assert.equal(tag(await node.acquireInTurn([slot(0)], "a", 1_000, turn("2"))), "Granted")
-    assert.deepEqual(await node.acquireInTurn([slot(1)], "b", 1_000, turn("3")), { _tag: "SettingConflict", recorded: "2" })
+    assert.deepEqual(await node.acquireInTurn([slot(1)], "b", 1_000, turn("3")), {
+      _tag: "SettingConflict",
+      recorded: "2"
+    })
     assert.equal((await node.inspect(slot(1))).value, undefined, "a conflict writes nothing")
     assert.equal((await node.inspect(record)).value, "2")
     // An extension makes the record last as long as the slot.
@@ -394,7 +407,11 @@ export const contract = (tester: Tester, open: () => Promise<Harness>): void => 
     assert.equal(await node.release([slots[1]], "b", true), 1)
     await until(() => heard.length >= 2)
     assert.equal((await node.inspect(slots[1])).value, undefined, "slot 1 is free")
-    assert.equal(tag(await node.acquireSlot(slots, "w3.5000.2", 5_000, turn(30))), "NotYourTurn", "the named waiter is first")
+    assert.equal(
+      tag(await node.acquireSlot(slots, "w3.5000.2", 5_000, turn(30))),
+      "NotYourTurn",
+      "the named waiter is first"
+    )
     assert.deepEqual(await node.acquireSlot(slots, "old", 5_000, turn(20)), { _tag: "Granted", slot: 1 })
     // w1 holds slot 0 already (it left the line): its round finds it, a newcomer does not.
     assert.deepEqual(await node.acquireSlot(slots, "w1.5000.2", 5_000, turn(10)), { _tag: "Granted", slot: 0 })
@@ -505,8 +522,14 @@ export const contract = (tester: Tester, open: () => Promise<Harness>): void => 
   test("fence counters past 10^14 and 2^53 come back exact", async ({ node: { promises: node } }) => {
     assert.equal(await node.acquire(["k", "j"], "v", 10_000), true)
     const fences = ["fence:k", "fence:j"]
-    assert.equal(await node.commitFences(["k", "j"], "v", fences, [999_999_999_999_999_999n, 9_007_199_254_740_993n]), true)
-    assert.deepEqual(await node.incrementFences(["k", "j"], "v", fences), [1_000_000_000_000_000_000n, 9_007_199_254_740_994n])
+    assert.equal(
+      await node.commitFences(["k", "j"], "v", fences, [999_999_999_999_999_999n, 9_007_199_254_740_993n]),
+      true
+    )
+    assert.deepEqual(await node.incrementFences(["k", "j"], "v", fences), [
+      1_000_000_000_000_000_000n,
+      9_007_199_254_740_994n
+    ])
   })
 
   test("a key of another type: acquire fails with WrongType naming the type, writes nothing; release leaves it; extend and inspect fail with WrongType", async (h) => {

@@ -31,7 +31,8 @@ import {
 
 const sleep = (millis: number) => new Promise((resolve) => setTimeout(resolve, millis))
 /** How a promise ended: "acquired", or its rejection. */
-const outcome = (promise: Promise<unknown>): Promise<unknown> => promise.then(() => "acquired", (error: unknown) => error)
+const outcome = (promise: Promise<unknown>): Promise<unknown> =>
+  promise.then(() => "acquired", (error: unknown) => error)
 /** A retry that never comes within a test: only a wake can explain an acquisition. */
 const slowRetry = retry({ delay: 10_000, times: 5, jitter: { min: 1, max: 1 } })
 
@@ -48,18 +49,26 @@ const manager = async (options?: PromiseOptions): Promise<PromiseRedlock> => {
 
 /** How many servers hold `key`. */
 const keyCount = async (key: string): Promise<number> =>
-  (await Promise.all(fleet.servers.map((server) => server.call("EXISTS", key)))).reduce((sum: number, count) => sum + Number(count), 0)
+  (await Promise.all(fleet.servers.map((server) => server.call("EXISTS", key)))).reduce(
+    (sum: number, count) => sum + Number(count),
+    0
+  )
 
 /** How many keys match `pattern` over all servers. */
 const keysMatching = async (pattern: string): Promise<number> =>
-  (await Promise.all(fleet.servers.map((server) => server.call("KEYS", pattern) as Promise<Array<string>>))).flat().length
+  (await Promise.all(fleet.servers.map((server) => server.call("KEYS", pattern) as Promise<Array<string>>))).flat()
+    .length
 
 /** Until no server holds a key (a release returns at a quorum; the others' deletes land just after), at most 2 s. */
 const expectEmpty = () =>
-  eventually(async () => {
-    const sizes = await fleet.dbsizes()
-    if (sizes.some((size) => size > 0)) throw new Error(`DBSIZE ${sizes.join(",")}`)
-  }, 2_000, 20)
+  eventually(
+    async () => {
+      const sizes = await fleet.dbsizes()
+      if (sizes.some((size) => size > 0)) throw new Error(`DBSIZE ${sizes.join(",")}`)
+    },
+    2_000,
+    20
+  )
 
 describe("the promise API, 5 redis-servers", () => {
   beforeAll(async () => {
@@ -90,21 +99,35 @@ describe("the promise API, 5 redis-servers", () => {
   })
 
   it("node-redis clients of the user's, alone or beside connection options: each node goes through its own driver", async () => {
-    const clients = await Promise.all(fleet.servers.slice(0, 3).map(async (server) => {
-      const client = createClient({ socket: { host: "127.0.0.1", port: server.port } })
-      client.on("error", () => {})
-      return client.connect()
-    }))
+    const clients = await Promise.all(
+      fleet.servers.slice(0, 3).map(async (server) => {
+        const client = createClient({ socket: { host: "127.0.0.1", port: server.port } })
+        client.on("error", () => {})
+        return client.connect()
+      })
+    )
     try {
-      for (const nodes of [clients.map((client) => ({ client })), [...clients.map((client) => ({ client })), ...fleet.nodes.slice(3)]]) {
+      for (
+        const nodes of [clients.map((client) => ({ client })), [
+          ...clients.map((client) => ({ client })),
+          ...fleet.nodes.slice(3)
+        ]]
+      ) {
         const redlock = await makeRedlock(nodes, { restartQuarantine: false })
         const lock = await redlock.acquire("p:node-redis", { ttl: 10_000 })
-        assert.isAtLeast(lock.outcomes.filter((outcome) => outcome._tag === "Ok").length, Math.floor(nodes.length / 2) + 1)
+        assert.isAtLeast(
+          lock.outcomes.filter((outcome) => outcome._tag === "Ok").length,
+          Math.floor(nodes.length / 2) + 1
+        )
         // Every node set it (the last may answer after the quorum decided).
-        await eventually(async () => {
-          const count = await keyCount("redlock:p:node-redis")
-          if (count !== nodes.length) throw new Error(`${count} of ${nodes.length} nodes hold it`)
-        }, 2_000, 10)
+        await eventually(
+          async () => {
+            const count = await keyCount("redlock:p:node-redis")
+            if (count !== nodes.length) throw new Error(`${count} of ${nodes.length} nodes hold it`)
+          },
+          2_000,
+          10
+        )
         assert.strictEqual((await redlock.release(lock)).status, "Released")
         await redlock.close()
         assert.isTrue(clients.every((client) => client.isReady), "the user's clients stay open")
@@ -116,11 +139,18 @@ describe("the promise API, 5 redis-servers", () => {
   })
 
   it("plain values: times in ms, null for nothing, remaining() and fencingToken() as methods, a plain-string password", async () => {
-    await Promise.all(fleet.servers.map((server) =>
-      server.call("ACL", "SETUSER", "promise-user", "on", ">plain-secret", "~*", "&*", "+@all")
-    ))
+    await Promise.all(
+      fleet.servers.map((server) =>
+        server.call("ACL", "SETUSER", "promise-user", "on", ">plain-secret", "~*", "&*", "+@all")
+      )
+    )
     try {
-      const nodes = fleet.nodes.map(({ host, port }) => ({ host, port, username: "promise-user", password: "plain-secret" }))
+      const nodes = fleet.nodes.map(({ host, port }) => ({
+        host,
+        port,
+        username: "promise-user",
+        password: "plain-secret"
+      }))
       const redlock = await makeRedlock(nodes, { restartQuarantine: false })
       opened.push(redlock)
       const lock = await redlock.acquire("p:plain", { ttl: 10_000, retry: noRetry })
@@ -138,7 +168,13 @@ describe("the promise API, 5 redis-servers", () => {
       const free = await redlock.inspect("p:nobody")
       assert.isNull(free.holder)
       assert.isNull(free.ttlMillis)
-      assert.deepStrictEqual(free.nodes.map((node) => "value" in node ? node.value : "unreadable"), [null, null, null, null, null])
+      assert.deepStrictEqual(free.nodes.map((node) => "value" in node ? node.value : "unreadable"), [
+        null,
+        null,
+        null,
+        null,
+        null
+      ])
       assert.strictEqual((await redlock.release(lock)).status, "Released")
       const next = await redlock.acquire("p:plain", { ttl: 10_000, retry: noRetry })
       assert.isTrue((await next.fencingToken()) > first, "the next hold's token is larger")
@@ -158,14 +194,30 @@ describe("the promise API, 5 redis-servers", () => {
     assert.instanceOf(third, LockNotAcquired)
     assert.strictEqual((third as LockNotAcquired).reason, "Held")
     assert.strictEqual((await redlock.release(a)).status, "Released")
-    assert.isTrue(await redlock.usingPermit("p:pool", { limit: 2, ttl: 10_000, retry: noRetry }, async (permit) => permit.remaining() > 0))
+    assert.isTrue(
+      await redlock.usingPermit(
+        "p:pool",
+        { limit: 2, ttl: 10_000, retry: noRetry },
+        async (permit) => permit.remaining() > 0
+      )
+    )
     await redlock.release(b)
 
     const reader = await redlock.acquireRead("p:doc", { ttl: 10_000, maxReaders: 2 })
-    assert.instanceOf(await outcome(redlock.acquireWrite("p:doc", { ttl: 10_000, maxReaders: 2, retry: noRetry })), LockNotAcquired)
-    assert.strictEqual(await redlock.usingRead("p:doc", { ttl: 10_000, maxReaders: 2, retry: noRetry }, async () => "read"), "read")
+    assert.instanceOf(
+      await outcome(redlock.acquireWrite("p:doc", { ttl: 10_000, maxReaders: 2, retry: noRetry })),
+      LockNotAcquired
+    )
+    assert.strictEqual(
+      await redlock.usingRead("p:doc", { ttl: 10_000, maxReaders: 2, retry: noRetry }, async () => "read"),
+      "read"
+    )
     await redlock.release(reader)
-    const written = await redlock.usingWrite("p:doc", { ttl: 10_000, maxReaders: 2, retry: noRetry }, async (hold) => hold.resources.length)
+    const written = await redlock.usingWrite(
+      "p:doc",
+      { ttl: 10_000, maxReaders: 2, retry: noRetry },
+      async (hold) => hold.resources.length
+    )
     assert.strictEqual(written, 2, "a writer holds every read slot")
     // A writer waits behind a reader, and is woken by the reader's release.
     const reading = await redlock.acquireRead("p:doc", { ttl: 10_000, maxReaders: 2 })
@@ -201,7 +253,9 @@ describe("the promise API, 5 redis-servers", () => {
     assert.deepInclude(conflict as SettingConflict, { resource: "p:perm", setting: "limit", requested: 2, recorded: 1 })
 
     const controller = new AbortController()
-    const aborted = outcome(redlock.acquirePermit("p:perm", { limit: 1, ttl: 10_000, retry: slowRetry, signal: controller.signal }))
+    const aborted = outcome(
+      redlock.acquirePermit("p:perm", { limit: 1, ttl: 10_000, retry: slowRetry, signal: controller.signal })
+    )
     await sleep(200)
     assert.isAtLeast(await keysMatching("redlock:p:perm*queue"), 3, "the waiter stands in the permits' line")
     controller.abort(new Error("gave up"))
@@ -249,7 +303,10 @@ describe("the promise API, 5 redis-servers", () => {
       ["body", () => redlock.usingWrite("p:input", { ttl: 1_000 }, {} as unknown as typeof body)],
       ["signal", () => redlock.acquire("p:input", { ttl: 1_000, signal: 5 as unknown as AbortSignal })],
       ["signal", () => redlock.using("p:input", { ttl: 1_000, signal: {} as AbortSignal }, body)],
-      ["signal", () => redlock.acquirePermit("p:input", { limit: 1, ttl: 1_000, signal: "stop" as unknown as AbortSignal })]
+      [
+        "signal",
+        () => redlock.acquirePermit("p:input", { limit: 1, ttl: 1_000, signal: "stop" as unknown as AbortSignal })
+      ]
     ]
     for (const [option, call] of cases) {
       const error = await outcome(call())
@@ -271,8 +328,12 @@ describe("the promise API, 5 redis-servers", () => {
     const own = await redlock.acquirePermit("p:close-own", { limit: 1, ttl: 10_000 })
     await redlock.acquire("p:close-lock", { ttl: 10_000 })
     // A body still running when close() releases its lock: its signal aborts with LockLost (Released).
-    const running = redlock.using("p:close-using", { ttl: 10_000 }, (_, signal) =>
-      new Promise((resolve) => signal.addEventListener("abort", () => resolve(signal.reason), { once: true })))
+    const running = redlock.using(
+      "p:close-using",
+      { ttl: 10_000 },
+      (_, signal) =>
+        new Promise((resolve) => signal.addEventListener("abort", () => resolve(signal.reason), { once: true }))
+    )
     const waiting = [
       outcome(redlock.acquire("p:close", { ttl: 10_000, retry: slowRetry })),
       outcome(redlock.usingPermit("p:close-pool", { limit: 1, ttl: 10_000, retry: slowRetry }, async () => "ran"))
@@ -330,7 +391,9 @@ describe("the promise API, 5 redis-servers", () => {
 
   it("held by another on 3 of 5 nodes: refused, and the 2 keys this attempt set are undone at once", async () => {
     const redlock = await manager()
-    await Promise.all([0, 2, 4].map((i) => fleet.servers[i].call("SET", "redlock:p:split", "someone-else", "PX", 10_000)))
+    await Promise.all(
+      [0, 2, 4].map((i) => fleet.servers[i].call("SET", "redlock:p:split", "someone-else", "PX", 10_000))
+    )
     const refused = await outcome(redlock.acquire("p:split", { ttl: 10_000, retry: noRetry }))
     assert.instanceOf(refused, LockNotAcquired)
     const outcomes = (refused as LockNotAcquired).outcomes.map((outcome) => outcome._tag)
@@ -409,7 +472,10 @@ describe("the promise API, 5 redis-servers", () => {
       ["redis://127.0.0.1", /got "redis:\/\/127\.0\.0\.1" \(a URL goes as \{ url \}\)$/],
       [[null], /node 0 .* got null$/],
       // A URL's password is not shown back.
-      [["redis://app:s3cret@127.0.0.1:6379"], /^node 0 .* got "redis:\/\/\*\*\*@127\.0\.0\.1:6379" \(a URL goes as \{ url \}\)$/],
+      [
+        ["redis://app:s3cret@127.0.0.1:6379"],
+        /^node 0 .* got "redis:\/\/\*\*\*@127\.0\.0\.1:6379" \(a URL goes as \{ url \}\)$/
+      ],
       [[node, { ...node, db: 2 }], /^nodes 0 and 1 are one server \(127\.0\.0\.1:\d+\)/]
     ]
     for (const [nodes, detail] of cases) {
@@ -451,9 +517,13 @@ describe("the promise API's manager, on its own", () => {
   it("warnings go to the logger given, as plain lines, and say what is true: a server not reachable yet; a logger of the wrong kind is InvalidOptions", async () => {
     const port = await freePort()
     const warned: Array<string> = []
-    const redlock = await makeRedlock([{ host: "127.0.0.1", port, connectTimeout: 50 }], { logger: { warn: (line) => void warned.push(line) } })
+    const redlock = await makeRedlock([{ host: "127.0.0.1", port, connectTimeout: 50 }], {
+      logger: { warn: (line) => void warned.push(line) }
+    })
     await redlock.close()
-    assert.deepStrictEqual(warned, [`effect-redlock: 1 of 1 nodes do not vote yet (127.0.0.1:${port}: not reachable yet); 0 vote, 1 needed: acquisitions fail until then`])
+    assert.deepStrictEqual(warned, [
+      `effect-redlock: 1 of 1 nodes do not vote yet (127.0.0.1:${port}: not reachable yet); 0 vote, 1 needed: acquisitions fail until then`
+    ])
     const refused = await outcome(makeRedlock(memoryNodes(1), { logger: { warn: "stderr" } as never }))
     assert.instanceOf(refused, InvalidOptions)
     assert.strictEqual((refused as InvalidOptions).option, "logger")
@@ -466,9 +536,16 @@ describe("the promise API's manager, on its own", () => {
     try {
       const redlock = await makeRedlock([{ host: "127.0.0.1", port, connectTimeout: 50 }])
       await redlock.close()
-      const lines = stderr.mock.calls.map(([chunk]) => String(chunk)).filter((line) => line.startsWith("effect-redlock:"))
-      assert.deepStrictEqual(lines, [`effect-redlock: 1 of 1 nodes do not vote yet (127.0.0.1:${port}: not reachable yet); 0 vote, 1 needed: acquisitions fail until then\n`])
-      assert.isFalse(stdout.mock.calls.some(([chunk]) => String(chunk).includes("effect-redlock")), "nothing of ours on stdout")
+      const lines = stderr.mock.calls.map(([chunk]) => String(chunk)).filter((line) =>
+        line.startsWith("effect-redlock:")
+      )
+      assert.deepStrictEqual(lines, [
+        `effect-redlock: 1 of 1 nodes do not vote yet (127.0.0.1:${port}: not reachable yet); 0 vote, 1 needed: acquisitions fail until then\n`
+      ])
+      assert.isFalse(
+        stdout.mock.calls.some(([chunk]) => String(chunk).includes("effect-redlock")),
+        "nothing of ours on stdout"
+      )
     } finally {
       stderr.mockRestore()
       stdout.mockRestore()

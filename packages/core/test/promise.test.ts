@@ -19,7 +19,8 @@ import {
 } from "../src/Promise.js"
 
 const quiet = { warn: () => {} }
-const rejection = (promise: Promise<unknown>): Promise<unknown> => promise.then(() => assert.fail("resolved"), (error: unknown) => error)
+const rejection = (promise: Promise<unknown>): Promise<unknown> =>
+  promise.then(() => assert.fail("resolved"), (error: unknown) => error)
 const sleep = (millis: number) => new Promise((resolve) => setTimeout(resolve, millis))
 
 describe("the promise API over in-memory nodes", () => {
@@ -56,8 +57,12 @@ describe("the promise API over in-memory nodes", () => {
 
   it("using: the signal aborts with LockLost when the lock's validity runs out; the lock is released however the body ends", async () => {
     const redlock = await makeRedlock(memoryNodes(3), { logger: quiet })
-    const reason = await redlock.using("short", { ttl: 100 }, (_lock, signal) =>
-      new Promise((resolve) => signal.addEventListener("abort", () => resolve(signal.reason), { once: true })))
+    const reason = await redlock.using(
+      "short",
+      { ttl: 100 },
+      (_lock, signal) =>
+        new Promise((resolve) => signal.addEventListener("abort", () => resolve(signal.reason), { once: true }))
+    )
     assert.instanceOf(reason, LockLost)
     assert.strictEqual((reason as LockLost).reason, "Expired")
     const failed = await rejection(redlock.using("thrown", { ttl: 1_000 }, async () => {
@@ -78,7 +83,9 @@ describe("the promise API over in-memory nodes", () => {
     const redlock = await makeRedlock(memoryNodes(3), { logger: quiet })
     await redlock.acquire("busy", { ttl: 5_000 })
     const controller = new AbortController()
-    const aborted = rejection(redlock.acquire("busy", { ttl: 5_000, retry: retry({ delay: 50, times: 100 }), signal: controller.signal }))
+    const aborted = rejection(
+      redlock.acquire("busy", { ttl: 5_000, retry: retry({ delay: 50, times: 100 }), signal: controller.signal })
+    )
     await sleep(20)
     controller.abort(new Error("gave up"))
     assert.strictEqual(((await aborted) as Error).message, "gave up")
@@ -91,8 +98,14 @@ describe("the promise API over in-memory nodes", () => {
 
   it("permits, read and write holds keep their limits", async () => {
     const redlock = await makeRedlock(memoryNodes(3), { logger: quiet })
-    const permits = [await redlock.acquirePermit("pool", { limit: 2, ttl: 1_000 }), await redlock.acquirePermit("pool", { limit: 2, ttl: 1_000 })]
-    assert.instanceOf(await rejection(redlock.acquirePermit("pool", { limit: 2, ttl: 1_000, retry: noRetry })), LockNotAcquired)
+    const permits = [
+      await redlock.acquirePermit("pool", { limit: 2, ttl: 1_000 }),
+      await redlock.acquirePermit("pool", { limit: 2, ttl: 1_000 })
+    ]
+    assert.instanceOf(
+      await rejection(redlock.acquirePermit("pool", { limit: 2, ttl: 1_000, retry: noRetry })),
+      LockNotAcquired
+    )
     assert.strictEqual((await redlock.inspectPermits("pool", 2)).held, 2)
     await Promise.all(permits.map((permit) => redlock.release(permit)))
     const readers = [await redlock.acquireRead("doc", { ttl: 1_000 }), await redlock.acquireRead("doc", { ttl: 1_000 })]
@@ -120,7 +133,9 @@ describe("the promise API over in-memory nodes", () => {
     assert.match(shown, /^PromiseLock \{/)
     assert.include(shown, `value: '${lock.value}'`)
     // What it is, not the manager's state behind it.
-    for (const inside of ["held", "manager", "Duration", "clock", "runPromise", "validUntil"]) assert.notInclude(shown, inside)
+    for (const inside of ["held", "manager", "Duration", "clock", "runPromise", "validUntil"]) {
+      assert.notInclude(shown, inside)
+    }
     assert.deepStrictEqual(Object.keys(JSON.parse(JSON.stringify(lock))), [
       "resources",
       "value",

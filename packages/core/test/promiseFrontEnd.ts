@@ -20,7 +20,10 @@ export const promiseApi: FrontEnd = {
     const optionsOf = ({ retry: setting, ...options }: AcquireSettings) =>
       (setting === undefined
         ? options
-        : { ...options, retry: setting === "none" ? noRetry : retry({ delay: setting.delayMillis, times: setting.times }) }) as never
+        : {
+          ...options,
+          retry: setting === "none" ? noRetry : retry({ delay: setting.delayMillis, times: setting.times })
+        }) as never
     const held = (lock: PromiseLock): Held => ({
       value: lock.value,
       attempts: lock.attempts,

@@ -14,7 +14,18 @@ import type { LocalFleet } from "@effect-redlock/fleet/fleet.js"
 import type { ServerProcess } from "@effect-redlock/fleet/servers.js"
 import * as Scripts from "../src/nodes/scripts.js"
 import { noRetry, type PromiseLock, retry } from "../src/Promise.js"
-import { aclUser, Cleanup, expectEmpty, localFleet, managerOver, overlapping, settled, sleep, slowRetry, wokenAfterRelease } from "./driverSuite.js"
+import {
+  aclUser,
+  Cleanup,
+  expectEmpty,
+  localFleet,
+  managerOver,
+  overlapping,
+  settled,
+  sleep,
+  slowRetry,
+  wokenAfterRelease
+} from "./driverSuite.js"
 
 const pubsubConnections = async (server: ServerProcess) =>
   String(await server.call("CLIENT", "LIST", "TYPE", "pubsub")).split("\n").filter((line) => line.trim() !== "").length
@@ -97,12 +108,18 @@ describe("the release channel (redis-servers)", () => {
     const nodes = fleet.nodes.map((node) => ({ ...node, username: "no-pubsub-again", password: "secret" }))
     const refusedSubscribes = async () =>
       (await Promise.all(fleet.servers.map((server) => server.call("INFO", "commandstats"))))
-        .reduce((sum: number, info) => sum + Number(/cmdstat_subscribe:.*rejected_calls=(\d+)/.exec(String(info))?.[1] ?? 0), 0)
+        .reduce(
+          (sum: number, info) => sum + Number(/cmdstat_subscribe:.*rejected_calls=(\d+)/.exec(String(info))?.[1] ?? 0),
+          0
+        )
     const holder = await managerOver(fleet.nodes)
     const held = await holder.acquire("again", { ttl: 10_000 })
     const waitOnce = async () => {
       const waiter = await managerOver(nodes)
-      const outcome = await waiter.acquire("again", { ttl: 10_000, retry: retry({ delay: 20, times: 2 }) }).then(() => "acquired", () => "refused")
+      const outcome = await waiter.acquire("again", { ttl: 10_000, retry: retry({ delay: 20, times: 2 }) }).then(
+        () => "acquired",
+        () => "refused"
+      )
       assert.strictEqual(outcome, "refused", "the holder keeps it")
       await waiter.close()
     }
@@ -119,14 +136,22 @@ describe("the release channel (redis-servers)", () => {
   // Released by another process (the script sent on the test's own connections): only the channel could
   // tell the waiter (a release of this process tells it from the release's answer).
   const releasedElsewhere = (held: PromiseLock) =>
-    Promise.all(fleet.servers.map((server) => server.call("EVAL", Scripts.releaseOwned.lua, "1", `redlock:${held.resources[0]}`, held.value)))
+    Promise.all(
+      fleet.servers.map((server) =>
+        server.call("EVAL", Scripts.releaseOwned.lua, "1", `redlock:${held.resources[0]}`, held.value)
+      )
+    )
 
   it("the subscriber connection killed mid-wait: a release while it reconnects is not lost, the waiter tries again once it listens", async () => {
     await fleet.reset()
     const holder = await managerOver(fleet.nodes)
     const waiter = await managerOver(fleet.nodes)
-    const killSubscribers = () => Promise.all(fleet.servers.map((server) => server.call("CLIENT", "KILL", "TYPE", "pubsub")))
-    const wokenAfter = await wokenAfterRelease(holder, waiter, "killed", { beforeRelease: killSubscribers, release: releasedElsewhere })
+    const killSubscribers = () =>
+      Promise.all(fleet.servers.map((server) => server.call("CLIENT", "KILL", "TYPE", "pubsub")))
+    const wokenAfter = await wokenAfterRelease(holder, waiter, "killed", {
+      beforeRelease: killSubscribers,
+      release: releasedElsewhere
+    })
     // The subscriber reconnects 50 ms after the kill, and subscribes the watched key again.
     assert.isBelow(wokenAfter, 2_000, `acquired ${Math.round(wokenAfter)} ms after the release (next poll: 10 s)`)
     // Announcements work again on the new connection.
@@ -145,7 +170,11 @@ describe("the release channel (redis-servers)", () => {
     const count = async () => void (before = await published())
     const wokenAfter = await wokenAfterRelease(holder, waiter, "own", { beforeRelease: count })
     assert.isBelow(wokenAfter, 500, `woken ${Math.round(wokenAfter)} ms after the release (next poll: 10 s)`)
-    assert.deepStrictEqual(await published(), before, "only this process listened: the release's answer told its waiter")
+    assert.deepStrictEqual(
+      await published(),
+      before,
+      "only this process listened: the release's answer told its waiter"
+    )
 
     // Another process listens to the channel: the same release is published, naming the waiter.
     const listener = ownClient(fleet.servers[0].port)
@@ -156,7 +185,11 @@ describe("the release channel (redis-servers)", () => {
     assert.isBelow(again, 500, `woken ${Math.round(again)} ms after the release (next poll: 10 s)`)
     // Two releases: the holder's, naming the waiter, and the waiter's own at the end, naming nobody.
     const after = await published()
-    assert.deepStrictEqual(after.map((calls, index) => calls - before[index]), [2, 0, 0], "published where it is listened for")
+    assert.deepStrictEqual(
+      after.map((calls, index) => calls - before[index]),
+      [2, 0, 0],
+      "published where it is listened for"
+    )
     await sleep(50)
     assert.strictEqual(messages.length, 2, "the listener heard both")
     assert.match(messages[0], /^[\w-]{28}$/, "the first names the waiter first in line")
@@ -166,7 +199,8 @@ describe("the release channel (redis-servers)", () => {
   it("the release script: a plain key nobody waits for answers a number (deleted, announced, published only where heard); one with a line, its list", async () => {
     await fleet.reset()
     const server = fleet.servers[0]
-    const release = (key: string, ...args: ReadonlyArray<string>) => server.call("EVALSHA", Scripts.releaseOwned.sha, 1, key, ...args)
+    const release = (key: string, ...args: ReadonlyArray<string>) =>
+      server.call("EVALSHA", Scripts.releaseOwned.sha, 1, key, ...args)
     await server.call("SCRIPT", "LOAD", Scripts.releaseOwned.lua)
     const set = (key: string, value: string) => server.call("SET", key, value, "PX", 10_000)
 
@@ -221,8 +255,12 @@ describe("the release channel (redis-servers)", () => {
     await fleet.reset()
     const script = fileURLToPath(new URL("./fixtures/user-quits-clients.ts", import.meta.url))
     const ports = fleet.servers.map((server) => String(server.port))
-    const ended = await new Promise<{ readonly code: number | null; readonly output: string; readonly afterQuit: number }>((resolve) => {
-      const child = ChildProcess.spawn(process.execPath, ["--import", "tsx", script, ...ports], { stdio: ["ignore", "pipe", "pipe"] })
+    const ended = await new Promise<
+      { readonly code: number | null; readonly output: string; readonly afterQuit: number }
+    >((resolve) => {
+      const child = ChildProcess.spawn(process.execPath, ["--import", "tsx", script, ...ports], {
+        stdio: ["ignore", "pipe", "pipe"]
+      })
       let output = ""
       let quitAt = Number.NaN
       child.stdout.on("data", (chunk) => {

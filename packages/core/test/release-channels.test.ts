@@ -10,24 +10,31 @@ import * as ReleaseChannels from "../src/nodes/releaseChannels.js"
 import { releaseChannelPrefix } from "../src/nodes/scripts.js"
 
 /** The channels of a server whose subscriber connection the test plays: `deliver` is a message on a channel. */
-const channelsOverTestDriver = (countsSubscribers = true, driver: { readonly keyPrefix?: string; readonly openThrows?: boolean } = {}) => {
+const channelsOverTestDriver = (
+  countsSubscribers = true,
+  driver: { readonly keyPrefix?: string; readonly openThrows?: boolean } = {}
+) => {
   let events: ReleaseChannels.SubscriberEvents | undefined
   const subscribed: Array<string> = []
-  const use = ReleaseChannels.share({
-    open: (given) => {
-      if (driver.openThrows === true) throw new TypeError("client.duplicate is not a function")
-      events = given
-      return {
-        isReady: () => true,
-        subscribe: (channel) => Promise.resolve(void subscribed.push(channel)),
-        unsubscribe: () => Promise.resolve(),
-        close: () => {}
-      }
+  const use = ReleaseChannels.share(
+    {
+      open: (given) => {
+        if (driver.openThrows === true) throw new TypeError("client.duplicate is not a function")
+        events = given
+        return {
+          isReady: () => true,
+          subscribe: (channel) => Promise.resolve(void subscribed.push(channel)),
+          unsubscribe: () => Promise.resolve(),
+          close: () => {}
+        }
+      },
+      isRefusal: () => false,
+      countsSubscribers,
+      keyPrefix: driver.keyPrefix ?? ""
     },
-    isRefusal: () => false,
-    countsSubscribers,
-    keyPrefix: driver.keyPrefix ?? ""
-  }, undefined, () => false)
+    undefined,
+    () => false
+  )
   return {
     channels: use.channels,
     subscribed,
@@ -95,7 +102,11 @@ describe("release channels: the subscribers a release counts as this process's o
     assert.strictEqual(channels.ownSubscribers(["a"]), 1)
     assert.strictEqual(channels.ownSubscribers(["a", "b"]), 0, "one key's channel not subscribed")
     const slots = await watching(channels, "r\u0000p")
-    assert.strictEqual(channels.ownSubscribers([slot, "r\u0000p1"]), 1, "a slot key's channel is its resource's slots' line")
+    assert.strictEqual(
+      channels.ownSubscribers([slot, "r\u0000p1"]),
+      1,
+      "a slot key's channel is its resource's slots' line"
+    )
     a.stop()
     slots.stop()
     leave()
@@ -130,4 +141,3 @@ describe("release channels: what a driver is", () => {
     leave()
   })
 })
-

@@ -18,7 +18,13 @@ describe("slots: the lines of keys", () => {
 
   it("tells apart keys that only start like the first key's slots", () => {
     assert.deepStrictEqual(
-      Slots.linesOf([slot("doc", 1, "read"), slot("doc", 3, "read"), slot("doc", 1), `${slot("doc", 1, "read")}x`, "doc"]),
+      Slots.linesOf([
+        slot("doc", 1, "read"),
+        slot("doc", 3, "read"),
+        slot("doc", 1),
+        `${slot("doc", 1, "read")}x`,
+        "doc"
+      ]),
       ["doc\u0000read", "doc\u0000permit", `${slot("doc", 1, "read")}x`, "doc"]
     )
     assert.deepStrictEqual(Slots.linesOf(["doc", slot("doc", 4, "read")]), ["doc", "doc\u0000read"])
@@ -30,8 +36,21 @@ describe("slots: a key's slots prefix", () => {
     // eslint-disable-next-line no-control-regex -- the separator of a slot key is NUL
     const pattern = /^(.*\u0000[A-Za-z]+)\d+$/s
     const keys = [
-      "jobs\u0000permit3", "jobs\u0000permit", "jobs\u00003", "jobs", "order:42", "a\u0000b\u0000read12", "\u0000permit1",
-      "permit1", "x\u0000per-mit1", "x\u0000Ab9", "x\u0000Ab9a", "line\nbreak\u0000read0", "", "7", "\u0000"
+      "jobs\u0000permit3",
+      "jobs\u0000permit",
+      "jobs\u00003",
+      "jobs",
+      "order:42",
+      "a\u0000b\u0000read12",
+      "\u0000permit1",
+      "permit1",
+      "x\u0000per-mit1",
+      "x\u0000Ab9",
+      "x\u0000Ab9a",
+      "line\nbreak\u0000read0",
+      "",
+      "7",
+      "\u0000"
     ]
     for (const key of keys) assert.strictEqual(Slots.slotsPrefixOf(key), pattern.exec(key)?.[1], JSON.stringify(key))
   })

@@ -18,7 +18,12 @@ Logger.setLoggerConfig("off")
 const named = [
   ["ioredis", drivers.ioredis, /^not connected: self-signed certificate in certificate chain$/, /^not connected: /],
   ["iovalkey", drivers.iovalkey, /^not connected: self-signed certificate in certificate chain$/, /^not connected: /],
-  ["node-redis", drivers.nodeRedis, /^not connected: self-signed certificate in certificate chain$/, /^not connected: /],
+  [
+    "node-redis",
+    drivers.nodeRedis,
+    /^not connected: self-signed certificate in certificate chain$/,
+    /^not connected: /
+  ],
   // GLIDE tells only that no connection was made in time, not why.
   ["Valkey GLIDE", drivers.glide, /^not connected/, /^not connected/]
 ] as const

@@ -19,7 +19,10 @@ import * as Ioredis from "effect-redlock/RedisNode/Ioredis"
 const TelemetryLive = NodeSdk.layer(() => ({
   resource: { serviceName: "effect-redlock-example" },
   spanProcessor: new SimpleSpanProcessor(new ConsoleSpanExporter()),
-  metricReader: new PeriodicExportingMetricReader({ exporter: new ConsoleMetricExporter(), exportIntervalMillis: 60_000 })
+  metricReader: new PeriodicExportingMetricReader({
+    exporter: new ConsoleMetricExporter(),
+    exportIntervalMillis: 60_000
+  })
 }))
 
 const program = Effect.gen(function*() {

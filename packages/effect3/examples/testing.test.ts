@@ -7,7 +7,7 @@
  */
 import { assert, it } from "@effect/vitest"
 import { Effect, Fiber, Layer, TestClock } from "effect"
-import { Redlock, RedisNode } from "effect-redlock"
+import { RedisNode, Redlock } from "effect-redlock"
 
 // The code under test: runs a job at most once at a time.
 const runJobOnce = (job: Effect.Effect<void>) =>

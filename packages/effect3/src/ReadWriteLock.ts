@@ -102,10 +102,19 @@ export const withRead: {
   (
     resource: string,
     options: ReadWriteOptions
-  ): <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.Effect<A, E | WithLockError | SettingConflict | SelfDeadlock, R | Redlock>
-  <A, E, R>(self: Effect.Effect<A, E, R>, resource: string, options: ReadWriteOptions): Effect.Effect<A, E | WithLockError | SettingConflict | SelfDeadlock, R | Redlock>
-} = dual(3, <A, E, R>(self: Effect.Effect<A, E, R>, resource: string, options: ReadWriteOptions) =>
-  Effect.flatMap(Redlock, (redlock) => whileHolding(redlock, redlock.acquireRead, resource, options, self)))
+  ): <A, E, R>(
+    self: Effect.Effect<A, E, R>
+  ) => Effect.Effect<A, E | WithLockError | SettingConflict | SelfDeadlock, R | Redlock>
+  <A, E, R>(
+    self: Effect.Effect<A, E, R>,
+    resource: string,
+    options: ReadWriteOptions
+  ): Effect.Effect<A, E | WithLockError | SettingConflict | SelfDeadlock, R | Redlock>
+} = dual(
+  3,
+  <A, E, R>(self: Effect.Effect<A, E, R>, resource: string, options: ReadWriteOptions) =>
+    Effect.flatMap(Redlock, (redlock) => whileHolding(redlock, redlock.acquireRead, resource, options, self))
+)
 
 /**
  * Run an effect while holding `resource` for writing, released when it ends;
@@ -118,10 +127,19 @@ export const withWrite: {
   (
     resource: string,
     options: ReadWriteOptions
-  ): <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.Effect<A, E | WithLockError | SettingConflict | SelfDeadlock, R | Redlock>
-  <A, E, R>(self: Effect.Effect<A, E, R>, resource: string, options: ReadWriteOptions): Effect.Effect<A, E | WithLockError | SettingConflict | SelfDeadlock, R | Redlock>
-} = dual(3, <A, E, R>(self: Effect.Effect<A, E, R>, resource: string, options: ReadWriteOptions) =>
-  Effect.flatMap(Redlock, (redlock) => whileHolding(redlock, redlock.acquireWrite, resource, options, self)))
+  ): <A, E, R>(
+    self: Effect.Effect<A, E, R>
+  ) => Effect.Effect<A, E | WithLockError | SettingConflict | SelfDeadlock, R | Redlock>
+  <A, E, R>(
+    self: Effect.Effect<A, E, R>,
+    resource: string,
+    options: ReadWriteOptions
+  ): Effect.Effect<A, E | WithLockError | SettingConflict | SelfDeadlock, R | Redlock>
+} = dual(
+  3,
+  <A, E, R>(self: Effect.Effect<A, E, R>, resource: string, options: ReadWriteOptions) =>
+    Effect.flatMap(Redlock, (redlock) => whileHolding(redlock, redlock.acquireWrite, resource, options, self))
+)
 
 /**
  * Who holds `resource` for reading or writing, read slot by read slot, on

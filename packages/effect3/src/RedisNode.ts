@@ -28,37 +28,10 @@ import {
 
 export {
   /**
-   * Why a node could not carry out an operation: one of core's
-   * `nodeErrorReasons` (`@effect-redlock/core/engine/node.js`, where each is
-   * explained: `WrongType`, `ReadOnly`, `OutOfMemory`, `Auth`, `NoScript`,
-   * `Busy`, `CrossSlot`, `Unavailable`, `Unknown`).
-   *
-   * @since 0.1.0
-   * @category errors
-   */
-  RedisNodeErrorReason,
-  /**
-   * An operation on one node failed. It is recorded as that node's outcome; it
-   * never aborts a lock operation on its own, because the other nodes may still
-   * form a quorum.
-   *
-   * @since 0.1.0
-   * @category errors
-   */
-  RedisNodeError,
-  /**
    * @since 0.1.0
    * @category guards
    */
   isRedisNodeError,
-  /**
-   * The set of independent Redis masters a lock manager uses. A `Context.Tag`
-   * holds one value, so the N nodes are provided together, in a fixed order.
-   *
-   * @since 0.1.0
-   * @category tags
-   */
-  RedisNodes,
   /**
    * Fault controls of the in-memory nodes (see {@link layerMemory}).
    *
@@ -85,7 +58,34 @@ export {
    * @since 0.1.0
    * @category models
    */
-  NodeOutcome
+  NodeOutcome,
+  /**
+   * An operation on one node failed. It is recorded as that node's outcome; it
+   * never aborts a lock operation on its own, because the other nodes may still
+   * form a quorum.
+   *
+   * @since 0.1.0
+   * @category errors
+   */
+  RedisNodeError,
+  /**
+   * Why a node could not carry out an operation: one of core's
+   * `nodeErrorReasons` (`@effect-redlock/core/engine/node.js`, where each is
+   * explained: `WrongType`, `ReadOnly`, `OutOfMemory`, `Auth`, `NoScript`,
+   * `Busy`, `CrossSlot`, `Unavailable`, `Unknown`).
+   *
+   * @since 0.1.0
+   * @category errors
+   */
+  RedisNodeErrorReason,
+  /**
+   * The set of independent Redis masters a lock manager uses. A `Context.Tag`
+   * holds one value, so the N nodes are provided together, in a fixed order.
+   *
+   * @since 0.1.0
+   * @category tags
+   */
+  RedisNodes
 }
 
 /**
@@ -227,7 +227,9 @@ export interface EffectNode {
    * {@link ReleaseWatch}). Optional: without it, waiters only poll, and take
    * no place in line.
    */
-  readonly watchReleases?: ((key: string, onRelease: (next: string | null) => void) => Effect.Effect<ReleaseWatch>) | undefined
+  readonly watchReleases?:
+    | ((key: string, onRelease: (next: string | null) => void) => Effect.Effect<ReleaseWatch>)
+    | undefined
   /**
    * Whether this node's release announcements reach this process now (or
    * will, once a key is watched): `false` while the node cannot announce,
@@ -412,7 +414,6 @@ export interface MemoryNodesControl extends
     readonly Failure: Option.Option<RedisNodeErrorReason>
   }>
 {}
-
 
 /**
  * `n` in-memory nodes with the same semantics as Redis: latency and expiry run

@@ -45,6 +45,22 @@ export {
 
 export {
   /**
+   * The lock was extended as often as `maxExtensions` allows. The bound keeps a stuck holder from keeping a
+   * resource forever.
+   *
+   * @since 0.1.0
+   * @category errors
+   */
+  ExtensionLimitReached,
+  /**
+   * No fencing token could be issued: fewer than a majority of nodes answered in time. The lock itself may
+   * still be valid; asking again may succeed.
+   *
+   * @since 0.1.0
+   * @category errors
+   */
+  FencingTokenUnavailable,
+  /**
    * An option or argument is invalid. Raised before any node is contacted.
    *
    * @since 0.1.0
@@ -52,12 +68,20 @@ export {
    */
   InvalidOptions,
   /**
-   * Why an acquisition attempt failed.
+   * The lock is no longer held: work under it must stop. `withLock` interrupts its body and fails with this
+   * error when it happens.
    *
    * @since 0.1.0
    * @category errors
    */
-  NotAcquiredReason,
+  LockLost,
+  /**
+   * Why a held lock was lost.
+   *
+   * @since 0.1.0
+   * @category errors
+   */
+  LockLostReason,
   /**
    * The lock could not be acquired within the retry schedule. Carries what every node answered on the last
    * attempt, so the cause is visible: held by another client (`Held`), slow or down nodes (`TimedOut`), or node
@@ -68,21 +92,6 @@ export {
    */
   LockNotAcquired,
   /**
-   * Why a held lock was lost.
-   *
-   * @since 0.1.0
-   * @category errors
-   */
-  LockLostReason,
-  /**
-   * The lock is no longer held: work under it must stop. `withLock` interrupts its body and fails with this
-   * error when it happens.
-   *
-   * @since 0.1.0
-   * @category errors
-   */
-  LockLost,
-  /**
    * An extension did not reach a majority of nodes in time (nodes slow, down or failing). The lock is still
    * valid until its deadline; extending again may succeed.
    *
@@ -90,30 +99,6 @@ export {
    * @category errors
    */
   LockNotExtended,
-  /**
-   * The lock was extended as often as `maxExtensions` allows. The bound keeps a stuck holder from keeping a
-   * resource forever.
-   *
-   * @since 0.1.0
-   * @category errors
-   */
-  ExtensionLimitReached,
-  /**
-   * A semaphore's `limit` or a read-write lock's `maxReaders` differs from the one the resource's holders use
-   * (recorded on a majority of nodes): refused at once. A new value takes effect once the resource is idle.
-   *
-   * @since 0.1.0
-   * @category errors
-   */
-  SettingConflict,
-  /**
-   * The read-write lock the fiber asked for would wait for its own hold (a write of a resource it reads or
-   * writes, a read of one it writes): refused at once.
-   *
-   * @since 0.1.0
-   * @category errors
-   */
-  SelfDeadlock,
   /**
    * The promise code's lock manager (`effect-redlock/Promise`) was closed: every call after `close()` rejects
    * with it, as does each acquisition still waiting then (after leaving its lines). Never from the Effect API.
@@ -123,13 +108,28 @@ export {
    */
   ManagerClosed,
   /**
-   * No fencing token could be issued: fewer than a majority of nodes answered in time. The lock itself may
-   * still be valid; asking again may succeed.
+   * Why an acquisition attempt failed.
    *
    * @since 0.1.0
    * @category errors
    */
-  FencingTokenUnavailable,
+  NotAcquiredReason,
+  /**
+   * The read-write lock the fiber asked for would wait for its own hold (a write of a resource it reads or
+   * writes, a read of one it writes): refused at once.
+   *
+   * @since 0.1.0
+   * @category errors
+   */
+  SelfDeadlock,
+  /**
+   * A semaphore's `limit` or a read-write lock's `maxReaders` differs from the one the resource's holders use
+   * (recorded on a majority of nodes): refused at once. A new value takes effect once the resource is idle.
+   *
+   * @since 0.1.0
+   * @category errors
+   */
+  SettingConflict,
   /**
    * A fenced write was refused: the storage has already seen a token at least as large, so a later holder of
    * the lock has written since. The writer lost the lock (it was paused past its validity, say) and must not

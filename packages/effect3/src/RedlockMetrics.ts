@@ -18,13 +18,6 @@ export {
    */
   acquireDuration,
   /**
-   * Locks acquired.
-   *
-   * @since 0.1.0
-   * @category metrics
-   */
-  acquisitions,
-  /**
    * Acquisitions that failed once the retry schedule ran out, tagged `reason`: `Held`,
    * `NotYourTurn`, `NoQuorum` or `ValidityExpired` (`RedlockError.NotAcquiredReason`).
    *
@@ -33,20 +26,19 @@ export {
    */
   acquireFailures,
   /**
+   * Locks acquired.
+   *
+   * @since 0.1.0
+   * @category metrics
+   */
+  acquisitions,
+  /**
    * Attempts per acquire call (successful or not): contention shows as more than one.
    *
    * @since 0.1.0
    * @category metrics
    */
   attemptsPerAcquire,
-  /**
-   * Locks lost while held, tagged `reason`: `Expired` (the validity ran out before a release or
-   * an extension) or `NotHeld` (a majority of nodes no longer held it).
-   *
-   * @since 0.1.0
-   * @category metrics
-   */
-  lostLocks,
   /**
    * How late automatic extensions were: the time from when an extension was due (half the ttl
    * left) to when a majority confirmed it. Growth means slow nodes or a starved process.
@@ -55,6 +47,14 @@ export {
    * @category metrics
    */
   extensionLag,
+  /**
+   * Locks lost while held, tagged `reason`: `Expired` (the validity ran out before a release or
+   * an extension) or `NotHeld` (a majority of nodes no longer held it).
+   *
+   * @since 0.1.0
+   * @category metrics
+   */
+  lostLocks,
   /**
    * Validity left when a lock was released, in ms; 0 when it had already run out. Values near 0
    * mean the work under the lock barely fits its ttl.

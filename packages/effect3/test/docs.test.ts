@@ -13,7 +13,11 @@ const src = Path.join(Path.dirname(fileURLToPath(import.meta.url)), "..", "src")
 const publicModules = (dir: string): Array<string> =>
   Fs.readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
     const path = Path.join(dir, entry.name)
-    if (entry.isDirectory()) return entry.name === "internal" || entry.name === "engine" || entry.name === "nodes" ? [] : publicModules(path)
+    if (entry.isDirectory()) {
+      return entry.name === "internal" || entry.name === "engine" || entry.name === "nodes"
+        ? []
+        : publicModules(path)
+    }
     return entry.name.endsWith(".ts") ? [path] : []
   })
 
@@ -34,7 +38,8 @@ const undocumented = (file: string): Array<string> => {
       for (const declaration of statement.declarationList.declarations) check(statement, declaration.name.getText())
     } else if (
       exported &&
-      (ts.isFunctionDeclaration(statement) || ts.isClassDeclaration(statement) || ts.isInterfaceDeclaration(statement) ||
+      (ts.isFunctionDeclaration(statement) || ts.isClassDeclaration(statement) ||
+        ts.isInterfaceDeclaration(statement) ||
         ts.isTypeAliasDeclaration(statement))
     ) {
       check(statement, statement.name?.getText() ?? "default")

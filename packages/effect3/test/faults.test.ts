@@ -52,38 +52,52 @@ const overGlide = Suite.scenarios(settings).filter((scenario) => glideRows.inclu
 
 const runs = [
   { label: "", settings, scenarios },
-  { label: ", Effect and node-redlock workers", settings: { ...settings, frontEnds: "mixed" as const }, scenarios: mixed },
+  {
+    label: ", Effect and node-redlock workers",
+    settings: { ...settings, frontEnds: "mixed" as const },
+    scenarios: mixed
+  },
   { label: ", GLIDE nodes", settings: { ...settings, client: "glide" as const }, scenarios: overGlide }
 ]
 
 // Durable scenarios run on their own servers (AOF, appendfsync always).
-for (const { label, scenarios, settings } of runs) for (const durable of [false, true]) {
-  const group = scenarios.filter((scenario) => (scenario.durable === true) === durable)
-  if (group.length === 0) continue
-  const name = `fault suite (short)${durable ? ", durable servers" : ""}${label}`
-  layer(Suite.fleetFor(group[0]), { timeout: 60_000, excludeTestServices: true })(name, (it) => {
-    for (const scenario of group) {
-      it.effect(`${scenario.name}: ${scenario.expect === "safe" ? "no violation" : "the hazard shows"}`, () =>
-        Effect.gen(function*() {
-          const fleet = yield* RedisFleet.RedisFleet
-          const report = yield* Suite.runScenario(fleet, scenario, settings)
-          const summary = Suite.table([report]) + "\n" + report.problems.join("\n")
-          assert.strictEqual(report.unhandled, 0, summary)
-          assert.strictEqual(report.leakedKeys, 0, summary)
-          assert.isAbove(report.acquisitions, 0, summary)
-          if (scenario.expect === "safe") {
-            assert.strictEqual(report.violations, 0, summary)
-            assert.strictEqual(report.tokenRegressions, 0, summary)
-          } else {
-            assert.isTrue(Suite.hazardShown(report), summary)
-          }
-          if (scenario.name === "holder paused past its ttl") {
-            assert.isAtLeast(report.staleWritesRejected, 1, `the paused holder's late write was refused\n${summary}`)
-            assert.isAtLeast(report.expiredOverlaps, 1, `others held the lock while it was paused\n${summary}`)
-          }
-        }), 90_000)
-    }
-  })
+for (const { label, scenarios, settings } of runs) {
+  for (const durable of [false, true]) {
+    const group = scenarios.filter((scenario) => (scenario.durable === true) === durable)
+    if (group.length === 0) continue
+    const name = `fault suite (short)${durable ? ", durable servers" : ""}${label}`
+    layer(Suite.fleetFor(group[0]), { timeout: 60_000, excludeTestServices: true })(name, (it) => {
+      for (const scenario of group) {
+        it.effect(
+          `${scenario.name}: ${scenario.expect === "safe" ? "no violation" : "the hazard shows"}`,
+          () =>
+            Effect.gen(function*() {
+              const fleet = yield* RedisFleet.RedisFleet
+              const report = yield* Suite.runScenario(fleet, scenario, settings)
+              const summary = Suite.table([report]) + "\n" + report.problems.join("\n")
+              assert.strictEqual(report.unhandled, 0, summary)
+              assert.strictEqual(report.leakedKeys, 0, summary)
+              assert.isAbove(report.acquisitions, 0, summary)
+              if (scenario.expect === "safe") {
+                assert.strictEqual(report.violations, 0, summary)
+                assert.strictEqual(report.tokenRegressions, 0, summary)
+              } else {
+                assert.isTrue(Suite.hazardShown(report), summary)
+              }
+              if (scenario.name === "holder paused past its ttl") {
+                assert.isAtLeast(
+                  report.staleWritesRejected,
+                  1,
+                  `the paused holder's late write was refused\n${summary}`
+                )
+                assert.isAtLeast(report.expiredOverlaps, 1, `others held the lock while it was paused\n${summary}`)
+              }
+            }),
+          90_000
+        )
+      }
+    })
+  }
 }
 
 describe("fault checker", () => {

@@ -47,17 +47,21 @@ if (!engine) {
 }
 
 describe("testcontainers fleet", () => {
-  it.live.skipIf(!engine)("the same fleet from containers: lock, pause a node, kill and start it", () =>
-    Effect.gen(function*() {
-      const fleet = yield* RedisFleet.RedisFleet
-      const redlock = Context.get(yield* Layer.build(redis(fleet.nodes)), Redlock.Redlock)
-      yield* fleet.servers[0].pause
-      const lock = yield* redlock.acquire("r", { ttl: "5 seconds", nodeTimeout: "100 millis" })
-      assert.strictEqual(lock.outcomes.filter((o) => o._tag === "Ok").length, 2)
-      yield* fleet.servers[0].resume
-      yield* redlock.release(lock)
-      yield* fleet.servers[1].kill
-      yield* fleet.servers[1].start
-      assert.strictEqual(yield* fleet.servers[1].call("DBSIZE"), 0)
-    }).pipe(Effect.scoped, Effect.provide(RedisFleet.layerContainers(3))), 120_000)
+  it.live.skipIf(!engine)(
+    "the same fleet from containers: lock, pause a node, kill and start it",
+    () =>
+      Effect.gen(function*() {
+        const fleet = yield* RedisFleet.RedisFleet
+        const redlock = Context.get(yield* Layer.build(redis(fleet.nodes)), Redlock.Redlock)
+        yield* fleet.servers[0].pause
+        const lock = yield* redlock.acquire("r", { ttl: "5 seconds", nodeTimeout: "100 millis" })
+        assert.strictEqual(lock.outcomes.filter((o) => o._tag === "Ok").length, 2)
+        yield* fleet.servers[0].resume
+        yield* redlock.release(lock)
+        yield* fleet.servers[1].kill
+        yield* fleet.servers[1].start
+        assert.strictEqual(yield* fleet.servers[1].call("DBSIZE"), 0)
+      }).pipe(Effect.scoped, Effect.provide(RedisFleet.layerContainers(3))),
+    120_000
+  )
 })

@@ -67,7 +67,9 @@ it("src/ has no runtime import cycle", () => {
 it("internal modules import the public modules as types only", () => {
   const internal = (file: string) => file.includes(`${Path.sep}internal${Path.sep}`)
   const offenders = [...graph].flatMap(([file, targets]) =>
-    internal(file) ? targets.filter((target) => !internal(target)).map((target) => `${name(file)} -> ${name(target)}`) : []
+    internal(file)
+      ? targets.filter((target) => !internal(target)).map((target) => `${name(file)} -> ${name(target)}`)
+      : []
   )
   assert.deepStrictEqual(offenders, [])
 })

@@ -98,7 +98,8 @@ export const captureLogs = (logged: Array<string>, options: { readonly withLevel
   Logger.replace(
     Logger.defaultLogger,
     Logger.make(({ logLevel, message }) =>
-      void logged.push(options.withLevel === true ? `${logLevel.label} ${String(message)}` : String(message)))
+      void logged.push(options.withLevel === true ? `${logLevel.label} ${String(message)}` : String(message))
+    )
   )
 
 /** A layer under which configuration is read from `env`, as from environment variables. */
@@ -195,15 +196,21 @@ export const recordSpans = () => {
     },
     context: (f) => f()
   })
-  return { spans: (): ReadonlyArray<RecordedSpan> => spans, use: <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.withTracer(self, tracer) }
+  return {
+    spans: (): ReadonlyArray<RecordedSpan> => spans,
+    use: <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.withTracer(self, tracer)
+  }
 }
 
 /** Run an effect with the minimum log level at Debug. */
 export const atDebugLevel = <A, E, R>(self: Effect.Effect<A, E, R>) => Logger.withMinimumLogLevel(self, LogLevel.Debug)
 
 /** How many times a counter was incremented, or a histogram recorded, with the given tags. */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any -- any counter or histogram
-export const metricCount = (metric: Metric.Metric<any, any, any>, tags: Record<string, string> = {}): Effect.Effect<number> =>
+export const metricCount = (
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- any counter or histogram
+  metric: Metric.Metric<any, any, any>,
+  tags: Record<string, string> = {}
+): Effect.Effect<number> =>
   Effect.map(
     Metric.value(Object.entries(tags).reduce((tagged, [key, value]) => Metric.tagged(tagged, key, value), metric)),
     (state) => (state as { readonly count: number }).count

@@ -15,7 +15,22 @@ import { fileURLToPath } from "node:url"
 import * as RedisFleet from "@effect-redlock/fleet/effect3.js"
 
 const root = Path.join(Path.dirname(fileURLToPath(import.meta.url)), "..", "..", "..")
-const publicModules = ["Lock", "Redlock", "RedlockError", "RedisNode", "RedlockMetrics", "RedisNode/Ioredis", "RedisNode/Iovalkey", "RedisNode/NodeRedis", "RedisNode/Glide", "Fencing/Ioredis", "Promise", "node-redlock", "Semaphore", "ReadWriteLock"]
+const publicModules = [
+  "Lock",
+  "Redlock",
+  "RedlockError",
+  "RedisNode",
+  "RedlockMetrics",
+  "RedisNode/Ioredis",
+  "RedisNode/Iovalkey",
+  "RedisNode/NodeRedis",
+  "RedisNode/Glide",
+  "Fencing/Ioredis",
+  "Promise",
+  "node-redlock",
+  "Semaphore",
+  "ReadWriteLock"
+]
 
 /**
  * A command's stdout; it fails with the error (its stdout and stderr attached) when the command does.
@@ -24,10 +39,15 @@ const publicModules = ["Lock", "Redlock", "RedlockError", "RedisNode", "RedlockM
  */
 const run = (command: string, args: ReadonlyArray<string>, cwd: string): Promise<string> =>
   new Promise((resolve, reject) => {
-    ChildProcess.execFile(command, args, { cwd, encoding: "utf8", maxBuffer: 64 * 2 ** 20 }, (error, stdout, stderr) => {
-      if (error === null) resolve(stdout)
-      else reject(Object.assign(error, { stdout, stderr }))
-    })
+    ChildProcess.execFile(
+      command,
+      args,
+      { cwd, encoding: "utf8", maxBuffer: 64 * 2 ** 20 },
+      (error, stdout, stderr) => {
+        if (error === null) resolve(stdout)
+        else reject(Object.assign(error, { stdout, stderr }))
+      }
+    )
   })
 
 /** A command that must fail: its stderr. */
@@ -91,32 +111,65 @@ describe("the packages as users install them", () => {
     const files = async (tarball: string) =>
       (await run("tar", ["tzf", tarball], scratch)).trim().split("\n").map((f) => f.replace(/^package\//, ""))
     const libraryFiles = await files(library)
-    for (const wanted of ["package.json", "README.md", "LICENSE", "dist/esm/index.js", "dist/esm/index.d.ts", "dist/cjs/index.js", "dist/cjs/index.d.ts", "dist/cjs/package.json"]) {
+    for (
+      const wanted of [
+        "package.json",
+        "README.md",
+        "LICENSE",
+        "dist/esm/index.js",
+        "dist/esm/index.d.ts",
+        "dist/cjs/index.js",
+        "dist/cjs/index.d.ts",
+        "dist/cjs/package.json"
+      ]
+    ) {
       assert.include(libraryFiles, wanted)
     }
     const tooling = /^(test|bench|faults|fleet|cli|demo|examples|scripts|\.ci)\/|^tsconfig|^vitest/
     assert.deepStrictEqual(libraryFiles.filter((file) => tooling.test(file)), [])
     const coreFiles = await files(core)
-    assert.includeMembers(coreFiles, ["package.json", "README.md", "LICENSE", "dist/esm/engine/attempt.js", "dist/cjs/engine/attempt.d.ts", "dist/cjs/package.json"])
+    assert.includeMembers(coreFiles, [
+      "package.json",
+      "README.md",
+      "LICENSE",
+      "dist/esm/engine/attempt.js",
+      "dist/cjs/engine/attempt.d.ts",
+      "dist/cjs/package.json"
+    ])
     assert.deepStrictEqual(coreFiles.filter((file) => tooling.test(file)), [])
     const cliFiles = await files(cli)
     assert.includeMembers(cliFiles, ["package.json", "README.md", "LICENSE", "dist/redlock.js"])
     // Its own files only: core is bundled into them (the CLI depends on ioredis alone).
-    assert.deepStrictEqual(cliFiles.filter((file) => !/^(package\.json|README\.md|LICENSE|dist\/(chunks\/)?[\w-]+\.js)$/.test(file)), [])
+    assert.deepStrictEqual(
+      cliFiles.filter((file) => !/^(package\.json|README\.md|LICENSE|dist\/(chunks\/)?[\w-]+\.js)$/.test(file)),
+      []
+    )
     const cliManifest = JSON.parse(await run("tar", ["xzOf", cli, "package/package.json"], scratch))
     assert.deepStrictEqual(Object.keys(cliManifest.dependencies), ["ioredis"])
     assert.isUndefined(cliManifest.bundleDependencies)
   })
 
   it("the library depends on core alone, at its own version; effect, ioredis, iovalkey, redis and GLIDE are peers", async () => {
-    const manifest = (name: string) => JSON.parse(Fs.readFileSync(Path.join(project(), "node_modules", name, "package.json"), "utf8"))
+    const manifest = (name: string) =>
+      JSON.parse(Fs.readFileSync(Path.join(project(), "node_modules", name, "package.json"), "utf8"))
     const library = manifest("effect-redlock")
     const core = manifest("@effect-redlock/core")
     assert.deepStrictEqual(library.dependencies, { "@effect-redlock/core": core.version })
-    assert.deepStrictEqual(Object.keys(library.peerDependencies).sort(), ["@valkey/valkey-glide", "effect", "ioredis", "iovalkey", "redis"])
+    assert.deepStrictEqual(Object.keys(library.peerDependencies).sort(), [
+      "@valkey/valkey-glide",
+      "effect",
+      "ioredis",
+      "iovalkey",
+      "redis"
+    ])
     // Core needs no Effect: its peers are the clients, all optional.
     assert.isUndefined(core.dependencies)
-    assert.deepStrictEqual(Object.keys(core.peerDependencies).sort(), ["@valkey/valkey-glide", "ioredis", "iovalkey", "redis"])
+    assert.deepStrictEqual(Object.keys(core.peerDependencies).sort(), [
+      "@valkey/valkey-glide",
+      "ioredis",
+      "iovalkey",
+      "redis"
+    ])
   })
 
   it("every public module imports as an ES module and requires as CommonJS", async () => {
@@ -135,7 +188,10 @@ describe("the packages as users install them", () => {
     assert.isTrue(imported.every((count) => count > 0), JSON.stringify(imported))
     assert.isTrue(required.every((count) => count > 0), JSON.stringify(required))
     const { Redlock } = JSON.parse(
-      await run(process.execPath, ["-e", "const m = require('effect-redlock'); console.log(JSON.stringify({ Redlock: typeof m.Redlock.acquire }))"], project())
+      await run(process.execPath, [
+        "-e",
+        "const m = require('effect-redlock'); console.log(JSON.stringify({ Redlock: typeof m.Redlock.acquire }))"
+      ], project())
     )
     assert.strictEqual(Redlock, "function")
   })
@@ -166,12 +222,20 @@ const { RedisNode } = require("effect-redlock")
 const { Schedule } = require("effect")`)
     )
     for (const file of ["promise.mjs", "promise.cjs"]) {
-      assert.deepStrictEqual(JSON.parse(await run(process.execPath, [file], project())), ["orders:42", "LockNotAcquired", "Released"], file)
+      assert.deepStrictEqual(JSON.parse(await run(process.execPath, [file], project())), [
+        "orders:42",
+        "LockNotAcquired",
+        "Released"
+      ], file)
     }
   })
 
   it("internal modules cannot be imported", async () => {
-    const stderr = await failing(process.execPath, ["--input-type=module", "-e", "import('effect-redlock/internal/scripts.js')"], project())
+    const stderr = await failing(process.execPath, [
+      "--input-type=module",
+      "-e",
+      "import('effect-redlock/internal/scripts.js')"
+    ], project())
     assert.include(stderr, "ERR_PACKAGE_PATH_NOT_EXPORTED")
   })
 
@@ -182,7 +246,8 @@ const { Schedule } = require("effect")`)
    */
   const withoutUpstreamErrors = (output: string) =>
     output.split(/\n(?=\S)/).filter((diagnostic) =>
-      !/^(\.\.\/)*node_modules\/ioredis\/built\/.*error TS7016: Could not find a declaration file for module 'redis-errors'/.test(diagnostic)
+      !/^(\.\.\/)*node_modules\/ioredis\/built\/.*error TS7016: Could not find a declaration file for module 'redis-errors'/
+        .test(diagnostic)
     ).join("\n")
 
   it("a strict TypeScript consumer type-checks with nodenext and with bundler resolution", async () => {
@@ -236,18 +301,27 @@ export const fromPromises = async (): Promise<string> => {
       skipLibCheck: false,
       types: ["node"]
     }
-    for (const [name, options] of [
-      ["nodenext", { module: "nodenext", moduleResolution: "nodenext" }],
-      ["bundler", { module: "esnext", moduleResolution: "bundler" }]
-    ] as const) {
+    for (
+      const [name, options] of [
+        ["nodenext", { module: "nodenext", moduleResolution: "nodenext" }],
+        ["bundler", { module: "esnext", moduleResolution: "bundler" }]
+      ] as const
+    ) {
       const dir = Path.join(project(), `ts-${name}`)
       Fs.mkdirSync(dir, { recursive: true })
       Fs.writeFileSync(Path.join(dir, "package.json"), JSON.stringify({ type: "module" }))
       Fs.writeFileSync(Path.join(dir, "main.ts"), source)
-      Fs.writeFileSync(Path.join(dir, "tsconfig.json"), JSON.stringify({ compilerOptions: { ...strict, ...options }, files: ["main.ts"] }))
+      Fs.writeFileSync(
+        Path.join(dir, "tsconfig.json"),
+        JSON.stringify({ compilerOptions: { ...strict, ...options }, files: ["main.ts"] })
+      )
       const checked = await (async () => {
         try {
-          return await run(process.execPath, [Path.join(project(), "node_modules", "typescript", "bin", "tsc"), "-p", "tsconfig.json"], dir)
+          return await run(process.execPath, [
+            Path.join(project(), "node_modules", "typescript", "bin", "tsc"),
+            "-p",
+            "tsconfig.json"
+          ], dir)
         } catch (error) {
           return String((error as { stdout?: unknown }).stdout)
         }
@@ -256,30 +330,44 @@ export const fromPromises = async (): Promise<string> => {
     }
   })
 
-  it.effect("a plain Node project: core, the library and ioredis install without effect, the README's promise quick start runs (ES module and CommonJS), a strict TypeScript consumer compiles", () =>
-    Effect.gen(function*() {
-      const fleet = yield* RedisFleet.RedisFleet
-      const port = fleet.servers[0].port
-      yield* Effect.promise(async () => {
-        const plain = Path.join(scratch, "plain")
-        Fs.mkdirSync(plain)
-        Fs.writeFileSync(Path.join(plain, "package.json"), JSON.stringify({ name: "plain-consumer", private: true }))
-        await run("npm", ["install", "--no-audit", "--no-fund", core, library, "ioredis", "typescript@5.9", "@types/node@20"], plain)
-        assert.isFalse(Fs.existsSync(Path.join(plain, "node_modules", "effect")), "no effect installed")
-        const installed = [
-          Path.join(plain, "node_modules", "effect-redlock"),
-          Path.join(plain, "node_modules", "@effect-redlock", "core")
-        ].reduce((total, dir) => total + sizeOf(dir), 0)
-        assert.isAtMost(installed, 3_200_000, `the library's own installed size (at most 3.2 MB): ${installed} bytes`)
-        // The README's quick start, on the fleet's server (durable: it votes at once, as a production server does).
-        const readme = Fs.readFileSync(Path.join(root, "README.md"), "utf8")
-        const section = readme.slice(readme.indexOf("## Quick start: promises"))
-        const quickStart = /```ts\n([\s\S]*?)```/.exec(section)![1]!.replace("port: 6379", `port: ${port}`)
-        Fs.writeFileSync(Path.join(plain, "quick-start.mjs"), quickStart)
-        assert.deepStrictEqual((await run(process.execPath, ["quick-start.mjs"], plain)).trim().split("\n"), ["holding orders:42", "done"])
-        Fs.writeFileSync(
-          Path.join(plain, "plain.cjs"),
-          `const { makeRedlock, noRetry, LockNotAcquired } = require("effect-redlock/Promise")
+  it.effect(
+    "a plain Node project: core, the library and ioredis install without effect, the README's promise quick start runs (ES module and CommonJS), a strict TypeScript consumer compiles",
+    () =>
+      Effect.gen(function*() {
+        const fleet = yield* RedisFleet.RedisFleet
+        const port = fleet.servers[0].port
+        yield* Effect.promise(async () => {
+          const plain = Path.join(scratch, "plain")
+          Fs.mkdirSync(plain)
+          Fs.writeFileSync(Path.join(plain, "package.json"), JSON.stringify({ name: "plain-consumer", private: true }))
+          await run("npm", [
+            "install",
+            "--no-audit",
+            "--no-fund",
+            core,
+            library,
+            "ioredis",
+            "typescript@5.9",
+            "@types/node@20"
+          ], plain)
+          assert.isFalse(Fs.existsSync(Path.join(plain, "node_modules", "effect")), "no effect installed")
+          const installed = [
+            Path.join(plain, "node_modules", "effect-redlock"),
+            Path.join(plain, "node_modules", "@effect-redlock", "core")
+          ].reduce((total, dir) => total + sizeOf(dir), 0)
+          assert.isAtMost(installed, 3_200_000, `the library's own installed size (at most 3.2 MB): ${installed} bytes`)
+          // The README's quick start, on the fleet's server (durable: it votes at once, as a production server does).
+          const readme = Fs.readFileSync(Path.join(root, "README.md"), "utf8")
+          const section = readme.slice(readme.indexOf("## Quick start: promises"))
+          const quickStart = /```ts\n([\s\S]*?)```/.exec(section)![1]!.replace("port: 6379", `port: ${port}`)
+          Fs.writeFileSync(Path.join(plain, "quick-start.mjs"), quickStart)
+          assert.deepStrictEqual((await run(process.execPath, ["quick-start.mjs"], plain)).trim().split("\n"), [
+            "holding orders:42",
+            "done"
+          ])
+          Fs.writeFileSync(
+            Path.join(plain, "plain.cjs"),
+            `const { makeRedlock, noRetry, LockNotAcquired } = require("effect-redlock/Promise")
 const main = async () => {
   const redlock = await makeRedlock([{ port: ${port} }], { restartQuarantine: false })
   const lock = await redlock.acquire("plain:cjs", { ttl: 1000 })
@@ -289,15 +377,17 @@ const main = async () => {
 }
 main()
 `
-        )
-        assert.deepStrictEqual(JSON.parse(await run(process.execPath, ["plain.cjs"], plain)), {
-          lock: ["resources", "value", "ttlMillis", "validityMillis", "remainingMillis", "attempts", "outcomes"],
-          refused: "Held"
-        })
-        const dir = Path.join(plain, "ts")
-        Fs.mkdirSync(dir)
-        Fs.writeFileSync(Path.join(dir, "package.json"), JSON.stringify({ type: "module" }))
-        Fs.writeFileSync(Path.join(dir, "main.ts"), `import { LockNotAcquired, makeRedlock, retry, type PromiseLock } from "effect-redlock/Promise"
+          )
+          assert.deepStrictEqual(JSON.parse(await run(process.execPath, ["plain.cjs"], plain)), {
+            lock: ["resources", "value", "ttlMillis", "validityMillis", "remainingMillis", "attempts", "outcomes"],
+            refused: "Held"
+          })
+          const dir = Path.join(plain, "ts")
+          Fs.mkdirSync(dir)
+          Fs.writeFileSync(Path.join(dir, "package.json"), JSON.stringify({ type: "module" }))
+          Fs.writeFileSync(
+            Path.join(dir, "main.ts"),
+            `import { LockNotAcquired, makeRedlock, retry, type PromiseLock } from "effect-redlock/Promise"
 
 export const main = async (): Promise<number> => {
   const redlock = await makeRedlock([{ host: "127.0.0.1", port: 6379, password: "secret" }], { retry: retry({ delay: 10, times: 5 }) })
@@ -308,50 +398,81 @@ export const main = async (): Promise<number> => {
   await redlock.close()
   return left
 }
-`)
-        Fs.writeFileSync(Path.join(dir, "tsconfig.json"), JSON.stringify({
-          compilerOptions: {
-            target: "es2022",
-            lib: ["es2022"],
-            module: "nodenext",
-            moduleResolution: "nodenext",
-            strict: true,
-            exactOptionalPropertyTypes: true,
-            noEmit: true,
-            skipLibCheck: false,
-            types: ["node"]
-          },
-          files: ["main.ts"]
-        }))
-        const checked = await run(process.execPath, [Path.join(plain, "node_modules", "typescript", "bin", "tsc"), "-p", "tsconfig.json"], dir)
-          .catch((error: { readonly stdout?: unknown }) => String(error.stdout))
-        assert.strictEqual(checked.trim(), "")
-      })
-    }).pipe(Effect.provide(RedisFleet.layerLocal(1, { persistence: true }))), 300_000)
+`
+          )
+          Fs.writeFileSync(
+            Path.join(dir, "tsconfig.json"),
+            JSON.stringify({
+              compilerOptions: {
+                target: "es2022",
+                lib: ["es2022"],
+                module: "nodenext",
+                moduleResolution: "nodenext",
+                strict: true,
+                exactOptionalPropertyTypes: true,
+                noEmit: true,
+                skipLibCheck: false,
+                types: ["node"]
+              },
+              files: ["main.ts"]
+            })
+          )
+          const checked = await run(process.execPath, [
+            Path.join(plain, "node_modules", "typescript", "bin", "tsc"),
+            "-p",
+            "tsconfig.json"
+          ], dir)
+            .catch((error: { readonly stdout?: unknown }) => String(error.stdout))
+          assert.strictEqual(checked.trim(), "")
+        })
+      }).pipe(Effect.provide(RedisFleet.layerLocal(1, { persistence: true }))),
+    300_000
+  )
 
-  it.effect("a Valkey GLIDE user's project: a lock over their own GlideClients from the Effect 3 API and from promise code, and over GLIDE nodes of ours", () =>
-    Effect.gen(function*() {
-      const fleet = yield* RedisFleet.RedisFleet
-      const ports = fleet.servers.map((server) => String(server.port))
-      yield* Effect.promise(async () => {
-        Fs.copyFileSync(Path.join(root, "packages", "fleet", "fixtures", "glideUser.mjs"), Path.join(project(), "glide-user.mjs"))
-        const printed = await run(process.execPath, ["glide-user.mjs", ...ports], project())
-        assert.deepStrictEqual(JSON.parse(printed), ["glide:42", "glide:42", "Held", "Released"])
-      })
-    }).pipe(Effect.provide(RedisFleet.layerLocal(3))), 120_000)
+  it.effect(
+    "a Valkey GLIDE user's project: a lock over their own GlideClients from the Effect 3 API and from promise code, and over GLIDE nodes of ours",
+    () =>
+      Effect.gen(function*() {
+        const fleet = yield* RedisFleet.RedisFleet
+        const ports = fleet.servers.map((server) => String(server.port))
+        yield* Effect.promise(async () => {
+          Fs.copyFileSync(
+            Path.join(root, "packages", "fleet", "fixtures", "glideUser.mjs"),
+            Path.join(project(), "glide-user.mjs")
+          )
+          const printed = await run(process.execPath, ["glide-user.mjs", ...ports], project())
+          assert.deepStrictEqual(JSON.parse(printed), ["glide:42", "glide:42", "Held", "Released"])
+        })
+      }).pipe(Effect.provide(RedisFleet.layerLocal(3))),
+    120_000
+  )
 
-  it.effect("a node-redlock user's project: a 5.0 program and a 4.2 program run and type-check with only their import changed, and no effect is installed", () =>
-    Effect.gen(function*() {
-      const fleet = yield* RedisFleet.RedisFleet
-      const port = fleet.servers[0].port
-      yield* Effect.promise(async () => {
-        const dir = Path.join(scratch, "node-redlock-user")
-        Fs.mkdirSync(dir)
-        Fs.writeFileSync(Path.join(dir, "package.json"), JSON.stringify({ name: "node-redlock-user", private: true, type: "module" }))
-        await run("npm", ["install", "--no-audit", "--no-fund", core, library, "ioredis", "typescript@5.9", "@types/node@20"], dir)
-        assert.isFalse(Fs.existsSync(Path.join(dir, "node_modules", "effect")), "no effect installed")
-        // node-redlock 5.0's README, its import changed: a 1 s lock kept through 1.5 s of work by using's extension.
-        const version5 = `import Redlock, { ExecutionError, ResourceLockedError } from "effect-redlock/node-redlock"
+  it.effect(
+    "a node-redlock user's project: a 5.0 program and a 4.2 program run and type-check with only their import changed, and no effect is installed",
+    () =>
+      Effect.gen(function*() {
+        const fleet = yield* RedisFleet.RedisFleet
+        const port = fleet.servers[0].port
+        yield* Effect.promise(async () => {
+          const dir = Path.join(scratch, "node-redlock-user")
+          Fs.mkdirSync(dir)
+          Fs.writeFileSync(
+            Path.join(dir, "package.json"),
+            JSON.stringify({ name: "node-redlock-user", private: true, type: "module" })
+          )
+          await run("npm", [
+            "install",
+            "--no-audit",
+            "--no-fund",
+            core,
+            library,
+            "ioredis",
+            "typescript@5.9",
+            "@types/node@20"
+          ], dir)
+          assert.isFalse(Fs.existsSync(Path.join(dir, "node_modules", "effect")), "no effect installed")
+          // node-redlock 5.0's README, its import changed: a 1 s lock kept through 1.5 s of work by using's extension.
+          const version5 = `import Redlock, { ExecutionError, ResourceLockedError } from "effect-redlock/node-redlock"
 import Client from "ioredis"
 
 const redis = new Client({ host: "127.0.0.1", port: ${port} })
@@ -380,8 +501,8 @@ await held.release()
 console.log(JSON.stringify([kept, attempts]))
 await redlock.quit()
 `
-        // node-redlock 4.2's README, its require changed.
-        const version4 = `const { Redlock } = require("effect-redlock/node-redlock")
+          // node-redlock 4.2's README, its require changed.
+          const version4 = `const { Redlock } = require("effect-redlock/node-redlock")
 const Client = require("ioredis")
 
 const redlock = new Redlock([new Client(${port}, "127.0.0.1")], { driftFactor: 0.01, retryCount: 2, retryDelay: 10, retryJitter: 5 })
@@ -397,18 +518,21 @@ redlock.lock("locks:account:322456", 1000).then(function(lock) {
   return redlock.quit()
 })
 `
-        Fs.writeFileSync(Path.join(dir, "version5.mjs"), version5)
-        Fs.writeFileSync(Path.join(dir, "version4.cjs"), version4)
-        assert.deepStrictEqual(JSON.parse(await run(process.execPath, ["version5.mjs"], dir)), ["kept", 2])
-        assert.strictEqual((await run(process.execPath, ["version4.cjs"], dir)).trim(), "LockError")
-        const typed = Path.join(dir, "typed")
-        Fs.mkdirSync(typed)
-        Fs.writeFileSync(Path.join(typed, "package.json"), JSON.stringify({ type: "module" }))
-        // nodenext reads ioredis's default export as its module object: its named export instead.
-        Fs.writeFileSync(Path.join(typed, "version5.ts"), version5.replace(`import Client from "ioredis"`, `import { Redis as Client } from "ioredis"`))
-        Fs.writeFileSync(
-          Path.join(typed, "version4.ts"),
-          `import Redlock from "effect-redlock/node-redlock"
+          Fs.writeFileSync(Path.join(dir, "version5.mjs"), version5)
+          Fs.writeFileSync(Path.join(dir, "version4.cjs"), version4)
+          assert.deepStrictEqual(JSON.parse(await run(process.execPath, ["version5.mjs"], dir)), ["kept", 2])
+          assert.strictEqual((await run(process.execPath, ["version4.cjs"], dir)).trim(), "LockError")
+          const typed = Path.join(dir, "typed")
+          Fs.mkdirSync(typed)
+          Fs.writeFileSync(Path.join(typed, "package.json"), JSON.stringify({ type: "module" }))
+          // nodenext reads ioredis's default export as its module object: its named export instead.
+          Fs.writeFileSync(
+            Path.join(typed, "version5.ts"),
+            version5.replace(`import Client from "ioredis"`, `import { Redis as Client } from "ioredis"`)
+          )
+          Fs.writeFileSync(
+            Path.join(typed, "version4.ts"),
+            `import Redlock from "effect-redlock/node-redlock"
 import { Redis as Client } from "ioredis"
 
 const options: Redlock.Options = { retryCount: 2 }
@@ -418,57 +542,89 @@ export const locked = (): Promise<string> =>
     lock.unlock().then(() => typeof lock.resource === "string" ? lock.resource : lock.resource.join())
   ).catch((err: unknown) => err instanceof Redlock.LockError ? "LockError" : "other")
 `
-        )
-        Fs.writeFileSync(Path.join(typed, "tsconfig.json"), JSON.stringify({
-          compilerOptions: { target: "es2022", lib: ["es2022"], module: "nodenext", moduleResolution: "nodenext", strict: true, noEmit: true, types: ["node"] },
-          files: ["version5.ts", "version4.ts"]
-        }))
-        const checked = await run(process.execPath, [Path.join(dir, "node_modules", "typescript", "bin", "tsc"), "-p", "tsconfig.json"], typed)
-          .catch((error: { readonly stdout?: unknown }) => String(error.stdout))
-        assert.strictEqual(withoutUpstreamErrors(checked).trim(), "")
-      })
-    }).pipe(Effect.provide(RedisFleet.layerLocal(1, { persistence: true }))), 300_000)
-
-  it.effect("the CLI's tarball installs alone, globally and in an Effect 4 project: small, no warnings, --help, run and inspect work", () =>
-    Effect.gen(function*() {
-      const fleet = yield* RedisFleet.RedisFleet
-      const nodes = `redis://127.0.0.1:${fleet.servers[0].port}`
-      yield* Effect.promise(async () => {
-        const folder = (name: string, manifest: object) => {
-          const dir = Path.join(scratch, name)
-          Fs.mkdirSync(dir)
-          Fs.writeFileSync(Path.join(dir, "package.json"), JSON.stringify({ name, private: true, ...manifest }))
-          return dir
-        }
-        const npmInstall = async (dir: string, args: ReadonlyArray<string>) => {
-          const output = await new Promise<string>((resolve, reject) =>
-            ChildProcess.execFile("npm", ["install", "--no-audit", "--no-fund", ...args], { cwd: dir, encoding: "utf8" }, (error, stdout, stderr) =>
-              error === null ? resolve(stdout + stderr) : reject(Object.assign(error, { stdout, stderr })))
           )
-          assert.notMatch(output, /npm warn/i, `no warnings installing into ${dir}`)
-        }
-        const alone = folder("cli-alone", {})
-        await npmInstall(alone, [cli])
-        const global = folder("cli-global", {})
-        await npmInstall(global, ["--global", "--prefix", global, cli])
-        const withEffect4 = folder("cli-effect4", { type: "module" })
-        await npmInstall(withEffect4, ["effect@4.1", cli])
-        const installs = [
-          { bin: Path.join(alone, "node_modules", ".bin", "redlock"), size: sizeOf(Path.join(alone, "node_modules")) },
-          { bin: Path.join(global, "bin", "redlock"), size: sizeOf(Path.join(global, "lib", "node_modules")) },
-          { bin: Path.join(withEffect4, "node_modules", ".bin", "redlock"), size: undefined }
-        ]
-        for (const { bin, size } of installs) {
-          if (size !== undefined) assert.isAtMost(size, 15 * 2 ** 20, `${bin}: ${size} bytes installed`)
-          assert.strictEqual((await run(bin, ["--version"], scratch)).trim(), "0.1.0")
-          assert.match(await run(bin, ["--help"], scratch), /redlock run --resource NAME/)
-          const unknown = await failing(bin, ["run", "--resource", "r", "--tll", "1s", "--", "true"], scratch)
-          assert.include(unknown, "unknown flag --tll")
-          assert.strictEqual(await run(bin, ["run", "--resource", "installed", "--nodes", nodes, "--", "echo", "ran"], scratch), "ran\n")
-          assert.match(await run(bin, ["inspect", "installed", "--nodes", nodes], scratch), /installed: not locked/)
-        }
-      })
-    }).pipe(Effect.provide(RedisFleet.layerLocal(1, { persistence: true }))), 300_000)
+          Fs.writeFileSync(
+            Path.join(typed, "tsconfig.json"),
+            JSON.stringify({
+              compilerOptions: {
+                target: "es2022",
+                lib: ["es2022"],
+                module: "nodenext",
+                moduleResolution: "nodenext",
+                strict: true,
+                noEmit: true,
+                types: ["node"]
+              },
+              files: ["version5.ts", "version4.ts"]
+            })
+          )
+          const checked = await run(process.execPath, [
+            Path.join(dir, "node_modules", "typescript", "bin", "tsc"),
+            "-p",
+            "tsconfig.json"
+          ], typed)
+            .catch((error: { readonly stdout?: unknown }) => String(error.stdout))
+          assert.strictEqual(withoutUpstreamErrors(checked).trim(), "")
+        })
+      }).pipe(Effect.provide(RedisFleet.layerLocal(1, { persistence: true }))),
+    300_000
+  )
+
+  it.effect(
+    "the CLI's tarball installs alone, globally and in an Effect 4 project: small, no warnings, --help, run and inspect work",
+    () =>
+      Effect.gen(function*() {
+        const fleet = yield* RedisFleet.RedisFleet
+        const nodes = `redis://127.0.0.1:${fleet.servers[0].port}`
+        yield* Effect.promise(async () => {
+          const folder = (name: string, manifest: object) => {
+            const dir = Path.join(scratch, name)
+            Fs.mkdirSync(dir)
+            Fs.writeFileSync(Path.join(dir, "package.json"), JSON.stringify({ name, private: true, ...manifest }))
+            return dir
+          }
+          const npmInstall = async (dir: string, args: ReadonlyArray<string>) => {
+            const output = await new Promise<string>((resolve, reject) =>
+              ChildProcess.execFile("npm", ["install", "--no-audit", "--no-fund", ...args], {
+                cwd: dir,
+                encoding: "utf8"
+              }, (error, stdout, stderr) =>
+                error === null ? resolve(stdout + stderr) : reject(Object.assign(error, { stdout, stderr })))
+            )
+            assert.notMatch(output, /npm warn/i, `no warnings installing into ${dir}`)
+          }
+          const alone = folder("cli-alone", {})
+          await npmInstall(alone, [cli])
+          const global = folder("cli-global", {})
+          await npmInstall(global, ["--global", "--prefix", global, cli])
+          const withEffect4 = folder("cli-effect4", { type: "module" })
+          await npmInstall(withEffect4, ["effect@4.1", cli])
+          const installs = [
+            {
+              bin: Path.join(alone, "node_modules", ".bin", "redlock"),
+              size: sizeOf(Path.join(alone, "node_modules"))
+            },
+            { bin: Path.join(global, "bin", "redlock"), size: sizeOf(Path.join(global, "lib", "node_modules")) },
+            { bin: Path.join(withEffect4, "node_modules", ".bin", "redlock"), size: undefined }
+          ]
+          for (const { bin, size } of installs) {
+            if (size !== undefined) {
+              assert.isAtMost(size, 15 * 2 ** 20, `${bin}: ${size} bytes installed`)
+            }
+            assert.strictEqual((await run(bin, ["--version"], scratch)).trim(), "0.1.0")
+            assert.match(await run(bin, ["--help"], scratch), /redlock run --resource NAME/)
+            const unknown = await failing(bin, ["run", "--resource", "r", "--tll", "1s", "--", "true"], scratch)
+            assert.include(unknown, "unknown flag --tll")
+            assert.strictEqual(
+              await run(bin, ["run", "--resource", "installed", "--nodes", nodes, "--", "echo", "ran"], scratch),
+              "ran\n"
+            )
+            assert.match(await run(bin, ["inspect", "installed", "--nodes", nodes], scratch), /installed: not locked/)
+          }
+        })
+      }).pipe(Effect.provide(RedisFleet.layerLocal(1, { persistence: true }))),
+    300_000
+  )
 
   it("the installed redlock command answers --version and --help", async () => {
     const bin = Path.join(project(), "node_modules", ".bin", "redlock")

@@ -70,7 +70,9 @@ it("every TypeScript block of README.md and docs/ type-checks", () => {
     .filter((diagnostic) => diagnostic.file !== undefined && virtual.has(diagnostic.file.fileName))
     .map((diagnostic) => {
       const { line } = diagnostic.file!.getLineAndCharacterOfPosition(diagnostic.start ?? 0)
-      return `${Path.basename(diagnostic.file!.fileName)}:${line + 1}: ${ts.flattenDiagnosticMessageText(diagnostic.messageText, "\n")}`
+      return `${Path.basename(diagnostic.file!.fileName)}:${line + 1}: ${
+        ts.flattenDiagnosticMessageText(diagnostic.messageText, "\n")
+      }`
     })
   assert.deepStrictEqual(problems, [])
 })
@@ -94,7 +96,10 @@ const runScript = (code: string) =>
     }),
     (file) =>
       Effect.async<{ readonly code: number | null; readonly output: string }>((resume) => {
-        const child = ChildProcess.spawn(process.execPath, ["--import", "tsx", file], { cwd: root, stdio: ["ignore", "pipe", "pipe"] })
+        const child = ChildProcess.spawn(process.execPath, ["--import", "tsx", file], {
+          cwd: root,
+          stdio: ["ignore", "pipe", "pipe"]
+        })
         let output = ""
         child.stdout.on("data", (chunk: Buffer) => void (output += chunk.toString()))
         child.stderr.on("data", (chunk: Buffer) => void (output += chunk.toString()))

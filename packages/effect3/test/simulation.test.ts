@@ -14,7 +14,9 @@ describe("virtual time", () => {
     const started = performance.now()
     const { elapsedMillis, exit } = Simulation.run(Effect.gen(function*() {
       const late = yield* Effect.fork(Effect.zipRight(Effect.sleep("1 hour"), Effect.sync(() => order.push("hour"))))
-      const soon = yield* Effect.fork(Effect.zipRight(Effect.sleep("1 second"), Effect.sync(() => order.push("second"))))
+      const soon = yield* Effect.fork(
+        Effect.zipRight(Effect.sleep("1 second"), Effect.sync(() => order.push("second")))
+      )
       const timedOut = yield* Effect.sleep("1 day").pipe(Effect.timeout("10 millis"), Effect.exit)
       yield* Fiber.join(soon)
       yield* Fiber.join(late)
@@ -39,18 +41,30 @@ describe("virtual time", () => {
 
 // Schedules run synchronously on virtual time: asyncProperty lets the event loop turn between them.
 describe("random contention with node faults", () => {
-  it("no two holders inside their validity, tokens increase (empty and durable restarts included), no key left", async () => {
-    // On failure fast-check prints the seed and path; replay with `npm run simulate -- --seed S --path P`.
-    await fc.assert(Contention.asyncProperty({}, "lock"), { numRuns: 150 })
-  }, 120_000)
+  it(
+    "no two holders inside their validity, tokens increase (empty and durable restarts included), no key left",
+    async () => {
+      // On failure fast-check prints the seed and path; replay with `npm run simulate -- --seed S --path P`.
+      await fc.assert(Contention.asyncProperty({}, "lock"), { numRuns: 150 })
+    },
+    120_000
+  )
 
-  it("semaphores of 1 to 3 permits: never more holders inside their validity than permits, tokens increase per slot", async () => {
-    await fc.assert(Contention.asyncProperty({}, "semaphore"), { numRuns: 150 })
-  }, 120_000)
+  it(
+    "semaphores of 1 to 3 permits: never more holders inside their validity than permits, tokens increase per slot",
+    async () => {
+      await fc.assert(Contention.asyncProperty({}, "semaphore"), { numRuns: 150 })
+    },
+    120_000
+  )
 
-  it("read-write locks of 1 to 3 readers: a writer is alone inside its validity, readers at most maxReaders", async () => {
-    await fc.assert(Contention.asyncProperty({}, "readWrite"), { numRuns: 150 })
-  }, 120_000)
+  it(
+    "read-write locks of 1 to 3 readers: a writer is alone inside its validity, readers at most maxReaders",
+    async () => {
+      await fc.assert(Contention.asyncProperty({}, "readWrite"), { numRuns: 150 })
+    },
+    120_000
+  )
 
   it("with the restart quarantine off, the same checker finds two holders at once", async () => {
     const result = await fc.check(Contention.asyncProperty({ restartQuarantine: false }, "lock"), {

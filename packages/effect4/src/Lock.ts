@@ -8,7 +8,13 @@ import type * as Duration from "effect/Duration"
 import type * as Effect from "effect/Effect"
 import * as internal from "./internal/lock.js"
 import * as Time from "./internal/monotonic.js"
-import type { FencingTokenUnavailable, InvalidOptions, LockLost, NodeOutcome, ValidityTooShort } from "./RedlockError.js"
+import type {
+  FencingTokenUnavailable,
+  InvalidOptions,
+  LockLost,
+  NodeOutcome,
+  ValidityTooShort
+} from "./RedlockError.js"
 
 /**
  * @since 0.2.0

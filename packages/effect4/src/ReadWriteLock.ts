@@ -81,14 +81,19 @@ export const withRead: {
   (
     resource: string,
     options: ReadWriteOptions
-  ): <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.Effect<A, E | WithLockError | SettingConflict | SelfDeadlock, Exclude<R, Scope.Scope> | Redlock>
+  ): <A, E, R>(
+    self: Effect.Effect<A, E, R>
+  ) => Effect.Effect<A, E | WithLockError | SettingConflict | SelfDeadlock, Exclude<R, Scope.Scope> | Redlock>
   <A, E, R>(
     self: Effect.Effect<A, E, R>,
     resource: string,
     options: ReadWriteOptions
   ): Effect.Effect<A, E | WithLockError | SettingConflict | SelfDeadlock, Exclude<R, Scope.Scope> | Redlock>
-} = dual(3, <A, E, R>(self: Effect.Effect<A, E, R>, resource: string, options: ReadWriteOptions) =>
-  whileHolding(acquireRead(resource, options), self))
+} = dual(
+  3,
+  <A, E, R>(self: Effect.Effect<A, E, R>, resource: string, options: ReadWriteOptions) =>
+    whileHolding(acquireRead(resource, options), self)
+)
 
 /**
  * Run an effect while holding the write hold; interrupted with `LockLost` if it is lost.
@@ -100,14 +105,19 @@ export const withWrite: {
   (
     resource: string,
     options: ReadWriteOptions
-  ): <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.Effect<A, E | WithLockError | SettingConflict | SelfDeadlock, Exclude<R, Scope.Scope> | Redlock>
+  ): <A, E, R>(
+    self: Effect.Effect<A, E, R>
+  ) => Effect.Effect<A, E | WithLockError | SettingConflict | SelfDeadlock, Exclude<R, Scope.Scope> | Redlock>
   <A, E, R>(
     self: Effect.Effect<A, E, R>,
     resource: string,
     options: ReadWriteOptions
   ): Effect.Effect<A, E | WithLockError | SettingConflict | SelfDeadlock, Exclude<R, Scope.Scope> | Redlock>
-} = dual(3, <A, E, R>(self: Effect.Effect<A, E, R>, resource: string, options: ReadWriteOptions) =>
-  whileHolding(acquireWrite(resource, options), self))
+} = dual(
+  3,
+  <A, E, R>(self: Effect.Effect<A, E, R>, resource: string, options: ReadWriteOptions) =>
+    whileHolding(acquireWrite(resource, options), self)
+)
 
 /**
  * Who holds a read-write lock; takes no hold.
@@ -115,5 +125,8 @@ export const withWrite: {
  * @since 0.2.0
  * @category combinators
  */
-export const inspect = (resource: string, maxReaders?: number): Effect.Effect<ReadWriteInspection, InvalidOptions, Redlock> =>
+export const inspect = (
+  resource: string,
+  maxReaders?: number
+): Effect.Effect<ReadWriteInspection, InvalidOptions, Redlock> =>
   Effect.flatMap(Redlock, (redlock) => redlock.inspectReadWrite(resource, maxReaders))

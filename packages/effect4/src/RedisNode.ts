@@ -131,10 +131,16 @@ export type Persistence = Node.Persistence
 export interface EffectNode {
   readonly name: string
   readonly run: () => NodeRun
-  readonly watchReleases?: ((key: string, onRelease: (next: string | null) => void) => Effect.Effect<ReleaseWatch>) | undefined
+  readonly watchReleases?:
+    | ((key: string, onRelease: (next: string | null) => void) => Effect.Effect<ReleaseWatch>)
+    | undefined
   readonly hearsReleases?: (() => boolean) | undefined
   readonly countsHandOvers?: boolean | undefined
-  readonly acquire: (keys: ReadonlyArray<string>, value: string, ttlMillis: number) => Effect.Effect<boolean, RedisNodeError>
+  readonly acquire: (
+    keys: ReadonlyArray<string>,
+    value: string,
+    ttlMillis: number
+  ) => Effect.Effect<boolean, RedisNodeError>
   readonly acquireInTurn: (
     keys: ReadonlyArray<string>,
     value: string,
@@ -153,7 +159,11 @@ export interface EffectNode {
     announce: boolean,
     keepPlace?: boolean
   ) => Effect.Effect<number, RedisNodeError>
-  readonly extend: (keys: ReadonlyArray<string>, value: string, ttlMillis: number) => Effect.Effect<boolean, RedisNodeError>
+  readonly extend: (
+    keys: ReadonlyArray<string>,
+    value: string,
+    ttlMillis: number
+  ) => Effect.Effect<boolean, RedisNodeError>
   readonly inspect: (key: string) => Effect.Effect<KeyState, RedisNodeError>
   readonly incrementFences: (
     keys: ReadonlyArray<string>,
@@ -282,7 +292,9 @@ export class MemoryNodes extends Context.Service<MemoryNodes, MemoryNodesControl
  */
 export const layerMemory = (n: number): Layer.Layer<RedisNodes | MemoryNodes> =>
   Layer.effectContext(Effect.gen(function*() {
-    if (!Number.isInteger(n) || n < 1) return yield* Effect.die(new RangeError(`layerMemory: n must be a positive integer, got ${n}`))
+    if (!Number.isInteger(n) || n < 1) {
+      return yield* Effect.die(new RangeError(`layerMemory: n must be a positive integer, got ${n}`))
+    }
     // The clock of the fiber that builds the layer: a test's TestClock moves latency and expiry.
     const time = yield* TimeOf.currentTime
     const fleet = new MemoryFleet(n, time, makeNodeError)
@@ -291,7 +303,8 @@ export const layerMemory = (n: number): Layer.Layer<RedisNodes | MemoryNodes> =>
       setDown: (index, down) => Effect.sync(() => fleet.setDown(index, down)),
       setLatency: (index, latency) => Effect.sync(() => fleet.setLatency(index, Duration.toMillis(latency))),
       setFailure: (index, reason) => Effect.sync(() => fleet.setFailure(index, reason)),
-      setAnnouncementDelay: (index, delay) => Effect.sync(() => fleet.setAnnouncementDelay(index, Duration.toMillis(delay))),
+      setAnnouncementDelay: (index, delay) =>
+        Effect.sync(() => fleet.setAnnouncementDelay(index, Duration.toMillis(delay))),
       heal: (index) => Effect.sync(() => fleet.heal(index)),
       restart: (index) => Effect.sync(() => fleet.restart(index, time.now())),
       setDurable: (index, durable) => Effect.sync(() => fleet.setDurable(index, durable)),

@@ -208,7 +208,10 @@ export interface RedlockService {
     options: ReadWriteOptions
   ) => Effect.Effect<Lock, InvalidOptions | LockNotAcquired | SettingConflict | SelfDeadlock, Scope.Scope>
   /** Who holds a read-write lock (see the `ReadWriteLock` module). */
-  readonly inspectReadWrite: (resource: string, maxReaders?: number) => Effect.Effect<ReadWriteInspection, InvalidOptions>
+  readonly inspectReadWrite: (
+    resource: string,
+    maxReaders?: number
+  ) => Effect.Effect<ReadWriteInspection, InvalidOptions>
 }
 
 /**
@@ -236,7 +239,8 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
     extend: (lock, ttl) => Extension.extend(settings, lock, ttl),
     inspect: (resource) => Inspection.inspect(settings, resource),
     acquirePermit: SemaphoreSlots.acquireSlot(settings, SemaphoreSlots.permitSlots),
-    inspectPermits: (resource, limit) => SemaphoreSlots.inspectSlots(settings, resource, limit, SemaphoreSlots.permitSlots),
+    inspectPermits: (resource, limit) =>
+      SemaphoreSlots.inspectSlots(settings, resource, limit, SemaphoreSlots.permitSlots),
     acquireRead: Reentrancy.guard(settings, "read", ReadWrite.acquireRead(settings)),
     acquireWrite: Reentrancy.guard(settings, "write", ReadWrite.acquireWrite(settings)),
     inspectReadWrite: (resource, maxReaders) => ReadWrite.inspect(settings, resource, maxReaders)
@@ -346,7 +350,8 @@ export const withLock: {
   self: Effect.Effect<A, E, R>,
   resources: string | ReadonlyArray<string>,
   options: AcquireOptions
-): Effect.Effect<A, E | WithLockError, Exclude<R, Scope.Scope> | Redlock> => whileHolding(acquire(resources, options), self))
+): Effect.Effect<A, E | WithLockError, Exclude<R, Scope.Scope> | Redlock> =>
+  whileHolding(acquire(resources, options), self))
 
 /**
  * The errors `withLock` adds to those of its body.

@@ -7,25 +7,6 @@
  */
 export {
   /**
-   * Why a node could not carry out an operation: one of core's
-   * `nodeErrorReasons` (`@effect-redlock/core/engine/node.js`, where each is
-   * explained: `WrongType`, `ReadOnly`, `OutOfMemory`, `Auth`, `NoScript`,
-   * `Busy`, `CrossSlot`, `Unavailable`, `Unknown`).
-   *
-   * @since 0.2.0
-   * @category errors
-   */
-  RedisNodeErrorReason,
-  /**
-   * An operation on one node failed. It is recorded as that node's outcome; it
-   * never fails a lock operation on its own, because the other nodes may still
-   * form a quorum.
-   *
-   * @since 0.2.0
-   * @category errors
-   */
-  RedisNodeError,
-  /**
    * @since 0.2.0
    * @category guards
    */
@@ -49,10 +30,44 @@ export {
    * @since 0.2.0
    * @category models
    */
-  NodeOutcome
+  NodeOutcome,
+  /**
+   * An operation on one node failed. It is recorded as that node's outcome; it
+   * never fails a lock operation on its own, because the other nodes may still
+   * form a quorum.
+   *
+   * @since 0.2.0
+   * @category errors
+   */
+  RedisNodeError,
+  /**
+   * Why a node could not carry out an operation: one of core's
+   * `nodeErrorReasons` (`@effect-redlock/core/engine/node.js`, where each is
+   * explained: `WrongType`, `ReadOnly`, `OutOfMemory`, `Auth`, `NoScript`,
+   * `Busy`, `CrossSlot`, `Unavailable`, `Unknown`).
+   *
+   * @since 0.2.0
+   * @category errors
+   */
+  RedisNodeErrorReason
 } from "./internal/nodes.js"
 
 export {
+  /**
+   * A lock was extended as many times as the manager's `maxExtensions` allows.
+   *
+   * @since 0.2.0
+   * @category errors
+   */
+  ExtensionLimitReached,
+  /**
+   * No fencing token could be issued: fewer than a majority of nodes answered
+   * (the lock may still be held; try again, or treat the write as unfenced).
+   *
+   * @since 0.2.0
+   * @category errors
+   */
+  FencingTokenUnavailable,
   /**
    * An option is out of range or of the wrong type; `option` names it and
    * `detail` says what is expected. Nothing was sent to any node.
@@ -61,6 +76,52 @@ export {
    * @category errors
    */
   InvalidOptions,
+  /**
+   * @since 0.2.0
+   * @category guards
+   */
+  isRedlockError,
+  /**
+   * The lock is no longer held: the critical section is no longer protected.
+   *
+   * @since 0.2.0
+   * @category errors
+   */
+  LockLost,
+  /**
+   * Why a held lock was lost: `Expired` (its validity ran out), `NotHeld` (a
+   * majority of nodes no longer hold it for us), `Released`.
+   *
+   * @since 0.2.0
+   * @category errors
+   */
+  LockLostReason,
+  /**
+   * The lock was not acquired within its retry schedule. Every key the
+   * attempts may have set was released.
+   *
+   * @since 0.2.0
+   * @category errors
+   */
+  LockNotAcquired,
+  /**
+   * An extension was not confirmed by a majority of nodes in time; the lock may
+   * still be held until its current validity ends.
+   *
+   * @since 0.2.0
+   * @category errors
+   */
+  LockNotExtended,
+  /**
+   * The promise code's lock manager (`effect-redlock/Promise`) was closed:
+   * every call made after `close()` rejects with it at once, as does each
+   * acquisition still waiting when it was called (after leaving its lines).
+   * The Effect API never fails with it: its manager ends with its scope.
+   *
+   * @since 0.2.0
+   * @category errors
+   */
+  ManagerClosed,
   /**
    * Why a lock was not acquired: `Held` (another client holds it on so many
    * nodes that no quorum was possible), `NotYourTurn` (others wait for it
@@ -72,55 +133,12 @@ export {
    */
   NotAcquiredReason,
   /**
-   * The lock was not acquired within its retry schedule. Every key the
-   * attempts may have set was released.
+   * Every error a lock operation fails with.
    *
    * @since 0.2.0
    * @category errors
    */
-  LockNotAcquired,
-  /**
-   * Why a held lock was lost: `Expired` (its validity ran out), `NotHeld` (a
-   * majority of nodes no longer hold it for us), `Released`.
-   *
-   * @since 0.2.0
-   * @category errors
-   */
-  LockLostReason,
-  /**
-   * The lock is no longer held: the critical section is no longer protected.
-   *
-   * @since 0.2.0
-   * @category errors
-   */
-  LockLost,
-  /**
-   * An extension was not confirmed by a majority of nodes in time; the lock may
-   * still be held until its current validity ends.
-   *
-   * @since 0.2.0
-   * @category errors
-   */
-  LockNotExtended,
-  /**
-   * A lock was extended as many times as the manager's `maxExtensions` allows.
-   *
-   * @since 0.2.0
-   * @category errors
-   */
-  ExtensionLimitReached,
-  /**
-   * A semaphore's `limit` or a read-write lock's `maxReaders` differs from the
-   * one the resource's current holders use, as recorded on a majority of nodes:
-   * the acquisition was refused at once (no retry), since holders under two
-   * settings could exceed either. The record goes with the resource's last
-   * holder on each node (or expires within twice its ttl): a new value takes effect
-   * once the resource is idle.
-   *
-   * @since 0.2.0
-   * @category errors
-   */
-  SettingConflict,
+  type RedlockError,
   /**
    * The fiber (or one of its parents) holds the read-write lock it asked for
    * in a way the acquisition would wait for forever: a write of a resource it
@@ -133,13 +151,17 @@ export {
    */
   SelfDeadlock,
   /**
-   * No fencing token could be issued: fewer than a majority of nodes answered
-   * (the lock may still be held; try again, or treat the write as unfenced).
+   * A semaphore's `limit` or a read-write lock's `maxReaders` differs from the
+   * one the resource's current holders use, as recorded on a majority of nodes:
+   * the acquisition was refused at once (no retry), since holders under two
+   * settings could exceed either. The record goes with the resource's last
+   * holder on each node (or expires within twice its ttl): a new value takes effect
+   * once the resource is idle.
    *
    * @since 0.2.0
    * @category errors
    */
-  FencingTokenUnavailable,
+  SettingConflict,
   /**
    * A fenced write was refused: the storage has already seen a larger token,
    * so a later holder of the lock has written since. The writer lost the lock
@@ -155,27 +177,5 @@ export {
    * @since 0.2.0
    * @category errors
    */
-  ValidityTooShort,
-  /**
-   * The promise code's lock manager (`effect-redlock/Promise`) was closed:
-   * every call made after `close()` rejects with it at once, as does each
-   * acquisition still waiting when it was called (after leaving its lines).
-   * The Effect API never fails with it: its manager ends with its scope.
-   *
-   * @since 0.2.0
-   * @category errors
-   */
-  ManagerClosed,
-  /**
-   * Every error a lock operation fails with.
-   *
-   * @since 0.2.0
-   * @category errors
-   */
-  type RedlockError,
-  /**
-   * @since 0.2.0
-   * @category guards
-   */
-  isRedlockError
+  ValidityTooShort
 } from "./internal/errors.js"

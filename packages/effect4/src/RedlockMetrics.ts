@@ -26,7 +26,10 @@ export const acquireDuration = Metric.histogram("redlock_acquire_duration_ms", {
  * @since 0.2.0
  * @category metrics
  */
-export const acquisitions = Metric.counter("redlock_acquisitions_total", { description: "Locks acquired", incremental: true })
+export const acquisitions = Metric.counter("redlock_acquisitions_total", {
+  description: "Locks acquired",
+  incremental: true
+})
 
 /**
  * Acquisitions that failed after every retry, with the attribute `reason`.
@@ -56,7 +59,10 @@ export const attemptsPerAcquire = Metric.histogram("redlock_attempts_per_acquire
  * @since 0.2.0
  * @category metrics
  */
-export const lostLocks = Metric.counter("redlock_lost_locks_total", { description: "Locks lost while held, by reason", incremental: true })
+export const lostLocks = Metric.counter("redlock_lost_locks_total", {
+  description: "Locks lost while held, by reason",
+  incremental: true
+})
 
 /**
  * Time from when an automatic extension was due to its confirmation, in ms.

@@ -74,14 +74,19 @@ export const withPermit: {
   (
     resource: string,
     options: PermitOptions
-  ): <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.Effect<A, E | WithLockError | SettingConflict, Exclude<R, Scope.Scope> | Redlock>
+  ): <A, E, R>(
+    self: Effect.Effect<A, E, R>
+  ) => Effect.Effect<A, E | WithLockError | SettingConflict, Exclude<R, Scope.Scope> | Redlock>
   <A, E, R>(
     self: Effect.Effect<A, E, R>,
     resource: string,
     options: PermitOptions
   ): Effect.Effect<A, E | WithLockError | SettingConflict, Exclude<R, Scope.Scope> | Redlock>
-} = dual(3, <A, E, R>(self: Effect.Effect<A, E, R>, resource: string, options: PermitOptions) =>
-  whileHolding(acquire(resource, options), self))
+} = dual(
+  3,
+  <A, E, R>(self: Effect.Effect<A, E, R>, resource: string, options: PermitOptions) =>
+    whileHolding(acquire(resource, options), self)
+)
 
 /**
  * Who holds each permit of a resource; takes no permit.

@@ -21,7 +21,8 @@ const effect4Api = effectFrontEnd({
   name: "Effect 4 API",
   effect: { Cause, Context, Duration, Effect, Exit, Layer, Scope },
   Redlock,
-  nodes: (setting) => "memory" in setting ? RedisNode.layerMemory(setting.memory) : Ioredis.layer(setting.options as never)
+  nodes: (setting) =>
+    "memory" in setting ? RedisNode.layerMemory(setting.memory) : Ioredis.layer(setting.options as never)
 })
 
 behaviours(effect4Api, { afterAll, beforeAll, beforeEach, describe, it })

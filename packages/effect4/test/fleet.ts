@@ -16,9 +16,12 @@ import type { ServerProcess } from "@effect-redlock/fleet/servers.js"
 
 export { type FleetOptions, masterName } from "@effect-redlock/fleet/fleet.js"
 
-export class FleetError extends Data.TaggedError("FleetError")<{ readonly message: string; readonly cause?: unknown }> {}
+export class FleetError
+  extends Data.TaggedError("FleetError")<{ readonly message: string; readonly cause?: unknown }>
+{}
 
-const fleetError = (cause: unknown) => new FleetError({ message: cause instanceof Error ? cause.message : String(cause), cause })
+const fleetError = (cause: unknown) =>
+  new FleetError({ message: cause instanceof Error ? cause.message : String(cause), cause })
 const attempt = <A>(run: () => Promise<A>) => Effect.tryPromise({ try: run, catch: fleetError })
 
 /** One server of the fleet (servers.ts `ServerProcess`, where each member is documented), its controls as effects. */
@@ -69,7 +72,9 @@ const fleetOf = (fleet: Plain.LocalFleet): Fleet => ({
   servers: fleet.servers.map(serverOf),
   replicas: fleet.replicas.map(serverOf),
   sentinels: fleet.sentinels,
-  nodes: fleet.nodes.map(({ password, ...node }) => password === undefined ? node : { ...node, password: Redacted.make(password) }),
+  nodes: fleet.nodes.map(({ password, ...node }) =>
+    password === undefined ? node : { ...node, password: Redacted.make(password) }
+  ),
   tlsCa: fleet.tlsCa,
   shiftClock: fleet.shiftClock,
   cluster: fleet.cluster,
@@ -83,7 +88,10 @@ const fleetOf = (fleet: Plain.LocalFleet): Fleet => ({
 export const layerLocal = (n: number, options: Plain.FleetOptions = {}): Layer.Layer<RedisFleet, FleetError> =>
   Layer.effect(
     RedisFleet,
-    Effect.map(Effect.acquireRelease(attempt(() => Plain.startLocalFleet(n, options)), (fleet) => Effect.promise(fleet.stop)), fleetOf)
+    Effect.map(
+      Effect.acquireRelease(attempt(() => Plain.startLocalFleet(n, options)), (fleet) => Effect.promise(fleet.stop)),
+      fleetOf
+    )
   )
 
 /**

@@ -95,7 +95,8 @@ export const errorOf = <A, E>(exit: Exit.Exit<A, E>): Option.Option<E> => Exit.f
 export const captureLogs = (logged: Array<string>, options: { readonly withLevel?: boolean } = {}) =>
   Logger.layer([
     Logger.make(({ logLevel, message }) =>
-      void logged.push(options.withLevel === true ? `${logLevel.toUpperCase()} ${String(message)}` : String(message)))
+      void logged.push(options.withLevel === true ? `${logLevel.toUpperCase()} ${String(message)}` : String(message))
+    )
   ])
 
 /** A layer under which configuration is read from `env`, as from environment variables. */
@@ -124,7 +125,10 @@ export const scheduleDelays = (schedule: RetrySchedule, input: LockNotAcquired, 
     for (let i = 0; i < steps; i++) {
       const exit = yield* Effect.exit(step(1_000, input))
       // A schedule ends its steps with `Cause.Done`.
-      if (Exit.isFailure(exit) && exit.cause.reasons.some((reason) => Cause.isFailReason(reason) && Cause.isDone(reason.error))) {
+      if (
+        Exit.isFailure(exit) &&
+        exit.cause.reasons.some((reason) => Cause.isFailReason(reason) && Cause.isDone(reason.error))
+      ) {
         delays.push("done")
         break
       }
@@ -183,11 +187,15 @@ export const recordSpans = () => {
 }
 
 /** Run an effect with the minimum log level at Debug. */
-export const atDebugLevel = <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.provideService(self, References.MinimumLogLevel, "Debug")
+export const atDebugLevel = <A, E, R>(self: Effect.Effect<A, E, R>) =>
+  Effect.provideService(self, References.MinimumLogLevel, "Debug")
 
 /** How many times a counter was incremented, or a histogram recorded, with the given tags. */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any -- any counter or histogram
-export const metricCount = (metric: Metric.Metric<any, any>, tags: Record<string, string> = {}): Effect.Effect<number> =>
+export const metricCount = (
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- any counter or histogram
+  metric: Metric.Metric<any, any>,
+  tags: Record<string, string> = {}
+): Effect.Effect<number> =>
   Effect.map(Metric.value(Metric.withAttributes(metric, tags)), (state) => (state as { readonly count: number }).count)
 
 /** Whether `u` is a configuration error (a `REDLOCK_*` variable missing or unreadable). */

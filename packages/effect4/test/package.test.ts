@@ -14,15 +14,36 @@ import { fileURLToPath } from "node:url"
 import { layerLocal, RedisFleet } from "./fleet.js"
 
 const root = Path.join(Path.dirname(fileURLToPath(import.meta.url)), "..")
-const publicModules = ["Lock", "Redlock", "RedlockError", "Promise", "RedisNode", "RedisNode/Ioredis", "RedisNode/Iovalkey", "RedisNode/NodeRedis", "RedisNode/Glide", "RedisNode/Persistence", "Fencing/Ioredis", "node-redlock", "Semaphore", "ReadWriteLock", "RedlockMetrics"]
+const publicModules = [
+  "Lock",
+  "Redlock",
+  "RedlockError",
+  "Promise",
+  "RedisNode",
+  "RedisNode/Ioredis",
+  "RedisNode/Iovalkey",
+  "RedisNode/NodeRedis",
+  "RedisNode/Glide",
+  "RedisNode/Persistence",
+  "Fencing/Ioredis",
+  "node-redlock",
+  "Semaphore",
+  "ReadWriteLock",
+  "RedlockMetrics"
+]
 
 /** A command's stdout; it fails with the error (its stdout and stderr attached) when the command does. */
 const run = (command: string, args: ReadonlyArray<string>, cwd: string): Promise<string> =>
   new Promise((resolve, reject) => {
-    ChildProcess.execFile(command, args, { cwd, encoding: "utf8", maxBuffer: 64 * 2 ** 20 }, (error, stdout, stderr) => {
-      if (error === null) resolve(stdout)
-      else reject(Object.assign(error, { stdout, stderr, message: `${error.message}\n${stdout}\n${stderr}` }))
-    })
+    ChildProcess.execFile(
+      command,
+      args,
+      { cwd, encoding: "utf8", maxBuffer: 64 * 2 ** 20 },
+      (error, stdout, stderr) => {
+        if (error === null) resolve(stdout)
+        else reject(Object.assign(error, { stdout, stderr, message: `${error.message}\n${stdout}\n${stderr}` }))
+      }
+    )
   })
 
 let scratch = ""
@@ -41,7 +62,10 @@ describe("the Effect 4 package as users install it", () => {
     core = tarballs[0]!
     tarball = tarballs[1]!
     Fs.mkdirSync(project())
-    Fs.writeFileSync(Path.join(project(), "package.json"), JSON.stringify({ name: "consumer", private: true, type: "module" }))
+    Fs.writeFileSync(
+      Path.join(project(), "package.json"),
+      JSON.stringify({ name: "consumer", private: true, type: "module" })
+    )
     await run("npm", [
       "install",
       "--no-audit",
@@ -63,20 +87,43 @@ describe("the Effect 4 package as users install it", () => {
   })
 
   it("the tarball holds the built package, its README and LICENSE, and no sources, tests or tooling", async () => {
-    const files = (await run("tar", ["tzf", tarball], scratch)).trim().split("\n").map((f) => f.replace(/^package\//, ""))
-    for (const wanted of ["package.json", "README.md", "LICENSE", "dist/esm/index.js", "dist/esm/index.d.ts", "dist/cjs/index.js", "dist/cjs/index.d.ts", "dist/cjs/package.json"]) {
+    const files = (await run("tar", ["tzf", tarball], scratch)).trim().split("\n").map((f) =>
+      f.replace(/^package\//, "")
+    )
+    for (
+      const wanted of [
+        "package.json",
+        "README.md",
+        "LICENSE",
+        "dist/esm/index.js",
+        "dist/esm/index.d.ts",
+        "dist/cjs/index.js",
+        "dist/cjs/index.d.ts",
+        "dist/cjs/package.json"
+      ]
+    ) {
       assert.include(files, wanted)
     }
     assert.deepStrictEqual(files.filter((file) => !/^(package\.json|README\.md|LICENSE|dist\/.*)$/.test(file)), [])
   })
 
   it("installs as effect-redlock, depending on core alone at its version; effect ^4.1, ioredis, iovalkey, redis and GLIDE are peers", () => {
-    const manifest = JSON.parse(Fs.readFileSync(Path.join(project(), "node_modules", "effect-redlock", "package.json"), "utf8"))
-    const coreManifest = JSON.parse(Fs.readFileSync(Path.join(project(), "node_modules", "@effect-redlock", "core", "package.json"), "utf8"))
+    const manifest = JSON.parse(
+      Fs.readFileSync(Path.join(project(), "node_modules", "effect-redlock", "package.json"), "utf8")
+    )
+    const coreManifest = JSON.parse(
+      Fs.readFileSync(Path.join(project(), "node_modules", "@effect-redlock", "core", "package.json"), "utf8")
+    )
     assert.strictEqual(manifest.name, "effect-redlock")
     assert.strictEqual(manifest.version, "0.2.0")
     assert.deepStrictEqual(manifest.dependencies, { "@effect-redlock/core": coreManifest.version })
-    assert.deepStrictEqual(manifest.peerDependencies, { "@valkey/valkey-glide": "^2.1.0", effect: "^4.1.0", ioredis: "^5.9.0 || ^6.0.0", iovalkey: ">=0.3.0 <1", redis: "^5.8.0 || ^6.0.0" })
+    assert.deepStrictEqual(manifest.peerDependencies, {
+      "@valkey/valkey-glide": "^2.1.0",
+      effect: "^4.1.0",
+      ioredis: "^5.9.0 || ^6.0.0",
+      iovalkey: ">=0.3.0 <1",
+      redis: "^5.8.0 || ^6.0.0"
+    })
     const effect = JSON.parse(Fs.readFileSync(Path.join(project(), "node_modules", "effect", "package.json"), "utf8"))
     assert.match(effect.version, /^4\./)
   })
@@ -97,13 +144,19 @@ describe("the Effect 4 package as users install it", () => {
     assert.isTrue(imported.every((count) => count > 0), JSON.stringify(imported))
     assert.isTrue(required.every((count) => count > 0), JSON.stringify(required))
     for (const internal of ["internal/manager/acquisition.js", "engine/attempt.js", "nodes/memory.js"]) {
-      const refused = await run(process.execPath, ["--input-type=module", "-e", `import("effect-redlock/${internal}").then(() => console.log("imported"), (e) => console.log(e.code))`], project())
+      const refused = await run(process.execPath, [
+        "--input-type=module",
+        "-e",
+        `import("effect-redlock/${internal}").then(() => console.log("imported"), (e) => console.log(e.code))`
+      ], project())
       assert.strictEqual(refused.trim(), "ERR_PACKAGE_PATH_NOT_EXPORTED", internal)
     }
   })
 
   it("a strict TypeScript 5.9 consumer type-checks with nodenext resolution", async () => {
-    Fs.writeFileSync(Path.join(project(), "main.ts"), `import { Duration, Effect, Layer } from "effect"
+    Fs.writeFileSync(
+      Path.join(project(), "main.ts"),
+      `import { Duration, Effect, Layer } from "effect"
 import { Redlock } from "effect-redlock"
 import * as Ioredis from "effect-redlock/RedisNode/Ioredis"
 import * as NodeRedis from "effect-redlock/RedisNode/NodeRedis"
@@ -125,28 +178,38 @@ export const withNodeRedis = program.pipe(
 )
 // Everything required is provided; the failures are typed.
 export const checked: Effect.Effect<readonly [string | undefined, number], LockNotAcquired | { readonly _tag: string }, never> = main
-`)
-    Fs.writeFileSync(Path.join(project(), "tsconfig.json"), JSON.stringify({
-      compilerOptions: {
-        strict: true,
-        exactOptionalPropertyTypes: true,
-        noUncheckedIndexedAccess: true,
-        module: "nodenext",
-        moduleResolution: "nodenext",
-        target: "es2022",
-        types: ["node"],
-        noEmit: true
-      },
-      files: ["main.ts"]
-    }))
-    await run(process.execPath, [Path.join(project(), "node_modules", "typescript", "bin", "tsc"), "-p", "tsconfig.json"], project())
+`
+    )
+    Fs.writeFileSync(
+      Path.join(project(), "tsconfig.json"),
+      JSON.stringify({
+        compilerOptions: {
+          strict: true,
+          exactOptionalPropertyTypes: true,
+          noUncheckedIndexedAccess: true,
+          module: "nodenext",
+          moduleResolution: "nodenext",
+          target: "es2022",
+          types: ["node"],
+          noEmit: true
+        },
+        files: ["main.ts"]
+      })
+    )
+    await run(process.execPath, [
+      Path.join(project(), "node_modules", "typescript", "bin", "tsc"),
+      "-p",
+      "tsconfig.json"
+    ], project())
   })
 
-  it.live("the quick start acquires and releases a lock on local redis-servers, from ESM and from CommonJS", () =>
-    Effect.gen(function*() {
-      const fleet = yield* RedisFleet
-      const nodes = JSON.stringify(fleet.nodes)
-      const body = `
+  it.live(
+    "the quick start acquires and releases a lock on local redis-servers, from ESM and from CommonJS",
+    () =>
+      Effect.gen(function*() {
+        const fleet = yield* RedisFleet
+        const nodes = JSON.stringify(fleet.nodes)
+        const body = `
 const program = Effect.gen(function*() {
   const lock = yield* Redlock.acquire("orders:42", { ttl: "10 seconds" })
   const held = yield* Redlock.inspect("orders:42")
@@ -155,46 +218,68 @@ const program = Effect.gen(function*() {
 const live = Redlock.layer({ restartQuarantine: false }).pipe(Layer.provide(Nodes.layer(${nodes})))
 Effect.runPromise(Effect.provide(program, live)).then((result) => console.log(JSON.stringify(result)))
 `
-      Fs.writeFileSync(Path.join(project(), "quick.mjs"), `import { Effect, Layer } from "effect"
+        Fs.writeFileSync(
+          Path.join(project(), "quick.mjs"),
+          `import { Effect, Layer } from "effect"
 import { Redlock } from "effect-redlock"
 import * as Nodes from "effect-redlock/RedisNode/Ioredis"
-${body}`)
-      Fs.writeFileSync(Path.join(project(), "quick.cjs"), `const { Effect, Layer } = require("effect")
+${body}`
+        )
+        Fs.writeFileSync(
+          Path.join(project(), "quick.cjs"),
+          `const { Effect, Layer } = require("effect")
 const { Redlock } = require("effect-redlock")
 const Nodes = require("effect-redlock/RedisNode/Ioredis")
-${body}`)
-      // The same over node-redis nodes, as a user of the redis package would write it.
-      Fs.writeFileSync(Path.join(project(), "quick-node-redis.mjs"), `import { Effect, Layer } from "effect"
+${body}`
+        )
+        // The same over node-redis nodes, as a user of the redis package would write it.
+        Fs.writeFileSync(
+          Path.join(project(), "quick-node-redis.mjs"),
+          `import { Effect, Layer } from "effect"
 import { Redlock } from "effect-redlock"
 import * as Nodes from "effect-redlock/RedisNode/NodeRedis"
-${body}`)
-      for (const file of ["quick.mjs", "quick.cjs", "quick-node-redis.mjs"]) {
-        const result = yield* Effect.promise(() => run(process.execPath, [file], project()))
-        assert.deepStrictEqual(JSON.parse(result), ["orders:42", true], file)
-      }
-      for (const server of fleet.servers) {
-        assert.deepStrictEqual(yield* Effect.promise(() => server.admin.keys("*")), [], "released on every node")
-      }
-    }).pipe(Effect.provide(layerLocal(3))), 60_000)
+${body}`
+        )
+        for (const file of ["quick.mjs", "quick.cjs", "quick-node-redis.mjs"]) {
+          const result = yield* Effect.promise(() => run(process.execPath, [file], project()))
+          assert.deepStrictEqual(JSON.parse(result), ["orders:42", true], file)
+        }
+        for (const server of fleet.servers) {
+          assert.deepStrictEqual(yield* Effect.promise(() => server.admin.keys("*")), [], "released on every node")
+        }
+      }).pipe(Effect.provide(layerLocal(3))),
+    60_000
+  )
 
-  it.live("a Valkey GLIDE user's project: a lock over their own GlideClients from the Effect 4 API and from promise code, and over GLIDE nodes of ours", () =>
-    Effect.gen(function*() {
-      const fleet = yield* RedisFleet
-      const ports = fleet.servers.map((server) => String(server.port))
-      Fs.copyFileSync(Path.join(root, "..", "fleet", "fixtures", "glideUser.mjs"), Path.join(project(), "glide-user.mjs"))
-      const printed = yield* Effect.promise(() => run(process.execPath, ["glide-user.mjs", ...ports], project()))
-      assert.deepStrictEqual(JSON.parse(printed), ["glide:42", "glide:42", "Held", "Released"])
-    }).pipe(Effect.provide(layerLocal(3))), 120_000)
+  it.live(
+    "a Valkey GLIDE user's project: a lock over their own GlideClients from the Effect 4 API and from promise code, and over GLIDE nodes of ours",
+    () =>
+      Effect.gen(function*() {
+        const fleet = yield* RedisFleet
+        const ports = fleet.servers.map((server) => String(server.port))
+        Fs.copyFileSync(
+          Path.join(root, "..", "fleet", "fixtures", "glideUser.mjs"),
+          Path.join(project(), "glide-user.mjs")
+        )
+        const printed = yield* Effect.promise(() => run(process.execPath, ["glide-user.mjs", ...ports], project()))
+        assert.deepStrictEqual(JSON.parse(printed), ["glide:42", "glide:42", "Held", "Released"])
+      }).pipe(Effect.provide(layerLocal(3))),
+    120_000
+  )
 
-  it.live("a plain Node 22 project: core, this package and ioredis install without effect, and effect-redlock/Promise locks (ES module and CommonJS)", () =>
-    Effect.gen(function*() {
-      const fleet = yield* RedisFleet
-      const plain = Path.join(scratch, "plain")
-      Fs.mkdirSync(plain)
-      Fs.writeFileSync(Path.join(plain, "package.json"), JSON.stringify({ name: "plain-consumer", private: true }))
-      yield* Effect.promise(() => run("npm", ["install", "--no-audit", "--no-fund", core, tarball, "ioredis@5"], plain))
-      assert.isFalse(Fs.existsSync(Path.join(plain, "node_modules", "effect")), "no effect installed")
-      const body = `
+  it.live(
+    "a plain Node 22 project: core, this package and ioredis install without effect, and effect-redlock/Promise locks (ES module and CommonJS)",
+    () =>
+      Effect.gen(function*() {
+        const fleet = yield* RedisFleet
+        const plain = Path.join(scratch, "plain")
+        Fs.mkdirSync(plain)
+        Fs.writeFileSync(Path.join(plain, "package.json"), JSON.stringify({ name: "plain-consumer", private: true }))
+        yield* Effect.promise(() =>
+          run("npm", ["install", "--no-audit", "--no-fund", core, tarball, "ioredis@5"], plain)
+        )
+        assert.isFalse(Fs.existsSync(Path.join(plain, "node_modules", "effect")), "no effect installed")
+        const body = `
 const main = async () => {
   const redlock = await makeRedlock(${JSON.stringify(fleet.nodes)}, { restartQuarantine: false })
   const lock = await redlock.acquire("plain:42", { ttl: 10_000 })
@@ -205,11 +290,19 @@ const main = async () => {
 }
 main()
 `
-      Fs.writeFileSync(Path.join(plain, "plain.mjs"), `import { LockNotAcquired, makeRedlock, noRetry } from "effect-redlock/Promise"\n${body}`)
-      Fs.writeFileSync(Path.join(plain, "plain.cjs"), `const { LockNotAcquired, makeRedlock, noRetry } = require("effect-redlock/Promise")\n${body}`)
-      for (const file of ["plain.mjs", "plain.cjs"]) {
-        const result = yield* Effect.promise(() => run(process.execPath, [file], plain))
-        assert.deepStrictEqual(JSON.parse(result), ["plain:42", "Held", "Released"], file)
-      }
-    }).pipe(Effect.provide(layerLocal(3))), 300_000)
+        Fs.writeFileSync(
+          Path.join(plain, "plain.mjs"),
+          `import { LockNotAcquired, makeRedlock, noRetry } from "effect-redlock/Promise"\n${body}`
+        )
+        Fs.writeFileSync(
+          Path.join(plain, "plain.cjs"),
+          `const { LockNotAcquired, makeRedlock, noRetry } = require("effect-redlock/Promise")\n${body}`
+        )
+        for (const file of ["plain.mjs", "plain.cjs"]) {
+          const result = yield* Effect.promise(() => run(process.execPath, [file], plain))
+          assert.deepStrictEqual(JSON.parse(result), ["plain:42", "Held", "Released"], file)
+        }
+      }).pipe(Effect.provide(layerLocal(3))),
+    300_000
+  )
 })

@@ -15,7 +15,10 @@ const surfaceScript = Path.join(packages, "effect4", "test", "fixtures", "surfac
 
 interface Surface {
   readonly modules: Record<string, Record<string, string>>
-  readonly errors: Record<string, { readonly tag: string; readonly fields: ReadonlyArray<string>; readonly message: string }>
+  readonly errors: Record<
+    string,
+    { readonly tag: string; readonly fields: ReadonlyArray<string>; readonly message: string }
+  >
 }
 
 /** Where the lines may differ: module, exported name, and why. Nothing else may. */
@@ -23,7 +26,8 @@ const allowed: ReadonlyArray<{ readonly module: string; readonly name: string; r
   {
     module: "Redlock",
     name: "RetrySchedule",
-    why: "it is Effect's Schedule, whose interface differs between the majors (Effect 3's has `initial` and `step` members)"
+    why:
+      "it is Effect's Schedule, whose interface differs between the majors (Effect 3's has `initial` and `step` members)"
   }
 ]
 
@@ -42,7 +46,12 @@ const build = (dir: string) =>
   })
 
 const surfaceOf = (dir: string): Surface =>
-  JSON.parse(ChildProcess.execFileSync(process.execPath, [surfaceScript, Path.join(packages, dir)], { encoding: "utf8", maxBuffer: 16 * 2 ** 20 }))
+  JSON.parse(
+    ChildProcess.execFileSync(process.execPath, [surfaceScript, Path.join(packages, dir)], {
+      encoding: "utf8",
+      maxBuffer: 16 * 2 ** 20
+    })
+  )
 
 let effect3: Surface
 let effect4: Surface

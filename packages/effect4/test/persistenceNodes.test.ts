@@ -40,14 +40,19 @@ const closeOpened = async () => {
 const serviceFor = async (port: number): Promise<Redis.Redis["Service"]> => {
   const scope = Effect.runSync(Scope.make())
   opened.push(() => Effect.runPromise(Scope.close(scope, Exit.void)))
-  const services = await Effect.runPromise(Layer.buildWithScope(NodeRedis.layer({ socket: { host: "127.0.0.1", port } }), scope))
+  const services = await Effect.runPromise(
+    Layer.buildWithScope(NodeRedis.layer({ socket: { host: "127.0.0.1", port } }), scope)
+  )
   return Context.get(services, Redis.Redis)
 }
 
 /** A node over the service for `port`, opened as core opens a user's client (its errors core's own, for the contract). */
 const nodeFor = async (port: number, name = `service ${port}`): Promise<Node> => {
   const driver = driverOf(Context.empty(), name)
-  const checked = NodeOptions.check(driver, { client: await serviceFor(port) }, { millis: readMillis, password: () => undefined })
+  const checked = NodeOptions.check(driver, { client: await serviceFor(port) }, {
+    millis: readMillis,
+    password: () => undefined
+  })
   if (checked instanceof Problem) throw new Error(`${checked.option}: ${checked.detail}`)
   const node = await NodeOptions.open(driver, checked, makeNodeError, time.now)
   opened.push(node.close)
@@ -73,7 +78,8 @@ describe("contract: a node over NodeRedis.layer's Redis service", () => {
     return {
       node,
       putForeign: async (key) => void await server.call("RPUSH", key, "important", "data"),
-      foreignIntact: async (key) => JSON.stringify(await server.call("LRANGE", key, 0, -1)) === "[\"important\",\"data\"]",
+      foreignIntact: async (key) =>
+        JSON.stringify(await server.call("LRANGE", key, 0, -1)) === "[\"important\",\"data\"]",
       keys: async () => await server.call("KEYS", "*") as ReadonlyArray<string>,
       close: closeOpened
     }
@@ -91,8 +97,15 @@ describe("nodes over NodeRedis.layer's Redis service on 3 redis-servers", () => 
       await server.start()
       // Long enough for node-redis to reconnect by itself.
       await sleep(1_000)
-      const runAtAnswer = await node.promises.acquire(["restarted"], "v", 10_000).then(() => node.run(), () => node.run())
-      assert.notStrictEqual(runId(runAtAnswer), before, "the answer came from the new run: it must not count as the old one's")
+      const runAtAnswer = await node.promises.acquire(["restarted"], "v", 10_000).then(
+        () => node.run(),
+        () => node.run()
+      )
+      assert.notStrictEqual(
+        runId(runAtAnswer),
+        before,
+        "the answer came from the new run: it must not count as the old one's"
+      )
       await sleep(500)
       const after = node.run()
       assert.strictEqual(after._tag, "Known")
@@ -110,7 +123,11 @@ describe("nodes over NodeRedis.layer's Redis service on 3 redis-servers", () => 
       const waiter = await makeRedlock(await nodesOf(), { restartQuarantine: false })
       opened.push(() => holder.close(), () => waiter.close())
       const held = await holder.acquire("woken", { ttl: 10_000 })
-      const waiting = waiter.acquire("woken", { ttl: 10_000, retry: retry({ delay: 10_000, times: 3 }), nodeTimeout: 1_000 })
+      const waiting = waiter.acquire("woken", {
+        ttl: 10_000,
+        retry: retry({ delay: 10_000, times: 3 }),
+        nodeTimeout: 1_000
+      })
       await sleep(1_000)
       const released = performance.now()
       await holder.release(held)
@@ -132,7 +149,10 @@ describe("nodes over NodeRedis.layer's Redis service on 3 redis-servers", () => 
       const other = yield* Layer.build(Redlock.layer({ restartQuarantine: false }).pipe(Layer.provide(nodes)))
       const held = yield* Effect.scoped(Effect.gen(function*() {
         yield* redlock.acquire("orders:42", { ttl: "10 seconds" })
-        const refused = yield* Context.get(other, Redlock.Redlock).acquire("orders:42", { ttl: "10 seconds", retry: Redlock.noRetry }).pipe(
+        const refused = yield* Context.get(other, Redlock.Redlock).acquire("orders:42", {
+          ttl: "10 seconds",
+          retry: Redlock.noRetry
+        }).pipe(
           Effect.scoped,
           Effect.flip
         )

@@ -59,7 +59,9 @@ it("every Effect 4 TypeScript block of the READMEs type-checks against this pack
     .filter((diagnostic) => diagnostic.file !== undefined && virtual.has(diagnostic.file.fileName))
     .map((diagnostic) => {
       const { line } = diagnostic.file!.getLineAndCharacterOfPosition(diagnostic.start ?? 0)
-      return `${Path.basename(diagnostic.file!.fileName)}:${line + 1}: ${ts.flattenDiagnosticMessageText(diagnostic.messageText, "\n")}`
+      return `${Path.basename(diagnostic.file!.fileName)}:${line + 1}: ${
+        ts.flattenDiagnosticMessageText(diagnostic.messageText, "\n")
+      }`
     })
   assert.deepStrictEqual(problems, [])
 })

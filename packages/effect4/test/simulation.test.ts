@@ -93,12 +93,16 @@ const run = (seed: number, retry: Redlock.RetrySchedule, take: Take = takeLock) 
         const lines = yield* Effect.forEach([0, 1, 2, 3, 4], (node) =>
           Effect.map(control.keys(node), (keys) => `node ${node}: ${keys.join(" ")}`))
         yield* Fiber.interruptAll(workers)
-        return assert.fail(`seed ${seed}: ${waiting} workers still waiting after ${elapsed} ms; keys left: ${lines.join("; ")}`)
+        return assert.fail(
+          `seed ${seed}: ${waiting} workers still waiting after ${elapsed} ms; keys left: ${lines.join("; ")}`
+        )
       }
       yield* TestClock.adjust("3 millis")
     }
     yield* Fiber.joinAll(workers)
-    const sorted = [...holds].sort((a, b) => a.from - b.from)
+    const sorted = [...holds].sort((a, b) =>
+      a.from - b.from
+    )
     return sorted
   }).pipe(Effect.provide(RedisNode.layerMemory(5)), Random.withSeed(seed))
 
@@ -107,7 +111,9 @@ const overlapsOf = (holds: ReadonlyArray<Held>): ReadonlyArray<string> => {
   const overlaps: Array<string> = []
   let inside: Held | undefined
   for (const hold of holds) {
-    if (inside !== undefined && hold.from < inside.until) overlaps.push(`${hold.worker}@${hold.from} inside ${inside.worker}'s until ${inside.until}`)
+    if (inside !== undefined && hold.from < inside.until) {
+      overlaps.push(`${hold.worker}@${hold.from} inside ${inside.worker}'s until ${inside.until}`)
+    }
     if (inside === undefined || hold.until > inside.until) inside = hold
   }
   return overlaps

@@ -51,12 +51,16 @@ export const fencingSuite = () => {
       Effect.gen(function*() {
         const control = yield* RedisNode.MemoryNodes
         yield* control.putString(0, "redlock-fence:r", "41")
-        const first = yield* Effect.scoped(Effect.flatMap(Redlock.acquire("r", { ttl: "1 second" }), (l) => l.fencingToken))
+        const first = yield* Effect.scoped(
+          Effect.flatMap(Redlock.acquire("r", { ttl: "1 second" }), (l) => l.fencingToken)
+        )
         assert.strictEqual(first, 42n)
         // Node 0, which knew of 42, is now down: the other two were raised to 42 by the commit.
         yield* control.setDown(0, true)
         const fiber = yield* fork(
-          Effect.scoped(Effect.flatMap(Redlock.acquire("r", { ttl: "1 second", nodeTimeout: "10 millis" }), (l) => l.fencingToken))
+          Effect.scoped(
+            Effect.flatMap(Redlock.acquire("r", { ttl: "1 second", nodeTimeout: "10 millis" }), (l) => l.fencingToken)
+          )
         )
         yield* TestClock.adjust("10 millis")
         yield* TestClock.adjust("10 millis")
@@ -119,7 +123,9 @@ export const fencingSuite = () => {
           // The same holder writes again with its token: accepted.
           yield* Fenced.set(storage, { key: "report:data", value: "from the current holder", token: currentToken })
 
-          const late = yield* Effect.exit(Fenced.set(storage, { key: "report:data", value: "stale", token: staleToken }))
+          const late = yield* Effect.exit(
+            Fenced.set(storage, { key: "report:data", value: "stale", token: staleToken })
+          )
           const refused = failureOfType(late, RedlockError.StaleFencingToken)
           assert.strictEqual(refused.highestSeen, currentToken)
           assert.strictEqual(yield* Effect.promise(() => storage.get("report:data")), "from the current holder")
@@ -130,7 +136,9 @@ export const fencingSuite = () => {
           const fleet = yield* RedisFleet
           yield* fleet.reset
           const redlock = yield* redisManager(fleet.nodes)
-          const take = Effect.scoped(Effect.flatMap(redlock.acquire("job", { ttl: "5 seconds" }), (lock) => lock.fencingToken))
+          const take = Effect.scoped(
+            Effect.flatMap(redlock.acquire("job", { ttl: "5 seconds" }), (lock) => lock.fencingToken)
+          )
             .pipe(Effect.retry({ schedule: Schedule.spaced("100 millis"), times: 50 }))
           const tokens: Array<bigint> = [yield* take, yield* take]
           // Kill three of five (SIGKILL) and start them again: the counters survive on disk.

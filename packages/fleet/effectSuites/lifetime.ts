@@ -63,12 +63,11 @@ export const lifetimeSuite = () => {
         assert.strictEqual(lock.validUntilMillis, 50 + 2_000 - 22, "the deadline of the extension applied last")
       }).pipe(
         // Whatever the outcome, the release at the end of the scope must not wait on the TestClock.
-        Effect.ensuring(Effect.flatMap(RedisNode.MemoryNodes, (control) =>
-          Effect.forEach([0, 1, 2], (i) => control.setLatency(i, 0))
-        )),
+        Effect.ensuring(
+          Effect.flatMap(RedisNode.MemoryNodes, (control) => Effect.forEach([0, 1, 2], (i) => control.setLatency(i, 0)))
+        ),
         Effect.andThen(Effect.map(ttlOnNode(0), (ttl) => assert.deepStrictEqual(ttl, Option.some(2_000))))
       ).pipe(Effect.scoped, Effect.provide(memory(3))))
-
 
     it.effect("after the deadline it fails with LockLost(Expired) at once, asking no node", () =>
       Effect.gen(function*() {
@@ -130,7 +129,9 @@ export const lifetimeSuite = () => {
         )
         for (let i = 0; i < 19; i++) {
           yield* tick(500, 50)
-          const attempt = yield* Effect.exit(Effect.scoped(other.acquire("r", { ttl: "1 second", retry: Redlock.noRetry })))
+          const attempt = yield* Effect.exit(
+            Effect.scoped(other.acquire("r", { ttl: "1 second", retry: Redlock.noRetry }))
+          )
           assert.isTrue(Exit.isFailure(attempt), `another client got the lock after ${(i + 1) * 500} ms`)
         }
         yield* tick(500, 50)
@@ -228,7 +229,10 @@ export const lifetimeSuite = () => {
         const sideEffect = Effect.sync(() => void runs++)
         yield* lock.guard("500 millis")(sideEffect)
         yield* TestClock.adjust("600 millis")
-        const refused = failureOfType(yield* Effect.exit(lock.guard("500 millis")(sideEffect)), RedlockError.ValidityTooShort)
+        const refused = failureOfType(
+          yield* Effect.exit(lock.guard("500 millis")(sideEffect)),
+          RedlockError.ValidityTooShort
+        )
         assert.strictEqual(refused.remainingMillis, 388)
         yield* TestClock.adjust("400 millis")
         assert.instanceOf(failureOf(yield* Effect.exit(lock.guard("1 millis")(sideEffect))), RedlockError.LockLost)
@@ -249,7 +253,9 @@ export const lifetimeSuite = () => {
         assert.strictEqual((yield* first.release(stale)).status, "AlreadyReleased")
         const view = yield* second.inspect("r")
         assert.deepStrictEqual(view.holder, Option.some(current.value))
-        for (const node of view.nodes) assert.isTrue(node._tag === "Read" && Option.getOrUndefined(node.state.value) === current.value)
+        for (const node of view.nodes) {
+          assert.isTrue(node._tag === "Read" && Option.getOrUndefined(node.state.value) === current.value)
+        }
       }).pipe(Effect.scoped, Effect.provide(memory(3))))
 
     it.effect("inspect shows each node's holder and ttl, and the majority's holder", () =>
@@ -304,7 +310,8 @@ export const lifetimeSuite = () => {
             Effect.tap(
               fork(Effect.onInterrupt(Effect.andThen(Deferred.succeed(running, undefined), Effect.never), () =>
                 Effect.sync(() => stopped.push(name)))),
-              () => Deferred.await(running)
+              () =>
+                Deferred.await(running)
             ))
         // What was stopped when withLock returned, read before the caller ends (its end interrupts its children).
         const stoppedWhenReturned = <A, E>(self: Effect.Effect<A, E, Redlock.Redlock>) =>

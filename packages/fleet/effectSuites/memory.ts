@@ -23,7 +23,18 @@ import {
   withFixedRandom,
   yieldNow
 } from "@effect-redlock/line"
-import { allKeys, assertNoKeys, effectsOf, failureOf, heal, invalidOf, memory, refusalOf, tags, tick } from "./support.js"
+import {
+  allKeys,
+  assertNoKeys,
+  effectsOf,
+  failureOf,
+  heal,
+  invalidOf,
+  memory,
+  refusalOf,
+  tags,
+  tick
+} from "./support.js"
 
 /**
  * A node behind a slower link for acquire: the request arrives after `latency`
@@ -36,7 +47,10 @@ const delayed = (node: RedisNode.RedisNode, latency: Duration.Duration): Effect.
   return RedisNode.fromEffects({
     ...effects,
     acquire: (keys, value, ttl) =>
-      Effect.sleep(latency).pipe(Effect.andThen(effects.acquire(keys, value, ttl)), Effect.tap(() => Effect.sleep(latency))),
+      Effect.sleep(latency).pipe(
+        Effect.andThen(effects.acquire(keys, value, ttl)),
+        Effect.tap(() => Effect.sleep(latency))
+      ),
     acquireInTurn: (keys, value, ttl, turn) =>
       Effect.sleep(latency).pipe(
         Effect.andThen(effects.acquireInTurn(keys, value, ttl, turn)),
@@ -72,7 +86,9 @@ export const memorySuite = () => {
         const refused = refusalOf(yield* Effect.exit(second.acquire("r", { ttl: "1 second", retry: Redlock.noRetry })))
         assert.deepStrictEqual(tags(refused), ["Held", "Held", "Held", "Held", "Held"])
         yield* TestClock.adjust("999 millis")
-        assert.isTrue(Exit.isFailure(yield* Effect.exit(second.acquire("r", { ttl: "1 second", retry: Redlock.noRetry }))))
+        assert.isTrue(
+          Exit.isFailure(yield* Effect.exit(second.acquire("r", { ttl: "1 second", retry: Redlock.noRetry })))
+        )
         yield* TestClock.adjust("1 millis")
         const next = yield* second.acquire("r", { ttl: "1 second", retry: Redlock.noRetry })
         assert.notStrictEqual(next.value, lock.value)
@@ -127,8 +143,10 @@ export const memorySuite = () => {
         // Each contender reaches its own nodes first: A nodes 0-1, B nodes 2-3, C node 4.
         const contender = (fast: ReadonlyArray<number>) =>
           Effect.flatMap(
-            Effect.forEach(shared, (node, index) => fast.includes(index) ? Effect.succeed(node) : delayed(node, Duration.millis(5))),
-            (nodes) => Redlock.make().pipe(Effect.provideService(RedisNode.RedisNodes, nodes))
+            Effect.forEach(shared, (node, index) =>
+              fast.includes(index) ? Effect.succeed(node) : delayed(node, Duration.millis(5))),
+            (nodes) =>
+              Redlock.make().pipe(Effect.provideService(RedisNode.RedisNodes, nodes))
           )
         const [a, b, c] = [yield* contender([0, 1]), yield* contender([2, 3]), yield* contender([4])]
         const run = (manager: Redlock.RedlockService, jitter: number) =>
@@ -294,7 +312,8 @@ export const memorySuite = () => {
 
     it.effect("withLock releases after success, failure, defect and interruption", () =>
       Effect.gen(function*() {
-        const guarded = <A, E, R>(body: Effect.Effect<A, E, R>) => body.pipe(Redlock.withLock("r", { ttl: "10 seconds" }))
+        const guarded = <A, E, R>(body: Effect.Effect<A, E, R>) =>
+          body.pipe(Redlock.withLock("r", { ttl: "10 seconds" }))
         const inside = Effect.map(allKeys, (keys) => keys.flat())
         assert.deepStrictEqual(yield* guarded(inside), ["redlock:r", "redlock:r", "redlock:r"])
         yield* assertNoKeys
@@ -315,7 +334,9 @@ export const memorySuite = () => {
         const control = yield* RedisNode.MemoryNodes
         for (let i = 0; i < 3; i++) yield* control.putString(i, "redlock:r", "holder")
         let ran = false
-        const fiber = yield* fork(Effect.sync(() => void (ran = true)).pipe(Redlock.withLock("r", { ttl: "10 seconds" })))
+        const fiber = yield* fork(
+          Effect.sync(() => void (ran = true)).pipe(Redlock.withLock("r", { ttl: "10 seconds" }))
+        )
         yield* TestClock.adjust("50 millis")
         assert.isUndefined(yield* poll(fiber), "still waiting")
         yield* Fiber.interrupt(fiber)
@@ -329,10 +350,14 @@ export const memorySuite = () => {
         let acquired = 0
         const wrapped = Redlock.Redlock.of({
           ...ours,
-          acquire: (resources, options) => Effect.tap(ours.acquire(resources, options), () => Effect.sync(() => void acquired++))
+          acquire: (resources, options) =>
+            Effect.tap(ours.acquire(resources, options), () => Effect.sync(() => void acquired++))
         })
         const inside = Effect.map(allKeys, (keys) => keys.flat())
-        const held = yield* inside.pipe(Redlock.withLock("r", { ttl: "10 seconds" }), Effect.provideService(Redlock.Redlock, wrapped))
+        const held = yield* inside.pipe(
+          Redlock.withLock("r", { ttl: "10 seconds" }),
+          Effect.provideService(Redlock.Redlock, wrapped)
+        )
         assert.deepStrictEqual(held, ["redlock:r", "redlock:r", "redlock:r"])
         assert.strictEqual(acquired, 1, "through the wrapper")
         yield* assertNoKeys
@@ -366,7 +391,9 @@ export const memorySuite = () => {
       Effect.gen(function*() {
         const control = yield* RedisNode.MemoryNodes
         for (let i = 0; i < 5; i++) yield* control.putString(i, "redlock:b", "holder")
-        const refused = yield* Effect.exit(Redlock.acquire(["a", "b", "c"], { ttl: "1 second", retry: Redlock.noRetry }))
+        const refused = yield* Effect.exit(
+          Redlock.acquire(["a", "b", "c"], { ttl: "1 second", retry: Redlock.noRetry })
+        )
         assert.isTrue(Exit.isFailure(refused))
         assert.deepStrictEqual((yield* allKeys).flat(), Array(5).fill("redlock:b"))
         const lock = yield* Redlock.acquire(["a", "c"], { ttl: "1 second" })
@@ -405,7 +432,11 @@ export const memorySuite = () => {
         assert.deepStrictEqual(lock.resources, ["jobs:nightly"])
         assert.deepStrictEqual(lock.keys, ["locks/jobs:nightly"])
         assert.isTrue(Lock.isLock(lock))
-        assert.deepStrictEqual((yield* allKeys).flat(), ["locks/jobs:nightly", "locks/jobs:nightly", "locks/jobs:nightly"])
+        assert.deepStrictEqual((yield* allKeys).flat(), [
+          "locks/jobs:nightly",
+          "locks/jobs:nightly",
+          "locks/jobs:nightly"
+        ])
       }).pipe(Effect.scoped, Effect.provide(memory(3, { keyPrefix: "locks/" }))))
   })
 
@@ -425,11 +456,21 @@ export const memorySuite = () => {
       ["nodeTimeout", "r", { ttl: "1 second", nodeTimeout: -1 }, /got -1$/],
       ["retry", "r", { ttl: "1 second", retry: 3 }, /must be a Schedule, got 3$/],
       ["retry", "r", { ttl: "1 second", retry: "200 millis" }, /got "200 millis"$/],
-      ["retry", "r", { ttl: "1 second", retry: { times: 3 } }, /got object \(a \{ delay, times \} object makes one through retry\(\.\.\.\)/],
+      [
+        "retry",
+        "r",
+        { ttl: "1 second", retry: { times: 3 } },
+        /got object \(a \{ delay, times \} object makes one through retry\(\.\.\.\)/
+      ],
       ["retry", "r", { ttl: "1 second", retry: new Map() }, /got object$/],
       ["options", "r", null as unknown as Record<string, unknown>, /expected \{ ttl, \.\.\. \}$/],
       // node-redlock's settings, as a migrating caller passes them: said where they go, not ignored.
-      ["retryCount", "r", { ttl: "1 second", retryCount: 0 }, /^is node-redlock's setting; here it is retry: retry\(\{ delay, times \}\)/],
+      [
+        "retryCount",
+        "r",
+        { ttl: "1 second", retryCount: 0 },
+        /^is node-redlock's setting; here it is retry: retry\(\{ delay, times \}\)/
+      ],
       ["retryDelay", "r", { ttl: "1 second", retryDelay: 200 }],
       ["retryJitter", "r", { ttl: "1 second", retryJitter: 200 }, /retry: retry\(\{ delay, times, jitter \}\)/],
       ["automaticExtensionThreshold", "r", { ttl: "1 second", automaticExtensionThreshold: 500 }, /autoExtend: true/],
@@ -442,7 +483,9 @@ export const memorySuite = () => {
     for (const [option, resources, options, detail] of cases) {
       it.effect(`${option}: ${JSON.stringify(options, (_, v) => Number.isNaN(v) || Math.abs(v) === Infinity ? String(v) : v)} on ${JSON.stringify(resources).slice(0, 20)} fails before any I/O`, () =>
         Effect.gen(function*() {
-          const exit = yield* Effect.exit(Redlock.acquire(resources as string, options as unknown as Redlock.AcquireOptions))
+          const exit = yield* Effect.exit(
+            Redlock.acquire(resources as string, options as unknown as Redlock.AcquireOptions)
+          )
           const error = invalidOf(exit)
           assert.strictEqual(error.option, option)
           if (detail !== undefined) assert.match(error.detail, detail)
@@ -464,9 +507,18 @@ export const memorySuite = () => {
 
     it.effect("invalid manager options fail the layer with InvalidOptions", () =>
       Effect.gen(function*() {
-        for (const [options, option] of [[{ driftFactor: 1 }, "driftFactor"], [{ driftFactor: -0.1 }, "driftFactor"], [{
-          nodeTimeout: "never"
-        }, "nodeTimeout"], [{ keyPrefix: 5 }, "keyPrefix"], [{ retry: 200 }, "retry"], [{ retryCount: 10, retryDelay: 200 }, "retryCount"]] as const) {
+        for (
+          const [options, option] of [
+            [{ driftFactor: 1 }, "driftFactor"],
+            [{ driftFactor: -0.1 }, "driftFactor"],
+            [{
+              nodeTimeout: "never"
+            }, "nodeTimeout"],
+            [{ keyPrefix: 5 }, "keyPrefix"],
+            [{ retry: 200 }, "retry"],
+            [{ retryCount: 10, retryDelay: 200 }, "retryCount"]
+          ] as const
+        ) {
           const exit = yield* Effect.exit(Effect.scoped(Redlock.make(options as Redlock.Options)))
           assert.strictEqual(invalidOf(exit).option, option)
         }

@@ -51,7 +51,9 @@ export const memoryNodesSuite = () => {
     it.effect("a held lock refuses a second acquirer with LockNotAcquired (Held), naming each node's answer", () =>
       Effect.gen(function*() {
         yield* Redlock.acquire("job", { ttl: "10 seconds" })
-        const refused = yield* Effect.flip(Effect.scoped(Redlock.acquire("job", { ttl: "10 seconds", retry: Redlock.noRetry })))
+        const refused = yield* Effect.flip(
+          Effect.scoped(Redlock.acquire("job", { ttl: "10 seconds", retry: Redlock.noRetry }))
+        )
         assert.strictEqual(refused._tag, "LockNotAcquired")
         if (refused._tag !== "LockNotAcquired") return
         assert.strictEqual(refused.reason, "Held")
@@ -86,7 +88,13 @@ export const memoryNodesSuite = () => {
         yield* control.setDown(0, true)
         yield* control.setDown(1, true)
         const lock = yield* Redlock.acquire("job", { ttl: "1 second", retry: Redlock.noRetry })
-        assert.deepStrictEqual(lock.outcomes.map((outcome) => outcome._tag).sort(), ["NotAwaited", "NotAwaited", "Ok", "Ok", "Ok"])
+        assert.deepStrictEqual(lock.outcomes.map((outcome) => outcome._tag).sort(), [
+          "NotAwaited",
+          "NotAwaited",
+          "Ok",
+          "Ok",
+          "Ok"
+        ])
         yield* control.setDown(2, true)
         const refusing = yield* fork(
           Effect.flip(Effect.scoped(Redlock.acquire("other", { ttl: "1 second", retry: Redlock.noRetry })))
@@ -124,7 +132,10 @@ export const memoryNodesSuite = () => {
         const held2 = yield* holder.acquire("job", { ttl: "10 seconds", nodeTimeout: "20 millis" })
         const retry = Redlock.retry({ delay: "30 millis", times: 40, jitter: { min: 1, max: 1 } })
         const waiter = yield* fork(Effect.scoped(
-          Effect.andThen(Redlock.acquire("job", { ttl: "10 seconds", nodeTimeout: "20 millis", retry }), Effect.sleep("50 millis"))
+          Effect.andThen(
+            Redlock.acquire("job", { ttl: "10 seconds", nodeTimeout: "20 millis", retry }),
+            Effect.sleep("50 millis")
+          )
         ))
         yield* TestClock.adjust("400 millis")
         assert.isUndefined(yield* poll(waiter), "the holder holds a majority")
@@ -135,7 +146,11 @@ export const memoryNodesSuite = () => {
         // A waiter that gives up (its schedule ends) leaves no key either.
         const held3 = yield* holder.acquire("job", { ttl: "10 seconds", nodeTimeout: "20 millis" })
         const givesUp = yield* fork(Effect.scoped(
-          Redlock.acquire("job", { ttl: "10 seconds", nodeTimeout: "20 millis", retry: Redlock.retry({ delay: "30 millis", times: 10, jitter: { min: 1, max: 1 } }) })
+          Redlock.acquire("job", {
+            ttl: "10 seconds",
+            nodeTimeout: "20 millis",
+            retry: Redlock.retry({ delay: "30 millis", times: 10, jitter: { min: 1, max: 1 } })
+          })
         ))
         yield* TestClock.adjust("1 second")
         assert.isTrue(Exit.isFailure(yield* Fiber.await(givesUp)))
@@ -179,18 +194,33 @@ export const memoryNodesSuite = () => {
         assert.strictEqual(slow._tag === "InvalidOptions" ? slow.option : slow._tag, "nodeTimeout")
         // A retry that is no Schedule (a number, RetryOptions not passed through Redlock.retry) is refused
         // before anything is sent, as the manager's own retry is.
-        for (const [retry, detail] of [[3, /got 3$/], [{ delay: "10 millis", times: 3 }, /through retry\(\.\.\.\)/]] as const) {
+        for (
+          const [retry, detail] of [[3, /got 3$/], [
+            { delay: "10 millis", times: 3 },
+            /through retry\(\.\.\.\)/
+          ]] as const
+        ) {
           const options = { ttl: "1 second", retry } as unknown as Redlock.AcquireOptions
           const notASchedule = yield* Effect.flip(Redlock.acquire("job", options))
           assert.strictEqual(notASchedule._tag === "InvalidOptions" ? notASchedule.option : notASchedule._tag, "retry")
           assert.match(notASchedule._tag === "InvalidOptions" ? notASchedule.detail : "", detail)
         }
         // node-redlock's settings, as a migrating caller passes them, per acquisition and to the manager: said where they go.
-        const migrated = yield* Effect.flip(Redlock.acquire("job", { ttl: "1 second", retryCount: 0 } as unknown as Redlock.AcquireOptions))
+        const migrated = yield* Effect.flip(
+          Redlock.acquire("job", { ttl: "1 second", retryCount: 0 } as unknown as Redlock.AcquireOptions)
+        )
         assert.strictEqual(migrated._tag === "InvalidOptions" ? migrated.option : migrated._tag, "retryCount")
-        assert.match(migrated._tag === "InvalidOptions" ? migrated.detail : "", /^is node-redlock's setting; here it is retry: retry\(\{ delay, times \}\)/)
-        const manager = yield* Effect.flip(Effect.scoped(Redlock.make({ automaticExtensionThreshold: 500 } as unknown as Redlock.Options)))
-        assert.strictEqual(manager._tag === "InvalidOptions" ? manager.option : manager._tag, "automaticExtensionThreshold")
+        assert.match(
+          migrated._tag === "InvalidOptions" ? migrated.detail : "",
+          /^is node-redlock's setting; here it is retry: retry\(\{ delay, times \}\)/
+        )
+        const manager = yield* Effect.flip(
+          Effect.scoped(Redlock.make({ automaticExtensionThreshold: 500 } as unknown as Redlock.Options))
+        )
+        assert.strictEqual(
+          manager._tag === "InvalidOptions" ? manager.option : manager._tag,
+          "automaticExtensionThreshold"
+        )
         // inspect reads one resource: a list or a number is refused, naming what it got.
         for (const [input, detail] of [[5, /got 5$/], [["a", "b"], /got \[a, b\]$/], ["", /empty string/]] as const) {
           const notOne = yield* Effect.flip(Redlock.inspect(input as unknown as string))
@@ -216,7 +246,10 @@ export const memoryNodesSuite = () => {
         assert.isTrue(Option.isNone((yield* Redlock.inspect("job")).holder), "released when it ends")
         let finished = false
         const outliving = yield* fork(Effect.flip(
-          Effect.sleep("5 seconds").pipe(Effect.andThen(Effect.sync(() => finished = true)), Redlock.withLock("job", { ttl: "1 second" }))
+          Effect.sleep("5 seconds").pipe(
+            Effect.andThen(Effect.sync(() => finished = true)),
+            Redlock.withLock("job", { ttl: "1 second" })
+          )
         ))
         yield* TestClock.adjust("6 seconds")
         const lost = yield* Fiber.join(outliving)
@@ -281,7 +314,10 @@ export const memoryNodesSuite = () => {
         const refused = yield* Effect.flip(Redlock.extend(lock, "2 seconds"))
         assert.strictEqual(refused._tag, "ExtensionLimitReached")
         assert.include(refused.message, "already extended 1 times")
-      }).pipe(Effect.scoped, Effect.provide(Redlock.layer({ maxExtensions: 1 }).pipe(Layer.provideMerge(RedisNode.layerMemory(3))))))
+      }).pipe(
+        Effect.scoped,
+        Effect.provide(Redlock.layer({ maxExtensions: 1 }).pipe(Layer.provideMerge(RedisNode.layerMemory(3))))
+      ))
 
     it.effect("an acquisition interrupted while its probe is in flight sends nothing after leaving: no place in line is left", () =>
       Effect.gen(function*() {
@@ -308,8 +344,10 @@ export const memoryNodesSuite = () => {
     const effects = effectsOf(node)
     return {
       ...effects,
-      acquire: (keys, value, ttlMillis) => Effect.andThen(Effect.sleep(latency), effects.acquire(keys, value, ttlMillis)),
-      acquireInTurn: (keys, value, ttlMillis, turn) => Effect.andThen(Effect.sleep(latency), effects.acquireInTurn(keys, value, ttlMillis, turn))
+      acquire: (keys, value, ttlMillis) =>
+        Effect.andThen(Effect.sleep(latency), effects.acquire(keys, value, ttlMillis)),
+      acquireInTurn: (keys, value, ttlMillis, turn) =>
+        Effect.andThen(Effect.sleep(latency), effects.acquireInTurn(keys, value, ttlMillis, turn))
     }
   }
 
@@ -318,10 +356,14 @@ export const memoryNodesSuite = () => {
       Effect.gen(function*() {
         const memoryNodes = yield* RedisNode.RedisNodes
         // Node 0 answers first, so that its failure is awaited whichever major orders answers of one instant.
-        const nodes = yield* Effect.forEach(memoryNodes, (node, index) =>
-          RedisNode.fromEffects(slowEffectNode(node, index === 0 ? "50 millis" : "100 millis")))
+        const nodes = yield* Effect.forEach(
+          memoryNodes,
+          (node, index) => RedisNode.fromEffects(slowEffectNode(node, index === 0 ? "50 millis" : "100 millis"))
+        )
         const manager = yield* Effect.provideService(Redlock.make(), RedisNode.RedisNodes, nodes)
-        const acquiring = yield* fork(Effect.scoped(manager.acquire("job", { ttl: "10 seconds", nodeTimeout: "250 millis" })))
+        const acquiring = yield* fork(
+          Effect.scoped(manager.acquire("job", { ttl: "10 seconds", nodeTimeout: "250 millis" }))
+        )
         yield* TestClock.adjust("99 millis")
         assert.isUndefined(yield* poll(acquiring), "still asleep on the node")
         yield* TestClock.adjust("1 millis")
@@ -329,7 +371,9 @@ export const memoryNodesSuite = () => {
         assert.strictEqual(lock.attempts, 1)
         const control = yield* RedisNode.MemoryNodes
         yield* control.setFailure(0, failWith("ReadOnly"))
-        const failed = yield* fork(Effect.scoped(manager.acquire("other", { ttl: "10 seconds", nodeTimeout: "250 millis" })))
+        const failed = yield* fork(
+          Effect.scoped(manager.acquire("other", { ttl: "10 seconds", nodeTimeout: "250 millis" }))
+        )
         yield* TestClock.adjust("100 millis")
         const other = yield* Fiber.join(failed)
         const outcome = other.outcomes[0]!

@@ -73,23 +73,33 @@ const redisKind = (
     Effect.gen(function*() {
       const servers = fleet!.servers
       const context = yield* Layer.build(yield* nodesOf(fleet!))
-      const keys = Effect.forEach(servers, (server) => Effect.map(server.call("KEYS", "*"), (keys) => keys as ReadonlyArray<string>))
+      const keys = Effect.forEach(servers, (server) =>
+        Effect.map(server.call("KEYS", "*"), (keys) => keys as ReadonlyArray<string>))
       return { context, keys }
     })
 })
 
 const ioredisKind = redisKind("ioredis nodes on 3 redis-servers", (fleet) => Effect.succeed(Ioredis.layer(fleet.nodes)))
 
-const iovalkeyKind = redisKind("iovalkey nodes on 3 redis-servers", (fleet) => Effect.succeed(Iovalkey.layer(fleet.nodes)))
+const iovalkeyKind = redisKind(
+  "iovalkey nodes on 3 redis-servers",
+  (fleet) => Effect.succeed(Iovalkey.layer(fleet.nodes))
+)
 
 // Each node a Redis Cluster (of one master here; core's test/cluster.test.ts runs three): keys tagged by resource.
 const clusterKind = redisKind(
   "ioredis cluster nodes on 3 one-master Redis Clusters",
-  (fleet) => Effect.succeed(Ioredis.layer(fleet.nodes.map((node) => ({ cluster: { nodes: [{ host: node.host, port: node.port }] } })))),
+  (fleet) =>
+    Effect.succeed(
+      Ioredis.layer(fleet.nodes.map((node) => ({ cluster: { nodes: [{ host: node.host, port: node.port }] } })))
+    ),
   { clusterPerServer: true }
 )
 
-const nodeRedisKind = redisKind("node-redis nodes on 3 redis-servers", (fleet) => Effect.succeed(NodeRedis.layer(fleet.nodes)))
+const nodeRedisKind = redisKind(
+  "node-redis nodes on 3 redis-servers",
+  (fleet) => Effect.succeed(NodeRedis.layer(fleet.nodes))
+)
 
 // node-redis users' own clients (RESP3, redis 6's default), connected by the user and closed after the nodes.
 const nodeRedisClientsKind = redisKind("node-redis clients of the user's on 3 redis-servers", (fleet) =>
@@ -110,7 +120,10 @@ const nodeRedisClientsKind = redisKind("node-redis clients of the user's on 3 re
 // GLIDE's core logs every server error to the console by default: its users set their own level.
 Logger.setLoggerConfig("off")
 
-const glideKind = redisKind("Valkey GLIDE nodes on 3 redis-servers", (fleet) => Effect.succeed(Glide.layer(fleet.nodes)))
+const glideKind = redisKind(
+  "Valkey GLIDE nodes on 3 redis-servers",
+  (fleet) => Effect.succeed(Glide.layer(fleet.nodes))
+)
 
 // GLIDE users' own clients (RESP3 and GLIDE's 250 ms requestTimeout, its defaults), closed after the nodes.
 const glideClientsKind = redisKind("Valkey GLIDE clients of the user's on 3 redis-servers", (fleet) =>
@@ -161,12 +174,16 @@ const behaviours = (it: Tester, nodesOf: NodesOf) => {
       const redlock = yield* managerOver(yield* nodesOf)
       // A node timeout a loaded machine meets (a 1 s ttl's default is 10 ms): a late answer would make it NoQuorum.
       const lock = yield* redlock.acquire("job", { ttl: "2 seconds", nodeTimeout: "500 millis" })
-      const refused = yield* Effect.flip(Effect.scoped(redlock.acquire("job", { ttl: "1 second", nodeTimeout: "500 millis", retry: Redlock.noRetry })))
+      const refused = yield* Effect.flip(
+        Effect.scoped(redlock.acquire("job", { ttl: "1 second", nodeTimeout: "500 millis", retry: Redlock.noRetry }))
+      )
       assert.strictEqual(refused instanceof RedlockError.LockNotAcquired ? refused.reason : String(refused), "Held")
       yield* redlock.extend(lock, "10 seconds")
       assert.isAbove(Duration.toMillis(yield* lock.remaining), 9_000)
       assert.strictEqual((yield* redlock.release(lock)).status, "Released")
-      const next = yield* Effect.scoped(redlock.acquire("job", { ttl: "1 second", nodeTimeout: "500 millis", retry: Redlock.noRetry }))
+      const next = yield* Effect.scoped(
+        redlock.acquire("job", { ttl: "1 second", nodeTimeout: "500 millis", retry: Redlock.noRetry })
+      )
       assert.strictEqual(next.resources[0], "job")
     }))
 
@@ -257,7 +274,9 @@ const behaviours = (it: Tester, nodesOf: NodesOf) => {
     Effect.gen(function*() {
       const redlock = yield* managerOver(yield* nodesOf)
       yield* redlock.acquire("job", { ttl: "10 seconds" })
-      const waiting = yield* fork(Effect.scoped(redlock.acquire("job", { ttl: "1 second", retry: Schedule.spaced("1 second") })))
+      const waiting = yield* fork(
+        Effect.scoped(redlock.acquire("job", { ttl: "1 second", retry: Schedule.spaced("1 second") }))
+      )
       yield* Effect.sleep("50 millis")
       yield* Fiber.interrupt(waiting)
       assert.isTrue(isInterrupted(yield* Fiber.await(waiting)))
@@ -267,7 +286,14 @@ const behaviours = (it: Tester, nodesOf: NodesOf) => {
 /** The tests of `kind`, each on nodes of its own (and, for servers, on the kind's fleet, emptied first). */
 const suiteOf = (kind: Kind, tests: (it: Tester, nodesOf: NodesOf) => void) => {
   if (kind.fleet === undefined) {
-    describe(kind.name, () => tests({ effect: (name, self) => it.live(name, () => Effect.scoped(self() as Effect.Effect<void, unknown, Scope.Scope>)) }, kind.nodes(undefined)))
+    describe(
+      kind.name,
+      () =>
+        tests({
+          effect: (name, self) =>
+            it.live(name, () => Effect.scoped(self() as Effect.Effect<void, unknown, Scope.Scope>))
+        }, kind.nodes(undefined))
+    )
     return
   }
   layer(layerFleet(3, kind.fleet), { timeout: 60_000, excludeTestServices: true })(kind.name, (it) =>
@@ -282,26 +308,40 @@ const suiteOf = (kind: Kind, tests: (it: Tester, nodesOf: NodesOf) => void) => {
 }
 
 export const nodeKindsSuite = () => {
-  for (const kind of [
-    memoryKind,
-    ioredisKind,
-    iovalkeyKind,
-    clusterKind,
-    nodeRedisKind,
-    nodeRedisClientsKind,
-    glideKind,
-    glideClientsKind
-  ]) suiteOf(kind, behaviours)
+  for (
+    const kind of [
+      memoryKind,
+      ioredisKind,
+      iovalkeyKind,
+      clusterKind,
+      nodeRedisKind,
+      nodeRedisClientsKind,
+      glideKind,
+      glideClientsKind
+    ]
+  ) suiteOf(kind, behaviours)
 
-  suiteOf({ ...ioredisKind, name: "ioredis nodes on servers started a moment ago, restart quarantine on (the default)" }, (it, nodesOf) => {
+  suiteOf({
+    ...ioredisKind,
+    name: "ioredis nodes on servers started a moment ago, restart quarantine on (the default)"
+  }, (it, nodesOf) => {
     it.effect("they abstain: the lock is refused NoQuorum, and each abstention says when the node votes again", () =>
       Effect.gen(function*() {
         const redlock = yield* managerOver(yield* nodesOf, {})
-        const refused = yield* Effect.flip(Effect.scoped(redlock.acquire("job", { ttl: "1 second", retry: Redlock.noRetry })))
-        assert.strictEqual(refused instanceof RedlockError.LockNotAcquired ? refused.reason : String(refused), "NoQuorum")
-        const abstained = refused instanceof RedlockError.LockNotAcquired ? refused.outcomes.filter((outcome) => outcome._tag === "Abstained") : []
+        const refused = yield* Effect.flip(
+          Effect.scoped(redlock.acquire("job", { ttl: "1 second", retry: Redlock.noRetry }))
+        )
+        assert.strictEqual(
+          refused instanceof RedlockError.LockNotAcquired ? refused.reason : String(refused),
+          "NoQuorum"
+        )
+        const abstained = refused instanceof RedlockError.LockNotAcquired
+          ? refused.outcomes.filter((outcome) => outcome._tag === "Abstained")
+          : []
         assert.isAtLeast(abstained.length, 2)
-        for (const outcome of abstained) assert.include(outcome._tag === "Abstained" ? outcome.detail : "", "votes again in")
+        for (const outcome of abstained) {
+          assert.include(outcome._tag === "Abstained" ? outcome.detail : "", "votes again in")
+        }
       }))
   })
 
@@ -314,13 +354,20 @@ export const nodeKindsSuite = () => {
         assert.deepStrictEqual(yield* nodes.keys, [["{redlock:order:7}"], ["{redlock:order:7}"], ["{redlock:order:7}"]])
         yield* redlock.release(lock)
 
-        const refused = yield* Effect.flip(Effect.scoped(redlock.acquire(["charge", "ship"], { ttl: "1 second", retry: Redlock.noRetry })))
+        const refused = yield* Effect.flip(
+          Effect.scoped(redlock.acquire(["charge", "ship"], { ttl: "1 second", retry: Redlock.noRetry }))
+        )
         const outcomes = refused instanceof RedlockError.LockNotAcquired ? refused.outcomes : []
-        assert.deepStrictEqual(outcomes.map((outcome) => outcome._tag === "Failed" ? outcome.error.reason : outcome._tag), ["CrossSlot", "CrossSlot", "CrossSlot"])
+        assert.deepStrictEqual(
+          outcomes.map((outcome) => outcome._tag === "Failed" ? outcome.error.reason : outcome._tag),
+          ["CrossSlot", "CrossSlot", "CrossSlot"]
+        )
         assert.deepStrictEqual(yield* nodes.keys, [[], [], []])
 
         const both = yield* redlock.acquire(["{order:7}:charge", "{order:7}:ship"], { ttl: "5 seconds" })
-        for (const keys of yield* nodes.keys) assert.deepStrictEqual([...keys].sort(), ["redlock:{order:7}:charge", "redlock:{order:7}:ship"])
+        for (const keys of yield* nodes.keys) {
+          assert.deepStrictEqual([...keys].sort(), ["redlock:{order:7}:charge", "redlock:{order:7}:ship"])
+        }
         yield* redlock.release(both)
       }))
   })

@@ -67,18 +67,42 @@ export const nodeLayersSuite = () => {
     it.effect("node options that are no list, no object (a URL: its password hidden), a bad host, client, port or connectTimeout, one server twice: InvalidOptions naming it, nothing opened", () =>
       Effect.gen(function*() {
         const cases: ReadonlyArray<readonly [unknown, string, RegExp]> = [
-          ["redis://127.0.0.1", "nodes", /expected an array .*got "redis:\/\/127\.0\.0\.1" \(a URL goes as \{ url \}\)$/],
-          [["redis://app:s3cret@127.0.0.1"], "nodes", /got "redis:\/\/\*\*\*@127\.0\.0\.1" \(a URL goes as \{ url \}\)$/],
-          [[{ host: "redis://app:s3cret@127.0.0.1", port: 6379 }], "host", /^must be a host name or an IP address, got "redis:\/\/\*\*\*@/],
+          [
+            "redis://127.0.0.1",
+            "nodes",
+            /expected an array .*got "redis:\/\/127\.0\.0\.1" \(a URL goes as \{ url \}\)$/
+          ],
+          [
+            ["redis://app:s3cret@127.0.0.1"],
+            "nodes",
+            /got "redis:\/\/\*\*\*@127\.0\.0\.1" \(a URL goes as \{ url \}\)$/
+          ],
+          [
+            [{ host: "redis://app:s3cret@127.0.0.1", port: 6379 }],
+            "host",
+            /^must be a host name or an IP address, got "redis:\/\/\*\*\*@/
+          ],
           [[null], "nodes", /a node must be .*got null$/],
           [[{ host: "127.0.0.1", port: "6379" }], "port", /got "6379"$/],
           [[{ host: "127.0.0.1", port: 0 }], "port", /got 0$/],
           [[{ host: 5, port: 6379 }], "host", /got 5$/],
           [[{ client: { status: "ready" } }], "client", /^must be an ioredis client .*: it has no sendCommand\(\)$/],
           [[{ host: "127.0.0.1", port: 6379, connectTimeout: "soon" }], "connectTimeout", /got "soon"$/],
-          [[{ host: "127.0.0.1", port: 6379, password: 42 }], "password", /^expected a string or a Redacted string, got 42$/],
-          [[{ host: "127.0.0.1", port: 6379 }, { url: "redis://127.0.0.1:6379/1" }], "nodes", /^nodes 0 and 1 are one server \(127\.0\.0\.1:6379\)/],
-          [[{ host: "127.0.0.1", port: 1 }, { host: "Redis.Local" }, { host: "redis.local", port: 6379 }], "nodes", /^nodes 1 and 2 are one server \(redis\.local:6379\)/]
+          [
+            [{ host: "127.0.0.1", port: 6379, password: 42 }],
+            "password",
+            /^expected a string or a Redacted string, got 42$/
+          ],
+          [
+            [{ host: "127.0.0.1", port: 6379 }, { url: "redis://127.0.0.1:6379/1" }],
+            "nodes",
+            /^nodes 0 and 1 are one server \(127\.0\.0\.1:6379\)/
+          ],
+          [
+            [{ host: "127.0.0.1", port: 1 }, { host: "Redis.Local" }, { host: "redis.local", port: 6379 }],
+            "nodes",
+            /^nodes 1 and 2 are one server \(redis\.local:6379\)/
+          ]
         ]
         for (const [nodes, option, detail] of cases) {
           const error = yield* refusalOver(Ioredis.layer(nodes as Parameters<typeof Ioredis.layer>[0]))
@@ -95,13 +119,18 @@ export const nodeLayersSuite = () => {
         const error = yield* refusalOver(NodeRedis.layer([{ client: pool } as unknown as NodeRedis.NodeOptions]))
         assert.instanceOf(error, RedlockError.InvalidOptions)
         assert.strictEqual((error as RedlockError.InvalidOptions).option, "client")
-        assert.match((error as RedlockError.InvalidOptions).detail, /^a node-redis client pool \(createClientPool\) cannot subscribe/)
+        assert.match(
+          (error as RedlockError.InvalidOptions).detail,
+          /^a node-redis client pool \(createClientPool\) cannot subscribe/
+        )
       }))
 
     it.effect("a REDLOCK_NODES entry that is no redis:// URL is a ConfigError naming the variable, the password hidden", () =>
       Effect.gen(function*() {
         for (const layer of [Ioredis.layerConfig(), NodeRedis.layerConfig()]) {
-          const nodes = layer.pipe(Layer.provide(configFrom({ REDLOCK_NODES: "redis://127.0.0.1:1,ftp://me:s3cret@x" })))
+          const nodes = layer.pipe(
+            Layer.provide(configFrom({ REDLOCK_NODES: "redis://127.0.0.1:1,ftp://me:s3cret@x" }))
+          )
           const error = yield* refusalOver(nodes)
           assert.isTrue(isConfigError(error), String(error))
           assert.include(String(error), "REDLOCK_NODES")
@@ -110,13 +139,17 @@ export const nodeLayersSuite = () => {
         }
         // A configuration of the user's own fails the same way.
         const own = Effect.succeed({ urls: ["redis://127.0.0.1:1", "ftp://me:s3cret@x"], password: Option.none() })
-        const ownError = yield* refusalOver(Ioredis.layerConfig(own as unknown as Parameters<typeof Ioredis.layerConfig>[0]))
+        const ownError = yield* refusalOver(
+          Ioredis.layerConfig(own as unknown as Parameters<typeof Ioredis.layerConfig>[0])
+        )
         assert.isTrue(isConfigError(ownError), String(ownError))
         assert.notInclude(String(ownError), "s3cret")
       }))
   })
 
-  layer(layerFleet(2, { password: "s3cret" }), { timeout: 60_000, excludeTestServices: true })("nodes from configuration, 2 redis-servers", (it) => {
+  layer(layerFleet(2, { password: "s3cret" }), { timeout: 60_000, excludeTestServices: true })(
+    "nodes from configuration, 2 redis-servers",
+    (it) => {
       it.effect("REDLOCK_NODES, REDLOCK_PASSWORD and the options' variables make the manager: its key prefix is used on every node", () =>
         Effect.gen(function*() {
           const fleet = yield* RedisFleet
@@ -128,24 +161,37 @@ export const nodeLayersSuite = () => {
             REDLOCK_MAX_TTL: "10s",
             REDLOCK_RESTART_QUARANTINE: "false"
           }
-          const redlock = yield* Effect.map(Layer.build(configured(env)), (context) => Context.get(context, Redlock.Redlock))
+          const redlock = yield* Effect.map(
+            Layer.build(configured(env)),
+            (context) => Context.get(context, Redlock.Redlock)
+          )
           assert.strictEqual(redlock.nodes.length, 2)
           const lock = yield* Effect.scoped(Effect.gen(function*() {
             const lock = yield* redlock.acquire("job", { ttl: "5 seconds" })
             assert.deepStrictEqual(lock.keys, ["app:job"])
-            for (const server of fleet.servers) assert.strictEqual(yield* server.call("GET", "app:job"), lock.value)
+            for (const server of fleet.servers) {
+              assert.strictEqual(yield* server.call("GET", "app:job"), lock.value)
+            }
             return lock
           }))
           assert.deepStrictEqual(lock.outcomes.map((outcome) => outcome._tag), ["Ok", "Ok"])
           const tooLong = failureOf(yield* Effect.exit(Effect.scoped(redlock.acquire("job", { ttl: "20 seconds" }))))
-          assert.strictEqual(tooLong instanceof RedlockError.InvalidOptions ? tooLong.option : String(tooLong), "ttl", "REDLOCK_MAX_TTL is the bound")
+          assert.strictEqual(
+            tooLong instanceof RedlockError.InvalidOptions ? tooLong.option : String(tooLong),
+            "ttl",
+            "REDLOCK_MAX_TTL is the bound"
+          )
 
           const missing = yield* refusalOver(Ioredis.layerConfig().pipe(Layer.provide(configFrom({}))))
           assert.include(String(missing), "REDLOCK_NODES")
-          const unreadable = failureOf(yield* Effect.exit(Effect.scoped(Layer.build(configured({ ...env, REDLOCK_NODE_TIMEOUT: "soon" })))))
+          const unreadable = failureOf(
+            yield* Effect.exit(Effect.scoped(Layer.build(configured({ ...env, REDLOCK_NODE_TIMEOUT: "soon" }))))
+          )
           assert.isTrue(isConfigError(unreadable), String(unreadable))
           assert.include(String(unreadable), "REDLOCK_NODE_TIMEOUT")
-          const bad = failureOf(yield* Effect.exit(Effect.scoped(Layer.build(configured({ ...env, REDLOCK_DRIFT_FACTOR: "2" })))))
+          const bad = failureOf(
+            yield* Effect.exit(Effect.scoped(Layer.build(configured({ ...env, REDLOCK_DRIFT_FACTOR: "2" }))))
+          )
           assert.strictEqual(bad instanceof RedlockError.InvalidOptions ? bad.option : String(bad), "driftFactor")
         }).pipe(Effect.scoped))
 
@@ -165,14 +211,23 @@ export const nodeLayersSuite = () => {
               (context) => Context.get(context, Redlock.Redlock)
             )
           const other = { host: "127.0.0.1", port: b.port, password: Redacted.make("s3cret") }
-          const redlock = yield* managerOver(Ioredis.layer([{ client: clients[0], name: "a" }, { client: clients[1], name: "a again" }, other]))
+          const redlock = yield* managerOver(
+            Ioredis.layer([{ client: clients[0], name: "a" }, { client: clients[1], name: "a again" }, other])
+          )
           assert.strictEqual(logged.length, 1, logged.join("\n"))
-          assert.match(logged[0], /^effect-redlock: 1 of 3 nodes do not vote \(a again: the same server as a \(run_id [0-9a-f]{40}\)/)
+          assert.match(
+            logged[0],
+            /^effect-redlock: 1 of 3 nodes do not vote \(a again: the same server as a \(run_id [0-9a-f]{40}\)/
+          )
           // b's key is someone else's: a alone says yes, and counted twice it would have been a majority.
           yield* b.call("SET", "redlock:shared", "someone else", "PX", 10_000)
-          const refused = failureOf(yield* Effect.exit(Effect.scoped(redlock.acquire("shared", { ttl: "5 seconds", retry: Redlock.noRetry }))))
+          const refused = failureOf(
+            yield* Effect.exit(Effect.scoped(redlock.acquire("shared", { ttl: "5 seconds", retry: Redlock.noRetry })))
+          )
           assert.deepStrictEqual(
-            refused instanceof RedlockError.LockNotAcquired ? refused.outcomes.map((outcome) => outcome._tag) : String(refused),
+            refused instanceof RedlockError.LockNotAcquired
+              ? refused.outcomes.map((outcome) => outcome._tag)
+              : String(refused),
             ["Ok", "Abstained", "Held"]
           )
           yield* b.call("DEL", "redlock:shared")
@@ -183,8 +238,12 @@ export const nodeLayersSuite = () => {
           )
           yield* Effect.scoped(managerOver(NodeRedis.layer([other])))
           assert.strictEqual(logged.length, 2, JSON.stringify(logged))
-          assert.match(logged[1], /^effect-redlock: 1 of 1 nodes may evict keys \(127\.0\.0\.1:\d+: maxmemory 100\.00M with maxmemory-policy allkeys-lru/)
+          assert.match(
+            logged[1],
+            /^effect-redlock: 1 of 1 nodes may evict keys \(127\.0\.0\.1:\d+: maxmemory 100\.00M with maxmemory-policy allkeys-lru/
+          )
         }).pipe(Effect.scoped, Effect.provide(captureLogs(logged)))
       })
-  })
+    }
+  )
 }

@@ -89,8 +89,18 @@ export const observabilitySuite = () => {
           yield* TestClock.adjust("200 millis")
         }))
         const after = yield* counts
-        const added = Object.fromEntries(Object.entries(after).map(([name, count]) => [name, count - before[name as keyof typeof before]]))
-        assert.deepStrictEqual(added, { acquisitions: 2, held: 1, expired: 1, durations: 3, attempts: 3, lag: 1, released: 2 })
+        const added = Object.fromEntries(
+          Object.entries(after).map(([name, count]) => [name, count - before[name as keyof typeof before]])
+        )
+        assert.deepStrictEqual(added, {
+          acquisitions: 2,
+          held: 1,
+          expired: 1,
+          durations: 3,
+          attempts: 3,
+          lag: 1,
+          released: 2
+        })
       }).pipe(Effect.provide(memory(3))))
   })
 
@@ -120,7 +130,10 @@ export const observabilitySuite = () => {
         yield* TestClock.adjust("10 millis")
         yield* Fiber.join(fiber)
         assert.strictEqual(logs.length, 1, logs.join("\n"))
-        assert.match(logs[0], /^WARN effect-redlock: release of r did not reach 2 node\(s\); their keys expire within 10s/)
+        assert.match(
+          logs[0],
+          /^WARN effect-redlock: release of r did not reach 2 node\(s\); their keys expire within 10s/
+        )
       }).pipe(Effect.provide(memory(3))))
   })
 
@@ -151,13 +164,15 @@ export const observabilitySuite = () => {
       // The nodes' promises, recorded: the engine calls these (a copy of a node has no callbacks of its own).
       const recorded = nodes.map((node, index): RedisNode.RedisNode => ({
         ...node,
-        promises: Object.fromEntries(Object.entries(node.promises!).map(([method, call]) => [
-          method,
-          (...args: Array<unknown>) => {
-            sent.push(`${index} ${method} ${JSON.stringify(args.map(named))}`)
-            return (call as (...args: Array<unknown>) => Promise<unknown>)(...args)
-          }
-        ])) as unknown as RedisNode.NodePromises
+        promises: Object.fromEntries(
+          Object.entries(node.promises!).map(([method, call]) => [
+            method,
+            (...args: Array<unknown>) => {
+              sent.push(`${index} ${method} ${JSON.stringify(args.map(named))}`)
+              return (call as (...args: Array<unknown>) => Promise<unknown>)(...args)
+            }
+          ])
+        ) as unknown as RedisNode.NodePromises
       }))
       const manager = yield* Effect.provideService(Redlock.make(), RedisNode.RedisNodes, recorded)
       const held = yield* manager.acquire("r", { ttl: "1 second" })

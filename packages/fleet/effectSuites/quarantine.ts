@@ -85,7 +85,9 @@ export const quarantineSuite = () => {
         const control = yield* RedisNode.MemoryNodes
         yield* control.restart(0)
         yield* control.setDown(1, true)
-        const attempt = fork(Redlock.acquire("r", { ttl: "1 second", nodeTimeout: "10 millis", retry: Redlock.noRetry }))
+        const attempt = fork(
+          Redlock.acquire("r", { ttl: "1 second", nodeTimeout: "10 millis", retry: Redlock.noRetry })
+        )
         yield* TestClock.adjust(Duration.millis(quarantineMillis - 20))
         const early = yield* attempt
         yield* TestClock.adjust("10 millis")
@@ -151,7 +153,10 @@ export const quarantineSuite = () => {
         const capture = captureLogs(logged)
         yield* Redlock.make({ maxTtl: "10 seconds" }).pipe(Effect.provide(capture))
         assert.strictEqual(logged.length, 1)
-        assert.match(logged[0], /^effect-redlock: 2 of 3 nodes do not vote yet \(memory-0: server started 2\.0 s ago, votes again in 8\.1 s/)
+        assert.match(
+          logged[0],
+          /^effect-redlock: 2 of 3 nodes do not vote yet \(memory-0: server started 2\.0 s ago, votes again in 8\.1 s/
+        )
         assert.include(logged[0], "1 vote, 2 needed: acquisitions fail until then")
         assert.include(logged[0], "appendonly yes, appendfsync always")
         // Durable nodes, or nodes up for maxTtl, make no notice; nor does a manager without the quarantine.
@@ -211,7 +216,10 @@ export const quarantineSuite = () => {
         assert.isAbove(Duration.toMillis(yield* lock.remaining), 0, "the first holder is still valid")
         // The manager says so once, however many attempts the node sits out.
         yield* TestClock.adjust("1 second")
-        assert.include(refusalOf(yield* attempt).message, "memory-2=Abstained(its clock jumped forward 20.0 s 1.0 s ago")
+        assert.include(
+          refusalOf(yield* attempt).message,
+          "memory-2=Abstained(its clock jumped forward 20.0 s 1.0 s ago"
+        )
         assert.deepStrictEqual(logged, [
           "effect-redlock: memory-2's clock jumped forward 20.0 s: keys it holds may have expired early, " +
           "so its votes do not count for 10.1 s from then (restart quarantine)"

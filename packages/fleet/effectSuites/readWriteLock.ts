@@ -45,7 +45,8 @@ const hold = (acquire: Effect.Effect<unknown, unknown, Redlock.Redlock | Scope.S
 
 const once: ReadWriteLock.ReadWriteOptions = { ttl: "10 seconds", maxReaders: 3, retry: Redlock.noRetry }
 
-const exitOf = (acquire: Effect.Effect<unknown, unknown, Redlock.Redlock | Scope.Scope>) => Effect.exit(Effect.scoped(acquire))
+const exitOf = (acquire: Effect.Effect<unknown, unknown, Redlock.Redlock | Scope.Scope>) =>
+  Effect.exit(Effect.scoped(acquire))
 
 export const readWriteLockSuite = () => {
   describe("read-write lock on in-memory nodes", () => {
@@ -84,7 +85,9 @@ export const readWriteLockSuite = () => {
       Effect.gen(function*() {
         // A writer that never releases (crashed).
         yield* hold(ReadWriteLock.acquireWrite("cache", { ...once, ttl: "2 seconds" }))
-        const reader = yield* fork(hold(ReadWriteLock.acquireRead("cache", { ...once, retry: Schedule.spaced("10 seconds") })))
+        const reader = yield* fork(
+          hold(ReadWriteLock.acquireRead("cache", { ...once, retry: Schedule.spaced("10 seconds") }))
+        )
         yield* TestClock.adjust("1990 millis")
         assert.isUndefined(yield* poll(reader), "the writer holds")
         yield* TestClock.adjust("20 millis")
@@ -119,7 +122,10 @@ export const readWriteLockSuite = () => {
       Effect.gen(function*() {
         for (const maxReaders of [0, 65, 2.5]) {
           for (const acquire of [ReadWriteLock.acquireRead, ReadWriteLock.acquireWrite]) {
-            assert.strictEqual(invalidOf(yield* exitOf(acquire("r", { ttl: "1 second", maxReaders }))).option, "maxReaders")
+            assert.strictEqual(
+              invalidOf(yield* exitOf(acquire("r", { ttl: "1 second", maxReaders }))).option,
+              "maxReaders"
+            )
           }
         }
         const resource = invalidOf(yield* exitOf(ReadWriteLock.acquireWrite("a\u0000b", { ttl: "1 second" })))
@@ -156,7 +162,9 @@ export const readWriteLockSuite = () => {
         }).pipe(ReadWriteLock.withRead("shared-doc", options))
         const write = Effect.gen(function*() {
           writers++
-          if (writers > 1 || readers > 0) problems.push(`a writer entered with ${writers - 1} writers and ${readers} readers`)
+          if (writers > 1 || readers > 0) {
+            problems.push(`a writer entered with ${writers - 1} writers and ${readers} readers`)
+          }
           yield* Effect.sleep("10 millis")
           writers--
           done.write++

@@ -21,7 +21,16 @@ import {
   RedlockError,
   Schedule
 } from "@effect-redlock/line"
-import { expectEmpty, invalidOf, overlaps, recordSection, redisManager, refusalOf, seededRandom, type Section } from "./support.js"
+import {
+  expectEmpty,
+  invalidOf,
+  overlaps,
+  recordSection,
+  redisManager,
+  refusalOf,
+  type Section,
+  seededRandom
+} from "./support.js"
 
 const tags = (outcomes: ReadonlyArray<RedisNode.NodeOutcome>) => outcomes.map((outcome) => outcome._tag)
 
@@ -111,7 +120,10 @@ export const redisSuite = () => {
         })).pipe(Effect.provide(captureLogs(logs, { withLevel: true })))
         yield* Effect.forEach([0, 2, 4], (i) => fleet.servers[i].resume)
         assert.strictEqual(logs.length, 1, logs.join("\n"))
-        assert.match(logs[0], /^WARN effect-redlock: release of r did not reach 3 node\(s\); their keys expire within 10s/)
+        assert.match(
+          logs[0],
+          /^WARN effect-redlock: release of r did not reach 3 node\(s\); their keys expire within 10s/
+        )
         yield* Effect.forEach(fleet.servers, (server) => server.call("DEL", "redlock:r"))
         yield* expectEmpty(fleet)
       }).pipe(Effect.scoped))
@@ -148,8 +160,10 @@ export const redisSuite = () => {
         )
         // The first attempt is refused by nodes 0-2, where the waiter joined the line.
         yield* Effect.retry(
-          Effect.flatMap(lineSizes(fleet.servers.slice(0, 3)), (sizes) =>
-            sizes.every((size) => size === 1) ? Effect.void : Effect.fail(`in line: ${sizes.join(",")}`)),
+          Effect.flatMap(
+            lineSizes(fleet.servers.slice(0, 3)),
+            (sizes) => sizes.every((size) => size === 1) ? Effect.void : Effect.fail(`in line: ${sizes.join(",")}`)
+          ),
           { schedule: Schedule.spaced("10 millis"), times: 200 }
         )
         yield* Effect.sleep("100 millis")
@@ -261,8 +275,12 @@ export const redisSuite = () => {
         yield* fleet.reset
         const redlock = yield* redisManager(fleet.nodes)
         const commands = () =>
-          Effect.forEach(fleet.servers, (server) =>
-            Effect.map(server.call("INFO", "commandstats"), (reply) => /cmdstat_evalsha:calls=(\d+)/.exec(String(reply))?.[1] ?? "0"))
+          Effect.forEach(
+            fleet.servers,
+            (server) =>
+              Effect.map(server.call("INFO", "commandstats"), (reply) =>
+                /cmdstat_evalsha:calls=(\d+)/.exec(String(reply))?.[1] ?? "0")
+          )
         const before = yield* commands()
         const cases: ReadonlyArray<[unknown, string, RegExp]> = [
           [{ ttl: NaN }, "ttl", /got NaN$/],
@@ -270,11 +288,15 @@ export const redisSuite = () => {
           [{ ttl: "1 second", retry: 3 }, "retry", /must be a Schedule, got 3$/]
         ]
         for (const [options, option, detail] of cases) {
-          const error = invalidOf(yield* Effect.exit(Effect.scoped(redlock.acquire("r", options as Redlock.AcquireOptions))))
+          const error = invalidOf(
+            yield* Effect.exit(Effect.scoped(redlock.acquire("r", options as Redlock.AcquireOptions)))
+          )
           assert.strictEqual(error.option, option)
           assert.match(error.detail, detail)
         }
-        const invalidManager = yield* Effect.exit(redisManager(fleet.nodes, { retry: "200ms" as unknown as Redlock.RetrySchedule }))
+        const invalidManager = yield* Effect.exit(
+          redisManager(fleet.nodes, { retry: "200ms" as unknown as Redlock.RetrySchedule })
+        )
         assert.strictEqual(invalidOf(invalidManager).option, "retry")
         assert.deepStrictEqual(yield* commands(), before, "no script ran on any server")
       }).pipe(Effect.scoped))
@@ -294,7 +316,9 @@ export const redisSuite = () => {
           assert.deepStrictEqual(answers.filter((answer) => answer !== "WrongType" && answer !== "NotAwaited"), [])
           assert.match(error.message, /WRONGTYPE lock key redlock:r holds a list, not a lock value/)
         }
-        for (const server of fleet.servers) assert.deepStrictEqual(yield* server.call("LRANGE", "redlock:r", 0, -1), ["precious"])
+        for (const server of fleet.servers) {
+          assert.deepStrictEqual(yield* server.call("LRANGE", "redlock:r", 0, -1), ["precious"])
+        }
       }).pipe(Effect.scoped))
 
     it.effect("READONLY and OOM replies become typed per-node outcomes", () =>
@@ -312,7 +336,9 @@ export const redisSuite = () => {
           s1.call("REPLICAOF", "NO", "ONE"),
           s2.call("CONFIG", "SET", "maxmemory", "0")
         ]).pipe(Effect.orDie)
-        const exit = yield* Effect.exit(Effect.scoped(redlock.acquire("r", { ttl: "1 second", retry: Redlock.noRetry })))
+        const exit = yield* Effect.exit(
+          Effect.scoped(redlock.acquire("r", { ttl: "1 second", retry: Redlock.noRetry }))
+        )
           .pipe(Effect.ensuring(restore))
         const error = refusalOf(exit)
         const reasons = error.outcomes.map((o) => o._tag === "Failed" ? o.error.reason : o._tag)
@@ -370,9 +396,14 @@ export const redisSuite = () => {
           const fleet = yield* RedisFleet
           const node = fleet.nodes[0]
           for (const password of [undefined, "wrong"]) {
-            const redlock = yield* redisManager([{ ...node, password: password === undefined ? undefined : Redacted.make(password) }])
+            const redlock = yield* redisManager([{
+              ...node,
+              password: password === undefined ? undefined : Redacted.make(password)
+            }])
             // A 10 s ttl gives 100 ms node timeouts: a loaded machine still hears the refusal before its timeout.
-            const exit = yield* Effect.exit(Effect.scoped(redlock.acquire("r", { ttl: "10 seconds", retry: Redlock.noRetry })))
+            const exit = yield* Effect.exit(
+              Effect.scoped(redlock.acquire("r", { ttl: "10 seconds", retry: Redlock.noRetry }))
+            )
             const [outcome] = refusalOf(exit).outcomes
             assert.strictEqual(outcome._tag, "Failed")
             if (outcome._tag === "Failed") {

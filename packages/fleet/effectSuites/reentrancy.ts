@@ -61,7 +61,10 @@ export const reentrancySuite = () => {
       Effect.gen(function*() {
         const holder = yield* fork(ReadWriteLock.withWrite("doc", once)(Effect.never))
         yield* TestClock.adjust("1 millis")
-        assert.instanceOf(failureOf(yield* Effect.exit(Effect.scoped(ReadWriteLock.acquireRead("doc", once)))), RedlockError.LockNotAcquired)
+        assert.instanceOf(
+          failureOf(yield* Effect.exit(Effect.scoped(ReadWriteLock.acquireRead("doc", once)))),
+          RedlockError.LockNotAcquired
+        )
         yield* Fiber.interrupt(holder)
       }).pipe(Effect.provide(memory(3))))
 
@@ -70,14 +73,16 @@ export const reentrancySuite = () => {
         const forever = Schedule.spaced("1 second")
         const order: Array<string> = []
         const readerGoesOn = yield* Deferred.make<void>()
-        const reader = yield* fork(ReadWriteLock.withRead("doc", once)(
-          Effect.andThen(
-            Deferred.await(readerGoesOn),
-            ReadWriteLock.withRead("doc", { ...once, retry: forever })(
-              Effect.sync(() => order.push("read again"))
+        const reader = yield* fork(
+          ReadWriteLock.withRead("doc", once)(
+            Effect.andThen(
+              Deferred.await(readerGoesOn),
+              ReadWriteLock.withRead("doc", { ...once, retry: forever })(
+                Effect.sync(() => order.push("read again"))
+              )
             )
           )
-        ))
+        )
         yield* TestClock.adjust("1 millis")
         const writer = yield* fork(
           ReadWriteLock.withWrite("doc", { ...once, retry: forever })(Effect.sync(() => order.push("write")))

@@ -81,14 +81,19 @@ export const replicasSuite = () => {
           // Seen once in CI (granted): what the masters say of their replicas, should it come back.
           if (Exit.isSuccess(second)) {
             const replication = yield* Effect.forEach(fleet.servers, (server) => server.call("INFO", "replication"))
-            assert.fail(`granted with two replicas paused: ${inspect(second.value.outcomes)}\n${replication.join("\n")}`)
+            assert.fail(
+              `granted with two replicas paused: ${inspect(second.value.outcomes)}\n${replication.join("\n")}`
+            )
           }
           const refused = refusalOf(second)
           assert.strictEqual(refused.reason, "NoQuorum")
           const failed = refused.outcomes.filter((outcome) => outcome._tag === "Failed")
           assert.lengthOf(failed, 2)
           for (const outcome of failed) {
-            assert.match(outcome._tag === "Failed" ? outcome.error.detail : "", /WAIT: 0 of 1 replicas acknowledged within 200 ms/)
+            assert.match(
+              outcome._tag === "Failed" ? outcome.error.detail : "",
+              /WAIT: 0 of 1 replicas acknowledged within 200 ms/
+            )
           }
           // The refused attempt deleted what it set on the masters whose replica did not answer.
           assert.deepStrictEqual(yield* fleet.dbsizes, [0, 0, 0])
@@ -133,7 +138,12 @@ export const replicasSuite = () => {
           const { fleet, redlock: holder } = yield* waitingManager
           const waiter = yield* redisManager(fleet.nodes.map((node) => ({ ...node, waitForReplicas: waiting })))
           // Neither the next retry (10 s) nor a node timeout (5 s) comes within the test's bound.
-          const options = { limit: 1, ttl: "20 seconds", nodeTimeout: "5 seconds", retry: Schedule.spaced("10 seconds") } as const
+          const options = {
+            limit: 1,
+            ttl: "20 seconds",
+            nodeTimeout: "5 seconds",
+            retry: Schedule.spaced("10 seconds")
+          } as const
           const holding = yield* Scope.make()
           yield* inScope(holding)(holder.acquirePermit("exports", options))
           const queued = yield* fork(waiter.acquirePermit("exports", options))

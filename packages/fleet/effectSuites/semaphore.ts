@@ -50,7 +50,10 @@ const memoryWithOneServerTwice = Redlock.layer().pipe(
   Layer.provideMerge(
     Layer.effect(
       RedisNode.RedisNodes,
-      Effect.map(RedisNode.RedisNodes, (nodes) => nodes.map((node, index) => index === 1 ? { ...node, run: nodes[0].run } : node))
+      Effect.map(
+        RedisNode.RedisNodes,
+        (nodes) => nodes.map((node, index) => index === 1 ? { ...node, run: nodes[0].run } : node)
+      )
     ).pipe(Layer.provideMerge(RedisNode.layerMemory(3)))
   )
 )
@@ -63,7 +66,9 @@ export const semaphoreSuite = () => {
         const first = yield* holdPermit("exports", options)
         const second = yield* holdPermit("exports", options)
         assert.notStrictEqual(first.permit.resources[0], second.permit.resources[0])
-        for (const { permit } of [first, second]) assert.oneOf(permit.resources[0], ["exports\u0000permit0", "exports\u0000permit1"])
+        for (const { permit } of [first, second]) {
+          assert.oneOf(permit.resources[0], ["exports\u0000permit0", "exports\u0000permit1"])
+        }
 
         const view = yield* Semaphore.inspect("exports", 2)
         assert.strictEqual(view.held, 2)
@@ -109,7 +114,9 @@ export const semaphoreSuite = () => {
 
     it.effect("withPermit holds a permit while its body runs, and gives it back", () =>
       Effect.gen(function*() {
-        const inside = yield* Semaphore.withPermit("pool", { limit: 3, ttl: "10 seconds" })(Semaphore.inspect("pool", 3))
+        const inside = yield* Semaphore.withPermit("pool", { limit: 3, ttl: "10 seconds" })(
+          Semaphore.inspect("pool", 3)
+        )
         assert.strictEqual(inside.held, 1)
         assert.strictEqual((yield* Semaphore.inspect("pool", 3)).held, 0)
       }).pipe(Effect.provide(memory(3))))
@@ -221,7 +228,9 @@ export const semaphoreSuite = () => {
             const manager = yield* Redlock.make({ restartQuarantine: false }).pipe(
               Effect.provideService(RedisNode.RedisNodes, seen)
             )
-            const exit = yield* Effect.exit(manager.acquirePermit("reports", { limit, ttl: "10 seconds", retry: Redlock.noRetry }))
+            const exit = yield* Effect.exit(
+              manager.acquirePermit("reports", { limit, ttl: "10 seconds", retry: Redlock.noRetry })
+            )
             return Exit.isSuccess(exit)
           }))
         assert.deepStrictEqual(grants, [true, true, false])
@@ -245,7 +254,9 @@ export const semaphoreSuite = () => {
           inside--
           done++
         }).pipe(Semaphore.withPermit("builds", { limit: 3, ttl: "5 seconds", retry }))
-        yield* Effect.forEach(Array.from({ length: 6 }), () => Effect.repeat(work, { times: 4 }), { concurrency: "unbounded" }).pipe(
+        yield* Effect.forEach(Array.from({ length: 6 }), () => Effect.repeat(work, { times: 4 }), {
+          concurrency: "unbounded"
+        }).pipe(
           Effect.provide(redis(fleet.nodes))
         )
         assert.strictEqual(done, 30)
@@ -267,7 +278,9 @@ export const semaphoreSuite = () => {
           const held = i % 3 === 0 ? 2 : 1
           const paused = i % 4 === 1
           yield* Effect.scoped(Effect.gen(function*() {
-            const holders = yield* Effect.all(Array.from({ length: held }, () => holder.acquirePermit(`p${i}`, options)))
+            const holders = yield* Effect.all(
+              Array.from({ length: held }, () => holder.acquirePermit(`p${i}`, options))
+            )
             if (paused) yield* fleet.servers[i % 5].pause
             const fiber = yield* fork(waiter.acquirePermit(`p${i}`, options))
             yield* Effect.sleep(Duration.millis(random() * 6))
@@ -275,7 +288,11 @@ export const semaphoreSuite = () => {
             if (paused) yield* fleet.servers[i % 5].resume
             for (const { keys, value } of holders) {
               const values = yield* Effect.forEach(fleet.servers, (server) => server.call("GET", keys[0]))
-              assert.deepStrictEqual(values, [value, value, value, value, value], "a holder's slot survives the waiter's end")
+              assert.deepStrictEqual(
+                values,
+                [value, value, value, value, value],
+                "a holder's slot survives the waiter's end"
+              )
             }
           }))
           yield* expectEmpty(fleet)

@@ -54,7 +54,11 @@ export const sentinelSuite = () => {
           const before = holder.nodes[0].run()
           assert.strictEqual(before._tag, "Known")
           const lock = yield* holder.acquire("failover", { ttl: "10 seconds", nodeTimeout: "1 second" })
-          assert.strictEqual(yield* fleet.replicas[0].call("GET", "redlock:failover"), lock.value, "on the replica when granted")
+          assert.strictEqual(
+            yield* fleet.replicas[0].call("GET", "redlock:failover"),
+            lock.value,
+            "on the replica when granted"
+          )
 
           yield* fleet.servers[0].kill
           // The Sentinel sees the master down after 1 s and promotes the replica; the node reconnects through it.
@@ -67,15 +71,24 @@ export const sentinelSuite = () => {
             }),
             { schedule: Schedule.spaced("100 millis"), times: 200 }
           )
-          assert.strictEqual(yield* fleet.replicas[0].call("ROLE").pipe(Effect.map((role) => (role as Array<unknown>)[0])), "master")
+          assert.strictEqual(
+            yield* fleet.replicas[0].call("ROLE").pipe(Effect.map((role) => (role as Array<unknown>)[0])),
+            "master"
+          )
 
           // The lock survived: another client is refused while it is valid.
-          refusalOf(yield* Effect.exit(Effect.scoped(holder.acquire("failover", { ttl: "1 second", retry: Redlock.noRetry }))))
+          refusalOf(
+            yield* Effect.exit(Effect.scoped(holder.acquire("failover", { ttl: "1 second", retry: Redlock.noRetry })))
+          )
           assert.isAbove(Duration.toMillis(yield* lock.remaining), 0, "and it is still valid")
           // A manager that keeps the quarantine does not count the new master's vote yet, and says why.
           // Its node is given a second to answer: the 10 ms default for a 1 s ttl times out on a loaded machine.
           const abstained = refusalOf(
-            yield* Effect.exit(Effect.scoped(guarded.acquire("other", { ttl: "5 seconds", nodeTimeout: "1 second", retry: Redlock.noRetry })))
+            yield* Effect.exit(
+              Effect.scoped(
+                guarded.acquire("other", { ttl: "5 seconds", nodeTimeout: "1 second", retry: Redlock.noRetry })
+              )
+            )
           )
           const outcome = abstained.outcomes[0]
           assert.strictEqual(outcome._tag, "Abstained", JSON.stringify(outcome))
@@ -85,11 +98,18 @@ export const sentinelSuite = () => {
 
       it.effect("a sentinel option that is malformed, or given to nodes that cannot follow one, is InvalidOptions", () =>
         Effect.gen(function*() {
-          for (const sentinel of [{ master: "", sentinels: [{ host: "127.0.0.1", port: 1 }] }, { master: "m", sentinels: [] }, { master: "m", sentinels: [{ host: "h", port: 0 }] }]) {
+          for (
+            const sentinel of [{ master: "", sentinels: [{ host: "127.0.0.1", port: 1 }] }, {
+              master: "m",
+              sentinels: []
+            }, { master: "m", sentinels: [{ host: "h", port: 0 }] }]
+          ) {
             const error = invalidOf(yield* Effect.exit(Layer.build(Ioredis.layer([{ sentinel }]))))
             assert.include(error.message, "sentinel")
           }
-          const unsupported = { sentinel: { master: "m", sentinels: [{ host: "127.0.0.1", port: 1 }] } } as unknown as NodeRedis.NodeOptions
+          const unsupported = {
+            sentinel: { master: "m", sentinels: [{ host: "127.0.0.1", port: 1 }] }
+          } as unknown as NodeRedis.NodeOptions
           const error = invalidOf(yield* Effect.exit(Layer.build(NodeRedis.layer([unsupported]))))
           assert.include(error.message, "use ioredis or iovalkey nodes")
         }).pipe(Effect.scoped))
@@ -105,7 +125,10 @@ export const sentinelSuite = () => {
           const fleet = yield* RedisFleet
           const client = yield* Effect.acquireRelease(
             Effect.sync(() =>
-              new Redis({ name: masterName(0), sentinels: fleet.sentinels.map(({ port }) => ({ host: "127.0.0.1", port })) })
+              new Redis({
+                name: masterName(0),
+                sentinels: fleet.sentinels.map(({ port }) => ({ host: "127.0.0.1", port }))
+              })
             ),
             (client) => Effect.sync(() => client.disconnect())
           )

@@ -32,7 +32,9 @@ import {
 import { effectsOf, expectEmpty, failureOfType, memory, redisManager } from "./support.js"
 
 /** A hold in a scope of its own (its slot, and the scope's close), in a fiber of its own as another client's. */
-const hold = <E>(acquire: Effect.Effect<{ readonly resources: ReadonlyArray<string> }, E, Redlock.Redlock | Scope.Scope>) =>
+const hold = <E>(
+  acquire: Effect.Effect<{ readonly resources: ReadonlyArray<string> }, E, Redlock.Redlock | Scope.Scope>
+) =>
   Effect.flatMap(
     fork(Effect.gen(function*() {
       const scope = yield* Scope.make()
@@ -88,12 +90,16 @@ export const settingsSuite = () => {
           yield* hold(Semaphore.acquire("exports", { ...once, limit: 3 }))
         ]
         // Before, this took slot 3 or 4: a fourth holder of a limit of three.
-        const refused = yield* conflict(Semaphore.acquire("exports", { ...once, limit: 5, retry: Redlock.retry({ delay: "100 millis", times: 50 }) }))
+        const refused = yield* conflict(
+          Semaphore.acquire("exports", { ...once, limit: 5, retry: Redlock.retry({ delay: "100 millis", times: 50 }) })
+        )
         assert.deepInclude(refused, { resource: "exports", setting: "limit", requested: 5, recorded: 3 })
         assert.strictEqual(yield* Clock.currentTimeMillis, 0, "refused at once: the retry schedule is not waited out")
         for (const holder of holders) yield* holder.release
         const control = yield* RedisNode.MemoryNodes
-        for (const node of [0, 1, 2]) assert.deepStrictEqual(yield* control.keys(node), [], `node ${node}: nothing left`)
+        for (const node of [0, 1, 2]) {
+          assert.deepStrictEqual(yield* control.keys(node), [], `node ${node}: nothing left`)
+        }
         yield* Effect.scoped(Semaphore.acquire("exports", { ...once, limit: 5 }))
       }).pipe(Effect.provide(memory(3))))
 
@@ -101,7 +107,9 @@ export const settingsSuite = () => {
       Effect.gen(function*() {
         const redlock = yield* Redlock.Redlock
         const scope = yield* Scope.make()
-        const permit = yield* inScope(scope)(Semaphore.acquire("jobs", { ttl: "10 seconds", limit: 2, retry: Redlock.noRetry }))
+        const permit = yield* inScope(scope)(
+          Semaphore.acquire("jobs", { ttl: "10 seconds", limit: 2, retry: Redlock.noRetry })
+        )
         yield* TestClock.adjust("8 seconds")
         yield* redlock.extend(permit)
         yield* TestClock.adjust("7 seconds")
@@ -141,8 +149,12 @@ export const settingsSuite = () => {
         )
         assert.deepInclude(refused, { requested: 1, recorded: 2 })
         yield* reader.release
-        const permit = yield* hold(Semaphore.acquire("exports", { ...once, limit: 1 })).pipe(Effect.provideService(Redlock.Redlock, first))
-        yield* conflict(Semaphore.acquire("exports", { ...once, limit: 2 })).pipe(Effect.provideService(Redlock.Redlock, second))
+        const permit = yield* hold(Semaphore.acquire("exports", { ...once, limit: 1 })).pipe(
+          Effect.provideService(Redlock.Redlock, first)
+        )
+        yield* conflict(Semaphore.acquire("exports", { ...once, limit: 2 })).pipe(
+          Effect.provideService(Redlock.Redlock, second)
+        )
         yield* permit.release
         yield* expectEmpty(fleet)
       }).pipe(Effect.scoped))

@@ -28,8 +28,10 @@ import {
 import { memory } from "./support.js"
 
 /** Every node's operation count. */
-const operations = Effect.flatMap(RedisNode.MemoryNodes, (nodes) =>
-  Effect.forEach(Array.from({ length: nodes.size }, (_, index) => index), (index) => nodes.operations(index)))
+const operations = Effect.flatMap(
+  RedisNode.MemoryNodes,
+  (nodes) => Effect.forEach(Array.from({ length: nodes.size }, (_, index) => index), (index) => nodes.operations(index))
+)
 
 /** What each node was asked between two counts. */
 const since = (before: ReadonlyArray<number>) =>
@@ -64,7 +66,11 @@ export const slotsSuite = () => {
         const holders = yield* Effect.all(Array.from({ length: 4 }, () => hold(Semaphore.acquire("four", full))))
         before = yield* operations
         assert.isTrue(Exit.isFailure(yield* Effect.exit(Effect.scoped(Semaphore.acquire("four", full)))))
-        assert.deepStrictEqual(yield* since(before), [1, 1, 1, 1, 1], "a full semaphore of 4: one round, nothing to undo")
+        assert.deepStrictEqual(
+          yield* since(before),
+          [1, 1, 1, 1, 1],
+          "a full semaphore of 4: one round, nothing to undo"
+        )
         yield* Effect.all(holders)
         yield* permit
         yield* read
@@ -73,15 +79,20 @@ export const slotsSuite = () => {
     it.effect("a release of one slot hands it to the first of four waiters: its call per node is all, the waiter sends no round", () =>
       Effect.gen(function*() {
         const options = { limit: 2, ttl: "10 seconds", retry: patient } as const
-        const holders = [yield* hold(Semaphore.acquire("jobs", options)), yield* hold(Semaphore.acquire("jobs", options))]
+        const holders = [
+          yield* hold(Semaphore.acquire("jobs", options)),
+          yield* hold(Semaphore.acquire("jobs", options))
+        ]
         const granted: Array<number> = []
         // One millisecond apart: their tickets, hence their places, differ.
         const waiters = yield* Effect.forEach([0, 1, 2, 3], (waiter) =>
           Effect.tap(
-            fork(Semaphore.withPermit("jobs", options)(Effect.andThen(
-              Effect.sync(() => granted.push(waiter)),
-              Effect.never
-            ))),
+            fork(
+              Semaphore.withPermit("jobs", options)(Effect.andThen(
+                Effect.sync(() => granted.push(waiter)),
+                Effect.never
+              ))
+            ),
             TestClock.adjust("1 millis")
           ))
         yield* TestClock.adjust("10 millis")
@@ -103,10 +114,12 @@ export const slotsSuite = () => {
         const holder = yield* hold(Semaphore.acquire("jobs", options))
         const order: Array<string> = []
         const waiter = (name: string) =>
-          fork(Semaphore.withPermit("jobs", options)(Effect.andThen(
-            Effect.sync(() => order.push(name)),
-            Effect.sleep("10 millis")
-          )))
+          fork(
+            Semaphore.withPermit("jobs", options)(Effect.andThen(
+              Effect.sync(() => order.push(name)),
+              Effect.sleep("10 millis")
+            ))
+          )
         const first = yield* waiter("first")
         yield* TestClock.adjust("5 millis")
         const second = yield* waiter("second")
@@ -127,12 +140,16 @@ export const slotsSuite = () => {
         const writer = yield* fork(ReadWriteLock.withWrite("doc", options)(Deferred.await(done)))
         yield* TestClock.adjust("1 millis")
         const order: Array<string> = []
-        const reader = yield* fork(ReadWriteLock.withRead("doc", options)(Effect.andThen(
-          Effect.sync(() => order.push("reader")),
-          Effect.sleep("10 millis")
-        )))
+        const reader = yield* fork(
+          ReadWriteLock.withRead("doc", options)(Effect.andThen(
+            Effect.sync(() => order.push("reader")),
+            Effect.sleep("10 millis")
+          ))
+        )
         yield* TestClock.adjust("5 millis")
-        const laterWriter = yield* fork(ReadWriteLock.withWrite("doc", options)(Effect.sync(() => order.push("later writer"))))
+        const laterWriter = yield* fork(
+          ReadWriteLock.withWrite("doc", options)(Effect.sync(() => order.push("later writer")))
+        )
         yield* TestClock.adjust("5 millis")
         yield* Deferred.succeed(done, undefined)
         yield* TestClock.adjust("100 millis")

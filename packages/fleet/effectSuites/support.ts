@@ -109,7 +109,8 @@ export const effectsOf = (node: RedisNode.RedisNode): RedisNode.EffectNode => {
   const { promises, watchReleasesNow } = node
   const effect = <A>(promise: () => Promise<A>) =>
     Effect.tryPromise({ try: promise, catch: (error) => error as RedlockError.RedisNodeError })
-  const option = <A>(value: A | null | undefined): Option.Option<A> => value == null ? Option.none() : Option.some(value)
+  const option = <A>(value: A | null | undefined): Option.Option<A> =>
+    value == null ? Option.none() : Option.some(value)
   return {
     name: node.name,
     run: node.run,
@@ -123,12 +124,17 @@ export const effectsOf = (node: RedisNode.RedisNode): RedisNode.EffectNode => {
     acquireSlot: (keys, value, ttlMillis, turn) => effect(() => promises.acquireSlot(keys, value, ttlMillis, turn)),
     release: (keys, value, announce, keepPlace) => effect(() => promises.release(keys, value, announce, keepPlace)),
     extend: (keys, value, ttlMillis) => effect(() => promises.extend(keys, value, ttlMillis)),
-    incrementFences: (keys, value, fenceKeys) => effect(() => promises.incrementFences(keys, value, fenceKeys).then(option)),
-    commitFences: (keys, value, fenceKeys, tokens) => effect(() => promises.commitFences(keys, value, fenceKeys, tokens)),
+    incrementFences: (keys, value, fenceKeys) =>
+      effect(() => promises.incrementFences(keys, value, fenceKeys).then(option)),
+    commitFences: (keys, value, fenceKeys, tokens) =>
+      effect(() => promises.commitFences(keys, value, fenceKeys, tokens)),
     inspect: (key) =>
       effect(async () => {
         const { ttlMillis, value } = await promises.inspect(key)
-        return { value: option(value), ttl: ttlMillis === undefined ? Option.none() : Option.some(Duration.millis(ttlMillis)) }
+        return {
+          value: option(value),
+          ttl: ttlMillis === undefined ? Option.none() : Option.some(Duration.millis(ttlMillis))
+        }
       })
   }
 }

@@ -5,7 +5,17 @@
  *
  * One suite, run by both Effect lines (each package's test/time.test.ts).
  */
-import { assert, describe, Effect, it, Layer, liveClockReadings, ManagedRuntime, Monotonic, TestClock } from "@effect-redlock/line"
+import {
+  assert,
+  describe,
+  Effect,
+  it,
+  Layer,
+  liveClockReadings,
+  ManagedRuntime,
+  Monotonic,
+  TestClock
+} from "@effect-redlock/line"
 
 export const timeSuite = () => {
   describe("the live clock's monotonic milliseconds", () => {

@@ -14,8 +14,8 @@ import {
   type DurationInput,
   Effect,
   Exit,
-  type Fleet,
   Fiber,
+  type Fleet,
   fork,
   Ioredis,
   it,
@@ -87,8 +87,12 @@ export const waitingSuite = () => {
         const holder = yield* Redlock.make()
         const waiter = yield* Redlock.make()
         const held = yield* holder.acquire("r", { ttl: "10 seconds" })
-        const waiting = yield* fork(Effect.flatMap(waiter.acquire("r", { ttl: "10 seconds", retry: slowRetry }), (lock) =>
-          Effect.map(Lock.monotonicMillis, (at) => ({ lock, at }))))
+        const waiting = yield* fork(
+          Effect.flatMap(
+            waiter.acquire("r", { ttl: "10 seconds", retry: slowRetry }),
+            (lock) => Effect.map(Lock.monotonicMillis, (at) => ({ lock, at }))
+          )
+        )
         yield* TestClock.adjust("100 millis")
         assert.deepStrictEqual(yield* watchers, [1, 1, 1], "one watcher per node while waiting")
         yield* holder.release(held)
@@ -105,14 +109,24 @@ export const waitingSuite = () => {
         const control = yield* RedisNode.MemoryNodes
         const first = yield* releaser.acquire("r", { ttl: "10 seconds" })
         const retry = Schedule.spaced("300 millis").pipe(atMost(10))
-        const waiting = yield* fork(Effect.andThen(waiter.acquire("r", { ttl: "10 seconds", retry }), Lock.monotonicMillis))
+        const waiting = yield* fork(
+          Effect.andThen(waiter.acquire("r", { ttl: "10 seconds", retry }), Lock.monotonicMillis)
+        )
         yield* TestClock.adjust("100 millis")
-        assert.deepStrictEqual(yield* watchers, [0, 0, 0], "no watcher: a release names no greedy waiter, and would wake them all")
+        assert.deepStrictEqual(
+          yield* watchers,
+          [0, 0, 0],
+          "no watcher: a release names no greedy waiter, and would wake them all"
+        )
         const before = yield* control.operations(0)
         yield* releaser.release(first)
         const again = yield* releaser.acquire("r", { ttl: "10 seconds", retry: Redlock.noRetry })
         yield* TestClock.adjust("1 millis")
-        assert.strictEqual((yield* control.operations(0)) - before, 2, "the release and the releaser's attempt: the waiter sleeps on")
+        assert.strictEqual(
+          (yield* control.operations(0)) - before,
+          2,
+          "the release and the releaser's attempt: the waiter sleeps on"
+        )
         yield* releaser.release(again)
         // Its next poll (at 300 ms) finds the lock free.
         for (let i = 0; i < 3; i++) yield* TestClock.adjust("100 millis")
@@ -146,7 +160,9 @@ export const waitingSuite = () => {
         const waiter = yield* Redlock.make()
         yield* holder.acquire("r", { ttl: "1 second" })
         const retry = Schedule.spaced("300 millis").pipe(atMost(10))
-        const waiting = yield* fork(Effect.andThen(waiter.acquire("r", { ttl: "1 second", retry }), Lock.monotonicMillis))
+        const waiting = yield* fork(
+          Effect.andThen(waiter.acquire("r", { ttl: "1 second", retry }), Lock.monotonicMillis)
+        )
         for (let i = 0; i < 13; i++) yield* TestClock.adjust("100 millis")
         // The first attempt (at 0) read the holder's 1000 ms left; polls would come at 300, 600, 900, 1200.
         assert.strictEqual(yield* Fiber.join(waiting), 1001, "1 ms after the holder's keys ran out")
@@ -158,7 +174,9 @@ export const waitingSuite = () => {
         for (let i = 0; i < 3; i++) yield* control.putString(i, "redlock:r", "someone else") // never expires
         const waiter = yield* Redlock.make({ restartQuarantine: false })
         const retry = Schedule.spaced("300 millis").pipe(atMost(10))
-        const waiting = yield* fork(Effect.andThen(waiter.acquire("r", { ttl: "1 second", retry }), Lock.monotonicMillis))
+        const waiting = yield* fork(
+          Effect.andThen(waiter.acquire("r", { ttl: "1 second", retry }), Lock.monotonicMillis)
+        )
         yield* TestClock.adjust("450 millis")
         for (let i = 0; i < 3; i++) yield* control.restart(i) // the keys are gone, and nobody said so
         for (let i = 0; i < 3; i++) yield* TestClock.adjust("100 millis")
@@ -259,7 +277,14 @@ export const waitingSuite = () => {
 
   describe("retry schedules with plain steps (Redlock.retry, the default retry)", () => {
     const draws: [number, ...Array<number>] = [0, 0.25, 0.999]
-    const refusal = new RedlockError.LockNotAcquired({ resources: ["r"], reason: "NoQuorum", attempts: 1, elapsedMillis: 0, quorum: 2, outcomes: [] })
+    const refusal = new RedlockError.LockNotAcquired({
+      resources: ["r"],
+      reason: "NoQuorum",
+      attempts: 1,
+      elapsedMillis: 0,
+      quorum: 2,
+      outcomes: []
+    })
 
     // The delays a Schedule asks for, step by step, until done (at most `steps`), drawing from Effect's Random.
     const scheduledDelays = (schedule: Redlock.RetrySchedule, steps: number) =>
@@ -274,7 +299,12 @@ export const waitingSuite = () => {
       const retry = plain!.start(() => draws[step % draws.length])
       for (; step < steps; step++) {
         let next: number | undefined
-        retry.step({ refusal: undefined }, 0, (delayMillis) => next = delayMillis, (cause) => assert.fail(String(cause)))
+        retry.step(
+          { refusal: undefined },
+          0,
+          (delayMillis) => next = delayMillis,
+          (cause) => assert.fail(String(cause))
+        )
         delays.push(next === undefined ? "done" : next)
         if (next === undefined) break
       }
@@ -328,9 +358,14 @@ export const waitingSuite = () => {
         const held = yield* holder.acquire("r", { ttl: "10 seconds" })
         // Each reaches two nodes of five, for ever; together they stand first in line on nodes 0-2.
         const forever = Schedule.spaced("100 millis")
-        const minorities = yield* Effect.forEach([[0, 1], [1, 2]], (reachable) =>
-          Effect.flatMap(managerReaching(reachable), (manager) =>
-            fork(manager.acquire("r", { ttl: "10 seconds", retry: forever }))))
+        const minorities = yield* Effect.forEach(
+          [[0, 1], [1, 2]],
+          (reachable) =>
+            Effect.flatMap(
+              managerReaching(reachable),
+              (manager) => fork(manager.acquire("r", { ttl: "10 seconds", retry: forever }))
+            )
+        )
         yield* TestClock.adjust("50 millis")
         yield* holder.release(held)
         const newcomer = yield* Redlock.make()
@@ -353,11 +388,19 @@ export const waitingSuite = () => {
           Redlock.make(),
           RedisNode.RedisNodes,
           nodes.map((node): RedisNode.RedisNode =>
-            deafness === "hearsNothing" ? { ...node, hearsReleases: () => false } : { ...node, watchReleasesNow: undefined })
+            deafness === "hearsNothing"
+              ? { ...node, hearsReleases: () => false }
+              : { ...node, watchReleasesNow: undefined }
+          )
         ))
-    const lineSizes = Effect.flatMap(RedisNode.MemoryNodes, (control) =>
-      Effect.forEach([0, 1, 2], (index) =>
-        Effect.map(control.keys(index), (keys) => keys.filter((key) => key.endsWith("\u0000queue")).length)))
+    const lineSizes = Effect.flatMap(
+      RedisNode.MemoryNodes,
+      (control) =>
+        Effect.forEach(
+          [0, 1, 2],
+          (index) => Effect.map(control.keys(index), (keys) => keys.filter((key) => key.endsWith("\u0000queue")).length)
+        )
+    )
 
     for (const deafness of ["hearsNothing", "noAnnouncements"] as const) {
       it.effect(`${deafness}: the waiter takes no place in line, so a released key is free for a newcomer at once`, () =>
@@ -389,7 +432,9 @@ export const waitingSuite = () => {
         yield* holder.acquire("jittered", { ttl: "10 seconds" })
         // The README's own example schedule.
         const retry = Schedule.exponential("20 millis").pipe(Schedule.jittered, atMost(5))
-        const error = refusalOf(yield* Effect.exit(Effect.scoped(waiter.acquire("jittered", { ttl: "5 seconds", retry }))))
+        const error = refusalOf(
+          yield* Effect.exit(Effect.scoped(waiter.acquire("jittered", { ttl: "5 seconds", retry })))
+        )
         assert.strictEqual(error.reason, "Held")
         assert.isAtLeast(error.attempts, 6)
         const tags = error.outcomes.map((outcome) => outcome._tag)
@@ -410,10 +455,13 @@ export const waitingSuite = () => {
         yield* zero.pause
         // Attempt 1: refused at once by servers 1-2; its SET waits on server 0.
         const waiting = yield* fork(Effect.scoped(
-          Effect.map(waiter.acquire("late", { ttl: "10 seconds", nodeTimeout: "500 millis", retry: slowRetry }), (lock) => ({
-            attempts: lock.attempts,
-            outcomes: lock.outcomes.map((outcome) => outcome._tag)
-          }))
+          Effect.map(
+            waiter.acquire("late", { ttl: "10 seconds", nodeTimeout: "500 millis", retry: slowRetry }),
+            (lock) => ({
+              attempts: lock.attempts,
+              outcomes: lock.outcomes.map((outcome) => outcome._tag)
+            })
+          )
         ))
         yield* Effect.sleep("200 millis")
         yield* holder.release(held)
@@ -459,14 +507,19 @@ export const waitingSuite = () => {
         const waiter = yield* redisManager(fleet.nodes)
         yield* holder.acquire("default-retry", { ttl: "10 seconds" })
         const started = performance.now()
-        const error = refusalOf(yield* Effect.exit(Effect.scoped(waiter.acquire("default-retry", { ttl: "5 seconds" }))))
+        const error = refusalOf(
+          yield* Effect.exit(Effect.scoped(waiter.acquire("default-retry", { ttl: "5 seconds" })))
+        )
         const elapsed = performance.now() - started
         // The first attempt, its re-check at once when the new subscriptions are ready (a release may have been
         // missed), three retries.
         assert.strictEqual(error.attempts, 5)
         assert.isAtLeast(elapsed, 295, `gave up after ${Math.round(elapsed)} ms`)
         assert.isBelow(elapsed, 2_000, `gave up after ${Math.round(elapsed)} ms`)
-        const inLine = yield* Effect.forEach(fleet.servers, (server) => server.call("ZCARD", "redlock:default-retry\u0000queue"))
+        const inLine = yield* Effect.forEach(
+          fleet.servers,
+          (server) => server.call("ZCARD", "redlock:default-retry\u0000queue")
+        )
         assert.deepStrictEqual(inLine, [0, 0, 0], "the waiter left the line")
       }).pipe(Effect.scoped))
 
@@ -490,7 +543,11 @@ export const waitingSuite = () => {
         const error = refusalOf(exit)
         // The first attempt, its re-check (the new subscriptions), three retries ~200 ms apart.
         assert.strictEqual(error.attempts, 5)
-        assert.isAtLeast(elapsed, 590, `gave up after ${Math.round(elapsed)} ms: Math.random's draws (~60 ms) were taken`)
+        assert.isAtLeast(
+          elapsed,
+          590,
+          `gave up after ${Math.round(elapsed)} ms: Math.random's draws (~60 ms) were taken`
+        )
         assert.isBelow(elapsed, 3_000, `gave up after ${Math.round(elapsed)} ms`)
       }).pipe(Effect.scoped))
 
@@ -502,9 +559,14 @@ export const waitingSuite = () => {
         // The ioredis nodes again, as nodes written with effects: each watch is registered by running its effect.
         const effectWatches = Layer.effect(
           RedisNode.RedisNodes,
-          Effect.flatMap(RedisNode.RedisNodes, (nodes) => Effect.forEach(nodes, (node) => RedisNode.fromEffects(effectsOf(node))))
+          Effect.flatMap(
+            RedisNode.RedisNodes,
+            (nodes) => Effect.forEach(nodes, (node) => RedisNode.fromEffects(effectsOf(node)))
+          )
         ).pipe(Layer.provide(Ioredis.layer(fleet.nodes)))
-        const managers = yield* Layer.build(Redlock.layer({ restartQuarantine: false }).pipe(Layer.provideMerge(effectWatches)))
+        const managers = yield* Layer.build(
+          Redlock.layer({ restartQuarantine: false }).pipe(Layer.provideMerge(effectWatches))
+        )
         const waiter = Context.get(managers, Redlock.Redlock)
         const held = yield* holder.acquire("effect-watches", { ttl: "10 seconds" })
         const waiting = yield* fork(Effect.andThen(
@@ -516,7 +578,11 @@ export const waitingSuite = () => {
         const released = performance.now()
         yield* holder.release(held)
         const acquired = yield* Fiber.join(waiting)
-        assert.isBelow(acquired - released, 500, `woken ${Math.round(acquired - released)} ms after the release (next poll: 10 s)`)
+        assert.isBelow(
+          acquired - released,
+          500,
+          `woken ${Math.round(acquired - released)} ms after the release (next poll: 10 s)`
+        )
       }).pipe(Effect.scoped))
 
     it.effect("a refusal says why: Held while another client holds the resource, NotYourTurn while a waiter ahead stands in line for it, NoQuorum when nodes fail", () =>
@@ -545,7 +611,11 @@ export const waitingSuite = () => {
         // Nodes that do not answer are not a busy resource.
         yield* Effect.forEach([0, 1], (index) => fleet.servers[index].pause)
         const failing = yield* Effect.map(
-          Effect.exit(Effect.scoped(newcomer.acquire("other", { ttl: "10 seconds", nodeTimeout: "100 millis", retry: Redlock.noRetry }))),
+          Effect.exit(
+            Effect.scoped(
+              newcomer.acquire("other", { ttl: "10 seconds", nodeTimeout: "100 millis", retry: Redlock.noRetry })
+            )
+          ),
           refusalOf
         ).pipe(Effect.ensuring(Effect.forEach([0, 1], (index) => fleet.servers[index].resume)))
         assert.strictEqual(failing.reason, "NoQuorum")
@@ -568,7 +638,11 @@ export const waitingSuite = () => {
         const released = performance.now()
         yield* holder.release(held)
         const acquired = yield* Fiber.join(waiting)
-        assert.isBelow(acquired - released, 500, `woken ${Math.round(acquired - released)} ms after the release (next poll: 10 s)`)
+        assert.isBelow(
+          acquired - released,
+          500,
+          `woken ${Math.round(acquired - released)} ms after the release (next poll: 10 s)`
+        )
         // The subscription lingers a second after the last waiter left (a busy key keeps it).
         const after = yield* subscribersReach(fleet, "redlock-released:redlock:r", 0, "4 seconds")
         assert.deepStrictEqual(after, ["redlock-released:redlock:r", 0])
@@ -604,7 +678,11 @@ export const waitingSuite = () => {
         yield* subscribersReach(fleet, channel, 1, "2 seconds")
         const interrupted = performance.now()
         yield* Fiber.interrupt(waiting)
-        assert.isBelow(performance.now() - interrupted, 1000, "interrupted while asleep, without waiting for its next poll")
+        assert.isBelow(
+          performance.now() - interrupted,
+          1000,
+          "interrupted while asleep, without waiting for its next poll"
+        )
         yield* holder.release(held)
         yield* Effect.sleep("100 millis")
         // Nobody took the key: the interrupted waiter left the line and did not wake up to try.

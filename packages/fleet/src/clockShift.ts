@@ -109,8 +109,7 @@ export const shim = (): Promise<string> =>
     const output = Path.join(dir, "shift.so")
     await new Promise<void>((resolve, reject) =>
       ChildProcess.execFile("cc", ["-shared", "-fPIC", "-O2", "-o", output, file], (error, _stdout, stderr) =>
-        error === null ? resolve() : reject(new Error(`cc could not build the clock shim: ${stderr || error.message}`))
-      )
+        error === null ? resolve() : reject(new Error(`cc could not build the clock shim: ${stderr || error.message}`)))
     )
     // Into place at once: another process building it meanwhile finds a whole file or none.
     Fs.renameSync(output, target)

@@ -25,7 +25,13 @@ const startContainerServer = async (index: number, options: FleetOptions): Promi
     .withExposedPorts({ container: 6379, host: port })
     .start()
   const handle = runtime.container.getById(container.getId())
-  const admin = new Redis({ host: "127.0.0.1", port, password: options.password, retryStrategy: () => 50, maxRetriesPerRequest: null })
+  const admin = new Redis({
+    host: "127.0.0.1",
+    port,
+    password: options.password,
+    retryStrategy: () => 50,
+    maxRetriesPerRequest: null
+  })
   admin.on("error", () => {}) // it reconnects on its own; errors surface on the commands
   const ready = () => eventually(() => admin.ping(), 10_000, 50)
   await ready()
@@ -55,5 +61,12 @@ const startContainerServer = async (index: number, options: FleetOptions): Promi
 export const startContainerFleet = async (n: number, options: FleetOptions = {}): Promise<LocalFleet> => {
   const servers = await startAll(Array.from({ length: n }, (_, index) => () => startContainerServer(index, options)))
   const plain = { ...options, cluster: false, clusterPerServer: false, tls: false }
-  return makeFleet(servers, [], [], plain, undefined, () => Promise.all(servers.map((server) => server.stop())).then(() => undefined))
+  return makeFleet(
+    servers,
+    [],
+    [],
+    plain,
+    undefined,
+    () => Promise.all(servers.map((server) => server.stop())).then(() => undefined)
+  )
 }

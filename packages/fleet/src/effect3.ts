@@ -16,9 +16,12 @@ import type { ServerProcess } from "./servers.js"
 export type { FleetOptions } from "./fleet.js"
 export { masterName } from "./fleet.js"
 
-export class FleetError extends Data.TaggedError("FleetError")<{ readonly message: string; readonly cause?: unknown }> {}
+export class FleetError
+  extends Data.TaggedError("FleetError")<{ readonly message: string; readonly cause?: unknown }>
+{}
 
-const fleetError = (cause: unknown) => new FleetError({ message: cause instanceof Error ? cause.message : String(cause), cause })
+const fleetError = (cause: unknown) =>
+  new FleetError({ message: cause instanceof Error ? cause.message : String(cause), cause })
 const attempt = <A>(run: () => Promise<A>) => Effect.tryPromise({ try: run, catch: fleetError })
 
 /** One server of the fleet (servers.ts `ServerProcess`, where each member is documented), its controls as effects. */
@@ -68,7 +71,9 @@ const fleetOf = (fleet: Plain.LocalFleet): Fleet => ({
   servers: fleet.servers.map(serverOf),
   replicas: fleet.replicas.map(serverOf),
   sentinels: fleet.sentinels,
-  nodes: fleet.nodes.map(({ password, ...node }) => password === undefined ? node : { ...node, password: Redacted.make(password) }),
+  nodes: fleet.nodes.map(({ password, ...node }) =>
+    password === undefined ? node : { ...node, password: Redacted.make(password) }
+  ),
   tlsCa: fleet.tlsCa,
   shiftClock: fleet.shiftClock,
   dbsizes: attempt(fleet.dbsizes),
@@ -94,8 +99,10 @@ export const layerLocal = (n: number, options: Plain.FleetOptions = {}): Layer.L
  */
 export const aclUser = (fleet: Fleet, username: string, password: string, ...rules: ReadonlyArray<string>) =>
   Effect.acquireRelease(
-    Effect.forEach(fleet.servers, (server) =>
-      server.call("ACL", "SETUSER", username, "on", `>${password}`, "~*", "&*", "+@all", ...rules)),
+    Effect.forEach(
+      fleet.servers,
+      (server) => server.call("ACL", "SETUSER", username, "on", `>${password}`, "~*", "&*", "+@all", ...rules)
+    ),
     () => Effect.ignore(Effect.forEach(fleet.servers, (server) => server.call("ACL", "DELUSER", username)))
   )
 

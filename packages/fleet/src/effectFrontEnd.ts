@@ -46,7 +46,10 @@ export interface EffectModules {
     readonly provideService: (self: never, tag: never, service: never) => unknown
   }
   readonly Exit: { readonly void: unknown }
-  readonly Layer: { readonly build: (layer: never) => unknown; readonly provide: (layer: never) => (self: never) => unknown }
+  readonly Layer: {
+    readonly build: (layer: never) => unknown
+    readonly provide: (layer: never) => (self: never) => unknown
+  }
   readonly Scope: {
     readonly make: () => unknown
     readonly close: (scope: never, exit: never) => unknown
@@ -70,7 +73,10 @@ export interface EffectLine {
   readonly nodes: (setting: NodesSetting) => unknown
 }
 
-type Exit = { readonly _tag: "Success"; readonly value: unknown } | { readonly _tag: "Failure"; readonly cause: unknown }
+type Exit = { readonly _tag: "Success"; readonly value: unknown } | {
+  readonly _tag: "Failure"
+  readonly cause: unknown
+}
 
 /** How a line's effects run: rejecting with the error itself (the cause squashed), or with the signal's reason when it interrupted. */
 const runnerOf = ({ Cause, Effect, Exit, Scope }: EffectModules) => {
@@ -102,7 +108,11 @@ export const effectFrontEnd = (line: EffectLine): FrontEnd => ({
     const { Context, Duration, Layer } = line.effect
     const { run, runScoped } = runnerOf(line.effect)
     const { maxTtlMillis, ...rest } = settings
-    const options = { restartQuarantine: false, ...rest, ...(maxTtlMillis === undefined ? {} : { maxTtl: maxTtlMillis }) }
+    const options = {
+      restartQuarantine: false,
+      ...rest,
+      ...(maxTtlMillis === undefined ? {} : { maxTtl: maxTtlMillis })
+    }
     const layer = Layer.provide(line.nodes(nodes) as never)(line.Redlock.layer(options as never) as never)
     const { close, value: context } = await runScoped(Layer.build(layer as never))
     const redlock = Context.get(context as never, line.Redlock.Redlock as never) as EffectRedlock
@@ -110,7 +120,11 @@ export const effectFrontEnd = (line: EffectLine): FrontEnd => ({
     const optionsOf = ({ retry, signal, ...rest }: AcquireSettings) => {
       const policy = retry === undefined
         ? {}
-        : { retry: retry === "none" ? line.Redlock.noRetry : line.Redlock.retry({ delay: retry.delayMillis, times: retry.times }) }
+        : {
+          retry: retry === "none"
+            ? line.Redlock.noRetry
+            : line.Redlock.retry({ delay: retry.delayMillis, times: retry.times })
+        }
       return { options: { ...rest, ...policy } as never, signal }
     }
     /** The lock `acquire` gives for these settings, held in a scope of its own. */
@@ -149,7 +163,8 @@ export const effectFrontEnd = (line: EffectLine): FrontEnd => ({
         )
         return holder._tag === "Some" ? holder.value : undefined
       },
-      permitsHeld: async (resource, limit) => (await run<{ readonly held: number }>(redlock.inspectPermits(resource, limit))).held,
+      permitsHeld: async (resource, limit) =>
+        (await run<{ readonly held: number }>(redlock.inspectPermits(resource, limit))).held,
       close
     }
   }

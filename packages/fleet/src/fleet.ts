@@ -106,43 +106,86 @@ export const masterName = (index: number): string => `fleet-${index}`
  */
 const tlsFiles = (() => {
   const root = Path.dirname(createRequire(import.meta.url).resolve("@effect-redlock/fleet/package.json"))
-  return { ca: Path.join(root, "tls", "ca.pem"), cert: Path.join(root, "tls", "cert.pem"), key: Path.join(root, "tls", "key.pem") }
+  return {
+    ca: Path.join(root, "tls", "ca.pem"),
+    cert: Path.join(root, "tls", "cert.pem"),
+    key: Path.join(root, "tls", "key.pem")
+  }
 })()
 
 /** The CA a client of a TLS fleet trusts. */
-const tlsCaOf = (options: FleetOptions): string | undefined => options.tls === true ? Fs.readFileSync(tlsFiles.ca, "utf8") : undefined
+const tlsCaOf = (options: FleetOptions): string | undefined =>
+  options.tls === true ? Fs.readFileSync(tlsFiles.ca, "utf8") : undefined
 
 /** `redis-server`'s arguments for one server of the fleet. */
-const serverArgs = (options: FleetOptions, replicaOf: number | undefined) =>
-(dir: string, [port, busPort]: ReadonlyArray<number>): ReadonlyArray<string> => {
-  const args = [
-    ...(options.tls === true
-      ? ["--port", "0", "--tls-port", String(port), "--tls-cert-file", tlsFiles.cert, "--tls-key-file", tlsFiles.key,
-        "--tls-ca-cert-file", tlsFiles.ca, "--tls-auth-clients", "no"]
-      : ["--port", String(port)]),
-    "--bind", "127.0.0.1", "--save", "", "--dir", dir, "--logfile", Path.join(dir, "redis.log"),
-    ...(options.persistence === true ? ["--appendonly", "yes", "--appendfsync", "always"] : ["--appendonly", "no"])
-  ]
-  if (options.password !== undefined) args.push("--requirepass", options.password)
-  if (options.password !== undefined && replicaOf !== undefined) args.push("--masterauth", options.password)
-  // A cluster's replica is made one by the cluster (CLUSTER REPLICATE, createCluster).
-  if (replicaOf !== undefined && !clustered(options)) args.push("--replicaof", "127.0.0.1", String(replicaOf))
-  if (clustered(options)) {
-    // Its bus port of its own choosing, not `port` + 10000, which may be taken; and the address it
-    // announces, which a cluster that never met another node would otherwise not know.
-    args.push("--cluster-enabled", "yes", "--cluster-config-file", Path.join(dir, "nodes.conf"), "--cluster-node-timeout", "1000",
-      "--cluster-port", String(busPort), "--cluster-announce-ip", "127.0.0.1")
+const serverArgs =
+  (options: FleetOptions, replicaOf: number | undefined) =>
+  (dir: string, [port, busPort]: ReadonlyArray<number>): ReadonlyArray<string> => {
+    const args = [
+      ...(options.tls === true
+        ? [
+          "--port",
+          "0",
+          "--tls-port",
+          String(port),
+          "--tls-cert-file",
+          tlsFiles.cert,
+          "--tls-key-file",
+          tlsFiles.key,
+          "--tls-ca-cert-file",
+          tlsFiles.ca,
+          "--tls-auth-clients",
+          "no"
+        ]
+        : ["--port", String(port)]),
+      "--bind",
+      "127.0.0.1",
+      "--save",
+      "",
+      "--dir",
+      dir,
+      "--logfile",
+      Path.join(dir, "redis.log"),
+      ...(options.persistence === true ? ["--appendonly", "yes", "--appendfsync", "always"] : ["--appendonly", "no"])
+    ]
+    if (options.password !== undefined) args.push("--requirepass", options.password)
+    if (options.password !== undefined && replicaOf !== undefined) args.push("--masterauth", options.password)
+    // A cluster's replica is made one by the cluster (CLUSTER REPLICATE, createCluster).
+    if (replicaOf !== undefined && !clustered(options)) args.push("--replicaof", "127.0.0.1", String(replicaOf))
+    if (clustered(options)) {
+      // Its bus port of its own choosing, not `port` + 10000, which may be taken; and the address it
+      // announces, which a cluster that never met another node would otherwise not know.
+      args.push(
+        "--cluster-enabled",
+        "yes",
+        "--cluster-config-file",
+        Path.join(dir, "nodes.conf"),
+        "--cluster-node-timeout",
+        "1000",
+        "--cluster-port",
+        String(busPort),
+        "--cluster-announce-ip",
+        "127.0.0.1"
+      )
+    }
+    return args
   }
-  return args
-}
 
 const clustered = (options: FleetOptions) => options.cluster === true || options.clusterPerServer === true
 
 /** Until `CLUSTER INFO` of `server` says the cluster is ok. */
 const clusterStateOk = (server: ServerProcess, withinMillis: number) =>
-  eventually(async () => {
-    if (!String(await server.call("CLUSTER", "INFO")).includes("cluster_state:ok")) throw new Error("cluster_state is not ok yet")
-  }, withinMillis, 50)
+  eventually(
+    async () => {
+      if (!String(await server.call("CLUSTER", "INFO")).includes("cluster_state:ok")) {
+        throw new Error(
+          "cluster_state is not ok yet"
+        )
+      }
+    },
+    withinMillis,
+    50
+  )
 
 /** One Sentinel watching `masters`; its configuration file is its own to rewrite (Sentinel records what it learns there). */
 const startSentinel = (parent: string, masters: ReadonlyArray<ServerProcess>, options: FleetOptions) =>
@@ -168,23 +211,38 @@ const startSentinel = (parent: string, masters: ReadonlyArray<ServerProcess>, op
     },
     // Ready once it knows every master.
     setUp: (admin) =>
-      eventually(async () => {
-        const known = await admin.call("SENTINEL", "MASTERS") as ReadonlyArray<unknown>
-        if (known.length !== masters.length) throw new Error("the Sentinel does not know every master yet")
-      }, 10_000, 50)
+      eventually(
+        async () => {
+          const known = await admin.call("SENTINEL", "MASTERS") as ReadonlyArray<unknown>
+          if (known.length !== masters.length) throw new Error("the Sentinel does not know every master yet")
+        },
+        10_000,
+        50
+      )
   })
 
 /**
  * `redis-cli --cluster create` over `servers`: each a master of an equal
  * share of the slots; then `replicas[i]` joins as the replica of `servers[i]`.
  */
-const createCluster = async (servers: ReadonlyArray<ServerProcess>, replicas: ReadonlyArray<ServerProcess>, options: FleetOptions) => {
+const createCluster = async (
+  servers: ReadonlyArray<ServerProcess>,
+  replicas: ReadonlyArray<ServerProcess>,
+  options: FleetOptions
+) => {
   const args = ["--cluster", "create", ...servers.map((server) => `127.0.0.1:${server.port}`), "--cluster-yes"]
   if (options.password !== undefined) args.push("-a", options.password, "--no-auth-warning")
   // Bounded: it waits for the nodes to agree as long as it takes (forever when one cannot be reached).
   await new Promise<void>((resolve, reject) =>
-    execFile("redis-cli", args, { timeout: 15_000 }, (error) =>
-      error === null ? resolve() : reject(new Error(`redis-cli --cluster create failed: ${error.message}`, { cause: error })))
+    execFile(
+      "redis-cli",
+      args,
+      { timeout: 15_000 },
+      (error) =>
+        error === null
+          ? resolve()
+          : reject(new Error(`redis-cli --cluster create failed: ${error.message}`, { cause: error }))
+    )
   )
   await Promise.all(replicas.map(async (replica, i) => {
     const master = servers[i]
@@ -207,7 +265,12 @@ export const startLocalFleet = async (n: number, options: FleetOptions = {}): Pr
   const parent = Fs.mkdtempSync(Path.join(Os.tmpdir(), "effect-redlock-fleet-"))
   for (let tries = 1;; tries++) {
     try {
-      return await startIn(Fs.mkdtempSync(Path.join(parent, `try-${tries}-`)), n, options, () => Fs.rmSync(parent, { recursive: true, force: true }))
+      return await startIn(
+        Fs.mkdtempSync(Path.join(parent, `try-${tries}-`)),
+        n,
+        options,
+        () => Fs.rmSync(parent, { recursive: true, force: true })
+      )
     } catch (error) {
       if (tries === 3) {
         Fs.rmSync(parent, { recursive: true, force: true })
@@ -219,12 +282,19 @@ export const startLocalFleet = async (n: number, options: FleetOptions = {}): Pr
 }
 
 // One try of `startLocalFleet` in `dir`: its processes stopped if it fails.
-const startIn = async (dir: string, n: number, options: FleetOptions, removeFolder: () => void): Promise<LocalFleet> => {
+const startIn = async (
+  dir: string,
+  n: number,
+  options: FleetOptions,
+  removeFolder: () => void
+): Promise<LocalFleet> => {
   const tlsCa = tlsCaOf(options)
   const common = { parent: dir, portCount: clustered(options) ? 2 : 1, password: options.password, tlsCa }
   const clocks = options.shiftableClocks !== true
     ? []
-    : await Promise.all(Array.from({ length: n }, (_, index) => ClockShift.shiftableClock(Path.join(dir, `clock-${index}`))))
+    : await Promise.all(
+      Array.from({ length: n }, (_, index) => ClockShift.shiftableClock(Path.join(dir, `clock-${index}`)))
+    )
   const servers = await startAll(Array.from({ length: n }, (_, index) => () =>
     startServer({
       ...common,
@@ -235,17 +305,23 @@ const startIn = async (dir: string, n: number, options: FleetOptions, removeFold
       setUp: options.clusterPerServer !== true ? undefined : async (admin) => {
         await admin.call("CLUSTER", "ADDSLOTSRANGE", "0", "16383")
       }
-    })
-  ))
+    })))
   const started: Array<{ readonly stop: () => Promise<void> }> = [...servers]
   const stop = async () => {
     await Promise.all(started.map((process) => process.stop()))
     removeFolder()
   }
   try {
-    const replicas = options.replicas !== true ? [] : await startAll(servers.map((server) => () =>
-      startServer({ ...common, index: server.index, name: `node-${server.index}-replica`, argsOf: serverArgs(options, server.port) })
-    ))
+    const replicas = options.replicas !== true ?
+      [] :
+      await startAll(servers.map((server) => () =>
+        startServer({
+          ...common,
+          index: server.index,
+          name: `node-${server.index}-replica`,
+          argsOf: serverArgs(options, server.port)
+        })
+      ))
     started.push(...replicas)
     const sentinels = options.sentinels !== true ? [] : [await startSentinel(dir, servers, options)]
     started.push(...sentinels)
@@ -274,7 +350,9 @@ export const makeFleet = (
 ): LocalFleet => ({
   shiftClock: (index, offsetMillis, rate) => {
     const clock = clocks[index]
-    if (clock === undefined) throw new Error(`server ${index}'s clock cannot be shifted: make the fleet with shiftableClocks`)
+    if (clock === undefined) {
+      throw new Error(`server ${index}'s clock cannot be shifted: make the fleet with shiftableClocks`)
+    }
     clock.set(offsetMillis, rate)
   },
   servers,
@@ -302,11 +380,18 @@ export const makeFleet = (
     }))
   },
   replicasInSync: () =>
-    Promise.all(servers.slice(0, replicas.length).map((server) =>
-      eventually(async () => {
-        if (Number(await server.call("WAIT", 1, 100)) < 1) throw new Error(`server ${server.index}'s replica is not in sync yet`)
-      }, 10_000)
-    )).then(() => undefined),
-  clusterOk: () => Promise.all(clustered(options) ? servers.map((server) => clusterStateOk(server, 20_000)) : []).then(() => undefined),
+    Promise.all(
+      servers.slice(0, replicas.length).map((server) =>
+        eventually(async () => {
+          if (Number(await server.call("WAIT", 1, 100)) < 1) {
+            throw new Error(`server ${server.index}'s replica is not in sync yet`)
+          }
+        }, 10_000)
+      )
+    ).then(() => undefined),
+  clusterOk: () =>
+    Promise.all(clustered(options) ? servers.map((server) => clusterStateOk(server, 20_000)) : []).then(() =>
+      undefined
+    ),
   stop
 })

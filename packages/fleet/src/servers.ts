@@ -125,12 +125,18 @@ const logTail = (dir: string): string => {
 
 /** A `redis-server` child, and a promise that rejects when it exits (never resolves). */
 const spawn = (args: ReadonlyArray<string>, port: number, env: Readonly<Record<string, string>> | undefined) => {
-  const child = ChildProcess.spawn("redis-server", args, { stdio: "ignore", env: env === undefined ? undefined : { ...process.env, ...env } })
+  const child = ChildProcess.spawn("redis-server", args, {
+    stdio: "ignore",
+    env: env === undefined ? undefined : { ...process.env, ...env }
+  })
   if (child.pid !== undefined) running.add(child.pid)
   const exitedAt = new Promise<void>((resolve) => child.once("exit", () => resolve()))
   const exited = new Promise<never>((_, reject) => {
     child.once("error", reject)
-    child.once("exit", (code, name) => reject(new Error(`redis-server on port ${port} exited (${code ?? name}) before it was ready`)))
+    child.once(
+      "exit",
+      (code, name) => reject(new Error(`redis-server on port ${port} exited (${code ?? name}) before it was ready`))
+    )
   })
   exited.catch(() => {})
   const kill = async () => {
@@ -168,7 +174,14 @@ export const startServer = async (spec: ServerSpec): Promise<ServerProcess> => {
     admin.on("error", () => {}) // it reconnects on its own; errors surface on the commands
     const ready = async (exited: Promise<never>) => {
       await within(admin.ping(), readyWithinMillis, `redis-server on port ${port}: no answer`, exited)
-      if (spec.setUp !== undefined) await within(spec.setUp(admin), readyWithinMillis, `redis-server on port ${port}: its set-up did not end`, exited)
+      if (spec.setUp !== undefined) {
+        await within(
+          spec.setUp(admin),
+          readyWithinMillis,
+          `redis-server on port ${port}: its set-up did not end`,
+          exited
+        )
+      }
     }
     try {
       await ready(current.exited)
@@ -179,7 +192,9 @@ export const startServer = async (spec: ServerSpec): Promise<ServerProcess> => {
       Fs.rmSync(dir, { recursive: true, force: true })
       if (tries === 3) throw error
       // Said on stderr: a server started again is worth knowing of, even when the next try comes up.
-      console.error(`test fleet, try ${tries}: ${(error as Error).message}${log === "" ? "" : `; its log ends: ${log}`}`)
+      console.error(
+        `test fleet, try ${tries}: ${(error as Error).message}${log === "" ? "" : `; its log ends: ${log}`}`
+      )
       continue
     }
     const kill = async () => {
@@ -203,7 +218,9 @@ export const startServer = async (spec: ServerSpec): Promise<ServerProcess> => {
       },
       call: (command, ...args) =>
         within(admin.call(command, ...args), callWithinMillis, "no answer").catch((cause) => {
-          throw new Error(`server ${spec.index} (port ${port}): ${command} failed: ${(cause as Error).message}`, { cause })
+          throw new Error(`server ${spec.index} (port ${port}): ${command} failed: ${(cause as Error).message}`, {
+            cause
+          })
         }),
       stop: async () => {
         await kill()

@@ -25,7 +25,10 @@ const takenPort = () =>
 const parent = Fs.mkdtempSync(Path.join(Os.tmpdir(), "effect-redlock-fleet-test-"))
 afterAll(() => Fs.rmSync(parent, { recursive: true, force: true }))
 
-const serverArgs = (dir: string, port: number) => ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--dir", dir]
+const serverArgs = (
+  dir: string,
+  port: number
+) => ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--dir", dir]
 
 describe("local redis-server fleet", () => {
   it("starts servers on distinct free ports; pause, resume, kill and start act on that server; stop ends every process", async () => {
@@ -37,7 +40,10 @@ describe("local redis-server fleet", () => {
     expect(await first.call("PING")).toBe("PONG")
 
     await first.pause()
-    const paused = await Promise.race([first.admin.ping(), new Promise((resolve) => setTimeout(() => resolve("no answer"), 200))])
+    const paused = await Promise.race([
+      first.admin.ping(),
+      new Promise((resolve) => setTimeout(() => resolve("no answer"), 200))
+    ])
     expect(paused, "a paused server does not answer").toBe("no answer")
     expect(await second.call("PING"), "the other server is not affected").toBe("PONG")
     await first.resume()

@@ -43,20 +43,35 @@ export const issue = <E extends NodeError>(
     lock.markLostQuietly("NotHeld", outcomes)
     done({ _tag: "Lost", outcomes })
   }
-  const counting = FanOut.atQuorum(nodes, (counts: ReadonlyArray<bigint> | undefined) => counts !== undefined, timeoutMillis, quarantineMillis, nodeError)
+  const counting = FanOut.atQuorum(
+    nodes,
+    (counts: ReadonlyArray<bigint> | undefined) => counts !== undefined,
+    timeoutMillis,
+    quarantineMillis,
+    nodeError
+  )
   FanOut.send(nodes, FanOut.call("incrementFences", lock.keys, lock.value, fenceKeys), counting, time, (counted) => {
     if (counted.yes < quorum) return failed(counted.outcomes)
     const tokens = fenceKeys.map((_, index) =>
-      counted.answers.reduce((max: bigint, counts) => counts !== undefined && counts[index] > max ? counts[index] : max, 0n)
+      counted.answers.reduce(
+        (max: bigint, counts) => counts !== undefined && counts[index] > max ? counts[index] : max,
+        0n
+      )
     )
     const committing = FanOut.atQuorum(nodes, (raised: boolean) => raised, timeoutMillis, quarantineMillis, nodeError)
-    FanOut.send(nodes, FanOut.call("commitFences", lock.keys, lock.value, fenceKeys, tokens), committing, time, (committed) => {
-      if (committed.yes < quorum) return failed(committed.outcomes)
-      if (time.now() >= lock.deadline) {
-        lock.markLostQuietly("Expired", committed.outcomes)
-        return done({ _tag: "Lost", outcomes: committed.outcomes })
+    FanOut.send(
+      nodes,
+      FanOut.call("commitFences", lock.keys, lock.value, fenceKeys, tokens),
+      committing,
+      time,
+      (committed) => {
+        if (committed.yes < quorum) return failed(committed.outcomes)
+        if (time.now() >= lock.deadline) {
+          lock.markLostQuietly("Expired", committed.outcomes)
+          return done({ _tag: "Lost", outcomes: committed.outcomes })
+        }
+        done({ _tag: "Issued", tokens })
       }
-      done({ _tag: "Issued", tokens })
-    })
+    )
   })
 }

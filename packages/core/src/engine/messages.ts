@@ -44,7 +44,9 @@ export const attemptRefused = (
 
 /** The log line of a release that some nodes did not confirm (both Effect lines log it as a lock's scope closes). */
 export const releaseUnanswered = (resources: ReadonlyArray<string>, unanswered: number, ttlText: string): string =>
-  `effect-redlock: release of ${resources.join(", ")} did not reach ${unanswered} node(s); their keys expire within ${ttlText}`
+  `effect-redlock: release of ${
+    resources.join(", ")
+  } did not reach ${unanswered} node(s); their keys expire within ${ttlText}`
 
 export const lost = (resources: ReadonlyArray<string>, reason: LossReason): string => {
   const why = reason === "Expired"
@@ -59,15 +61,21 @@ export const notExtended = (resources: ReadonlyArray<string>, outcomes: Readonly
   `lock on ${resources.join(", ")} not extended: fewer than a majority of nodes confirmed (` +
   Outcome.describeAll(outcomes) + ")"
 
-export const fencingTokenUnavailable = (resources: ReadonlyArray<string>, outcomes: ReadonlyArray<NodeOutcome>): string =>
+export const fencingTokenUnavailable = (
+  resources: ReadonlyArray<string>,
+  outcomes: ReadonlyArray<NodeOutcome>
+): string =>
   `no fencing token for ${resources.join(", ")}: fewer than a majority of nodes answered (` +
   Outcome.describeAll(outcomes) + ")"
 
 export const staleFencingToken = (key: string, token: bigint, highestSeen: bigint): string =>
   `write to ${key} refused: fencing token ${token} is not above ${highestSeen}, already seen`
 
-export const validityTooShort = (resources: ReadonlyArray<string>, remainingMillis: number, requiredMillis: number): string =>
-  `lock on ${resources.join(", ")} has ${Math.round(remainingMillis)} ms left, ${requiredMillis} ms needed`
+export const validityTooShort = (
+  resources: ReadonlyArray<string>,
+  remainingMillis: number,
+  requiredMillis: number
+): string => `lock on ${resources.join(", ")} has ${Math.round(remainingMillis)} ms left, ${requiredMillis} ms needed`
 
 export const managerClosed = "this lock manager was closed (close()): make a new one to lock again"
 

@@ -59,7 +59,9 @@ const resourceProblem = (resource: string): string | undefined => {
 
 /** One resource, as `inspect` reads one: a string (a list is not one resource). */
 export const resource = (input: unknown): string | Problem => {
-  if (typeof input !== "string") return new Problem("resource", `expected one resource, a string; got ${describe(input)}`)
+  if (typeof input !== "string") {
+    return new Problem("resource", `expected one resource, a string; got ${describe(input)}`)
+  }
   const problem = resourceProblem(input)
   return problem === undefined ? input : new Problem("resource", problem)
 }
@@ -68,13 +70,18 @@ export const resource = (input: unknown): string | Problem => {
 export const maxPermits = 64
 
 /** A semaphore's resource (one string) and its number of permits. */
-export const permits = (resourceInput: unknown, limitInput: unknown): { readonly resource: string; readonly limit: number } | Problem => {
+export const permits = (
+  resourceInput: unknown,
+  limitInput: unknown
+): { readonly resource: string; readonly limit: number } | Problem => {
   if (typeof resourceInput !== "string") {
     return new Problem("resource", `a semaphore guards one resource, a string; got ${describe(resourceInput)}`)
   }
   const problem = resourceProblem(resourceInput)
   if (problem !== undefined) return new Problem("resource", problem)
-  if (!(typeof limitInput === "number" && Number.isInteger(limitInput) && limitInput >= 1 && limitInput <= maxPermits)) {
+  if (
+    !(typeof limitInput === "number" && Number.isInteger(limitInput) && limitInput >= 1 && limitInput <= maxPermits)
+  ) {
     return new Problem("limit", `must be a whole number from 1 to ${maxPermits}, got ${describe(limitInput)}`)
   }
   return { resource: resourceInput, limit: limitInput }
@@ -88,7 +95,9 @@ export const slotResource = (resource: string, slot: number, kind: "permit" | "r
 /** A finite duration of at least 1 ms, rounded up to whole milliseconds. */
 export const millis = (option: string, input: unknown, read: ReadMillis): number | Problem => {
   const ms = read(input)
-  if (ms === undefined) return new Problem(option, `expected a Duration input such as "10 seconds", got ${describe(input)}`)
+  if (ms === undefined) {
+    return new Problem(option, `expected a Duration input such as "10 seconds", got ${describe(input)}`)
+  }
   if (!Number.isFinite(ms) && !Number.isNaN(ms)) return new Problem(option, "must be finite")
   const whole = Math.ceil(ms)
   // Named as given (a Duration reads NaN and negative inputs as zero); a Duration value by its milliseconds.
@@ -100,7 +109,9 @@ export const millis = (option: string, input: unknown, read: ReadMillis): number
 /** A duration of 0 or more, in milliseconds (`Lock.guard`'s `minRemaining`). */
 export const nonNegativeMillis = (option: string, input: unknown, read: ReadMillis): number | Problem => {
   const ms = read(input)
-  if (ms === undefined) return new Problem(option, `expected a Duration input such as "10 seconds", got ${describe(input)}`)
+  if (ms === undefined) {
+    return new Problem(option, `expected a Duration input such as "10 seconds", got ${describe(input)}`)
+  }
   return ms >= 0 ? ms : new Problem(option, `must be 0 or more, got ${describe(input)}`)
 }
 
@@ -149,10 +160,14 @@ export const keyPrefix = (input: unknown): string | Problem =>
     : input
 
 // A URL given where connection options or a host go: where it goes instead.
-const urlHint = (input: unknown): string => typeof input === "string" && input.includes("://") ? " (a URL goes as { url })" : ""
+const urlHint = (input: unknown): string =>
+  typeof input === "string" && input.includes("://") ? " (a URL goes as { url })" : ""
 
 /** A node list: an array (each entry checked by `nodeEntry`); `expected` says what else the caller takes. */
-export const nodeList = (input: unknown, expected = "an array of node options or { client }"): ReadonlyArray<unknown> | Problem =>
+export const nodeList = (
+  input: unknown,
+  expected = "an array of node options or { client }"
+): ReadonlyArray<unknown> | Problem =>
   Array.isArray(input) ? input : new Problem("nodes", `expected ${expected}, got ${describe(input)}${urlHint(input)}`)
 
 /** One entry of a node list (the `index`th, where known): an object (connection options, or `{ client }`). */
@@ -161,9 +176,9 @@ export const nodeEntry = (input: unknown, index?: number): object | Problem =>
     ? input
     : new Problem(
       "nodes",
-      `${index === undefined ? "a node" : `node ${index}`} must be connection options or { client }, got ${describe(input)}${
-        urlHint(input)
-      }`
+      `${index === undefined ? "a node" : `node ${index}`} must be connection options or { client }, got ${
+        describe(input)
+      }${urlHint(input)}`
     )
 
 /**
@@ -187,7 +202,9 @@ export const nodeCount = (count: number): number | Problem =>
 
 export const maxTtl = (input: unknown, read: ReadMillis): number | Problem => {
   const ms = millis("maxTtl", input, read)
-  return ms instanceof Problem || ms <= longestTtlMillis ? ms : new Problem("maxTtl", `must be at most one year, got ${ms} ms`)
+  return ms instanceof Problem || ms <= longestTtlMillis
+    ? ms
+    : new Problem("maxTtl", `must be at most one year, got ${ms} ms`)
 }
 
 export const flag = (option: string, input: unknown): boolean | Problem =>
@@ -282,8 +299,14 @@ const hostsAndPorts = (
 ): ReadonlyArray<{ readonly host: string; readonly port: number }> | Problem => {
   const checked: Array<{ readonly host: string; readonly port: number }> = []
   for (const entry of entries) {
-    const { host, port } = (typeof entry === "object" && entry !== null ? entry : {}) as { readonly host?: unknown; readonly port?: unknown }
-    if (typeof host !== "string" || host.length === 0 || typeof port !== "number" || !Number.isInteger(port) || port < 1 || port > 65535) {
+    const { host, port } = (typeof entry === "object" && entry !== null ? entry : {}) as {
+      readonly host?: unknown
+      readonly port?: unknown
+    }
+    if (
+      typeof host !== "string" || host.length === 0 || typeof port !== "number" || !Number.isInteger(port) ||
+      port < 1 || port > 65535
+    ) {
       return new Problem(option, `expected { host, port } with a port from 1 to 65535, got ${describe(entry)}`)
     }
     checked.push({ host, port })
@@ -309,7 +332,10 @@ export const fencePrefix = (input: unknown, keyPrefix: string): string | Problem
   }
   // With an empty keyPrefix, resources must simply not start with the fence prefix (README).
   return (keyPrefix !== "" && input.startsWith(keyPrefix)) || keyPrefix.startsWith(input)
-    ? new Problem("fencePrefix", `"${input}" overlaps keyPrefix "${keyPrefix}": a resource's lock key could be a fence key`)
+    ? new Problem(
+      "fencePrefix",
+      `"${input}" overlaps keyPrefix "${keyPrefix}": a resource's lock key could be a fence key`
+    )
     : input
 }
 
@@ -340,7 +366,9 @@ const nodeRedlockSettings: ReadonlyArray<readonly [string, string]> = [
 export const nodeRedlockSetting = (input: unknown): Problem | undefined => {
   if (typeof input !== "object" || input === null) return undefined
   for (const [name, here] of nodeRedlockSettings) {
-    if (name in input) return new Problem(name, `is node-redlock's setting; here it is ${here} (docs/migrating-from-node-redlock.md)`)
+    if (name in input) {
+      return new Problem(name, `is node-redlock's setting; here it is ${here} (docs/migrating-from-node-redlock.md)`)
+    }
   }
   return undefined
 }

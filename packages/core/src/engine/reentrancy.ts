@@ -46,7 +46,13 @@ export type Decision =
 const acquire: Decision = { _tag: "Acquire" }
 
 /** See the rules above. `now`: the monotonic time the locks' deadlines are on. */
-export const decide = (holds: Held | undefined, manager: unknown, kind: HoldKind, resource: string, now: number): Decision => {
+export const decide = (
+  holds: Held | undefined,
+  manager: unknown,
+  kind: HoldKind,
+  resource: string,
+  now: number
+): Decision => {
   for (let held = holds; held !== undefined; held = held.next) {
     if (held.manager !== manager || held.resource !== resource || !held.lock.isHeldAt(now)) continue
     return kind === "read" && held.kind === "read" ? { _tag: "ReadAhead" } : { _tag: "SelfDeadlock", held: held.kind }

@@ -235,7 +235,11 @@ export const rotatedFrom = <A>(slots: ReadonlyArray<A>, start: number): Readonly
  * names its slot by its place in the keys sent, here by its index in the
  * keys (late answers are read through `chosenSlotFrom`).
  */
-export const inKeyOrder = <R extends { readonly answers: ReadonlyArray<unknown> }>(result: R, start: number, slots: number): R =>
+export const inKeyOrder = <R extends { readonly answers: ReadonlyArray<unknown> }>(
+  result: R,
+  start: number,
+  slots: number
+): R =>
   start === 0 ? result : {
     ...result,
     answers: result.answers.map((answer) => {

@@ -38,7 +38,13 @@ class Lane {
   constructor(readonly millis: number, private readonly lanes: Map<number, Lane>) {}
 
   start(onDue: () => void): Timeout {
-    const timeout: Timeout = { dueAt: performance.now() + this.millis, onDue, lane: this, previous: this.last, next: undefined }
+    const timeout: Timeout = {
+      dueAt: performance.now() + this.millis,
+      onDue,
+      lane: this,
+      previous: this.last,
+      next: undefined
+    }
     if (this.last === undefined) this.first = timeout
     else this.last.next = timeout
     this.last = timeout

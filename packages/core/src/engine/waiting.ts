@@ -122,7 +122,12 @@ class Announcements {
  * Sleep for `millis`, or until woken by announcements, then call `wake`:
  * one timer and one callback, no fiber. Returns the cancel.
  */
-const napThen = (time: Time, millis: number, announcements: Announcements | undefined, wake: () => void): () => void => {
+const napThen = (
+  time: Time,
+  millis: number,
+  announcements: Announcements | undefined,
+  wake: () => void
+): () => void => {
   if (announcements?.woken) {
     wake()
     return () => {}
@@ -187,7 +192,12 @@ export interface Watched {
  * that broke).
  */
 export interface Retry<R> {
-  step(refused: R, wallNow: number, next: (delayMillis: number | undefined) => void, failed: (cause: unknown) => void): void
+  step(
+    refused: R,
+    wallNow: number,
+    next: (delayMillis: number | undefined) => void,
+    failed: (cause: unknown) => void
+  ): void
   /**
    * Whether the re-check of a refusal steps the schedule too, as every other
    * attempt does (node-redlock's `retryCount` counts attempts); otherwise it
@@ -335,7 +345,7 @@ export const untilGranted = <G, R>(
   retry: Retry<R>,
   time: Time,
   done: (end: WaitEnd<G, R>) => void
-): (() => { readonly inFlight: boolean }) => {
+): () => { readonly inFlight: boolean } => {
   const wait = new WaitState(waiter, time)
   let stopped = false
   let inFlight = false

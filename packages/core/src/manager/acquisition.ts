@@ -73,7 +73,9 @@ export class Acquisitions {
     const stops = [...this.waiting]
     this.waiting.clear()
     const settled = this.inFlight === 0 ? Promise.resolve() : new Promise<void>((drained) => this.drained = drained)
-    return Promise.all([settled, ...stops.map((stop) => new Promise<void>((left) => stop(reason, left)))]).then(() => {})
+    return Promise.all([settled, ...stops.map((stop) => new Promise<void>((left) => stop(reason, left)))]).then(
+      () => {}
+    )
   }
 }
 
@@ -116,7 +118,9 @@ export const parseOptions = (settings: Settings, options: AcquireOptions): Parse
     readMillis
   ))
   const maxHoldMillis = orThrow(Options.autoExtend(options.autoExtend, readMillis))
-  const retry = options.retry === undefined ? settings.defaultRetry : retrySteps("retry", options.retry, settings.customRetry)
+  const retry = options.retry === undefined
+    ? settings.defaultRetry
+    : retrySteps("retry", options.retry, settings.customRetry)
   return { ttlMillis, nodeTimeoutMillis, maxHoldMillis, retry }
 }
 
@@ -179,7 +183,9 @@ export type AttemptObserver = (end: Attempt.AttemptEnd<HeldLock, Refused, RedisN
 class Acquisition extends Attempt.Attempts<HeldLock, Refused, RedisNodeError> {
   /** The resources, in the order of the keys (a permit's slots start at a random one). */
   private readonly resources: ReadonlyArray<string>
-  protected readonly attempted: ((startMillis: number, end: Attempt.AttemptEnd<HeldLock, Refused, RedisNodeError>) => void) | undefined
+  protected readonly attempted:
+    | ((startMillis: number, end: Attempt.AttemptEnd<HeldLock, Refused, RedisNodeError>) => void)
+    | undefined
 
   constructor(
     private readonly settings: Settings,
@@ -195,7 +201,11 @@ class Acquisition extends Attempt.Attempts<HeldLock, Refused, RedisNodeError> {
     this.attempted = observer && ((_, end) => observer(end))
   }
 
-  protected granted(result: FanOut.FanOutResult<unknown, RedisNodeError>, validityMillis: number, slot: number | undefined): HeldLock {
+  protected granted(
+    result: FanOut.FanOutResult<unknown, RedisNodeError>,
+    validityMillis: number,
+    slot: number | undefined
+  ): HeldLock {
     return new HeldLock({
       resources: slot === undefined ? this.resources : this.resources.slice(slot, slot + 1),
       keys: slot === undefined ? this.keys : this.keys.slice(slot, slot + 1),
@@ -210,7 +220,10 @@ class Acquisition extends Attempt.Attempts<HeldLock, Refused, RedisNodeError> {
     }, this.settings)
   }
 
-  protected refused(fields: Attempt.RefusalFields<RedisNodeError>, result: FanOut.FanOutResult<unknown, RedisNodeError>): Refused {
+  protected refused(
+    fields: Attempt.RefusalFields<RedisNodeError>,
+    result: FanOut.FanOutResult<unknown, RedisNodeError>
+  ): Refused {
     return new Refused(fields, result)
   }
 

@@ -15,7 +15,11 @@ import { orThrow, type Settings } from "./settings.js"
  * Extend `lock` to `ttlInput` (default: its own ttl), resolved with what each
  * node answered; rejects with LockLost, LockNotExtended or ExtensionLimitReached.
  */
-export const extend = (settings: Settings, lock: HeldLock, ttlInput?: DurationInput): Promise<ReadonlyArray<Outcome>> => {
+export const extend = (
+  settings: Settings,
+  lock: HeldLock,
+  ttlInput?: DurationInput
+): Promise<ReadonlyArray<Outcome>> => {
   let ttlMillis: number
   try {
     ttlMillis = orThrow(Options.timing(

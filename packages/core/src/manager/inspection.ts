@@ -53,7 +53,10 @@ const inspectSlots = (
     return Promise.reject(new InvalidOptions(option, checked.detail))
   }
   const { limit, resource } = checked
-  const slots = Array.from({ length: limit }, (_, slot) => inspectChecked(settings, Options.slotResource(resource, slot, kind)))
+  const slots = Array.from(
+    { length: limit },
+    (_, slot) => inspectChecked(settings, Options.slotResource(resource, slot, kind))
+  )
   return Promise.all(slots).then((read) => ({ resource, limit, slots: read }))
 }
 
@@ -63,7 +66,11 @@ export const inspectPermits = (settings: Settings, resource: string, limit: numb
     held: read.slots.filter((slot) => slot.holder !== null).length
   }))
 
-export const inspectReadWrite = (settings: Settings, resource: string, maxReaders: number = defaultMaxReaders): Promise<ReadWriteInspection> =>
+export const inspectReadWrite = (
+  settings: Settings,
+  resource: string,
+  maxReaders: number = defaultMaxReaders
+): Promise<ReadWriteInspection> =>
   inspectSlots(settings, resource, maxReaders, "read").then(({ limit, resource, slots }) => {
     const held = slots.filter((slot) => slot.holder !== null).length
     const holders = new Set(slots.flatMap((slot) => slot.holder === null ? [] : [slot.holder]))
@@ -77,23 +84,31 @@ const inspectChecked = (settings: Settings, resource: string): Promise<Inspectio
   const { nodes, quorum } = settings
   const rules = FanOut.everyNode(nodes, settings.inspectTimeoutMillis, settings.nodeError)
   return new Promise((resolve) =>
-    FanOut.send(nodes, FanOut.call("inspect", settings.keyPrefix + resource), rules, settings.time, ({ answers, outcomes }) => {
-      const values = answers.map((reading) => reading?.value)
-      const holder = SameServer.majorityValue(nodes, values, quorum)
-      const ttls = answers.flatMap((reading, index) =>
-        reading?.ttlMillis !== undefined && holder !== undefined && values[index] === holder ? [reading.ttlMillis] : []
-      )
-      resolve({
-        resource,
-        holder: holder ?? null,
-        ttlMillis: ttls.length === 0 ? null : Math.min(...ttls),
-        nodes: outcomes.map((outcome, index) => {
-          const reading = answers[index]
-          return reading === undefined
-            ? { node: outcome.node, unreadable: outcome }
-            : { node: outcome.node, value: reading.value ?? null, ttlMillis: reading.ttlMillis ?? null }
+    FanOut.send(
+      nodes,
+      FanOut.call("inspect", settings.keyPrefix + resource),
+      rules,
+      settings.time,
+      ({ answers, outcomes }) => {
+        const values = answers.map((reading) => reading?.value)
+        const holder = SameServer.majorityValue(nodes, values, quorum)
+        const ttls = answers.flatMap((reading, index) =>
+          reading?.ttlMillis !== undefined && holder !== undefined && values[index] === holder
+            ? [reading.ttlMillis]
+            : []
+        )
+        resolve({
+          resource,
+          holder: holder ?? null,
+          ttlMillis: ttls.length === 0 ? null : Math.min(...ttls),
+          nodes: outcomes.map((outcome, index) => {
+            const reading = answers[index]
+            return reading === undefined
+              ? { node: outcome.node, unreadable: outcome }
+              : { node: outcome.node, value: reading.value ?? null, ttlMillis: reading.ttlMillis ?? null }
+          })
         })
-      })
-    })
+      }
+    )
   )
 }

@@ -139,7 +139,14 @@ const withSignal = (controller: AbortController): AbortController => {
 
 /** The manager over `settings`' nodes; `closeNodes` closes what was opened for it. */
 export const make = (settings: Settings.Settings, logger: Logger, closeNodes: () => Promise<void>): PromiseRedlock => {
-  for (const notice of StartupNotices.atStart(settings.nodes, settings.quorum, settings.quarantineMillis, settings.time.now())) {
+  for (
+    const notice of StartupNotices.atStart(
+      settings.nodes,
+      settings.quorum,
+      settings.quarantineMillis,
+      settings.time.now()
+    )
+  ) {
     logger.warn(notice)
   }
   const acquisitions = new Acquisition.Acquisitions()
@@ -217,14 +224,20 @@ export const make = (settings: Settings.Settings, logger: Logger, closeNodes: ()
     acquire: async (resources: R, options: O): Promise<PromiseLock> =>
       isClosed() ? closed() : acquireHold(resources, options).then(holding),
     // The body starts one promise step after the grant: in the steps between, other callers' code runs.
-    using: async <A>(resources: R, options: O, body: (hold: PromiseLock, signal: AbortSignal) => Promise<A>): Promise<A> => {
+    using: async <A>(
+      resources: R,
+      options: O,
+      body: (hold: PromiseLock, signal: AbortSignal) => Promise<A>
+    ): Promise<A> => {
       if (isClosed()) return closed()
       if (typeof body !== "function") return notABody(body)
       const controller = withSignal(new AbortController())
       return acquireHold(resources, options).then((granted) => usingHold(holding(granted), body, controller))
     }
   })
-  const locks = holdingOf<Resources, Acquisition.AcquireOptions>((resources, options) => acquireLock(resources, options))
+  const locks = holdingOf<Resources, Acquisition.AcquireOptions>((resources, options) =>
+    acquireLock(resources, options)
+  )
   const permits = holdingOf(Slots.permitAcquirer(settings, acquisitions))
   const reads = holdingOf(Slots.readAcquirer(settings, acquisitions))
   const writes = holdingOf(Slots.writeAcquirer(settings, acquisitions))
@@ -240,7 +253,8 @@ export const make = (settings: Settings.Settings, logger: Logger, closeNodes: ()
     using: locks.using,
     inspect: (resource) => isClosed() ? closed() : Inspection.inspect(settings, resource),
     inspectPermits: (resource, limit) => isClosed() ? closed() : Inspection.inspectPermits(settings, resource, limit),
-    inspectReadWrite: (resource, maxReaders) => isClosed() ? closed() : Inspection.inspectReadWrite(settings, resource, maxReaders),
+    inspectReadWrite: (resource, maxReaders) =>
+      isClosed() ? closed() : Inspection.inspectReadWrite(settings, resource, maxReaders),
     acquirePermit: permits.acquire,
     usingPermit: permits.using,
     acquireRead: reads.acquire,

@@ -75,7 +75,10 @@ const connectionDriver = async (): Promise<NodeOptions.Driver<unknown>> => {
       return (await import("../nodes/nodeRedis/driver.js")).driver as NodeOptions.Driver<unknown>
     } catch (missing) {
       if (!isModuleMissing(missing, "redis")) throw missing
-      throw new InvalidOptions("nodes", "connection options need a Redis client library: npm install ioredis (or redis)")
+      throw new InvalidOptions(
+        "nodes",
+        "connection options need a Redis client library: npm install ioredis (or redis)"
+      )
     }
   }
 }
@@ -141,7 +144,9 @@ export const makeRedlock = async (
   } else {
     // A node of the engine is its own server, as a client is.
     const entries = Array.isArray(input)
-      ? input.map((entry) => typeof entry === "object" && entry !== null && isEngineNode(entry) ? { client: entry } : entry)
+      ? input.map((entry) =>
+        typeof entry === "object" && entry !== null && isEngineNode(entry) ? { client: entry } : entry
+      )
       : input
     const problem = NodeOptions.listProblem(entries, "an array of node options or { client }")
     if (problem !== undefined) throw new InvalidOptions(problem.option, problem.detail)
@@ -163,7 +168,9 @@ export const makeRedlock = async (
  */
 export type EffectNodeOptions<Options> =
   | Options
-  | (Omit<Extract<Options, { readonly host?: unknown }>, "password"> & { readonly password?: string | object | undefined })
+  | (Omit<Extract<Options, { readonly host?: unknown }>, "password"> & {
+    readonly password?: string | object | undefined
+  })
 
 /**
  * A layer of nodes of an Effect package (`Ioredis.layer(...)`,

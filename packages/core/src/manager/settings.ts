@@ -75,7 +75,8 @@ export const orThrow = <A>(value: A | Problem): A => {
 export const retrySteps = (option: string, input: unknown, customRetry: CustomRetry | undefined): Retry.RetrySteps => {
   const steps = Retry.stepsOf(input) ?? customRetry?.(input)
   if (steps !== undefined) return steps
-  const looksLikeSchedule = typeof input === "object" && input !== null && typeof (input as Partial<EffectSchedule>).pipe === "function"
+  const looksLikeSchedule = typeof input === "object" && input !== null &&
+    typeof (input as Partial<EffectSchedule>).pipe === "function"
   throw new InvalidOptions(
     option,
     looksLikeSchedule
@@ -92,7 +93,9 @@ export const make = (
   customRetry: CustomRetry | undefined,
   warn?: (line: string) => void
 ): Settings => {
-  if (typeof options !== "object" || options === null) throw new InvalidOptions("options", "expected { keyPrefix, ... }")
+  if (typeof options !== "object" || options === null) {
+    throw new InvalidOptions("options", "expected { keyPrefix, ... }")
+  }
   const foreign = Options.nodeRedlockSetting(options)
   if (foreign !== undefined) throw new InvalidOptions(foreign.option, foreign.detail)
   const keyPrefix = orThrow(Options.keyPrefix(options.keyPrefix ?? "redlock:"))
@@ -128,7 +131,9 @@ export const make = (
     announcesReleases: nodes.every((node) => node.watchReleasesNow !== undefined),
     contendedKeys: new ContendedKeys(),
     nodeError,
-    clockJumps: quarantineMillis === undefined || warn === undefined ? undefined : new Quarantine.ClockJumpNotices(quarantineMillis, warn),
+    clockJumps: quarantineMillis === undefined || warn === undefined
+      ? undefined
+      : new Quarantine.ClockJumpNotices(quarantineMillis, warn),
     time,
     customRetry,
     lifecycle: { closed: false }

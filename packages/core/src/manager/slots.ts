@@ -31,10 +31,14 @@ export const readSlots: SlotKind = { name: "read", setting: "maxReaders" }
 export const defaultMaxReaders = 16
 
 /** The options of a semaphore's permit: how many permits the resource has, and the acquisition's. */
-export interface PermitOptions extends Acquisition.AcquireOptions, FrontEnd.PermitOptionsOf<DurationInput, RetryInput> {}
+export interface PermitOptions
+  extends Acquisition.AcquireOptions, FrontEnd.PermitOptionsOf<DurationInput, RetryInput>
+{}
 
 /** The options of a read or a write hold: how many readers at once, and the acquisition's. */
-export interface ReadWriteOptions extends Acquisition.AcquireOptions, FrontEnd.ReadWriteOptionsOf<DurationInput, RetryInput> {}
+export interface ReadWriteOptions
+  extends Acquisition.AcquireOptions, FrontEnd.ReadWriteOptionsOf<DurationInput, RetryInput>
+{}
 
 /** Slot names are made here, from a checked resource. */
 const slotNames = (input: unknown): ReadonlyArray<string> => input as ReadonlyArray<string>
@@ -44,7 +48,11 @@ const slotVariant: Acquisition.Variant = { checkResources: slotNames, probe: fal
 
 /** The slots of a resource and the setting they are taken under. */
 class SlotRequest {
-  constructor(readonly resource: string, readonly slots: ReadonlyArray<string>, readonly setting: Acquisition.Setting) {}
+  constructor(
+    readonly resource: string,
+    readonly slots: ReadonlyArray<string>,
+    readonly setting: Acquisition.Setting
+  ) {}
 }
 
 const slotRequest = (resourceInput: unknown, limitInput: unknown, kind: SlotKind): SlotRequest => {
@@ -126,4 +134,3 @@ export const writeAcquirer = (settings: Settings, acquisitions: Acquisition.Acqu
     }
   }
 }
-

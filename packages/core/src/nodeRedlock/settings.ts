@@ -69,8 +69,12 @@ export const merge = (base: EntrySettings, given: unknown): EntrySettings => {
   if (drift instanceof Options.Problem) throw new InvalidOptions(drift.option, drift.detail)
   const maxTtl = partial.maxTtl ?? base.maxTtl
   const quarantineInput = partial.restartQuarantine ?? base.restartQuarantine
-  const restartQuarantine = quarantineInput === undefined ? undefined : Options.flag("restartQuarantine", quarantineInput)
-  if (restartQuarantine instanceof Options.Problem) throw new InvalidOptions(restartQuarantine.option, restartQuarantine.detail)
+  const restartQuarantine = quarantineInput === undefined
+    ? undefined
+    : Options.flag("restartQuarantine", quarantineInput)
+  if (restartQuarantine instanceof Options.Problem) {
+    throw new InvalidOptions(restartQuarantine.option, restartQuarantine.detail)
+  }
   const keyPrefix = Options.keyPrefix(partial.keyPrefix ?? base.keyPrefix)
   if (keyPrefix instanceof Options.Problem) throw new InvalidOptions(keyPrefix.option, keyPrefix.detail)
   return {
@@ -102,7 +106,10 @@ export class DurationNotInteger extends InvalidOptions {
 /** The error node-redlock throws for a `using` whose threshold leaves under 100 ms between extensions (its message kept). */
 export class ThresholdTooLong extends InvalidOptions {
   constructor(thresholdMillis: number, durationMillis: number) {
-    super("automaticExtensionThreshold", `${thresholdMillis} ms must be at least 100 ms below the duration of ${durationMillis} ms`)
+    super(
+      "automaticExtensionThreshold",
+      `${thresholdMillis} ms must be at least 100 ms below the duration of ${durationMillis} ms`
+    )
   }
   override get message(): string {
     return "A lock `duration` must be at least 100ms greater than the `automaticExtensionThreshold` setting."

@@ -55,7 +55,13 @@ export const parseUrl = (url: string): Address | undefined => {
 const serverOf = (entry: unknown): unknown => {
   if (typeof entry !== "object" || entry === null) return undefined
   if ("client" in entry) return entry.client
-  const options = entry as { readonly url?: unknown; readonly host?: unknown; readonly port?: unknown; readonly sentinel?: unknown; readonly cluster?: unknown }
+  const options = entry as {
+    readonly url?: unknown
+    readonly host?: unknown
+    readonly port?: unknown
+    readonly sentinel?: unknown
+    readonly cluster?: unknown
+  }
   if (options.sentinel !== undefined || options.cluster !== undefined) return undefined
   const parsed = typeof options.url === "string" ? parseUrl(options.url) : undefined
   if (options.url !== undefined && parsed === undefined) return undefined
@@ -77,7 +83,9 @@ export const listedTwice = (entries: ReadonlyArray<unknown>): string | undefined
     if (server === undefined) continue
     const earlier = seen.get(server)
     if (earlier !== undefined) {
-      return `nodes ${earlier} and ${index} are one server (${typeof server === "string" ? server : "the same client"}): ` +
+      return `nodes ${earlier} and ${index} are one server (${
+        typeof server === "string" ? server : "the same client"
+      }): ` +
         "a majority must come from independent servers, list each once"
     }
     seen.set(server, index)

@@ -60,7 +60,9 @@ export const onCluster = (node: Node, makeError: MakeNodeError): Node => {
       reason: "CrossSlot",
       detail: `a Redis Cluster node runs one operation on one hash slot: the keys ${
         keys.slice(0, 3).map((key) => JSON.stringify(key.replaceAll("\u0000", "\\0"))).join(", ")
-      }${keys.length > 3 ? " ..." : ""} have different hash tags; give the resources of one lock a common tag ({order:7}:charge, {order:7}:ship)`
+      }${
+        keys.length > 3 ? " ..." : ""
+      } have different hash tags; give the resources of one lock a common tag ({order:7}:charge, {order:7}:ship)`
     }))
   // Cluster keys of `keys`, or `undefined` when they are not all in one slot.
   const inOneSlot = (keys: ReadonlyArray<string>): ReadonlyArray<string> | undefined => {
@@ -76,7 +78,12 @@ export const onCluster = (node: Node, makeError: MakeNodeError): Node => {
     return mapped === undefined ? crossSlot(keys) : operation(mapped, ...rest)
   }
   const withFences = <Rest extends ReadonlyArray<unknown>, A>(
-    operation: (keys: ReadonlyArray<string>, value: string, fenceKeys: ReadonlyArray<string>, ...rest: Rest) => Promise<A>
+    operation: (
+      keys: ReadonlyArray<string>,
+      value: string,
+      fenceKeys: ReadonlyArray<string>,
+      ...rest: Rest
+    ) => Promise<A>
   ) =>
   (keys: ReadonlyArray<string>, value: string, fenceKeys: ReadonlyArray<string>, ...rest: Rest): Promise<A> => {
     const mapped = inOneSlot(keys)

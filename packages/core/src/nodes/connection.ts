@@ -36,7 +36,11 @@ export interface Connection {
   /** Report the connection's life to `events` until the returned function is called. */
   readonly follow: (events: ConnectionEvents) => () => void
   /** Run a loaded script by its SHA1 (EVALSHA). */
-  readonly evalsha: (script: Script, keys: ReadonlyArray<string>, args: ReadonlyArray<string | number>) => Promise<unknown>
+  readonly evalsha: (
+    script: Script,
+    keys: ReadonlyArray<string>,
+    args: ReadonlyArray<string | number>
+  ) => Promise<unknown>
   /** Run a script sent whole (EVAL). */
   readonly eval: (script: Script, keys: ReadonlyArray<string>, args: ReadonlyArray<string | number>) => Promise<unknown>
   /** SCRIPT LOAD. */
@@ -84,7 +88,9 @@ export const missingMethod = (client: object, methods: ReadonlyArray<string>): s
 export const configValue = (reply: unknown, name: string): string | undefined => {
   if (reply instanceof Map) return reply.get(name) as string | undefined
   if (!Array.isArray(reply)) return (reply as Record<string, string> | null)?.[name]
-  const entry = reply.find((item) => typeof item === "object" && item !== null && (item as { key?: unknown }).key === name)
+  const entry = reply.find((item) =>
+    typeof item === "object" && item !== null && (item as { key?: unknown }).key === name
+  )
   if (entry !== undefined) return String((entry as { value: unknown }).value)
   return reply[0] === name && reply[1] !== undefined && reply[1] !== null ? String(reply[1]) : undefined
 }

@@ -69,7 +69,16 @@ export const open = async (
   const inFlight: InFlight = { count: 0 }
   const clock = clockReader(connection, settings, run, inFlight)
   await within(clock.first, settings.connectTimeoutMillis)
-  const node = makeNode(connection, settings, errors.last, run.current, scripts.loaded, releases.channels, inFlight, clock)
+  const node = makeNode(
+    connection,
+    settings,
+    errors.last,
+    run.current,
+    scripts.loaded,
+    releases.channels,
+    inFlight,
+    clock
+  )
   return {
     node,
     close: async () => {
@@ -166,7 +175,12 @@ interface ClockReader {
  * bring their own readings (quietConnection.ts) is asked for one each
  * second; one with none (a cluster's) reads nothing.
  */
-const clockReader = (connection: Connection, settings: NodeSettings, run: ServerRun.RunWatcher, inFlight: InFlight): ClockReader => {
+const clockReader = (
+  connection: Connection,
+  settings: NodeSettings,
+  run: ServerRun.RunWatcher,
+  inFlight: InFlight
+): ClockReader => {
   const time = connection.time
   if (!settings.watchClock || (time === undefined && connection.readClock === undefined)) {
     return { timesVotes: false, tell: () => {}, behindVotes: () => undefined, first: undefined, stop: () => {} }
@@ -313,13 +327,19 @@ const makeNode = (
   // the reply is parsed (in the same step: no promise beside the caller's).
   // A vote that brings no reading of its own (`readsClock`) is answered once
   // the TIME sent behind it was.
-  const call = <R, A>(send: () => Promise<R>, parse: (reply: R) => A, settled?: () => void, readsClock = false): Promise<A> => {
+  const call = <R, A>(
+    send: () => Promise<R>,
+    parse: (reply: R) => A,
+    settled?: () => void,
+    readsClock = false
+  ): Promise<A> => {
     if (inFlight.count >= maxPendingCommands) {
       settled?.()
       return Promise.reject(makeError({
         node: name,
         reason: "Unavailable",
-        detail: `${inFlight.count} commands wait for an answer: the server does not answer (paused, overloaded or cut off)`
+        detail:
+          `${inFlight.count} commands wait for an answer: the server does not answer (paused, overloaded or cut off)`
       }))
     }
     try {
@@ -383,12 +403,16 @@ const makeNode = (
     if (replicas === undefined) return operation
     const { count, timeoutMillis } = replicas
     const confirmed = (answer: A): A | Promise<A> =>
-      !granted(answer) ? answer : call(() => connection.waitForReplicas(count, timeoutMillis), Number).then((acknowledged) =>
-        acknowledged >= count ? answer : Promise.reject(makeError({
-          node: name,
-          reason: "Unavailable",
-          detail: `WAIT: ${acknowledged} of ${count} replicas acknowledged within ${timeoutMillis} ms: the write does not count`
-        })))
+      !granted(answer) ?
+        answer :
+        call(() => connection.waitForReplicas(count, timeoutMillis), Number).then((acknowledged) =>
+          acknowledged >= count ? answer : Promise.reject(makeError({
+            node: name,
+            reason: "Unavailable",
+            detail:
+              `WAIT: ${acknowledged} of ${count} replicas acknowledged within ${timeoutMillis} ms: the write does not count`
+          }))
+        )
     return (...args) => operation(...args).then(confirmed)
   }
   // The keys deleted; the announcements the release made are told to this
@@ -441,7 +465,12 @@ const makeNode = (
       if (probing.get(value) === probe) probing.delete(value)
       return answer
     }
-    return call(() => connection.setIfAbsent(key, value, Math.ceil(ttlMillis)), (reply) => reply === "OK", undefined, true).then(
+    return call(
+      () => connection.setIfAbsent(key, value, Math.ceil(ttlMillis)),
+      (reply) => reply === "OK",
+      undefined,
+      true
+    ).then(
       (set) => settle(set || probe.superseded ? set : acquireAll([key], value, ttlMillis)),
       (error) => Promise.reject(settle(error))
     )
@@ -479,8 +508,12 @@ const makeNode = (
       return evalScript(Scripts.extendOwned, keys, [value, ttlMillis], isOne)
     }, isTrue),
     incrementFences: (keys, value, fenceKeys) =>
-      evalScript(Scripts.incrementFences, [...keys, ...fenceKeys], [value], (reply) =>
-        Array.isArray(reply) ? reply.map((count) => BigInt(String(count))) : undefined),
+      evalScript(
+        Scripts.incrementFences,
+        [...keys, ...fenceKeys],
+        [value],
+        (reply) => Array.isArray(reply) ? reply.map((count) => BigInt(String(count))) : undefined
+      ),
     commitFences: (keys, value, fenceKeys, tokens) =>
       evalScript(Scripts.commitFences, [...keys, ...fenceKeys], [value, ...tokens.map(String)], isOne),
     inspect: (key) =>

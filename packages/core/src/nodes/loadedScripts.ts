@@ -32,7 +32,10 @@ export interface LoadedScripts {
 }
 
 /** Load `scripts` each time the connection is ready from now on, until `stop`. */
-export const watch = (connection: Connection, scripts: ReadonlyArray<Script>): { readonly loaded: LoadedScripts; readonly stop: () => void } => {
+export const watch = (
+  connection: Connection,
+  scripts: ReadonlyArray<Script>
+): { readonly loaded: LoadedScripts; readonly stop: () => void } => {
   let bySha = true
   let loading: Promise<void> | undefined
   // Answers that come from an earlier connection decide nothing.

@@ -40,7 +40,8 @@ const connectionLostText = new RegExp(
  * client follows redirections, and its keys share one slot or are refused
  * before anything is sent (clusterKeys.ts).
  */
-const clusterServer = " (the server is a Redis Cluster master: give the whole cluster as one node, with the cluster option)"
+const clusterServer =
+  " (the server is a Redis Cluster master: give the whole cluster as one node, with the cluster option)"
 
 /** Map a driver failure to a node error; connection failures carry the last connection error's text. */
 export const toNodeError = <E extends NodeError>(
@@ -85,7 +86,12 @@ export const toNodeError = <E extends NodeError>(
   if (connectionLost) {
     const last = lastConnectionError?.message
     const reason = last === undefined ? "Unavailable" : classify(last) ?? "Unavailable"
-    return makeError({ node, reason, detail: last === undefined ? `not connected (${text})` : `not connected: ${last}`, cause })
+    return makeError({
+      node,
+      reason,
+      detail: last === undefined ? `not connected (${text})` : `not connected: ${last}`,
+      cause
+    })
   }
   return makeError({ node, reason: "Unknown", detail: text, cause })
 }

@@ -197,7 +197,10 @@ export const check = <Client>(
   const entry = Options.nodeEntry(input)
   if (entry instanceof Problem) return entry
   const given = entry as ConnectionOptions<unknown> & Partial<ClientOptions<unknown>>
-  const maxPendingCommands = Options.positiveCount("maxPendingCommands", given.maxPendingCommands ?? defaultMaxPendingCommands)
+  const maxPendingCommands = Options.positiveCount(
+    "maxPendingCommands",
+    given.maxPendingCommands ?? defaultMaxPendingCommands
+  )
   if (maxPendingCommands instanceof Problem) return maxPendingCommands
   const durable = Options.flag("durable", given.durable ?? false)
   if (durable instanceof Problem) return durable
@@ -330,7 +333,10 @@ export const listProblem = (input: unknown, expected?: string): Problem | undefi
 }
 
 /** Connection options from a `redis://` or `rediss://` URL, its password made the front end's by `secret`; `undefined`: not one. */
-export const fromUrl = <Password, Millis>(url: string, secret: (password: string) => Password): ConnectionOptions<Password, Millis> | undefined => {
+export const fromUrl = <Password, Millis>(
+  url: string,
+  secret: (password: string) => Password
+): ConnectionOptions<Password, Millis> | undefined => {
   const address = Addresses.parseUrl(url)
   if (address === undefined) return undefined
   const { password, ...rest } = address

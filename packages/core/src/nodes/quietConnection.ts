@@ -137,7 +137,13 @@ export const connectionOf = (client: QuietClient): Connection & { readonly stop:
     const reading = { serverMillis, sentAtMillis, answeredAtMillis: performance.now() }
     each((events) => events.clock?.(reading))
   }
-  const script = (loaded: Script, command: string, body: string, keys: ReadonlyArray<string>, args: ReadonlyArray<string | number>) => {
+  const script = (
+    loaded: Script,
+    command: string,
+    body: string,
+    keys: ReadonlyArray<string>,
+    args: ReadonlyArray<string | number>
+  ) => {
     const words = [command, body, String(keys.length), ...keys]
     for (const arg of args) words.push(String(arg))
     return Scripts.castsVote(loaded) ? marked(words) : send(words)
@@ -191,7 +197,10 @@ export const connectionOf = (client: QuietClient): Connection & { readonly stop:
  * once that nobody listens there, so that opening a node does not wait for
  * a server that is down.
  */
-const refusedAtOnce = (address: { readonly host: string; readonly port: number }, refused: (error: Error) => void): void => {
+const refusedAtOnce = (
+  address: { readonly host: string; readonly port: number },
+  refused: (error: Error) => void
+): void => {
   const socket = Net.connect({ host: address.host, port: address.port })
   socket.once("connect", () => socket.destroy())
   socket.once("error", (error: NodeJS.ErrnoException) => {

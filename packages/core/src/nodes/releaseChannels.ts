@@ -162,7 +162,8 @@ const open = (driver: Driver, serverKey: string | undefined): ReleaseChannels =>
   // A key's channel, as the scripts publish on it: its name on the server, with the client's key prefix.
   const channelPrefix = releaseChannelPrefix + driver.keyPrefix
   // A key the scripts named (with the client's key prefix), as the node's callers name it.
-  const keyNamed = (named: string): string => named.startsWith(driver.keyPrefix) ? named.slice(driver.keyPrefix.length) : named
+  const keyNamed = (named: string): string =>
+    named.startsWith(driver.keyPrefix) ? named.slice(driver.keyPrefix.length) : named
   let subscriber: SubscriberConnection | undefined
   // Whether the subscriber was ready since it was opened: before that it is being connected for its
   // first waiters, who will hear once it is (a waiter that found it not listening yet tries again
@@ -248,7 +249,13 @@ const open = (driver: Driver, serverKey: string | undefined): ReleaseChannels =>
   const openSubscriber = (): SubscriberConnection => {
     const own: SubscriberConnection = driver.open({
       message: (channel, next) =>
-        watchers.notify(channel.slice(channelPrefix.length), next, performance.now(), "channel", releasesUnanswered > 0),
+        watchers.notify(
+          channel.slice(channelPrefix.length),
+          next,
+          performance.now(),
+          "channel",
+          releasesUnanswered > 0
+        ),
       closed: () => {
         if (own === subscriber) forget()
       },
@@ -394,4 +401,5 @@ export const share = (driver: Driver, serverKey: string | undefined, hasEnded: (
 }
 
 /** The commands waiting for an answer on the connection of the server `serverKey` names, if one is shared. */
-export const pendingCommandsOf = (serverKey: string): number | undefined => byServer.get(serverKey)?.channels.pendingCommands()
+export const pendingCommandsOf = (serverKey: string): number | undefined =>
+  byServer.get(serverKey)?.channels.pendingCommands()

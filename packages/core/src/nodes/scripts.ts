@@ -107,7 +107,6 @@ return 1
 // A line's queue key, as the scripts name it (the memory node lists it among a node's keys).
 export const queueKey = (line: string): string => line + "\u0000queue"
 
-
 /**
  * A resource's setting record (`Turn.setting`: a semaphore's limit, a
  * read-write lock's maxReaders), beside its slot keys: a slot's key without

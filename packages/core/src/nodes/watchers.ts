@@ -98,7 +98,10 @@ export class Watchers {
   }
 
   /** The announcements told whose copy from the other source has not come yet, by key, oldest first. */
-  private readonly uncopied = new Map<string, Array<{ readonly next: string; readonly from: "answer" | "channel"; readonly at: number }>>()
+  private readonly uncopied = new Map<
+    string,
+    Array<{ readonly next: string; readonly from: "answer" | "channel"; readonly at: number }>
+  >()
 
   // Whether `next` is the copy of an announcement told from the other source (then taken off the list).
   private isCopy(key: string, next: string, now: number, from: "answer" | "channel"): boolean {

@@ -58,6 +58,9 @@ export const set = (
   options: FencedSetOptions
 ): Effect.Effect<void, StaleFencingToken | RedisNodeError> =>
   Effect.flatMap(
-    Effect.tryPromise({ try: () => fencedSet(client, makeNodeError, options), catch: (error) => error as RedisNodeError }),
+    Effect.tryPromise({
+      try: () => fencedSet(client, makeNodeError, options),
+      catch: (error) => error as RedisNodeError
+    }),
     (stale) => stale === undefined ? Effect.void : Effect.fail(new StaleFencingToken(stale, true))
   )

@@ -63,6 +63,9 @@ export type NodeOptions = ConnectionOptions | ClientOptions
  * @since 0.1.0
  * @category constructors
  */
-export const { defaultMaxPendingCommands, fromUrl, layer, layerConfig, make } = DriverNodes.moduleOf<Redis | Cluster, NodeOptions>(
+export const { defaultMaxPendingCommands, fromUrl, layer, layerConfig, make } = DriverNodes.moduleOf<
+  Redis | Cluster,
+  NodeOptions
+>(
   driver
 )

@@ -64,6 +64,9 @@ export type NodeOptions = ConnectionOptions | ClientOptions
  * @since 0.1.0
  * @category constructors
  */
-export const { defaultMaxPendingCommands, fromUrl, layer, layerConfig, make } = DriverNodes.moduleOf<NodeRedisClient, NodeOptions>(
+export const { defaultMaxPendingCommands, fromUrl, layer, layerConfig, make } = DriverNodes.moduleOf<
+  NodeRedisClient,
+  NodeOptions
+>(
   driver
 )

@@ -18,7 +18,8 @@ const optional = <A>(config: Config.Config<A>): Config.Config<A | undefined> =>
 const duration = (name: string): Config.Config<Duration.Duration> =>
   Config.mapOrFail(Config.string(name), (text) =>
     Option.match(Validate.parseDuration(text), {
-      onNone: () => Either.left(ConfigError.InvalidData([name], `not a duration: "${text}" (e.g. 500ms, 30s, 2m, 30 seconds)`)),
+      onNone: () =>
+        Either.left(ConfigError.InvalidData([name], `not a duration: "${text}" (e.g. 500ms, 30s, 2m, 30 seconds)`)),
       onSome: Either.right
     }))
 

@@ -38,7 +38,8 @@ export const defaultMaxPendingCommands = CoreNodes.defaultMaxPendingCommands
 export type Driver<Client> = CoreNodes.Driver<Client>
 
 /** Connection options from a `redis://` or `rediss://` URL. */
-export const fromUrl = (url: string): Option.Option<ConnectionOptions> => Option.fromNullable(CoreNodes.fromUrl<Redacted.Redacted<string>, Duration.DurationInput>(url, Redacted.make))
+export const fromUrl = (url: string): Option.Option<ConnectionOptions> =>
+  Option.fromNullable(CoreNodes.fromUrl<Redacted.Redacted<string>, Duration.DurationInput>(url, Redacted.make))
 
 /** How this line's node options read: durations as Effect does, the password from its `Redacted`. */
 const readers: CoreNodes.Readers = {
@@ -47,33 +48,37 @@ const readers: CoreNodes.Readers = {
 }
 
 /** One node over `driver`: a connection of ours is opened now and closed with the scope; a user's client is left open. */
-export const make = <Client>(driver: Driver<Client>) =>
-(nodeOptions: NodeOptions<Client>): Effect.Effect<RedisNode, InvalidOptions, Scope.Scope> =>
-  Effect.flatMap(Monotonic.currentTime, (time) => {
-    // Checked before the connection is opened.
-    const checked = CoreNodes.check(driver, nodeOptions, readers)
-    if (checked instanceof Problem) return new InvalidOptions({ option: checked.option, detail: checked.detail }, true)
-    return Effect.map(
-      Effect.acquireRelease(
-        Effect.promise(() => CoreNodes.open(driver, checked, makeNodeError, time.now)),
-        (opened) => Effect.promise(opened.close)
-      ),
-      (opened): RedisNode => opened.node
-    )
-  })
+export const make =
+  <Client>(driver: Driver<Client>) =>
+  (nodeOptions: NodeOptions<Client>): Effect.Effect<RedisNode, InvalidOptions, Scope.Scope> =>
+    Effect.flatMap(Monotonic.currentTime, (time) => {
+      // Checked before the connection is opened.
+      const checked = CoreNodes.check(driver, nodeOptions, readers)
+      if (checked instanceof Problem) {
+        return new InvalidOptions({ option: checked.option, detail: checked.detail }, true)
+      }
+      return Effect.map(
+        Effect.acquireRelease(
+          Effect.promise(() => CoreNodes.open(driver, checked, makeNodeError, time.now)),
+          (opened) => Effect.promise(opened.close)
+        ),
+        (opened): RedisNode => opened.node
+      )
+    })
 
 /** The nodes over `driver`, connected concurrently. */
-export const layer = <Client>(driver: Driver<Client>) =>
-(nodes: ReadonlyArray<NodeOptions<Client>>): Layer.Layer<RedisNodes, InvalidOptions> =>
-  Layer.scoped(
-    RedisNodes,
-    Effect.suspend(() => {
-      const problem = CoreNodes.listProblem(nodes)
-      return problem === undefined
-        ? Effect.forEach(nodes, make(driver), { concurrency: "unbounded" })
-        : new InvalidOptions({ option: problem.option, detail: problem.detail }, true)
-    })
-  )
+export const layer =
+  <Client>(driver: Driver<Client>) =>
+  (nodes: ReadonlyArray<NodeOptions<Client>>): Layer.Layer<RedisNodes, InvalidOptions> =>
+    Layer.scoped(
+      RedisNodes,
+      Effect.suspend(() => {
+        const problem = CoreNodes.listProblem(nodes)
+        return problem === undefined
+          ? Effect.forEach(nodes, make(driver), { concurrency: "unbounded" })
+          : new InvalidOptions({ option: problem.option, detail: problem.detail }, true)
+      })
+    )
 
 /** The configuration `layerConfig` reads by default: `REDLOCK_NODES` (comma-separated URLs) and `REDLOCK_PASSWORD`. */
 export const defaultConfig: Config.Config<{
@@ -94,7 +99,11 @@ export const layerConfig = <Client>(driver: Driver<Client>) =>
 ): Layer.Layer<RedisNodes, ConfigError.ConfigError | InvalidOptions> =>
   Layer.unwrapEffect(Effect.gen(function*() {
     const { password, urls } = yield* config
-    const nodes = CoreNodes.fromUrls<Redacted.Redacted<string>, Duration.DurationInput>(urls, Option.getOrUndefined(password), Redacted.make)
+    const nodes = CoreNodes.fromUrls<Redacted.Redacted<string>, Duration.DurationInput>(
+      urls,
+      Option.getOrUndefined(password),
+      Redacted.make
+    )
     if (nodes instanceof Problem) return yield* Effect.fail(ConfigError.InvalidData([nodes.option], nodes.detail))
     return layer(driver)(nodes)
   }))
@@ -135,7 +144,9 @@ export interface DriverModule<Options> {
 }
 
 /** The public functions of `driver`'s module. */
-export const moduleOf = <Client, Options extends NodeOptions<Client>>(driver: Driver<Client>): DriverModule<Options> => ({
+export const moduleOf = <Client, Options extends NodeOptions<Client>>(
+  driver: Driver<Client>
+): DriverModule<Options> => ({
   defaultMaxPendingCommands,
   fromUrl,
   make: make(driver),

@@ -173,12 +173,14 @@ export class ExtensionLimitReached
  * @since 0.1.0
  * @category errors
  */
-export class SettingConflict extends Schema.TaggedError<SettingConflict>("effect-redlock/SettingConflict")("SettingConflict", {
-  resource: Schema.String,
-  setting: Schema.Literal("limit", "maxReaders"),
-  requested: Schema.Number,
-  recorded: Schema.Number
-}) {
+export class SettingConflict
+  extends Schema.TaggedError<SettingConflict>("effect-redlock/SettingConflict")("SettingConflict", {
+    resource: Schema.String,
+    setting: Schema.Literal("limit", "maxReaders"),
+    requested: Schema.Number,
+    recorded: Schema.Number
+  })
+{
   /**
    * @since 0.1.0
    */
@@ -219,7 +221,9 @@ export class SelfDeadlock extends Schema.TaggedError<SelfDeadlock>("effect-redlo
  * @since 0.1.0
  * @category errors
  */
-export class ManagerClosed extends Schema.TaggedError<ManagerClosed>("effect-redlock/ManagerClosed")("ManagerClosed", {}) {
+export class ManagerClosed
+  extends Schema.TaggedError<ManagerClosed>("effect-redlock/ManagerClosed")("ManagerClosed", {})
+{
   /**
    * @since 0.1.0
    */
@@ -299,13 +303,15 @@ export class ValidityTooShort extends Schema.TaggedError<ValidityTooShort>("effe
 }
 
 // The promise API (effect-redlock/Promise) rejects with core's plain errors of the same names.
-for (const [errorClass, tag] of [
-  [InvalidOptions, "InvalidOptions"],
-  [LockNotAcquired, "LockNotAcquired"],
-  [LockLost, "LockLost"],
-  [LockNotExtended, "LockNotExtended"],
-  [ExtensionLimitReached, "ExtensionLimitReached"],
-  [SettingConflict, "SettingConflict"],
-  [ManagerClosed, "ManagerClosed"],
-  [FencingTokenUnavailable, "FencingTokenUnavailable"]
-] as const) recognisePlain(errorClass, tag)
+for (
+  const [errorClass, tag] of [
+    [InvalidOptions, "InvalidOptions"],
+    [LockNotAcquired, "LockNotAcquired"],
+    [LockLost, "LockLost"],
+    [LockNotExtended, "LockNotExtended"],
+    [ExtensionLimitReached, "ExtensionLimitReached"],
+    [SettingConflict, "SettingConflict"],
+    [ManagerClosed, "ManagerClosed"],
+    [FencingTokenUnavailable, "FencingTokenUnavailable"]
+  ] as const
+) recognisePlain(errorClass, tag)

@@ -13,7 +13,7 @@ import type { Node, NodeOperation } from "@effect-redlock/core/engine/node.js"
 import * as Monotonic from "./monotonic.js"
 import { RedisNodeError } from "./nodes.js"
 
-export { type Answer, call, type Call, type Late, type Rules, send } from "@effect-redlock/core/engine/fanOut.js"
+export { type Answer, type Call, call, type Late, type Rules, send } from "@effect-redlock/core/engine/fanOut.js"
 
 /** A fan-out's result, its failures this shell's RedisNodeErrors (`nodeError`). */
 export type FanOutResult<A = unknown> = Engine.FanOutResult<A, RedisNodeError>
@@ -33,7 +33,8 @@ export const atQuorum = <A>(
   isYes: (answer: A) => boolean,
   timeout: Duration.Duration,
   quarantineMillis: number | undefined
-): Engine.Rules<A, RedisNodeError> => Engine.atQuorum(nodes, isYes, Duration.toMillis(timeout), quarantineMillis, nodeError)
+): Engine.Rules<A, RedisNodeError> =>
+  Engine.atQuorum(nodes, isYes, Duration.toMillis(timeout), quarantineMillis, nodeError)
 
 /**
  * `send` as an effect: one asynchronous step. Interruption only stops the

@@ -28,8 +28,8 @@ import * as Validate from "./validate.js"
 /** The mark of a `Lock` (re-exported by the public `Lock` module). */
 export const TypeId: Lock.TypeId = Symbol.for("effect-redlock/Lock") as Lock.TypeId
 
-export interface LockFields extends
-  Pick<Lock.Lock, "resources" | "keys" | "value" | "ttl" | "validUntilMillis" | "attempts" | "outcomes">
+export interface LockFields
+  extends Pick<Lock.Lock, "resources" | "keys" | "value" | "ttl" | "validUntilMillis" | "attempts" | "outcomes">
 {
   /** How long it was valid when granted (ms, fractional). */
   readonly validityMillis: number
@@ -42,7 +42,9 @@ export interface LockFields extends
   /** The lock manager that acquired it (an identity only). */
   readonly manager: object
   /** Issues the tokens on the nodes (the manager's fencing). */
-  readonly issueFencingTokens: (lock: HeldLock) => Effect.Effect<ReadonlyArray<bigint>, LockLost | FencingTokenUnavailable>
+  readonly issueFencingTokens: (
+    lock: HeldLock
+  ) => Effect.Effect<ReadonlyArray<bigint>, LockLost | FencingTokenUnavailable>
 }
 
 export class HeldLock extends Holding<RedisNodeError> implements Lock.Lock {
@@ -107,7 +109,11 @@ export class HeldLock extends Holding<RedisNodeError> implements Lock.Lock {
   /** Why the lock was lost, if it was. Built on first use: every release marks a loss, few ask why. */
   get lostBecause(): LockLost | undefined {
     if (this.lostAs === undefined) return undefined
-    this.lostError ??= new LockLost({ resources: this.resources, reason: this.lostAs.reason, outcomes: this.lostAs.outcomes }, true)
+    this.lostError ??= new LockLost({
+      resources: this.resources,
+      reason: this.lostAs.reason,
+      outcomes: this.lostAs.outcomes
+    }, true)
     return this.lostError
   }
 
@@ -143,9 +149,15 @@ export class HeldLock extends Holding<RedisNodeError> implements Lock.Lock {
   runInHold<A, E, R>(self: Effect.Effect<A, E, R>, hold: CallerHold): Effect.Effect<A, E | LockLost, R> {
     return Effect.withFiberRuntime((fiber) => {
       const children = childCount(fiber)
-      if (children !== undefined) return children === 0 ? this.runOnFiber(fiber, self, hold) : this.runOnChild(self, hold)
-      return Effect.flatMap(fiber.children, (list) =>
-        list.length === 0 ? this.runOnFiber(fiber, self, hold) : this.runOnChild(self, hold))
+      if (children !== undefined) {
+        return children === 0
+          ? this.runOnFiber(fiber, self, hold)
+          : this.runOnChild(self, hold)
+      }
+      return Effect.flatMap(
+        fiber.children,
+        (list) => list.length === 0 ? this.runOnFiber(fiber, self, hold) : this.runOnChild(self, hold)
+      )
     })
   }
 
@@ -268,17 +280,24 @@ export class HeldLock extends Holding<RedisNodeError> implements Lock.Lock {
 
   readonly guard = (minRemaining: Duration.DurationInput) => {
     const requiredMillis = Options.nonNegativeMillis("minRemaining", minRemaining, Validate.readMillis)
-    return <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E | LockLost | ValidityTooShort | InvalidOptions, R> =>
-      Effect.flatMap(Monotonic.monotonicMillis, (now): Effect.Effect<A, E | LockLost | ValidityTooShort | InvalidOptions, R> => {
-        if (requiredMillis instanceof Options.Problem) {
-          return Effect.fail(new InvalidOptions({ option: requiredMillis.option, detail: requiredMillis.detail }, true))
+    return <A, E, R>(
+      self: Effect.Effect<A, E, R>
+    ): Effect.Effect<A, E | LockLost | ValidityTooShort | InvalidOptions, R> =>
+      Effect.flatMap(
+        Monotonic.monotonicMillis,
+        (now): Effect.Effect<A, E | LockLost | ValidityTooShort | InvalidOptions, R> => {
+          if (requiredMillis instanceof Options.Problem) {
+            return Effect.fail(
+              new InvalidOptions({ option: requiredMillis.option, detail: requiredMillis.detail }, true)
+            )
+          }
+          if (this.lossAt(now) !== undefined) return Effect.fail(this.lostBecause!)
+          const remainingMillis = this.deadline - now
+          return remainingMillis < requiredMillis
+            ? Effect.fail(new ValidityTooShort({ resources: this.resources, remainingMillis, requiredMillis }, true))
+            : self
         }
-        if (this.lossAt(now) !== undefined) return Effect.fail(this.lostBecause!)
-        const remainingMillis = this.deadline - now
-        return remainingMillis < requiredMillis
-          ? Effect.fail(new ValidityTooShort({ resources: this.resources, remainingMillis, requiredMillis }, true))
-          : self
-      })
+      )
   }
 }
 
@@ -363,7 +382,8 @@ export const whileHolding = <Resource, Options, A, E, R, E2>(
   if (!takingHolds.has(manager)) {
     return Effect.acquireUseRelease(
       Scope.make(),
-      (scope) => Effect.flatMap(Scope.extend(acquire.call(manager, resource, options), scope), (lock) => heldWhile(lock, self)),
+      (scope) =>
+        Effect.flatMap(Scope.extend(acquire.call(manager, resource, options), scope), (lock) => heldWhile(lock, self)),
       (scope, exit) => Scope.close(scope, exit)
     )
   }
@@ -375,7 +395,10 @@ export const whileHolding = <Resource, Options, A, E, R, E2>(
   return Effect.uninterruptibleMask((restore) => {
     const hold = new CallerHold(restore)
     // The lock is a HeldLock (the manager's own).
-    return Effect.flatMap(acquireInHold.call(manager, resource, options, hold), (lock) => (lock as HeldLock).runInHold(self, hold))
+    return Effect.flatMap(
+      acquireInHold.call(manager, resource, options, hold),
+      (lock) => (lock as HeldLock).runInHold(self, hold)
+    )
   }) as Effect.Effect<A, E | E2 | LockLost, R> // No scope is asked for: an acquisition given a hold reads none.
 }
 

@@ -66,7 +66,9 @@ export const timeOf = (clock: Clock.Clock, scheduler: Scheduler.Scheduler = Sche
   let time = byScheduler.get(scheduler)
   if (time === undefined) {
     const schedule = (millis: number, fn: () => void) => {
-      const fiber = Effect.runFork(Effect.zipRight(clock.sleep(Duration.millis(millis)), Effect.sync(fn)), { scheduler })
+      const fiber = Effect.runFork(Effect.zipRight(clock.sleep(Duration.millis(millis)), Effect.sync(fn)), {
+        scheduler
+      })
       return () => fiber.unsafeInterruptAsFork(FiberId.none)
     }
     time = {

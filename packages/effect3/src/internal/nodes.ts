@@ -102,7 +102,8 @@ export const NodeOutcome = Schema.Union(
 export type NodeOutcome = typeof NodeOutcome.Type
 
 /** `MakeNodeError` of this shell, for the drivers and the memory nodes. */
-export const makeNodeError = (fields: Parameters<Engine.MakeNodeError>[0]): RedisNodeError => new RedisNodeError(fields, true)
+export const makeNodeError = (fields: Parameters<Engine.MakeNodeError>[0]): RedisNodeError =>
+  new RedisNodeError(fields, true)
 
 /**
  * The set of independent Redis masters a lock manager uses. A `Context.Tag`

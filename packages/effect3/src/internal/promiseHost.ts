@@ -50,7 +50,8 @@ const scheduleSteps = (schedule: Schedule.Schedule<unknown, LockNotAcquired>): C
     return {
       step: (refused, wallNow, next, failed) =>
         // The refusal is core's LockNotAcquired: the same fields as this package's, which a Schedule reads.
-        retry.step(refused as Retry.Refusal, wallNow, next, (cause) => failed(Cause.squash(cause as Cause.Cause<unknown>)))
+        retry.step(refused as Retry.Refusal, wallNow, next, (cause) =>
+          failed(Cause.squash(cause as Cause.Cause<unknown>)))
     }
   }
 })

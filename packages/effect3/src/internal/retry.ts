@@ -79,7 +79,9 @@ class ScheduleRetry implements Retry<Refusal> {
 }
 
 /** The schedule for these options, with core's plain steps; InvalidOptions for options out of range. */
-export const make = (options: RetryOptions): Either.Either<Schedule.Schedule<unknown, LockNotAcquired>, InvalidOptions> => {
+export const make = (
+  options: RetryOptions
+): Either.Either<Schedule.Schedule<unknown, LockNotAcquired>, InvalidOptions> => {
   const checked = CoreRetry.check(options)
   if (checked instanceof Problem) return Validate.invalid(checked.option, checked.detail)
   const { delayMillis, max, min, times } = checked
@@ -92,7 +94,9 @@ export const make = (options: RetryOptions): Either.Either<Schedule.Schedule<unk
   // The same delays for the same draws (Effect's jitter), drawn from the random source the caller
   // hands over (the fiber's Random, or Math.random when it is Effect's default: see
   // manager/acquisition.ts, `randomOf`).
-  return Either.right(Object.assign(schedule, CoreRetry.policyOf(CoreRetry.jitteredSteps(delayMillis, times, min, max))))
+  return Either.right(
+    Object.assign(schedule, CoreRetry.policyOf(CoreRetry.jitteredSteps(delayMillis, times, min, max)))
+  )
 }
 
 /** `make`, throwing its InvalidOptions (`Redlock.retry`, and the promise facade's `retry`). */

@@ -25,7 +25,8 @@ export const resources = (input: unknown): Either.Either<NonEmptyReadonlyArray<s
   checked(Options.resources(input)) as Either.Either<NonEmptyReadonlyArray<string>, InvalidOptions>
 
 /** A caller's abort signal, or none (engine/options.ts). */
-export const abortSignal = (input: unknown): Either.Either<AbortSignal | undefined, InvalidOptions> => checked(Options.abortSignal(input))
+export const abortSignal = (input: unknown): Either.Either<AbortSignal | undefined, InvalidOptions> =>
+  checked(Options.abortSignal(input))
 
 /** One resource (engine/options.ts). */
 export const resource = (input: unknown): Either.Either<string, InvalidOptions> => checked(Options.resource(input))
@@ -52,19 +53,22 @@ export const millis = (option: string, input: unknown): Either.Either<number, In
 export const schedule = <S>(option: string, input: S): Either.Either<S, InvalidOptions> =>
   Schedule.isSchedule(input) ? Either.right(input) : invalid(option, Options.notASchedule(input))
 
-export const driftFactor = (input: unknown): Either.Either<number, InvalidOptions> => checked(Options.driftFactor(input))
+export const driftFactor = (input: unknown): Either.Either<number, InvalidOptions> =>
+  checked(Options.driftFactor(input))
 
 export const keyPrefix = (input: unknown): Either.Either<string, InvalidOptions> => checked(Options.keyPrefix(input))
 
 /** A node list (an array), one of its entries (an object), a node's host and port (engine/options.ts). */
-export const nodeList = (input: unknown): Either.Either<ReadonlyArray<unknown>, InvalidOptions> => checked(Options.nodeList(input))
+export const nodeList = (input: unknown): Either.Either<ReadonlyArray<unknown>, InvalidOptions> =>
+  checked(Options.nodeList(input))
 export const nodeEntry = (input: unknown): Either.Either<object, InvalidOptions> => checked(Options.nodeEntry(input))
 export const host = (input: unknown): Either.Either<string, InvalidOptions> => checked(Options.host(input))
 export const port = (input: unknown): Either.Either<number, InvalidOptions> => checked(Options.port(input))
 
 export const nodeCount = (count: number): Either.Either<number, InvalidOptions> => checked(Options.nodeCount(count))
 
-export const maxTtl = (input: unknown): Either.Either<number, InvalidOptions> => checked(Options.maxTtl(input, readMillis))
+export const maxTtl = (input: unknown): Either.Either<number, InvalidOptions> =>
+  checked(Options.maxTtl(input, readMillis))
 
 export const flag = (option: string, input: unknown): Either.Either<boolean, InvalidOptions> =>
   checked(Options.flag(option, input))
@@ -95,8 +99,9 @@ export const waitForReplicas = (
   checked(Options.waitForReplicas(input, readMillis))
 
 /** A node's `cluster` (engine/options.ts), and what it cannot have beside it. */
-export const cluster = (options: Parameters<typeof Options.cluster>[0]): Either.Either<Options.Cluster | undefined, InvalidOptions> =>
-  checked(Options.cluster(options))
+export const cluster = (
+  options: Parameters<typeof Options.cluster>[0]
+): Either.Either<Options.Cluster | undefined, InvalidOptions> => checked(Options.cluster(options))
 
 /** A node's `sentinel` (engine/options.ts). */
 export const sentinel = (input: unknown): Either.Either<Options.Sentinel | undefined, InvalidOptions> =>

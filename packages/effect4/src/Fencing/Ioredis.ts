@@ -52,8 +52,14 @@ export interface FencedSetOptions {
  * @since 0.2.0
  * @category combinators
  */
-export const set = (client: Redis, options: FencedSetOptions): Effect.Effect<void, StaleFencingToken | RedisNodeError> =>
+export const set = (
+  client: Redis,
+  options: FencedSetOptions
+): Effect.Effect<void, StaleFencingToken | RedisNodeError> =>
   Effect.flatMap(
-    Effect.tryPromise({ try: () => fencedSet(client, makeNodeError, options), catch: (error) => error as RedisNodeError }),
+    Effect.tryPromise({
+      try: () => fencedSet(client, makeNodeError, options),
+      catch: (error) => error as RedisNodeError
+    }),
     (stale) => stale === undefined ? Effect.void : Effect.fail(new StaleFencingToken(stale))
   )

@@ -73,6 +73,9 @@ export type NodeOptions = ConnectionOptions | ClientOptions
  * @since 0.2.0
  * @category constructors
  */
-export const { defaultMaxPendingCommands, fromUrl, layer, layerConfig, make } = DriverNodes.moduleOf<GlideClient, NodeOptions>(
+export const { defaultMaxPendingCommands, fromUrl, layer, layerConfig, make } = DriverNodes.moduleOf<
+  GlideClient,
+  NodeOptions
+>(
   driver
 )

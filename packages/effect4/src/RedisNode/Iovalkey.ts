@@ -59,6 +59,9 @@ export type NodeOptions = ConnectionOptions | ClientOptions
  * @since 0.2.0
  * @category constructors
  */
-export const { defaultMaxPendingCommands, fromUrl, layer, layerConfig, make } = DriverNodes.moduleOf<Redis | Cluster, NodeOptions>(
+export const { defaultMaxPendingCommands, fromUrl, layer, layerConfig, make } = DriverNodes.moduleOf<
+  Redis | Cluster,
+  NodeOptions
+>(
   driver
 )

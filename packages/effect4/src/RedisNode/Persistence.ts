@@ -59,7 +59,10 @@ export interface MasterOptions<E = never, R = never> extends NodeSettings {
  * @since 0.2.0
  * @category constructors
  */
-export const make = (redis: RedisService, settings: NodeSettings = {}): Effect.Effect<RedisNode, InvalidOptions, Scope.Scope> =>
+export const make = (
+  redis: RedisService,
+  settings: NodeSettings = {}
+): Effect.Effect<RedisNode, InvalidOptions, Scope.Scope> =>
   Effect.flatMap(
     Effect.context<never>(),
     (context) => DriverNodes.make(driverOf(context, settings.name ?? "redis service"))({ ...settings, client: redis })

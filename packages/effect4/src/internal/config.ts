@@ -17,9 +17,11 @@ import type { Options } from "../Redlock.js"
 export const parseDuration = (text: string): Option.Option<Duration.Duration> =>
   Option.map(Option.fromUndefinedOr(configMillis(text)), Duration.millis)
 
-const durationText = Schema.String.check(Schema.makeFilter((text: string) =>
-  configMillis(text) !== undefined || `not a duration: "${text}" (e.g. 500ms, 30s, 2m, 30 seconds)`
-))
+const durationText = Schema.String.check(
+  Schema.makeFilter((text: string) =>
+    configMillis(text) !== undefined || `not a duration: "${text}" (e.g. 500ms, 30s, 2m, 30 seconds)`
+  )
+)
 
 /** A duration from configuration, read by `Redlock.parseDuration`. */
 const duration = (name: string): Config.Config<Duration.Duration> =>

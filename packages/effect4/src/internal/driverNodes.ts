@@ -39,7 +39,8 @@ export const defaultMaxPendingCommands = CoreNodes.defaultMaxPendingCommands
 export type Driver<Client> = CoreNodes.Driver<Client>
 
 /** Connection options from a `redis://` or `rediss://` URL. */
-export const fromUrl = (url: string): Option.Option<ConnectionOptions> => Option.fromNullishOr(CoreNodes.fromUrl<Redacted.Redacted<string>, Duration.Input>(url, Redacted.make))
+export const fromUrl = (url: string): Option.Option<ConnectionOptions> =>
+  Option.fromNullishOr(CoreNodes.fromUrl<Redacted.Redacted<string>, Duration.Input>(url, Redacted.make))
 
 /** How this line's node options read: durations as Effect does, the password from its `Redacted`. */
 const readers: CoreNodes.Readers = {
@@ -48,33 +49,35 @@ const readers: CoreNodes.Readers = {
 }
 
 /** One node over `driver`: a connection of ours is opened now and closed with the scope; a user's client is left open. */
-export const make = <Client>(driver: Driver<Client>) =>
-(nodeOptions: NodeOptions<Client>): Effect.Effect<RedisNode, InvalidOptions, Scope.Scope> =>
-  Effect.flatMap(TimeOf.currentTime, (time) => {
-    // Checked before the connection is opened.
-    const checked = CoreNodes.check(driver, nodeOptions, readers)
-    if (checked instanceof Options.Problem) return Effect.fail(Validate.invalid(checked.option, checked.detail))
-    return Effect.map(
-      Effect.acquireRelease(
-        Effect.promise(() => CoreNodes.open(driver, checked, makeNodeError, time.now)),
-        (opened) => Effect.promise(opened.close)
-      ),
-      (opened): RedisNode => opened.node
-    )
-  })
+export const make =
+  <Client>(driver: Driver<Client>) =>
+  (nodeOptions: NodeOptions<Client>): Effect.Effect<RedisNode, InvalidOptions, Scope.Scope> =>
+    Effect.flatMap(TimeOf.currentTime, (time) => {
+      // Checked before the connection is opened.
+      const checked = CoreNodes.check(driver, nodeOptions, readers)
+      if (checked instanceof Options.Problem) return Effect.fail(Validate.invalid(checked.option, checked.detail))
+      return Effect.map(
+        Effect.acquireRelease(
+          Effect.promise(() => CoreNodes.open(driver, checked, makeNodeError, time.now)),
+          (opened) => Effect.promise(opened.close)
+        ),
+        (opened): RedisNode => opened.node
+      )
+    })
 
 /** The nodes over `driver`, connected concurrently. */
-export const layer = <Client>(driver: Driver<Client>) =>
-(nodes: ReadonlyArray<NodeOptions<Client>>): Layer.Layer<RedisNodes, InvalidOptions> =>
-  Layer.effect(
-    RedisNodes,
-    Effect.suspend(() => {
-      const problem = CoreNodes.listProblem(nodes)
-      return problem === undefined
-        ? Effect.forEach(nodes, make(driver), { concurrency: "unbounded" })
-        : Effect.fail(Validate.invalid(problem.option, problem.detail))
-    })
-  )
+export const layer =
+  <Client>(driver: Driver<Client>) =>
+  (nodes: ReadonlyArray<NodeOptions<Client>>): Layer.Layer<RedisNodes, InvalidOptions> =>
+    Layer.effect(
+      RedisNodes,
+      Effect.suspend(() => {
+        const problem = CoreNodes.listProblem(nodes)
+        return problem === undefined
+          ? Effect.forEach(nodes, make(driver), { concurrency: "unbounded" })
+          : Effect.fail(Validate.invalid(problem.option, problem.detail))
+      })
+    )
 
 // A URL that is not one is a ConfigError naming REDLOCK_NODES, as in the Effect 3 line: Effect 4's
 // ConfigError carries a SchemaError, so the check is the schema's.
@@ -102,10 +105,16 @@ export const layerConfig = <Client>(driver: Driver<Client>) =>
 ): Layer.Layer<RedisNodes, Config.ConfigError | InvalidOptions> =>
   Layer.unwrap(Effect.gen(function*() {
     const { password, urls } = yield* config
-    const nodes = CoreNodes.fromUrls<Redacted.Redacted<string>, Duration.Input>(urls, Option.getOrUndefined(password), Redacted.make)
+    const nodes = CoreNodes.fromUrls<Redacted.Redacted<string>, Duration.Input>(
+      urls,
+      Option.getOrUndefined(password),
+      Redacted.make
+    )
     // A config of the user's own, with URLs the default one's schema would have refused: the same ConfigError.
     if (nodes instanceof Options.Problem) {
-      return yield* Effect.fail(new Config.ConfigError(new ConfigProvider.SourceError({ message: `${nodes.option}: ${nodes.detail}` })))
+      return yield* Effect.fail(
+        new Config.ConfigError(new ConfigProvider.SourceError({ message: `${nodes.option}: ${nodes.detail}` }))
+      )
     }
     return layer(driver)(nodes)
   }))
@@ -126,7 +135,9 @@ export interface DriverModule<Options> {
 }
 
 /** The public functions of `driver`'s module. */
-export const moduleOf = <Client, Options extends NodeOptions<Client>>(driver: Driver<Client>): DriverModule<Options> => ({
+export const moduleOf = <Client, Options extends NodeOptions<Client>>(
+  driver: Driver<Client>
+): DriverModule<Options> => ({
   defaultMaxPendingCommands,
   fromUrl,
   make: make(driver),

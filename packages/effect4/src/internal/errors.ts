@@ -126,12 +126,14 @@ export class ExtensionLimitReached
  * holder on each node (or expires within twice its ttl): a new value takes effect
  * once the resource is idle.
  */
-export class SettingConflict extends Schema.TaggedError<SettingConflict>("effect-redlock/SettingConflict")("SettingConflict", {
-  resource: Schema.String,
-  setting: Schema.Literals(["limit", "maxReaders"]),
-  requested: Schema.Number,
-  recorded: Schema.Number
-}) {
+export class SettingConflict
+  extends Schema.TaggedError<SettingConflict>("effect-redlock/SettingConflict")("SettingConflict", {
+    resource: Schema.String,
+    setting: Schema.Literals(["limit", "maxReaders"]),
+    requested: Schema.Number,
+    recorded: Schema.Number
+  })
+{
   /**
    * @since 0.2.0
    */
@@ -165,10 +167,13 @@ export class SelfDeadlock extends Schema.TaggedError<SelfDeadlock>("effect-redlo
  * (the lock may still be held; try again, or treat the write as unfenced).
  */
 export class FencingTokenUnavailable
-  extends Schema.TaggedError<FencingTokenUnavailable>("effect-redlock/FencingTokenUnavailable")("FencingTokenUnavailable", {
-    resources: Schema.Array(Schema.String),
-    outcomes: Schema.Array(NodeOutcome)
-  })
+  extends Schema.TaggedError<FencingTokenUnavailable>("effect-redlock/FencingTokenUnavailable")(
+    "FencingTokenUnavailable",
+    {
+      resources: Schema.Array(Schema.String),
+      outcomes: Schema.Array(NodeOutcome)
+    }
+  )
 {
   /**
    * @since 0.2.0
@@ -224,7 +229,9 @@ export class ValidityTooShort extends Schema.TaggedError<ValidityTooShort>("effe
  * acquisition still waiting when it was called (after leaving its lines).
  * The Effect API never fails with it: its manager ends with its scope.
  */
-export class ManagerClosed extends Schema.TaggedError<ManagerClosed>("effect-redlock/ManagerClosed")("ManagerClosed", {}) {
+export class ManagerClosed
+  extends Schema.TaggedError<ManagerClosed>("effect-redlock/ManagerClosed")("ManagerClosed", {})
+{
   /**
    * @since 0.2.0
    */
@@ -248,18 +255,21 @@ export type RedlockError =
   | SelfDeadlock
 
 export const isRedlockError = (u: unknown): u is RedlockError =>
-  u instanceof InvalidOptions || u instanceof LockNotAcquired || u instanceof LockLost || u instanceof LockNotExtended ||
+  u instanceof InvalidOptions || u instanceof LockNotAcquired || u instanceof LockLost ||
+  u instanceof LockNotExtended ||
   u instanceof ExtensionLimitReached || u instanceof ValidityTooShort || u instanceof FencingTokenUnavailable ||
   u instanceof SettingConflict || u instanceof SelfDeadlock
 
 // The promise API (effect-redlock/Promise) rejects with core's plain errors of the same names.
-for (const [errorClass, tag] of [
-  [InvalidOptions, "InvalidOptions"],
-  [LockNotAcquired, "LockNotAcquired"],
-  [LockLost, "LockLost"],
-  [LockNotExtended, "LockNotExtended"],
-  [ExtensionLimitReached, "ExtensionLimitReached"],
-  [SettingConflict, "SettingConflict"],
-  [ManagerClosed, "ManagerClosed"],
-  [FencingTokenUnavailable, "FencingTokenUnavailable"]
-] as const) recognisePlain(errorClass, tag)
+for (
+  const [errorClass, tag] of [
+    [InvalidOptions, "InvalidOptions"],
+    [LockNotAcquired, "LockNotAcquired"],
+    [LockLost, "LockLost"],
+    [LockNotExtended, "LockNotExtended"],
+    [ExtensionLimitReached, "ExtensionLimitReached"],
+    [SettingConflict, "SettingConflict"],
+    [ManagerClosed, "ManagerClosed"],
+    [FencingTokenUnavailable, "FencingTokenUnavailable"]
+  ] as const
+) recognisePlain(errorClass, tag)

@@ -113,9 +113,13 @@ export class HeldLock extends Holding<RedisNodeError> implements Lock.Lock {
 
   readonly guard = (minRemaining: Duration.Input) => {
     const requiredMillis = Options.nonNegativeMillis("minRemaining", minRemaining, Validate.readMillis)
-    return <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E | LockLost | ValidityTooShort | InvalidOptions, R> =>
+    return <A, E, R>(
+      self: Effect.Effect<A, E, R>
+    ): Effect.Effect<A, E | LockLost | ValidityTooShort | InvalidOptions, R> =>
       Effect.suspend((): Effect.Effect<A, E | LockLost | ValidityTooShort | InvalidOptions, R> => {
-        if (requiredMillis instanceof Options.Problem) return Effect.fail(Validate.invalid(requiredMillis.option, requiredMillis.detail))
+        if (requiredMillis instanceof Options.Problem) {
+          return Effect.fail(Validate.invalid(requiredMillis.option, requiredMillis.detail))
+        }
         const now = this.time.now()
         if (this.lossAt(now) !== undefined) return Effect.fail(this.lostBecause!)
         const remainingMillis = this.deadline - now

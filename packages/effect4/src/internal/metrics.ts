@@ -27,7 +27,12 @@ const byReason = <M extends Metric.Metric<number, unknown>>(metric: M) => {
 const failuresFor = byReason(RedlockMetrics.acquireFailures)
 const lostFor = byReason(RedlockMetrics.lostLocks)
 
-export const notAcquired = (reason: string, durationMillis: number, attempts: number, context: Context.Context<never>): void => {
+export const notAcquired = (
+  reason: string,
+  durationMillis: number,
+  attempts: number,
+  context: Context.Context<never>
+): void => {
   failuresFor(reason).updateUnsafe(1, context)
   RedlockMetrics.acquireDuration.updateUnsafe(durationMillis, context)
   RedlockMetrics.attemptsPerAcquire.updateUnsafe(attempts, context)
@@ -37,6 +42,7 @@ const noContext = Context.empty()
 
 export const lost = (reason: string): void => lostFor(reason).updateUnsafe(1, noContext)
 
-export const released = (remainingMillis: number): void => RedlockMetrics.remainingAtRelease.updateUnsafe(remainingMillis, noContext)
+export const released = (remainingMillis: number): void =>
+  RedlockMetrics.remainingAtRelease.updateUnsafe(remainingMillis, noContext)
 
 export const extended = (lagMillis: number): void => RedlockMetrics.extensionLag.updateUnsafe(lagMillis, noContext)

@@ -100,7 +100,9 @@ export const fromEffects = (node: EffectNode): Effect.Effect<RedisNode> =>
       onRelease: (next: string | null) => void
     ): ReleaseWatch =>
       lateWatch((registered) =>
-        fork(watchReleases(key, onRelease)).addObserver((exit) => registered(Exit.isSuccess(exit) ? exit.value : undefined))
+        fork(watchReleases(key, onRelease)).addObserver((exit) =>
+          registered(Exit.isSuccess(exit) ? exit.value : undefined)
+        )
       )
     return { name, run, promises: promisesOf(node, context), watchReleasesNow, hearsReleases, countsHandOvers }
   })
@@ -134,7 +136,8 @@ const promisesOf = (node: EffectNode, context: Context.Context<never>): NodeProm
         value: Option.getOrUndefined(state.value),
         ttlMillis: Option.getOrUndefined(Option.map(state.ttl, Duration.toMillis))
       }))),
-    incrementFences: (keys, value, fenceKeys) => run(Effect.map(node.incrementFences(keys, value, fenceKeys), Option.getOrUndefined)),
+    incrementFences: (keys, value, fenceKeys) =>
+      run(Effect.map(node.incrementFences(keys, value, fenceKeys), Option.getOrUndefined)),
     commitFences: (keys, value, fenceKeys, tokens) => run(node.commitFences(keys, value, fenceKeys, tokens))
   }
 }

@@ -41,8 +41,12 @@ const scheduleSteps = (schedule: Retry.RetrySchedule): CoreRetry.RetrySteps => (
     return {
       // The refusal is core's LockNotAcquired: the same fields as this package's, which a Schedule reads.
       step: (refused, wallNow, next, failed) =>
-        retry.step(refused as Parameters<typeof retry.step>[0], wallNow, next, (cause) =>
-          failed(Cause.squash(cause as Cause.Cause<unknown>)))
+        retry.step(
+          refused as Parameters<typeof retry.step>[0],
+          wallNow,
+          next,
+          (cause) => failed(Cause.squash(cause as Cause.Cause<unknown>))
+        )
     }
   }
 })

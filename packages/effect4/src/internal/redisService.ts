@@ -38,7 +38,9 @@ const isServerReply = (error: Error): boolean => /^[A-Z][A-Z_-]*( |$)/.test(erro
 
 /** What the service failed with: its `RedisError`'s cause, as an error. */
 const causeOf = (failure: unknown): Error => {
-  const cause = typeof failure === "object" && failure !== null && "cause" in failure ? (failure as { cause: unknown }).cause : failure
+  const cause = typeof failure === "object" && failure !== null && "cause" in failure
+    ? (failure as { cause: unknown }).cause
+    : failure
   return cause instanceof Error ? cause : new Error(String(cause))
 }
 
@@ -65,7 +67,8 @@ const connectionOf = (redis: RedisService, run: ReturnType<typeof runner>) => {
   return QuietConnection.connectionOf({
     send: (command) => run(send(command)),
     // Sent one after the other now, before any answer: on one connection, in this order.
-    sendMarked: (command) => Promise.all([inPlace(command), inPlace(["CLIENT", "ID"]), inPlace(["LASTSAVE"]), inPlace(["TIME"])]),
+    sendMarked: (command) =>
+      Promise.all([inPlace(command), inPlace(["CLIENT", "ID"]), inPlace(["LASTSAVE"]), inPlace(["TIME"])]),
     isConnectionFailure,
     asReply
   })
@@ -99,11 +102,15 @@ const releaseDriver = (redis: RedisService, run: ReturnType<typeof runner>): Rel
         const first = Queue.takeUnsafe(queue)
         if (first !== undefined && Exit.isFailure(first)) {
           yield* Scope.close(scope, Exit.void)
-          return yield* Effect.fail(new SubscribeRefused(`SUBSCRIBE ${channel}: ${causeOf(Cause.squash(first.cause)).message}`))
+          return yield* Effect.fail(
+            new SubscribeRefused(`SUBSCRIBE ${channel}: ${causeOf(Cause.squash(first.cause)).message}`)
+          )
         }
         if (first !== undefined) events.message(channel, first.value.message)
         yield* Effect.forkIn(
-          Effect.forever(Effect.flatMap(Queue.take(queue), (message) => Effect.sync(() => events.message(channel, message.message)))).pipe(
+          Effect.forever(
+            Effect.flatMap(Queue.take(queue), (message) => Effect.sync(() => events.message(channel, message.message)))
+          ).pipe(
             // The subscription is gone for good: as if the connection dropped, every channel is asked again.
             Effect.onExit((exit) =>
               Effect.sync(() => {
@@ -125,7 +132,8 @@ const releaseDriver = (redis: RedisService, run: ReturnType<typeof runner>): Rel
         drop(channel)
         return run(Effect.timeoutOrElse(subscribe(channel), {
           duration: confirmWithinMillis,
-          orElse: () => Effect.fail(new SubscribeRefused(`SUBSCRIBE ${channel} not confirmed within ${confirmWithinMillis} ms`))
+          orElse: () =>
+            Effect.fail(new SubscribeRefused(`SUBSCRIBE ${channel} not confirmed within ${confirmWithinMillis} ms`))
         })).then((scope) => {
           if (!open) closeScope(scope)
           else subscriptions.set(channel, scope)

@@ -74,13 +74,17 @@ export const forWait = (
 ): Retry<{ readonly refusal: LockNotAcquired }> => {
   const plain = CoreRetry.stepsOf(schedule)
   // Plain steps never read the refusal.
-  return plain !== undefined ? plain.start(random) as Retry<Refusal> : new ScheduleRetry(schedule, Effect.runForkWith(context))
+  return plain !== undefined
+    ? plain.start(random) as Retry<Refusal>
+    : new ScheduleRetry(schedule, Effect.runForkWith(context))
 }
 
 type Refusal = { readonly refusal: LockNotAcquired }
 
 class ScheduleRetry implements Retry<Refusal> {
-  private stepOf: ((now: number, input: LockNotAcquired) => Effect.Effect<readonly [unknown, Duration.Duration], unknown>) | undefined
+  private stepOf:
+    | ((now: number, input: LockNotAcquired) => Effect.Effect<readonly [unknown, Duration.Duration], unknown>)
+    | undefined
   constructor(
     private readonly schedule: RetrySchedule,
     private readonly runFork: ReturnType<typeof Effect.runForkWith<never>>

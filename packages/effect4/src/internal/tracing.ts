@@ -46,7 +46,11 @@ export type AttemptObserver = (
  * span (the acquisition's), where `traced`; each refused attempt as a
  * debug log where `debug`.
  */
-export const attemptObserver = (fiber: Fiber.Fiber<unknown, unknown>, traced: boolean, debug: boolean): AttemptObserver => {
+export const attemptObserver = (
+  fiber: Fiber.Fiber<unknown, unknown>,
+  traced: boolean,
+  debug: boolean
+): AttemptObserver => {
   const tracer = fiber.getRef(Tracer.Tracer)
   const parent = Context.getOption(fiber.context, Tracer.ParentSpan)
   const clock = fiber.getRef(Clock.Clock)

@@ -54,7 +54,12 @@ export const configurationFor = (address: Address, connectTimeoutMillis: number)
     addresses: [{ host: address.host, port: address.port }],
     ...(address.password === undefined
       ? {}
-      : { credentials: { ...(address.username === undefined ? {} : { username: address.username }), password: address.password } }),
+      : {
+        credentials: {
+          ...(address.username === undefined ? {} : { username: address.username }),
+          password: address.password
+        }
+      }),
     databaseId: address.db ?? 0,
     ...(tls === undefined ? {} : { useTLS: true }),
     requestTimeout: requestTimeoutMillis,
@@ -99,7 +104,9 @@ export const clientName = (client: GlideClient): string => {
 
 /** `command`, then the connection's and the server run's marks and the server's clock (quietConnection.ts). */
 const marked = (command: Array<string>) =>
-  new Batch(false).customCommand(command).customCommand(["CLIENT", "ID"]).customCommand(["LASTSAVE"]).customCommand(["TIME"])
+  new Batch(false).customCommand(command).customCommand(["CLIENT", "ID"]).customCommand(["LASTSAVE"]).customCommand([
+    "TIME"
+  ])
 
 /** The client as a node's connection (quietConnection.ts), and how to stop probing it. */
 export const connectionOf = (client: GlideClient): Connection & { readonly stop: () => void } => {

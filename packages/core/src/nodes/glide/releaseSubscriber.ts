@@ -147,7 +147,9 @@ const driver = (client: GlideClient): ReleaseChannels.Driver => ({
 })
 
 /** The announcements of the client's server, used until `stop`; the last node to stop closes them. */
-export const open = (client: GlideClient): { readonly channels: ReleaseChannels.ReleaseChannels; readonly stop: () => void } => {
+export const open = (
+  client: GlideClient
+): { readonly channels: ReleaseChannels.ReleaseChannels; readonly stop: () => void } => {
   const use = ReleaseChannels.share(driver(client), sharingKey(client), () => false)
   return { channels: use.channels, stop: use.leave }
 }

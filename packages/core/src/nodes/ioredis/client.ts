@@ -89,7 +89,11 @@ export interface NewClientOptions {
 
 /** The class a library builds its commands with (ioredis's and iovalkey's `Command`). */
 export interface CommandClass {
-  new(name: string, args: Array<string>, options: { readonly replyEncoding: "utf8" }): { toWritable(socket: never): string | Buffer }
+  new(
+    name: string,
+    args: Array<string>,
+    options: { readonly replyEncoding: "utf8" }
+  ): { toWritable(socket: never): string | Buffer }
 }
 
 /** One library of the ioredis family: how to make a client, and its command class. */
@@ -108,5 +112,7 @@ export const userClientProblem = (client: unknown, library: string): string | un
   if (typeof client !== "object" || client === null) return `must be ${kind}`
   const missing = missingMethod(client, ["sendCommand", "duplicate", "connect", "on"])
   if (missing !== undefined) return `must be ${kind}: it has no ${missing}()`
-  return typeof (client as { readonly status?: unknown }).status === "string" ? undefined : `must be ${kind}: it has no status`
+  return typeof (client as { readonly status?: unknown }).status === "string"
+    ? undefined
+    : `must be ${kind}: it has no status`
 }

@@ -25,7 +25,7 @@ import * as ServerRun from "../serverRun.js"
 import type { IoredisClient } from "./client.js"
 import * as Closing from "./closing.js"
 import * as ReleaseSubscriber from "./releaseSubscriber.js"
-import { type Listeners, listen } from "../listeners.js"
+import { listen, type Listeners } from "../listeners.js"
 
 /** A cluster client of the ioredis family, as the driver uses it. */
 export interface IoredisCluster {
@@ -99,7 +99,8 @@ export const newCluster = (newClusterOf: NewCluster, address: Address, connectTi
   })
 
 /** Whether a client the user hands in is a cluster client (ioredis and iovalkey mark theirs). */
-export const isCluster = (client: object): client is IoredisCluster => (client as { readonly isCluster?: unknown }).isCluster === true
+export const isCluster = (client: object): client is IoredisCluster =>
+  (client as { readonly isCluster?: unknown }).isCluster === true
 
 /**
  * A user's cluster client: the node name it gets by default, from the first
@@ -146,7 +147,9 @@ const combinedInfo = (cluster: IoredisCluster, section: string): Promise<string>
         `uptime_in_seconds:${Math.min(...known.map((run) => run.uptimeSeconds))}\r\n`
     }
     // One master that may evict keys is enough for the node to.
-    if (section === "memory") return replies.find((reply) => ServerRun.evictionOf(reply) !== undefined) ?? replies[0] ?? ""
+    if (section === "memory") {
+      return replies.find((reply) => ServerRun.evictionOf(reply) !== undefined) ?? replies[0] ?? ""
+    }
     const aof = replies.map((reply) => /^aof_enabled:(\d)/m.exec(reply)?.[1])
     if (aof.some((enabled) => enabled === undefined)) return ""
     return `aof_enabled:${aof.every((enabled) => enabled === "1") ? 1 : 0}\r\n`
@@ -154,11 +157,15 @@ const combinedInfo = (cluster: IoredisCluster, section: string): Promise<string>
 
 /** The masters' `CONFIG GET` value: theirs when they all agree, else the first that differs from `always`. */
 const combinedConfig = (cluster: IoredisCluster, name: string): Promise<string | undefined> =>
-  everyMaster(cluster, (master) =>
-    master.config("GET", name).then((reply: unknown) =>
-      Array.isArray(reply) ? reply[1] as string | undefined : (reply as Record<string, string> | null)?.[name])).then(
-      (values) => values.find((value) => value !== "always") ?? values[0]
-    )
+  everyMaster(
+    cluster,
+    (master) =>
+      master.config("GET", name).then((reply: unknown) =>
+        Array.isArray(reply) ? reply[1] as string | undefined : (reply as Record<string, string> | null)?.[name]
+      )
+  ).then(
+    (values) => values.find((value) => value !== "always") ?? values[0]
+  )
 
 /**
  * The cluster's life as one connection's: ready when the cluster client is,
@@ -191,7 +198,8 @@ const followCluster = (cluster: IoredisCluster, events: ConnectionEvents): () =>
     followed.delete(client)
   }
   let masters = ""
-  const mastersNow = () => cluster.nodes("master").map((client) => client.options.port + "@" + client.options.host).sort().join(",")
+  const mastersNow = () =>
+    cluster.nodes("master").map((client) => client.options.port + "@" + client.options.host).sort().join(",")
   const onRefresh = () => {
     const now = mastersNow()
     if (now !== masters) {
@@ -202,7 +210,9 @@ const followCluster = (cluster: IoredisCluster, events: ConnectionEvents): () =>
     // The client connects to a master only for a command that goes there: a
     // master that went away is connected again at the next refresh, so that
     // its run is read again at once.
-    if (lost) for (const client of cluster.nodes("master")) if (client.status === "wait") client.connect().catch(() => {})
+    if (lost) {
+      for (const client of cluster.nodes("master")) if (client.status === "wait") client.connect().catch(() => {})
+    }
   }
   const onReady = () => {
     masters = mastersNow()
@@ -241,7 +251,7 @@ export const connectionOf = (cluster: IoredisCluster): Connection => ({
 })
 
 /** As the plain node's (commands.ts writeBatcher): one turn's writes to each master gathered into one. */
-const writeBatcher = (cluster: IoredisCluster): (() => void) => {
+const writeBatcher = (cluster: IoredisCluster): () => void => {
   let corked: ReadonlyArray<NonNullable<IoredisClient["stream"]>> | undefined
   return () => {
     if (corked !== undefined) return
@@ -260,18 +270,28 @@ const writeBatcher = (cluster: IoredisCluster): (() => void) => {
  * them: connecting now whatever the user's client says, queueing nothing.
  */
 const releases = (cluster: IoredisCluster): DriverNode.Releases => {
-  const use = ReleaseChannels.share({
-    open: (events) =>
-      ReleaseSubscriber.subscriberConnection(cluster.duplicate([], { enableOfflineQueue: false, lazyConnect: false }), events),
-    isRefusal: ReleaseSubscriber.isRefusal,
-    countsSubscribers: false,
-    keyPrefix: cluster.options?.keyPrefix ?? ""
-  }, undefined, () => cluster.status === "end")
+  const use = ReleaseChannels.share(
+    {
+      open: (events) =>
+        ReleaseSubscriber.subscriberConnection(
+          cluster.duplicate([], { enableOfflineQueue: false, lazyConnect: false }),
+          events
+        ),
+      isRefusal: ReleaseSubscriber.isRefusal,
+      countsSubscribers: false,
+      keyPrefix: cluster.options?.keyPrefix ?? ""
+    },
+    undefined,
+    () => cluster.status === "end"
+  )
   return { channels: use.channels, stop: use.leave }
 }
 
 /** The node over `cluster` (driverNode.ts), its keys made cluster keys (clusterKeys.ts). */
-export const open = async (cluster: IoredisCluster, settings: DriverNode.NodeSettings): Promise<DriverNode.OpenNode> => {
+export const open = async (
+  cluster: IoredisCluster,
+  settings: DriverNode.NodeSettings
+): Promise<DriverNode.OpenNode> => {
   const opened = await DriverNode.open(connectionOf(cluster), settings, () => releases(cluster))
   return { node: ClusterKeys.onCluster(opened.node, settings.makeError), close: opened.close }
 }

@@ -57,7 +57,8 @@ let last: {
 
 const wireForm = (script: Script, keys: ReadonlyArray<string>, args: ReadonlyArray<string | number>): string => {
   if (last !== undefined && last.script === script && last.keys === keys && sameArgs(last.args, args)) return last.wire
-  let wire = "*" + (3 + keys.length + args.length) + "\r\n$7\r\nevalsha\r\n" + bulk(script.sha) + bulk(String(keys.length))
+  let wire = "*" + (3 + keys.length + args.length) + "\r\n$7\r\nevalsha\r\n" + bulk(script.sha) +
+    bulk(String(keys.length))
   for (const key of keys) wire += bulk(key)
   for (const arg of args) wire += bulk(typeof arg === "string" ? arg : String(arg))
   last = { script, keys, args, wire }
@@ -82,7 +83,7 @@ const bulk = (text: string): string => "$" + Buffer.byteLength(text) + "\r\n" + 
  * command waits for nothing: the socket is uncorked before the event loop
  * goes on. Call it before sending each command.
  */
-export const writeBatcher = (client: IoredisClient): (() => void) => {
+export const writeBatcher = (client: IoredisClient): () => void => {
   let corked = false
   return () => {
     const stream = client.stream

@@ -20,12 +20,25 @@ import { clientName } from "./node.js"
 export const fencedSet = <E extends NodeError>(
   client: IoredisClient,
   makeError: (fields: Parameters<MakeNodeError>[0]) => E,
-  write: { readonly key: string; readonly tokenKey?: string | undefined; readonly value: string; readonly token: bigint }
+  write: {
+    readonly key: string
+    readonly tokenKey?: string | undefined
+    readonly value: string
+    readonly token: bigint
+  }
 ): Promise<{ readonly key: string; readonly token: bigint; readonly highestSeen: bigint } | undefined> =>
   // The whole script each time (EVAL), never EVALSHA with EVAL again on NOSCRIPT: a write sent again after
   // that reply would land after the writes sent meanwhile, and an older value of the same holder (same token)
   // would overwrite a newer one.
-  client.eval(Scripts.fencedSet.lua, 2, write.key, write.tokenKey ?? `${write.key}:fencing-token`, write.value, write.token.toString()).then(
-    (reply) => Array.isArray(reply) ? { key: write.key, token: write.token, highestSeen: BigInt(String(reply[0])) } : undefined,
+  client.eval(
+    Scripts.fencedSet.lua,
+    2,
+    write.key,
+    write.tokenKey ?? `${write.key}:fencing-token`,
+    write.value,
+    write.token.toString()
+  ).then(
+    (reply) =>
+      Array.isArray(reply) ? { key: write.key, token: write.token, highestSeen: BigInt(String(reply[0])) } : undefined,
     (cause) => Promise.reject(NodeErrors.toNodeError(makeError, clientName(client), cause, undefined))
   )

@@ -31,7 +31,10 @@ export const newClient = <Client extends IoredisClient>(
   library.newClient({
     ...(address.sentinel === undefined
       ? { host: address.host, port: address.port }
-      : { sentinels: address.sentinel.sentinels.map(({ host, port }) => ({ host, port })), name: address.sentinel.master }),
+      : {
+        sentinels: address.sentinel.sentinels.map(({ host, port }) => ({ host, port })),
+        name: address.sentinel.master
+      }),
     ...(address.username === undefined ? {} : { username: address.username }),
     ...(address.password === undefined ? {} : { password: address.password }),
     db: address.db ?? 0,
@@ -71,7 +74,9 @@ export const connectionOf = (client: IoredisClient, library: IoredisLibrary<Iore
     follow: (events) => listen(client, [["ready", events.ready], ["close", events.closed], ["error", events.error]]),
     evalsha: encoded
       ? (script, keys, args) =>
-        client.sendCommand(Commands.encodedEvalsha.command(library.Command, script, keys, args) as never) as Promise<unknown>
+        client.sendCommand(Commands.encodedEvalsha.command(library.Command, script, keys, args) as never) as Promise<
+          unknown
+        >
       : (script, keys, args) => client.evalsha(script.sha, keys.length, ...keys, ...args),
     eval: (script, keys, args) => client.eval(script.lua, keys.length, ...keys, ...args),
     loadScript: (script) => client.script("LOAD", script.lua),
@@ -82,7 +87,8 @@ export const connectionOf = (client: IoredisClient, library: IoredisLibrary<Iore
     // RESP2 answers [name, value]; RESP3 (ioredis 6) a map, which ioredis gives as the same pairs or an object.
     configGet: (name) =>
       client.config("GET", name).then((reply: unknown) =>
-        Array.isArray(reply) ? reply[1] as string | undefined : (reply as Record<string, string> | null)?.[name]),
+        Array.isArray(reply) ? reply[1] as string | undefined : (reply as Record<string, string> | null)?.[name]
+      ),
     beforeSend: Commands.writeBatcher(client)
   }
 }
@@ -106,7 +112,8 @@ export const driverOf = <Client extends IoredisClient, UserCluster extends Clust
   newClient: (address: Address, connectTimeoutMillis: number): Client | UserCluster =>
     newClient(library, address, connectTimeoutMillis),
   closeClient: (client: Client | UserCluster): Promise<void> => Closing.close(client),
-  clientName: (client: Client | UserCluster): string => Cluster.isCluster(client) ? Cluster.clusterName(client) : clientName(client),
+  clientName: (client: Client | UserCluster): string =>
+    Cluster.isCluster(client) ? Cluster.clusterName(client) : clientName(client),
   connectUserClient: (client: Client | UserCluster): void =>
     Cluster.isCluster(client) ? Cluster.connectIfLazy(client) : connectIfLazy(client),
   userClientProblem: (client: unknown): string | undefined => userClientProblem(client, library.name),

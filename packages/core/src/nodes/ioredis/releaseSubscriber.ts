@@ -19,7 +19,16 @@ const sharingKey = (client: IoredisClient): string | undefined => {
   const { Connector, db, host, keyPrefix, password, path, port, sentinels, tls, username } = client.options
   const defaultTls = tls === undefined || (typeof tls === "object" && Object.keys(tls).length === 0)
   if (!defaultTls || (sentinels !== null && sentinels !== undefined) || Connector !== undefined) return undefined
-  return JSON.stringify([host, port, path ?? null, username ?? null, password ?? null, db ?? 0, keyPrefix ?? "", tls !== undefined])
+  return JSON.stringify([
+    host,
+    port,
+    path ?? null,
+    username ?? null,
+    password ?? null,
+    db ?? 0,
+    keyPrefix ?? "",
+    tls !== undefined
+  ])
 }
 
 /** The subscriber commands waiting for an answer on the connection shared by clients like `client`, if any. */
@@ -74,7 +83,9 @@ export const isRefusal = (error: unknown): boolean => error instanceof Error && 
  * The announcements of the client's server, used until `stop`; the last node
  * to stop closes them, and so does the end of every client that uses them.
  */
-export const open = (client: IoredisClient): { readonly channels: ReleaseChannels.ReleaseChannels; readonly stop: () => void } => {
+export const open = (
+  client: IoredisClient
+): { readonly channels: ReleaseChannels.ReleaseChannels; readonly stop: () => void } => {
   const use = ReleaseChannels.share(driver(client), sharingKey(client), () => client.status === "end")
   const unlisten = listen(client as never, [["end", use.clientEnded]])
   return {

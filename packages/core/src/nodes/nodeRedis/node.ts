@@ -18,7 +18,7 @@
  */
 import { createClient } from "redis"
 import type { Address } from "../address.js"
-import { type Connection, configValue } from "../connection.js"
+import { configValue, type Connection } from "../connection.js"
 import * as DriverNode from "../driverNode.js"
 import { keyPrefixOf, type NodeRedisClient, optionsOf } from "./client.js"
 import * as ReleaseSubscriber from "./releaseSubscriber.js"
@@ -32,7 +32,11 @@ const plainReplies = { typeMapping: {} }
 
 /** A client of ours for `address`: connecting now, failing fast while not connected. */
 export const newClient = (address: Address, connectTimeoutMillis: number): NodeRedisClient => {
-  const tls = address.tls === true ? { tls: true } : typeof address.tls === "object" ? { tls: true, ...address.tls } : {}
+  const tls = address.tls === true
+    ? { tls: true }
+    : typeof address.tls === "object"
+    ? { tls: true, ...address.tls }
+    : {}
   const client = createClient({
     socket: {
       host: address.host,
@@ -76,7 +80,9 @@ export const clientName = (client: NodeRedisClient): string => {
   const options = optionsOf(client)
   const socket = options.socket
   if (socket?.path !== undefined) return socket.path
-  if (socket?.host !== undefined || socket?.port !== undefined) return `${socket?.host ?? "localhost"}:${socket?.port ?? 6379}`
+  if (socket?.host !== undefined || socket?.port !== undefined) {
+    return `${socket?.host ?? "localhost"}:${socket?.port ?? 6379}`
+  }
   const url = options.url
   if (url !== undefined) {
     try {

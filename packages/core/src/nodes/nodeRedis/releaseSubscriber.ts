@@ -84,7 +84,9 @@ const driver = (client: NodeRedisClient): ReleaseChannels.Driver => ({
  * The announcements of the client's server, used until `stop`; the last node
  * to stop closes them, and so does the end of every client that uses them.
  */
-export const open = (client: NodeRedisClient): { readonly channels: ReleaseChannels.ReleaseChannels; readonly stop: () => void } => {
+export const open = (
+  client: NodeRedisClient
+): { readonly channels: ReleaseChannels.ReleaseChannels; readonly stop: () => void } => {
   const use = ReleaseChannels.share(driver(client), sharingKey(client), () => !client.isOpen)
   const unlisten = listen(client as never, [["end", use.clientEnded]])
   return {

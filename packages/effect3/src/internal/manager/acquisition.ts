@@ -102,17 +102,35 @@ export const acquireWithSetting = (settings: Settings.Settings, variant: Variant
       const request = parseAcquire(parse, resourcesInput, acquireOptions, checkResources)
       const traced = Tracing.isRecorded(fiber)
       if (Either.isLeft(request)) {
-        return traced ? Effect.withSpan(Effect.fail(request.left), "Redlock.acquire", Tracing.spanOptions) : Effect.fail(request.left)
+        return traced
+          ? Effect.withSpan(Effect.fail(request.left), "Redlock.acquire", Tracing.spanOptions)
+          : Effect.fail(request.left)
       }
       if (!traced) {
-        return new Acquisition(settings, issueFencingTokens, surroundingsOf(fiber, hold), request.right, probe, setting, slots)
+        return new Acquisition(
+          settings,
+          issueFencingTokens,
+          surroundingsOf(fiber, hold),
+          request.right,
+          probe,
+          setting,
+          slots
+        )
           .acquire(hold)
       }
       const { resources, ttlMillis } = request.right
       // Inside the acquisition's span, whose fiber the attempts' spans are made under.
       return Effect.withSpan(
         Effect.withFiberRuntime<Lock.Lock, LockNotAcquired | SettingConflict, Scope.Scope>((inSpan) => {
-          const acquisition = new Acquisition(settings, issueFencingTokens, surroundingsOf(inSpan, hold), request.right, probe, setting, slots)
+          const acquisition = new Acquisition(
+            settings,
+            issueFencingTokens,
+            surroundingsOf(inSpan, hold),
+            request.right,
+            probe,
+            setting,
+            slots
+          )
           return Effect.zipRight(
             Effect.annotateCurrentSpan({ "redlock.resources": resources, "redlock.ttl_ms": ttlMillis }),
             acquisition.acquire(hold).pipe(
@@ -143,7 +161,9 @@ export const surroundingsOf = (fiber: Fiber.RuntimeFiber<unknown, unknown>, hold
     hold === undefined ? Context.get(fiber.currentContext as Context.Context<Scope.Scope>, Scope.Scope) : undefined,
     fiber.getFiberRef(FiberRef.currentMetricLabels),
     Tracing.isRecorded(fiber) ? Tracing.attemptSpans(fiber) : undefined,
-    fiber.getFiberRef(FiberRef.currentMinimumLogLevel).ordinal <= LogLevel.Debug.ordinal ? debugLogger(fiber) : undefined,
+    fiber.getFiberRef(FiberRef.currentMinimumLogLevel).ordinal <= LogLevel.Debug.ordinal
+      ? debugLogger(fiber)
+      : undefined,
     effectRunnerOf(fiber)
   )
 
@@ -270,7 +290,9 @@ class Acquisition extends Attempt.Attempts<HeldLock, Refused, RedisNodeError> {
   protected granted(result: FanOutResult, validityMillis: number, slot: number | undefined): HeldLock {
     return new HeldLock({
       // Not literals (see engine/attempt.ts, AttemptFields).
-      resources: (slot === undefined ? this.resources : this.resources.slice(slot, slot + 1)) as NonEmptyReadonlyArray<string>,
+      resources: (slot === undefined ? this.resources : this.resources.slice(slot, slot + 1)) as NonEmptyReadonlyArray<
+        string
+      >,
       keys: (slot === undefined ? this.keys : this.keys.slice(slot, slot + 1)) as NonEmptyReadonlyArray<string>,
       value: this.value,
       ttl: this.request.ttl,
@@ -413,7 +435,9 @@ class Acquisition extends Attempt.Attempts<HeldLock, Refused, RedisNodeError> {
   // so that it no longer stands before anyone once acquire returns. Built
   // only when needed: most acquisitions never leave a line.
   private leave(): Effect.Effect<void> {
-    return Effect.asVoid(FanOut.all(this.nodes, FanOut.call("release", this.keys, this.value, false), this.nodeTimeout, this.time))
+    return Effect.asVoid(
+      FanOut.all(this.nodes, FanOut.call("release", this.keys, this.value, false), this.nodeTimeout, this.time)
+    )
   }
 
   // An acquisition that ended with a lock or a LockNotAcquired is measured; an interrupted one is not.
@@ -440,11 +464,13 @@ class Acquisition extends Attempt.Attempts<HeldLock, Refused, RedisNodeError> {
 }
 
 /** The SettingConflict of an acquisition under `setting` that a quorum refused for `recorded`; none otherwise. */
-export const conflictError = (setting: Setting | undefined, recorded: string | undefined): SettingConflict | undefined => {
+export const conflictError = (
+  setting: Setting | undefined,
+  recorded: string | undefined
+): SettingConflict | undefined => {
   const fields = EngineSlots.conflictFields(setting, recorded)
   return fields && new SettingConflict(fields, true)
 }
-
 
 /**
  * How an acquisition checks its resources: users' resources by
@@ -518,7 +544,10 @@ class AcquireRequest {
   readonly nodeTimeoutMillis: number
   readonly maxHoldMillis: number | undefined
   readonly schedule: Schedule.Schedule<unknown, LockNotAcquired>
-  constructor(readonly resources: NonEmptyReadonlyArray<string>, options: Either.Either.Right<ReturnType<typeof parseOptions>>) {
+  constructor(
+    readonly resources: NonEmptyReadonlyArray<string>,
+    options: Either.Either.Right<ReturnType<typeof parseOptions>>
+  ) {
     this.ttlMillis = options.ttlMillis
     this.ttl = options.ttl
     this.nodeTimeout = options.nodeTimeout
@@ -534,11 +563,18 @@ class AcquireRequest {
  * with it (semaphore.ts).
  */
 export const parseOptions = (settings: Settings.Settings, acquireOptions: AcquireOptions) => {
-  if (typeof acquireOptions !== "object" || acquireOptions === null) return Validate.invalid("options", "expected { ttl, ... }")
+  if (typeof acquireOptions !== "object" || acquireOptions === null) {
+    return Validate.invalid("options", "expected { ttl, ... }")
+  }
   const foreign = Options.nodeRedlockSetting(acquireOptions)
   if (foreign !== undefined) return Validate.invalid(foreign.option, foreign.detail)
   const { defaultNodeTimeout, defaultSchedule, driftFactor, maxTtlMillis } = settings
-  const timing = Validate.timing(acquireOptions.ttl, acquireOptions.nodeTimeout ?? defaultNodeTimeout, driftFactor, maxTtlMillis)
+  const timing = Validate.timing(
+    acquireOptions.ttl,
+    acquireOptions.nodeTimeout ?? defaultNodeTimeout,
+    driftFactor,
+    maxTtlMillis
+  )
   if (Either.isLeft(timing)) return Either.left(timing.left)
   const maxHoldMillis = Validate.autoExtend(acquireOptions.autoExtend)
   if (Either.isLeft(maxHoldMillis)) return Either.left(maxHoldMillis.left)
@@ -555,4 +591,3 @@ export const parseOptions = (settings: Settings.Settings, acquireOptions: Acquir
     schedule: schedule.right
   })
 }
-

@@ -26,7 +26,9 @@ export const extend = (
   Effect.suspend(() => {
     const state = held(settings, lock)
     return state.oneExtensionAtATime(extendHeld(settings, state, ttlInput))
-  }).pipe(Effect.withSpan("Redlock.extend", { attributes: { "redlock.resources": lock.resources }, ...Tracing.spanOptions }))
+  }).pipe(
+    Effect.withSpan("Redlock.extend", { attributes: { "redlock.resources": lock.resources }, ...Tracing.spanOptions })
+  )
 
 const extendHeld = (
   settings: Settings,
@@ -43,7 +45,10 @@ const extendHeld = (
     if (state.released) return yield* state.markLost("Released")
     if (state.lostBecause !== undefined) return yield* state.lostBecause
     if (state.extensionCount >= settings.maxExtensions) {
-      return yield* new ExtensionLimitReached({ resources: state.resources, maxExtensions: settings.maxExtensions }, true)
+      return yield* new ExtensionLimitReached(
+        { resources: state.resources, maxExtensions: settings.maxExtensions },
+        true
+      )
     }
     const time = yield* Monotonic.currentTime
     const extension = yield* Effect.async<Extension<RedisNodeError>>((resume) =>
@@ -62,7 +67,6 @@ const extendHeld = (
     }
   })
 
-
 // Extends when half the ttl is left. A failed extension is tried again after
 // the per-node timeout, while the lock is valid. A wake-up past the deadline
 // (the process was paused) is a loss: the lock may already belong to another.
@@ -79,9 +83,12 @@ export const autoExtend = (settings: Settings, lock: HeldLock, maxHoldMillis: nu
     }
     if (lock.lostBecause !== undefined || woke - lock.acquiredAtMillis >= maxHoldMillis) return false
     return yield* extend(settings, lock).pipe(
-      Effect.zipRight(Effect.flatMap(Monotonic.monotonicMillis, (done) =>
-        Metric.update(RedlockMetrics.extensionLag, Math.max(0, done - wakeAt))
-      )),
+      Effect.zipRight(
+        Effect.flatMap(
+          Monotonic.monotonicMillis,
+          (done) => Metric.update(RedlockMetrics.extensionLag, Math.max(0, done - wakeAt))
+        )
+      ),
       Effect.as(true),
       Effect.catchTags({
         LockNotExtended: () => Effect.as(Effect.sleep(lock.nodeTimeout), true),
@@ -94,4 +101,3 @@ export const autoExtend = (settings: Settings, lock: HeldLock, maxHoldMillis: nu
   const loop: Effect.Effect<void> = Effect.flatMap(step, (again) => again ? loop : Effect.void)
   return Effect.interruptible(loop)
 }
-

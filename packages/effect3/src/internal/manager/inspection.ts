@@ -21,7 +21,11 @@ export const inspect = (settings: Settings, resource: string): Effect.Effect<Ins
 export const inspectChecked = (settings: Settings, resource: string): Effect.Effect<InspectResult> =>
   Effect.gen(function*() {
     const key = settings.keyPrefix + resource
-    const { answers: states, outcomes } = yield* FanOut.all(settings.nodes, FanOut.call("inspect", key), settings.inspectTimeout)
+    const { answers: states, outcomes } = yield* FanOut.all(
+      settings.nodes,
+      FanOut.call("inspect", key),
+      settings.inspectTimeout
+    )
     const read = outcomes.map((outcome, index): NodeKeyState => {
       const reading = states[index]
       if (reading === undefined) return { _tag: "Unreadable", outcome }
@@ -41,4 +45,3 @@ export const inspectChecked = (settings: Settings, resource: string): Effect.Eff
       ttl: ttls.length === 0 ? Option.none() : Option.some(Duration.millis(Math.min(...ttls)))
     }
   })
-

@@ -40,7 +40,8 @@ const checked = (resource: unknown, options: ReadWriteOptions) => {
   }
   return Either.mapLeft(
     Validate.permits(resource, options.maxReaders ?? defaultMaxReaders),
-    (invalid) => invalid.option === "limit" ? new InvalidOptions({ option: "maxReaders", detail: invalid.detail }, true) : invalid
+    (invalid) =>
+      invalid.option === "limit" ? new InvalidOptions({ option: "maxReaders", detail: invalid.detail }, true) : invalid
   )
 }
 
@@ -65,14 +66,19 @@ export const acquireWrite = (settings: Settings) => {
     _ahead = false,
     hold?: CallerHold
   ): Effect.Effect<Lock.Lock, InvalidOptions | LockNotAcquired | SettingConflict, Scope.Scope> =>
-    Effect.flatMap(writeRequest(resource, options), ({ setting, slots }) =>
-      Semaphore.namingRefusals(acquireAll(slots, options, setting, undefined, hold), resource))
+    Effect.flatMap(
+      writeRequest(resource, options),
+      ({ setting, slots }) => Semaphore.namingRefusals(acquireAll(slots, options, setting, undefined, hold), resource)
+    )
 }
 
 /** A writer's keys: every read slot of the resource, taken at once under its `maxReaders`. */
 const writeRequest = (resource: string, options: ReadWriteOptions) =>
   Either.map(checked(resource, options), ({ limit }) => ({
-    slots: Array.from({ length: limit }, (_, slot) => Semaphore.slotResource(resource, slot, Semaphore.readSlots)) as unknown as readonly [
+    slots: Array.from(
+      { length: limit },
+      (_, slot) => Semaphore.slotResource(resource, slot, Semaphore.readSlots)
+    ) as unknown as readonly [
       string,
       ...Array<string>
     ],
@@ -85,10 +91,13 @@ export const inspect = (
   resource: string,
   maxReaders: number | undefined
 ): Effect.Effect<ReadWriteInspection, InvalidOptions> =>
-  Effect.flatMap(checked(resource, { ttl: 1, maxReaders }), ({ limit }) =>
-    Effect.map(Semaphore.inspectPermits(settings, resource, limit, Semaphore.readSlots), ({ held, slots }) => {
-      const holders = new Set(slots.flatMap((slot) => Option.toArray(slot.holder)))
-      // One value on every slot: a writer (with a single read slot, a reader looks the same).
-      const writer = limit > 1 && held === limit && holders.size === 1 ? Option.some([...holders][0]) : Option.none()
-      return { resource, maxReaders: limit, slots, readers: Option.isSome(writer) ? 0 : held, writer }
-    }))
+  Effect.flatMap(
+    checked(resource, { ttl: 1, maxReaders }),
+    ({ limit }) =>
+      Effect.map(Semaphore.inspectPermits(settings, resource, limit, Semaphore.readSlots), ({ held, slots }) => {
+        const holders = new Set(slots.flatMap((slot) => Option.toArray(slot.holder)))
+        // One value on every slot: a writer (with a single read slot, a reader looks the same).
+        const writer = limit > 1 && held === limit && holders.size === 1 ? Option.some([...holders][0]) : Option.none()
+        return { resource, maxReaders: limit, slots, readers: Option.isSome(writer) ? 0 : held, writer }
+      })
+  )

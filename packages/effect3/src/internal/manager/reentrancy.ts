@@ -29,7 +29,12 @@ const holdsOfFiber = FiberRef.unsafeMake<Reentrancy.Held | undefined>(undefined,
 export const guard = <O, E>(
   settings: Settings,
   kind: Reentrancy.HoldKind,
-  acquire: (resource: string, options: O, ahead: boolean, hold: CallerHold | undefined) => Effect.Effect<Lock.Lock, E, Scope.Scope>
+  acquire: (
+    resource: string,
+    options: O,
+    ahead: boolean,
+    hold: CallerHold | undefined
+  ) => Effect.Effect<Lock.Lock, E, Scope.Scope>
 ) =>
 (resource: string, options: O, hold?: CallerHold): Effect.Effect<Lock.Lock, E | SelfDeadlock, Scope.Scope> =>
   Effect.withFiberRuntime((fiber): Effect.Effect<Lock.Lock, E | SelfDeadlock, Scope.Scope> => {
@@ -38,8 +43,17 @@ export const guard = <O, E>(
     const decision = holds === undefined
       ? undefined
       : Reentrancy.decide(holds, settings.identity, kind, resource, time.now())
-    if (decision?._tag === "SelfDeadlock") return Effect.fail(new SelfDeadlock({ resource, held: decision.held, requested: kind }))
-    return Effect.tap(acquire(resource, options, decision?._tag === "ReadAhead", hold), (lock) =>
-      FiberRef.update(holdsOfFiber, (current) =>
-        Reentrancy.withHold(current, { manager: settings.identity, kind, resource, lock: lock as HeldLock }, time.now())))
+    if (decision?._tag === "SelfDeadlock") {
+      return Effect.fail(new SelfDeadlock({ resource, held: decision.held, requested: kind }))
+    }
+    return Effect.tap(
+      acquire(resource, options, decision?._tag === "ReadAhead", hold),
+      (lock) =>
+        FiberRef.update(holdsOfFiber, (current) =>
+          Reentrancy.withHold(
+            current,
+            { manager: settings.identity, kind, resource, lock: lock as HeldLock },
+            time.now()
+          ))
+    )
   })

@@ -46,10 +46,19 @@ const send = (
 ): void => {
   if (!begin(state, time, labels)) return done(alreadyReleased)
   const { keys, nodeTimeoutMillis, value } = state
-  Engine.release(settings.nodes, settings.quorum, keys, value, nodeTimeoutMillis, settings.nodeError, time, (result) => {
-    state.markLostQuietly("Released", result.outcomes)
-    done(result)
-  })
+  Engine.release(
+    settings.nodes,
+    settings.quorum,
+    keys,
+    value,
+    nodeTimeoutMillis,
+    settings.nodeError,
+    time,
+    (result) => {
+      state.markLostQuietly("Released", result.outcomes)
+      done(result)
+    }
+  )
 }
 
 /** `send` as one asynchronous step, with its span where spans are recorded. */
@@ -60,11 +69,16 @@ const released = (
   labels: ReadonlyArray<MetricLabel.MetricLabel>,
   traced: boolean
 ): Effect.Effect<ReleaseResult> => {
-  const release = Effect.async<ReleaseResult>((resume) => send(settings, state, time, labels, (result) => resume(Effect.succeed(result))))
+  const release = Effect.async<ReleaseResult>((resume) =>
+    send(settings, state, time, labels, (result) => resume(Effect.succeed(result)))
+  )
   if (!traced) return release
   return Effect.withSpan(
-    Effect.tap(release, ({ outcomes, status }) =>
-      Effect.annotateCurrentSpan({ "redlock.status": status, "redlock.outcomes": Outcome.describeAll(outcomes) })),
+    Effect.tap(
+      release,
+      ({ outcomes, status }) =>
+        Effect.annotateCurrentSpan({ "redlock.status": status, "redlock.outcomes": Outcome.describeAll(outcomes) })
+    ),
     "Redlock.release",
     { attributes: { "redlock.resources": state.resources }, ...Tracing.spanOptions }
   )
@@ -96,11 +110,15 @@ export const finalizer = (
   traced
     ? Effect.flatMap(released(settings, lock, time, labels, traced), (result) => reportUnanswered(lock, result))
     // One asynchronous step: every hold of the Effect API runs it.
-    : Effect.async<void>((resume) => send(settings, lock, time, labels, (result) => resume(reportUnanswered(lock, result))))
+    : Effect.async<void>((resume) =>
+      send(settings, lock, time, labels, (result) => resume(reportUnanswered(lock, result)))
+    )
 
 const reportUnanswered = (lock: HeldLock, result: ReleaseResult): Effect.Effect<void> => {
   const unanswered = result.outcomes.filter((o) => o._tag === "TimedOut" || o._tag === "Failed")
   if (unanswered.length === 0) return Effect.void
   const log = result.status === "Incomplete" ? Effect.logWarning : Effect.logDebug
-  return log(Messages.releaseUnanswered(lock.resources, unanswered.length, Duration.format(lock.ttl))).pipe(Effect.annotateLogs({ outcomes: unanswered.map((o) => `${Outcome.describe(o)} after ${Math.round(o.millis)} ms`) }))
+  return log(Messages.releaseUnanswered(lock.resources, unanswered.length, Duration.format(lock.ttl))).pipe(
+    Effect.annotateLogs({ outcomes: unanswered.map((o) => `${Outcome.describe(o)} after ${Math.round(o.millis)} ms`) })
+  )
 }

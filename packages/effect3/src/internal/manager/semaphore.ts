@@ -51,7 +51,8 @@ export const slotNames: Acquisition.ResourceCheck = (input) =>
 
 export const acquirePermit = (settings: Settings) => {
   const acquirePermitSlot = acquireSlot(settings, permitSlots)
-  return (resource: string, options: PermitOptions, hold?: CallerHold) => acquirePermitSlot(resource, options, false, hold)
+  return (resource: string, options: PermitOptions, hold?: CallerHold) =>
+    acquirePermitSlot(resource, options, false, hold)
 }
 
 /**
@@ -86,7 +87,11 @@ export const slotVariant: Acquisition.Variant = { checkResources: slotNames, pro
  * only, and is never changed.
  */
 const slotRequests = (kind: SlotKind) => {
-  let last: { readonly resourceInput: string; readonly limit: unknown; readonly request: ReturnType<typeof slotRequest> } | undefined
+  let last: {
+    readonly resourceInput: string
+    readonly limit: unknown
+    readonly request: ReturnType<typeof slotRequest>
+  } | undefined
   return (resourceInput: string, options: PermitOptions): ReturnType<typeof slotRequest> => {
     if (typeof options !== "object" || options === null) return slotRequest(resourceInput, options, kind)
     if (last !== undefined && last.resourceInput === resourceInput && last.limit === options.limit) return last.request

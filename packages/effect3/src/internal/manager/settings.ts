@@ -59,7 +59,11 @@ export interface Settings {
 }
 
 /** `Redlock.defaultRetry` (documented there): the reference's retryDelay 200 ms, jittered between half and all of it. */
-export const defaultRetry: RetrySchedule = Retry.unsafeMake({ delay: "200 millis", times: 3, jitter: { min: 0.5, max: 1 } })
+export const defaultRetry: RetrySchedule = Retry.unsafeMake({
+  delay: "200 millis",
+  times: 3,
+  jitter: { min: 0.5, max: 1 }
+})
 
 /** The manager's options validated, with their defaults (see `Redlock.Options`). */
 export const make = (
@@ -78,7 +82,9 @@ export const make = (
     const quarantineMillis = (yield* Validate.flag("restartQuarantine", options.restartQuarantine ?? true))
       ? Quarantine.durationMillis(maxTtlMillis, driftFactor)
       : undefined
-    const defaultSchedule = options.retry === undefined ? defaultRetry : yield* Validate.schedule("retry", options.retry)
+    const defaultSchedule = options.retry === undefined
+      ? defaultRetry
+      : yield* Validate.schedule("retry", options.retry)
     yield* Validate.nodeCount(nodes.length)
     const defaultNodeTimeout = options.nodeTimeout
     // Reads have no ttl to derive a timeout from: the manager's, or the largest default.
@@ -118,8 +124,11 @@ export const make = (
  * the promise facade's `makeRedlock` both begin with.
  */
 export const fromContext = (options: Options): Effect.Effect<Settings, InvalidOptions, RedisNodes> =>
-  Effect.flatMap(RedisNodes, (nodes) =>
-    Effect.tap(make(nodes, options), (settings) => announceAtStart(nodes, settings.quorum, settings.quarantineMillis)))
+  Effect.flatMap(
+    RedisNodes,
+    (nodes) =>
+      Effect.tap(make(nodes, options), (settings) => announceAtStart(nodes, settings.quorum, settings.quarantineMillis))
+  )
 
 /** Log once what the nodes need said at start (engine/startupNotices.ts; the quarantine may be off: `undefined`). */
 const announceAtStart = (
@@ -127,10 +136,14 @@ const announceAtStart = (
   quorum: number,
   quarantineMillis: number | undefined
 ): Effect.Effect<void> =>
-  Effect.flatMap(Monotonic.monotonicMillis, (now) =>
-    Effect.forEach(StartupNotices.atStart(nodes, quorum, quarantineMillis, now), (notice) => Effect.logWarning(notice), {
-      discard: true
-    }))
+  Effect.flatMap(
+    Monotonic.monotonicMillis,
+    (now) =>
+      Effect.forEach(StartupNotices.atStart(nodes, quorum, quarantineMillis, now), (notice) =>
+        Effect.logWarning(notice), {
+        discard: true
+      })
+  )
 
 /** The manager's own state of a lock; a lock of another manager is a programmer error. */
 export const held = (settings: Settings, lock: Lock.Lock): HeldLock => {

@@ -18,7 +18,9 @@ import { makeNodeError, MemoryNodes, RedisNodes } from "../nodes.js"
 /** @internal */
 export const layer = (n: number): Layer.Layer<RedisNodes | MemoryNodes> =>
   Layer.scopedContext(Effect.gen(function*() {
-    if (!Number.isInteger(n) || n < 1) return yield* Effect.dieMessage(`layerMemory: n must be a positive integer, got ${n}`)
+    if (!Number.isInteger(n) || n < 1) {
+      return yield* Effect.dieMessage(`layerMemory: n must be a positive integer, got ${n}`)
+    }
     // The clock of the fiber that builds the layer: a test's TestClock moves latency and expiry.
     const time = yield* Monotonic.currentTime
     const fleet = new MemoryFleet(n, time, makeNodeError)
@@ -27,7 +29,8 @@ export const layer = (n: number): Layer.Layer<RedisNodes | MemoryNodes> =>
       setDown: (index, down) => Effect.sync(() => fleet.setDown(index, down)),
       setLatency: (index, latency) => Effect.sync(() => fleet.setLatency(index, Duration.toMillis(latency))),
       setFailure: (index, reason) => Effect.sync(() => fleet.setFailure(index, Option.getOrUndefined(reason))),
-      setAnnouncementDelay: (index, delay) => Effect.sync(() => fleet.setAnnouncementDelay(index, Duration.toMillis(delay))),
+      setAnnouncementDelay: (index, delay) =>
+        Effect.sync(() => fleet.setAnnouncementDelay(index, Duration.toMillis(delay))),
       heal: (index) => Effect.sync(() => fleet.heal(index)),
       restart: (index) => Effect.map(Monotonic.monotonicMillis, (now) => fleet.restart(index, now)),
       setDurable: (index, durable) => Effect.sync(() => fleet.setDurable(index, durable)),

@@ -71,7 +71,12 @@ export const parseOptions = (settings: Settings, options: AcquireOptions): Reque
   return { ...timing, retry, waits: !Retry.isNoRetry(retry), maxHoldMillis }
 }
 
-const parse = (settings: Settings, resourcesInput: unknown, options: AcquireOptions, named: boolean): Request | InvalidOptions => {
+const parse = (
+  settings: Settings,
+  resourcesInput: unknown,
+  options: AcquireOptions,
+  named: boolean
+): Request | InvalidOptions => {
   // Names the manager makes (a read-write lock's slots) are built from a checked resource.
   const resources = named ? resourcesInput as ReadonlyArray<string> : Options.resources(resourcesInput)
   if (resources instanceof Options.Problem) return Validate.invalid(resources.option, resources.detail)
@@ -133,7 +138,9 @@ class Slot implements SlotRequest {
  * line.
  */
 export class Acquisition extends Attempt.Attempts<HeldLock, Refused, RedisNodeError> {
-  protected readonly attempted: ((startMillis: number, end: Attempt.AttemptEnd<HeldLock, Refused, RedisNodeError>) => void) | undefined
+  protected readonly attempted:
+    | ((startMillis: number, end: Attempt.AttemptEnd<HeldLock, Refused, RedisNodeError>) => void)
+    | undefined
   /** The resources, in the order of the keys (a permit's slots start at a random one). */
   private readonly resources: ReadonlyArray<string>
 
@@ -148,14 +155,34 @@ export class Acquisition extends Attempt.Attempts<HeldLock, Refused, RedisNodeEr
     /** Told of each attempt, where spans are recorded or debug logs written. */
     observer: Tracing.AttemptObserver | undefined = undefined
   ) {
-    const fields = Attempt.AttemptFields.of(request, settings.keyPrefix, probe, setting, slots, slots?.random ?? Math.random)
+    const fields = Attempt.AttemptFields.of(
+      request,
+      settings.keyPrefix,
+      probe,
+      setting,
+      slots,
+      slots?.random ?? Math.random
+    )
     super(settings, fields, time)
     this.resources = fields.resources
-    this.attempted = observer && ((startMillis, end) =>
-      observer(this.attempts, end.granted !== undefined, end.result, startMillis, this.time.now(), this.resources, this.quorum))
+    this.attempted = observer &&
+      ((startMillis, end) =>
+        observer(
+          this.attempts,
+          end.granted !== undefined,
+          end.result,
+          startMillis,
+          this.time.now(),
+          this.resources,
+          this.quorum
+        ))
   }
 
-  protected granted(result: FanOut.FanOutResult<unknown, RedisNodeError>, validityMillis: number, slot: number | undefined): HeldLock {
+  protected granted(
+    result: FanOut.FanOutResult<unknown, RedisNodeError>,
+    validityMillis: number,
+    slot: number | undefined
+  ): HeldLock {
     return new HeldLock({
       // Not literals (see engine/attempt.ts, AttemptFields).
       resources: slot === undefined ? this.resources : this.resources.slice(slot, slot + 1),
@@ -252,11 +279,13 @@ export class Acquisition extends Attempt.Attempts<HeldLock, Refused, RedisNodeEr
 export type Setting = EngineSlots.Setting
 
 /** The SettingConflict of an acquisition under `setting` that a quorum refused for `recorded`; none otherwise. */
-export const conflictError = (setting: Setting | undefined, recorded: string | undefined): SettingConflict | undefined => {
+export const conflictError = (
+  setting: Setting | undefined,
+  recorded: string | undefined
+): SettingConflict | undefined => {
   const fields = EngineSlots.conflictFields(setting, recorded)
   return fields && new SettingConflict(fields)
 }
-
 
 export const randomOf = (fiber: Fiber.Fiber<unknown, unknown>): () => number => {
   const random = fiber.getRef(Random.Random)
@@ -296,7 +325,12 @@ export const measureFailure = (
 ): void => {
   const refusal = Cause.findErrorOption(cause)
   if (refusal._tag === "Some") {
-    Metrics.notAcquired(refusal.value.reason, acquisition.time.now() - acquisition.firstStart, acquisition.attempts, context)
+    Metrics.notAcquired(
+      refusal.value.reason,
+      acquisition.time.now() - acquisition.firstStart,
+      acquisition.attempts,
+      context
+    )
   }
 }
 
@@ -326,7 +360,11 @@ export const acquire = (settings: Settings) => {
     options: AcquireOptions
   ): Effect.Effect<Lock.Lock, InvalidOptions | LockNotAcquired, Scope.Scope> =>
     // Without a setting there is nothing to conflict with.
-    acquireUnder(resources, options, undefined) as Effect.Effect<Lock.Lock, InvalidOptions | LockNotAcquired, Scope.Scope>
+    acquireUnder(resources, options, undefined) as Effect.Effect<
+      Lock.Lock,
+      InvalidOptions | LockNotAcquired,
+      Scope.Scope
+    >
 }
 
 /** `acquire` of `variant`'s locks, each under a setting (or none); with `slots` (`{ ahead }`), one of the resources (slots). */
@@ -365,13 +403,16 @@ export const acquireWithSetting = (settings: Settings, variant: Variant) => {
         }
         // Ended without a lock: nothing more is sent for it, and the lines it joined are left. A quorum
         // that refused the setting fails it with SettingConflict.
-        const failed = (cause: Cause.Cause<LockNotAcquired>): Effect.Effect<never, LockNotAcquired | SettingConflict> => {
+        const failed = (
+          cause: Cause.Cause<LockNotAcquired>
+        ): Effect.Effect<never, LockNotAcquired | SettingConflict> => {
           acquisition.abandon()
           measureFailure(acquisition, cause, fiber.context)
           const conflict = conflictError(setting, acquisition.conflict)
-          const ended: Effect.Effect<never, LockNotAcquired | SettingConflict> = conflict !== undefined && Cause.hasFails(cause)
-            ? Effect.fail(conflict)
-            : Effect.failCause(cause)
+          const ended: Effect.Effect<never, LockNotAcquired | SettingConflict> =
+            conflict !== undefined && Cause.hasFails(cause)
+              ? Effect.fail(conflict)
+              : Effect.failCause(cause)
           return acquisition.joined ? Effect.andThen(acquisition.leave(), ended) : ended
         }
         const acquiring = Effect.uninterruptibleMask((restore) =>
@@ -387,7 +428,10 @@ export const acquireWithSetting = (settings: Settings, variant: Variant) => {
         return acquiring.pipe(
           Effect.tapError(() => Effect.annotateCurrentSpan("redlock.attempts", acquisition.attempts)),
           Effect.tap((lock) =>
-            Effect.annotateCurrentSpan({ "redlock.attempts": acquisition.attempts, "redlock.validity_ms": Duration.toMillis(lock.validity) })
+            Effect.annotateCurrentSpan({
+              "redlock.attempts": acquisition.attempts,
+              "redlock.validity_ms": Duration.toMillis(lock.validity)
+            })
           )
         )
       }

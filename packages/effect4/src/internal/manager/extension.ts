@@ -53,7 +53,9 @@ const extendHeld = (
     if (held.released) held.markLostQuietly("Released")
     if (held.lostBecause !== undefined) return Effect.fail(held.lostBecause)
     if (held.extensionCount >= settings.maxExtensions) {
-      return Effect.fail(new ExtensionLimitReached({ resources: held.resources, maxExtensions: settings.maxExtensions }))
+      return Effect.fail(
+        new ExtensionLimitReached({ resources: held.resources, maxExtensions: settings.maxExtensions })
+      )
     }
     return Effect.callback<Lock, LockLost | LockNotExtended>((resume) =>
       held.extendOn(settings, timing.ttlMillis, held.nodeTimeoutMillis, held.time, (end) => {
@@ -87,7 +89,9 @@ export const autoExtend = (settings: Settings, lock: HeldLock, maxHoldMillis: nu
         lock.markLostQuietly("Expired")
         return Effect.succeed(false)
       }
-      if (lock.lostBecause !== undefined || lock.released || woke - lock.acquiredAt >= maxHoldMillis) return Effect.succeed(false)
+      if (lock.lostBecause !== undefined || lock.released || woke - lock.acquiredAt >= maxHoldMillis) {
+        return Effect.succeed(false)
+      }
       return extend(settings, lock).pipe(
         Effect.tap(() => Effect.sync(() => Metrics.extended(Math.max(0, lock.time.now() - wakeAt)))),
         Effect.as(true),

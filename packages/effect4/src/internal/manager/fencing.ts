@@ -10,16 +10,16 @@ import { FencingTokenUnavailable, type LockLost } from "../errors.js"
 import type { HeldLock } from "../lock.js"
 import type { Settings } from "./settings.js"
 
-export const issueTokens = (settings: Settings) =>
-(lock: HeldLock): Effect.Effect<ReadonlyArray<bigint>, LockLost | FencingTokenUnavailable> =>
-  Effect.callback((resume) => {
-    const fenceKeys = lock.resources.map((resource) => settings.fencePrefix + resource)
-    Fencing.issue(settings, lock, fenceKeys, lock.nodeTimeoutMillis, lock.time, (end) =>
-      resume(
-        end._tag === "Issued"
-          ? Effect.succeed(end.tokens)
-          : end._tag === "Lost"
-          ? Effect.fail(lock.lostBecause!)
-          : Effect.fail(new FencingTokenUnavailable({ resources: lock.resources, outcomes: end.outcomes }))
-      ))
-  })
+export const issueTokens =
+  (settings: Settings) => (lock: HeldLock): Effect.Effect<ReadonlyArray<bigint>, LockLost | FencingTokenUnavailable> =>
+    Effect.callback((resume) => {
+      const fenceKeys = lock.resources.map((resource) => settings.fencePrefix + resource)
+      Fencing.issue(settings, lock, fenceKeys, lock.nodeTimeoutMillis, lock.time, (end) =>
+        resume(
+          end._tag === "Issued"
+            ? Effect.succeed(end.tokens)
+            : end._tag === "Lost"
+            ? Effect.fail(lock.lostBecause!)
+            : Effect.fail(new FencingTokenUnavailable({ resources: lock.resources, outcomes: end.outcomes }))
+        ))
+    })

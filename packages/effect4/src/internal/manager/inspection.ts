@@ -47,7 +47,9 @@ export const inspectChecked = (settings: Settings, resource: string): Effect.Eff
           const values = answers.map((reading) => reading?.value)
           const holder = SameServer.majorityValue(nodes, values, settings.quorum)
           const ttls = answers.flatMap((reading, index) =>
-            reading?.ttlMillis !== undefined && holder !== undefined && values[index] === holder ? [reading.ttlMillis] : []
+            reading?.ttlMillis !== undefined && holder !== undefined && values[index] === holder
+              ? [reading.ttlMillis]
+              : []
           )
           resume(Effect.succeed({
             resource,

@@ -21,7 +21,10 @@ import * as Validate from "../validate.js"
 
 export const defaultMaxReaders = 16
 
-const checked = (resource: unknown, options: ReadWriteOptions): { readonly resource: string; readonly limit: number } | InvalidOptions => {
+const checked = (
+  resource: unknown,
+  options: ReadWriteOptions
+): { readonly resource: string; readonly limit: number } | InvalidOptions => {
   if (typeof options !== "object" || options === null) return Validate.invalid("options", "expected { ttl, ... }")
   const permits = Options.permits(resource, options.maxReaders ?? defaultMaxReaders)
   if (!(permits instanceof Options.Problem)) return permits
@@ -49,7 +52,10 @@ export const acquireWrite = (settings: Settings) => {
   ): Effect.Effect<Lock.Lock, InvalidOptions | LockNotAcquired | SettingConflict, Scope.Scope> => {
     const write = checked(resource, options)
     if (!("limit" in write)) return Effect.fail(write)
-    const slots = Array.from({ length: write.limit }, (_, slot) => Options.slotResource(resource, slot, Semaphore.readSlots.name))
+    const slots = Array.from(
+      { length: write.limit },
+      (_, slot) => Options.slotResource(resource, slot, Semaphore.readSlots.name)
+    )
     const setting: Acquisition.Setting = { resource, name: Semaphore.readSlots.setting, value: write.limit }
     return acquireAll(slots, options, setting).pipe(
       Effect.catchTag("LockNotAcquired", (refusal) => Effect.fail(Semaphore.namingResource(refusal, resource)))
@@ -64,10 +70,15 @@ export const inspect = (
 ): Effect.Effect<ReadWriteInspection, InvalidOptions> => {
   const read = checked(resource, { ttl: 1, maxReaders })
   if (!("limit" in read)) return Effect.fail(read)
-  return Effect.map(Semaphore.inspectSlots(settings, resource, read.limit, Semaphore.readSlots), ({ held, limit, slots }) => {
-    const holders = new Set(slots.flatMap((slot) => Option.toArray(slot.holder)))
-    // One value on every slot: a writer (with a single read slot, a reader looks the same).
-    const writer = limit > 1 && held === limit && holders.size === 1 ? Option.some([...holders][0]) : Option.none<string>()
-    return { resource, maxReaders: limit, slots, readers: Option.isSome(writer) ? 0 : held, writer }
-  })
+  return Effect.map(
+    Semaphore.inspectSlots(settings, resource, read.limit, Semaphore.readSlots),
+    ({ held, limit, slots }) => {
+      const holders = new Set(slots.flatMap((slot) => Option.toArray(slot.holder)))
+      // One value on every slot: a writer (with a single read slot, a reader looks the same).
+      const writer = limit > 1 && held === limit && holders.size === 1
+        ? Option.some([...holders][0])
+        : Option.none<string>()
+      return { resource, maxReaders: limit, slots, readers: Option.isSome(writer) ? 0 : held, writer }
+    }
+  )
 }

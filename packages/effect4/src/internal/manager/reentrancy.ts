@@ -37,11 +37,22 @@ export const guard = <O, E>(
     const decision = holds === undefined
       ? undefined
       : Reentrancy.decide(holds, settings.identity, kind, resource, time.now())
-    if (decision?._tag === "SelfDeadlock") return Effect.fail(new SelfDeadlock({ resource, held: decision.held, requested: kind }))
-    return Effect.tap(acquire(resource, options, decision?._tag === "ReadAhead"), (lock) =>
-      Effect.withFiber((holder) => {
-        const hold = { manager: settings.identity, kind, resource, lock: lock as HeldLock }
-        holder.setContext(Context.add(holder.context, HoldsOfFiber, Reentrancy.withHold(holder.getRef(HoldsOfFiber), hold, time.now())))
-        return Effect.void
-      }))
+    if (decision?._tag === "SelfDeadlock") {
+      return Effect.fail(new SelfDeadlock({ resource, held: decision.held, requested: kind }))
+    }
+    return Effect.tap(
+      acquire(resource, options, decision?._tag === "ReadAhead"),
+      (lock) =>
+        Effect.withFiber((holder) => {
+          const hold = { manager: settings.identity, kind, resource, lock: lock as HeldLock }
+          holder.setContext(
+            Context.add(
+              holder.context,
+              HoldsOfFiber,
+              Reentrancy.withHold(holder.getRef(HoldsOfFiber), hold, time.now())
+            )
+          )
+          return Effect.void
+        })
+    )
   })

@@ -21,7 +21,9 @@ const alreadyReleased: ReleaseResult = { status: "AlreadyReleased", released: 0,
 /** A lock of this manager, or a defect: a lock is released and extended by the manager that granted it. */
 export const own = (settings: Settings, lock: Lock): HeldLock => {
   const held = lock as HeldLock
-  if (held.manager !== settings.identity) throw new Error("effect-redlock: a lock is released and extended by the manager that acquired it")
+  if (held.manager !== settings.identity) {
+    throw new Error("effect-redlock: a lock is released and extended by the manager that acquired it")
+  }
   return held
 }
 
@@ -67,7 +69,9 @@ const spanned = (lock: Lock, releasing: Effect.Effect<ReleaseResult>): Effect.Ef
 
 /** `Redlock.release`: the release, as a span where a tracer records it. */
 export const releaseTraced = (settings: Settings, lock: Lock): Effect.Effect<ReleaseResult> =>
-  Effect.withFiber((fiber) => Tracing.isRecorded(fiber) ? spanned(lock, release(settings, lock)) : release(settings, lock))
+  Effect.withFiber((fiber) =>
+    Tracing.isRecorded(fiber) ? spanned(lock, release(settings, lock)) : release(settings, lock)
+  )
 
 /**
  * Runs when the lock's scope closes. A release that does not reach a node
@@ -82,6 +86,8 @@ export const finalizer = (settings: Settings, lock: HeldLock, traced: boolean): 
     if (unanswered.length === 0) return Effect.void
     const log = result.status === "Incomplete" ? Effect.logWarning : Effect.logDebug
     return log(Messages.releaseUnanswered(lock.resources, unanswered.length, Duration.format(lock.ttl))).pipe(
-      Effect.annotateLogs({ outcomes: unanswered.map((o) => `${Outcome.describe(o)} after ${Math.round(o.millis)} ms`) })
+      Effect.annotateLogs({
+        outcomes: unanswered.map((o) => `${Outcome.describe(o)} after ${Math.round(o.millis)} ms`)
+      })
     )
   })

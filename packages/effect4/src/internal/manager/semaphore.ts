@@ -39,7 +39,6 @@ export const readSlots: SlotKind = { name: "read", setting: "maxReaders" }
 export const namingResource = (refusal: LockNotAcquired, resource: string): LockNotAcquired =>
   new LockNotAcquired(EngineSlots.namingResource(refusal, resource))
 
-
 /**
  * One slot of `limit` (a semaphore's permit or a read-write lock's reader),
  * as a scoped lock: one acquisition over every slot of the resource, each
@@ -50,18 +49,26 @@ export const acquireSlot = (settings: Settings, kind: SlotKind) => {
   const acquireOne = Acquisition.acquireWithSetting(settings, { named: true, probe: false })
   // The last resource's slots kept: callers ask for the same ones again and again, and the engine
   // makes their keys once per array of names (engine/attempt.ts, AttemptFields).
-  let last: { readonly resourceInput: string; readonly limit: number; readonly slots: ReadonlyArray<string> } | undefined
+  let last:
+    | { readonly resourceInput: string; readonly limit: number; readonly slots: ReadonlyArray<string> }
+    | undefined
   return (
     resourceInput: string,
     options: AcquireOptions & { readonly limit: number },
     ahead = false
   ): Effect.Effect<Lock.Lock, InvalidOptions | LockNotAcquired | SettingConflict, Scope.Scope> => {
-    if (typeof options !== "object" || options === null) return Effect.fail(Validate.invalid("options", "expected { limit, ttl, ... }"))
+    if (typeof options !== "object" || options === null) {
+      return Effect.fail(Validate.invalid("options", "expected { limit, ttl, ... }"))
+    }
     const permits = Options.permits(resourceInput, options.limit)
     if (permits instanceof Options.Problem) return Effect.fail(Validate.invalid(permits.option, permits.detail))
     const { limit, resource } = permits
     if (last === undefined || last.resourceInput !== resourceInput || last.limit !== limit) {
-      last = { resourceInput, limit, slots: Array.from({ length: limit }, (_, slot) => Options.slotResource(resource, slot, kind.name)) }
+      last = {
+        resourceInput,
+        limit,
+        slots: Array.from({ length: limit }, (_, slot) => Options.slotResource(resource, slot, kind.name))
+      }
     }
     const setting: Acquisition.Setting = { resource, name: kind.setting, value: limit }
     return acquireOne(last.slots, options, setting, { ahead }).pipe(

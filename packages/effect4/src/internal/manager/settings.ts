@@ -55,7 +55,10 @@ export const defaultRetry: Retry.RetrySchedule = Retry.makeOrThrow({
   jitter: { min: 0.5, max: 1 }
 })
 
-export const make = (nodes: ReadonlyArray<Node.Node>, options: ManagerOptions): Effect.Effect<Settings, InvalidOptions> =>
+export const make = (
+  nodes: ReadonlyArray<Node.Node>,
+  options: ManagerOptions
+): Effect.Effect<Settings, InvalidOptions> =>
   Effect.gen(function*() {
     const foreign = Options.nodeRedlockSetting(options)
     if (foreign !== undefined) return yield* Validate.invalid(foreign.option, foreign.detail)
@@ -78,7 +81,10 @@ export const make = (nodes: ReadonlyArray<Node.Node>, options: ManagerOptions): 
     const context = yield* Effect.context<never>()
     const clockJumps = quarantineMillis === undefined
       ? undefined
-      : new Quarantine.ClockJumpNotices(quarantineMillis, (line) => Effect.runSyncWith(context)(Effect.logWarning(line)))
+      : new Quarantine.ClockJumpNotices(
+        quarantineMillis,
+        (line) => Effect.runSyncWith(context)(Effect.logWarning(line))
+      )
     return {
       nodes,
       quorum: Algorithm.quorum(nodes.length),
