@@ -15,19 +15,59 @@ describe("abstention rule", () => {
   const known = (id: string, startedAtMillis: number): NodeRun => ({ _tag: "Known", id, startedAtMillis })
 
   it("counts a vote exactly when the same known run started at least the quarantine before the command", () => {
-    assert.isUndefined(Quarantine.abstention(known("a", 0), known("a", 0), 1000, 1000))
-    assert.include(Quarantine.abstention(known("a", 1), known("a", 1), 1000, 1000), "votes again in 0.0 s")
-    assert.include(Quarantine.abstention(known("a", 0), known("b", 0), 5000, 1000), "restarted while the command")
+    assert.isUndefined(Quarantine.abstention(known("a", 0), known("a", 0), 1000, 1000, []))
+    assert.include(Quarantine.abstention(known("a", 1), known("a", 1), 1000, 1000, []), "votes again in 0.0 s")
+    assert.include(Quarantine.abstention(known("a", 0), known("b", 0), 5000, 1000, []), "restarted while the command")
     const unknown: NodeRun = { _tag: "Unknown", detail: "reconnecting" }
-    assert.include(Quarantine.abstention(unknown, known("a", 0), 5000, 1000), "unknown (reconnecting)")
-    assert.include(Quarantine.abstention(known("a", 0), unknown, 5000, 1000), "unknown (reconnecting)")
+    assert.include(Quarantine.abstention(unknown, known("a", 0), 5000, 1000, []), "unknown (reconnecting)")
+    assert.include(Quarantine.abstention(known("a", 0), unknown, 5000, 1000, []), "unknown (reconnecting)")
+  })
+
+  it("a server that restarted without its keys abstains longer by as far as another node's clock was seen to lead its own", () => {
+    const led = (id: string, startedAtMillis: number, nowMillis: number, mostMillis: number): NodeRun => ({
+      _tag: "Known",
+      id,
+      startedAtMillis,
+      clockLead: { nowMillis, mostMillis }
+    })
+    // Node a's clock leapt 3 s ahead, then stepped back 1 s: tokens it issued at its most may stand 3 s ahead.
+    const leader = { run: () => led("a", -1e9, 2000, 3000) }
+    const restarted = known("b", 0)
+    assert.strictEqual(Quarantine.clockLead([leader, { run: () => restarted }], restarted), 3000)
+    assert.include(
+      Quarantine.abstention(restarted, restarted, 2500, 1000, [leader, { run: () => restarted }]),
+      "another node's clock was seen 3.0 s ahead of its own"
+    )
+    assert.isUndefined(Quarantine.abstention(restarted, restarted, 4000, 1000, [leader, { run: () => restarted }]))
+    // The leader itself, restarted, against its own lead now (2 s): 1 s more.
+    const leaderRestarted = led("a2", 0, 2000, 3000)
+    assert.strictEqual(Quarantine.clockLead([{ run: () => leaderRestarted }], leaderRestarted), 1000)
+    assert.include(
+      Quarantine.abstention(leaderRestarted, leaderRestarted, 1500, 1000, [{ run: () => leaderRestarted }]),
+      "votes again in 0.5 s"
+    )
+    // A server that keeps its keys keeps its counters: no wait; nor where no jump was seen.
+    const durable: NodeRun = {
+      _tag: "Known",
+      id: "b",
+      startedAtMillis: 0,
+      persistence: { keepsKeys: true, detail: "AOF, appendfsync always" }
+    }
+    assert.isUndefined(Quarantine.abstention(durable, durable, 1500, 1000, [leader]))
+    assert.isUndefined(Quarantine.abstention(restarted, restarted, 1000, 1000, [{ run: () => known("c", -1e9) }]))
   })
 
   it("the start-up notice says a server not reached is not reachable, by the run's tag, not by its detail's words", () => {
     const node = (run: NodeRun) => ({ name: "a:1", run: () => run })
     const notice = (run: NodeRun) => Quarantine.startupNotice([node(run)], 1, 1000, 5000)
-    assert.include(notice({ _tag: "Unknown", detail: "not connected yet", unreached: "NotConnected" }), "a:1: not reachable yet")
-    assert.include(notice({ _tag: "Unknown", detail: "reconnecting", unreached: "Reconnecting" }), "a:1: not reachable (reconnecting)")
+    assert.include(
+      notice({ _tag: "Unknown", detail: "not connected yet", unreached: "NotConnected" }),
+      "a:1: not reachable yet"
+    )
+    assert.include(
+      notice({ _tag: "Unknown", detail: "reconnecting", unreached: "Reconnecting" }),
+      "a:1: not reachable (reconnecting)"
+    )
     // A node of the user's own whose run is unknown for another reason says so, whatever its detail reads.
     assert.include(notice({ _tag: "Unknown", detail: "reconnecting" }), "a:1: its server run is unknown (reconnecting)")
     assert.isUndefined(notice({ _tag: "Known", id: "x", startedAtMillis: 0 }))
@@ -37,11 +77,14 @@ describe("abstention rule", () => {
     const durable = { keepsKeys: true, detail: "AOF, appendfsync always" }
     const everysec = { keepsKeys: false, detail: "AOF, appendfsync everysec: a crash may lose the last writes" }
     const run = (persistence: Persistence): NodeRun => ({ _tag: "Known", id: "a", startedAtMillis: 900, persistence })
-    assert.isUndefined(Quarantine.abstention(run(durable), run(durable), 1000, 1000))
-    assert.include(Quarantine.abstention(run(everysec), run(everysec), 1000, 1000), "(restart quarantine; AOF, appendfsync everysec")
+    assert.isUndefined(Quarantine.abstention(run(durable), run(durable), 1000, 1000, []))
+    assert.include(
+      Quarantine.abstention(run(everysec), run(everysec), 1000, 1000, []),
+      "(restart quarantine; AOF, appendfsync everysec"
+    )
     // Still: a restart in flight, or an unknown run, never counts.
     const restarted: NodeRun = { _tag: "Known", id: "b", startedAtMillis: 900, persistence: durable }
-    assert.include(Quarantine.abstention(run(durable), restarted, 1000, 1000), "restarted while the command")
+    assert.include(Quarantine.abstention(run(durable), restarted, 1000, 1000, []), "restarted while the command")
   })
 
   it("persistence is durable only for AOF with appendfsync always, or as declared where the server cannot be read", () => {
@@ -113,7 +156,7 @@ describe("abstention rule", () => {
       loadScript: () => Promise.reject(new Error("unused")),
       setIfAbsent: () => Promise.reject(new Error("unused")),
       waitForReplicas: () => Promise.reject(new Error("unused")),
-            beforeSend: () => {}
+      beforeSend: () => {}
     }
     const watcher = ServerRun.watch(connection, false, () => clock)
     const connectAt = async (at: number) => {
@@ -129,7 +172,11 @@ describe("abstention rule", () => {
     events!.closed()
     server = { id: "b", startedAt: 50_000 }
     const promoted = await connectAt(205_000)
-    assert.deepStrictEqual([promoted.id, promoted.startedAtMillis, promoted.persistence?.keepsKeys], ["b", 205_000, false])
+    assert.deepStrictEqual([promoted.id, promoted.startedAtMillis, promoted.persistence?.keepsKeys], [
+      "b",
+      205_000,
+      false
+    ])
     assert.include(promoted.persistence?.detail, "another server than before")
     // Reconnected to the same new master later: still new since it first answered.
     clock = 210_000
@@ -141,6 +188,10 @@ describe("abstention rule", () => {
     events!.closed()
     server = { id: "c", startedAt: 301_000 }
     const restarted = await connectAt(303_000)
-    assert.deepStrictEqual([restarted.id, restarted.startedAtMillis, restarted.persistence?.keepsKeys], ["c", 302_000, true])
+    assert.deepStrictEqual([restarted.id, restarted.startedAtMillis, restarted.persistence?.keepsKeys], [
+      "c",
+      302_000,
+      true
+    ])
   })
 })

@@ -134,7 +134,11 @@ export class AttemptFields implements AttemptRequest {
    * `random`.
    */
   static of(
-    request: { readonly resources: ReadonlyArray<string>; readonly ttlMillis: number; readonly nodeTimeoutMillis: number },
+    request: {
+      readonly resources: ReadonlyArray<string>
+      readonly ttlMillis: number
+      readonly nodeTimeoutMillis: number
+    },
     keyPrefix: string,
     probe: boolean,
     setting: { readonly value: number } | undefined,
@@ -246,7 +250,8 @@ export type AttemptEnd<G, R extends Refused<E>, E extends NodeError = NodeError>
 
 type Answer = boolean | TurnAnswer
 
-const tookKeys = (answer: Answer): boolean => answer === true || (typeof answer === "object" && answer._tag === "Granted")
+const tookKeys = (answer: Answer): boolean =>
+  answer === true || (typeof answer === "object" && answer._tag === "Granted")
 
 // A node's answer that someone else holds the key (a refused probe, or the script's Held), or
 // holds the resource's slots under another setting.
@@ -297,7 +302,9 @@ export const whyRefused = (answers: ReadonlyArray<Answer | undefined>, quorum: n
  * from a grant (`granted`) and its refusal from a refused attempt
  * (`refused`), and may be told of each attempt (`attempted`).
  */
-export abstract class Attempts<G, R extends Refused<E>, E extends NodeError = NodeError> implements Waiting.Waiter<G, R> {
+export abstract class Attempts<G, R extends Refused<E>, E extends NodeError = NodeError>
+  implements Waiting.Waiter<G, R>
+{
   readonly nodes: ReadonlyArray<Node>
   readonly quorum: number
   readonly keys: ReadonlyArray<string>
@@ -343,7 +350,11 @@ export abstract class Attempts<G, R extends Refused<E>, E extends NodeError = No
    * The shell's lock, granted by `result` with `validityMillis` left: on
    * every key, or for slots on the key `slot` only (its index in the keys).
    */
-  protected abstract granted(result: FanOut.FanOutResult<unknown, E>, validityMillis: number, slot: number | undefined): G
+  protected abstract granted(
+    result: FanOut.FanOutResult<unknown, E>,
+    validityMillis: number,
+    slot: number | undefined
+  ): G
   /** The shell's refusal (`granted` undefined, and `result`). */
   protected abstract refused(fields: RefusalFields<E>, result: FanOut.FanOutResult<unknown, E>): R
   /** Told each attempt (begun at `startMillis`) once it ended, where the shell traces or logs; none: nothing is told. */
@@ -377,7 +388,9 @@ export abstract class Attempts<G, R extends Refused<E>, E extends NodeError = No
   // nodes (see `refusal`), nor for one that cannot hear releases from a
   // quorum (Waiting.hearsQuorum): it polls on its schedule, out of line.
   lease(intervalMillis: number): number {
-    if (!this.attemptSettings.fairHandoff || !this.reachedQuorum || !Waiting.hearsQuorum(this.nodes, this.quorum)) return 0
+    if (!this.attemptSettings.fairHandoff || !this.reachedQuorum || !Waiting.hearsQuorum(this.nodes, this.quorum)) {
+      return 0
+    }
     const { nodeTimeoutMillis, ttlMillis } = this.attemptRequest
     return Math.ceil(Math.min(ttlMillis, Math.max(250, 2 * intervalMillis) + 2 * nodeTimeoutMillis))
   }
@@ -396,8 +409,14 @@ export abstract class Attempts<G, R extends Refused<E>, E extends NodeError = No
       done(end)
     }
     if (!this.probes()) return this.fanOut(leaseMillis, false, ended)
-    this.fanOut(0, true, (end) =>
-      end.granted !== undefined || leaseMillis === 0 || this.abandoned ? ended(end) : this.fanOut(this.lease(0), false, ended))
+    this.fanOut(
+      0,
+      true,
+      (end) =>
+        end.granted !== undefined || leaseMillis === 0 || this.abandoned
+          ? ended(end)
+          : this.fanOut(this.lease(0), false, ended)
+    )
   }
 
   /**
@@ -416,7 +435,7 @@ export abstract class Attempts<G, R extends Refused<E>, E extends NodeError = No
   private undone: Set<number> | undefined
 
   private markUndone(index: number): void {
-    (this.undone ??= new Set()).add(index)
+    ;(this.undone ??= new Set()).add(index)
   }
 
   /**
@@ -435,7 +454,7 @@ export abstract class Attempts<G, R extends Refused<E>, E extends NodeError = No
     const { quarantineMillis } = this.attemptSettings
     if (quarantineMillis === undefined) return true
     const run = this.nodes[index].run()
-    return Quarantine.abstention(run, run, this.firstStart, quarantineMillis) === undefined
+    return Quarantine.abstention(run, run, this.firstStart, quarantineMillis, this.nodes) === undefined
   }
 
   /**
@@ -485,7 +504,8 @@ export abstract class Attempts<G, R extends Refused<E>, E extends NodeError = No
    * (contendedKeys.ts): it would most likely be refused again.
    */
   private probes(): boolean {
-    return this.attemptRequest.probe && this.attempts === 1 && this.attemptSettings.fairHandoff && this.keys.length === 1 &&
+    return this.attemptRequest.probe && this.attempts === 1 && this.attemptSettings.fairHandoff &&
+      this.keys.length === 1 &&
       this.attemptRequest.setting === undefined && this.attemptRequest.slots !== true &&
       !this.attemptSettings.contendedKeys.isContended(this.keys[0], this.firstStart)
   }
@@ -497,7 +517,12 @@ export abstract class Attempts<G, R extends Refused<E>, E extends NodeError = No
    */
   private slotsStart = 0
 
-  private fanOut(leaseMillis: number, probe: boolean, done: (end: AttemptEnd<G, R, E>) => void, splitOnce = false): void {
+  private fanOut(
+    leaseMillis: number,
+    probe: boolean,
+    done: (end: AttemptEnd<G, R, E>) => void,
+    splitOnce = false
+  ): void {
     const { ahead, setting, slots, ttlMillis } = this.attemptRequest
     const { fairHandoff, nodeError, quarantineMillis } = this.attemptSettings
     this.sent++
@@ -521,7 +546,11 @@ export abstract class Attempts<G, R extends Refused<E>, E extends NodeError = No
       this.attemptSettings.clockJumps?.afterRound(this.nodes, sent.outcomes)
       // A slot is named by its index in the keys, whatever order the nodes were sent.
       const result = slots === true ? Slots.inKeyOrder(sent, start, this.keys.length) : sent
-      const validityMillis = Algorithm.validity(ttlMillis, result.endMillis - result.startMillis, this.attemptSettings.driftFactor)
+      const validityMillis = Algorithm.validity(
+        ttlMillis,
+        result.endMillis - result.startMillis,
+        this.attemptSettings.driftFactor
+      )
       const slot = slots === true
         ? Slots.grantedSlot(result.answers, (index) => result.outcomes[index]._tag === "Ok", this.quorum)
         : undefined
@@ -534,7 +563,9 @@ export abstract class Attempts<G, R extends Refused<E>, E extends NodeError = No
       const end = this.refused(this.refusalFields(result, quorate), result)
       // A round whose nodes chose different slots (their slots were not free alike) is tried once
       // more at once, after its undo, from the slot a node chose latest in the order.
-      const split = slots === true && !quorate ? Slots.startAfterSplit(result.answers, start, this.keys.length) : undefined
+      const split = slots === true && !quorate
+        ? Slots.startAfterSplit(result.answers, start, this.keys.length)
+        : undefined
       if (split !== undefined) this.slotsStart = split
       const next = split === undefined || splitOnce
         ? () => done(end)

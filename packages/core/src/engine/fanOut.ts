@@ -22,7 +22,10 @@ export interface Call<M extends NodeOperation> {
   readonly args: Parameters<NodePromises[M]>
 }
 
-export const call = <M extends NodeOperation>(method: M, ...args: Parameters<NodePromises[M]>): Call<M> => ({ method, args })
+export const call = <M extends NodeOperation>(method: M, ...args: Parameters<NodePromises[M]>): Call<M> => ({
+  method,
+  args
+})
 
 export type Answer<M extends NodeOperation> = Awaited<ReturnType<NodePromises[M]>>
 
@@ -114,7 +117,13 @@ class Round<A, E extends NodeError> implements Late {
     let abstention: string | undefined
     if (yes) {
       if (this.runsAtStart !== undefined) {
-        abstention = Quarantine.abstention(this.runsAtStart[index], node.run(), this.start, this.rules.quarantineMillis!)
+        abstention = Quarantine.abstention(
+          this.runsAtStart[index],
+          node.run(),
+          this.start,
+          this.rules.quarantineMillis!,
+          this.nodes
+        )
       }
       if (abstention === undefined && this.rules.votes) abstention = SameServer.abstention(this.nodes, index)
     }
@@ -131,7 +140,9 @@ class Round<A, E extends NodeError> implements Late {
   }
 
   timedOut(now: number): void {
-    this.nodes.forEach((node, index) => this.settle(index, { _tag: "TimedOut", node: node.name, millis: now - this.start }))
+    this.nodes.forEach((node, index) =>
+      this.settle(index, { _tag: "TimedOut", node: node.name, millis: now - this.start })
+    )
   }
 
   /** The round as decided; `collectLate`: the calls still pending go on, and their answers are wanted. */
@@ -236,7 +247,9 @@ export const send = <M extends NodeOperation, E extends NodeError>(
       byCallback(call.method, call.args, answered as (answer: unknown) => void, failed)
       continue
     }
-    const operation = node.promises[call.method] as unknown as (...args: Parameters<NodePromises[M]>) => Promise<Answer<M>>
+    const operation = node.promises[call.method] as unknown as (
+      ...args: Parameters<NodePromises[M]>
+    ) => Promise<Answer<M>>
     operation(...call.args).then(answered, failed)
   }
 }
@@ -283,4 +296,7 @@ export const deletions = <E extends NodeError>(
   nodes: ReadonlyArray<Node>,
   timeoutMillis: number,
   nodeError: Rules<number, E>["nodeError"]
-): Rules<number, E> => ({ ...atQuorum(nodes, (deleted: number) => deleted > 0, timeoutMillis, undefined, nodeError), votes: false })
+): Rules<number, E> => ({
+  ...atQuorum(nodes, (deleted: number) => deleted > 0, timeoutMillis, undefined, nodeError),
+  votes: false
+})

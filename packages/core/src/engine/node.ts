@@ -72,6 +72,12 @@ export interface Persistence {
   readonly detail: string
 }
 
+/** How far the jumps a node saw moved its server's clock (NodeRun's `clockLead`). */
+export interface ClockLead {
+  readonly nowMillis: number
+  readonly mostMillis: number
+}
+
 /** The server run a node talks to (see each shell's `NodeRun`). */
 export type NodeRun =
   | {
@@ -87,6 +93,12 @@ export type NodeRun =
      * from then, whatever its persistence. None: never seen.
      */
     readonly clockJump?: { readonly atMillis: number; readonly byMillis: number } | undefined
+    /**
+     * How far the jumps this node saw moved its server's clock against this
+     * process's (ms, forward positive; whatever the run): now, and the most
+     * it has been. None: no jump seen.
+     */
+    readonly clockLead?: ClockLead | undefined
   }
   | {
     readonly _tag: "Unknown"

@@ -20,16 +20,37 @@ export const durationMillis = (maxTtlMillis: number, driftFactor: number): numbe
   maxTtlMillis + Algorithm.drift(maxTtlMillis, driftFactor)
 
 /**
+ * How much longer than the quarantine a server that restarted without its
+ * keys abstains: its fencing counters are gone, and the tokens it issues
+ * from then on stand on its time alone (scripts.ts), which must pass every
+ * token issued before. A token is at most its issuer's time, so the
+ * quarantine covers a clock that leads this one by less than `maxTtl`; the
+ * jumps the nodes saw tell how far one led (NodeRun's `clockLead`): the most
+ * any node's clock led, against this node's lead now.
+ */
+export const clockLead = (nodes: ReadonlyArray<{ readonly run: () => NodeRun }>, run: NodeRun): number => {
+  let most = 0
+  for (const node of nodes) {
+    const other = node.run()
+    if (other._tag === "Known" && other.clockLead !== undefined) most = Math.max(most, other.clockLead.mostMillis)
+  }
+  return most === 0 ? 0 : Math.max(0, most - (run._tag === "Known" ? run.clockLead?.nowMillis ?? 0 : 0))
+}
+
+/**
  * Why a node's yes must not count, or `undefined` when it counts. `before` is
  * the node's run when the operation was sent at `sentAtMillis`, `after` when
  * its answer came: both must be the same known run, started at least
- * `quarantineMillis` before the operation was sent.
+ * `quarantineMillis` before the operation was sent, and longer where a
+ * node's clock was seen to lead its own (`clockLead`; `nodes`: every node of
+ * the manager).
  */
 export const abstention = (
   before: NodeRun,
   after: NodeRun,
   sentAtMillis: number,
-  quarantineMillis: number
+  quarantineMillis: number,
+  nodes: ReadonlyArray<{ readonly run: () => NodeRun }>
 ): string | undefined => {
   if (before._tag === "Unknown") return `server run unknown (${before.detail})`
   if (after._tag === "Unknown") return `server run unknown (${after.detail})`
@@ -39,14 +60,24 @@ export const abstention = (
   if (jump !== undefined) {
     const sinceJump = sentAtMillis - jump.atMillis
     if (sinceJump < quarantineMillis) {
-      return `its clock jumped forward ${jumpSize(jump.byMillis)} ${seconds(sinceJump)} s ago: keys it holds may have expired early; ` +
+      return `its clock jumped forward ${jumpSize(jump.byMillis)} ${
+        seconds(sinceJump)
+      } s ago: keys it holds may have expired early; ` +
         `votes again in ${seconds(quarantineMillis - sinceJump)} s (restart quarantine)`
     }
   }
   const { persistence } = before
   if (persistence?.keepsKeys === true) return undefined
   const upMillis = sentAtMillis - before.startedAtMillis
-  if (upMillis >= quarantineMillis) return undefined
+  if (upMillis >= quarantineMillis) {
+    const leadMillis = clockLead(nodes, after)
+    if (upMillis >= quarantineMillis + leadMillis) return undefined
+    return `server started ${seconds(upMillis)} s ago, and another node's clock was seen ${
+      jumpSize(leadMillis)
+    } ahead of its own: fencing tokens issued before may stand above its time; votes again in ${
+      seconds(quarantineMillis + leadMillis - upMillis)
+    } s (restart quarantine)`
+  }
   return `server started ${seconds(upMillis)} s ago, votes again in ${seconds(quarantineMillis - upMillis)} s ` +
     `(restart quarantine${persistence === undefined ? "" : `; ${persistence.detail}`})`
 }
@@ -64,7 +95,10 @@ export class ClockJumpNotices {
 
   constructor(private readonly quarantineMillis: number, private readonly warn: (line: string) => void) {}
 
-  afterRound(nodes: ReadonlyArray<{ readonly name: string; readonly run: () => NodeRun }>, outcomes: ReadonlyArray<{ readonly _tag: string }>): void {
+  afterRound(
+    nodes: ReadonlyArray<{ readonly name: string; readonly run: () => NodeRun }>,
+    outcomes: ReadonlyArray<{ readonly _tag: string }>
+  ): void {
     for (let index = 0; index < outcomes.length; index++) {
       if (outcomes[index]._tag !== "Abstained") continue
       const run = nodes[index].run()
@@ -74,8 +108,12 @@ export class ClockJumpNotices {
       if (this.told.has(seen)) continue
       this.told.add(seen)
       this.warn(
-        `effect-redlock: ${nodes[index].name}'s clock jumped forward ${jumpSize(jump.byMillis)}: keys it holds may have ` +
-          `expired early, so its votes do not count for ${seconds(this.quarantineMillis)} s from then (restart quarantine)`
+        `effect-redlock: ${nodes[index].name}'s clock jumped forward ${
+          jumpSize(jump.byMillis)
+        }: keys it holds may have ` +
+          `expired early, so its votes do not count for ${
+            seconds(this.quarantineMillis)
+          } s from then (restart quarantine)`
       )
     }
   }
@@ -107,7 +145,7 @@ export const startupNotice = (
   let restarted = 0
   const waiting = nodes.flatMap((node) => {
     const run = node.run()
-    const why = run._tag === "Unknown" ? unknownRun(run) : abstention(run, run, nowMillis, quarantineMillis)
+    const why = run._tag === "Unknown" ? unknownRun(run) : abstention(run, run, nowMillis, quarantineMillis, nodes)
     if (why !== undefined && run._tag === "Known") restarted++
     return why === undefined ? [] : [`${node.name}: ${why}`]
   })
@@ -116,7 +154,8 @@ export const startupNotice = (
   // The advice on persistence only where a server sits out its quarantine, not for one that is down or refuses us.
   return `effect-redlock: ${waiting.length} of ${nodes.length} nodes do not vote yet (${waiting.join("; ")})` +
     (voting < quorum ? `; ${voting} vote, ${quorum} needed: acquisitions fail until then` : "") +
-    (restarted === 0 ? "" :
+    (restarted === 0 ?
+      "" :
       ". A server that keeps its keys (appendonly yes, appendfsync always) votes at once after a restart; " +
-        "restartQuarantine: false suits a throw-away development server only (docs/quarantine.md)")
+      "restartQuarantine: false suits a throw-away development server only (docs/quarantine.md)")
 }

@@ -11,6 +11,7 @@
 import type { NodeCall } from "../engine/nodeCalls.js"
 import { withCalls } from "../engine/nodeCalls.js"
 import type {
+  ClockLead,
   KeyReading,
   MakeNodeError,
   Node,
@@ -222,7 +223,9 @@ export class MemoryNode {
   reseat(name: string, member: string, turn: Turn, now: number): void {
     const line = this.line(name, now)
     const standing = line?.get(member)
-    if (standing !== undefined) line!.set(member, { ticket: this.placeOf(name, member, turn, now), leaseEnd: standing.leaseEnd })
+    if (standing !== undefined) {
+      line!.set(member, { ticket: this.placeOf(name, member, turn, now), leaseEnd: standing.leaseEnd })
+    }
   }
 
   /** Join a line, or keep the place held there and renew its lease. */
@@ -275,7 +278,9 @@ export class MemoryNode {
   ): number {
     const recorded = this.live(slots.record, now)
     const setting = recorded?.type === "string" ? recorded.value : undefined
-    const slotKeys = setting === undefined ? keys : Array.from({ length: Number(setting) }, (_, slot) => slots.slotsPrefix + slot)
+    const slotKeys = setting === undefined
+      ? keys
+      : Array.from({ length: Number(setting) }, (_, slot) => slots.slotsPrefix + slot)
     let deleted = 0
     const freed: Array<string> = []
     const stillFree: Array<string> = []
@@ -361,9 +366,12 @@ export class MemoryNode {
     const operations = this.operationsAt()
     const clock = new ServerClock()
     let readRunId: string | undefined
-    // The last jump seen, with the run it was seen on; the run as told with it.
+    // The last jump forward seen, with the run it was seen on; the lead the jumps add up to; the run as told with them.
     let jump: { readonly runId: string; readonly clockJump: ClockJump } | undefined
-    let told: { readonly of: NodeRun; readonly clockJump: ClockJump; readonly run: NodeRun } | undefined
+    let lead: ClockLead | undefined
+    let told:
+      | { readonly of: NodeRun; readonly jump: typeof jump; readonly lead: ClockLead; readonly run: NodeRun }
+      | undefined
     const read = (serverMillis: number, sentAtMillis: number) => {
       const run = this.run
       if (run._tag !== "Known") return
@@ -371,14 +379,24 @@ export class MemoryNode {
       if (run.id !== readRunId) clock.forget()
       readRunId = run.id
       const seen = clock.read({ serverMillis, sentAtMillis, answeredAtMillis: this.time.now() })
-      if (seen?._tag === "Forward") jump = { runId: run.id, clockJump: { atMillis: this.time.now(), byMillis: seen.byMillis } }
+      if (seen === undefined) return
+      lead = { nowMillis: clock.leadMillis, mostMillis: clock.mostLeadMillis }
+      if (seen._tag === "Forward") {
+        jump = { runId: run.id, clockJump: { atMillis: this.time.now(), byMillis: seen.byMillis } }
+      }
     }
-    // A jump stays with its server's run (a restart starts another).
+    // A jump stays with its server's run (a restart starts another), the lead with the node.
     const currentRun = (): NodeRun => {
       const run = this.run
-      if (jump === undefined || run._tag !== "Known" || run.id !== jump.runId) return run
-      if (told?.of !== run || told.clockJump !== jump.clockJump) {
-        told = { of: run, clockJump: jump.clockJump, run: { ...run, clockJump: jump.clockJump } }
+      if (lead === undefined || run._tag !== "Known") return run
+      const jumped = jump !== undefined && run.id === jump.runId ? jump : undefined
+      if (told?.of !== run || told.jump !== jumped || told.lead !== lead) {
+        told = {
+          of: run,
+          jump: jumped,
+          lead,
+          run: { ...run, clockLead: lead, ...(jumped === undefined ? {} : { clockJump: jumped.clockJump }) }
+        }
       }
       return told.run
     }
@@ -407,158 +425,160 @@ export class MemoryNode {
 
   /** Each operation: its arguments, then the node's time when it is applied. */
   private operationsAt(): {
-    readonly [K in NodeOperation]: (...args: Parameters<NodePromises[K]>) => (now: number) => Awaited<ReturnType<NodePromises[K]>>
+    readonly [K in NodeOperation]: (
+      ...args: Parameters<NodePromises[K]>
+    ) => (now: number) => Awaited<ReturnType<NodePromises[K]>>
   } {
     return {
-      acquire: (keys, value, ttlMillis) =>
-        ((now) => {
-          if (keys.some((key) => this.heldByOther(key, value, now))) return false
-          for (const key of keys) this.store.set(key, { type: "string", value, expiresAt: now + ttlMillis })
-          return true
-        }),
-      acquireInTurn: (keys, value, ttlMillis, turn) =>
-        ((now): TurnAnswer => {
-          // As the script: a setting the resource's holders do not share is refused before anything else.
-          const slots = Scripts.settingKey(keys[0])
-          const conflict = this.settingConflict(slots, turn, now)
-          if (conflict !== undefined) return conflict
-          // A writer over a resource's slots stands in their line marked as one.
-          const member = slots === undefined ? value : value + writerMark
-          let held = false
-          let longest: number | undefined = 0
-          for (const key of keys) {
-            if (!this.heldByOther(key, value, now)) continue
-            const entry = this.live(key, now)!
-            held = true
-            if (longest !== undefined) {
-              longest = entry.expiresAt === undefined ? undefined : Math.max(longest, entry.expiresAt - now)
-            }
+      acquire: (keys, value, ttlMillis) => ((now) => {
+        if (keys.some((key) => this.heldByOther(key, value, now))) return false
+        for (const key of keys) this.store.set(key, { type: "string", value, expiresAt: now + ttlMillis })
+        return true
+      }),
+      acquireInTurn: (keys, value, ttlMillis, turn) => ((now): TurnAnswer => {
+        // As the script: a setting the resource's holders do not share is refused before anything else.
+        const slots = Scripts.settingKey(keys[0])
+        const conflict = this.settingConflict(slots, turn, now)
+        if (conflict !== undefined) return conflict
+        // A writer over a resource's slots stands in their line marked as one.
+        const member = slots === undefined ? value : value + writerMark
+        let held = false
+        let longest: number | undefined = 0
+        for (const key of keys) {
+          if (!this.heldByOther(key, value, now)) continue
+          const entry = this.live(key, now)!
+          held = true
+          if (longest !== undefined) {
+            longest = entry.expiresAt === undefined ? undefined : Math.max(longest, entry.expiresAt - now)
           }
-          const lines = linesOf(keys)
-          for (const line of lines) this.reseat(line, member, turn, now)
-          // As the script: a lock key that holds our value already (handed to us, or a late answer of ours) is ours.
-          const ourTurn = lines.every((line) => {
-            const head = this.first(line, now)
-            if (head === undefined || head.value === member || (slots === undefined && this.holds(line, value, now))) return true
-            const place = this.placeOf(line, member, turn, now)
-            return head.ticket > place || (head.ticket === place && head.value > member)
-          })
-          // A grant keeps the place in line and renews its lease (see scripts.ts, acquireInTurn): the release takes it out.
-          if (!held && ourTurn) {
-            if (slots !== undefined && turn.setting !== undefined) this.keepAtLeast(slots.record, turn.setting, ttlMillis, now)
-            for (const key of keys) this.store.set(key, { type: "string", value, expiresAt: now + ttlMillis })
-            for (const line of lines) {
-              if (turn.leaseMillis > 0 && this.lines.get(line)?.has(member)) this.stay(line, member, turn, now)
-            }
-            return { _tag: "Granted" }
+        }
+        const lines = linesOf(keys)
+        for (const line of lines) this.reseat(line, member, turn, now)
+        // As the script: a lock key that holds our value already (handed to us, or a late answer of ours) is ours.
+        const ourTurn = lines.every((line) => {
+          const head = this.first(line, now)
+          if (head === undefined || head.value === member || (slots === undefined && this.holds(line, value, now))) {
+            return true
           }
-          // As the script: a refused waiter that takes no place leaves the one it had.
-          for (const line of lines) {
-            if (turn.leaseMillis > 0) this.stay(line, member, turn, now)
-            else this.leave(line, member)
-          }
-          return held ? { _tag: "Held", ttlMillis: longest } : { _tag: "NotYourTurn" }
-        }),
-      acquireSlot: (keys, value, ttlMillis, turn) =>
-        ((now): TurnAnswer => {
-          const slots = Scripts.settingKey(keys[0])
-          const conflict = this.settingConflict(slots, turn, now)
-          if (conflict !== undefined) return conflict
-          const line = lineOf(keys[0])
-          // As the script: a grant records the setting and leaves the line.
-          const grant = (slot: number): TurnAnswer => {
-            if (slots !== undefined && turn.setting !== undefined) this.keepAtLeast(slots.record, turn.setting, ttlMillis, now)
-            this.store.set(keys[slot], { type: "string", value, expiresAt: now + ttlMillis })
-            this.leave(line, value)
-            return { _tag: "Granted", slot }
-          }
-          const free: Array<number> = []
-          for (let slot = 0; slot < keys.length; slot++) {
-            if (this.holds(keys[slot], value, now)) return grant(slot)
-            if (!this.heldByOther(keys[slot], value, now)) free.push(slot)
-          }
-          const waiting = this.line(line, now)
-          if (free.length > 0) {
-            if (waiting === undefined) return grant(free[0])
-            // As the script: fewer waiters before us than slots free, and no writer among them.
-            const place = this.placeOf(line, value, turn, now)
-            const before = this.inOrder(line, now).filter((waiter) =>
-              waiter.value !== value && (waiter.ticket < place || (waiter.ticket === place && waiter.value < value))
-            )
-            if (before.length < free.length && !before.some((waiter) => waiter.value.endsWith(writerMark))) return grant(free[0])
-          }
-          if (turn.leaseMillis > 0) this.stay(line, value, turn, now)
-          else this.leave(line, value)
-          if (free.length > 0) return { _tag: "NotYourTurn" }
-          let soonest: number | undefined
-          for (const key of keys) {
-            const expiresAt = this.live(key, now)?.expiresAt
-            if (expiresAt !== undefined && (soonest === undefined || expiresAt - now < soonest)) soonest = expiresAt - now
-          }
-          return { _tag: "Held", ttlMillis: soonest }
-        }),
-      release: (keys, value, announce, keepPlace) =>
-        ((now) => {
-          const slots = Scripts.settingKey(keys[0])
-          if (slots !== undefined) return this.releaseSlots(keys, value, announce, keepPlace === true, slots, now)
-          let deleted = 0
-          for (const key of keys) {
-            const entry = this.live(key, now)
-            const freed = entry !== undefined && entry.type === "string" && entry.value === value
-            if (freed) {
-              this.store.delete(key)
-              deleted++
-            }
-            if (keepPlace === true) continue
-            const wasFirst = this.first(key, now)?.value === value
-            this.leave(key, value)
-            const free = this.live(key, now) === undefined
-            const next = this.first(key, now)
-            // The handover (see scripts.ts, releaseOwned): the key waits for the first in line, for the rest of its lease.
-            if (free && (freed || wasFirst) && next !== undefined) {
-              const leaseEnd = this.lines.get(key)!.get(next.value)!.leaseEnd
-              this.store.set(key, { type: "string", value: next.value, expiresAt: leaseEnd })
-            }
-            if ((freed && announce) || (wasFirst && free)) this.announce(key, next?.value ?? "")
-          }
-          return deleted
-        }),
-      extend: (keys, value, ttlMillis) =>
-        ((now) => {
-          if (!keys.every((key) => this.getString(key, now) === value)) return false
-          for (const key of keys) this.live(key, now)!.expiresAt = now + ttlMillis
-          const setting = Scripts.settingKey(keys[0])
-          const record = setting === undefined ? undefined : this.live(setting.record, now)
-          if (record?.expiresAt !== undefined) record.expiresAt = Math.max(record.expiresAt, now + ttlMillis)
-          return true
-        }),
-      incrementFences: (keys, value, fenceKeys) =>
-        ((now) => {
-          if (!keys.every((key) => this.getString(key, now) === value)) return undefined
-          // As the script: the larger of count + 1 and the time in microseconds.
-          const nowMicros = BigInt(Math.floor(now * 1000))
-          return fenceKeys.map((fenceKey) => {
-            const count = this.counter(fenceKey, now) + 1n
-            const next = count > nowMicros ? count : nowMicros
-            this.store.set(fenceKey, { type: "string", value: next.toString(), expiresAt: undefined })
-            return next
-          })
-        }),
-      commitFences: (keys, value, fenceKeys, tokens) =>
-        ((now) => {
-          if (!keys.every((key) => this.getString(key, now) === value)) return false
-          fenceKeys.forEach((fenceKey, index) => {
-            if (tokens[index] > this.counter(fenceKey, now)) {
-              this.store.set(fenceKey, { type: "string", value: tokens[index].toString(), expiresAt: undefined })
-            }
-          })
-          return true
-        }),
-      inspect: (key) =>
-        ((now): KeyReading => {
-          const expiresAt = this.live(key, now)?.expiresAt
-          return { value: this.getString(key, now), ttlMillis: expiresAt === undefined ? undefined : expiresAt - now }
+          const place = this.placeOf(line, member, turn, now)
+          return head.ticket > place || (head.ticket === place && head.value > member)
         })
+        // A grant keeps the place in line and renews its lease (see scripts.ts, acquireInTurn): the release takes it out.
+        if (!held && ourTurn) {
+          if (slots !== undefined && turn.setting !== undefined) {
+            this.keepAtLeast(slots.record, turn.setting, ttlMillis, now)
+          }
+          for (const key of keys) this.store.set(key, { type: "string", value, expiresAt: now + ttlMillis })
+          for (const line of lines) {
+            if (turn.leaseMillis > 0 && this.lines.get(line)?.has(member)) this.stay(line, member, turn, now)
+          }
+          return { _tag: "Granted" }
+        }
+        // As the script: a refused waiter that takes no place leaves the one it had.
+        for (const line of lines) {
+          if (turn.leaseMillis > 0) this.stay(line, member, turn, now)
+          else this.leave(line, member)
+        }
+        return held ? { _tag: "Held", ttlMillis: longest } : { _tag: "NotYourTurn" }
+      }),
+      acquireSlot: (keys, value, ttlMillis, turn) => ((now): TurnAnswer => {
+        const slots = Scripts.settingKey(keys[0])
+        const conflict = this.settingConflict(slots, turn, now)
+        if (conflict !== undefined) return conflict
+        const line = lineOf(keys[0])
+        // As the script: a grant records the setting and leaves the line.
+        const grant = (slot: number): TurnAnswer => {
+          if (slots !== undefined && turn.setting !== undefined) {
+            this.keepAtLeast(slots.record, turn.setting, ttlMillis, now)
+          }
+          this.store.set(keys[slot], { type: "string", value, expiresAt: now + ttlMillis })
+          this.leave(line, value)
+          return { _tag: "Granted", slot }
+        }
+        const free: Array<number> = []
+        for (let slot = 0; slot < keys.length; slot++) {
+          if (this.holds(keys[slot], value, now)) return grant(slot)
+          if (!this.heldByOther(keys[slot], value, now)) free.push(slot)
+        }
+        const waiting = this.line(line, now)
+        if (free.length > 0) {
+          if (waiting === undefined) return grant(free[0])
+          // As the script: fewer waiters before us than slots free, and no writer among them.
+          const place = this.placeOf(line, value, turn, now)
+          const before = this.inOrder(line, now).filter((waiter) =>
+            waiter.value !== value && (waiter.ticket < place || (waiter.ticket === place && waiter.value < value))
+          )
+          if (before.length < free.length && !before.some((waiter) => waiter.value.endsWith(writerMark))) {
+            return grant(free[0])
+          }
+        }
+        if (turn.leaseMillis > 0) this.stay(line, value, turn, now)
+        else this.leave(line, value)
+        if (free.length > 0) return { _tag: "NotYourTurn" }
+        let soonest: number | undefined
+        for (const key of keys) {
+          const expiresAt = this.live(key, now)?.expiresAt
+          if (expiresAt !== undefined && (soonest === undefined || expiresAt - now < soonest)) soonest = expiresAt - now
+        }
+        return { _tag: "Held", ttlMillis: soonest }
+      }),
+      release: (keys, value, announce, keepPlace) => ((now) => {
+        const slots = Scripts.settingKey(keys[0])
+        if (slots !== undefined) return this.releaseSlots(keys, value, announce, keepPlace === true, slots, now)
+        let deleted = 0
+        for (const key of keys) {
+          const entry = this.live(key, now)
+          const freed = entry !== undefined && entry.type === "string" && entry.value === value
+          if (freed) {
+            this.store.delete(key)
+            deleted++
+          }
+          if (keepPlace === true) continue
+          const wasFirst = this.first(key, now)?.value === value
+          this.leave(key, value)
+          const free = this.live(key, now) === undefined
+          const next = this.first(key, now)
+          // The handover (see scripts.ts, releaseOwned): the key waits for the first in line, for the rest of its lease.
+          if (free && (freed || wasFirst) && next !== undefined) {
+            const leaseEnd = this.lines.get(key)!.get(next.value)!.leaseEnd
+            this.store.set(key, { type: "string", value: next.value, expiresAt: leaseEnd })
+          }
+          if ((freed && announce) || (wasFirst && free)) this.announce(key, next?.value ?? "")
+        }
+        return deleted
+      }),
+      extend: (keys, value, ttlMillis) => ((now) => {
+        if (!keys.every((key) => this.getString(key, now) === value)) return false
+        for (const key of keys) this.live(key, now)!.expiresAt = now + ttlMillis
+        const setting = Scripts.settingKey(keys[0])
+        const record = setting === undefined ? undefined : this.live(setting.record, now)
+        if (record?.expiresAt !== undefined) record.expiresAt = Math.max(record.expiresAt, now + ttlMillis)
+        return true
+      }),
+      incrementFences: (keys, value, fenceKeys) => ((now) => {
+        if (!keys.every((key) => this.getString(key, now) === value)) return undefined
+        // As the script: the larger of count + 1 and the time in microseconds.
+        const nowMicros = BigInt(Math.floor(now * 1000))
+        return fenceKeys.map((fenceKey) => {
+          const count = this.counter(fenceKey, now) + 1n
+          const next = count > nowMicros ? count : nowMicros
+          this.store.set(fenceKey, { type: "string", value: next.toString(), expiresAt: undefined })
+          return next
+        })
+      }),
+      commitFences: (keys, value, fenceKeys, tokens) => ((now) => {
+        if (!keys.every((key) => this.getString(key, now) === value)) return false
+        fenceKeys.forEach((fenceKey, index) => {
+          if (tokens[index] > this.counter(fenceKey, now)) {
+            this.store.set(fenceKey, { type: "string", value: tokens[index].toString(), expiresAt: undefined })
+          }
+        })
+        return true
+      }),
+      inspect: (key) => ((now): KeyReading => {
+        const expiresAt = this.live(key, now)?.expiresAt
+        return { value: this.getString(key, now), ttlMillis: expiresAt === undefined ? undefined : expiresAt - now }
+      })
     }
   }
 }
@@ -582,7 +602,9 @@ export class MemoryFleet {
 
   at(index: number): MemoryNode {
     const node = this.nodes[index]
-    if (node === undefined) throw new RangeError(`memory node index ${index} is out of range 0..${this.nodes.length - 1}`)
+    if (node === undefined) {
+      throw new RangeError(`memory node index ${index} is out of range 0..${this.nodes.length - 1}`)
+    }
     return node
   }
 
@@ -649,7 +671,11 @@ export class MemoryFleet {
 
   putString(index: number, key: string, value: string, ttlMillis: number | undefined): void {
     const now = this.serverNow(index)
-    this.at(index).store.set(key, { type: "string", value, expiresAt: ttlMillis === undefined ? undefined : now + ttlMillis })
+    this.at(index).store.set(key, {
+      type: "string",
+      value,
+      expiresAt: ttlMillis === undefined ? undefined : now + ttlMillis
+    })
   }
 
   /** The live keys of a node; a resource's line of waiters shows as its key + `"\u0000queue"`. */

@@ -11,6 +11,12 @@
  * may advance no less than from the first one's answer to the second one's
  * sending; less, it jumped back (its keys last longer: noted, no harm).
  *
+ * The jumps seen add up to the server's lead: how far its clock moved
+ * against this process's since the node's first reading. A fencing token
+ * is at least its server's time (scripts.ts), so tokens issued while a
+ * server led may stand above another server's time for as long as the lead
+ * (engine/quarantine.ts, `clockLead`).
+ *
  * @internal
  */
 
@@ -35,6 +41,10 @@ export type Jump =
 /** Follows one server's clock through its readings; a new connection's server starts afresh (`forget`). */
 export class ServerClock {
   private last: Reading | undefined
+  /** The sum of the jumps seen (ms, forward positive), readings on every connection included. */
+  leadMillis = 0
+  /** The largest lead there has been. */
+  mostLeadMillis = 0
 
   /** The jump `reading` shows against the last one, if any; it becomes the last one. */
   read(reading: Reading): Jump | undefined {
@@ -46,10 +56,16 @@ export class ServerClock {
     this.last = reading
     const advanced = reading.serverMillis - last.serverMillis
     const atMost = (reading.answeredAtMillis - last.sentAtMillis) * (1 + rateTolerance) + slackMillis
-    if (advanced > atMost) return { _tag: "Forward", byMillis: advanced - atMost }
+    if (advanced > atMost) return this.lead({ _tag: "Forward", byMillis: advanced - atMost })
     const atLeast = Math.max(0, reading.sentAtMillis - last.answeredAtMillis) * (1 - rateTolerance) - slackMillis
-    if (advanced < atLeast) return { _tag: "Back", byMillis: atLeast - advanced }
+    if (advanced < atLeast) return this.lead({ _tag: "Back", byMillis: atLeast - advanced })
     return undefined
+  }
+
+  private lead(jump: Jump): Jump {
+    this.leadMillis += jump._tag === "Forward" ? jump.byMillis : -jump.byMillis
+    this.mostLeadMillis = Math.max(this.mostLeadMillis, this.leadMillis)
+    return jump
   }
 
   /** No reading kept: the next one is the first (another connection, maybe another server). */

@@ -14,7 +14,7 @@
  *
  * @internal
  */
-import type { NodeRun, Persistence } from "../engine/node.js"
+import type { ClockLead, NodeRun, Persistence } from "../engine/node.js"
 import type { Connection } from "./connection.js"
 import { type Reading, ServerClock } from "./serverClock.js"
 
@@ -53,7 +53,10 @@ export const persistenceOf = (
   const unreadable = (what: string): Persistence =>
     declared
       ? { keepsKeys: true, detail: `declared durable; ${what}` }
-      : { keepsKeys: false, detail: `persistence unknown: ${what} (declare the node durable if it runs AOF with appendfsync always)` }
+      : {
+        keepsKeys: false,
+        detail: `persistence unknown: ${what} (declare the node durable if it runs AOF with appendfsync always)`
+      }
   const notAsDeclared = declared ? " (declared durable, but the server says otherwise)" : ""
   if (info instanceof Error) return unreadable(`INFO persistence failed: ${info.message}`)
   const aof = infoFields(info).get("aof_enabled")
@@ -79,7 +82,9 @@ export const evictionOf = (info: string | Error): string | undefined => {
   const maxmemory = Number(fields.get("maxmemory"))
   const policy = fields.get("maxmemory_policy")
   if (!(maxmemory > 0) || policy === undefined || policy === "noeviction") return undefined
-  return `maxmemory ${fields.get("maxmemory_human") ?? `${maxmemory}B`} with maxmemory-policy ${policy}: it may evict a held lock key`
+  return `maxmemory ${
+    fields.get("maxmemory_human") ?? `${maxmemory}B`
+  } with maxmemory-policy ${policy}: it may evict a held lock key`
 }
 
 const asError = (cause: unknown): Error => cause instanceof Error ? cause : new Error(String(cause))
@@ -98,7 +103,12 @@ export interface RunWatcher {
  * server (run id, uptime) read as the reply arrives at `now()` (monotonic
  * ms, the shell's timeline), and its persistence, until `stop`.
  */
-export const watch = (connection: Connection, declaredDurable: boolean, now: () => number, watchClock = true): RunWatcher => {
+export const watch = (
+  connection: Connection,
+  declaredDurable: boolean,
+  now: () => number,
+  watchClock = true
+): RunWatcher => {
   let run: NodeRun = { _tag: "Unknown", detail: "not connected yet", unreached: "NotConnected" }
   let identifying = false
   let connectionNumber = 0
@@ -129,21 +139,32 @@ export const watch = (connection: Connection, declaredDurable: boolean, now: () 
       // Not even a durable server keeps keys it never received (replication is asynchronous).
       persistence: {
         keepsKeys: false,
-        detail: "another server than before (a failover's new master?), new to this node: it may lack keys the one before granted"
+        detail:
+          "another server than before (a failover's new master?), new to this node: it may lack keys the one before granted"
       }
     }
   }
-  // The server's clock through the readings that come with votes; a forward jump seen on a run stays with it.
+  // The server's clock through the readings that come with votes; a forward jump seen on a run stays with
+  // it, the lead with the node.
   const clock = new ServerClock()
   let clockJump: { readonly id: string; readonly atMillis: number; readonly byMillis: number } | undefined
-  const withJump = (next: NodeRun): NodeRun =>
-    next._tag === "Known" && clockJump?.id === next.id
-      ? { ...next, clockJump: { atMillis: clockJump.atMillis, byMillis: clockJump.byMillis } }
-      : next
+  let clockLead: ClockLead | undefined
+  const withJump = (next: NodeRun): NodeRun => {
+    if (next._tag !== "Known") return next
+    const jumped = clockJump?.id === next.id ? clockJump : undefined
+    if (jumped === undefined && clockLead === undefined) return next
+    return {
+      ...next,
+      ...(jumped === undefined ? {} : { clockJump: { atMillis: jumped.atMillis, byMillis: jumped.byMillis } }),
+      ...(clockLead === undefined ? {} : { clockLead })
+    }
+  }
   const onClock = (reading: Reading) => {
     const jump = clock.read(reading)
-    if (jump?._tag !== "Forward" || run._tag !== "Known") return
-    clockJump = { id: run.id, atMillis: now(), byMillis: jump.byMillis }
+    if (jump === undefined) return
+    clockLead = { nowMillis: clock.leadMillis, mostMillis: clock.mostLeadMillis }
+    if (run._tag !== "Known") return
+    if (jump._tag === "Forward") clockJump = { id: run.id, atMillis: now(), byMillis: jump.byMillis }
     run = withJump(run)
   }
   const settle = (next: NodeRun) => {
@@ -187,16 +208,26 @@ export const watch = (connection: Connection, declaredDurable: boolean, now: () 
       },
       (error: unknown) => {
         if (asked !== connectionNumber) return
-        settle({ _tag: "Unknown", detail: `INFO server failed: ${error instanceof Error ? error.message : String(error)}` })
+        settle({
+          _tag: "Unknown",
+          detail: `INFO server failed: ${error instanceof Error ? error.message : String(error)}`
+        })
       }
     )
   }
-  const unfollow = connection.follow({ ready: onReady, closed: onClose, error: () => {}, clock: watchClock ? onClock : undefined })
+  const unfollow = connection.follow({
+    ready: onReady,
+    closed: onClose,
+    error: () => {},
+    clock: watchClock ? onClock : undefined
+  })
   if (connection.isReady()) onReady()
   return {
     current: () => run,
     identified: () =>
-      !identifying && run._tag === "Known" ? Promise.resolve() : new Promise<void>((resolve) => void waiters.push(resolve)),
+      !identifying && run._tag === "Known"
+        ? Promise.resolve()
+        : new Promise<void>((resolve) => void waiters.push(resolve)),
     readClock: watchClock ? onClock : () => {},
     stop: unfollow
   }
