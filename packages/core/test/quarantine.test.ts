@@ -31,19 +31,19 @@ describe("abstention rule", () => {
       clockLead: { nowMillis, mostMillis }
     })
     // Node a's clock leapt 3 s ahead, then stepped back 1 s: tokens it issued at its most may stand 3 s ahead.
-    const leader = { run: () => led("a", -1e9, 2000, 3000) }
+    const leader = led("a", -1e9, 2000, 3000)
     const restarted = known("b", 0)
-    assert.strictEqual(Quarantine.clockLead([leader, { run: () => restarted }], restarted), 3000)
+    assert.strictEqual(Quarantine.clockLead([leader, restarted], restarted), 3000)
     assert.include(
-      Quarantine.abstention(restarted, restarted, 2500, 1000, [leader, { run: () => restarted }]),
+      Quarantine.abstention(restarted, restarted, 2500, 1000, [leader, restarted]),
       "another node's clock was seen 3.0 s ahead of its own"
     )
-    assert.isUndefined(Quarantine.abstention(restarted, restarted, 4000, 1000, [leader, { run: () => restarted }]))
+    assert.isUndefined(Quarantine.abstention(restarted, restarted, 4000, 1000, [leader, restarted]))
     // The leader itself, restarted, against its own lead now (2 s): 1 s more.
     const leaderRestarted = led("a2", 0, 2000, 3000)
-    assert.strictEqual(Quarantine.clockLead([{ run: () => leaderRestarted }], leaderRestarted), 1000)
+    assert.strictEqual(Quarantine.clockLead([leaderRestarted], leaderRestarted), 1000)
     assert.include(
-      Quarantine.abstention(leaderRestarted, leaderRestarted, 1500, 1000, [{ run: () => leaderRestarted }]),
+      Quarantine.abstention(leaderRestarted, leaderRestarted, 1500, 1000, [leaderRestarted]),
       "votes again in 0.5 s"
     )
     // A server that keeps its keys keeps its counters: no wait; nor where no jump was seen.
@@ -54,7 +54,7 @@ describe("abstention rule", () => {
       persistence: { keepsKeys: true, detail: "AOF, appendfsync always" }
     }
     assert.isUndefined(Quarantine.abstention(durable, durable, 1500, 1000, [leader]))
-    assert.isUndefined(Quarantine.abstention(restarted, restarted, 1000, 1000, [{ run: () => known("c", -1e9) }]))
+    assert.isUndefined(Quarantine.abstention(restarted, restarted, 1000, 1000, [known("c", -1e9)]))
   })
 
   it("the start-up notice says a server not reached is not reachable, by the run's tag, not by its detail's words", () => {

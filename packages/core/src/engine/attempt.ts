@@ -453,8 +453,8 @@ export abstract class Attempts<G, R extends Refused<E>, E extends NodeError = No
     if (SameServer.abstention(this.nodes, index) !== undefined) return false
     const { quarantineMillis } = this.attemptSettings
     if (quarantineMillis === undefined) return true
-    const run = this.nodes[index].run()
-    return Quarantine.abstention(run, run, this.firstStart, quarantineMillis, this.nodes) === undefined
+    const runs = this.nodes.map((node) => node.run())
+    return Quarantine.abstention(runs[index], runs[index], this.firstStart, quarantineMillis, runs) === undefined
   }
 
   /**

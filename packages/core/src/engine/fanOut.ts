@@ -122,7 +122,7 @@ class Round<A, E extends NodeError> implements Late {
           node.run(),
           this.start,
           this.rules.quarantineMillis!,
-          this.nodes
+          this.runsAtStart
         )
       }
       if (abstention === undefined && this.rules.votes) abstention = SameServer.abstention(this.nodes, index)

@@ -26,12 +26,12 @@ export const durationMillis = (maxTtlMillis: number, driftFactor: number): numbe
  * token issued before. A token is at most its issuer's time, so the
  * quarantine covers a clock that leads this one by less than `maxTtl`; the
  * jumps the nodes saw tell how far one led (NodeRun's `clockLead`): the most
- * any node's clock led, against this node's lead now.
+ * any node's clock led (`runs`: every node's run), against this node's lead
+ * now.
  */
-export const clockLead = (nodes: ReadonlyArray<{ readonly run: () => NodeRun }>, run: NodeRun): number => {
+export const clockLead = (runs: ReadonlyArray<NodeRun>, run: NodeRun): number => {
   let most = 0
-  for (const node of nodes) {
-    const other = node.run()
+  for (const other of runs) {
     if (other._tag === "Known" && other.clockLead !== undefined) most = Math.max(most, other.clockLead.mostMillis)
   }
   return most === 0 ? 0 : Math.max(0, most - (run._tag === "Known" ? run.clockLead?.nowMillis ?? 0 : 0))
@@ -42,15 +42,15 @@ export const clockLead = (nodes: ReadonlyArray<{ readonly run: () => NodeRun }>,
  * the node's run when the operation was sent at `sentAtMillis`, `after` when
  * its answer came: both must be the same known run, started at least
  * `quarantineMillis` before the operation was sent, and longer where a
- * node's clock was seen to lead its own (`clockLead`; `nodes`: every node of
- * the manager).
+ * node's clock was seen to lead its own (`clockLead`; `runs`: the run of
+ * every node of the manager, as the caller last read them).
  */
 export const abstention = (
   before: NodeRun,
   after: NodeRun,
   sentAtMillis: number,
   quarantineMillis: number,
-  nodes: ReadonlyArray<{ readonly run: () => NodeRun }>
+  runs: ReadonlyArray<NodeRun>
 ): string | undefined => {
   if (before._tag === "Unknown") return `server run unknown (${before.detail})`
   if (after._tag === "Unknown") return `server run unknown (${after.detail})`
@@ -70,7 +70,7 @@ export const abstention = (
   if (persistence?.keepsKeys === true) return undefined
   const upMillis = sentAtMillis - before.startedAtMillis
   if (upMillis >= quarantineMillis) {
-    const leadMillis = clockLead(nodes, after)
+    const leadMillis = clockLead(runs, after)
     if (upMillis >= quarantineMillis + leadMillis) return undefined
     return `server started ${seconds(upMillis)} s ago, and another node's clock was seen ${
       jumpSize(leadMillis)
@@ -143,9 +143,10 @@ export const startupNotice = (
   nowMillis: number
 ): string | undefined => {
   let restarted = 0
-  const waiting = nodes.flatMap((node) => {
-    const run = node.run()
-    const why = run._tag === "Unknown" ? unknownRun(run) : abstention(run, run, nowMillis, quarantineMillis, nodes)
+  const runs = nodes.map((node) => node.run())
+  const waiting = nodes.flatMap((node, index) => {
+    const run = runs[index]
+    const why = run._tag === "Unknown" ? unknownRun(run) : abstention(run, run, nowMillis, quarantineMillis, runs)
     if (why !== undefined && run._tag === "Known") restarted++
     return why === undefined ? [] : [`${node.name}: ${why}`]
   })
