@@ -295,18 +295,49 @@ const turnAnswer = (reply: unknown): TurnAnswer => {
 /** A script's reply of 1 (done) or 0. */
 const isOne = (reply: unknown): boolean => integer(reply) === 1
 
-/** The node operations over one connection. */
-const makeNode = (
+/**
+ * Sending a node's commands over one connection: each command and its reply in
+ * one promise step, every failure as the shell's node error (a synchronous
+ * throw of the driver too), NOSCRIPT reloading the scripts, and no command
+ * sent while too many wait for an answer (see the shells'
+ * maxPendingCommands).
+ */
+interface Sender {
+  /**
+   * One command. `settled`, if given, is called once whichever way the call
+   * ends, before the reply is parsed (in the same step: no promise beside the
+   * caller's). A vote that brings no reading of its own (`readsClock`) is
+   * answered once the TIME sent behind it was.
+   */
+  readonly call: <R, A>(
+    send: () => Promise<R>,
+    parse: (reply: R) => A,
+    settled?: () => void,
+    readsClock?: boolean
+  ) => Promise<A>
+  /**
+   * One script. A vote's script goes `timed` where the node reads its
+   * server's clock so: the reading is told to the run before the vote's
+   * answer is.
+   */
+  readonly evalScript: <A>(
+    script: Scripts.Script,
+    keys: ReadonlyArray<string>,
+    args: ReadonlyArray<string | number>,
+    parse: (reply: unknown) => A,
+    settled?: () => void
+  ) => Promise<A>
+}
+
+const makeSender = (
   connection: Connection,
   settings: NodeSettings,
   lastConnectionError: () => Error | undefined,
-  serverRun: () => NodeRun,
   scripts: LoadedScripts.LoadedScripts,
-  releases: ReleaseChannels,
   inFlight: InFlight,
   clock: ClockReader
-): Node => {
-  const { makeError, maxPendingCommands, name, replicas } = settings
+): Sender => {
+  const { makeError, maxPendingCommands, name } = settings
   const answered = <A>(reply: A): A => {
     inFlight.count--
     return reply
@@ -320,19 +351,7 @@ const makeNode = (
     inFlight.count--
     return failed(cause)
   }
-  // One command and its reply, in one promise step: every failure becomes the
-  // shell's node error (also a synchronous throw of the driver). Not sent while
-  // too many commands wait for an answer (see the shells' maxPendingCommands).
-  // `settled`, if given, is called once whichever way the call ends, before
-  // the reply is parsed (in the same step: no promise beside the caller's).
-  // A vote that brings no reading of its own (`readsClock`) is answered once
-  // the TIME sent behind it was.
-  const call = <R, A>(
-    send: () => Promise<R>,
-    parse: (reply: R) => A,
-    settled?: () => void,
-    readsClock = false
-  ): Promise<A> => {
+  const call: Sender["call"] = (send, parse, settled, readsClock = false) => {
     if (inFlight.count >= maxPendingCommands) {
       settled?.()
       return Promise.reject(makeError({
@@ -369,15 +388,7 @@ const makeNode = (
       return failed(cause)
     }
   }
-  // A vote's script goes `timed` where the node reads its server's clock so:
-  // the reading is told to the run before the vote's answer is.
-  const evalScript = <A>(
-    script: Scripts.Script,
-    keys: ReadonlyArray<string>,
-    args: ReadonlyArray<string | number>,
-    parse: (reply: unknown) => A,
-    settled?: () => void
-  ): Promise<A> => {
+  const evalScript: Sender["evalScript"] = (script, keys, args, parse, settled) => {
     const timed = clock.timesVotes ? Scripts.timedForm(script) : undefined
     const sent = timed ?? script
     const send = scripts.bySha() ? () => connection.evalsha(sent, keys, args) : () => connection.eval(sent, keys, args)
@@ -389,17 +400,24 @@ const makeNode = (
       return parse(timedReply[2])
     }, settled)
   }
+  return { call, evalScript }
+}
 
-  // Waiting for replicas: a grant or an extension counts on this node only once
-  // `count` replicas acknowledged it (WAIT, after the script's answer, on the
-  // same connection: it covers every write sent before it). Otherwise the
-  // operation fails as Unavailable, so the engine counts the node as no, and a
-  // refused attempt deletes what it set there, as on any failed node.
-  // Without the option, the operation itself: nothing is added to the path.
-  const replicated = <Args extends ReadonlyArray<unknown>, A>(
+/**
+ * Waiting for replicas: a grant or an extension counts on this node only once
+ * `count` replicas acknowledged it (WAIT, after the script's answer, on the
+ * same connection: it covers every write sent before it). Otherwise the
+ * operation fails as Unavailable, so the engine counts the node as no, and a
+ * refused attempt deletes what it set there, as on any failed node. Without
+ * the option, the operation itself: nothing is added to the path.
+ */
+const replicatedBy =
+  (connection: Connection, settings: NodeSettings, { call }: Sender) =>
+  <Args extends ReadonlyArray<unknown>, A>(
     operation: (...args: Args) => Promise<A>,
     granted: (answer: A) => boolean
   ): (...args: Args) => Promise<A> => {
+    const { makeError, name, replicas } = settings
     if (replicas === undefined) return operation
     const { count, timeoutMillis } = replicas
     const confirmed = (answer: A): A | Promise<A> =>
@@ -415,27 +433,47 @@ const makeNode = (
         )
     return (...args) => operation(...args).then(confirmed)
   }
-  // The keys deleted; the announcements the release made are told to this
-  // process's waiters now (see ReleaseChannels.announced), before the
-  // release's caller hears of it: a waiter of this process takes its turn
-  // without waiting for the channel's message, which may only be read after
-  // whatever the releasing caller does next.
-  const releaseAnswer = (keys: ReadonlyArray<string>, reply: unknown): number => {
-    // A number: the release of one plain key nobody waited for in line (scripts.ts, plainRelease).
-    if (!Array.isArray(reply)) {
-      const code = integer(reply)
-      if (code >= Scripts.plainReleaseAnnounced) {
-        releases.announcedFree(keys[0], code === Scripts.plainReleasePublished)
-      }
-      return code === 0 ? 0 : 1
+
+/**
+ * A release script's answer, as the count of keys deleted (1 or 0 for a
+ * plain key). The announcements the release made are told to this process's
+ * waiters now (see ReleaseChannels.announced), before the release's caller
+ * hears of it: a waiter of this process takes its turn without waiting for
+ * the channel's message, which may only be read after whatever the releasing
+ * caller does next.
+ */
+const releaseAnswer = (releases: ReleaseChannels, keys: ReadonlyArray<string>, reply: unknown): number => {
+  // A number: the release of one plain key nobody waited for in line (scripts.ts, plainRelease).
+  if (!Array.isArray(reply)) {
+    const code = integer(reply)
+    if (code >= Scripts.plainReleaseAnnounced) {
+      releases.announcedFree(keys[0], code === Scripts.plainReleasePublished)
     }
-    // The keys deleted, then each announcement as key, message and whether it was published.
-    const answer = reply as ReadonlyArray<unknown>
-    for (let index = 1; index + 2 < answer.length; index += 3) {
-      releases.announced(String(answer[index]), String(answer[index + 1]), isOne(answer[index + 2]))
-    }
-    return integer(answer[0])
+    return code === 0 ? 0 : 1
   }
+  // The keys deleted, then each announcement as key, message and whether it was published.
+  const answer = reply as ReadonlyArray<unknown>
+  for (let index = 1; index + 2 < answer.length; index += 3) {
+    releases.announced(String(answer[index]), String(answer[index + 1]), isOne(answer[index + 2]))
+  }
+  return integer(answer[0])
+}
+
+/** The node operations over one connection. */
+const makeNode = (
+  connection: Connection,
+  settings: NodeSettings,
+  lastConnectionError: () => Error | undefined,
+  serverRun: () => NodeRun,
+  scripts: LoadedScripts.LoadedScripts,
+  releases: ReleaseChannels,
+  inFlight: InFlight,
+  clock: ClockReader
+): Node => {
+  const { name, replicas } = settings
+  const sender = makeSender(connection, settings, lastConnectionError, scripts, inFlight, clock)
+  const { call, evalScript } = sender
+  const replicated = replicatedBy(connection, settings, sender)
   const isTrue = (answer: boolean) => answer
   const isGranted = (answer: TurnAnswer) => answer._tag === "Granted"
 
@@ -495,7 +533,7 @@ const makeNode = (
     release: (keys, value, announce, keepPlace) => {
       supersede(keys, value)
       // An undo (keepPlace) announces nothing.
-      const parse = (reply: unknown) => releaseAnswer(keys, reply)
+      const parse = (reply: unknown) => releaseAnswer(releases, keys, reply)
       if (keepPlace === true) return evalScript(Scripts.releaseOwned, keys, [value, announce ? 1 : 0, 1], parse)
       const args: Array<string | number> = [value, announce ? 1 : 0, 0]
       const ownSubscribers = releases.ownSubscribers(keys)
